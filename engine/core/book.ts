@@ -1,0 +1,217 @@
+// One market's order book: two sides of price levels, each level a FIFO of resting orders.
+//
+// A side keeps its level prices in a sorted typed array with the best price LAST (bids
+// ascending, asks descending; stored as a sort key, +price for bids and -price for asks, so one
+// ascending binary search serves both). Taking or removing the best level is then a pop, and a
+// new level near the top of the book shifts only the few better levels. Level data (price, total
+// quantity, FIFO head/tail, order count) lives in a per-side level pool with a free list, so an
+// order keeps a stable level slot while other levels come and go. The FIFO links live in the
+// order pool (prev/next). Bounded by maxPriceLevelsPerSide levels per side.
+//
+// Invariants (validateInvariants checks them): sort keys strictly ascending; every level has at
+// least one order and its quantity is the sum of its orders' remaining lots; orders in a level
+// have the level's price and ascending rest numbers (time priority); best bid < best ask.
+//
+// The book also holds the market's counters: resting and pending order counts (for
+// maxOrdersPerBook), pending GTC orders per side (each may still add one level, so they reserve
+// one level each), the depth update id and the last trade id.
+
+import { Side } from '../types.js';
+import { assert } from './assert.js';
+import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
+import type { PriceTicks, QtyLots } from './units.js';
+
+export const NO_LEVEL = -1;
+
+export class BookSide {
+  /** Number of price levels. */
+  count = 0;
+  /** Sort keys of the levels, ascending; the best level is at count - 1. */
+  readonly keys: Float64Array;
+  /** Level slot for each sorted position. */
+  readonly levelAt: Int32Array;
+  readonly levelPrice: Float64Array;
+  readonly levelQty: Float64Array;
+  readonly levelHead: Int32Array;
+  readonly levelTail: Int32Array;
+  readonly levelOrders: Int32Array;
+  private readonly levelNextFree: Int32Array;
+  private freeLevel = 0;
+
+  constructor(
+    readonly side: Side,
+    readonly capacity: number,
+  ) {
+    this.keys = new Float64Array(capacity);
+    this.levelAt = new Int32Array(capacity);
+    this.levelPrice = new Float64Array(capacity);
+    this.levelQty = new Float64Array(capacity);
+    this.levelHead = new Int32Array(capacity).fill(NO_SLOT);
+    this.levelTail = new Int32Array(capacity).fill(NO_SLOT);
+    this.levelOrders = new Int32Array(capacity);
+    this.levelNextFree = new Int32Array(capacity);
+    for (let level = 0; level < capacity; level++) this.levelNextFree[level] = level + 1 < capacity ? level + 1 : NO_LEVEL;
+  }
+
+  sortKey(priceTicks: number): number {
+    return this.side === Side.Bid ? priceTicks : -priceTicks;
+  }
+
+  /** Level slot of the best price, or NO_LEVEL for an empty side. */
+  best(): number {
+    return this.count === 0 ? NO_LEVEL : this.levelAt[this.count - 1];
+  }
+
+  /** Level slot at rank 0 (best) … count - 1 (worst). */
+  atRank(rank: number): number {
+    assert(rank >= 0 && rank < this.count, 'level rank out of range');
+    return this.levelAt[this.count - 1 - rank];
+  }
+
+  /** Level slot holding `priceTicks`, or NO_LEVEL. */
+  find(priceTicks: PriceTicks): number {
+    const position = this.lowerBound(this.sortKey(priceTicks));
+    return position < this.count && this.keys[position] === this.sortKey(priceTicks) ? this.levelAt[position] : NO_LEVEL;
+  }
+
+  /** Adds an empty level for a price not yet present; returns its slot. */
+  insert(priceTicks: PriceTicks): number {
+    const key = this.sortKey(priceTicks);
+    const position = this.lowerBound(key);
+    assert(this.count < this.capacity && this.freeLevel !== NO_LEVEL, 'price levels exhausted despite the level check');
+    assert(position === this.count || this.keys[position] !== key, 'inserting a level that exists');
+    const level = this.freeLevel;
+    this.freeLevel = this.levelNextFree[level];
+    this.keys.copyWithin(position + 1, position, this.count);
+    this.levelAt.copyWithin(position + 1, position, this.count);
+    this.keys[position] = key;
+    this.levelAt[position] = level;
+    this.count++;
+    this.levelPrice[level] = priceTicks;
+    this.levelQty[level] = 0;
+    this.levelHead[level] = NO_SLOT;
+    this.levelTail[level] = NO_SLOT;
+    this.levelOrders[level] = 0;
+    return level;
+  }
+
+  /** Removes an empty level. */
+  remove(level: number): void {
+    assert(this.levelOrders[level] === 0 && this.levelQty[level] === 0, 'removing a non-empty level');
+    const key = this.sortKey(this.levelPrice[level]);
+    const position = this.lowerBound(key);
+    assert(position < this.count && this.levelAt[position] === level, 'level not found at its price');
+    this.keys.copyWithin(position, position + 1, this.count);
+    this.levelAt.copyWithin(position, position + 1, this.count);
+    this.count--;
+    this.levelNextFree[level] = this.freeLevel;
+    this.freeLevel = level;
+  }
+
+  /** First position whose key is ≥ key. */
+  private lowerBound(key: number): number {
+    let low = 0;
+    let high = this.count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (this.keys[middle] < key) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+}
+
+export class Book {
+  readonly bids: BookSide;
+  readonly asks: BookSide;
+  restingCount = 0;
+  pendingCount = 0;
+  /** Pending GTC orders per side (index = Side): each reserves one price level. */
+  readonly pendingGtc = new Int32Array(2);
+  updateId = 0;
+  lastTradeId = 0;
+  /** The apply (by seq) that last advanced updateId: one increment per market per apply. */
+  updateIdSeq = -1;
+  /** Counter behind the rest numbers that record time priority. */
+  private restCounter = 0;
+
+  constructor(
+    readonly marketIndex: number,
+    maxLevelsPerSide: number,
+    private readonly pool: OrderPool,
+  ) {
+    this.bids = new BookSide(Side.Bid, maxLevelsPerSide);
+    this.asks = new BookSide(Side.Ask, maxLevelsPerSide);
+  }
+
+  sideOf(side: Side): BookSide {
+    return side === Side.Bid ? this.bids : this.asks;
+  }
+
+  /** Appends an order to the back of its price level, creating the level if needed. */
+  rest(slot: number): void {
+    const pool = this.pool;
+    assert(pool.state[slot] === OrderState.Active && pool.remainingLots[slot] > 0, 'resting an order that is not active');
+    const bookSide = this.sideOf(pool.side[slot] as Side);
+    const price = pool.price(slot);
+    let level = bookSide.find(price);
+    if (level === NO_LEVEL) level = bookSide.insert(price);
+    const tail = bookSide.levelTail[level];
+    pool.prev[slot] = tail;
+    pool.next[slot] = NO_SLOT;
+    if (tail === NO_SLOT) bookSide.levelHead[level] = slot;
+    else pool.next[tail] = slot;
+    bookSide.levelTail[level] = slot;
+    bookSide.levelOrders[level]++;
+    bookSide.levelQty[level] += pool.remainingLots[slot];
+    pool.level[slot] = level;
+    pool.restNumber[slot] = ++this.restCounter;
+    pool.state[slot] = OrderState.Resting;
+    this.restingCount++;
+  }
+
+  /** Takes `qtyLots` off a resting order and its level (a fill). */
+  reduce(slot: number, qtyLots: QtyLots): void {
+    const pool = this.pool;
+    assert(pool.state[slot] === OrderState.Resting && qtyLots > 0 && qtyLots <= pool.remainingLots[slot], 'reducing a resting order by a bad quantity');
+    const bookSide = this.sideOf(pool.side[slot] as Side);
+    pool.remainingLots[slot] -= qtyLots;
+    bookSide.levelQty[pool.level[slot]] -= qtyLots;
+  }
+
+  /**
+   * Unlinks a resting order from its level (fully filled or cancelled) and drops the level when it
+   * empties. Returns the level's remaining quantity, 0 when the level is gone: the depth update.
+   */
+  unlink(slot: number): number {
+    const pool = this.pool;
+    assert(pool.state[slot] === OrderState.Resting, 'unlinking an order that does not rest');
+    const bookSide = this.sideOf(pool.side[slot] as Side);
+    const level = pool.level[slot];
+    const before = pool.prev[slot];
+    const after = pool.next[slot];
+    if (before === NO_SLOT) bookSide.levelHead[level] = after;
+    else pool.next[before] = after;
+    if (after === NO_SLOT) bookSide.levelTail[level] = before;
+    else pool.prev[after] = before;
+    pool.prev[slot] = NO_SLOT;
+    pool.next[slot] = NO_SLOT;
+    pool.level[slot] = NO_SLOT;
+    pool.state[slot] = OrderState.Active;
+    bookSide.levelQty[level] -= pool.remainingLots[slot];
+    bookSide.levelOrders[level]--;
+    this.restingCount--;
+    const levelQty = bookSide.levelQty[level];
+    if (bookSide.levelOrders[level] === 0) {
+      bookSide.remove(level);
+      return 0;
+    }
+    assert(levelQty > 0, 'a level with orders has no quantity');
+    return levelQty;
+  }
+
+  /** The rest counter, for the state hash. */
+  restCount(): number {
+    return this.restCounter;
+  }
+}

@@ -1,0 +1,94 @@
+// The assets and markets the engine trades, checked once at construction.
+//
+// Commands name assets and markets by their 16-bit ids; the core works on dense indices so that
+// balances and books live in flat typed arrays. This file owns that mapping and refuses, before
+// any command runs, a configuration the engine could not handle exactly: a market whose largest
+// order's notional (maxPriceTicks × maxQtyLots × quoteUnitsPerTickLot) or base amount
+// (maxQtyLots × baseUnitsPerLot) could leave the safe-integer range, non-integer or non-positive
+// grid constants, duplicate ids, or limits that are not positive integers. Configuration errors
+// throw: they are operator mistakes found at start-up, not client input.
+
+import type { EngineConfig, MarketSpec } from '../types.js';
+import { assert } from './assert.js';
+
+/** The QueryOpenOrders market id meaning "every market". */
+export const MARKET_ID_ALL = 0xffff;
+
+const ID_SPACE = 0x10000;
+
+function positiveInteger(value: number, what: string): void {
+  assert(Number.isSafeInteger(value) && value > 0, `${what} must be a positive safe integer (config)`);
+}
+
+function checkMarket(market: MarketSpec, indexOfAsset: Int32Array): void {
+  const name = `market ${market.symbol}`;
+  assert(Number.isInteger(market.marketId) && market.marketId >= 0 && market.marketId < MARKET_ID_ALL, `${name}: id out of range`);
+  assert(indexOfAsset[market.baseAssetId] >= 0 && indexOfAsset[market.quoteAssetId] >= 0, `${name}: unknown asset`);
+  assert(market.baseAssetId !== market.quoteAssetId, `${name}: base and quote are the same asset`);
+  positiveInteger(market.baseUnitsPerLot, `${name} baseUnitsPerLot`);
+  positiveInteger(market.quoteUnitsPerTickLot, `${name} quoteUnitsPerTickLot`);
+  positiveInteger(market.minPriceTicks, `${name} minPriceTicks`);
+  positiveInteger(market.maxPriceTicks, `${name} maxPriceTicks`);
+  positiveInteger(market.minQtyLots, `${name} minQtyLots`);
+  positiveInteger(market.maxQtyLots, `${name} maxQtyLots`);
+  assert(market.minPriceTicks <= market.maxPriceTicks, `${name}: minPriceTicks > maxPriceTicks`);
+  assert(market.minQtyLots <= market.maxQtyLots, `${name}: minQtyLots > maxQtyLots`);
+  const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
+  const notional = BigInt(market.maxPriceTicks) * BigInt(market.maxQtyLots) * BigInt(market.quoteUnitsPerTickLot);
+  assert(notional <= maxSafe, `${name}: largest notional leaves the safe-integer range`);
+  assert(BigInt(market.maxQtyLots) * BigInt(market.baseUnitsPerLot) <= maxSafe, `${name}: largest base amount leaves the safe-integer range`);
+}
+
+export class Catalog {
+  readonly assetCount: number;
+  readonly marketCount: number;
+  /** Asset id by asset index, in configuration order. */
+  readonly assetIdOf: Uint16Array;
+  /** Market spec by market index, in configuration order. */
+  readonly markets: readonly MarketSpec[];
+  /** Base and quote asset indices by market index. */
+  readonly baseIndexOf: Int32Array;
+  readonly quoteIndexOf: Int32Array;
+  private readonly assetIndexById = new Int32Array(ID_SPACE).fill(-1);
+  private readonly marketIndexById = new Int32Array(ID_SPACE).fill(-1);
+
+  constructor(config: EngineConfig) {
+    const { limits } = config;
+    positiveInteger(limits.maxAccounts, 'maxAccounts');
+    positiveInteger(limits.maxOpenOrdersPerAccount, 'maxOpenOrdersPerAccount');
+    positiveInteger(limits.maxOrdersPerBook, 'maxOrdersPerBook');
+    positiveInteger(limits.maxPriceLevelsPerSide, 'maxPriceLevelsPerSide');
+    assert(limits.maxAccounts < 0x7fffffff, 'maxAccounts must fit a 31-bit account id');
+    assert(Number.isSafeInteger(config.speedBumpUs) && config.speedBumpUs >= 0, 'speedBumpUs must be a non-negative integer');
+    assert(Number.isSafeInteger(config.orderIdKey), 'orderIdKey must be an integer');
+    this.assetCount = config.assets.length;
+    this.marketCount = config.markets.length;
+    this.assetIdOf = new Uint16Array(this.assetCount);
+    config.assets.forEach((asset, index) => {
+      assert(Number.isInteger(asset.assetId) && asset.assetId >= 0 && asset.assetId < ID_SPACE, `asset ${asset.symbol}: id out of range`);
+      assert(this.assetIndexById[asset.assetId] < 0, `asset id ${asset.assetId} listed twice`);
+      this.assetIndexById[asset.assetId] = index;
+      this.assetIdOf[index] = asset.assetId;
+    });
+    this.markets = config.markets.map((market) => ({ ...market }));
+    this.baseIndexOf = new Int32Array(this.marketCount);
+    this.quoteIndexOf = new Int32Array(this.marketCount);
+    this.markets.forEach((market, index) => {
+      checkMarket(market, this.assetIndexById);
+      assert(this.marketIndexById[market.marketId] < 0, `market id ${market.marketId} listed twice`);
+      this.marketIndexById[market.marketId] = index;
+      this.baseIndexOf[index] = this.assetIndexById[market.baseAssetId];
+      this.quoteIndexOf[index] = this.assetIndexById[market.quoteAssetId];
+    });
+  }
+
+  /** Index of an asset id, or -1 when the id is not configured (or not an integer id). */
+  assetIndex(assetId: number): number {
+    return Number.isInteger(assetId) && assetId >= 0 && assetId < ID_SPACE ? this.assetIndexById[assetId] : -1;
+  }
+
+  /** Index of a market id, or -1 when the id is not configured (or not an integer id). */
+  marketIndex(marketId: number): number {
+    return Number.isInteger(marketId) && marketId >= 0 && marketId < ID_SPACE ? this.marketIndexById[marketId] : -1;
+  }
+}

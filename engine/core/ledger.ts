@@ -1,0 +1,82 @@
+// Balances: available and locked units per (account, asset), and each asset's supply.
+//
+// Two flat Float64Arrays indexed by accountId × assetCount + assetIndex. A Float64Array is used
+// as an integer store: every value is a whole number ≤ 2^53 - 1 and is held exactly; no fraction
+// ever enters. Locked units are exactly what the account's open and pending orders can still
+// spend (checked by validateInvariants).
+//
+// Supply: the sum of deposits of an asset (minus withdrawals, when they exist). Deposits are
+// refused once an asset's supply would pass MAX_SAFE_INTEGER. Since trades only move units
+// between accounts, every balance, every sum of balances and every credit a fill makes is then
+// bounded by the supply, so no settlement step can overflow, and none needs a runtime check that
+// could fail half-way through a match.
+
+import { assert } from './assert.js';
+import { addUnits, subUnits, type AmountUnits } from './units.js';
+
+export class Ledger {
+  readonly available: Float64Array;
+  readonly locked: Float64Array;
+  readonly supply: Float64Array;
+
+  constructor(
+    maxAccounts: number,
+    readonly assetCount: number,
+  ) {
+    this.available = new Float64Array((maxAccounts + 1) * assetCount);
+    this.locked = new Float64Array((maxAccounts + 1) * assetCount);
+    this.supply = new Float64Array(assetCount);
+  }
+
+  cell(accountId: number, assetIndex: number): number {
+    const cell = accountId * this.assetCount + assetIndex;
+    assert(assetIndex >= 0 && assetIndex < this.assetCount && cell < this.available.length, 'balance cell out of range');
+    return cell;
+  }
+
+  availableUnits(accountId: number, assetIndex: number): AmountUnits {
+    return this.available[this.cell(accountId, assetIndex)] as AmountUnits;
+  }
+
+  lockedUnits(accountId: number, assetIndex: number): AmountUnits {
+    return this.locked[this.cell(accountId, assetIndex)] as AmountUnits;
+  }
+
+  /** True when a deposit of `amount` keeps the asset's supply a safe integer. */
+  canDeposit(assetIndex: number, amount: AmountUnits): boolean {
+    return Number.isSafeInteger(amount) && amount > 0 && Number.isSafeInteger(this.supply[assetIndex] + amount);
+  }
+
+  deposit(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    assert(this.canDeposit(assetIndex, amount), 'deposit not checked by the caller');
+    const cell = this.cell(accountId, assetIndex);
+    this.supply[assetIndex] = addUnits(this.supply[assetIndex] as AmountUnits, amount);
+    this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+  }
+
+  /** available → locked; the caller checked available ≥ amount. */
+  lock(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
+    this.locked[cell] = addUnits(this.locked[cell] as AmountUnits, amount);
+  }
+
+  /** locked → available, for a cancelled, expired or price-improved part of an order. */
+  unlock(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.locked[cell] = subUnits(this.locked[cell] as AmountUnits, amount);
+    this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+  }
+
+  /** Removes locked units that leave the account in a trade. */
+  spendLocked(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.locked[cell] = subUnits(this.locked[cell] as AmountUnits, amount);
+  }
+
+  /** Adds units received in a trade. */
+  credit(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+  }
+}

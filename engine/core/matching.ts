@@ -1,0 +1,208 @@
+// Activation of an order: post-only and fill-or-kill checks, matching against the opposite side
+// in price-time priority at the makers' prices, settlement of each fill, and the order's end
+// (filled, expired, or resting as a maker).
+//
+// The taker's funds were locked when it was sequenced (limit price × quantity for a bid, the
+// base quantity for an ask), so settlement only moves units that are already locked: a fill can
+// never find the money missing. A bid filling below its limit gets the difference released from
+// locked to available on that fill. Every loop is bounded by the number of open orders.
+//
+// Output order for one activation (all stream events, then the addressed response):
+//   order Accepted; per fill: trade, maker Fill, taker Fill, balances (maker base, maker quote,
+//   taker base, taker quote), depth of the maker's level; per self-trade maker cancel: order
+//   Cancelled, balance, depth; then order Expired + balance, or depth of the resting remainder;
+//   finally the order's state, addressed to its place request, flagged Last.
+
+import {
+  ExpiryReason,
+  FRONT_ID_NONE,
+  HeaderFlag,
+  OrderEvent,
+  OrderFlag,
+  OrderStatus,
+  SelfTradePrevention,
+  Side,
+  TimeInForce,
+} from '../types.js';
+import { assert } from './assert.js';
+import { NO_LEVEL, type BookSide } from './book.js';
+import { cancelOpenOrder, closeOrder } from './cancel.js';
+import { NO_SLOT, OrderState, openStatus } from './orders.js';
+import type { EngineState } from './state.js';
+import { addUnits, baseUnits, notionalUnits, subUnits, type AmountUnits, type QtyLots } from './units.js';
+
+/** True when a level at `levelPriceTicks` on the opposite side is marketable for the taker. */
+function crosses(takerSide: Side, limitTicks: number, levelPriceTicks: number): boolean {
+  return takerSide === Side.Bid ? levelPriceTicks <= limitTicks : levelPriceTicks >= limitTicks;
+}
+
+function oppositeSide(s: EngineState, taker: number): BookSide {
+  const book = s.books[s.pool.marketIndex[taker]];
+  return book.sideOf(s.pool.side[taker] === Side.Bid ? Side.Ask : Side.Bid);
+}
+
+/** Runs an order that has just become active (at placement, or when its speed bump ends). */
+export function activateOrder(s: EngineState, taker: number): void {
+  const pool = s.pool;
+  assert(pool.state[taker] === OrderState.Active && pool.executedLots[taker] === 0, 'activating an order that is not fresh');
+  s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+  let reason: ExpiryReason = ExpiryReason.None;
+  if ((pool.flags[taker] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
+    reason = ExpiryReason.PostOnlyTaker;
+  } else if (pool.timeInForce[taker] === TimeInForce.FOK && !canFillCompletely(s, taker)) {
+    reason = ExpiryReason.FillOrKill;
+  } else {
+    reason = matchTaker(s, taker);
+  }
+  finishTaker(s, taker, reason);
+}
+
+/** True when the best opposite level is marketable. */
+function wouldTake(s: EngineState, taker: number): boolean {
+  const opposite = oppositeSide(s, taker);
+  const best = opposite.best();
+  return best !== NO_LEVEL && crosses(s.pool.side[taker] as Side, s.pool.priceTicks[taker], opposite.levelPrice[best]);
+}
+
+/**
+ * Whether the whole quantity could fill, walking the book exactly as matchTaker would: own
+ * orders are skipped under RejectMaker (they would be cancelled) and end the walk otherwise (the
+ * taker would expire there).
+ */
+function canFillCompletely(s: EngineState, taker: number): boolean {
+  const pool = s.pool;
+  const opposite = oppositeSide(s, taker);
+  const side = pool.side[taker] as Side;
+  const skipOwn = pool.selfTradePrevention[taker] === SelfTradePrevention.RejectMaker;
+  let needLots = pool.remainingLots[taker];
+  for (let rank = 0; rank < opposite.count; rank++) {
+    const level = opposite.atRank(rank);
+    if (!crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) return false;
+    for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
+      if (pool.accountId[maker] === pool.accountId[taker]) {
+        if (skipOwn) continue;
+        return false;
+      }
+      needLots -= pool.remainingLots[maker];
+      if (needLots <= 0) return true;
+    }
+  }
+  return false;
+}
+
+/** Matches until the taker is filled or the book stops crossing; returns why it stopped early. */
+function matchTaker(s: EngineState, taker: number): ExpiryReason {
+  const pool = s.pool;
+  const opposite = oppositeSide(s, taker);
+  const side = pool.side[taker] as Side;
+  for (let steps = 0; pool.remainingLots[taker] > 0; steps++) {
+    assert(steps <= pool.capacity, 'matching loop ran past the number of orders');
+    const level = opposite.best();
+    if (level === NO_LEVEL || !crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) break;
+    const maker = opposite.levelHead[level];
+    if (pool.accountId[maker] !== pool.accountId[taker]) {
+      fill(s, taker, maker);
+      continue;
+    }
+    const mode = pool.selfTradePrevention[taker];
+    if (mode === SelfTradePrevention.RejectTaker) return ExpiryReason.SelfTradePrevention;
+    cancelOpenOrder(s, maker, ExpiryReason.SelfTradePrevention);
+    closeOrder(s, maker);
+    if (mode === SelfTradePrevention.RejectBoth) return ExpiryReason.SelfTradePrevention;
+  }
+  return ExpiryReason.None;
+}
+
+/** One fill between the taker and the maker at the head of the best level, at the maker's price. */
+function fill(s: EngineState, taker: number, maker: number): void {
+  const pool = s.pool;
+  const marketIndex = pool.marketIndex[taker];
+  const book = s.books[marketIndex];
+  const market = s.catalog.markets[marketIndex];
+  const baseIndex = s.catalog.baseIndexOf[marketIndex];
+  const quoteIndex = s.catalog.quoteIndexOf[marketIndex];
+  const qtyLots = Math.min(pool.remainingLots[taker], pool.remainingLots[maker]) as QtyLots;
+  const priceTicks = pool.price(maker);
+  assert(qtyLots > 0 && pool.state[maker] === OrderState.Resting, 'fill against an empty or non-resting maker');
+  const buyer = pool.side[taker] === Side.Bid ? taker : maker;
+  const seller = buyer === taker ? maker : taker;
+  const baseAmount = baseUnits(qtyLots, market.baseUnitsPerLot);
+  const quoteAmount = notionalUnits(priceTicks, qtyLots, market.quoteUnitsPerTickLot);
+  // The buyer locked its own limit price for these lots; what it did not pay is price improvement.
+  const buyerLocked = notionalUnits(pool.price(buyer), qtyLots, market.quoteUnitsPerTickLot);
+  const improvement = subUnits(buyerLocked, quoteAmount);
+  const buyerAccount = pool.accountId[buyer];
+  const sellerAccount = pool.accountId[seller];
+  s.ledger.spendLocked(buyerAccount, quoteIndex, quoteAmount);
+  if (improvement > 0) s.ledger.unlock(buyerAccount, quoteIndex, improvement);
+  s.ledger.credit(buyerAccount, baseIndex, baseAmount);
+  s.ledger.spendLocked(sellerAccount, baseIndex, baseAmount);
+  s.ledger.credit(sellerAccount, quoteIndex, quoteAmount);
+
+  book.reduce(maker, qtyLots);
+  pool.remainingLots[taker] -= qtyLots;
+  addExecution(s, maker, qtyLots, quoteAmount);
+  addExecution(s, taker, qtyLots, quoteAmount);
+  const tradeId = ++book.lastTradeId;
+  s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.orderId[buyer], pool.orderId[seller], buyer === maker);
+  s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true);
+  s.out.orderFill(taker, fillStatus(s, taker), qtyLots, priceTicks, tradeId, false);
+  const makerAccount = pool.accountId[maker];
+  const takerAccount = pool.accountId[taker];
+  s.out.balance(makerAccount, baseIndex, FRONT_ID_NONE, 0);
+  s.out.balance(makerAccount, quoteIndex, FRONT_ID_NONE, 0);
+  s.out.balance(takerAccount, baseIndex, FRONT_ID_NONE, 0);
+  s.out.balance(takerAccount, quoteIndex, FRONT_ID_NONE, 0);
+
+  const makerSide = pool.side[maker] as Side;
+  let levelQty = book.sideOf(makerSide).levelQty[pool.level[maker]];
+  if (pool.remainingLots[maker] === 0) {
+    levelQty = book.unlink(maker);
+    closeOrder(s, maker);
+  }
+  s.out.depth(marketIndex, makerSide, priceTicks, levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+}
+
+function addExecution(s: EngineState, slot: number, qtyLots: QtyLots, quoteAmount: AmountUnits): void {
+  const pool = s.pool;
+  pool.executedLots[slot] += qtyLots;
+  pool.executedQuoteUnits[slot] = addUnits(pool.executedQuoteUnits[slot] as AmountUnits, quoteAmount);
+  assert(pool.executedLots[slot] <= pool.qtyLots[slot], 'order executed more than its quantity');
+}
+
+function fillStatus(s: EngineState, slot: number): OrderStatus {
+  return s.pool.remainingLots[slot] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
+}
+
+/** Ends the taker's activation: filled, expired (with its lock released) or resting. */
+function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason): void {
+  const pool = s.pool;
+  const book = s.books[pool.marketIndex[taker]];
+  const frontId = pool.frontId[taker];
+  const requestId = pool.requestId[taker];
+  if (pool.remainingLots[taker] === 0) {
+    s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+    closeOrder(s, taker);
+    return;
+  }
+  let reason = stopReason;
+  if (reason === ExpiryReason.None && pool.timeInForce[taker] !== TimeInForce.GTC) {
+    assert(pool.timeInForce[taker] === TimeInForce.IOC, 'a fill-or-kill order passed its check but did not fill');
+    reason = ExpiryReason.ImmediateOrCancel;
+  }
+  if (reason !== ExpiryReason.None) {
+    const accountId = pool.accountId[taker];
+    const assetIndex = s.lockAssetOf(taker);
+    s.ledger.unlock(accountId, assetIndex, s.lockUnitsOf(taker));
+    s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
+    s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+    s.out.order(taker, OrderEvent.None, OrderStatus.Expired, reason, frontId, requestId, HeaderFlag.Last);
+    closeOrder(s, taker);
+    return;
+  }
+  book.rest(taker);
+  const side = pool.side[taker] as Side;
+  const levelQty = book.sideOf(side).levelQty[pool.level[taker]];
+  s.out.depth(pool.marketIndex[taker], side, pool.priceTicks[taker], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  s.out.order(taker, OrderEvent.None, openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+}

@@ -1,0 +1,170 @@
+// The order pool: every open order (pending, being matched, or resting) in preallocated typed
+// arrays, addressed by slot index.
+//
+// One slot per open order, taken from a free list and returned when the order reaches a final
+// state, so placing and matching allocate no objects. Fields are parallel typed arrays; the
+// 53-bit ones (ids, quantities, amounts, times) are Float64Arrays used as exact integer stores.
+// `prev`/`next` link an order into exactly one queue at a time: its price level's FIFO while it
+// rests, the speed-bump queue while it is pending, the free list while the slot is free.
+// `accountPrev`/`accountNext` link each open order into its account's list, oldest first, which
+// bounds cancel-by-clientId, cancel-all and open-order queries by maxOpenOrdersPerAccount.
+//
+// Capacity: markets × maxOrdersPerBook (capped by maxAccounts × maxOpenOrdersPerAccount); every
+// market counts its resting, pending and in-flight orders against maxOrdersPerBook before a
+// place is accepted, so allocation cannot fail.
+
+import { OrderStatus } from '../types.js';
+import { assert } from './assert.js';
+import type { PriceTicks, QtyLots } from './units.js';
+
+/** Lifecycle of a pool slot. */
+export const OrderState = {
+  Free: 0,
+  /** Sequenced, funds locked, waiting out the speed bump. */
+  Pending: 1,
+  /** Being matched inside the current apply. */
+  Active: 2,
+  Resting: 3,
+} as const;
+
+export const NO_SLOT = -1;
+
+export class OrderPool {
+  readonly capacity: number;
+  liveCount = 0;
+  private freeHead: number;
+
+  readonly orderId: Float64Array;
+  readonly priceTicks: Float64Array;
+  readonly qtyLots: Float64Array;
+  readonly remainingLots: Float64Array;
+  readonly executedLots: Float64Array;
+  readonly executedQuoteUnits: Float64Array;
+  readonly createdAtUs: Float64Array;
+  /** Time priority among resting orders: a counter stamped when the order joins its level. */
+  readonly restNumber: Float64Array;
+  readonly accountId: Uint32Array;
+  readonly clientId: Uint32Array;
+  readonly requestId: Uint32Array;
+  readonly frontId: Uint16Array;
+  readonly marketIndex: Uint16Array;
+  readonly side: Uint8Array;
+  readonly timeInForce: Uint8Array;
+  readonly selfTradePrevention: Uint8Array;
+  /** OrderFlag bits PostOnly and HasClientId. */
+  readonly flags: Uint8Array;
+  readonly state: Uint8Array;
+  readonly prev: Int32Array;
+  readonly next: Int32Array;
+  /** Level slot in its book side while resting. */
+  readonly level: Int32Array;
+  readonly accountPrev: Int32Array;
+  readonly accountNext: Int32Array;
+
+  /** Per account (indexed by account id): the open-order list and its length. */
+  readonly accountHead: Int32Array;
+  readonly accountTail: Int32Array;
+  readonly accountOpenCount: Int32Array;
+
+  constructor(capacity: number, maxAccounts: number) {
+    assert(Number.isSafeInteger(capacity) && capacity > 0 && capacity < 0x7fffffff, 'order pool capacity out of range');
+    this.capacity = capacity;
+    this.orderId = new Float64Array(capacity);
+    this.priceTicks = new Float64Array(capacity);
+    this.qtyLots = new Float64Array(capacity);
+    this.remainingLots = new Float64Array(capacity);
+    this.executedLots = new Float64Array(capacity);
+    this.executedQuoteUnits = new Float64Array(capacity);
+    this.createdAtUs = new Float64Array(capacity);
+    this.restNumber = new Float64Array(capacity);
+    this.accountId = new Uint32Array(capacity);
+    this.clientId = new Uint32Array(capacity);
+    this.requestId = new Uint32Array(capacity);
+    this.frontId = new Uint16Array(capacity);
+    this.marketIndex = new Uint16Array(capacity);
+    this.side = new Uint8Array(capacity);
+    this.timeInForce = new Uint8Array(capacity);
+    this.selfTradePrevention = new Uint8Array(capacity);
+    this.flags = new Uint8Array(capacity);
+    this.state = new Uint8Array(capacity);
+    this.prev = new Int32Array(capacity).fill(NO_SLOT);
+    this.next = new Int32Array(capacity);
+    this.level = new Int32Array(capacity).fill(NO_SLOT);
+    this.accountPrev = new Int32Array(capacity).fill(NO_SLOT);
+    this.accountNext = new Int32Array(capacity).fill(NO_SLOT);
+    for (let slot = 0; slot < capacity; slot++) this.next[slot] = slot + 1 < capacity ? slot + 1 : NO_SLOT;
+    this.freeHead = 0;
+    this.accountHead = new Int32Array(maxAccounts + 1).fill(NO_SLOT);
+    this.accountTail = new Int32Array(maxAccounts + 1).fill(NO_SLOT);
+    this.accountOpenCount = new Int32Array(maxAccounts + 1);
+  }
+
+  /** Takes a free slot for an order of `accountId` and appends it to the account's list. */
+  open(accountId: number): number {
+    const slot = this.freeHead;
+    assert(slot !== NO_SLOT && this.state[slot] === OrderState.Free, 'order pool exhausted despite per-book limits');
+    this.freeHead = this.next[slot];
+    this.prev[slot] = NO_SLOT;
+    this.next[slot] = NO_SLOT;
+    this.level[slot] = NO_SLOT;
+    this.accountId[slot] = accountId;
+    this.executedLots[slot] = 0;
+    this.executedQuoteUnits[slot] = 0;
+    this.restNumber[slot] = 0;
+    const tail = this.accountTail[accountId];
+    this.accountPrev[slot] = tail;
+    this.accountNext[slot] = NO_SLOT;
+    if (tail === NO_SLOT) this.accountHead[accountId] = slot;
+    else this.accountNext[tail] = slot;
+    this.accountTail[accountId] = slot;
+    this.accountOpenCount[accountId]++;
+    this.state[slot] = OrderState.Active;
+    this.liveCount++;
+    return slot;
+  }
+
+  /** Returns a slot whose order reached a final state; it must already be out of every queue. */
+  close(slot: number): void {
+    assert(this.state[slot] !== OrderState.Free, 'closing a free slot');
+    assert(this.prev[slot] === NO_SLOT && this.next[slot] === NO_SLOT, 'closing an order still in a queue');
+    const accountId = this.accountId[slot];
+    const before = this.accountPrev[slot];
+    const after = this.accountNext[slot];
+    if (before === NO_SLOT) this.accountHead[accountId] = after;
+    else this.accountNext[before] = after;
+    if (after === NO_SLOT) this.accountTail[accountId] = before;
+    else this.accountPrev[after] = before;
+    this.accountPrev[slot] = NO_SLOT;
+    this.accountNext[slot] = NO_SLOT;
+    this.accountOpenCount[accountId]--;
+    this.state[slot] = OrderState.Free;
+    this.level[slot] = NO_SLOT;
+    this.next[slot] = this.freeHead;
+    this.freeHead = slot;
+    this.liveCount--;
+  }
+
+  price(slot: number): PriceTicks {
+    return this.priceTicks[slot] as PriceTicks;
+  }
+
+  remaining(slot: number): QtyLots {
+    return this.remainingLots[slot] as QtyLots;
+  }
+
+  /** Free slots reachable from the free list (validateInvariants compares it to liveCount). */
+  countFree(): number {
+    let count = 0;
+    for (let slot = this.freeHead; slot !== NO_SLOT; slot = this.next[slot]) {
+      assert(this.state[slot] === OrderState.Free, 'a used slot on the free list');
+      count++;
+      assert(count <= this.capacity, 'free list has a cycle');
+    }
+    return count;
+  }
+}
+
+/** Status of an order that is still open: New until its first fill, then PartiallyFilled. */
+export function openStatus(pool: OrderPool, slot: number): OrderStatus {
+  return pool.executedLots[slot] > 0 ? OrderStatus.PartiallyFilled : OrderStatus.New;
+}

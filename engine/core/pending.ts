@@ -1,0 +1,47 @@
+// The speed-bump queue: orders sequenced but not yet active, in sequence order.
+//
+// Every delayed order waits the same config.speedBumpUs and engine time never decreases, so
+// sequence order is also activation-time order and a FIFO is enough: the head is always the next
+// order due (nextWakeUs). The queue is a doubly linked list through the order pool's prev/next
+// (a pending order is in no level), so a cancel during the delay unlinks in O(1). One queue
+// serves all markets, which keeps activations in global sequence order.
+
+import { assert } from './assert.js';
+import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
+
+export class PendingQueue {
+  head = NO_SLOT;
+  tail = NO_SLOT;
+  count = 0;
+
+  constructor(private readonly pool: OrderPool) {}
+
+  push(slot: number): void {
+    const pool = this.pool;
+    assert(pool.state[slot] === OrderState.Active && pool.next[slot] === NO_SLOT, 'queueing an order that is not fresh');
+    assert(this.tail === NO_SLOT || pool.createdAtUs[this.tail] <= pool.createdAtUs[slot], 'pending queue out of time order');
+    pool.prev[slot] = this.tail;
+    pool.next[slot] = NO_SLOT;
+    if (this.tail === NO_SLOT) this.head = slot;
+    else pool.next[this.tail] = slot;
+    this.tail = slot;
+    pool.state[slot] = OrderState.Pending;
+    this.count++;
+  }
+
+  /** Unlinks a pending order (activation or cancel); it becomes Active. */
+  remove(slot: number): void {
+    const pool = this.pool;
+    assert(pool.state[slot] === OrderState.Pending && this.count > 0, 'removing an order that is not pending');
+    const before = pool.prev[slot];
+    const after = pool.next[slot];
+    if (before === NO_SLOT) this.head = after;
+    else pool.next[before] = after;
+    if (after === NO_SLOT) this.tail = before;
+    else pool.prev[after] = before;
+    pool.prev[slot] = NO_SLOT;
+    pool.next[slot] = NO_SLOT;
+    pool.state[slot] = OrderState.Active;
+    this.count--;
+  }
+}

@@ -1,0 +1,121 @@
+// The whole state of the engine core, and the small rules every command shares.
+//
+// Exchange (commands), matching (activation), queries, the invariant checker and the state hash
+// all work on this one object. It owns every structure, each sized once from config.limits:
+//   accounts   maxAccounts keys;                        ledger  (maxAccounts + 1) × assets balances
+//   pool       min(markets × maxOrdersPerBook, maxAccounts × maxOpenOrdersPerAccount) orders
+//   index      2 × pool cells;                          books   2 × maxPriceLevelsPerSide levels each
+// and the counters that replay must reproduce (the order number behind ids, per-market trade and
+// depth update ids, the rest counters inside each book).
+
+import { OrderFlag, Side, type EngineConfig, type EngineLimits } from '../types.js';
+import { Accounts } from './accounts.js';
+import { assert } from './assert.js';
+import { Book } from './book.js';
+import { Catalog } from './catalog.js';
+import { ORDER_ID_SPAN, permuteOrderNumber } from './ids.js';
+import { Ledger } from './ledger.js';
+import { OrderIndex } from './orderIndex.js';
+import { NO_SLOT, OrderPool, OrderState } from './orders.js';
+import { Output } from './output.js';
+import { PendingQueue } from './pending.js';
+import { baseUnits, notionalUnits, type AmountUnits } from './units.js';
+
+export class EngineState {
+  readonly catalog: Catalog;
+  readonly limits: EngineLimits;
+  readonly speedBumpUs: number;
+  readonly orderIdKey: number;
+  readonly accounts: Accounts;
+  readonly ledger: Ledger;
+  readonly pool: OrderPool;
+  readonly index: OrderIndex;
+  readonly books: Book[];
+  readonly pending: PendingQueue;
+  readonly out: Output;
+  /** The last order number turned into an id. */
+  orderNumber = 0;
+  /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
+  lastSeq = -1;
+  lastTimeUs = 0;
+
+  constructor(config: EngineConfig) {
+    this.catalog = new Catalog(config);
+    this.limits = { ...config.limits };
+    this.speedBumpUs = config.speedBumpUs;
+    this.orderIdKey = config.orderIdKey;
+    const { maxAccounts, maxOpenOrdersPerAccount, maxOrdersPerBook, maxPriceLevelsPerSide } = this.limits;
+    this.accounts = new Accounts(maxAccounts);
+    this.ledger = new Ledger(maxAccounts, this.catalog.assetCount);
+    const poolCapacity = Math.min(Math.max(1, this.catalog.marketCount) * maxOrdersPerBook, maxAccounts * maxOpenOrdersPerAccount);
+    this.pool = new OrderPool(poolCapacity, maxAccounts);
+    this.index = new OrderIndex(poolCapacity);
+    this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
+    this.pending = new PendingQueue(this.pool);
+    this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool);
+  }
+
+  /** The asset an order's funds are locked in: quote for a bid, base for an ask. */
+  lockAssetOf(slot: number): number {
+    const marketIndex = this.pool.marketIndex[slot];
+    return this.pool.side[slot] === Side.Bid ? this.catalog.quoteIndexOf[marketIndex] : this.catalog.baseIndexOf[marketIndex];
+  }
+
+  /**
+   * What an order's remaining quantity still locks: limit price × remaining × quoteUnitsPerTickLot
+   * for a bid, remaining × baseUnitsPerLot for an ask. Fills, price improvement, cancels and
+   * expiries all keep the ledger's locked units equal to the sum of this over open orders.
+   */
+  lockUnitsOf(slot: number): AmountUnits {
+    const market = this.catalog.markets[this.pool.marketIndex[slot]];
+    const remaining = this.pool.remaining(slot);
+    return this.pool.side[slot] === Side.Bid
+      ? notionalUnits(this.pool.price(slot), remaining, market.quoteUnitsPerTickLot)
+      : baseUnits(remaining, market.baseUnitsPerLot);
+  }
+
+  /** The next order id: a keyed permutation of the next order number (0 is skipped: it means none). */
+  nextOrderId(): number {
+    let orderId = 0;
+    while (orderId === 0) {
+      this.orderNumber++;
+      assert(this.orderNumber < ORDER_ID_SPAN, 'order numbers exhausted');
+      orderId = permuteOrderNumber(this.orderNumber, this.orderIdKey);
+    }
+    return orderId;
+  }
+
+  /**
+   * The depth update id for a change of `book` in the apply of `lastSeq`: the first change of a
+   * market within one apply advances its id by one, later changes in the same apply share it, so
+   * ids stay contiguous per market.
+   */
+  touchUpdateId(book: Book): number {
+    if (book.updateIdSeq !== this.lastSeq) {
+      book.updateId++;
+      book.updateIdSeq = this.lastSeq;
+    }
+    assert(book.updateId > 0, 'depth change without an update id');
+    return book.updateId;
+  }
+
+  /**
+   * The open (pending or resting) order of `accountId` in market `marketIndex` named by order id,
+   * or by client id when `byClientId` (the oldest such order, if several share it); NO_SLOT when
+   * none, including when the id names another account's order.
+   */
+  findOpenOrder(accountId: number, marketIndex: number, byClientId: boolean, orderId: number, clientId: number): number {
+    const pool = this.pool;
+    if (!byClientId) {
+      const slot = this.index.find(orderId);
+      if (slot === NO_SLOT || pool.accountId[slot] !== accountId || pool.marketIndex[slot] !== marketIndex) return NO_SLOT;
+      assert(pool.state[slot] === OrderState.Pending || pool.state[slot] === OrderState.Resting, 'indexed order is not open');
+      return slot;
+    }
+    for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
+      const named = (pool.flags[slot] & OrderFlag.HasClientId) !== 0 && pool.clientId[slot] === clientId;
+      if (named && pool.marketIndex[slot] === marketIndex) return slot;
+    }
+    return NO_SLOT;
+  }
+}

@@ -1,0 +1,43 @@
+// Units of the engine core and the only places they are multiplied or added.
+//
+// Prices are integer ticks, quantities integer lots, amounts integer smallest units of an asset.
+// Branded types make passing a price where a quantity is expected a compile error. Every product
+// and sum of amounts goes through a helper here that asserts the result is still a safe integer:
+// the catalog proves at construction that the largest order's notional fits, and the ledger
+// bounds each asset's supply, so these assertions can only fire on a bug.
+
+import { assert } from './assert.js';
+
+export type PriceTicks = number & { readonly __unit: 'price_ticks' };
+export type QtyLots = number & { readonly __unit: 'qty_lots' };
+export type AmountUnits = number & { readonly __unit: 'amount_units' };
+
+export const MAX_AMOUNT_UNITS = Number.MAX_SAFE_INTEGER as AmountUnits;
+
+/** priceTicks × qtyLots × quoteUnitsPerTickLot, exact. */
+export function notionalUnits(priceTicks: PriceTicks, qtyLots: QtyLots, quoteUnitsPerTickLot: number): AmountUnits {
+  const ticksLots = priceTicks * qtyLots;
+  assert(Number.isSafeInteger(ticksLots), 'price × quantity left the safe-integer range');
+  const units = ticksLots * quoteUnitsPerTickLot;
+  assert(Number.isSafeInteger(units), 'notional left the safe-integer range');
+  return units as AmountUnits;
+}
+
+/** qtyLots × baseUnitsPerLot, exact. */
+export function baseUnits(qtyLots: QtyLots, baseUnitsPerLot: number): AmountUnits {
+  const units = qtyLots * baseUnitsPerLot;
+  assert(Number.isSafeInteger(units), 'base amount left the safe-integer range');
+  return units as AmountUnits;
+}
+
+export function addUnits(a: AmountUnits, b: AmountUnits): AmountUnits {
+  const sum = a + b;
+  assert(Number.isSafeInteger(sum), 'amount sum left the safe-integer range');
+  return sum as AmountUnits;
+}
+
+export function subUnits(a: AmountUnits, b: AmountUnits): AmountUnits {
+  const difference = a - b;
+  assert(difference >= 0, 'amount would go negative');
+  return difference as AmountUnits;
+}

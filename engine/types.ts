@@ -1,0 +1,269 @@
+// Plain, reusable in-memory forms of the schema's structs (schemas/exchange.fbs).
+//
+// Each interface mirrors one FlatBuffers struct field for field (camelCase names, 64-bit fields as
+// JavaScript numbers inside the safe-integer range). engine/codec.ts moves them to and from ring
+// and journal bytes; the engine core reads a Command and writes records through a RecordSink,
+// reusing one object of each kind, so the hot path allocates nothing.
+//
+// Units are in the names: *Ticks are price ticks, *Lots quantity lots, *Units smallest units of an
+// asset, *Us engine microseconds.
+
+export {
+  CommandKind,
+  Side,
+  OrderType,
+  TimeInForce,
+  SelfTradePrevention,
+  TriggerBy,
+  SlippageToleranceType,
+  OrderStatus,
+  ExpiryReason,
+  OrderEvent,
+  ResultCode,
+  RecordType,
+} from '../schemas/generated/exchange/schema.js';
+import type {
+  CommandKind,
+  Side,
+  OrderType,
+  TimeInForce,
+  SelfTradePrevention,
+  TriggerBy,
+  SlippageToleranceType,
+  OrderStatus,
+  ExpiryReason,
+  OrderEvent,
+  ResultCode,
+  RecordType,
+} from '../schemas/generated/exchange/schema.js';
+
+/** CommandSlot.flags bits. */
+export const CommandFlag = {
+  PostOnly: 1,
+  ReduceOnly: 2,
+  HasClientId: 4,
+  AutoLend: 8,
+  AutoLendRedeem: 16,
+  AutoBorrow: 32,
+  AutoBorrowRepay: 64,
+} as const;
+
+/** OrderRecord.flags bits. */
+export const OrderFlag = {
+  PostOnly: 1,
+  ReduceOnly: 2,
+  HasClientId: 4,
+  IsMaker: 8,
+} as const;
+
+/** RecordHeader.flags bits. */
+export const HeaderFlag = {
+  /** The last record of the response to one request. */
+  Last: 1,
+} as const;
+
+/** RecordHeader.frontId of a record addressed to no request (a stream event). */
+export const FRONT_ID_NONE = 0xffff;
+
+export interface Command {
+  priceTicks: number;
+  qtyLots: number;
+  quoteQtyUnits: number;
+  amountUnits: number;
+  orderId: number;
+  triggerPriceTicks: number;
+  triggerQtyLots: number;
+  takeProfitTriggerTicks: number;
+  takeProfitLimitTicks: number;
+  stopLossTriggerTicks: number;
+  stopLossLimitTicks: number;
+  slippageTolerance: number;
+  /** ed25519 public key of CreateAccount: 32 bytes (key_0..key_3 in the schema). */
+  key: Uint8Array;
+  requestId: number;
+  accountId: number;
+  clientId: number;
+  frontId: number;
+  marketId: number;
+  assetId: number;
+  kind: CommandKind;
+  side: Side;
+  orderType: OrderType;
+  timeInForce: TimeInForce;
+  selfTradePrevention: SelfTradePrevention;
+  flags: number;
+  triggerBy: TriggerBy;
+  takeProfitTriggerBy: TriggerBy;
+  stopLossTriggerBy: TriggerBy;
+  slippageToleranceType: SlippageToleranceType;
+}
+
+export interface RecordHeaderFields {
+  seq: number;
+  timeUs: number;
+  requestId: number;
+  frontId: number;
+  type: RecordType;
+  flags: number;
+}
+
+export interface StampedRec extends RecordHeaderFields {
+  command: Command;
+}
+
+export interface ResultRec extends RecordHeaderFields {
+  value: number;
+  code: ResultCode;
+}
+
+export interface OrderRec extends RecordHeaderFields {
+  orderId: number;
+  priceTicks: number;
+  qtyLots: number;
+  quoteQtyUnits: number;
+  executedQtyLots: number;
+  executedQuoteUnits: number;
+  lastFillQtyLots: number;
+  lastFillPriceTicks: number;
+  tradeId: number;
+  feeUnits: number;
+  createdAtUs: number;
+  accountId: number;
+  clientId: number;
+  marketId: number;
+  feeAssetId: number;
+  event: OrderEvent;
+  side: Side;
+  orderType: OrderType;
+  timeInForce: TimeInForce;
+  selfTradePrevention: SelfTradePrevention;
+  status: OrderStatus;
+  expiryReason: ExpiryReason;
+  /** OrderRecord.flags (OrderFlag bits); `flags` is the header's (HeaderFlag bits). */
+  orderFlags: number;
+}
+
+export interface TradeRec extends RecordHeaderFields {
+  tradeId: number;
+  priceTicks: number;
+  qtyLots: number;
+  buyerOrderId: number;
+  sellerOrderId: number;
+  marketId: number;
+  buyerIsMaker: boolean;
+}
+
+export interface BalanceRec extends RecordHeaderFields {
+  availableUnits: number;
+  lockedUnits: number;
+  accountId: number;
+  assetId: number;
+}
+
+export interface DepthRec extends RecordHeaderFields {
+  priceTicks: number;
+  qtyLots: number;
+  updateId: number;
+  marketId: number;
+  side: Side;
+}
+
+export interface AccountRec extends RecordHeaderFields {
+  key: Uint8Array;
+  accountId: number;
+}
+
+export interface MarketRec extends RecordHeaderFields {
+  updateId: number;
+  lastTradeId: number;
+  marketId: number;
+}
+
+/**
+ * Where the engine core writes its outputs. The core fills one reused record object per kind and
+ * passes it; a sink copies what it needs before returning (the shell encodes it into the outbound
+ * ring, a test collects copies). The header fields seq/timeUs/requestId/frontId/flags are set by
+ * the core from the command being applied.
+ */
+export interface RecordSink {
+  result(rec: ResultRec): void;
+  order(rec: OrderRec): void;
+  trade(rec: TradeRec): void;
+  balance(rec: BalanceRec): void;
+  depth(rec: DepthRec): void;
+  account(rec: AccountRec): void;
+  market(rec: MarketRec): void;
+}
+
+/** The engine's view of one market: integers only, fixed at configuration time. */
+export interface MarketSpec {
+  marketId: number;
+  symbol: string;
+  baseAssetId: number;
+  quoteAssetId: number;
+  /** Base-asset smallest units in one quantity lot. */
+  baseUnitsPerLot: number;
+  /** Quote-asset smallest units in one price tick times one lot (exact, checked at config). */
+  quoteUnitsPerTickLot: number;
+  minPriceTicks: number;
+  maxPriceTicks: number;
+  minQtyLots: number;
+  maxQtyLots: number;
+}
+
+export interface AssetSpec {
+  assetId: number;
+  symbol: string;
+  decimals: number;
+}
+
+export interface EngineLimits {
+  maxAccounts: number;
+  maxOpenOrdersPerAccount: number;
+  maxOrdersPerBook: number;
+  maxPriceLevelsPerSide: number;
+}
+
+export interface EngineConfig {
+  assets: AssetSpec[];
+  markets: MarketSpec[];
+  limits: EngineLimits;
+  /** Delay of taker orders (every order without postOnly), in engine microseconds; 0 allowed. */
+  speedBumpUs: number;
+  /** Secret of the keyed permutation that turns order sequence numbers into opaque ids. */
+  orderIdKey: number;
+}
+
+export function newCommand(): Command {
+  return {
+    priceTicks: 0,
+    qtyLots: 0,
+    quoteQtyUnits: 0,
+    amountUnits: 0,
+    orderId: 0,
+    triggerPriceTicks: 0,
+    triggerQtyLots: 0,
+    takeProfitTriggerTicks: 0,
+    takeProfitLimitTicks: 0,
+    stopLossTriggerTicks: 0,
+    stopLossLimitTicks: 0,
+    slippageTolerance: 0,
+    key: new Uint8Array(32),
+    requestId: 0,
+    accountId: 0,
+    clientId: 0,
+    frontId: 0,
+    marketId: 0,
+    assetId: 0,
+    kind: 0,
+    side: 0,
+    orderType: 0,
+    timeInForce: 0,
+    selfTradePrevention: 0,
+    flags: 0,
+    triggerBy: 0,
+    takeProfitTriggerBy: 0,
+    stopLossTriggerBy: 0,
+    slippageToleranceType: 0,
+  };
+}

@@ -1,0 +1,80 @@
+// `npm run admin -- <command>`: the operator's command line, talking to the running server's
+// admin endpoint on 127.0.0.1 (port from --admin-port, ADMIN_PORT, or 8081). Prints JSON.
+//
+//   create-account [--public-key <base64>] [--deposit ASSET=QTY ...]
+//   deposit --account <id> --asset <ASSET> --quantity <QTY>
+
+import { AdminError, createAccount, deposit, type Deposit } from './client.js';
+
+const USAGE = `usage:
+  npm run admin -- create-account [--public-key <base64>] [--deposit ASSET=QTY ...] [--admin-port N]
+  npm run admin -- deposit --account <id> --asset <ASSET> --quantity <QTY> [--admin-port N]`;
+
+class UsageError extends Error {}
+
+function parse(argv: string[]): { command: string; options: Map<string, string[]> } {
+  const [command, ...rest] = argv;
+  const options = new Map<string, string[]>();
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    let value: string;
+    if (eq > 0) value = arg.slice(eq + 1);
+    else if (i + 1 < rest.length) value = rest[++i];
+    else throw new UsageError(`--${name} needs a value`);
+    options.set(name, [...(options.get(name) ?? []), value]);
+  }
+  return { command: command ?? '', options };
+}
+
+function one(options: Map<string, string[]>, name: string): string | undefined {
+  const values = options.get(name);
+  if (values && values.length > 1) throw new UsageError(`--${name} given more than once`);
+  return values?.[0];
+}
+
+function required(options: Map<string, string[]>, name: string): string {
+  const value = one(options, name);
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function run(argv: string[]): Promise<unknown> {
+  const { command, options } = parse(argv);
+  const portText = one(options, 'admin-port') ?? process.env.ADMIN_PORT ?? '8081';
+  if (!/^\d+$/.test(portText)) throw new UsageError('--admin-port must be a number');
+  const port = Number(portText);
+  options.delete('admin-port');
+  if (command === 'create-account') {
+    const deposits: Deposit[] = (options.get('deposit') ?? []).map((text) => {
+      const eq = text.indexOf('=');
+      if (eq <= 0) throw new UsageError(`--deposit takes ASSET=QTY, got "${text}"`);
+      return { asset: text.slice(0, eq), quantity: text.slice(eq + 1) };
+    });
+    for (const name of options.keys()) if (name !== 'deposit' && name !== 'public-key') throw new UsageError(`unknown option --${name}`);
+    return createAccount(port, { publicKey: one(options, 'public-key'), deposits });
+  }
+  if (command === 'deposit') {
+    const accountText = required(options, 'account');
+    if (!/^\d+$/.test(accountText)) throw new UsageError('--account must be a number');
+    const d = { asset: required(options, 'asset'), quantity: required(options, 'quantity') };
+    for (const name of options.keys()) if (!['account', 'asset', 'quantity'].includes(name)) throw new UsageError(`unknown option --${name}`);
+    await deposit(port, Number(accountText), d);
+    return { accountId: Number(accountText), ...d };
+  }
+  throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
+}
+
+run(process.argv.slice(2)).then(
+  (result) => {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
+    else if (error instanceof AdminError) process.stderr.write(`error: ${error.message}\n`);
+    else process.stderr.write(`error: ${String(error)}\n`);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  },
+);

@@ -1,0 +1,75 @@
+// The operator's client for the admin endpoint (127.0.0.1 only), shared by the CLI and by the
+// server's own demo-account seeding. Key pairs are generated here, on the operator's side, so a
+// secret key never crosses the wire: the server only ever learns the public key.
+
+import { generateKeyPairSync } from 'node:crypto';
+
+export interface KeyPair {
+  /** base64 of the 32-byte ed25519 public key (the X-API-Key value). */
+  publicKey: string;
+  /** base64 of the 32-byte ed25519 seed (what clients hold as the API secret). */
+  secretKey: string;
+}
+
+export function generateKeyPair(): KeyPair {
+  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
+  const pub = publicKey.export({ format: 'jwk' });
+  const priv = privateKey.export({ format: 'jwk' });
+  return {
+    publicKey: Buffer.from(pub.x!, 'base64url').toString('base64'),
+    secretKey: Buffer.from(priv.d!, 'base64url').toString('base64'),
+  };
+}
+
+export class AdminError extends Error {
+  override name = 'AdminError';
+}
+
+export async function adminRequest(port: number, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+  let response: Response;
+  try {
+    response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new AdminError(`cannot reach the admin endpoint on 127.0.0.1:${port}: ${(error as Error).message}`);
+  }
+  const text = await response.text();
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new AdminError(`admin endpoint answered ${response.status} with a non-JSON body: ${text.slice(0, 200)}`);
+  }
+  if (!response.ok) throw new AdminError(`${parsed.code ?? response.status}: ${parsed.message ?? text}`);
+  return parsed;
+}
+
+export interface Deposit {
+  asset: string;
+  quantity: string;
+}
+
+export interface CreatedAccount {
+  accountId: number;
+  publicKey: string;
+  secretKey?: string;
+  deposits: Deposit[];
+}
+
+export async function deposit(port: number, accountId: number, d: Deposit): Promise<void> {
+  await adminRequest(port, 'POST', '/admin/deposits', { accountId, asset: d.asset, quantity: d.quantity });
+}
+
+/** Creates an account (generating a key pair unless a public key is given) and credits deposits. */
+export async function createAccount(port: number, options: { publicKey?: string; deposits?: Deposit[] }): Promise<CreatedAccount> {
+  const pair = options.publicKey ? null : generateKeyPair();
+  const publicKey = options.publicKey ?? pair!.publicKey;
+  const created = await adminRequest(port, 'POST', '/admin/accounts', { publicKey });
+  const accountId = created.accountId as number;
+  const deposits = options.deposits ?? [];
+  for (const d of deposits) await deposit(port, accountId, d);
+  return pair ? { accountId, publicKey, secretKey: pair.secretKey, deposits } : { accountId, publicKey, deposits };
+}

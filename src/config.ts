@@ -1,0 +1,321 @@
+// Server configuration: embedded defaults, overridden by a JSON markets file, environment variables
+// and command-line flags (flags win over environment, environment over the file and defaults).
+//
+// Markets and assets are given as the public venue writes them (decimal strings for tick and step
+// sizes and filters) and turned here, once, into the integers the engine works in. A market is
+// refused at start-up, with a message naming it, when one lot is not a whole number of base units,
+// when one tick × one lot is not a whole number of quote units, or when its largest order's
+// notional could leave the JavaScript safe-integer range: the engine never has to check again.
+
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { AssetSpec, EngineConfig, EngineLimits, MarketSpec } from '../engine/types.js';
+
+export interface AssetConfig {
+  symbol: string;
+  displayName: string;
+  /** Decimals of the asset's smallest unit as the engine counts it. */
+  decimals: number;
+  /** Blockchain name of its token (wire enum), for the assets listing. */
+  blockchain: string;
+}
+
+export interface MarketConfig {
+  symbol: string;
+  baseSymbol: string;
+  quoteSymbol: string;
+  tickSize: string;
+  stepSize: string;
+  minPrice: string;
+  maxPrice: string;
+  minQuantity: string;
+  maxQuantity: string;
+  createdAt: string;
+}
+
+export interface MarketsFile {
+  assets: AssetConfig[];
+  markets: MarketConfig[];
+  limits?: Partial<EngineLimits>;
+}
+
+/** A market with both its wire form and its integer form. */
+export interface MarketInfo extends MarketConfig {
+  spec: MarketSpec;
+  /** Decimals of a price: prices are parsed at this scale, then divided by tickUnits. */
+  priceDecimals: number;
+  /** One tick in 10^-priceDecimals units (e.g. tick 0.05 at 2 decimals → 5). */
+  tickUnits: number;
+  quantityDecimals: number;
+  stepUnits: number;
+  baseDecimals: number;
+  quoteDecimals: number;
+}
+
+export interface ServerConfig {
+  host: string;
+  port: number;
+  adminPort: number;
+  dataDir: string;
+  frontThreads: number;
+  speedBumpMs: number;
+  /** Seed two funded demo accounts when the journal is empty. */
+  demoAccounts: boolean;
+  inboundSlotCount: number;
+  outboundSlotCount: number;
+  assets: AssetConfig[];
+  markets: MarketInfo[];
+  engine: EngineConfig;
+}
+
+export const DEFAULT_LIMITS: EngineLimits = {
+  maxAccounts: 100_000,
+  maxOpenOrdersPerAccount: 500,
+  maxOrdersPerBook: 200_000,
+  maxPriceLevelsPerSide: 20_000,
+};
+
+/** Asset decimals and market grids as the public venue uses them for these spot books. */
+export const DEFAULT_MARKETS: MarketsFile = {
+  assets: [
+    { symbol: 'USDC', displayName: 'USD Coin', decimals: 6, blockchain: 'Solana' },
+    { symbol: 'SOL', displayName: 'Solana', decimals: 9, blockchain: 'Solana' },
+    { symbol: 'BTC', displayName: 'Bitcoin', decimals: 8, blockchain: 'Bitcoin' },
+    { symbol: 'ETH', displayName: 'Ethereum', decimals: 8, blockchain: 'Ethereum' },
+  ],
+  markets: [
+    {
+      symbol: 'SOL_USDC', baseSymbol: 'SOL', quoteSymbol: 'USDC',
+      tickSize: '0.01', stepSize: '0.01', minPrice: '0.01', maxPrice: '10000',
+      minQuantity: '0.01', maxQuantity: '100000', createdAt: '2024-01-01T00:00:00.000000',
+    },
+    {
+      symbol: 'BTC_USDC', baseSymbol: 'BTC', quoteSymbol: 'USDC',
+      tickSize: '0.1', stepSize: '0.00001', minPrice: '0.1', maxPrice: '1000000',
+      minQuantity: '0.00001', maxQuantity: '1000', createdAt: '2024-01-01T00:00:00.000000',
+    },
+    {
+      symbol: 'ETH_USDC', baseSymbol: 'ETH', quoteSymbol: 'USDC',
+      tickSize: '0.01', stepSize: '0.0001', minPrice: '0.01', maxPrice: '100000',
+      minQuantity: '0.0001', maxQuantity: '10000', createdAt: '2024-01-01T00:00:00.000000',
+    },
+  ],
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+/** Exact decimal string → [integer mantissa as bigint, decimals]. Trailing zeros are dropped. */
+function parseExact(text: string, what: string): [bigint, number] {
+  const match = DECIMAL.exec(text);
+  if (!match) throw new ConfigError(`${what}: "${text}" is not a plain non-negative decimal`);
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  return [BigInt(match[1] + fraction), fraction.length];
+}
+
+/** value × 10^decimals as an exact integer, or a ConfigError. */
+function toUnits(text: string, decimals: number, what: string): bigint {
+  const [mantissa, places] = parseExact(text, what);
+  if (places > decimals) {
+    throw new ConfigError(`${what}: "${text}" has more than ${decimals} decimals`);
+  }
+  return mantissa * 10n ** BigInt(decimals - places);
+}
+
+function safe(value: bigint, what: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new ConfigError(`${what} exceeds the safe-integer range (${value})`);
+  }
+  return Number(value);
+}
+
+/** Turns one wire-form market into its integer form, refusing what the engine cannot hold exactly. */
+export function buildMarket(
+  market: MarketConfig,
+  marketId: number,
+  assets: AssetConfig[],
+): MarketInfo {
+  const name = `market ${market.symbol}`;
+  const baseAssetId = assets.findIndex((a) => a.symbol === market.baseSymbol);
+  const quoteAssetId = assets.findIndex((a) => a.symbol === market.quoteSymbol);
+  if (baseAssetId < 0) throw new ConfigError(`${name}: unknown base asset ${market.baseSymbol}`);
+  if (quoteAssetId < 0) throw new ConfigError(`${name}: unknown quote asset ${market.quoteSymbol}`);
+  const baseDecimals = assets[baseAssetId].decimals;
+  const quoteDecimals = assets[quoteAssetId].decimals;
+
+  const [tickMantissa, priceDecimals] = parseExact(market.tickSize, `${name} tickSize`);
+  const [stepMantissa, quantityDecimals] = parseExact(market.stepSize, `${name} stepSize`);
+  if (tickMantissa === 0n) throw new ConfigError(`${name}: tickSize must be positive`);
+  if (stepMantissa === 0n) throw new ConfigError(`${name}: stepSize must be positive`);
+
+  // One lot in base units: stepSize × 10^baseDecimals must be a whole number.
+  if (quantityDecimals > baseDecimals) {
+    throw new ConfigError(
+      `${name}: stepSize ${market.stepSize} is finer than ${market.baseSymbol}'s ${baseDecimals} decimals`,
+    );
+  }
+  const baseUnitsPerLot = stepMantissa * 10n ** BigInt(baseDecimals - quantityDecimals);
+
+  // One tick × one lot in quote units: tick × step × 10^quoteDecimals must be a whole number.
+  const tickLotPlaces = priceDecimals + quantityDecimals;
+  const tickLotMantissa = tickMantissa * stepMantissa;
+  const scaled = tickLotMantissa * 10n ** BigInt(quoteDecimals);
+  const divisor = 10n ** BigInt(tickLotPlaces);
+  if (scaled % divisor !== 0n) {
+    throw new ConfigError(
+      `${name}: tickSize ${market.tickSize} × stepSize ${market.stepSize} is not a whole number of ` +
+        `${market.quoteSymbol} units (${quoteDecimals} decimals); choose a coarser tick or step`,
+    );
+  }
+  const quoteUnitsPerTickLot = scaled / divisor;
+
+  const onGrid = (text: string, decimals: number, unit: bigint, what: string): bigint => {
+    const units = toUnits(text, decimals, `${name} ${what}`);
+    if (units % unit !== 0n) throw new ConfigError(`${name}: ${what} ${text} is off the grid`);
+    return units / unit;
+  };
+  const minPriceTicks = onGrid(market.minPrice, priceDecimals, tickMantissa, 'minPrice');
+  const maxPriceTicks = onGrid(market.maxPrice, priceDecimals, tickMantissa, 'maxPrice');
+  const minQtyLots = onGrid(market.minQuantity, quantityDecimals, stepMantissa, 'minQuantity');
+  const maxQtyLots = onGrid(market.maxQuantity, quantityDecimals, stepMantissa, 'maxQuantity');
+  if (minPriceTicks < 1n || minPriceTicks > maxPriceTicks) {
+    throw new ConfigError(`${name}: need 0 < minPrice <= maxPrice`);
+  }
+  if (minQtyLots < 1n || minQtyLots > maxQtyLots) {
+    throw new ConfigError(`${name}: need 0 < minQuantity <= maxQuantity`);
+  }
+  // The largest order's notional and base amount must stay exact in a JavaScript number.
+  safe(maxPriceTicks * maxQtyLots * quoteUnitsPerTickLot, `${name}: maxPrice × maxQuantity notional`);
+  safe(maxQtyLots * baseUnitsPerLot, `${name}: maxQuantity in base units`);
+
+  return {
+    ...market,
+    priceDecimals,
+    tickUnits: Number(tickMantissa),
+    quantityDecimals,
+    stepUnits: Number(stepMantissa),
+    baseDecimals,
+    quoteDecimals,
+    spec: {
+      marketId,
+      symbol: market.symbol,
+      baseAssetId,
+      quoteAssetId,
+      baseUnitsPerLot: safe(baseUnitsPerLot, `${name} lot size`),
+      quoteUnitsPerTickLot: safe(quoteUnitsPerTickLot, `${name} tick × lot`),
+      minPriceTicks: Number(minPriceTicks),
+      maxPriceTicks: Number(maxPriceTicks),
+      minQtyLots: Number(minQtyLots),
+      maxQtyLots: Number(maxQtyLots),
+    },
+  };
+}
+
+function validateAssets(assets: AssetConfig[]): void {
+  const seen = new Set<string>();
+  for (const asset of assets) {
+    if (!/^[A-Z0-9]{1,16}$/.test(asset.symbol)) throw new ConfigError(`asset "${asset.symbol}": bad symbol`);
+    if (seen.has(asset.symbol)) throw new ConfigError(`asset ${asset.symbol} is listed twice`);
+    seen.add(asset.symbol);
+    if (!Number.isInteger(asset.decimals) || asset.decimals < 0 || asset.decimals > 12) {
+      throw new ConfigError(`asset ${asset.symbol}: decimals must be an integer from 0 to 12`);
+    }
+  }
+  if (assets.length > 0xfffe) throw new ConfigError('too many assets');
+}
+
+type Flags = Record<string, string | true>;
+
+function parseFlags(argv: string[]): Flags {
+  const flags: Flags = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
+    const eq = arg.indexOf('=');
+    if (eq > 0) {
+      flags[arg.slice(2, eq)] = arg.slice(eq + 1);
+    } else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) {
+      flags[arg.slice(2)] = argv[++i];
+    } else {
+      flags[arg.slice(2)] = true;
+    }
+  }
+  return flags;
+}
+
+function integerSetting(text: string | undefined, fallback: number, what: string, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text)) throw new ConfigError(`${what} must be a whole number, got "${text}"`);
+  const value = Number(text);
+  if (value < min || value > max) throw new ConfigError(`${what} must be from ${min} to ${max}`);
+  return value;
+}
+
+const KNOWN_FLAGS = new Set([
+  'host', 'port', 'admin-port', 'data-dir', 'front-threads', 'speed-bump-ms', 'config', 'no-demo',
+  'inbound-slots', 'outbound-slots',
+]);
+
+/** Builds the whole configuration from flags, environment and the markets file or defaults. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig {
+  const flags = parseFlags(argv);
+  for (const name of Object.keys(flags)) {
+    if (!KNOWN_FLAGS.has(name)) throw new ConfigError(`unknown flag --${name}`);
+  }
+  const pick = (flag: string, envName: string): string | undefined => {
+    const value = flags[flag];
+    if (value === true) throw new ConfigError(`--${flag} needs a value`);
+    return value ?? env[envName];
+  };
+  const file = pick('config', 'CONFIG_FILE');
+  const markets: MarketsFile = file
+    ? (JSON.parse(readFileSync(resolve(file), 'utf8')) as MarketsFile)
+    : DEFAULT_MARKETS;
+  return buildConfig(markets, {
+    host: pick('host', 'HOST') ?? '0.0.0.0',
+    port: integerSetting(pick('port', 'PORT'), 8080, 'port', 0, 65535),
+    adminPort: integerSetting(pick('admin-port', 'ADMIN_PORT'), 8081, 'admin port', 0, 65535),
+    dataDir: resolve(pick('data-dir', 'DATA_DIR') ?? './data'),
+    frontThreads: integerSetting(pick('front-threads', 'FRONT_THREADS'), 2, 'front threads', 1, 64),
+    speedBumpMs: integerSetting(pick('speed-bump-ms', 'SPEED_BUMP_MS'), 100, 'speed bump (ms)', 0, 60_000),
+    demoAccounts: flags['no-demo'] !== true && env.DEMO_ACCOUNTS !== '0',
+    inboundSlotCount: integerSetting(pick('inbound-slots', 'INBOUND_SLOTS'), 4096, 'inbound slots', 2, 1 << 20),
+    outboundSlotCount: integerSetting(pick('outbound-slots', 'OUTBOUND_SLOTS'), 65536, 'outbound slots', 2, 1 << 22),
+  });
+}
+
+type Settings = Omit<ServerConfig, 'assets' | 'markets' | 'engine'>;
+
+export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig {
+  if (!Array.isArray(file.assets) || !Array.isArray(file.markets)) {
+    throw new ConfigError('the markets file needs "assets" and "markets" arrays');
+  }
+  for (const count of [settings.inboundSlotCount, settings.outboundSlotCount]) {
+    if ((count & (count - 1)) !== 0) throw new ConfigError(`ring slot counts must be powers of two (${count})`);
+  }
+  validateAssets(file.assets);
+  const symbols = new Set<string>();
+  const markets = file.markets.map((m, index) => {
+    if (symbols.has(m.symbol)) throw new ConfigError(`market ${m.symbol} is listed twice`);
+    symbols.add(m.symbol);
+    return buildMarket(m, index, file.assets);
+  });
+  const assets: AssetSpec[] = file.assets.map((a, assetId) => ({ assetId, symbol: a.symbol, decimals: a.decimals }));
+  return {
+    ...settings,
+    assets: file.assets,
+    markets,
+    engine: {
+      assets,
+      markets: markets.map((m) => m.spec),
+      limits: { ...DEFAULT_LIMITS, ...(file.limits ?? {}) },
+      speedBumpUs: settings.speedBumpMs * 1000,
+      // Fixed so that replaying a journal reproduces the same order ids; it hides the order
+      // sequence from clients, it is not a security boundary.
+      orderIdKey: 0x2f7d397d,
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// The one table of rejections: every engine result code and every front-thread rejection maps to
+// an API error code from the wire reference (ApiErrorCode) and an HTTP status, and renders as the
+// JSON body `{"code", "message"}` that clients expect. Success bodies never carry a top-level
+// `code` (ccxt treats any `code` key as an error).
+//
+// Status choice (the public API documents none per code): 400 for invalid input, limits and
+// insufficient funds; 401 for authentication; 404 for a resource not found; 413 for an oversized
+// body; 429/503 for overload; 500 for a bug; 501 for what is not built yet.
+
+import { ResultCode } from '../engine/types.js';
+
+export interface ApiError {
+  status: number;
+  code: string;
+  message: string;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK',
+  400: '400 Bad Request',
+  401: '401 Unauthorized',
+  403: '403 Forbidden',
+  404: '404 Not Found',
+  405: '405 Method Not Allowed',
+  413: '413 Payload Too Large',
+  429: '429 Too Many Requests',
+  500: '500 Internal Server Error',
+  501: '501 Not Implemented',
+  503: '503 Service Unavailable',
+};
+
+export function statusLine(status: number): string {
+  return STATUS_TEXT[status] ?? `${status} Error`;
+}
+
+export function apiError(status: number, code: string, message: string): ApiError {
+  return { status, code, message };
+}
+
+export function errorBody(error: ApiError): string {
+  return JSON.stringify({ code: error.code, message: error.message });
+}
+
+/** Engine rejections, indexed by ResultCode. */
+const RESULT_ERRORS: Record<number, ApiError> = {
+  [ResultCode.UnknownAccount]: apiError(401, 'UNAUTHORIZED', 'Unknown account'),
+  [ResultCode.UnknownMarket]: apiError(400, 'INVALID_MARKET', 'Invalid market symbol'),
+  [ResultCode.UnknownAsset]: apiError(400, 'INVALID_ASSET', 'Invalid asset'),
+  [ResultCode.UnknownOrder]: apiError(404, 'RESOURCE_NOT_FOUND', 'Order not found'),
+  [ResultCode.InsufficientFunds]: apiError(400, 'INSUFFICIENT_FUNDS', 'Insufficient funds'),
+  [ResultCode.QuantityBelowMinimum]: apiError(400, 'INVALID_QUANTITY', 'Quantity is below the minimum'),
+  [ResultCode.QuantityAboveMaximum]: apiError(400, 'INVALID_QUANTITY', 'Quantity is above the maximum'),
+  [ResultCode.PriceBelowMinimum]: apiError(400, 'INVALID_PRICE', 'Price is below the minimum'),
+  [ResultCode.PriceAboveMaximum]: apiError(400, 'INVALID_PRICE', 'Price is above the maximum'),
+  [ResultCode.AmountOutOfRange]: apiError(400, 'INVALID_QUANTITY', 'Amount is out of range'),
+  [ResultCode.OrderLimitReached]: apiError(400, 'ORDER_LIMIT', 'Open order limit reached'),
+  [ResultCode.BookFull]: apiError(400, 'ORDER_LIMIT', 'Order book is full'),
+  [ResultCode.DuplicateKey]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Public key already registered'),
+  [ResultCode.InvalidCommand]: apiError(400, 'INVALID_ORDER', 'Invalid order'),
+  [ResultCode.MarketClosed]: apiError(400, 'INVALID_ORDER', 'Market is not open for this order'),
+  [ResultCode.AccountLimitReached]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Account limit reached'),
+  [ResultCode.PostOnlyWouldTake]: apiError(400, 'INVALID_ORDER', 'Order would immediately match and take'),
+  [ResultCode.WouldSelfTrade]: apiError(400, 'INVALID_ORDER', 'Order would trade with itself'),
+};
+
+export function resultError(code: ResultCode): ApiError {
+  return RESULT_ERRORS[code] ?? apiError(500, 'SERVER_ERROR', `Unexpected engine result ${code}`);
+}
+
+/** Front-thread rejections: the request never reaches the engine. */
+export const Errors = {
+  notFound: apiError(404, 'RESOURCE_NOT_FOUND', 'Not found'),
+  methodNotAllowed: apiError(405, 'INVALID_CLIENT_REQUEST', 'Method not allowed'),
+  bodyTooLarge: apiError(413, 'INVALID_CLIENT_REQUEST', 'Request body too large'),
+  malformedJson: apiError(400, 'INVALID_CLIENT_REQUEST', 'Malformed JSON body'),
+  bodyNotObject: apiError(400, 'INVALID_CLIENT_REQUEST', 'Request body must be a JSON object'),
+  missingApiKey: apiError(401, 'UNAUTHORIZED', 'Missing X-API-Key, X-Signature or X-Timestamp header'),
+  unknownApiKey: apiError(401, 'UNAUTHORIZED', 'Invalid API key'),
+  invalidSignature: apiError(401, 'INVALID_SIGNATURE', 'Invalid signature'),
+  engineBusy: apiError(503, 'TOO_MANY_REQUESTS', 'Engine is busy: the inbound queue is full, retry'),
+  tooManyPending: apiError(503, 'TOO_MANY_REQUESTS', 'Too many requests in flight on this connection thread, retry'),
+  shuttingDown: apiError(503, 'MAINTENANCE', 'Server is shutting down'),
+  notImplemented: (what: string) => apiError(501, 'NOT_IMPLEMENTED', `${what} is not implemented yet`),
+  invalid: (message: string) => apiError(400, 'INVALID_CLIENT_REQUEST', message),
+  invalidMarket: (symbol: string) => apiError(400, 'INVALID_MARKET', `Invalid market symbol: ${symbol}`),
+  invalidOrder: (message: string) => apiError(400, 'INVALID_ORDER', message),
+  invalidPrice: (message: string) => apiError(400, 'INVALID_PRICE', message),
+  invalidQuantity: (message: string) => apiError(400, 'INVALID_QUANTITY', message),
+  invalidAsset: (symbol: string) => apiError(400, 'INVALID_ASSET', `Invalid asset: ${symbol}`),
+};

@@ -1,0 +1,51 @@
+// What every route handler on a front thread shares: configuration, the engine link, the read
+// models, and one reused record object of each kind for decoding outbound records (handlers run
+// synchronously on one thread, so one of each is enough and nothing is allocated per record).
+
+import type { Logger } from 'pino';
+import type { MarketInfo, ServerConfig, AssetConfig } from '../config.js';
+import type { EngineLink, PendingRequest } from './engine-link.js';
+import type { MarketData } from './market-data.js';
+import { sendError, type RequestContext } from './http.js';
+import { Errors } from '../errors.js';
+import {
+  newAccountRec,
+  newBalanceRec,
+  newDepthRec,
+  newMarketRec,
+  newOrderRec,
+  newResultRec,
+  newTradeRec,
+} from '../../engine/codec.js';
+import type { Command } from '../../engine/types.js';
+
+export interface FrontContext {
+  frontId: number;
+  config: ServerConfig;
+  marketsBySymbol: Map<string, MarketInfo>;
+  assetsBySymbol: Map<string, AssetConfig>;
+  link: EngineLink;
+  data: MarketData;
+  log: Logger;
+}
+
+export const scratch = {
+  order: newOrderRec(),
+  result: newResultRec(),
+  balance: newBalanceRec(),
+  trade: newTradeRec(),
+  depth: newDepthRec(),
+  account: newAccountRec(),
+  market: newMarketRec(),
+};
+
+/** Submits a command for a request; answers 503 at once when the engine cannot take it. */
+export function callEngine(front: FrontContext, ctx: RequestContext, fill: (cmd: Command) => void, pending: PendingRequest): void {
+  const submitted = front.link.submit(fill, pending);
+  if (submitted === 'ring_full') sendError(ctx, Errors.engineBusy);
+  else if (submitted === 'too_many_pending') sendError(ctx, Errors.tooManyPending);
+}
+
+export function marketFor(front: FrontContext, symbol: unknown): MarketInfo | undefined {
+  return typeof symbol === 'string' ? front.marketsBySymbol.get(symbol) : undefined;
+}

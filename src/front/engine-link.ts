@@ -1,0 +1,190 @@
+// A front thread's link to the engine: it writes commands into the inbound ring and drains the
+// outbound ring as one of its gated consumers.
+//
+// Every outbound record carries the journal sequence it depends on. The drain stops at the first
+// record whose sequence is above seqDurable and leaves it in the ring until the journal worker
+// has flushed it (the journal rings the same doorbell when seqDurable advances), so no response
+// and no stream event ever leaves this thread ahead of the disk.
+//
+// Records addressed to this thread (RecordHeader.frontId) go to the pending request with that
+// requestId; records addressed to nobody are events for the read models and the streams; records
+// addressed to another front thread are skipped.
+//
+// Submitting never blocks: a full inbound ring is reported at once (the caller answers 503), and
+// the number of requests in flight on this thread is bounded.
+
+import { Control } from '../../engine/shell/control.js';
+import { InboundRing, OutboundRing, type OutboundConsumer } from '../../engine/ring.js';
+import { readHeader, recordSeq, writeCommand } from '../../engine/codec.js';
+import {
+  FRONT_ID_NONE,
+  HeaderFlag,
+  newCommand,
+  type Command,
+  type RecordHeaderFields,
+  type RecordType,
+} from '../../engine/types.js';
+
+/** Receives the records addressed to one request; the last one has HeaderFlag.Last. */
+export interface PendingRequest {
+  onRecord(type: RecordType, view: DataView, offset: number, header: RecordHeaderFields): void;
+}
+
+export interface EventHandler {
+  onEvent(type: RecordType, view: DataView, offset: number, header: RecordHeaderFields): void;
+  /** Called after each drained batch, to flush coalesced stream messages. */
+  onBatchEnd(): void;
+}
+
+export type SubmitResult = 'ok' | 'ring_full' | 'too_many_pending';
+
+const BATCH_MAX = 1024;
+const IDLE_WAIT_MS = 1000;
+
+export class EngineLink {
+  private readonly inbound: InboundRing;
+  private readonly outbound: OutboundRing;
+  private readonly consumer: OutboundConsumer;
+  private readonly control: Control;
+  private readonly pending = new Map<number, PendingRequest>();
+  private readonly header: RecordHeaderFields = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: 0, flags: 0 };
+  private readonly command: Command = newCommand();
+  private nextRequestId = 1;
+  private seqDurable = 0;
+  private running = false;
+  private events: EventHandler | null = null;
+
+  constructor(
+    readonly frontId: number,
+    inboundSab: SharedArrayBuffer,
+    outboundSab: SharedArrayBuffer,
+    consumerIndex: number,
+    controlSab: SharedArrayBuffer,
+    private readonly maxPending: number,
+  ) {
+    this.inbound = InboundRing.attach(inboundSab);
+    this.outbound = OutboundRing.attach(outboundSab);
+    this.consumer = this.outbound.consumer(consumerIndex);
+    this.control = Control.attach(controlSab);
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Fills a command (the callback writes its fields into a reused object) and publishes it.
+   * Never blocks. On 'ok' the request's records will reach `request`.
+   */
+  submit(fill: (cmd: Command) => void, request: PendingRequest): SubmitResult {
+    if (this.pending.size >= this.maxPending) return 'too_many_pending';
+    const cmd = this.command;
+    resetCommand(cmd);
+    fill(cmd); // may throw: nothing is claimed yet
+    const seq = this.inbound.tryClaim();
+    if (seq < 0) return 'ring_full';
+    const requestId = this.nextRequestId;
+    this.nextRequestId = requestId >= 0xfffffffe ? 1 : requestId + 1;
+    cmd.requestId = requestId;
+    cmd.frontId = this.frontId;
+    this.pending.set(requestId, request);
+    const offset = this.inbound.offsetOf(seq);
+    let written = false;
+    try {
+      writeCommand(this.inbound.view, offset, cmd);
+      written = true;
+    } finally {
+      // A claimed slot must always be published, or the consumer would stall behind it. If the
+      // write failed, the slot carries a None command, which the engine answers InvalidCommand.
+      if (!written) {
+        resetCommand(cmd);
+        cmd.requestId = requestId;
+        cmd.frontId = this.frontId;
+        writeCommand(this.inbound.view, offset, cmd);
+      }
+      this.inbound.publish(seq);
+    }
+    return 'ok';
+  }
+
+  /** Starts draining the outbound ring on this thread's event loop. */
+  start(events: EventHandler): void {
+    this.events = events;
+    this.running = true;
+    void this.loop();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.outbound.signal();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      const seen = this.outbound.signalValue();
+      const count = this.drain();
+      if (count === BATCH_MAX) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      } else {
+        await this.outbound.waitSignalAsync(seen, IDLE_WAIT_MS);
+      }
+    }
+  }
+
+  private readonly onRecord = (offset: number): boolean => {
+    const view = this.outbound.view;
+    if (recordSeq(view, offset) > this.seqDurable) {
+      this.seqDurable = this.control.seqDurable();
+      if (recordSeq(view, offset) > this.seqDurable) return false;
+    }
+    const header = this.header;
+    readHeader(view, offset, header);
+    if (header.frontId === this.frontId) {
+      const request = this.pending.get(header.requestId);
+      if ((header.flags & HeaderFlag.Last) !== 0) this.pending.delete(header.requestId);
+      request?.onRecord(header.type, view, offset, header);
+    } else if (header.frontId === FRONT_ID_NONE) {
+      this.events!.onEvent(header.type, view, offset, header);
+    }
+    return true;
+  };
+
+  private drain(): number {
+    this.seqDurable = this.control.seqDurable();
+    const count = this.consumer.poll(this.onRecord, BATCH_MAX);
+    if (count > 0) this.events!.onBatchEnd();
+    return count;
+  }
+}
+
+function resetCommand(cmd: Command): void {
+  cmd.priceTicks = 0;
+  cmd.qtyLots = 0;
+  cmd.quoteQtyUnits = 0;
+  cmd.amountUnits = 0;
+  cmd.orderId = 0;
+  cmd.triggerPriceTicks = 0;
+  cmd.triggerQtyLots = 0;
+  cmd.takeProfitTriggerTicks = 0;
+  cmd.takeProfitLimitTicks = 0;
+  cmd.stopLossTriggerTicks = 0;
+  cmd.stopLossLimitTicks = 0;
+  cmd.slippageTolerance = 0;
+  cmd.key.fill(0);
+  cmd.requestId = 0;
+  cmd.accountId = 0;
+  cmd.clientId = 0;
+  cmd.frontId = 0;
+  cmd.marketId = 0;
+  cmd.assetId = 0;
+  cmd.kind = 0;
+  cmd.side = 0;
+  cmd.orderType = 0;
+  cmd.timeInForce = 0;
+  cmd.selfTradePrevention = 0;
+  cmd.flags = 0;
+  cmd.triggerBy = 0;
+  cmd.takeProfitTriggerBy = 0;
+  cmd.stopLossTriggerBy = 0;
+  cmd.slippageToleranceType = 0;
+}

@@ -1,0 +1,205 @@
+// HTTP plumbing for uWebSockets.js on a front thread: one dispatcher for every route, bounded
+// body reading, the signed-request check, and JSON responses.
+//
+// uWS rules followed here: everything needed from `req` is copied synchronously in the handler
+// (req is invalid after it returns); `res.onAborted` is registered before the first wait; body
+// chunks are copied (uWS reuses their memory); every write after the handler returned is done
+// inside `res.cork`; nothing is written to an aborted response.
+//
+// Paths are normalised so that a base URL with a trailing slash (ccxt builds `base + '/' + path`,
+// giving `//api/v1/...`) still routes.
+
+import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
+import { Errors, errorBody, statusLine, type ApiError } from '../errors.js';
+import {
+  checkWindow,
+  needsEncodedVariant,
+  paramsFromBody,
+  paramsFromQuery,
+  signingString,
+  type ParamValue,
+  type SignatureVerifier,
+} from '../auth.js';
+
+export const MAX_BODY_BYTES = 64 * 1024;
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export interface RequestContext {
+  res: HttpResponse;
+  aborted: boolean;
+  done: boolean;
+  method: string;
+  path: string;
+  query: string;
+  apiKey: string;
+  signature: string;
+  timestamp: string;
+  window: string | undefined;
+}
+
+export interface RouteInput {
+  /** The parsed JSON body (an object, or an array where a route allows it), or null. */
+  body: unknown;
+  query: URLSearchParams;
+  /** The signer's account, for signed routes. */
+  accountId: number;
+}
+
+export interface Route {
+  method: 'get' | 'post' | 'delete' | 'patch';
+  path: string;
+  /** The signing instruction, for signed routes. */
+  instruction?: string;
+  /** Accept a JSON array body (batch endpoints). */
+  arrayBody?: boolean;
+  handle(ctx: RequestContext, input: RouteInput): void;
+}
+
+export function sendJson(ctx: RequestContext, status: number, body: string, contentType = JSON_TYPE): void {
+  if (ctx.aborted || ctx.done) return;
+  ctx.done = true;
+  ctx.res.cork(() => {
+    ctx.res.writeStatus(statusLine(status)).writeHeader('Content-Type', contentType).end(body);
+  });
+}
+
+export function sendError(ctx: RequestContext, error: ApiError): void {
+  sendJson(ctx, error.status, errorBody(error));
+}
+
+export interface AuthSource {
+  verifier: SignatureVerifier;
+  accountIdForKey(apiKeyB64: string): number | undefined;
+}
+
+/** Checks a signed request; returns the account id or the error to answer with. */
+export function authenticate(
+  ctx: RequestContext,
+  instruction: string,
+  params: Array<[string, ParamValue]>,
+  auth: AuthSource,
+  nowMs: number,
+): number | ApiError {
+  if (!ctx.apiKey || !ctx.signature || !ctx.timestamp) return Errors.missingApiKey;
+  const window = checkWindow(ctx.timestamp, ctx.window, nowMs);
+  if (!window.ok) return { status: window.status ?? 401, code: window.code ?? 'UNAUTHORIZED', message: window.message ?? 'Invalid window' };
+  const accountId = auth.accountIdForKey(ctx.apiKey);
+  if (accountId === undefined) return Errors.unknownApiKey;
+  const windowText = ctx.window ?? '5000';
+  const raw = signingString(instruction, params, ctx.timestamp, windowText, false);
+  if (auth.verifier.verify(ctx.apiKey, ctx.signature, raw)) return accountId;
+  if (needsEncodedVariant(params)) {
+    const encoded = signingString(instruction, params, ctx.timestamp, windowText, true);
+    if (auth.verifier.verify(ctx.apiKey, ctx.signature, encoded)) return accountId;
+  }
+  return Errors.invalidSignature;
+}
+
+function normalisePath(url: string): string {
+  let path = url.replace(/\/{2,}/g, '/');
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  return path;
+}
+
+/** Reads a bounded body, then calls `onBody` with it (or answers 413 and drops the rest). */
+function readBody(ctx: RequestContext, onBody: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let overflow = false;
+  ctx.res.onData((chunk, isLast) => {
+    if (overflow) return;
+    size += chunk.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      overflow = true;
+      sendError(ctx, Errors.bodyTooLarge);
+      return;
+    }
+    chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+    if (isLast) onBody(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+  });
+}
+
+function parseBody(ctx: RequestContext, route: Route, raw: Buffer): { ok: true; value: unknown } | { ok: false } {
+  if (raw.length === 0) return { ok: true, value: null };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch {
+    sendError(ctx, Errors.malformedJson);
+    return { ok: false };
+  }
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject && !(route.arrayBody && Array.isArray(value))) {
+    sendError(ctx, Errors.bodyNotObject);
+    return { ok: false };
+  }
+  return { ok: true, value };
+}
+
+/**
+ * Registers one dispatcher for all routes on `app`. `auth` is null on apps without signed routes
+ * (the admin app).
+ */
+export function mountRoutes(app: TemplatedApp, routes: Route[], auth: AuthSource | null, onError: (error: unknown) => void): void {
+  const table = new Map<string, Route>();
+  const paths = new Set<string>();
+  for (const route of routes) {
+    table.set(`${route.method} ${route.path}`, route);
+    paths.add(route.path);
+  }
+
+  const run = (ctx: RequestContext, route: Route, body: unknown): void => {
+    try {
+      let accountId = 0;
+      if (route.instruction) {
+        const params = body !== null && typeof body === 'object' && !Array.isArray(body)
+          ? paramsFromBody(body as Record<string, unknown>)
+          : paramsFromQuery(ctx.query);
+        const result = authenticate(ctx, route.instruction, params, auth!, Date.now());
+        if (typeof result !== 'number') {
+          sendError(ctx, result);
+          return;
+        }
+        accountId = result;
+      }
+      route.handle(ctx, { body, query: new URLSearchParams(ctx.query), accountId });
+    } catch (error) {
+      // A handler bug must not take the thread down: answer 500 and report it.
+      onError(error);
+      sendError(ctx, { status: 500, code: 'SERVER_ERROR', message: 'Internal error' });
+    }
+  };
+
+  app.any('/*', (res: HttpResponse, req: HttpRequest) => {
+    const method = req.getMethod().toLowerCase();
+    const path = normalisePath(req.getUrl());
+    const ctx: RequestContext = {
+      res,
+      aborted: false,
+      done: false,
+      method,
+      path,
+      query: req.getQuery() ?? '',
+      apiKey: req.getHeader('x-api-key'),
+      signature: req.getHeader('x-signature'),
+      timestamp: req.getHeader('x-timestamp'),
+      window: req.getHeader('x-window') || undefined,
+    };
+    res.onAborted(() => {
+      ctx.aborted = true;
+    });
+    const route = table.get(`${method} ${path}`);
+    if (!route) {
+      sendError(ctx, paths.has(path) ? Errors.methodNotAllowed : Errors.notFound);
+      return;
+    }
+    if (method === 'get') {
+      run(ctx, route, null);
+      return;
+    }
+    readBody(ctx, (raw) => {
+      const parsed = parseBody(ctx, route, raw);
+      if (parsed.ok) run(ctx, route, parsed.value);
+    });
+  });
+}

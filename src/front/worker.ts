@@ -1,0 +1,125 @@
+// A front thread: one uWebSockets.js App on the shared public port (Linux spreads connections
+// across the threads listening on it), serving REST and WebSocket; thread 0 also serves the
+// operator's admin endpoint on 127.0.0.1.
+//
+// Start-up order: attach the rings, start draining the outbound ring, ask the engine for a
+// snapshot (accounts and books) so the read models start exact, and only then listen, so that no
+// request is served from an empty model.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import uWS, { type us_listen_socket } from 'uWebSockets.js';
+import type { ServerConfig } from '../config.js';
+import { createLogger } from '../log.js';
+import { SignatureVerifier } from '../auth.js';
+import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
+import { readResult } from '../../engine/codec.js';
+import { EngineLink } from './engine-link.js';
+import { MarketData } from './market-data.js';
+import { mountRoutes } from './http.js';
+import { Streams, mountWebSocket } from './streams.js';
+import { scratch, type FrontContext } from './context.js';
+import { publicRoutes } from '../routes/index.js';
+import { adminRoutes } from '../admin/routes.js';
+
+export interface FrontWorkerData {
+  config: ServerConfig;
+  frontId: number;
+  consumerIndex: number;
+  port: number;
+  serveAdmin: boolean;
+  inboundSab: SharedArrayBuffer;
+  outboundSab: SharedArrayBuffer;
+  controlSab: SharedArrayBuffer;
+}
+
+const MAX_PENDING_REQUESTS = 65_536;
+
+function main(): void {
+  const data = workerData as FrontWorkerData;
+  const { config } = data;
+  const log = createLogger(`front-${data.frontId}`);
+  const link = new EngineLink(data.frontId, data.inboundSab, data.outboundSab, data.consumerIndex, data.controlSab, MAX_PENDING_REQUESTS);
+  const marketData = new MarketData(config);
+  const front: FrontContext = {
+    frontId: data.frontId,
+    config,
+    marketsBySymbol: new Map(config.markets.map((m) => [m.symbol, m])),
+    assetsBySymbol: new Map(config.assets.map((a) => [a.symbol, a])),
+    link,
+    data: marketData,
+    log,
+  };
+  const verifier = new SignatureVerifier();
+  const auth = { verifier, accountIdForKey: (key: string) => marketData.accountsByKey.get(key) };
+  const onError = (error: unknown) => log.error({ err: error }, 'request handler failed');
+
+  const app = uWS.App();
+  const streams = new Streams(app, front, marketData);
+  mountRoutes(app, publicRoutes(front), auth, onError);
+  mountWebSocket(app, front, verifier);
+  const adminApp = data.serveAdmin ? uWS.App() : null;
+  if (adminApp) mountRoutes(adminApp, adminRoutes(front), null, onError);
+
+  const listenSockets: us_listen_socket[] = [];
+  const listen = (): void => {
+    app.listen(config.host, data.port, (socket) => {
+      if (!socket) {
+        parentPort!.postMessage({ type: 'fatal', message: `front ${data.frontId}: cannot listen on ${config.host}:${data.port}` });
+        return;
+      }
+      listenSockets.push(socket);
+      const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
+      if (!adminApp) {
+        parentPort!.postMessage({ type: 'ready', port, adminPort: null });
+        return;
+      }
+      adminApp.listen('127.0.0.1', config.adminPort, (adminSocket) => {
+        if (!adminSocket) {
+          parentPort!.postMessage({ type: 'fatal', message: `cannot listen on 127.0.0.1:${config.adminPort} (admin)` });
+          return;
+        }
+        listenSockets.push(adminSocket);
+        const adminPort = uWS.us_socket_local_port(adminSocket as unknown as uWS.us_socket);
+        parentPort!.postMessage({ type: 'ready', port, adminPort });
+      });
+    });
+  };
+
+  link.start(streams);
+  let snapshotStarted = false;
+  const requestSnapshot = (): void => {
+    const submitted = link.submit((cmd) => {
+      cmd.kind = CommandKind.QuerySnapshot;
+    }, {
+      onRecord(type, view, offset) {
+        if (!snapshotStarted) {
+          snapshotStarted = true;
+          marketData.reset();
+        }
+        if (type === RecordType.Result) {
+          readResult(view, offset, scratch.result);
+          if (scratch.result.code !== ResultCode.Ok) {
+            parentPort!.postMessage({ type: 'fatal', message: `snapshot failed with code ${scratch.result.code}` });
+            return;
+          }
+          listen();
+        } else {
+          streams.onSnapshotRecord(type, view, offset);
+        }
+      },
+    });
+    if (submitted !== 'ok') setTimeout(requestSnapshot, 10);
+  };
+  requestSnapshot();
+
+  parentPort!.on('message', (message: { type: string }) => {
+    if (message.type !== 'stop') return;
+    for (const socket of listenSockets) uWS.us_listen_socket_close(socket);
+    app.close();
+    adminApp?.close();
+    link.stop();
+    parentPort!.close();
+  });
+}
+
+main();

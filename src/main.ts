@@ -1,0 +1,193 @@
+// The server process: reads the configuration, creates the shared memory, and starts the threads
+// of ../shared/ARCHITECTURE.md in dependency order:
+//
+//   1. the engine worker, which replays the journal and reports the last sequence and checksum;
+//   2. the journal worker, which continues the checksum chain from there (outbound consumer 0);
+//   3. the front threads (outbound consumers 1..F), thread 0 first because it also serves the
+//      admin endpoint and, when the port is 0, picks the port the others then share;
+//   4. on a fresh data directory, two funded demo accounts, whose keys it prints.
+//
+// Any thread dying stops the whole process with a non-zero code (an operator's supervisor
+// restarts it, and start-up recovers from the journal): the process never runs on with a part
+// missing. SIGINT/SIGTERM stop it in order: fronts stop taking requests, the engine finishes its
+// batch, the journal flushes everything the engine published, then the process exits 0.
+
+import { mkdirSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { ConfigError, loadConfig, type ServerConfig } from './config.js';
+import { createLogger } from './log.js';
+import { createAccount, type CreatedAccount } from './admin/client.js';
+import { InboundRing, OutboundRing } from '../engine/ring.js';
+import { SLOT_BYTES } from '../engine/codec.js';
+import { Control } from '../engine/shell/control.js';
+import type { EngineWorkerData } from '../engine/shell/engine-worker.js';
+import type { JournalWorkerData } from '../engine/shell/journal-worker.js';
+import type { FrontWorkerData } from './front/worker.js';
+
+const log = createLogger('main');
+
+interface Message {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** Waits for a worker's first message of `type`; a 'fatal' message, an error or an exit rejects. */
+function waitFor(worker: Worker, type: string, what: string): Promise<Message> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: Message) => {
+      if (message.type === type) {
+        cleanup();
+        resolve(message);
+      } else if (message.type === 'fatal') {
+        cleanup();
+        reject(new Error(`${what}: ${String(message.message)}`));
+      }
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onExit = (code: number) => {
+      cleanup();
+      reject(new Error(`${what} exited with code ${code} before '${type}'`));
+    };
+    const cleanup = () => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  });
+}
+
+const DEMO_DEPOSITS = [
+  { asset: 'USDC', quantity: '1000000' },
+  { asset: 'SOL', quantity: '10000' },
+  { asset: 'BTC', quantity: '100' },
+  { asset: 'ETH', quantity: '1000' },
+];
+
+async function seedDemoAccounts(config: ServerConfig, adminPort: number): Promise<CreatedAccount[]> {
+  const symbols = new Set(config.assets.map((a) => a.symbol));
+  const deposits = DEMO_DEPOSITS.filter((d) => symbols.has(d.asset));
+  return [
+    await createAccount(adminPort, { deposits }),
+    await createAccount(adminPort, { deposits }),
+  ];
+}
+
+async function main(): Promise<void> {
+  let config: ServerConfig;
+  try {
+    config = loadConfig(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof SyntaxError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+
+  const inbound = InboundRing.create({ slotCount: config.inboundSlotCount, slotBytes: SLOT_BYTES });
+  const outbound = OutboundRing.create({
+    slotCount: config.outboundSlotCount,
+    slotBytes: SLOT_BYTES,
+    consumerCount: 1 + config.frontThreads,
+  });
+  const control = Control.create();
+  const workers: Worker[] = [];
+  let stopping = false;
+
+  const start = (file: string, workerData: unknown, name: string): Worker => {
+    const worker = new Worker(new URL(file, import.meta.url), { workerData, name });
+    workers.push(worker);
+    worker.on('error', (error) => {
+      log.fatal({ err: error, thread: name }, 'thread failed; stopping');
+      process.exit(1);
+    });
+    worker.on('exit', (code) => {
+      if (!stopping) {
+        log.fatal({ thread: name, code }, 'thread exited unexpectedly; stopping');
+        process.exit(1);
+      }
+    });
+    return worker;
+  };
+
+  const engineData: EngineWorkerData = {
+    engine: config.engine,
+    dataDir: config.dataDir,
+    inboundSab: inbound.sab,
+    outboundSab: outbound.sab,
+    controlSab: control.sab,
+  };
+  const engine = start('../engine/shell/engine-worker.js', engineData, 'engine');
+  const replay = await waitFor(engine, 'ready', 'engine');
+  log.info({ lastSeq: replay.lastSeq, stateHash: replay.stateHash, replayMs: replay.replayMs }, 'journal replayed');
+
+  const journalData: JournalWorkerData = {
+    dataDir: config.dataDir,
+    outboundSab: outbound.sab,
+    controlSab: control.sab,
+    consumerIndex: 0,
+    lastSeq: replay.lastSeq as number,
+    lastChecksum: replay.lastChecksum as number,
+  };
+  const journal = start('../engine/shell/journal-worker.js', journalData, 'journal');
+  await waitFor(journal, 'ready', 'journal');
+
+  const fronts: Worker[] = [];
+  let port = config.port;
+  let adminPort = config.adminPort;
+  for (let frontId = 0; frontId < config.frontThreads; frontId++) {
+    const frontData: FrontWorkerData = {
+      config,
+      frontId,
+      consumerIndex: 1 + frontId,
+      port,
+      serveAdmin: frontId === 0,
+      inboundSab: inbound.sab,
+      outboundSab: outbound.sab,
+      controlSab: control.sab,
+    };
+    const front = start('./front/worker.js', frontData, `front-${frontId}`);
+    fronts.push(front);
+    const ready = await waitFor(front, 'ready', `front ${frontId}`);
+    if (frontId === 0) {
+      port = ready.port as number;
+      adminPort = ready.adminPort as number;
+    }
+  }
+
+  if (replay.lastSeq === 0 && config.demoAccounts) {
+    for (const account of await seedDemoAccounts(config, adminPort)) {
+      log.info({ demoAccount: account }, `demo account ${account.accountId}: X-API-Key ${account.publicKey} secret ${account.secretKey}`);
+    }
+  }
+
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    for (const front of fronts) front.postMessage({ type: 'stop' });
+    await Promise.all(fronts.map((front) => new Promise((resolve) => front.once('exit', resolve))));
+    control.requestShutdown();
+    await waitFor(engine, 'stopped', 'engine');
+    journal.postMessage({ type: 'stop' });
+    const stopped = await waitFor(journal, 'stopped', 'journal');
+    log.info({ seqDurable: stopped.seqDurable }, 'stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  log.info({ host: config.host, port, adminPort, frontThreads: config.frontThreads, dataDir: config.dataDir }, 'ready');
+}
+
+main().catch((error: unknown) => {
+  log.fatal({ err: error }, 'start-up failed');
+  process.exit(1);
+});

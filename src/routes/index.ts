@@ -1,0 +1,21 @@
+// The routes table of the public API: every route a front thread serves, registered in one place.
+
+import type { Route } from '../front/http.js';
+import type { FrontContext } from '../front/context.js';
+import { systemRoutes } from './system.js';
+import { marketRoutes } from './markets.js';
+import { depthRoutes } from './depth.js';
+import { capitalRoutes } from './capital.js';
+import { orderRoutes } from './order.js';
+import { ordersRoutes } from './orders.js';
+
+export function publicRoutes(front: FrontContext): Route[] {
+  return [
+    ...systemRoutes,
+    ...marketRoutes(front),
+    ...depthRoutes(front),
+    ...capitalRoutes(front),
+    ...orderRoutes(front),
+    ...ordersRoutes(front),
+  ];
+}

@@ -1,0 +1,143 @@
+// Turns an order request body (the OrderExecute shape of the wire reference) into the integer
+// fields of a PlaceOrder command, or the error to answer with. Pure; tested without sockets.
+//
+// Accepted as real clients send them: decimals as strings (or JSON numbers), clientId as an
+// integer or a string of digits (bpx-py), orderType also in upper case (the Rust client), and
+// unknown keys ignored (ccxt adds its own). Features the engine does not have yet (market orders,
+// trigger / take-profit / stop-loss orders, reduce-only, auto borrow/lend, slippage tolerance) are
+// refused with NOT_IMPLEMENTED rather than silently ignored.
+
+import type { MarketInfo } from '../config.js';
+import { Errors, type ApiError } from '../errors.js';
+import { CommandFlag, OrderType, SelfTradePrevention, Side, TimeInForce } from '../../engine/types.js';
+import { parsePriceTicks, parseQtyLots } from './market-codec.js';
+
+export interface ParsedOrder {
+  market: MarketInfo;
+  side: Side;
+  orderType: OrderType;
+  timeInForce: TimeInForce;
+  selfTradePrevention: SelfTradePrevention;
+  flags: number;
+  priceTicks: number;
+  qtyLots: number;
+  clientId: number;
+}
+
+const SIDES: Record<string, Side> = { Bid: Side.Bid, Ask: Side.Ask };
+const TIME_IN_FORCE: Record<string, TimeInForce> = { GTC: TimeInForce.GTC, IOC: TimeInForce.IOC, FOK: TimeInForce.FOK };
+const STP: Record<string, SelfTradePrevention> = {
+  RejectTaker: SelfTradePrevention.RejectTaker,
+  RejectMaker: SelfTradePrevention.RejectMaker,
+  RejectBoth: SelfTradePrevention.RejectBoth,
+};
+const NOT_YET = [
+  'triggerPrice', 'triggerQuantity', 'stopLossTriggerPrice', 'stopLossLimitPrice', 'takeProfitTriggerPrice',
+  'takeProfitLimitPrice', 'slippageTolerance',
+];
+const FLAGS_NOT_YET = ['reduceOnly', 'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay'];
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+/** A uint32 client id from a JSON integer or a string of digits; -1 if neither. */
+export function parseClientId(value: unknown): number {
+  const n = typeof value === 'string' && /^\d{1,10}$/.test(value) ? Number(value) : value;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 0xffffffff ? n : -1;
+}
+
+/** An order id from a string of digits or a JSON integer; -1 if neither. */
+export function parseOrderId(value: unknown): number {
+  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : -1;
+}
+
+function parseBool(value: unknown, name: string): boolean | ApiError {
+  if (value === undefined || value === null) return false;
+  if (typeof value === 'boolean') return value;
+  if (value === 'true' || value === 'false') return value === 'true';
+  return Errors.invalid(`${name} must be a boolean`);
+}
+
+export function parseOrder(body: Record<string, unknown>, markets: Map<string, MarketInfo>): ParsedOrder | ApiError {
+  const symbol = body.symbol;
+  if (typeof symbol !== 'string') return Errors.invalid('symbol is required');
+  const market = markets.get(symbol);
+  if (!market) return Errors.invalidMarket(symbol.slice(0, 40));
+
+  const side = typeof body.side === 'string' ? SIDES[body.side] : undefined;
+  if (side === undefined) return Errors.invalid('side must be Bid or Ask');
+
+  const typeText = typeof body.orderType === 'string' ? body.orderType : '';
+  if (typeText === 'Market' || typeText === 'MARKET') return Errors.notImplemented('Market orders');
+  if (typeText !== 'Limit' && typeText !== 'LIMIT') return Errors.invalid('orderType must be Limit or Market');
+
+  for (const key of NOT_YET) if (present(body[key])) return Errors.notImplemented(`${key}`);
+  for (const key of FLAGS_NOT_YET) {
+    const flag = parseBool(body[key], key);
+    if (typeof flag !== 'boolean') return flag;
+    if (flag) return Errors.notImplemented(key);
+  }
+  if (present(body.quoteQuantity)) return Errors.invalidOrder('quoteQuantity is only for market orders');
+
+  if (!present(body.price)) return Errors.invalidPrice('price is required for limit orders');
+  const priceTicks = parsePriceTicks(market, body.price);
+  if (typeof priceTicks !== 'number') return priceTicks;
+  if (!present(body.quantity)) return Errors.invalidQuantity('quantity is required');
+  const qtyLots = parseQtyLots(market, body.quantity);
+  if (typeof qtyLots !== 'number') return qtyLots;
+
+  let timeInForce = TimeInForce.GTC;
+  if (present(body.timeInForce)) {
+    const tif = typeof body.timeInForce === 'string' ? TIME_IN_FORCE[body.timeInForce] : undefined;
+    if (tif === undefined) return Errors.invalid('timeInForce must be GTC, IOC or FOK');
+    timeInForce = tif;
+  }
+  let selfTradePrevention = SelfTradePrevention.RejectTaker;
+  if (present(body.selfTradePrevention)) {
+    const stp = typeof body.selfTradePrevention === 'string' ? STP[body.selfTradePrevention] : undefined;
+    if (stp === undefined) return Errors.invalid('selfTradePrevention must be RejectTaker, RejectMaker or RejectBoth');
+    selfTradePrevention = stp;
+  }
+  let flags = 0;
+  const postOnly = parseBool(body.postOnly, 'postOnly');
+  if (typeof postOnly !== 'boolean') return postOnly;
+  if (postOnly) {
+    if (timeInForce !== TimeInForce.GTC) return Errors.invalidOrder('postOnly orders must be GTC');
+    flags |= CommandFlag.PostOnly;
+  }
+  let clientId = 0;
+  if (present(body.clientId)) {
+    clientId = parseClientId(body.clientId);
+    if (clientId < 0) return Errors.invalid('clientId must be an integer from 0 to 4294967295');
+    flags |= CommandFlag.HasClientId;
+  }
+  return { market, side, orderType: OrderType.Limit, timeInForce, selfTradePrevention, flags, priceTicks, qtyLots, clientId };
+}
+
+export interface OrderTarget {
+  market: MarketInfo;
+  orderId: number;
+  clientId: number;
+  byClientId: boolean;
+}
+
+/** symbol plus exactly one of orderId / clientId (cancel and query). */
+export function parseOrderTarget(source: Record<string, unknown>, markets: Map<string, MarketInfo>): OrderTarget | ApiError {
+  const symbol = source.symbol;
+  if (typeof symbol !== 'string') return Errors.invalid('symbol is required');
+  const market = markets.get(symbol);
+  if (!market) return Errors.invalidMarket(symbol.slice(0, 40));
+  const hasOrderId = present(source.orderId);
+  const hasClientId = present(source.clientId);
+  if (hasOrderId === hasClientId) return Errors.invalid('Specify exactly one of orderId and clientId');
+  if (hasOrderId) {
+    const orderId = parseOrderId(source.orderId);
+    if (orderId < 0) return Errors.invalid('orderId must be a string of digits');
+    return { market, orderId, clientId: 0, byClientId: false };
+  }
+  const clientId = parseClientId(source.clientId);
+  if (clientId < 0) return Errors.invalid('clientId must be an integer from 0 to 4294967295');
+  return { market, orderId: 0, clientId, byClientId: true };
+}

@@ -1,0 +1,578 @@
+// engine/codec.ts on its own: every record type round-trips through write/read, 64-bit integers
+// keep their exact value and two's-complement bytes, non-safe integers are refused, raw copies
+// and crc32 behave. (test/schema.test.ts checks the byte layout against the generated code.)
+import { crc32 as zlibCrc32 } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import * as codec from '../engine/codec.js';
+import {
+  CommandKind,
+  ExpiryReason,
+  HeaderFlag,
+  OrderEvent,
+  OrderFlag,
+  OrderStatus,
+  OrderType,
+  RecordType,
+  ResultCode,
+  SelfTradePrevention,
+  Side,
+  SlippageToleranceType,
+  TimeInForce,
+  TriggerBy,
+  newCommand,
+  type Command,
+  type RecordHeaderFields,
+} from '../engine/types.js';
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+function slot(bytes = codec.SLOT_BYTES * 2): { bytes: Uint8Array; dv: DataView } {
+  const ab = new ArrayBuffer(bytes + 16);
+  return { bytes: new Uint8Array(ab, 8, bytes), dv: new DataView(ab, 8, bytes) };
+}
+
+function key(seed: number): Uint8Array {
+  const k = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) k[i] = (seed * 31 + i * 97 + 0x80) & 0xff;
+  return k;
+}
+
+function sampleCommand(): Command {
+  return {
+    priceTicks: MAX,
+    qtyLots: -MAX,
+    quoteQtyUnits: 2 ** 32,
+    amountUnits: -(2 ** 32) - 1,
+    orderId: 0x1234_5678_9abc,
+    triggerPriceTicks: -1,
+    triggerQtyLots: 1,
+    takeProfitTriggerTicks: 2 ** 31,
+    takeProfitLimitTicks: -(2 ** 31),
+    stopLossTriggerTicks: 4_503_599_627_370_497,
+    stopLossLimitTicks: -4_503_599_627_370_497,
+    slippageTolerance: 250,
+    key: key(7),
+    requestId: 0xffff_fffe,
+    accountId: 0x8000_0001,
+    clientId: 0xffff_ffff,
+    frontId: 0xfffe,
+    marketId: 0x8001,
+    assetId: 0xffff,
+    kind: CommandKind.PlaceOrder,
+    side: Side.Ask,
+    orderType: OrderType.Market,
+    timeInForce: TimeInForce.FOK,
+    selfTradePrevention: SelfTradePrevention.RejectBoth,
+    flags: 0x7f,
+    triggerBy: TriggerBy.IndexPrice,
+    takeProfitTriggerBy: TriggerBy.MarkPrice,
+    stopLossTriggerBy: TriggerBy.LastPrice,
+    slippageToleranceType: SlippageToleranceType.Percent,
+  };
+}
+
+const header = (type: RecordType): RecordHeaderFields => ({
+  seq: MAX - 3,
+  timeUs: 1_735_689_600_123_456,
+  requestId: 0xdead_beef,
+  frontId: 0xffff,
+  type,
+  flags: HeaderFlag.Last | 0x80,
+});
+
+/** One writer/reader pair with a distinctive record and the names of its 64-bit fields. */
+interface Case {
+  name: string;
+  type: RecordType;
+  bytes: number;
+  make: () => any;
+  write: (dv: DataView, off: number, r: any) => void;
+  read: (dv: DataView, off: number, r: any) => void;
+  sample: () => any;
+  i64: string[];
+}
+
+const HEADER_I64 = ['seq', 'timeUs'];
+
+const cases: Case[] = [
+  {
+    name: 'Stamped',
+    type: RecordType.Stamped,
+    bytes: codec.STAMPED_BYTES,
+    make: codec.newStampedRec,
+    write: codec.writeStamped,
+    read: codec.readStamped,
+    sample: () => ({ ...header(RecordType.Stamped), command: sampleCommand() }),
+    i64: HEADER_I64,
+  },
+  {
+    name: 'Result',
+    type: RecordType.Result,
+    bytes: codec.RESULT_BYTES,
+    make: codec.newResultRec,
+    write: codec.writeResult,
+    read: codec.readResult,
+    sample: () => ({ ...header(RecordType.Result), value: -987_654_321_012, code: ResultCode.WouldSelfTrade }),
+    i64: [...HEADER_I64, 'value'],
+  },
+  {
+    name: 'Order',
+    type: RecordType.Order,
+    bytes: codec.ORDER_BYTES,
+    make: codec.newOrderRec,
+    write: codec.writeOrder,
+    read: codec.readOrder,
+    sample: () => ({
+      ...header(RecordType.Order),
+      flags: HeaderFlag.Last,
+      orderFlags: OrderFlag.PostOnly | OrderFlag.IsMaker,
+      orderId: 0x1f_ffff_ffff_ffff,
+      priceTicks: 123_456_789,
+      qtyLots: 2 ** 40 + 3,
+      quoteQtyUnits: -(2 ** 45),
+      executedQtyLots: 17,
+      executedQuoteUnits: 2 ** 32 - 1,
+      lastFillQtyLots: 5,
+      lastFillPriceTicks: 123_456_700,
+      tradeId: MAX,
+      feeUnits: -42,
+      createdAtUs: 1_735_689_600_000_001,
+      accountId: 0xffff_ffff,
+      clientId: 0x8000_0000,
+      marketId: 0xfffe,
+      feeAssetId: 0x1234,
+      event: OrderEvent.TriggerFailed,
+      side: Side.Ask,
+      orderType: OrderType.Market,
+      timeInForce: TimeInForce.IOC,
+      selfTradePrevention: SelfTradePrevention.RejectMaker,
+      status: OrderStatus.TriggerFailed,
+      expiryReason: ExpiryReason.PriceBand,
+    }),
+    i64: [
+      ...HEADER_I64,
+      'orderId',
+      'priceTicks',
+      'qtyLots',
+      'quoteQtyUnits',
+      'executedQtyLots',
+      'executedQuoteUnits',
+      'lastFillQtyLots',
+      'lastFillPriceTicks',
+      'tradeId',
+      'feeUnits',
+      'createdAtUs',
+    ],
+  },
+  {
+    name: 'Trade',
+    type: RecordType.Trade,
+    bytes: codec.TRADE_BYTES,
+    make: codec.newTradeRec,
+    write: codec.writeTrade,
+    read: codec.readTrade,
+    sample: () => ({
+      ...header(RecordType.Trade),
+      tradeId: MAX - 1,
+      priceTicks: 99,
+      qtyLots: 2 ** 50,
+      buyerOrderId: 0xabc_def0_1234,
+      sellerOrderId: 0x123_4567_89ab,
+      marketId: 0xffff,
+      buyerIsMaker: true,
+    }),
+    i64: [...HEADER_I64, 'tradeId', 'priceTicks', 'qtyLots', 'buyerOrderId', 'sellerOrderId'],
+  },
+  {
+    name: 'Balance',
+    type: RecordType.Balance,
+    bytes: codec.BALANCE_BYTES,
+    make: codec.newBalanceRec,
+    write: codec.writeBalance,
+    read: codec.readBalance,
+    sample: () => ({
+      ...header(RecordType.Balance),
+      availableUnits: MAX,
+      lockedUnits: -MAX,
+      accountId: 4_000_000_000,
+      assetId: 0xfff0,
+    }),
+    i64: [...HEADER_I64, 'availableUnits', 'lockedUnits'],
+  },
+  {
+    name: 'Depth',
+    type: RecordType.Depth,
+    bytes: codec.DEPTH_BYTES,
+    make: codec.newDepthRec,
+    write: codec.writeDepth,
+    read: codec.readDepth,
+    sample: () => ({
+      ...header(RecordType.Depth),
+      priceTicks: 2 ** 33 + 1,
+      qtyLots: 0,
+      updateId: MAX - 12,
+      marketId: 513,
+      side: Side.Ask,
+    }),
+    i64: [...HEADER_I64, 'priceTicks', 'qtyLots', 'updateId'],
+  },
+  {
+    name: 'Account',
+    type: RecordType.Account,
+    bytes: codec.ACCOUNT_BYTES,
+    make: codec.newAccountRec,
+    write: codec.writeAccount,
+    read: codec.readAccount,
+    sample: () => ({ ...header(RecordType.Account), key: key(3), accountId: 0xfedc_ba98 }),
+    i64: HEADER_I64,
+  },
+  {
+    name: 'Market',
+    type: RecordType.Market,
+    bytes: codec.MARKET_BYTES,
+    make: codec.newMarketRec,
+    write: codec.writeMarket,
+    read: codec.readMarket,
+    sample: () => ({ ...header(RecordType.Market), updateId: 2 ** 52 + 7, lastTradeId: MAX, marketId: 0xffff }),
+    i64: [...HEADER_I64, 'updateId', 'lastTradeId'],
+  },
+];
+
+describe.each(cases)('$name record', (c) => {
+  it('newXRec() is zeroed with the type preset', () => {
+    const r = c.make();
+    expect(r.type).toBe(c.type);
+    const { dv, bytes } = slot();
+    c.write(dv, 0, r);
+    const expected = new Uint8Array(c.bytes);
+    expected[22] = c.type;
+    expect(Array.from(bytes.subarray(0, c.bytes))).toEqual(Array.from(expected));
+  });
+
+  it('round-trips through write/read, at aligned and unaligned offsets', () => {
+    for (const off of [0, 8, 40, codec.SLOT_BYTES, 3, 77]) {
+      const { dv } = slot();
+      const r = c.sample();
+      c.write(dv, off, r);
+      const back = c.make();
+      c.read(dv, off, back);
+      expect(back).toEqual(r);
+      expect(codec.recordType(dv, off)).toBe(c.type);
+      expect(codec.recordSeq(dv, off)).toBe(r.seq);
+    }
+  });
+
+  it('writes its own record type whatever r.type says; readX reports the stored type', () => {
+    const { dv } = slot();
+    const r = c.sample();
+    r.type = c.type === RecordType.Market ? RecordType.Result : RecordType.Market;
+    c.write(dv, 16, r);
+    expect(codec.recordType(dv, 16)).toBe(c.type);
+    const back = c.make();
+    c.read(dv, 16, back);
+    expect(back.type).toBe(c.type);
+    dv.setUint8(16 + 22, RecordType.None);
+    c.read(dv, 16, back);
+    expect(back.type).toBe(RecordType.None);
+  });
+
+  it('keeps every 64-bit field exact at the safe-integer edges', () => {
+    const edges = [0, 1, -1, MAX, -MAX, 2 ** 32, -(2 ** 32), 2 ** 32 - 1, 2 ** 32 + 1, -(2 ** 31) - 1, 2 ** 53 - 2];
+    for (const field of c.i64) {
+      for (const v of edges) {
+        const { dv } = slot();
+        const r = c.sample();
+        r[field] = v;
+        c.write(dv, 0, r);
+        const back = c.make();
+        c.read(dv, 0, back);
+        expect(back[field], `${field}=${v}`).toBe(v);
+      }
+    }
+  });
+
+  it('refuses a non-safe integer in every 64-bit field', () => {
+    const bad = [2 ** 53, -(2 ** 53), MAX + 2, 1.5, -0.25, NaN, Infinity, -Infinity, 1e300];
+    for (const field of c.i64) {
+      for (const v of bad) {
+        const { dv } = slot();
+        const r = c.sample();
+        r[field] = v;
+        expect(() => c.write(dv, 0, r), `${field}=${v}`).toThrow(RangeError);
+      }
+    }
+  });
+});
+
+describe('64-bit encoding', () => {
+  it('is little-endian two’s complement (checked against DataView BigInt64)', () => {
+    const { dv } = slot();
+    const r = codec.newResultRec();
+    let x = 0x9e3779b9;
+    for (let i = 0; i < 2000; i++) {
+      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+      const hi = x & 0x1fffff;
+      x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+      const v = (i & 1 ? -1 : 1) * Math.floor((hi * 2 ** 32 + x) / 2 ** (i % 53)) || 0;
+      r.value = v;
+      codec.writeResult(dv, 0, r);
+      expect(dv.getBigInt64(24, true)).toBe(BigInt(v));
+      dv.setBigInt64(24, BigInt(-v), true);
+      const back = codec.newResultRec();
+      codec.readResult(dv, 0, back);
+      expect(back.value).toBe(-v || 0);
+    }
+  });
+
+  it('writes known byte patterns', () => {
+    const { dv, bytes } = slot();
+    const r = codec.newResultRec();
+    const at = (v: number) => {
+      r.value = v;
+      codec.writeResult(dv, 0, r);
+      return Array.from(bytes.subarray(24, 32));
+    };
+    expect(at(-1)).toEqual([255, 255, 255, 255, 255, 255, 255, 255]);
+    expect(at(2 ** 32)).toEqual([0, 0, 0, 0, 1, 0, 0, 0]);
+    expect(at(-(2 ** 32))).toEqual([0, 0, 0, 0, 255, 255, 255, 255]);
+    expect(at(MAX)).toEqual([255, 255, 255, 255, 255, 255, 0x1f, 0]);
+    expect(at(-MAX)).toEqual([1, 0, 0, 0, 0, 0, 0xe0, 255]);
+    expect(at(0x0102030405)).toEqual([5, 4, 3, 2, 1, 0, 0, 0]);
+  });
+});
+
+describe('commands', () => {
+  it('round-trip through writeCommand/readCommand at any offset', () => {
+    for (const off of [0, 24, 5]) {
+      const { dv } = slot();
+      const c = sampleCommand();
+      codec.writeCommand(dv, off, c);
+      const back = newCommand();
+      codec.readCommand(dv, off, back);
+      expect(back).toEqual(c);
+    }
+  });
+
+  it('refuses a non-safe integer in every 64-bit command field', () => {
+    const i64 = Object.keys(newCommand()).filter((k) => k.endsWith('Ticks') || k.endsWith('Lots') || k.endsWith('Units') || k === 'orderId' || k === 'slippageTolerance');
+    expect(i64.length).toBe(12);
+    for (const field of i64) {
+      const { dv } = slot();
+      const c = sampleCommand() as unknown as Record<string, unknown>;
+      c[field] = 2 ** 53;
+      expect(() => codec.writeCommand(dv, 0, c as unknown as Command), field).toThrow(RangeError);
+      c[field] = 0.5;
+      expect(() => codec.writeCommand(dv, 0, c as unknown as Command), field).toThrow(RangeError);
+    }
+  });
+
+  it('stores the key as raw bytes in order and copies them on read (no aliasing)', () => {
+    const { dv, bytes } = slot();
+    const c = sampleCommand();
+    codec.writeCommand(dv, 0, c);
+    expect(Array.from(bytes.subarray(96, 128))).toEqual(Array.from(c.key));
+    // key_0 is the little-endian u64 of bytes 0..7
+    expect(dv.getBigUint64(96, true)).toBe(new DataView(c.key.buffer).getBigUint64(0, true));
+
+    const back = newCommand();
+    const keyObject = back.key;
+    codec.readCommand(dv, 0, back);
+    expect(back.key).toBe(keyObject);
+    expect(Array.from(back.key)).toEqual(Array.from(c.key));
+    bytes.fill(0, 96, 128);
+    expect(Array.from(back.key)).toEqual(Array.from(c.key));
+  });
+
+  it('refuses a key that is not 32 bytes', () => {
+    const { dv } = slot();
+    const c = sampleCommand();
+    c.key = new Uint8Array(31);
+    expect(() => codec.writeCommand(dv, 0, c)).toThrow(RangeError);
+    const r = codec.newAccountRec();
+    r.key = new Uint8Array(33);
+    expect(() => codec.writeAccount(dv, 0, r)).toThrow(RangeError);
+    expect(() => codec.readAccount(dv, 0, r)).toThrow(RangeError);
+  });
+
+  it('zeroes the padding and writes nothing past COMMAND_BYTES', () => {
+    const { dv, bytes } = slot();
+    bytes.fill(0xcc);
+    codec.writeCommand(dv, 0, newCommand());
+    expect(bytes.subarray(0, codec.COMMAND_BYTES).every((b) => b === 0)).toBe(true);
+    expect(bytes[codec.COMMAND_BYTES]).toBe(0xcc);
+  });
+});
+
+describe('headers', () => {
+  it('writeHeader/readHeader round-trip with the type as given', () => {
+    const { dv } = slot();
+    for (const type of [RecordType.None, RecordType.Depth, 255]) {
+      const h = { ...header(type), flags: 0xfe };
+      codec.writeHeader(dv, 8, h);
+      const back = { seq: 1, timeUs: 1, requestId: 1, frontId: 1, type: 1, flags: 1 };
+      codec.readHeader(dv, 8, back);
+      expect(back).toEqual(h);
+      expect(codec.recordType(dv, 8)).toBe(type);
+      expect(codec.recordSeq(dv, 8)).toBe(h.seq);
+    }
+  });
+
+  it('recordSeq reads negative and large sequences exactly', () => {
+    const { dv } = slot();
+    for (const seq of [0, 1, MAX, -5, 2 ** 32 + 17]) {
+      codec.writeHeader(dv, 0, { ...header(RecordType.Order), seq });
+      expect(codec.recordSeq(dv, 0)).toBe(seq);
+    }
+  });
+
+  it('OrderRec.orderFlags is byte 131 and OrderRec.flags the header byte 23, independently', () => {
+    const { dv, bytes } = slot();
+    const r = codec.newOrderRec();
+    r.orderFlags = OrderFlag.HasClientId | OrderFlag.ReduceOnly;
+    r.flags = HeaderFlag.Last;
+    codec.writeOrder(dv, 0, r);
+    expect(bytes[131]).toBe(OrderFlag.HasClientId | OrderFlag.ReduceOnly);
+    expect(bytes[23]).toBe(HeaderFlag.Last);
+    const h = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: 0, flags: 0 };
+    codec.readHeader(dv, 0, h);
+    expect(h.flags).toBe(HeaderFlag.Last);
+    const back = codec.newOrderRec();
+    codec.readOrder(dv, 0, back);
+    expect(back.flags).toBe(HeaderFlag.Last);
+    expect(back.orderFlags).toBe(r.orderFlags);
+    // PostOnly and Last are both bit 0 of their own byte: neither leaks into the other.
+    r.orderFlags = OrderFlag.PostOnly;
+    r.flags = 0;
+    codec.writeOrder(dv, 0, r);
+    expect(bytes[23]).toBe(0);
+    expect(bytes[131]).toBe(OrderFlag.PostOnly);
+  });
+});
+
+describe('Trade.buyerIsMaker', () => {
+  it('is one byte 0/1, and any nonzero byte reads as true', () => {
+    const { dv, bytes } = slot();
+    const r = codec.newTradeRec();
+    r.buyerIsMaker = true;
+    codec.writeTrade(dv, 0, r);
+    expect(bytes[66]).toBe(1);
+    r.buyerIsMaker = false;
+    codec.writeTrade(dv, 0, r);
+    expect(bytes[66]).toBe(0);
+    bytes[66] = 0x80;
+    codec.readTrade(dv, 0, r);
+    expect(r.buyerIsMaker).toBe(true);
+  });
+});
+
+describe('copyBytes', () => {
+  it('stamps a raw inbound command into a Stamped record that reads back as the command', () => {
+    const inbound = slot();
+    const outbound = slot();
+    const c = sampleCommand();
+    codec.writeCommand(inbound.dv, codec.SLOT_BYTES, c);
+    const off = 40;
+    codec.writeHeader(outbound.dv, off, header(RecordType.Stamped));
+    codec.copyBytes(inbound.bytes, codec.SLOT_BYTES, outbound.bytes, off + codec.STAMPED_COMMAND_OFFSET, codec.COMMAND_BYTES);
+    const s = codec.newStampedRec();
+    codec.readStamped(outbound.dv, off, s);
+    expect(s).toEqual({ ...header(RecordType.Stamped), command: c });
+    // Identical to encoding the stamped record directly.
+    const direct = slot();
+    codec.writeStamped(direct.dv, off, s);
+    expect(Array.from(outbound.bytes.subarray(off, off + codec.STAMPED_BYTES))).toEqual(
+      Array.from(direct.bytes.subarray(off, off + codec.STAMPED_BYTES)),
+    );
+  });
+
+  it('copies exactly the range and nothing else', () => {
+    const src = Uint8Array.from({ length: 64 }, (_, i) => i + 1);
+    const dst = new Uint8Array(64).fill(0xee);
+    codec.copyBytes(src, 10, dst, 20, 7);
+    expect(Array.from(dst.subarray(20, 27))).toEqual([11, 12, 13, 14, 15, 16, 17]);
+    expect(dst[19]).toBe(0xee);
+    expect(dst[27]).toBe(0xee);
+    codec.copyBytes(src, 0, dst, 0, 0);
+    expect(dst[0]).toBe(0xee);
+  });
+
+  it('handles overlapping ranges of one buffer in both directions, also through views', () => {
+    const make = () => Uint8Array.from({ length: 32 }, (_, i) => i);
+    const a = make();
+    codec.copyBytes(a, 0, a, 4, 10);
+    expect(Array.from(a.subarray(4, 14))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const b = make();
+    codec.copyBytes(b, 4, b, 0, 10);
+    expect(Array.from(b.subarray(0, 10))).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    const c = make();
+    const view = c.subarray(2); // same buffer, different byteOffset
+    codec.copyBytes(c, 0, view, 0, 10); // dst starts 2 bytes after src
+    expect(Array.from(c.subarray(2, 12))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('throws instead of silently dropping out-of-range bytes', () => {
+    const a = new Uint8Array(16);
+    const b = new Uint8Array(16);
+    expect(() => codec.copyBytes(a, 8, b, 0, 9)).toThrow(RangeError);
+    expect(() => codec.copyBytes(a, 0, b, 8, 9)).toThrow(RangeError);
+    expect(() => codec.copyBytes(a, -1, b, 0, 4)).toThrow(RangeError);
+    expect(() => codec.copyBytes(a, 0, b, 0, -1)).toThrow(RangeError);
+  });
+});
+
+describe('crc32', () => {
+  const text = (s: string) => new TextEncoder().encode(s);
+
+  it('matches the standard check values', () => {
+    const v = text('123456789');
+    expect(codec.crc32(v, 0, v.length, 0)).toBe(0xcbf43926);
+    expect(codec.crc32(new Uint8Array(0), 0, 0, 0)).toBe(0);
+    const a = text('a');
+    expect(codec.crc32(a, 0, 1, 0)).toBe(0xe8b7be43);
+    const fox = text('The quick brown fox jumps over the lazy dog');
+    expect(codec.crc32(fox, 0, fox.length, 0)).toBe(0x414fa339);
+  });
+
+  it('respects off/len', () => {
+    const v = text('xx123456789yyy');
+    expect(codec.crc32(v, 2, 9, 0)).toBe(0xcbf43926);
+    expect(() => codec.crc32(v, 10, 5, 0)).toThrow(RangeError);
+  });
+
+  it('chains: crc(a ++ b) = crc(b) continued from crc(a)', () => {
+    const all = text('The quick brown fox jumps over the lazy dog');
+    for (const cut of [0, 1, 9, 20, all.length]) {
+      const first = codec.crc32(all, 0, cut, 0);
+      expect(codec.crc32(all, cut, all.length - cut, first)).toBe(0x414fa339);
+    }
+  });
+
+  it('agrees with zlib.crc32 on random data, including chaining, and is always a uint32', () => {
+    let x = 12345;
+    for (let n = 0; n < 50; n++) {
+      const len = (n * 37) % 400;
+      const bytes = new Uint8Array(len);
+      for (let i = 0; i < len; i++) {
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+        bytes[i] = x >>> 24;
+      }
+      const prev = Math.imul(n, 0x9e3779b1) >>> 0;
+      const ours = codec.crc32(bytes, 0, len, prev);
+      expect(ours).toBe(zlibCrc32(bytes, prev));
+      expect(ours).toBeGreaterThanOrEqual(0);
+      expect(ours).toBeLessThan(2 ** 32);
+      expect(Number.isInteger(ours)).toBe(true);
+    }
+  });
+
+  it('detects a single flipped bit in a journal-sized record', () => {
+    const { dv, bytes } = slot();
+    codec.writeStamped(dv, 0, { ...header(RecordType.Stamped), command: sampleCommand() });
+    const good = codec.crc32(bytes, 0, codec.JOURNAL_CHECKSUM_OFFSET, 0x1234_5678);
+    for (let i = 0; i < codec.JOURNAL_CHECKSUM_OFFSET; i += 13) {
+      bytes[i] ^= 4;
+      expect(codec.crc32(bytes, 0, codec.JOURNAL_CHECKSUM_OFFSET, 0x1234_5678)).not.toBe(good);
+      bytes[i] ^= 4;
+    }
+  });
+});

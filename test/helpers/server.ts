@@ -1,0 +1,188 @@
+// Test harness: starts the real server (compiled, from dist/) as a child process on free loopback
+// ports with its own data directory, waits for its "ready" log line, and stops it. Also a signing
+// client written independently of src/auth.ts (sorted keys, raw values, @noble/ed25519), so the
+// server's verification is checked against a second implementation.
+
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import * as ed from '@noble/ed25519';
+import { sha512 } from '@noble/hashes/sha2.js';
+
+ed.hashes.sha512 = sha512;
+
+export const ROOT = resolve(import.meta.dirname, '..', '..');
+const execFileAsync = promisify(execFile);
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+export interface RunningServer {
+  port: number;
+  adminPort: number;
+  dataDir: string;
+  base: string;
+  child: ChildProcess;
+  lines: string[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'exchange-test-'));
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Starts dist/src/main.js; resolves when it logs "ready", rejects if it exits first. */
+export async function startServer(options: { dataDir: string; args?: string[]; port?: number; adminPort?: number }): Promise<RunningServer> {
+  const port = options.port ?? (await freePort());
+  const adminPort = options.adminPort ?? (await freePort());
+  const args = [
+    join(ROOT, 'dist/src/main.js'),
+    '--host', '127.0.0.1', '--port', String(port), '--admin-port', String(adminPort),
+    '--data-dir', options.dataDir, ...(options.args ?? []),
+  ];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_PRETTY: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  let buffered = '';
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  await new Promise<void>((resolveReady, reject) => {
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        lines.push(line);
+        if (line.includes('"msg":"ready"')) resolveReady();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+    void exited.then((code) => reject(new Error(`server exited with ${code} before ready:\n${lines.join('\n')}`)));
+  });
+  return {
+    port, adminPort, dataDir: options.dataDir, base: `http://127.0.0.1:${port}`, child, lines,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface TestAccount {
+  accountId: number;
+  publicKey: string;
+  secretKey: string;
+}
+
+/** Runs the admin CLI as an operator would (node dist/src/admin/cli.js, as `npm run admin` does). */
+export async function adminCli(adminPort: number, args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await execFileAsync(process.execPath, [join(ROOT, 'dist/src/admin/cli.js'), ...args, '--admin-port', String(adminPort)], { cwd: ROOT });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+export async function createTestAccount(adminPort: number, deposits: string[]): Promise<TestAccount> {
+  const args = ['create-account', ...deposits.flatMap((d) => ['--deposit', d])];
+  return (await adminCli(adminPort, args)) as unknown as TestAccount;
+}
+
+type Value = string | number | boolean;
+
+/** The canonical signing string, built independently of the server's code. */
+export function signingString(instruction: string, params: Record<string, Value>, timestamp: number, window: number): string {
+  const parts = [`instruction=${instruction}`];
+  for (const key of Object.keys(params).sort()) parts.push(`${key}=${String(params[key])}`);
+  parts.push(`timestamp=${timestamp}`, `window=${window}`);
+  return parts.join('&');
+}
+
+export function sign(secretKeyB64: string, message: string): string {
+  const signature = ed.sign(new TextEncoder().encode(message), Buffer.from(secretKeyB64, 'base64'));
+  return Buffer.from(signature).toString('base64');
+}
+
+export interface SignedOptions {
+  timestamp?: number;
+  window?: number;
+  /** Sign with this secret instead of the account's (a wrong key). */
+  signWith?: string;
+  /** Send this body text instead of the signed params (a tampered body). */
+  bodyOverride?: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: any;
+  text: string;
+}
+
+/** Sends a signed request: params go in the query for GET, in a JSON body otherwise. */
+export async function signed(
+  base: string, account: TestAccount, method: string, path: string, instruction: string,
+  params: Record<string, Value> = {}, options: SignedOptions = {},
+): Promise<ApiResponse> {
+  const timestamp = options.timestamp ?? Date.now();
+  const window = options.window ?? 5000;
+  const signature = sign(options.signWith ?? account.secretKey, signingString(instruction, params, timestamp, window));
+  const headers: Record<string, string> = {
+    'X-API-Key': account.publicKey,
+    'X-Signature': signature,
+    'X-Timestamp': String(timestamp),
+    'X-Window': String(window),
+  };
+  let url = `${base}${path}`;
+  let body: string | undefined;
+  if (method === 'GET') {
+    const query = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, String(v)])).toString();
+    if (query) url += `?${query}`;
+  } else {
+    headers['Content-Type'] = 'application/json; charset=utf-8';
+    body = options.bodyOverride ?? JSON.stringify(params);
+  }
+  const response = await fetch(url, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  return { status: response.status, body: parsed, text };
+}
+
+export async function get(base: string, path: string): Promise<ApiResponse> {
+  const response = await fetch(`${base}${path}`);
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  return { status: response.status, body: parsed, text };
+}
+
+/** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
+export async function waitUntil<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
