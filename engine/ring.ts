@@ -1,9 +1,11 @@
 // The two SharedArrayBuffer rings that connect the threads of the exchange.
 //
-//   front thread 0 ─┐                                        ┌─► journal worker   (consumer 0)
-//   front thread 1 ─┼─► InboundRing ──► engine ──► OutboundRing ─┼─► front thread 0 (consumer 1)
-//   front thread F ─┘   many producers  one        one producer  └─► front thread F (consumer F+1)
-//                       one consumer    thread     several gated consumers, each sees every record
+//   front threads                                           ┌─► journal worker  (consumer 0)
+//   F0 ─┐                                                   │
+//   F1 ─┼─► InboundRing ──► engine ──► OutboundRing ────────┼─► front thread 0  (consumer 1)
+//   Fn ─┘   many producers,  (one      one producer,        │
+//           one consumer     thread)   several gated        └─► front thread n  (consumer n+1)
+//                                      consumers, each sees every record
 //
 // Vocabulary is the LMAX Disruptor's: a producer claims a sequence, writes the slot at
 // `index = sequence & mask`, then publishes it; a consumer handles published slots in sequence
@@ -30,6 +32,8 @@
 //   handled: every consumer's sequence starts at the initial sequence and gates the producer.
 // - Every control word sits on its own 64-byte line, so a store to one never invalidates another
 //   thread's cached copy of a different word (no false sharing between producers and consumers).
+//   The inbound markers are packed, 16 to a line, as in the Disruptor's availableBuffer: each is
+//   touched once per message and a line per slot would cost 64 bytes of cache per slot.
 //
 // Memory ordering: Atomics operations are sequentially consistent in JavaScript, so the plain
 // DataView writes a producer makes into a slot happen-before a consumer's reads of it once the
@@ -522,7 +526,11 @@ export class OutboundRing {
     return result;
   }
 
-  /** Like waitSignal, without blocking the event loop (front threads, journal worker). */
+  /**
+   * Like waitSignal, without blocking the event loop (front threads, journal worker). The pending
+   * Atomics.waitAsync does not keep a Node event loop alive by itself; in the server the uWS app
+   * or the worker's parent port does.
+   */
   waitSignalAsync(seen: number, timeoutMs: number): Promise<WaitResult> {
     const words = this.words;
     Atomics.add(words, OUT_DOORBELL_WAITERS, 1);

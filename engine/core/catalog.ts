@@ -9,34 +9,38 @@
 // throw: they are operator mistakes found at start-up, not client input.
 
 import type { EngineConfig, MarketSpec } from '../types.js';
-import { assert } from './assert.js';
 
 /** The QueryOpenOrders market id meaning "every market". */
 export const MARKET_ID_ALL = 0xffff;
 
 const ID_SPACE = 0x10000;
 
+/** Refuses a configuration the engine cannot run exactly (an operator error, found at start-up). */
+function check(condition: boolean, message: string): void {
+  if (!condition) throw new Error(`engine configuration: ${message}`);
+}
+
 function positiveInteger(value: number, what: string): void {
-  assert(Number.isSafeInteger(value) && value > 0, `${what} must be a positive safe integer (config)`);
+  check(Number.isSafeInteger(value) && value > 0, `${what} must be a positive safe integer`);
 }
 
 function checkMarket(market: MarketSpec, indexOfAsset: Int32Array): void {
   const name = `market ${market.symbol}`;
-  assert(Number.isInteger(market.marketId) && market.marketId >= 0 && market.marketId < MARKET_ID_ALL, `${name}: id out of range`);
-  assert(indexOfAsset[market.baseAssetId] >= 0 && indexOfAsset[market.quoteAssetId] >= 0, `${name}: unknown asset`);
-  assert(market.baseAssetId !== market.quoteAssetId, `${name}: base and quote are the same asset`);
+  check(Number.isInteger(market.marketId) && market.marketId >= 0 && market.marketId < MARKET_ID_ALL, `${name}: id out of range`);
+  check(indexOfAsset[market.baseAssetId] >= 0 && indexOfAsset[market.quoteAssetId] >= 0, `${name}: unknown asset`);
+  check(market.baseAssetId !== market.quoteAssetId, `${name}: base and quote are the same asset`);
   positiveInteger(market.baseUnitsPerLot, `${name} baseUnitsPerLot`);
   positiveInteger(market.quoteUnitsPerTickLot, `${name} quoteUnitsPerTickLot`);
   positiveInteger(market.minPriceTicks, `${name} minPriceTicks`);
   positiveInteger(market.maxPriceTicks, `${name} maxPriceTicks`);
   positiveInteger(market.minQtyLots, `${name} minQtyLots`);
   positiveInteger(market.maxQtyLots, `${name} maxQtyLots`);
-  assert(market.minPriceTicks <= market.maxPriceTicks, `${name}: minPriceTicks > maxPriceTicks`);
-  assert(market.minQtyLots <= market.maxQtyLots, `${name}: minQtyLots > maxQtyLots`);
+  check(market.minPriceTicks <= market.maxPriceTicks, `${name}: minPriceTicks > maxPriceTicks`);
+  check(market.minQtyLots <= market.maxQtyLots, `${name}: minQtyLots > maxQtyLots`);
   const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
   const notional = BigInt(market.maxPriceTicks) * BigInt(market.maxQtyLots) * BigInt(market.quoteUnitsPerTickLot);
-  assert(notional <= maxSafe, `${name}: largest notional leaves the safe-integer range`);
-  assert(BigInt(market.maxQtyLots) * BigInt(market.baseUnitsPerLot) <= maxSafe, `${name}: largest base amount leaves the safe-integer range`);
+  check(notional <= maxSafe, `${name}: largest notional leaves the safe-integer range`);
+  check(BigInt(market.maxQtyLots) * BigInt(market.baseUnitsPerLot) <= maxSafe, `${name}: largest base amount leaves the safe-integer range`);
 }
 
 export class Catalog {
@@ -58,15 +62,15 @@ export class Catalog {
     positiveInteger(limits.maxOpenOrdersPerAccount, 'maxOpenOrdersPerAccount');
     positiveInteger(limits.maxOrdersPerBook, 'maxOrdersPerBook');
     positiveInteger(limits.maxPriceLevelsPerSide, 'maxPriceLevelsPerSide');
-    assert(limits.maxAccounts < 0x7fffffff, 'maxAccounts must fit a 31-bit account id');
-    assert(Number.isSafeInteger(config.speedBumpUs) && config.speedBumpUs >= 0, 'speedBumpUs must be a non-negative integer');
-    assert(Number.isSafeInteger(config.orderIdKey), 'orderIdKey must be an integer');
+    check(limits.maxAccounts < 0x7fffffff, 'maxAccounts must fit a 31-bit account id');
+    check(Number.isSafeInteger(config.speedBumpUs) && config.speedBumpUs >= 0, 'speedBumpUs must be a non-negative integer');
+    check(Number.isSafeInteger(config.orderIdKey), 'orderIdKey must be an integer');
     this.assetCount = config.assets.length;
     this.marketCount = config.markets.length;
     this.assetIdOf = new Uint16Array(this.assetCount);
     config.assets.forEach((asset, index) => {
-      assert(Number.isInteger(asset.assetId) && asset.assetId >= 0 && asset.assetId < ID_SPACE, `asset ${asset.symbol}: id out of range`);
-      assert(this.assetIndexById[asset.assetId] < 0, `asset id ${asset.assetId} listed twice`);
+      check(Number.isInteger(asset.assetId) && asset.assetId >= 0 && asset.assetId < ID_SPACE, `asset ${asset.symbol}: id out of range`);
+      check(this.assetIndexById[asset.assetId] < 0, `asset id ${asset.assetId} listed twice`);
       this.assetIndexById[asset.assetId] = index;
       this.assetIdOf[index] = asset.assetId;
     });
@@ -75,7 +79,7 @@ export class Catalog {
     this.quoteIndexOf = new Int32Array(this.marketCount);
     this.markets.forEach((market, index) => {
       checkMarket(market, this.assetIndexById);
-      assert(this.marketIndexById[market.marketId] < 0, `market id ${market.marketId} listed twice`);
+      check(this.marketIndexById[market.marketId] < 0, `market id ${market.marketId} listed twice`);
       this.marketIndexById[market.marketId] = index;
       this.baseIndexOf[index] = this.assetIndexById[market.baseAssetId];
       this.quoteIndexOf[index] = this.assetIndexById[market.quoteAssetId];

@@ -57,7 +57,7 @@ export class Output {
     ...header(), orderId: 0, priceTicks: 0, qtyLots: 0, quoteQtyUnits: 0, executedQtyLots: 0,
     executedQuoteUnits: 0, lastFillQtyLots: 0, lastFillPriceTicks: 0, tradeId: 0, feeUnits: 0,
     createdAtUs: 0, accountId: 0, clientId: 0, marketId: 0, feeAssetId: 0, event: 0, side: 0,
-    orderType: 0, timeInForce: 0, selfTradePrevention: 0, status: 0, expiryReason: 0, flags: 0,
+    orderType: 0, timeInForce: 0, selfTradePrevention: 0, status: 0, expiryReason: 0, orderFlags: 0,
   };
   private readonly tradeRec: TradeRec = {
     ...header(), tradeId: 0, priceTicks: 0, qtyLots: 0, buyerOrderId: 0, sellerOrderId: 0, marketId: 0, buyerIsMaker: false,
@@ -114,7 +114,7 @@ export class Output {
     rec.lastFillQtyLots = qtyLots;
     rec.lastFillPriceTicks = priceTicks;
     rec.tradeId = tradeId;
-    if (isMaker) rec.flags |= OrderFlag.IsMaker;
+    if (isMaker) rec.orderFlags |= OrderFlag.IsMaker;
     this.stamp(rec, RecordType.Order, FRONT_ID_NONE, 0, 0);
     this.sink.order(rec);
   }
@@ -147,7 +147,7 @@ export class Output {
     rec.selfTradePrevention = pool.selfTradePrevention[slot];
     rec.status = status;
     rec.expiryReason = expiryReason;
-    rec.flags = pool.flags[slot];
+    rec.orderFlags = pool.flags[slot];
   }
 
   trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean): void {

@@ -15,6 +15,7 @@ import { sendError, sendJson, type RequestContext, type Route } from '../front/h
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
 import type { PendingRequest } from '../front/engine-link.js';
 import { parseAssetUnits } from '../wire/market-codec.js';
+import { isCanonicalBase64, isStrongPublicKey } from '../auth.js';
 
 function resultResponse(ctx: RequestContext, onOk: (value: number) => unknown): PendingRequest {
   return {
@@ -27,10 +28,15 @@ function resultResponse(ctx: RequestContext, onOk: (value: number) => unknown): 
   };
 }
 
+/**
+ * A registrable ed25519 public key: canonical base64 of 32 bytes, and not a weak (small-order)
+ * point, under which some verifiers (OpenSSL's among them) accept a forged signature for any
+ * message.
+ */
 export function decodePublicKey(text: unknown): Buffer | null {
-  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]{43}=$/.test(text)) return null;
+  if (typeof text !== 'string' || !isCanonicalBase64(text, 32)) return null;
   const key = Buffer.from(text, 'base64');
-  return key.length === 32 ? key : null;
+  return isStrongPublicKey(key) ? key : null;
 }
 
 export function adminRoutes(front: FrontContext): Route[] {
@@ -43,7 +49,7 @@ export function adminRoutes(front: FrontContext): Route[] {
         const body = (input.body ?? {}) as Record<string, unknown>;
         const key = decodePublicKey(body.publicKey);
         if (key === null) {
-          sendError(ctx, Errors.invalid('publicKey must be the base64 of a 32-byte ed25519 public key'));
+          sendError(ctx, Errors.invalid('publicKey must be the base64 of a 32-byte ed25519 public key that is not a weak point'));
           return;
         }
         callEngine(front, ctx, (cmd) => {

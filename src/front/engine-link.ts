@@ -89,21 +89,18 @@ export class EngineLink {
     cmd.frontId = this.frontId;
     this.pending.set(requestId, request);
     const offset = this.inbound.offsetOf(seq);
-    let written = false;
     try {
       writeCommand(this.inbound.view, offset, cmd);
-      written = true;
-    } finally {
-      // A claimed slot must always be published, or the consumer would stall behind it. If the
-      // write failed, the slot carries a None command, which the engine answers InvalidCommand.
-      if (!written) {
-        resetCommand(cmd);
-        cmd.requestId = requestId;
-        cmd.frontId = this.frontId;
-        writeCommand(this.inbound.view, offset, cmd);
-      }
-      this.inbound.publish(seq);
+    } catch {
+      // A claimed slot must always be published, or the consumer would stall behind it. The
+      // fields were out of range for the slot: publish a None command instead, which the engine
+      // answers with InvalidCommand, so the request still gets its answer.
+      resetCommand(cmd);
+      cmd.requestId = requestId;
+      cmd.frontId = this.frontId;
+      writeCommand(this.inbound.view, offset, cmd);
     }
+    this.inbound.publish(seq);
     return 'ok';
   }
 

@@ -1,0 +1,287 @@
+// The engine core: a pure, synchronous state machine over the sequenced command stream.
+//
+// apply() is the only way state changes. Each state-changing command first activates the
+// speed-bumped orders whose delay has ended by its engine time (in sequence order), then runs:
+// validate the whole command (every rejection is a result code and changes nothing), mutate,
+// write outputs. Queries (CommandKind >= 64) change nothing and activate nothing. No clock,
+// randomness, I/O or floating point: replaying the same commands with the same seq and engine
+// times rebuilds the same state (stateHash) and the same outputs, ids included.
+//
+// See state.ts for the structures and their bounds, matching.ts for activation and fills,
+// cancel.ts for cancels, queries.ts for reads, invariants.ts for the checked invariants.
+
+import {
+  CommandFlag,
+  CommandKind,
+  ExpiryReason,
+  FRONT_ID_NONE,
+  HeaderFlag,
+  OrderEvent,
+  OrderFlag,
+  OrderStatus,
+  OrderType,
+  ResultCode,
+  SelfTradePrevention,
+  Side,
+  TimeInForce,
+  type Command,
+  type EngineConfig,
+  type RecordSink,
+} from '../types.js';
+import { KEY_BYTES } from './accounts.js';
+import { assert } from './assert.js';
+import { NO_LEVEL } from './book.js';
+import { cancelOpenOrder, closeOrder } from './cancel.js';
+import { validateState } from './invariants.js';
+import { activateOrder } from './matching.js';
+import { NO_SLOT } from './orders.js';
+import { runQuery } from './queries.js';
+import { EngineState } from './state.js';
+import { hashState } from './stateHash.js';
+import { baseUnits, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from './units.js';
+
+/** Commands from this kind up are queries: no seq of their own, no state change. */
+const FIRST_QUERY_KIND = 64;
+
+/** The only command flags a spot limit order may carry in this version. */
+const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId;
+
+export class Exchange {
+  private readonly s: EngineState;
+  /** Lock computed by validatePlace for the place that passes it (no per-command allocation). */
+  private placeLockUnits = 0 as AmountUnits;
+  private placeLockAsset = 0;
+
+  constructor(config: EngineConfig) {
+    this.s = new EngineState(config);
+  }
+
+  /** Applies one command; every output goes through `out`. */
+  apply(cmd: Command, seq: number, timeUs: number, out: RecordSink): void {
+    const s = this.s;
+    assert(Number.isSafeInteger(seq) && seq >= 0 && Number.isSafeInteger(timeUs) && timeUs >= 0, 'seq and engine time must be safe integers');
+    if (cmd.kind >= FIRST_QUERY_KIND) {
+      s.out.begin(out, seq, timeUs);
+      runQuery(s, cmd);
+      return;
+    }
+    assert(seq > s.lastSeq, 'sequence numbers must increase');
+    assert(timeUs >= s.lastTimeUs, 'engine time went backwards');
+    s.lastSeq = seq;
+    s.lastTimeUs = timeUs;
+    s.out.begin(out, seq, timeUs);
+    this.activateDue(timeUs);
+    switch (cmd.kind) {
+      case CommandKind.CreateAccount:
+        return this.createAccount(cmd);
+      case CommandKind.Deposit:
+        return this.deposit(cmd);
+      case CommandKind.PlaceOrder:
+        return this.placeOrder(cmd, timeUs);
+      case CommandKind.CancelOrder:
+        return this.cancelOrder(cmd);
+      case CommandKind.CancelAll:
+        return this.cancelAll(cmd);
+      case CommandKind.Tick:
+        return;
+      default:
+        s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+    }
+  }
+
+  /** Engine time at which the oldest pending order activates, or -1 when none waits. */
+  nextWakeUs(): number {
+    const head = this.s.pending.head;
+    return head === NO_SLOT ? -1 : this.s.pool.createdAtUs[head] + this.s.speedBumpUs;
+  }
+
+  stateHash(): string {
+    return hashState(this.s);
+  }
+
+  validateInvariants(): void {
+    validateState(this.s);
+  }
+
+  /** Sum over accounts of available + locked units of an asset. */
+  totalUnits(assetId: number): number {
+    const s = this.s;
+    const assetIndex = s.catalog.assetIndex(assetId);
+    assert(assetIndex >= 0, 'totalUnits of an unknown asset');
+    let total = 0n;
+    for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
+      const cell = s.ledger.cell(accountId, assetIndex);
+      total += BigInt(s.ledger.available[cell]) + BigInt(s.ledger.locked[cell]);
+    }
+    assert(total <= BigInt(Number.MAX_SAFE_INTEGER), 'an asset total left the safe-integer range');
+    return Number(total);
+  }
+
+  /** Activates, in sequence order, every pending order whose speed bump ended by `timeUs`. */
+  private activateDue(timeUs: number): void {
+    const s = this.s;
+    for (let steps = 0; s.pending.head !== NO_SLOT; steps++) {
+      assert(steps <= s.pool.capacity, 'activation loop ran past the number of orders');
+      const slot = s.pending.head;
+      if (s.pool.createdAtUs[slot] + s.speedBumpUs > timeUs) return;
+      const book = s.books[s.pool.marketIndex[slot]];
+      s.pending.remove(slot);
+      book.pendingCount--;
+      if (s.pool.timeInForce[slot] === TimeInForce.GTC) book.pendingGtc[s.pool.side[slot]]--;
+      activateOrder(s, slot);
+    }
+  }
+
+  private createAccount(cmd: Command): void {
+    const s = this.s;
+    let code: ResultCode = ResultCode.Ok;
+    if (cmd.key.length !== KEY_BYTES || cmd.key.every((byte) => byte === 0)) code = ResultCode.InvalidCommand;
+    else if (s.accounts.find(cmd.key) !== 0) code = ResultCode.DuplicateKey;
+    else if (s.accounts.count >= s.accounts.capacity) code = ResultCode.AccountLimitReached;
+    if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+    const accountId = s.accounts.add(cmd.key);
+    s.out.account(accountId, FRONT_ID_NONE, 0);
+    s.out.result(ResultCode.Ok, accountId, cmd.frontId, cmd.requestId);
+  }
+
+  private deposit(cmd: Command): void {
+    const s = this.s;
+    const assetIndex = s.catalog.assetIndex(cmd.assetId);
+    const amount = cmd.amountUnits as AmountUnits;
+    let code: ResultCode = ResultCode.Ok;
+    if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+    else if (assetIndex < 0) code = ResultCode.UnknownAsset;
+    else if (!s.ledger.canDeposit(assetIndex, amount)) code = ResultCode.AmountOutOfRange;
+    if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+    s.ledger.deposit(cmd.accountId, assetIndex, amount);
+    s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+    s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
+  }
+
+  private placeOrder(cmd: Command, timeUs: number): void {
+    const s = this.s;
+    const code = this.validatePlace(cmd);
+    if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+    const pool = s.pool;
+    const marketIndex = s.catalog.marketIndex(cmd.marketId);
+    const book = s.books[marketIndex];
+    const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
+    const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
+    const slot = pool.open(cmd.accountId);
+    pool.orderId[slot] = s.nextOrderId();
+    pool.priceTicks[slot] = cmd.priceTicks;
+    pool.qtyLots[slot] = cmd.qtyLots;
+    pool.remainingLots[slot] = cmd.qtyLots;
+    pool.createdAtUs[slot] = timeUs;
+    pool.clientId[slot] = hasClientId ? cmd.clientId : 0;
+    pool.requestId[slot] = cmd.requestId;
+    pool.frontId[slot] = cmd.frontId;
+    pool.marketIndex[slot] = marketIndex;
+    pool.side[slot] = cmd.side;
+    pool.timeInForce[slot] = cmd.timeInForce;
+    pool.selfTradePrevention[slot] = cmd.selfTradePrevention;
+    pool.flags[slot] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0);
+    s.index.insert(pool.orderId[slot], slot);
+    s.ledger.lock(cmd.accountId, this.placeLockAsset, this.placeLockUnits);
+    assert(s.lockUnitsOf(slot) === this.placeLockUnits, 'lock differs from what the order can spend');
+    s.out.balance(cmd.accountId, this.placeLockAsset, FRONT_ID_NONE, 0);
+    if (postOnly || s.speedBumpUs === 0) return activateOrder(s, slot);
+    s.pending.push(slot);
+    book.pendingCount++;
+    if (cmd.timeInForce === TimeInForce.GTC) book.pendingGtc[cmd.side]++;
+  }
+
+  /** Every check of a place, in the documented order; on Ok also computes the lock. */
+  private validatePlace(cmd: Command): ResultCode {
+    const s = this.s;
+    if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
+    const marketIndex = s.catalog.marketIndex(cmd.marketId);
+    if (marketIndex < 0) return ResultCode.UnknownMarket;
+    if (!isSupportedLimitOrder(cmd)) return ResultCode.InvalidCommand;
+    const market = s.catalog.markets[marketIndex];
+    if (cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+    if (cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
+    if (cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
+    if (cmd.priceTicks > market.maxPriceTicks) return ResultCode.PriceAboveMaximum;
+    if (s.pool.accountOpenCount[cmd.accountId] >= s.limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
+    const book = s.books[marketIndex];
+    // The order itself takes a slot while it matches, even if it will not rest.
+    if (book.restingCount + book.pendingCount >= s.limits.maxOrdersPerBook) return ResultCode.BookFull;
+    if (cmd.timeInForce === TimeInForce.GTC) {
+      // A GTC order may rest; a delayed one cannot know yet whether its price level will exist,
+      // so it reserves a level until it activates.
+      const bookSide = book.sideOf(cmd.side);
+      const delayed = (cmd.flags & CommandFlag.PostOnly) === 0 && s.speedBumpUs > 0;
+      const needsLevel = delayed || bookSide.find(cmd.priceTicks as PriceTicks) === NO_LEVEL;
+      if (needsLevel && bookSide.count + book.pendingGtc[cmd.side] >= s.limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
+    }
+    const bid = cmd.side === Side.Bid;
+    this.placeLockAsset = bid ? s.catalog.quoteIndexOf[marketIndex] : s.catalog.baseIndexOf[marketIndex];
+    this.placeLockUnits = bid
+      ? notionalUnits(cmd.priceTicks as PriceTicks, cmd.qtyLots as QtyLots, market.quoteUnitsPerTickLot)
+      : baseUnits(cmd.qtyLots as QtyLots, market.baseUnitsPerLot);
+    if (s.ledger.availableUnits(cmd.accountId, this.placeLockAsset) < this.placeLockUnits) return ResultCode.InsufficientFunds;
+    return ResultCode.Ok;
+  }
+
+  private cancelOrder(cmd: Command): void {
+    const s = this.s;
+    const marketIndex = s.catalog.marketIndex(cmd.marketId);
+    let slot = NO_SLOT;
+    let code: ResultCode = ResultCode.Ok;
+    if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+    else if (marketIndex < 0) code = ResultCode.UnknownMarket;
+    else {
+      const byClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
+      slot = s.findOpenOrder(cmd.accountId, marketIndex, byClientId, cmd.orderId, cmd.clientId);
+      if (slot === NO_SLOT) code = ResultCode.UnknownOrder;
+    }
+    if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+    cancelOpenOrder(s, slot, ExpiryReason.None);
+    s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+    closeOrder(s, slot);
+  }
+
+  private cancelAll(cmd: Command): void {
+    const s = this.s;
+    const pool = s.pool;
+    const marketIndex = s.catalog.marketIndex(cmd.marketId);
+    if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
+    if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
+    let cancelled = 0;
+    for (let slot = pool.accountHead[cmd.accountId], after = NO_SLOT; slot !== NO_SLOT; slot = after) {
+      after = pool.accountNext[slot];
+      if (pool.marketIndex[slot] !== marketIndex) continue;
+      cancelOpenOrder(s, slot, ExpiryReason.None);
+      s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
+      closeOrder(s, slot);
+      cancelled++;
+    }
+    s.out.result(ResultCode.Ok, cancelled, cmd.frontId, cmd.requestId);
+  }
+}
+
+/**
+ * Shape checks of a place beyond the documented rejections: a limit order with known enum values,
+ * only the flags this version honours, no conditional parts, integer price and quantity, and a
+ * 32-bit client id. Anything else is InvalidCommand rather than half-honoured.
+ */
+function isSupportedLimitOrder(cmd: Command): boolean {
+  if (cmd.orderType !== OrderType.Limit) return false;
+  if (cmd.side !== Side.Bid && cmd.side !== Side.Ask) return false;
+  const tif = cmd.timeInForce;
+  if (tif !== TimeInForce.GTC && tif !== TimeInForce.IOC && tif !== TimeInForce.FOK) return false;
+  const stp = cmd.selfTradePrevention;
+  if (stp !== SelfTradePrevention.RejectTaker && stp !== SelfTradePrevention.RejectMaker && stp !== SelfTradePrevention.RejectBoth) return false;
+  if ((cmd.flags & ~SUPPORTED_PLACE_FLAGS) !== 0) return false;
+  if ((cmd.flags & CommandFlag.PostOnly) !== 0 && tif !== TimeInForce.GTC) return false;
+  if ((cmd.flags & CommandFlag.HasClientId) !== 0 && !(Number.isInteger(cmd.clientId) && cmd.clientId >= 0 && cmd.clientId <= 0xffffffff)) return false;
+  if (!Number.isSafeInteger(cmd.priceTicks) || !Number.isSafeInteger(cmd.qtyLots)) return false;
+  // Compared one by one: these are 64-bit fields, and bitwise operators would cut them to 32 bits.
+  const plain =
+    cmd.quoteQtyUnits === 0 && cmd.triggerPriceTicks === 0 && cmd.triggerQtyLots === 0 &&
+    cmd.takeProfitTriggerTicks === 0 && cmd.takeProfitLimitTicks === 0 && cmd.stopLossTriggerTicks === 0 &&
+    cmd.stopLossLimitTicks === 0 && cmd.slippageTolerance === 0;
+  const noTriggerModes = cmd.triggerBy === 0 && cmd.takeProfitTriggerBy === 0 && cmd.stopLossTriggerBy === 0 && cmd.slippageToleranceType === 0;
+  return plain && noTriggerModes;
+}

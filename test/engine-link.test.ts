@@ -1,0 +1,92 @@
+// The front thread's side of the inbound ring when the engine cannot keep up: a full ring is
+// answered at once with HTTP 503 and a JSON error, every command that was accepted is in the ring
+// whole and in order, nothing is half-written, and the link takes commands again once the engine
+// has drained the ring.
+
+import { describe, expect, it } from 'vitest';
+import { InboundRing, OutboundRing } from '../engine/ring.js';
+import { SLOT_BYTES, readCommand } from '../engine/codec.js';
+import { Control } from '../engine/shell/control.js';
+import { CommandKind, newCommand } from '../engine/types.js';
+import { EngineLink } from '../src/front/engine-link.js';
+import { callEngine, type FrontContext } from '../src/front/context.js';
+import type { RequestContext } from '../src/front/http.js';
+
+function fakeResponse() {
+  const written = { status: '', headers: {} as Record<string, string>, body: '' };
+  const res = {
+    cork(cb: () => void) { cb(); return res; },
+    writeStatus(status: string) { written.status = status; return res; },
+    writeHeader(key: string, value: string) { written.headers[key] = value; return res; },
+    end(body: string) { written.body = body; return res; },
+  };
+  return { res, written };
+}
+
+function setup(slotCount: number) {
+  const inbound = InboundRing.create({ slotCount, slotBytes: SLOT_BYTES });
+  const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 1 });
+  const control = Control.create();
+  const link = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 1000);
+  return { inbound, link };
+}
+
+const ignore = { onRecord() {} };
+
+describe('EngineLink on a full inbound ring', () => {
+  it('reports ring_full once every slot is taken, and every accepted command is whole', () => {
+    const { inbound, link } = setup(8);
+    const results: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      results.push(link.submit((cmd) => {
+        cmd.kind = CommandKind.PlaceOrder;
+        cmd.qtyLots = 1000 + i;
+        cmd.priceTicks = 2000 + i;
+        cmd.accountId = 7;
+      }, ignore));
+    }
+    expect(results).toEqual([...Array(8).fill('ok'), 'ring_full', 'ring_full']);
+    expect(link.pendingCount).toBe(8);
+
+    const seen: Array<[number, number, number, number]> = [];
+    const cmd = newCommand();
+    inbound.poll((offset) => {
+      readCommand(inbound.view, offset, cmd);
+      seen.push([cmd.kind, cmd.qtyLots, cmd.priceTicks, cmd.frontId]);
+    }, 100);
+    expect(seen).toEqual(Array.from({ length: 8 }, (_, i) => [CommandKind.PlaceOrder, 1000 + i, 2000 + i, 3]));
+
+    // Drained: the link accepts again.
+    expect(link.submit((c) => { c.kind = CommandKind.QueryBalances; }, ignore)).toBe('ok');
+  });
+
+  it('publishes a None command, not stale bytes, when encoding a claimed command fails', () => {
+    const { inbound, link } = setup(4);
+    expect(() => link.submit((cmd) => { cmd.kind = CommandKind.Deposit; cmd.amountUnits = 1.5; }, ignore)).not.toThrow();
+    const cmd = newCommand();
+    let count = 0;
+    inbound.poll((offset) => {
+      readCommand(inbound.view, offset, cmd);
+      count += 1;
+    }, 10);
+    expect(count).toBe(1);
+    expect(cmd.kind).toBe(CommandKind.None);
+    expect(cmd.amountUnits).toBe(0);
+  });
+
+  it('answers HTTP 503 with a JSON error body when the ring is full', () => {
+    const { link } = setup(2);
+    const front = { link } as unknown as FrontContext;
+    const bodies: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { res, written } = fakeResponse();
+      const ctx = { res, aborted: false, done: false } as unknown as RequestContext;
+      callEngine(front, ctx, (cmd) => { cmd.kind = CommandKind.QueryBalances; }, ignore);
+      bodies.push(written.status ? `${written.status} ${written.body}` : 'pending');
+    }
+    expect(bodies[0]).toBe('pending');
+    expect(bodies[1]).toBe('pending');
+    expect(bodies[2]).toMatch(/^503 /);
+    expect(JSON.parse(bodies[2].slice(bodies[2].indexOf('{')))).toEqual({ code: 'TOO_MANY_REQUESTS', message: expect.any(String) });
+  });
+});

@@ -1,0 +1,467 @@
+// A deliberately naive reference model of the engine core, for differential tests.
+//
+// Same rules as engine/core, written the obvious way: open orders in one array in placement
+// order, books found by filtering and sorting that array on every step, balances in a Map keyed
+// by "account:asset". No pools, no indices, no incremental counters to get wrong. Fed the same
+// stamped stream as the real engine, it must write exactly the same records. Order ids reuse the
+// engine's permutation (tested on its own in engine-structures.test.ts).
+
+import { permuteOrderNumber } from '../../engine/core/ids.js';
+import {
+  CommandFlag,
+  CommandKind,
+  ExpiryReason,
+  FRONT_ID_NONE,
+  HeaderFlag,
+  OrderEvent,
+  OrderFlag,
+  OrderStatus,
+  OrderType,
+  RecordType,
+  ResultCode,
+  SelfTradePrevention,
+  Side,
+  TimeInForce,
+  type Command,
+  type EngineConfig,
+  type MarketSpec,
+} from '../../engine/types.js';
+import type { Rec } from './engine-harness.js';
+
+interface ModelOrder {
+  orderId: number;
+  accountId: number;
+  market: MarketSpec;
+  side: Side;
+  priceTicks: number;
+  qtyLots: number;
+  remainingLots: number;
+  executedLots: number;
+  executedQuoteUnits: number;
+  createdAtUs: number;
+  clientId: number;
+  flags: number;
+  timeInForce: TimeInForce;
+  stp: SelfTradePrevention;
+  frontId: number;
+  requestId: number;
+  state: 'pending' | 'active' | 'resting';
+  restNumber: number;
+}
+
+interface MarketState {
+  updateId: number;
+  updateSeq: number;
+  lastTradeId: number;
+}
+
+export class ModelExchange {
+  private readonly keys: Uint8Array[] = [];
+  private readonly balances = new Map<string, { available: number; locked: number }>();
+  private readonly supply = new Map<number, number>();
+  /** Every open order, in placement order. */
+  private orders: ModelOrder[] = [];
+  private readonly marketState = new Map<number, MarketState>();
+  private orderNumber = 0;
+  private restCounter = 0;
+  private seq = 0;
+  private timeUs = 0;
+  private out: Rec[] = [];
+
+  constructor(private readonly config: EngineConfig) {
+    for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0 });
+  }
+
+  apply(cmd: Command, seq: number, timeUs: number): Rec[] {
+    this.out = [];
+    this.seq = seq;
+    this.timeUs = timeUs;
+    if (cmd.kind >= 64) {
+      this.query(cmd);
+      return this.out;
+    }
+    for (;;) {
+      // Placement order is sequence order, and every order waits the same bump.
+      const next = this.orders.find((o) => o.state === 'pending');
+      if (!next || next.createdAtUs + this.config.speedBumpUs > timeUs) break;
+      next.state = 'active';
+      this.activate(next);
+    }
+    switch (cmd.kind) {
+      case CommandKind.CreateAccount: this.createAccount(cmd); break;
+      case CommandKind.Deposit: this.deposit(cmd); break;
+      case CommandKind.PlaceOrder: this.place(cmd); break;
+      case CommandKind.CancelOrder: this.cancel(cmd); break;
+      case CommandKind.CancelAll: this.cancelAll(cmd); break;
+      case CommandKind.Tick: break;
+      default: this.result(cmd, ResultCode.InvalidCommand, 0);
+    }
+    return this.out;
+  }
+
+  // ---- records ----
+
+  private header(type: RecordType, frontId: number, requestId: number, flags: number) {
+    return { seq: this.seq, timeUs: this.timeUs, requestId, frontId, type, flags };
+  }
+
+  private result(cmd: Command, code: ResultCode, value: number): void {
+    this.out.push({ ...this.header(RecordType.Result, cmd.frontId, cmd.requestId, HeaderFlag.Last), value, code } as Rec);
+  }
+
+  private orderRec(o: ModelOrder, event: OrderEvent, status: OrderStatus, reason: ExpiryReason, frontId: number, requestId: number, flags: number, fill?: { qty: number; price: number; tradeId: number; maker: boolean }): void {
+    this.out.push({
+      ...this.header(RecordType.Order, frontId, requestId, flags),
+      orderId: o.orderId, priceTicks: o.priceTicks, qtyLots: o.qtyLots, quoteQtyUnits: 0, executedQtyLots: o.executedLots,
+      executedQuoteUnits: o.executedQuoteUnits, lastFillQtyLots: fill?.qty ?? 0, lastFillPriceTicks: fill?.price ?? 0,
+      tradeId: fill?.tradeId ?? 0, feeUnits: 0, createdAtUs: o.createdAtUs, accountId: o.accountId, clientId: o.clientId,
+      marketId: o.market.marketId, feeAssetId: o.side === Side.Bid ? o.market.baseAssetId : o.market.quoteAssetId, event,
+      side: o.side, orderType: OrderType.Limit, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
+      orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
+    } as Rec);
+  }
+
+  private balanceRec(accountId: number, assetId: number, frontId = FRONT_ID_NONE, requestId = 0): void {
+    const b = this.bal(accountId, assetId);
+    this.out.push({ ...this.header(RecordType.Balance, frontId, requestId, 0), availableUnits: b.available, lockedUnits: b.locked, accountId, assetId } as Rec);
+  }
+
+  private depthRec(market: MarketSpec, side: Side, priceTicks: number): void {
+    const state = this.marketState.get(market.marketId)!;
+    if (state.updateSeq !== this.seq) {
+      state.updateId++;
+      state.updateSeq = this.seq;
+    }
+    this.out.push({ ...this.header(RecordType.Depth, FRONT_ID_NONE, 0, 0), priceTicks, qtyLots: this.levelQty(market, side, priceTicks), updateId: state.updateId, marketId: market.marketId, side } as Rec);
+  }
+
+  // ---- state helpers ----
+
+  private bal(accountId: number, assetId: number): { available: number; locked: number } {
+    const key = `${accountId}:${assetId}`;
+    let b = this.balances.get(key);
+    if (!b) this.balances.set(key, (b = { available: 0, locked: 0 }));
+    return b;
+  }
+
+  private market(marketId: number): MarketSpec | undefined {
+    return this.config.markets.find((m) => m.marketId === marketId);
+  }
+
+  private accountExists(accountId: number): boolean {
+    return Number.isInteger(accountId) && accountId >= 1 && accountId <= this.keys.length;
+  }
+
+  private lockAsset(o: ModelOrder): number {
+    return o.side === Side.Bid ? o.market.quoteAssetId : o.market.baseAssetId;
+  }
+
+  private lockOf(o: ModelOrder): number {
+    return o.side === Side.Bid ? o.priceTicks * o.remainingLots * o.market.quoteUnitsPerTickLot : o.remainingLots * o.market.baseUnitsPerLot;
+  }
+
+  /** Resting orders of one side, best price first, then time priority. */
+  private sideOrders(market: MarketSpec, side: Side): ModelOrder[] {
+    return this.orders
+      .filter((o) => o.state === 'resting' && o.market === market && o.side === side)
+      .sort((a, b) => (side === Side.Bid ? b.priceTicks - a.priceTicks : a.priceTicks - b.priceTicks) || a.restNumber - b.restNumber);
+  }
+
+  private levelQty(market: MarketSpec, side: Side, priceTicks: number): number {
+    return this.sideOrders(market, side).filter((o) => o.priceTicks === priceTicks).reduce((sum, o) => sum + o.remainingLots, 0);
+  }
+
+  private levels(market: MarketSpec, side: Side): number[] {
+    return [...new Set(this.sideOrders(market, side).map((o) => o.priceTicks))];
+  }
+
+  private crosses(taker: ModelOrder, priceTicks: number): boolean {
+    return taker.side === Side.Bid ? priceTicks <= taker.priceTicks : priceTicks >= taker.priceTicks;
+  }
+
+  private remove(o: ModelOrder): void {
+    this.orders = this.orders.filter((x) => x !== o);
+  }
+
+  private status(o: ModelOrder): OrderStatus {
+    if (o.remainingLots === 0) return OrderStatus.Filled;
+    return o.executedLots > 0 ? OrderStatus.PartiallyFilled : OrderStatus.New;
+  }
+
+  // ---- commands ----
+
+  private createAccount(cmd: Command): void {
+    if (cmd.key.length !== 32 || cmd.key.every((b) => b === 0)) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    if (this.keys.some((k) => k.every((b, i) => b === cmd.key[i]))) return this.result(cmd, ResultCode.DuplicateKey, 0);
+    if (this.keys.length >= this.config.limits.maxAccounts) return this.result(cmd, ResultCode.AccountLimitReached, 0);
+    this.keys.push(cmd.key.slice());
+    const accountId = this.keys.length;
+    this.out.push({ ...this.header(RecordType.Account, FRONT_ID_NONE, 0, 0), key: cmd.key.slice(), accountId } as Rec);
+    this.result(cmd, ResultCode.Ok, accountId);
+  }
+
+  private deposit(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    if (!this.config.assets.some((a) => a.assetId === cmd.assetId)) return this.result(cmd, ResultCode.UnknownAsset, 0);
+    const supply = this.supply.get(cmd.assetId) ?? 0;
+    const amount = cmd.amountUnits;
+    if (!Number.isSafeInteger(amount) || amount <= 0 || !Number.isSafeInteger(supply + amount)) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
+    this.supply.set(cmd.assetId, supply + amount);
+    this.bal(cmd.accountId, cmd.assetId).available += amount;
+    this.balanceRec(cmd.accountId, cmd.assetId);
+    this.result(cmd, ResultCode.Ok, this.bal(cmd.accountId, cmd.assetId).available);
+  }
+
+  private placeCode(cmd: Command): ResultCode {
+    if (!this.accountExists(cmd.accountId)) return ResultCode.UnknownAccount;
+    const market = this.market(cmd.marketId);
+    if (!market) return ResultCode.UnknownMarket;
+    const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
+    const shapeOk =
+      cmd.orderType === OrderType.Limit && [Side.Bid, Side.Ask].includes(cmd.side) &&
+      [TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK].includes(cmd.timeInForce) &&
+      [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
+      (cmd.flags & ~(CommandFlag.PostOnly | CommandFlag.HasClientId)) === 0 && (!postOnly || cmd.timeInForce === TimeInForce.GTC) &&
+      Number.isSafeInteger(cmd.priceTicks) && Number.isSafeInteger(cmd.qtyLots) &&
+      [cmd.quoteQtyUnits, cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
+        cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
+        cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
+    if (!shapeOk) return ResultCode.InvalidCommand;
+    if (cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+    if (cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
+    if (cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
+    if (cmd.priceTicks > market.maxPriceTicks) return ResultCode.PriceAboveMaximum;
+    const limits = this.config.limits;
+    if (this.orders.filter((o) => o.accountId === cmd.accountId).length >= limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
+    if (this.orders.filter((o) => o.market === market).length >= limits.maxOrdersPerBook) return ResultCode.BookFull;
+    if (cmd.timeInForce === TimeInForce.GTC) {
+      const delayed = !postOnly && this.config.speedBumpUs > 0;
+      const levels = this.levels(market, cmd.side);
+      const reserved = this.orders.filter((o) => o.state === 'pending' && o.market === market && o.side === cmd.side && o.timeInForce === TimeInForce.GTC).length;
+      const needsLevel = delayed || !levels.includes(cmd.priceTicks);
+      if (needsLevel && levels.length + reserved >= limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
+    }
+    const lock = cmd.side === Side.Bid ? cmd.priceTicks * cmd.qtyLots * market.quoteUnitsPerTickLot : cmd.qtyLots * market.baseUnitsPerLot;
+    const asset = cmd.side === Side.Bid ? market.quoteAssetId : market.baseAssetId;
+    if (this.bal(cmd.accountId, asset).available < lock) return ResultCode.InsufficientFunds;
+    return ResultCode.Ok;
+  }
+
+  private place(cmd: Command): void {
+    const code = this.placeCode(cmd);
+    if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
+    const market = this.market(cmd.marketId)!;
+    const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
+    const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
+    let orderId = 0;
+    while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
+    const o: ModelOrder = {
+      orderId, accountId: cmd.accountId, market, side: cmd.side, priceTicks: cmd.priceTicks, qtyLots: cmd.qtyLots,
+      remainingLots: cmd.qtyLots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs,
+      clientId: hasClientId ? cmd.clientId : 0,
+      flags: (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0),
+      timeInForce: cmd.timeInForce, stp: cmd.selfTradePrevention, frontId: cmd.frontId, requestId: cmd.requestId,
+      state: 'active', restNumber: 0,
+    };
+    this.orders.push(o);
+    const b = this.bal(o.accountId, this.lockAsset(o));
+    const lock = this.lockOf(o);
+    b.available -= lock;
+    b.locked += lock;
+    this.balanceRec(o.accountId, this.lockAsset(o));
+    if (postOnly || this.config.speedBumpUs === 0) this.activate(o);
+    else o.state = 'pending';
+  }
+
+  private activate(o: ModelOrder): void {
+    this.orderRec(o, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+    const opposite = o.side === Side.Bid ? Side.Ask : Side.Bid;
+    let reason = ExpiryReason.None;
+    const best = this.sideOrders(o.market, opposite)[0];
+    if ((o.flags & OrderFlag.PostOnly) !== 0 && best && this.crosses(o, best.priceTicks)) {
+      reason = ExpiryReason.PostOnlyTaker;
+    } else if (o.timeInForce === TimeInForce.FOK && !this.fillable(o)) {
+      reason = ExpiryReason.FillOrKill;
+    } else {
+      reason = this.match(o);
+    }
+    this.finish(o, reason);
+  }
+
+  private fillable(o: ModelOrder): boolean {
+    let need = o.remainingLots;
+    for (const m of this.sideOrders(o.market, o.side === Side.Bid ? Side.Ask : Side.Bid)) {
+      if (!this.crosses(o, m.priceTicks)) return false;
+      if (m.accountId === o.accountId) {
+        if (o.stp === SelfTradePrevention.RejectMaker) continue;
+        return false;
+      }
+      need -= m.remainingLots;
+      if (need <= 0) return true;
+    }
+    return false;
+  }
+
+  private match(o: ModelOrder): ExpiryReason {
+    while (o.remainingLots > 0) {
+      const m = this.sideOrders(o.market, o.side === Side.Bid ? Side.Ask : Side.Bid)[0];
+      if (!m || !this.crosses(o, m.priceTicks)) break;
+      if (m.accountId !== o.accountId) {
+        this.fill(o, m);
+        continue;
+      }
+      if (o.stp === SelfTradePrevention.RejectTaker) return ExpiryReason.SelfTradePrevention;
+      this.cancelOpen(m, ExpiryReason.SelfTradePrevention);
+      if (o.stp === SelfTradePrevention.RejectBoth) return ExpiryReason.SelfTradePrevention;
+    }
+    return ExpiryReason.None;
+  }
+
+  private fill(taker: ModelOrder, maker: ModelOrder): void {
+    const market = taker.market;
+    const qty = Math.min(taker.remainingLots, maker.remainingLots);
+    const price = maker.priceTicks;
+    const buyer = taker.side === Side.Bid ? taker : maker;
+    const seller = buyer === taker ? maker : taker;
+    const base = qty * market.baseUnitsPerLot;
+    const quote = price * qty * market.quoteUnitsPerTickLot;
+    const buyerQuote = this.bal(buyer.accountId, market.quoteAssetId);
+    buyerQuote.locked -= buyer.priceTicks * qty * market.quoteUnitsPerTickLot;
+    buyerQuote.available += (buyer.priceTicks - price) * qty * market.quoteUnitsPerTickLot;
+    this.bal(buyer.accountId, market.baseAssetId).available += base;
+    this.bal(seller.accountId, market.baseAssetId).locked -= base;
+    this.bal(seller.accountId, market.quoteAssetId).available += quote;
+    for (const o of [maker, taker]) {
+      o.remainingLots -= qty;
+      o.executedLots += qty;
+      o.executedQuoteUnits += quote;
+    }
+    const state = this.marketState.get(market.marketId)!;
+    const tradeId = ++state.lastTradeId;
+    this.out.push({
+      ...this.header(RecordType.Trade, FRONT_ID_NONE, 0, 0), tradeId, priceTicks: price, qtyLots: qty, buyerOrderId: buyer.orderId,
+      sellerOrderId: seller.orderId, marketId: market.marketId, buyerIsMaker: buyer === maker,
+    } as Rec);
+    this.orderRec(maker, OrderEvent.Fill, this.status(maker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: true });
+    this.orderRec(taker, OrderEvent.Fill, this.status(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false });
+    for (const o of [maker, taker]) {
+      this.balanceRec(o.accountId, market.baseAssetId);
+      this.balanceRec(o.accountId, market.quoteAssetId);
+    }
+    if (maker.remainingLots === 0) this.remove(maker);
+    this.depthRec(market, maker.side, price);
+  }
+
+  private finish(o: ModelOrder, stopReason: ExpiryReason): void {
+    if (o.remainingLots === 0) {
+      this.remove(o);
+      return this.orderRec(o, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
+    }
+    let reason = stopReason;
+    if (reason === ExpiryReason.None && o.timeInForce === TimeInForce.IOC) reason = ExpiryReason.ImmediateOrCancel;
+    if (reason !== ExpiryReason.None) {
+      const b = this.bal(o.accountId, this.lockAsset(o));
+      const lock = this.lockOf(o);
+      b.locked -= lock;
+      b.available += lock;
+      this.remove(o);
+      this.orderRec(o, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
+      this.balanceRec(o.accountId, this.lockAsset(o));
+      return this.orderRec(o, OrderEvent.None, OrderStatus.Expired, reason, o.frontId, o.requestId, HeaderFlag.Last);
+    }
+    o.state = 'resting';
+    o.restNumber = ++this.restCounter;
+    this.depthRec(o.market, o.side, o.priceTicks);
+    this.orderRec(o, OrderEvent.None, this.status(o), ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
+  }
+
+  /** Cancels a pending or resting order (events, balance, depth or the delayed place's answer). */
+  private cancelOpen(o: ModelOrder, reason: ExpiryReason): void {
+    const wasPending = o.state === 'pending';
+    const b = this.bal(o.accountId, this.lockAsset(o));
+    const lock = this.lockOf(o);
+    b.locked -= lock;
+    b.available += lock;
+    this.remove(o);
+    this.orderRec(o, OrderEvent.Cancelled, OrderStatus.Cancelled, reason, FRONT_ID_NONE, 0, 0);
+    this.balanceRec(o.accountId, this.lockAsset(o));
+    if (wasPending) this.orderRec(o, OrderEvent.None, OrderStatus.Cancelled, reason, o.frontId, o.requestId, HeaderFlag.Last);
+    else this.depthRec(o.market, o.side, o.priceTicks);
+  }
+
+  private findOpen(cmd: Command, market: MarketSpec): ModelOrder | undefined {
+    const mine = this.orders.filter((o) => o.accountId === cmd.accountId && o.market === market);
+    if ((cmd.flags & CommandFlag.HasClientId) !== 0) return mine.find((o) => (o.flags & OrderFlag.HasClientId) !== 0 && o.clientId === cmd.clientId);
+    return mine.find((o) => o.orderId === cmd.orderId);
+  }
+
+  private cancel(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    const market = this.market(cmd.marketId);
+    if (!market) return this.result(cmd, ResultCode.UnknownMarket, 0);
+    const o = this.findOpen(cmd, market);
+    if (!o) return this.result(cmd, ResultCode.UnknownOrder, 0);
+    this.cancelOpen(o, ExpiryReason.None);
+    this.orderRec(o, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+  }
+
+  private cancelAll(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    const market = this.market(cmd.marketId);
+    if (!market) return this.result(cmd, ResultCode.UnknownMarket, 0);
+    const mine = this.orders.filter((o) => o.accountId === cmd.accountId && o.market === market);
+    for (const o of mine) {
+      this.cancelOpen(o, ExpiryReason.None);
+      this.orderRec(o, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
+    }
+    this.result(cmd, ResultCode.Ok, mine.length);
+  }
+
+  // ---- queries ----
+
+  private query(cmd: Command): void {
+    const market = this.market(cmd.marketId);
+    switch (cmd.kind) {
+      case CommandKind.QueryBalances:
+        if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+        for (const asset of this.config.assets) this.balanceRec(cmd.accountId, asset.assetId, cmd.frontId, cmd.requestId);
+        return this.result(cmd, ResultCode.Ok, this.config.assets.length);
+      case CommandKind.QueryOpenOrders: {
+        const all = cmd.marketId === 0xffff;
+        if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+        if (!all && !market) return this.result(cmd, ResultCode.UnknownMarket, 0);
+        const rows = this.orders.filter((o) => o.accountId === cmd.accountId && (all || o.market === market));
+        for (const o of rows) this.orderRec(o, OrderEvent.None, this.status(o), ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
+        return this.result(cmd, ResultCode.Ok, rows.length);
+      }
+      case CommandKind.QueryOrder: {
+        if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+        if (!market) return this.result(cmd, ResultCode.UnknownMarket, 0);
+        const o = this.findOpen(cmd, market);
+        if (!o) return this.result(cmd, ResultCode.UnknownOrder, 0);
+        return this.orderRec(o, OrderEvent.None, this.status(o), ExpiryReason.None, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+      }
+      case CommandKind.QuerySnapshot: {
+        const before = this.out.length;
+        this.keys.forEach((key, i) => this.out.push({ ...this.header(RecordType.Account, cmd.frontId, cmd.requestId, 0), key: key.slice(), accountId: i + 1 } as Rec));
+        for (const m of this.config.markets) {
+          const state = this.marketState.get(m.marketId)!;
+          this.out.push({ ...this.header(RecordType.Market, cmd.frontId, cmd.requestId, 0), updateId: state.updateId, lastTradeId: state.lastTradeId, marketId: m.marketId } as Rec);
+        }
+        for (const m of this.config.markets) {
+          for (const side of [Side.Bid, Side.Ask]) {
+            for (const price of this.levels(m, side)) {
+              this.out.push({
+                ...this.header(RecordType.Depth, cmd.frontId, cmd.requestId, 0), priceTicks: price, qtyLots: this.levelQty(m, side, price),
+                updateId: this.marketState.get(m.marketId)!.updateId, marketId: m.marketId, side,
+              } as Rec);
+            }
+          }
+        }
+        return this.result(cmd, ResultCode.Ok, this.out.length - before);
+      }
+      default:
+        return this.result(cmd, ResultCode.InvalidCommand, 0);
+    }
+  }
+}

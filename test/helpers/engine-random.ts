@@ -1,0 +1,80 @@
+// A seeded random command stream for the engine core: places (every time in force, post-only,
+// client ids, all self-trade modes, prices around a moving mid so books cross often), cancels by
+// id (own, others', unknown), by client id, cancel-all, deposits (some invalid), invalid orders,
+// ticks, queries, and engine time that advances by random steps across the speed bump. The
+// generator reads the engine's outputs (order ids) to aim cancels at real orders, so it drives a
+// harness; the harness records the stamped stream for replay.
+
+import { CommandKind, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/types.js';
+import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
+import type { EngineConfig } from '../../engine/types.js';
+
+export const RANDOM_ACCOUNTS = 6;
+
+export function randomConfig(seed: number): EngineConfig {
+  const random = prng(seed ^ 0x5eed);
+  return testConfig({
+    speedBumpUs: [0, 1000, 5000][randomInt(random, 0, 2)],
+    limits: { maxAccounts: 8, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
+  });
+}
+
+/** Runs `steps` random commands through `h` (which checks invariants after each). */
+export function runRandomStream(h: EngineHarness, seed: number, steps: number): void {
+  const random = prng(seed);
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const known: number[] = [];
+  const remember = (records: Rec[]): void => {
+    for (const r of records) if (r.type === RecordType.Order && r.event === OrderEvent.Accepted) known.push(r.orderId);
+    if (known.length > 200) known.splice(0, known.length - 200);
+  };
+  for (let i = 1; i <= RANDOM_ACCOUNTS; i++) {
+    h.createAccount(i);
+    h.apply(cmd.deposit(i, QUOTE, randomInt(random, 2_000, 40_000)));
+    h.apply(cmd.deposit(i, BASE, randomInt(random, 50, 400)));
+    h.apply(cmd.deposit(i, OTHER, randomInt(random, 50, 400)));
+  }
+  const mid = [100, 300];
+  for (let step = 0; step < steps; step++) {
+    const account = randomInt(random, 1, RANDOM_ACCOUNTS);
+    const market = random() < 0.7 ? M0 : M1;
+    mid[market] = Math.max(10, Math.min(990, mid[market] + randomInt(random, -2, 2)));
+    const time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
+    const roll = random();
+    let command;
+    if (roll < 0.55) {
+      command = cmd.place(account, random() < 0.5 ? 'bid' : 'ask', mid[market] + randomInt(random, -6, 6), randomInt(random, 1, 9), {
+        market,
+        tif: pick([TimeInForce.GTC, TimeInForce.GTC, TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK]),
+        stp: pick([SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth]),
+        clientId: random() < 0.3 ? randomInt(random, 1, 5) : undefined,
+      });
+      if (command.timeInForce === TimeInForce.GTC && random() < 0.3) command.flags! |= 1; // post-only
+    } else if (roll < 0.72) {
+      const orderId = known.length > 0 && random() < 0.9 ? pick(known) : randomInt(random, 1, 2 ** 40);
+      command = cmd.cancel(account, orderId, market);
+    } else if (roll < 0.78) {
+      command = cmd.cancelByClientId(account, randomInt(random, 1, 5), market);
+    } else if (roll < 0.8) {
+      command = cmd.cancelAll(account, market);
+    } else if (roll < 0.85) {
+      command = cmd.deposit(random() < 0.9 ? account : 42, pick([QUOTE, BASE, OTHER, 7]), pick([0, -3, 1, 500, 5_000]));
+    } else if (roll < 0.9) {
+      command = pick([
+        cmd.place(account, 'bid', 0, 1, { market }),
+        cmd.place(account, 'ask', 100, 5000, { market }),
+        cmd.place(account, 'bid', 100, 1, { market: 9 }),
+        cmd.place(42, 'bid', 100, 1, { market }),
+        cmd.place(account, 'bid', 999, 999, { market }),
+        { kind: 50 as CommandKind },
+      ]);
+    } else if (roll < 0.95) {
+      command = cmd.tick();
+    } else {
+      command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
+    }
+    remember(h.apply(command, time));
+  }
+  // Let every pending order activate so every request has had its answer.
+  remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
+}
