@@ -1,0 +1,43 @@
+// `npm run bench`: runs the benchmark suites and writes bench/RESULTS.md.
+//
+//   ringHandoff      main thread ⇄ worker: SharedArrayBuffer rings against postMessage
+//   signatureVerify  ed25519 verify: node:crypto (cached KeyObject) against sodium-native
+//                    against @noble/ed25519
+//
+// Each suite measures its subject next to its baseline in the same run and reports medians of
+// several runs and ratios, because these machines are shared and noisy.
+
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { runRingBench } from './ring.bench.js';
+import { runVerifyBench } from './verify.bench.js';
+
+const resultsPath = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
+
+async function main(): Promise<void> {
+  const started = new Date();
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at start`;
+  process.stdout.write('ring handoff…\n');
+  const ring = await runRingBench();
+  process.stdout.write('signature verification…\n');
+  const verify = await runVerifyBench();
+  const text = `# Benchmark results
+
+Written by \`npm run bench\` on ${started.toISOString().slice(0, 10)} (${machine}).
+Figures are medians of several runs within one invocation; read them as ratios against the
+baseline measured in the same run, not as absolute times.
+
+## Ring handoff against postMessage (bench/ring.bench.ts)
+
+${ring.trim()}
+
+## ed25519 verification (bench/verify.bench.ts)
+
+${verify.trim()}
+`;
+  writeFileSync(resultsPath, text);
+  process.stdout.write(`wrote ${resultsPath}\n`);
+}
+
+void main();
