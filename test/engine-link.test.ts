@@ -5,9 +5,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { InboundRing, OutboundRing } from '../engine/ring.js';
-import { SLOT_BYTES, readCommand } from '../engine/codec.js';
+import { SLOT_BYTES, newResultRec, readCommand, writeResult } from '../engine/codec.js';
 import { Control } from '../engine/shell/control.js';
-import { CommandKind, newCommand } from '../engine/types.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, ResultCode, newCommand } from '../engine/types.js';
 import { EngineLink } from '../src/front/engine-link.js';
 import { callEngine, type FrontContext } from '../src/front/context.js';
 import type { RequestContext } from '../src/front/http.js';
@@ -88,5 +88,49 @@ describe('EngineLink on a full inbound ring', () => {
     expect(bodies[1]).toBe('pending');
     expect(bodies[2]).toMatch(/^503 /);
     expect(JSON.parse(bodies[2].slice(bodies[2].indexOf('{')))).toEqual({ code: 'TOO_MANY_REQUESTS', message: expect.any(String) });
+  });
+});
+
+describe('EngineLink draining the outbound ring', () => {
+  it('holds records until durable, and survives a handler that throws', async () => {
+    const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
+    const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 1 });
+    const control = Control.create();
+    const errors: unknown[] = [];
+    const link = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100, (e) => errors.push(e));
+    const answered: number[] = [];
+    const events: number[] = [];
+    const boom = { onRecord() { throw new Error('formatting bug'); } };
+    const fine = { onRecord(_t: unknown, _v: unknown, _o: unknown, h: { seq: number }) { answered.push(h.seq); } };
+    expect(link.submit((c) => { c.kind = CommandKind.QueryBalances; }, boom)).toBe('ok'); // requestId 1
+    expect(link.submit((c) => { c.kind = CommandKind.QueryBalances; }, fine)).toBe('ok'); // requestId 2
+    const rec = newResultRec();
+    const put = (seq: number, frontId: number, requestId: number) => {
+      const s = outbound.tryClaim();
+      rec.seq = seq; rec.frontId = frontId; rec.requestId = requestId; rec.flags = HeaderFlag.Last; rec.code = ResultCode.Ok;
+      writeResult(outbound.view, outbound.offsetOf(s), rec);
+      outbound.publish(s);
+    };
+    put(1, 3, 1);
+    put(2, FRONT_ID_NONE, 0);
+    put(3, 3, 2);
+    outbound.flush();
+    link.start({ onEvent: (_t, _v, _o, h) => events.push(h.seq), onBatchEnd() {} });
+    try {
+      // Nothing is durable yet: nothing may be handed out.
+      await new Promise((r) => setImmediate(r));
+      expect(answered).toEqual([]);
+      expect(events).toEqual([]);
+      control.setSeqDurable(3);
+      outbound.signal();
+      const deadline = Date.now() + 10_000;
+      while (answered.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(answered).toEqual([3]);
+      expect(events).toEqual([2]);
+      expect(errors).toHaveLength(1);
+      expect(link.pendingCount).toBe(0);
+    } finally {
+      link.stop();
+    }
   });
 });

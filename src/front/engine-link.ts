@@ -61,6 +61,7 @@ export class EngineLink {
     consumerIndex: number,
     controlSab: SharedArrayBuffer,
     private readonly maxPending: number,
+    private readonly onHandlerError: (error: unknown) => void = () => {},
   ) {
     this.inbound = InboundRing.attach(inboundSab);
     this.outbound = OutboundRing.attach(outboundSab);
@@ -136,12 +137,18 @@ export class EngineLink {
     }
     const header = this.header;
     readHeader(view, offset, header);
-    if (header.frontId === this.frontId) {
-      const request = this.pending.get(header.requestId);
-      if ((header.flags & HeaderFlag.Last) !== 0) this.pending.delete(header.requestId);
-      request?.onRecord(header.type, view, offset, header);
-    } else if (header.frontId === FRONT_ID_NONE) {
-      this.events!.onEvent(header.type, view, offset, header);
+    // A handler bug (formatting one response or one stream message) is reported and the record
+    // consumed: retrying it would fail the same way and stall every later record behind it.
+    try {
+      if (header.frontId === this.frontId) {
+        const request = this.pending.get(header.requestId);
+        if ((header.flags & HeaderFlag.Last) !== 0) this.pending.delete(header.requestId);
+        request?.onRecord(header.type, view, offset, header);
+      } else if (header.frontId === FRONT_ID_NONE) {
+        this.events!.onEvent(header.type, view, offset, header);
+      }
+    } catch (error) {
+      this.onHandlerError(error);
     }
     return true;
   };

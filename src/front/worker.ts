@@ -38,7 +38,10 @@ function main(): void {
   const data = workerData as FrontWorkerData;
   const { config } = data;
   const log = createLogger(`front-${data.frontId}`);
-  const link = new EngineLink(data.frontId, data.inboundSab, data.outboundSab, data.consumerIndex, data.controlSab, MAX_PENDING_REQUESTS);
+  const link = new EngineLink(
+    data.frontId, data.inboundSab, data.outboundSab, data.consumerIndex, data.controlSab, MAX_PENDING_REQUESTS,
+    (error) => log.error({ err: error }, 'outbound record handler failed'),
+  );
   const marketData = new MarketData(config);
   const front: FrontContext = {
     frontId: data.frontId,
