@@ -209,6 +209,13 @@ export interface MarketSpec {
   maxPriceTicks: number;
   minQtyLots: number;
   maxQtyLots: number;
+  /**
+   * Price band, in basis points of the last trade price: a limit price above
+   * last × maxMultiplierBps / 10000 or below last × minMultiplierBps / 10000 is refused
+   * (PriceOutOfBand) once the market has traded. Both absent: the market has no band.
+   */
+  maxMultiplierBps?: number;
+  minMultiplierBps?: number;
 }
 
 export interface AssetSpec {
@@ -232,6 +239,13 @@ export interface EngineConfig {
   speedBumpUs: number;
   /** Secret of the keyed permutation that turns order sequence numbers into opaque ids. */
   orderIdKey: number;
+  /**
+   * Default fee rates of a new account, in basis points of what the party receives (0 to 10000;
+   * absent means 0). The maker rate applies to the resting order of a fill, the taker rate to the
+   * incoming one.
+   */
+  makerFeeBps?: number;
+  takerFeeBps?: number;
 }
 
 export function newCommand(): Command {

@@ -6,6 +6,8 @@
 // refused at start-up, with a message naming it, when one lot is not a whole number of base units,
 // when one tick × one lot is not a whole number of quote units, or when its largest order's
 // notional could leave the JavaScript safe-integer range: the engine never has to check again.
+// Price-band multipliers ("1.25") become basis points the same exact way, and the default fee
+// rates are given in basis points.
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -31,16 +33,29 @@ export interface MarketConfig {
   minQuantity: string;
   maxQuantity: string;
   createdAt: string;
+  /**
+   * Price band around the last trade price, as multipliers (decimal strings, at most 4 decimals;
+   * DEFAULT_PRICE_BAND when absent): limit prices above last × maxMultiplier or below
+   * last × minMultiplier are refused.
+   */
+  maxMultiplier?: string;
+  minMultiplier?: string;
 }
 
 export interface MarketsFile {
   assets: AssetConfig[];
   markets: MarketConfig[];
   limits?: Partial<EngineLimits>;
+  /** Default fee rates of new accounts in basis points (DEFAULT_FEES when absent). */
+  makerFeeBps?: number;
+  takerFeeBps?: number;
 }
 
 /** A market with both its wire form and its integer form. */
 export interface MarketInfo extends MarketConfig {
+  /** The band multipliers in force (the configured ones or the defaults). */
+  maxMultiplier: string;
+  minMultiplier: string;
   spec: MarketSpec;
   /** Decimals of a price: prices are parsed at this scale, then divided by tickUnits. */
   priceDecimals: number;
@@ -74,6 +89,15 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxOrdersPerBook: 200_000,
   maxPriceLevelsPerSide: 20_000,
 };
+
+/** Price band of a market that names none (engine MarketSpec multipliers; also needed unchanged by replay). */
+export const DEFAULT_PRICE_BAND = { maxMultiplier: '1.25', minMultiplier: '0.75' } as const;
+
+/**
+ * Fee rates every new account starts with, in basis points of what it receives. Like orderIdKey
+ * they are part of what a journal replay must be given unchanged: accounts take them at creation.
+ */
+export const DEFAULT_FEES = { makerFeeBps: 2, takerFeeBps: 5 } as const;
 
 /** Asset decimals and market grids as the public venue uses them for these spot books. */
 export const DEFAULT_MARKETS: MarketsFile = {
@@ -191,8 +215,19 @@ export function buildMarket(
   safe(maxPriceTicks * maxQtyLots * quoteUnitsPerTickLot, `${name}: maxPrice × maxQuantity notional`);
   safe(maxQtyLots * baseUnitsPerLot, `${name}: maxQuantity in base units`);
 
+  // Multipliers in basis points, exactly: "1.25" → 12500.
+  const maxMultiplier = market.maxMultiplier ?? DEFAULT_PRICE_BAND.maxMultiplier;
+  const minMultiplier = market.minMultiplier ?? DEFAULT_PRICE_BAND.minMultiplier;
+  const maxMultiplierBps = toUnits(maxMultiplier, 4, `${name} maxMultiplier`);
+  const minMultiplierBps = toUnits(minMultiplier, 4, `${name} minMultiplier`);
+  if (maxMultiplierBps < 10_000n) throw new ConfigError(`${name}: maxMultiplier must be at least 1`);
+  if (minMultiplierBps > 10_000n) throw new ConfigError(`${name}: minMultiplier must be at most 1`);
+  safe(maxPriceTicks * maxMultiplierBps, `${name}: maxPrice × maxMultiplier`);
+
   return {
     ...market,
+    maxMultiplier,
+    minMultiplier,
     priceDecimals,
     tickUnits: Number(tickMantissa),
     quantityDecimals,
@@ -210,6 +245,8 @@ export function buildMarket(
       maxPriceTicks: Number(maxPriceTicks),
       minQtyLots: Number(minQtyLots),
       maxQtyLots: Number(maxQtyLots),
+      maxMultiplierBps: Number(maxMultiplierBps),
+      minMultiplierBps: Number(minMultiplierBps),
     },
   };
 }
@@ -297,6 +334,12 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
     if ((count & (count - 1)) !== 0) throw new ConfigError(`ring slot counts must be powers of two (${count})`);
   }
   validateAssets(file.assets);
+  for (const name of ['makerFeeBps', 'takerFeeBps'] as const) {
+    const bps = file[name];
+    if (bps !== undefined && !(Number.isInteger(bps) && bps >= 0 && bps <= 10_000)) {
+      throw new ConfigError(`${name} must be an integer number of basis points from 0 to 10000`);
+    }
+  }
   const symbols = new Set<string>();
   const markets = file.markets.map((m, index) => {
     if (symbols.has(m.symbol)) throw new ConfigError(`market ${m.symbol} is listed twice`);
@@ -316,6 +359,8 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       // Fixed so that replaying a journal reproduces the same order ids; it hides the order
       // sequence from clients, it is not a security boundary.
       orderIdKey: 0x2f7d397d,
+      makerFeeBps: file.makerFeeBps ?? DEFAULT_FEES.makerFeeBps,
+      takerFeeBps: file.takerFeeBps ?? DEFAULT_FEES.takerFeeBps,
     },
   };
 }

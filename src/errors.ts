@@ -60,6 +60,7 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   [ResultCode.MarketClosed]: apiError(400, 'INVALID_ORDER', 'Market is not open for this order'),
   [ResultCode.AccountLimitReached]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Account limit reached'),
   [ResultCode.PostOnlyWouldTake]: apiError(400, 'INVALID_ORDER', 'Order would immediately match and take'),
+  [ResultCode.PriceOutOfBand]: apiError(400, 'INVALID_PRICE', 'Price is too far from the last active price'),
   [ResultCode.WouldSelfTrade]: apiError(400, 'INVALID_ORDER', 'Order would trade with itself'),
 };
 

@@ -18,11 +18,16 @@ describe('configuration', () => {
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(config.speedBumpMs).toBe(100);
     expect(config.engine.speedBumpUs).toBe(100_000);
+    expect([config.engine.makerFeeBps, config.engine.takerFeeBps]).toEqual([2, 5]);
+    expect(buildMarket({ ...base, maxMultiplier: '1.0001', minMultiplier: '0' }, 0, DEFAULT_MARKETS.assets).spec.maxMultiplierBps).toBe(10_001);
+    expect(() => buildMarket({ ...base, maxMultiplier: '1.00001' }, 0, DEFAULT_MARKETS.assets)).toThrow(/more than 4 decimals/);
+    expect(() => buildMarket({ ...base, maxMultiplier: '0.9' }, 0, DEFAULT_MARKETS.assets)).toThrow(/at least 1/);
     expect(config.markets.map((m) => m.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC']);
     const sol = config.markets[0].spec;
     // SOL has 9 decimals: one 0.01 lot is 10^7 units; USDC has 6: 0.01 × 0.01 is 100 units.
     expect(sol.baseUnitsPerLot).toBe(10_000_000);
     expect(sol.quoteUnitsPerTickLot).toBe(100);
+    expect([sol.maxMultiplierBps, sol.minMultiplierBps]).toEqual([12_500, 7_500]);
     const btc = config.markets[1].spec;
     expect(btc.baseUnitsPerLot).toBe(1000);
     expect(btc.quoteUnitsPerTickLot).toBe(1);

@@ -89,7 +89,10 @@ describe('walking skeleton: one signed order through the whole path', () => {
     const sol = markets.body.find((m: any) => m.symbol === 'SOL_USDC');
     expect(sol).toMatchObject({
       baseSymbol: 'SOL', quoteSymbol: 'USDC', marketType: 'SPOT', orderBookState: 'Open', visible: true,
-      filters: { price: { tickSize: '0.01', minPrice: '0.01' }, quantity: { stepSize: '0.01', minQuantity: '0.01' } },
+      filters: {
+        price: { tickSize: '0.01', minPrice: '0.01', maxMultiplier: '1.25', minMultiplier: '0.75' },
+        quantity: { stepSize: '0.01', minQuantity: '0.01' },
+      },
     });
     expect(markets.body.map((m: any) => m.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC']);
   });
@@ -127,14 +130,15 @@ describe('walking skeleton: one signed order through the whole path', () => {
       side: 'Bid', price: '21', quantity: '1.5', executedQuantity: '1.5', executedQuoteQuantity: '30', status: 'Filled', clientId: null,
     });
 
-    // Balances: the taker paid 1.5 × 20 (the maker's price) and got 1.5 SOL; its lock at 21 was
-    // released in full.
+    // Balances: the taker paid 1.5 × 20 (the maker's price) and got 1.5 SOL less its 5 bps taker
+    // fee (0.00075 SOL); its lock at 21 was released in full. The maker got 30 USDC less its 2 bps
+    // maker fee (0.006 USDC).
     const takerCapital = await signed(server.base, taker, 'GET', '/api/v1/capital', 'balanceQuery');
-    expect(takerCapital.body.SOL).toEqual({ available: '1.5', locked: '0', staked: '0' });
+    expect(takerCapital.body.SOL).toEqual({ available: '1.49925', locked: '0', staked: '0' });
     expect(takerCapital.body.USDC).toEqual({ available: '9970', locked: '0', staked: '0' });
     const makerCapital = await signed(server.base, maker, 'GET', '/api/v1/capital', 'balanceQuery');
     expect(makerCapital.body.SOL).toEqual({ available: '98', locked: '0.5', staked: '0' });
-    expect(makerCapital.body.USDC).toEqual({ available: '1030', locked: '0', staked: '0' });
+    expect(makerCapital.body.USDC).toEqual({ available: '1029.994', locked: '0', staked: '0' });
 
     const depth = await get(server.base, '/api/v1/depth?symbol=SOL_USDC');
     expect(depth.status).toBe(200);
@@ -162,7 +166,7 @@ describe('walking skeleton: one signed order through the whole path', () => {
     expect(makerFill.stream).toBe('account.orderUpdate');
     expect(makerFill.data).toMatchObject({
       s: 'SOL_USDC', c: 7, S: 'Ask', o: 'LIMIT', f: 'GTC', q: '2', p: '20', X: 'PartiallyFilled', i: makerOrderId,
-      l: '1.5', L: '20', m: true, z: '1.5', Z: '30', V: 'RejectTaker', O: 'USER',
+      l: '1.5', L: '20', m: true, n: '0.006', N: 'USDC', z: '1.5', Z: '30', V: 'RejectTaker', O: 'USER',
     });
     const takerEvents = await waitUntil(() => {
       const events = takerStream.messages.filter((m) => m.stream === 'account.orderUpdate.SOL_USDC').map((m) => m.data.e);
@@ -170,7 +174,7 @@ describe('walking skeleton: one signed order through the whole path', () => {
     }, 'taker orderAccepted and orderFill');
     expect(takerEvents).toEqual(['orderAccepted', 'orderFill']);
     const takerFill = takerStream.find((m) => m.data?.e === 'orderFill');
-    expect(takerFill.data).toMatchObject({ X: 'Filled', m: false, l: '1.5', z: '1.5', Z: '30', i: bid.body.id });
+    expect(takerFill.data).toMatchObject({ X: 'Filled', m: false, l: '1.5', n: '0.00075', N: 'SOL', z: '1.5', Z: '30', i: bid.body.id });
     expect(Number.isInteger(takerFill.data.E)).toBe(true);
     expect(Number.isInteger(takerFill.data.T)).toBe(true);
     // The maker's stream never carries the taker's events, and the reverse.

@@ -104,7 +104,8 @@ describe('request signing', () => {
       [{ ...ORDER, quantity: '-1' }, 400, 'INVALID_QUANTITY'],
       [{ ...ORDER, side: 'Buy' }, 400, 'INVALID_CLIENT_REQUEST'],
       [{ ...ORDER, quantity: '1000' }, 400, 'INSUFFICIENT_FUNDS'],
-      [{ ...ORDER, orderType: 'Market' }, 501, 'NOT_IMPLEMENTED'],
+      [{ ...ORDER, triggerPrice: '5', triggerQuantity: '1' }, 501, 'NOT_IMPLEMENTED'],
+      [{ ...ORDER, orderType: 'Market' }, 400, 'INVALID_ORDER'],
     ];
     for (const [body, status, code] of cases) {
       const response = await signed(server.base, alice, 'POST', '/api/v1/order', 'orderExecute', body);

@@ -5,6 +5,9 @@
 // account; a key → account lookup (for DuplicateKey) is an open-addressing table of account ids
 // with linear probing, at most half full. Accounts are never removed, so the table needs no
 // deletion. Bounded by config.limits.maxAccounts.
+//
+// Each account has its own maker and taker fee rates (basis points), set from the configured
+// defaults when it is created; no command changes them yet, but fills read them per account.
 
 import { assert } from './assert.js';
 import { hashBytes, powerOfTwoAtLeast } from './hashing.js';
@@ -18,9 +21,18 @@ export class Accounts {
   /** Open-addressing table of account ids; 0 marks an empty slot. */
   private readonly table: Int32Array;
   private readonly mask: number;
+  /** Fee rates in basis points, indexed by account id. */
+  readonly makerFeeBps: Uint16Array;
+  readonly takerFeeBps: Uint16Array;
 
-  constructor(maxAccounts: number) {
+  constructor(
+    maxAccounts: number,
+    private readonly defaultMakerFeeBps = 0,
+    private readonly defaultTakerFeeBps = 0,
+  ) {
     this.capacity = maxAccounts;
+    this.makerFeeBps = new Uint16Array(maxAccounts + 1);
+    this.takerFeeBps = new Uint16Array(maxAccounts + 1);
     this.keys = new Uint8Array((maxAccounts + 1) * KEY_BYTES);
     const size = powerOfTwoAtLeast(maxAccounts * 2);
     this.table = new Int32Array(size);
@@ -52,6 +64,8 @@ export class Accounts {
     let probe = hashBytes(key) & this.mask;
     while (this.table[probe] !== 0) probe = (probe + 1) & this.mask;
     this.table[probe] = accountId;
+    this.makerFeeBps[accountId] = this.defaultMakerFeeBps;
+    this.takerFeeBps[accountId] = this.defaultTakerFeeBps;
     return accountId;
   }
 

@@ -14,7 +14,8 @@
 //
 // The book also holds the market's counters: resting and pending order counts (for
 // maxOrdersPerBook), pending GTC orders per side (each may still add one level, so they reserve
-// one level each), the depth update id and the last trade id.
+// one level each), the depth update id, the last trade id, and for a market with a price band the
+// price of its last trade (the band's reference; 0 until the first trade).
 
 import { Side } from '../types.js';
 import { assert } from './assert.js';
@@ -130,6 +131,8 @@ export class Book {
   readonly pendingGtc = new Int32Array(2);
   updateId = 0;
   lastTradeId = 0;
+  /** Banded markets only: price of the last trade, 0 before the first. */
+  bandReferenceTicks = 0;
   /** The apply (by seq) that last advanced updateId: one increment per market per apply. */
   updateIdSeq = -1;
   /** Counter behind the rest numbers that record time priority. */

@@ -7,7 +7,7 @@
 // comes at activation), so its cancel also answers that request, with the Cancelled state: no
 // request is left without an answer.
 
-import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus, Side, TimeInForce } from '../types.js';
+import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus, Side } from '../types.js';
 import { assert } from './assert.js';
 import { OrderState } from './orders.js';
 import type { EngineState } from './state.js';
@@ -30,7 +30,7 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
   if (state === OrderState.Pending) {
     s.pending.remove(slot);
     book.pendingCount--;
-    if (pool.timeInForce[slot] === TimeInForce.GTC) book.pendingGtc[side]--;
+    if (pool.reservesLevel(slot)) book.pendingGtc[side]--;
   } else {
     levelQty = book.unlink(slot);
   }

@@ -5,7 +5,9 @@
 // any command runs, a configuration the engine could not handle exactly: a market whose largest
 // order's notional (maxPriceTicks × maxQtyLots × quoteUnitsPerTickLot) or base amount
 // (maxQtyLots × baseUnitsPerLot) could leave the safe-integer range, non-integer or non-positive
-// grid constants, duplicate ids, or limits that are not positive integers. Configuration errors
+// grid constants, a price band that is half given, below 1× above or above 1× below, or whose
+// maxPriceTicks × maxMultiplierBps could leave the safe-integer range, duplicate ids, fee rates
+// outside 0–10000 basis points, or limits that are not positive integers. Configuration errors
 // throw: they are operator mistakes found at start-up, not client input.
 
 import type { EngineConfig, MarketSpec } from '../types.js';
@@ -41,6 +43,13 @@ function checkMarket(market: MarketSpec, indexOfAsset: Int32Array): void {
   const notional = BigInt(market.maxPriceTicks) * BigInt(market.maxQtyLots) * BigInt(market.quoteUnitsPerTickLot);
   check(notional <= maxSafe, `${name}: largest notional leaves the safe-integer range`);
   check(BigInt(market.maxQtyLots) * BigInt(market.baseUnitsPerLot) <= maxSafe, `${name}: largest base amount leaves the safe-integer range`);
+  const { maxMultiplierBps, minMultiplierBps } = market;
+  check((maxMultiplierBps === undefined) === (minMultiplierBps === undefined), `${name}: give both price band multipliers or neither`);
+  if (maxMultiplierBps !== undefined && minMultiplierBps !== undefined) {
+    check(Number.isSafeInteger(maxMultiplierBps) && maxMultiplierBps >= 10_000, `${name}: maxMultiplierBps must be an integer ≥ 10000`);
+    check(Number.isSafeInteger(minMultiplierBps) && minMultiplierBps >= 0 && minMultiplierBps <= 10_000, `${name}: minMultiplierBps must be an integer from 0 to 10000`);
+    check(BigInt(market.maxPriceTicks) * BigInt(maxMultiplierBps) <= maxSafe, `${name}: maxPriceTicks × maxMultiplierBps leaves the safe-integer range`);
+  }
 }
 
 export class Catalog {
@@ -65,6 +74,9 @@ export class Catalog {
     check(limits.maxAccounts < 0x7fffffff, 'maxAccounts must fit a 31-bit account id');
     check(Number.isSafeInteger(config.speedBumpUs) && config.speedBumpUs >= 0, 'speedBumpUs must be a non-negative integer');
     check(Number.isSafeInteger(config.orderIdKey), 'orderIdKey must be an integer');
+    for (const [name, bps] of [['makerFeeBps', config.makerFeeBps ?? 0], ['takerFeeBps', config.takerFeeBps ?? 0]] as const) {
+      check(Number.isInteger(bps) && bps >= 0 && bps <= 10_000, `${name} must be an integer from 0 to 10000`);
+    }
     this.assetCount = config.assets.length;
     this.marketCount = config.markets.length;
     this.assetIdOf = new Uint16Array(this.assetCount);

@@ -7,6 +7,22 @@
 // randomness, I/O or floating point: replaying the same commands with the same seq and engine
 // times rebuilds the same state (stateHash) and the same outputs, ids included.
 //
+// Market orders (by quantity, or by quote quantity) lock at sequencing time, before the book they
+// will meet is known (they are taker orders, so speed-bumped), by rules that can never overdraw:
+//   ask by quantity      locks the base quantity, as a limit ask;
+//   ask by quote qty     locks min(lots the quote quantity could buy at minPriceTicks, maxQtyLots,
+//                        whole lots of available base) lots of base; that many lots is its cap;
+//   bid by quote qty     locks the quote quantity; its lot cap is what that buys at minPriceTicks;
+//   bid by quantity      locks min(available quote, quantity × maxPriceTicks), the worst case of
+//                        walking any book, so it fills only what available funds cover.
+// A market order fills level by level while its lot cap and its quote limit allow a whole lot,
+// never rests, and releases what it did not spend when it ends (see matching.ts). Fees are taken
+// per fill from what each party receives (matching.ts) and kept in the ledger's fee column.
+//
+// A banded market (MarketSpec multipliers) refuses a limit price outside
+// [last × minMultiplierBps, last × maxMultiplierBps] / 10000 around its last trade price, once it
+// has one (PriceOutOfBand, checked after the price limits).
+//
 // See state.ts for the structures and their bounds, matching.ts for activation and fills,
 // cancel.ts for cancels, queries.ts for reads, invariants.ts for the checked invariants.
 
@@ -26,6 +42,7 @@ import {
   TimeInForce,
   type Command,
   type EngineConfig,
+  type MarketSpec,
   type RecordSink,
 } from '../types.js';
 import { KEY_BYTES } from './accounts.js';
@@ -38,12 +55,21 @@ import { NO_SLOT } from './orders.js';
 import { runQuery } from './queries.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
-import { baseUnits, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from './units.js';
+import {
+  BPS_PER_UNIT,
+  MAX_AMOUNT_UNITS,
+  baseUnits,
+  floorDiv,
+  notionalUnits,
+  type AmountUnits,
+  type PriceTicks,
+  type QtyLots,
+} from './units.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
 const FIRST_QUERY_KIND = 64;
 
-/** The only command flags a spot limit order may carry in this version. */
+/** The only command flags a spot limit order may carry in this version (a market order: no PostOnly). */
 const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId;
 
 export class Exchange {
@@ -51,6 +77,9 @@ export class Exchange {
   /** Lock computed by validatePlace for the place that passes it (no per-command allocation). */
   private placeLockUnits = 0 as AmountUnits;
   private placeLockAsset = 0;
+  /** Lot cap and quote limit computed by validatePlace (see the header for market orders). */
+  private placeLots = 0 as QtyLots;
+  private placeQuoteLimitUnits = 0 as AmountUnits;
 
   constructor(config: EngineConfig) {
     this.s = new EngineState(config);
@@ -103,12 +132,12 @@ export class Exchange {
     validateState(this.s);
   }
 
-  /** Sum over accounts of available + locked units of an asset. */
+  /** Sum over accounts of available + locked units of an asset, plus the fees collected in it. */
   totalUnits(assetId: number): number {
     const s = this.s;
     const assetIndex = s.catalog.assetIndex(assetId);
     assert(assetIndex >= 0, 'totalUnits of an unknown asset');
-    let total = 0n;
+    let total = BigInt(s.ledger.feeUnits[assetIndex]);
     for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
       const cell = s.ledger.cell(accountId, assetIndex);
       total += BigInt(s.ledger.available[cell]) + BigInt(s.ledger.locked[cell]);
@@ -127,7 +156,7 @@ export class Exchange {
       const book = s.books[s.pool.marketIndex[slot]];
       s.pending.remove(slot);
       book.pendingCount--;
-      if (s.pool.timeInForce[slot] === TimeInForce.GTC) book.pendingGtc[s.pool.side[slot]]--;
+      if (s.pool.reservesLevel(slot)) book.pendingGtc[s.pool.side[slot]]--;
       activateOrder(s, slot);
     }
   }
@@ -170,8 +199,13 @@ export class Exchange {
     const slot = pool.open(cmd.accountId);
     pool.orderId[slot] = s.nextOrderId();
     pool.priceTicks[slot] = cmd.priceTicks;
-    pool.qtyLots[slot] = cmd.qtyLots;
-    pool.remainingLots[slot] = cmd.qtyLots;
+    pool.qtyLots[slot] = this.placeLots;
+    pool.remainingLots[slot] = this.placeLots;
+    pool.orderType[slot] = cmd.orderType;
+    if (cmd.orderType === OrderType.Market) {
+      pool.quoteQtyUnits[slot] = cmd.quoteQtyUnits;
+      pool.quoteLimitUnits[slot] = this.placeQuoteLimitUnits;
+    }
     pool.createdAtUs[slot] = timeUs;
     pool.clientId[slot] = hasClientId ? cmd.clientId : 0;
     pool.requestId[slot] = cmd.requestId;
@@ -188,7 +222,7 @@ export class Exchange {
     if (postOnly || s.speedBumpUs === 0) return activateOrder(s, slot);
     s.pending.push(slot);
     book.pendingCount++;
-    if (cmd.timeInForce === TimeInForce.GTC) book.pendingGtc[cmd.side]++;
+    if (pool.reservesLevel(slot)) book.pendingGtc[cmd.side]++;
   }
 
   /** Every check of a place, in the documented order; on Ok also computes the lock. */
@@ -197,16 +231,20 @@ export class Exchange {
     if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
     const marketIndex = s.catalog.marketIndex(cmd.marketId);
     if (marketIndex < 0) return ResultCode.UnknownMarket;
-    if (!isSupportedLimitOrder(cmd)) return ResultCode.InvalidCommand;
+    const isMarket = cmd.orderType === OrderType.Market;
+    if (!(isMarket ? isSupportedMarketOrder(cmd) : isSupportedLimitOrder(cmd))) return ResultCode.InvalidCommand;
     const market = s.catalog.markets[marketIndex];
-    if (cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
-    if (cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
-    if (cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
-    if (cmd.priceTicks > market.maxPriceTicks) return ResultCode.PriceAboveMaximum;
+    const byQuote = isMarket && cmd.quoteQtyUnits > 0;
+    if (!byQuote && cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+    if (!byQuote && cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
+    if (!isMarket && cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
+    if (!isMarket && cmd.priceTicks > market.maxPriceTicks) return ResultCode.PriceAboveMaximum;
+    if (!isMarket && isOutsideBand(market, s.books[marketIndex].bandReferenceTicks, cmd.priceTicks)) return ResultCode.PriceOutOfBand;
     if (s.pool.accountOpenCount[cmd.accountId] >= s.limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
     const book = s.books[marketIndex];
     // The order itself takes a slot while it matches, even if it will not rest.
     if (book.restingCount + book.pendingCount >= s.limits.maxOrdersPerBook) return ResultCode.BookFull;
+    if (isMarket) return this.marketLock(cmd, marketIndex);
     if (cmd.timeInForce === TimeInForce.GTC) {
       // A GTC order may rest; a delayed one cannot know yet whether its price level will exist,
       // so it reserves a level until it activates.
@@ -220,7 +258,35 @@ export class Exchange {
     this.placeLockUnits = bid
       ? notionalUnits(cmd.priceTicks as PriceTicks, cmd.qtyLots as QtyLots, market.quoteUnitsPerTickLot)
       : baseUnits(cmd.qtyLots as QtyLots, market.baseUnitsPerLot);
+    this.placeLots = cmd.qtyLots as QtyLots;
     if (s.ledger.availableUnits(cmd.accountId, this.placeLockAsset) < this.placeLockUnits) return ResultCode.InsufficientFunds;
+    return ResultCode.Ok;
+  }
+
+  /** Lot cap, quote limit and lock of a market order that passed the other checks (header rules). */
+  private marketLock(cmd: Command, marketIndex: number): ResultCode {
+    const s = this.s;
+    const market = s.catalog.markets[marketIndex];
+    const bid = cmd.side === Side.Bid;
+    this.placeLockAsset = bid ? s.catalog.quoteIndexOf[marketIndex] : s.catalog.baseIndexOf[marketIndex];
+    const available = s.ledger.availableUnits(cmd.accountId, this.placeLockAsset);
+    // No lot can trade below minPriceTicks, so this is the cheapest a lot can ever cost.
+    const lotQuoteUnitsMin = notionalUnits(market.minPriceTicks as PriceTicks, 1 as QtyLots, market.quoteUnitsPerTickLot);
+    if (cmd.quoteQtyUnits > 0) {
+      const quoteLots = Math.min(market.maxQtyLots, floorDiv(cmd.quoteQtyUnits, lotQuoteUnitsMin));
+      if (quoteLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+      this.placeQuoteLimitUnits = cmd.quoteQtyUnits as AmountUnits;
+      this.placeLots = (bid ? quoteLots : Math.min(quoteLots, floorDiv(available, market.baseUnitsPerLot))) as QtyLots;
+      if (this.placeLots === 0) return ResultCode.InsufficientFunds;
+      this.placeLockUnits = bid ? this.placeQuoteLimitUnits : baseUnits(this.placeLots, market.baseUnitsPerLot);
+    } else {
+      this.placeLots = cmd.qtyLots as QtyLots;
+      const worstUnits = notionalUnits(market.maxPriceTicks as PriceTicks, this.placeLots, market.quoteUnitsPerTickLot);
+      this.placeQuoteLimitUnits = bid ? (Math.min(available, worstUnits) as AmountUnits) : MAX_AMOUNT_UNITS;
+      if (bid && this.placeQuoteLimitUnits < lotQuoteUnitsMin) return ResultCode.InsufficientFunds;
+      this.placeLockUnits = bid ? this.placeQuoteLimitUnits : baseUnits(this.placeLots, market.baseUnitsPerLot);
+    }
+    if (available < this.placeLockUnits) return ResultCode.InsufficientFunds;
     return ResultCode.Ok;
   }
 
@@ -262,26 +328,55 @@ export class Exchange {
 }
 
 /**
- * Shape checks of a place beyond the documented rejections: a limit order with known enum values,
- * only the flags this version honours, no conditional parts, integer price and quantity, and a
- * 32-bit client id. Anything else is InvalidCommand rather than half-honoured.
+ * True when a limit price is outside the market's band around its last trade price:
+ * price × 10000 > last × maxMultiplierBps or price × 10000 < last × minMultiplierBps. Every product
+ * is at most maxPriceTicks × maxMultiplierBps, which the catalog proved is a safe integer.
+ * Market orders are not banded (they have no price).
+ */
+function isOutsideBand(market: MarketSpec, referenceTicks: number, priceTicks: number): boolean {
+  if (market.maxMultiplierBps === undefined || market.minMultiplierBps === undefined || referenceTicks === 0) return false;
+  const scaled = priceTicks * BPS_PER_UNIT;
+  return scaled > referenceTicks * market.maxMultiplierBps || scaled < referenceTicks * market.minMultiplierBps;
+}
+
+/** Enum values, flags and client id a place of either type must have. */
+function hasKnownFields(cmd: Command, supportedFlags: number): boolean {
+  if (cmd.side !== Side.Bid && cmd.side !== Side.Ask) return false;
+  const stp = cmd.selfTradePrevention;
+  if (stp !== SelfTradePrevention.RejectTaker && stp !== SelfTradePrevention.RejectMaker && stp !== SelfTradePrevention.RejectBoth) return false;
+  if ((cmd.flags & ~supportedFlags) !== 0) return false;
+  if ((cmd.flags & CommandFlag.HasClientId) !== 0 && !(Number.isInteger(cmd.clientId) && cmd.clientId >= 0 && cmd.clientId <= 0xffffffff)) return false;
+  // Compared one by one: these are 64-bit fields, and bitwise operators would cut them to 32 bits.
+  const noConditions =
+    cmd.triggerPriceTicks === 0 && cmd.triggerQtyLots === 0 && cmd.takeProfitTriggerTicks === 0 &&
+    cmd.takeProfitLimitTicks === 0 && cmd.stopLossTriggerTicks === 0 && cmd.stopLossLimitTicks === 0 && cmd.slippageTolerance === 0;
+  const noTriggerModes = cmd.triggerBy === 0 && cmd.takeProfitTriggerBy === 0 && cmd.stopLossTriggerBy === 0 && cmd.slippageToleranceType === 0;
+  return noConditions && noTriggerModes;
+}
+
+/**
+ * Shape checks of a limit place beyond the documented rejections: known enum values, only the
+ * flags this version honours, post-only only with GTC, no conditional parts, integer price and
+ * quantity, no quote quantity, and a 32-bit client id. Anything else is InvalidCommand rather
+ * than half-honoured.
  */
 function isSupportedLimitOrder(cmd: Command): boolean {
   if (cmd.orderType !== OrderType.Limit) return false;
-  if (cmd.side !== Side.Bid && cmd.side !== Side.Ask) return false;
   const tif = cmd.timeInForce;
   if (tif !== TimeInForce.GTC && tif !== TimeInForce.IOC && tif !== TimeInForce.FOK) return false;
-  const stp = cmd.selfTradePrevention;
-  if (stp !== SelfTradePrevention.RejectTaker && stp !== SelfTradePrevention.RejectMaker && stp !== SelfTradePrevention.RejectBoth) return false;
-  if ((cmd.flags & ~SUPPORTED_PLACE_FLAGS) !== 0) return false;
+  if (!hasKnownFields(cmd, SUPPORTED_PLACE_FLAGS)) return false;
   if ((cmd.flags & CommandFlag.PostOnly) !== 0 && tif !== TimeInForce.GTC) return false;
-  if ((cmd.flags & CommandFlag.HasClientId) !== 0 && !(Number.isInteger(cmd.clientId) && cmd.clientId >= 0 && cmd.clientId <= 0xffffffff)) return false;
-  if (!Number.isSafeInteger(cmd.priceTicks) || !Number.isSafeInteger(cmd.qtyLots)) return false;
-  // Compared one by one: these are 64-bit fields, and bitwise operators would cut them to 32 bits.
-  const plain =
-    cmd.quoteQtyUnits === 0 && cmd.triggerPriceTicks === 0 && cmd.triggerQtyLots === 0 &&
-    cmd.takeProfitTriggerTicks === 0 && cmd.takeProfitLimitTicks === 0 && cmd.stopLossTriggerTicks === 0 &&
-    cmd.stopLossLimitTicks === 0 && cmd.slippageTolerance === 0;
-  const noTriggerModes = cmd.triggerBy === 0 && cmd.takeProfitTriggerBy === 0 && cmd.stopLossTriggerBy === 0 && cmd.slippageToleranceType === 0;
-  return plain && noTriggerModes;
+  return Number.isSafeInteger(cmd.priceTicks) && Number.isSafeInteger(cmd.qtyLots) && cmd.quoteQtyUnits === 0;
+}
+
+/**
+ * Shape checks of a market place: no price, no post-only, GTC or IOC (either way the remainder
+ * expires; fill-or-kill is not offered for market orders), and exactly one of a positive integer
+ * quantity or quote quantity.
+ */
+function isSupportedMarketOrder(cmd: Command): boolean {
+  if (cmd.timeInForce !== TimeInForce.GTC && cmd.timeInForce !== TimeInForce.IOC) return false;
+  if (!hasKnownFields(cmd, CommandFlag.HasClientId)) return false;
+  if (cmd.priceTicks !== 0 || !Number.isSafeInteger(cmd.qtyLots) || !Number.isSafeInteger(cmd.quoteQtyUnits)) return false;
+  return (cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0);
 }

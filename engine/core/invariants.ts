@@ -7,9 +7,10 @@
 // book is crossed; book, pending, per-account and per-side reservation counters equal what a
 // full scan finds and respect their limits; locked units per (account, asset) equal exactly what
 // open and pending orders can still spend; balances are safe non-negative integers and each
-// asset's balances sum to its supply; the free list and the live orders account for every slot.
+// asset's balances plus its collected fees sum to its supply; market orders never rest; the free
+// list and the live orders account for every slot.
 
-import { Side, TimeInForce } from '../types.js';
+import { Side } from '../types.js';
 import { assert, isUnsignedSafe } from './assert.js';
 import type { Book, BookSide } from './book.js';
 import { NO_SLOT, OrderState } from './orders.js';
@@ -32,7 +33,7 @@ export function validateState(s: EngineState): void {
     lockedExpected[cell] += s.lockUnitsOf(slot);
     if (state === OrderState.Pending) {
       pendingPerMarket[pool.marketIndex[slot]]++;
-      if (pool.timeInForce[slot] === TimeInForce.GTC) pendingGtc[pool.marketIndex[slot] * 2 + pool.side[slot]]++;
+      if (pool.reservesLevel(slot)) pendingGtc[pool.marketIndex[slot] * 2 + pool.side[slot]]++;
     }
   }
   assert(live === pool.liveCount, 'live order count is off');
@@ -57,6 +58,7 @@ function checkOrder(s: EngineState, slot: number): void {
   assert(remaining > 0 && remaining + pool.executedLots[slot] === pool.qtyLots[slot], 'open order quantities do not add up');
   assert(isUnsignedSafe(pool.executedQuoteUnits[slot]), 'executed quote is not a safe integer');
   assert(state === OrderState.Resting || pool.executedLots[slot] === 0, 'a pending order has fills');
+  assert(!pool.isMarket(slot) || state === OrderState.Pending, 'a market order rests');
 }
 
 function checkBook(s: EngineState, book: Book): void {
@@ -147,6 +149,7 @@ function checkLedger(s: EngineState, lockedExpected: Float64Array): void {
     }
   }
   for (let assetIndex = 0; assetIndex < ledger.assetCount; assetIndex++) {
-    assert(totals[assetIndex] === BigInt(ledger.supply[assetIndex]), `asset ${s.catalog.assetIdOf[assetIndex]} is not conserved`);
+    assert(isUnsignedSafe(ledger.feeUnits[assetIndex]), 'collected fees are not a safe non-negative integer');
+    assert(totals[assetIndex] + BigInt(ledger.feeUnits[assetIndex]) === BigInt(ledger.supply[assetIndex]), `asset ${s.catalog.assetIdOf[assetIndex]} is not conserved`);
   }
 }

@@ -5,9 +5,12 @@
 // ever enters. Locked units are exactly what the account's open and pending orders can still
 // spend (checked by validateInvariants).
 //
+// Fees: units taken from fills go to a fee ledger per asset (`feeUnits`), owned by no account.
+// Conservation therefore reads: for each asset, Σ (available + locked) + feeUnits = supply.
+//
 // Supply: the sum of deposits of an asset (minus withdrawals, when they exist). Deposits are
 // refused once an asset's supply would pass MAX_SAFE_INTEGER. Since trades only move units
-// between accounts, every balance, every sum of balances and every credit a fill makes is then
+// between accounts and into the fee column, every balance, every sum of balances and every credit a fill makes is then
 // bounded by the supply, so no settlement step can overflow, and none needs a runtime check that
 // could fail half-way through a match.
 
@@ -18,6 +21,8 @@ export class Ledger {
   readonly available: Float64Array;
   readonly locked: Float64Array;
   readonly supply: Float64Array;
+  /** Fees collected per asset (by asset index). */
+  readonly feeUnits: Float64Array;
 
   constructor(
     maxAccounts: number,
@@ -26,6 +31,7 @@ export class Ledger {
     this.available = new Float64Array((maxAccounts + 1) * assetCount);
     this.locked = new Float64Array((maxAccounts + 1) * assetCount);
     this.supply = new Float64Array(assetCount);
+    this.feeUnits = new Float64Array(assetCount);
   }
 
   cell(accountId: number, assetIndex: number): number {
@@ -72,6 +78,12 @@ export class Ledger {
   spendLocked(accountId: number, assetIndex: number, amount: AmountUnits): void {
     const cell = this.cell(accountId, assetIndex);
     this.locked[cell] = subUnits(this.locked[cell] as AmountUnits, amount);
+  }
+
+  /** Adds a fee kept back from units received in a trade to the asset's fee ledger. */
+  collectFee(assetIndex: number, amount: AmountUnits): void {
+    assert(assetIndex >= 0 && assetIndex < this.assetCount, 'fee of an unknown asset');
+    this.feeUnits[assetIndex] = addUnits(this.feeUnits[assetIndex] as AmountUnits, amount);
   }
 
   /** Adds units received in a trade. */

@@ -7,10 +7,23 @@
 // never find the money missing. A bid filling below its limit gets the difference released from
 // locked to available on that fill. Every loop is bounded by the number of open orders.
 //
+// A market order has no price: every level is marketable. Each fill takes the whole lots its
+// lot cap and its quote limit allow at the maker's price (rounded down, so the quote executed
+// never passes quoteQty). It ends Filled when its lots are done, or when a quote-quantity order
+// cannot buy one more whole lot within its quote quantity (Expired InsufficientLiquidity if it got
+// nothing); Expired InsufficientLiquidity when the book runs out, InsufficientFunds when a bid by
+// quantity spent the quote it locked. Either way what it still locks is released at the end.
+//
+// Fees: each fill charges the taker its taker rate and the maker its maker rate (per account, in
+// basis points) on what each receives: the buyer pays in base, the seller in quote.
+// fee = floor(received × bps / 10000), exact (units.ts feeUnits); the fee goes to the ledger's fee
+// column, the rest to the party. Rounding down never creates money.
+//
 // Output order for one activation (all stream events, then the addressed response):
 //   order Accepted; per fill: trade, maker Fill, taker Fill, balances (maker base, maker quote,
 //   taker base, taker quote), depth of the maker's level; per self-trade maker cancel: order
 //   Cancelled, balance, depth; then order Expired + balance, or depth of the resting remainder;
+//   a market order that filled: balance (its unspent lock released);
 //   finally the order's state, addressed to its place request, flagged Last.
 
 import {
@@ -29,7 +42,16 @@ import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import type { EngineState } from './state.js';
-import { addUnits, baseUnits, notionalUnits, subUnits, type AmountUnits, type QtyLots } from './units.js';
+import {
+  addUnits,
+  baseUnits,
+  feeUnits,
+  floorDiv,
+  notionalUnits,
+  subUnits,
+  type AmountUnits,
+  type QtyLots,
+} from './units.js';
 
 /** True when a level at `levelPriceTicks` on the opposite side is marketable for the taker. */
 function crosses(takerSide: Side, limitTicks: number, levelPriceTicks: number): boolean {
@@ -90,18 +112,25 @@ function canFillCompletely(s: EngineState, taker: number): boolean {
   return false;
 }
 
-/** Matches until the taker is filled or the book stops crossing; returns why it stopped early. */
+/**
+ * Matches until the taker is filled or the book stops crossing; returns why it stopped early
+ * (None also for a quote-quantity market order that cannot afford another whole lot).
+ */
 function matchTaker(s: EngineState, taker: number): ExpiryReason {
   const pool = s.pool;
   const opposite = oppositeSide(s, taker);
   const side = pool.side[taker] as Side;
+  const isMarket = pool.isMarket(taker);
   for (let steps = 0; pool.remainingLots[taker] > 0; steps++) {
     assert(steps <= pool.capacity, 'matching loop ran past the number of orders');
     const level = opposite.best();
-    if (level === NO_LEVEL || !crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) break;
+    if (level === NO_LEVEL) return isMarket ? ExpiryReason.InsufficientLiquidity : ExpiryReason.None;
+    if (!isMarket && !crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) break;
     const maker = opposite.levelHead[level];
     if (pool.accountId[maker] !== pool.accountId[taker]) {
-      fill(s, taker, maker);
+      const qtyLots = fillLots(s, taker, maker);
+      if (qtyLots === 0) return pool.quoteQtyUnits[taker] > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
+      fill(s, taker, maker, qtyLots);
       continue;
     }
     const mode = pool.selfTradePrevention[taker];
@@ -113,40 +142,66 @@ function matchTaker(s: EngineState, taker: number): ExpiryReason {
   return ExpiryReason.None;
 }
 
-/** One fill between the taker and the maker at the head of the best level, at the maker's price. */
-function fill(s: EngineState, taker: number, maker: number): void {
+/**
+ * Lots the taker can take from the maker: both remainders bound it, and for a market order also
+ * its unspent quote limit at the maker's price, in whole lots rounded down.
+ */
+function fillLots(s: EngineState, taker: number, maker: number): QtyLots {
+  const pool = s.pool;
+  const lots = Math.min(pool.remainingLots[taker], pool.remainingLots[maker]);
+  if (!pool.isMarket(taker)) return lots as QtyLots;
+  const market = s.catalog.markets[pool.marketIndex[taker]];
+  const lotQuoteUnits = notionalUnits(pool.price(maker), 1 as QtyLots, market.quoteUnitsPerTickLot);
+  const quoteLeftUnits = subUnits(pool.quoteLimitUnits[taker] as AmountUnits, pool.executedQuoteUnits[taker] as AmountUnits);
+  return Math.min(lots, floorDiv(quoteLeftUnits, lotQuoteUnits)) as QtyLots;
+}
+
+/** The fee rate of the order in `slot` for a fill in which it is the taker or the maker. */
+function feeBpsOf(s: EngineState, slot: number, isTaker: boolean): number {
+  const accountId = s.pool.accountId[slot];
+  return isTaker ? s.accounts.takerFeeBps[accountId] : s.accounts.makerFeeBps[accountId];
+}
+
+/** One fill of `qtyLots` between the taker and the maker at the head of the best level, at the maker's price. */
+function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): void {
   const pool = s.pool;
   const marketIndex = pool.marketIndex[taker];
   const book = s.books[marketIndex];
   const market = s.catalog.markets[marketIndex];
   const baseIndex = s.catalog.baseIndexOf[marketIndex];
   const quoteIndex = s.catalog.quoteIndexOf[marketIndex];
-  const qtyLots = Math.min(pool.remainingLots[taker], pool.remainingLots[maker]) as QtyLots;
   const priceTicks = pool.price(maker);
   assert(qtyLots > 0 && pool.state[maker] === OrderState.Resting, 'fill against an empty or non-resting maker');
+  assert(qtyLots <= pool.remainingLots[taker] && qtyLots <= pool.remainingLots[maker], 'fill larger than an order');
   const buyer = pool.side[taker] === Side.Bid ? taker : maker;
   const seller = buyer === taker ? maker : taker;
   const baseAmount = baseUnits(qtyLots, market.baseUnitsPerLot);
   const quoteAmount = notionalUnits(priceTicks, qtyLots, market.quoteUnitsPerTickLot);
-  // The buyer locked its own limit price for these lots; what it did not pay is price improvement.
-  const buyerLocked = notionalUnits(pool.price(buyer), qtyLots, market.quoteUnitsPerTickLot);
+  // A limit buyer locked its own limit price for these lots; what it did not pay is price
+  // improvement. A market buyer locked a quote budget; what it did not spend is released at its end.
+  const buyerLocked = pool.isMarket(buyer) ? quoteAmount : notionalUnits(pool.price(buyer), qtyLots, market.quoteUnitsPerTickLot);
   const improvement = subUnits(buyerLocked, quoteAmount);
+  const buyerFee = feeUnits(baseAmount, feeBpsOf(s, buyer, buyer === taker));
+  const sellerFee = feeUnits(quoteAmount, feeBpsOf(s, seller, seller === taker));
   const buyerAccount = pool.accountId[buyer];
   const sellerAccount = pool.accountId[seller];
   s.ledger.spendLocked(buyerAccount, quoteIndex, quoteAmount);
   if (improvement > 0) s.ledger.unlock(buyerAccount, quoteIndex, improvement);
-  s.ledger.credit(buyerAccount, baseIndex, baseAmount);
+  s.ledger.credit(buyerAccount, baseIndex, subUnits(baseAmount, buyerFee));
+  s.ledger.collectFee(baseIndex, buyerFee);
   s.ledger.spendLocked(sellerAccount, baseIndex, baseAmount);
-  s.ledger.credit(sellerAccount, quoteIndex, quoteAmount);
+  s.ledger.credit(sellerAccount, quoteIndex, subUnits(quoteAmount, sellerFee));
+  s.ledger.collectFee(quoteIndex, sellerFee);
 
   book.reduce(maker, qtyLots);
   pool.remainingLots[taker] -= qtyLots;
   addExecution(s, maker, qtyLots, quoteAmount);
   addExecution(s, taker, qtyLots, quoteAmount);
   const tradeId = ++book.lastTradeId;
+  if (market.maxMultiplierBps !== undefined) book.bandReferenceTicks = priceTicks;
   s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.orderId[buyer], pool.orderId[seller], buyer === maker);
-  s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true);
-  s.out.orderFill(taker, fillStatus(s, taker), qtyLots, priceTicks, tradeId, false);
+  s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === buyer ? buyerFee : sellerFee);
+  s.out.orderFill(taker, fillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === buyer ? buyerFee : sellerFee);
   const makerAccount = pool.accountId[maker];
   const takerAccount = pool.accountId[taker];
   s.out.balance(makerAccount, baseIndex, FRONT_ID_NONE, 0);
@@ -180,6 +235,7 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason): v
   const book = s.books[pool.marketIndex[taker]];
   const frontId = pool.frontId[taker];
   const requestId = pool.requestId[taker];
+  if (pool.isMarket(taker)) return finishMarketTaker(s, taker, stopReason);
   if (pool.remainingLots[taker] === 0) {
     s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
     closeOrder(s, taker);
@@ -190,19 +246,39 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason): v
     assert(pool.timeInForce[taker] === TimeInForce.IOC, 'a fill-or-kill order passed its check but did not fill');
     reason = ExpiryReason.ImmediateOrCancel;
   }
-  if (reason !== ExpiryReason.None) {
-    const accountId = pool.accountId[taker];
-    const assetIndex = s.lockAssetOf(taker);
-    s.ledger.unlock(accountId, assetIndex, s.lockUnitsOf(taker));
-    s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
-    s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
-    s.out.order(taker, OrderEvent.None, OrderStatus.Expired, reason, frontId, requestId, HeaderFlag.Last);
-    closeOrder(s, taker);
-    return;
-  }
+  if (reason !== ExpiryReason.None) return expireTaker(s, taker, reason);
   book.rest(taker);
   const side = pool.side[taker] as Side;
   const levelQty = book.sideOf(side).levelQty[pool.level[taker]];
   s.out.depth(pool.marketIndex[taker], side, pool.priceTicks[taker], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
   s.out.order(taker, OrderEvent.None, openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+}
+
+/** Expires the taker's remainder: releases its lock, emits orderExpired, balance and the response. */
+function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void {
+  const pool = s.pool;
+  const accountId = pool.accountId[taker];
+  const assetIndex = s.lockAssetOf(taker);
+  s.ledger.unlock(accountId, assetIndex, s.lockUnitsOf(taker));
+  s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
+  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+  s.out.order(taker, OrderEvent.None, OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
+  closeOrder(s, taker);
+}
+
+/**
+ * Ends a market order, which never rests: Filled when its lots are done or (stopReason None) its
+ * quote quantity cannot buy another whole lot after some fills, with the unspent lock released;
+ * otherwise Expired with the reason it stopped.
+ */
+function finishMarketTaker(s: EngineState, taker: number, stopReason: ExpiryReason): void {
+  const pool = s.pool;
+  const done = pool.remainingLots[taker] === 0 || (stopReason === ExpiryReason.None && pool.executedLots[taker] > 0);
+  if (!done) return expireTaker(s, taker, stopReason === ExpiryReason.None ? ExpiryReason.InsufficientLiquidity : stopReason);
+  const accountId = pool.accountId[taker];
+  const assetIndex = s.lockAssetOf(taker);
+  s.ledger.unlock(accountId, assetIndex, s.lockUnitsOf(taker));
+  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+  s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
+  closeOrder(s, taker);
 }

@@ -9,11 +9,16 @@
 // `accountPrev`/`accountNext` link each open order into its account's list, oldest first, which
 // bounds cancel-by-clientId, cancel-all and open-order queries by maxOpenOrdersPerAccount.
 //
+// A market order (orderType Market) never rests: it is pending, then matched and ended in one
+// activation. Its qtyLots is a lot cap (the quantity asked for, or for an order by quote quantity
+// the most lots it could ever get, see exchange.ts) and quoteLimitUnits the most quote it may
+// exchange in total (for a bid also exactly what it locked).
+//
 // Capacity: markets × maxOrdersPerBook (capped by maxAccounts × maxOpenOrdersPerAccount); every
 // market counts its resting, pending and in-flight orders against maxOrdersPerBook before a
 // place is accepted, so allocation cannot fail.
 
-import { OrderStatus } from '../types.js';
+import { OrderStatus, OrderType, TimeInForce } from '../types.js';
 import { assert } from './assert.js';
 import type { PriceTicks, QtyLots } from './units.js';
 
@@ -41,6 +46,10 @@ export class OrderPool {
   readonly executedLots: Float64Array;
   readonly executedQuoteUnits: Float64Array;
   readonly createdAtUs: Float64Array;
+  /** The quote quantity a market order was placed with (0: placed by quantity, or a limit order). */
+  readonly quoteQtyUnits: Float64Array;
+  /** Market orders: the most quote units the order may pay (bid) or receive (ask) in total. */
+  readonly quoteLimitUnits: Float64Array;
   /** Time priority among resting orders: a counter stamped when the order joins its level. */
   readonly restNumber: Float64Array;
   readonly accountId: Uint32Array;
@@ -49,6 +58,7 @@ export class OrderPool {
   readonly frontId: Uint16Array;
   readonly marketIndex: Uint16Array;
   readonly side: Uint8Array;
+  readonly orderType: Uint8Array;
   readonly timeInForce: Uint8Array;
   readonly selfTradePrevention: Uint8Array;
   /** OrderFlag bits PostOnly and HasClientId. */
@@ -76,6 +86,8 @@ export class OrderPool {
     this.executedLots = new Float64Array(capacity);
     this.executedQuoteUnits = new Float64Array(capacity);
     this.createdAtUs = new Float64Array(capacity);
+    this.quoteQtyUnits = new Float64Array(capacity);
+    this.quoteLimitUnits = new Float64Array(capacity);
     this.restNumber = new Float64Array(capacity);
     this.accountId = new Uint32Array(capacity);
     this.clientId = new Uint32Array(capacity);
@@ -83,6 +95,7 @@ export class OrderPool {
     this.frontId = new Uint16Array(capacity);
     this.marketIndex = new Uint16Array(capacity);
     this.side = new Uint8Array(capacity);
+    this.orderType = new Uint8Array(capacity);
     this.timeInForce = new Uint8Array(capacity);
     this.selfTradePrevention = new Uint8Array(capacity);
     this.flags = new Uint8Array(capacity);
@@ -111,6 +124,9 @@ export class OrderPool {
     this.executedLots[slot] = 0;
     this.executedQuoteUnits[slot] = 0;
     this.restNumber[slot] = 0;
+    this.orderType[slot] = OrderType.Limit;
+    this.quoteQtyUnits[slot] = 0;
+    this.quoteLimitUnits[slot] = 0;
     const tail = this.accountTail[accountId];
     this.accountPrev[slot] = tail;
     this.accountNext[slot] = NO_SLOT;
@@ -142,6 +158,15 @@ export class OrderPool {
     this.next[slot] = this.freeHead;
     this.freeHead = slot;
     this.liveCount--;
+  }
+
+  isMarket(slot: number): boolean {
+    return this.orderType[slot] === OrderType.Market;
+  }
+
+  /** A pending limit GTC order may add a price level when it rests, so it reserves one. */
+  reservesLevel(slot: number): boolean {
+    return this.orderType[slot] === OrderType.Limit && this.timeInForce[slot] === TimeInForce.GTC;
   }
 
   price(slot: number): PriceTicks {

@@ -107,10 +107,11 @@ export class Output {
     this.sink.order(this.orderRec);
   }
 
-  /** An orderFill event (always a stream event). */
-  orderFill(slot: number, status: OrderStatus, qtyLots: number, priceTicks: number, tradeId: number, isMaker: boolean): void {
+  /** An orderFill event (always a stream event); feeUnits is the fee of this fill, in the asset received. */
+  orderFill(slot: number, status: OrderStatus, qtyLots: number, priceTicks: number, tradeId: number, isMaker: boolean, feeUnits: number): void {
     const rec = this.orderRec;
     this.fillOrder(slot, OrderEvent.Fill, status, 0);
+    rec.feeUnits = feeUnits;
     rec.lastFillQtyLots = qtyLots;
     rec.lastFillPriceTicks = priceTicks;
     rec.tradeId = tradeId;
@@ -126,8 +127,9 @@ export class Output {
     const side = pool.side[slot];
     rec.orderId = pool.orderId[slot];
     rec.priceTicks = pool.priceTicks[slot];
-    rec.qtyLots = pool.qtyLots[slot];
-    rec.quoteQtyUnits = 0;
+    // An order by quote quantity has no quantity of its own (its lot cap is internal).
+    rec.quoteQtyUnits = pool.quoteQtyUnits[slot];
+    rec.qtyLots = rec.quoteQtyUnits > 0 ? 0 : pool.qtyLots[slot];
     rec.executedQtyLots = pool.executedLots[slot];
     rec.executedQuoteUnits = pool.executedQuoteUnits[slot];
     rec.lastFillQtyLots = 0;
@@ -138,11 +140,11 @@ export class Output {
     rec.accountId = pool.accountId[slot];
     rec.clientId = pool.clientId[slot];
     rec.marketId = this.catalog.markets[marketIndex].marketId;
-    // Fees are zero for now; the fee asset is the one the order receives.
+    // The fee asset is the one the order receives; feeUnits is set on fill events only.
     rec.feeAssetId = this.catalog.assetIdOf[side === Side.Bid ? this.catalog.baseIndexOf[marketIndex] : this.catalog.quoteIndexOf[marketIndex]];
     rec.event = event;
     rec.side = side;
-    rec.orderType = OrderType.Limit;
+    rec.orderType = pool.orderType[slot] as OrderType;
     rec.timeInForce = pool.timeInForce[slot];
     rec.selfTradePrevention = pool.selfTradePrevention[slot];
     rec.status = status;

@@ -19,7 +19,7 @@ import { OrderIndex } from './orderIndex.js';
 import { NO_SLOT, OrderPool, OrderState } from './orders.js';
 import { Output } from './output.js';
 import { PendingQueue } from './pending.js';
-import { baseUnits, notionalUnits, type AmountUnits } from './units.js';
+import { baseUnits, notionalUnits, subUnits, type AmountUnits } from './units.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -45,7 +45,7 @@ export class EngineState {
     this.speedBumpUs = config.speedBumpUs;
     this.orderIdKey = config.orderIdKey;
     const { maxAccounts, maxOpenOrdersPerAccount, maxOrdersPerBook, maxPriceLevelsPerSide } = this.limits;
-    this.accounts = new Accounts(maxAccounts);
+    this.accounts = new Accounts(maxAccounts, config.makerFeeBps ?? 0, config.takerFeeBps ?? 0);
     this.ledger = new Ledger(maxAccounts, this.catalog.assetCount);
     const poolCapacity = Math.min(Math.max(1, this.catalog.marketCount) * maxOrdersPerBook, maxAccounts * maxOpenOrdersPerAccount);
     this.pool = new OrderPool(poolCapacity, maxAccounts);
@@ -63,12 +63,16 @@ export class EngineState {
 
   /**
    * What an order's remaining quantity still locks: limit price × remaining × quoteUnitsPerTickLot
-   * for a bid, remaining × baseUnitsPerLot for an ask. Fills, price improvement, cancels and
-   * expiries all keep the ledger's locked units equal to the sum of this over open orders.
+   * for a limit bid, the unspent quote limit (quoteLimitUnits − executedQuoteUnits) for a market
+   * bid, remaining × baseUnitsPerLot for an ask. Fills, price improvement, cancels and expiries
+   * all keep the ledger's locked units equal to the sum of this over open orders.
    */
   lockUnitsOf(slot: number): AmountUnits {
     const market = this.catalog.markets[this.pool.marketIndex[slot]];
     const remaining = this.pool.remaining(slot);
+    if (this.pool.side[slot] === Side.Bid && this.pool.isMarket(slot)) {
+      return subUnits(this.pool.quoteLimitUnits[slot] as AmountUnits, this.pool.executedQuoteUnits[slot] as AmountUnits);
+    }
     return this.pool.side[slot] === Side.Bid
       ? notionalUnits(this.pool.price(slot), remaining, market.quoteUnitsPerTickLot)
       : baseUnits(remaining, market.baseUnitsPerLot);

@@ -1,8 +1,8 @@
 // A deterministic digest of the whole logical state: SHA-256 over a canonical walk.
 //
-// The walk visits what the exchange *is*, never how it is stored: accounts in id order with keys
-// and balances, asset supplies, each market's counters and its book best level first with each
-// level's orders in time priority, the pending queue in sequence order, and each account's open
+// The walk visits what the exchange *is*, never how it is stored: accounts in id order with keys,
+// balances and fee rates, asset supplies and collected fees, each market's counters and its book
+// best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
@@ -64,11 +64,18 @@ export function hashState(s: EngineState): string {
       digest.number(s.ledger.availableUnits(accountId, assetIndex));
       digest.number(s.ledger.lockedUnits(accountId, assetIndex));
     }
+    digest.number(s.accounts.makerFeeBps[accountId]);
+    digest.number(s.accounts.takerFeeBps[accountId]);
   }
-  for (let assetIndex = 0; assetIndex < s.catalog.assetCount; assetIndex++) digest.number(s.ledger.supply[assetIndex]);
+  for (let assetIndex = 0; assetIndex < s.catalog.assetCount; assetIndex++) {
+    digest.number(s.ledger.supply[assetIndex]);
+    digest.number(s.ledger.feeUnits[assetIndex]);
+  }
   for (const book of s.books) {
     digest.number(book.updateId);
     digest.number(book.lastTradeId);
+    // Only a banded market keeps a band reference; an unbanded one has nothing more to hash.
+    if (s.catalog.markets[book.marketIndex].maxMultiplierBps !== undefined) digest.number(book.bandReferenceTicks);
     digest.number(book.restCount());
     digest.number(book.restingCount);
     digest.number(book.pendingCount);
@@ -101,6 +108,9 @@ function hashOrder(s: EngineState, digest: Digest, slot: number): void {
   digest.number(pool.accountId[slot]);
   digest.number(pool.marketIndex[slot]);
   digest.number(pool.side[slot]);
+  digest.number(pool.orderType[slot]);
+  digest.number(pool.quoteQtyUnits[slot]);
+  digest.number(pool.quoteLimitUnits[slot]);
   digest.number(pool.priceTicks[slot]);
   digest.number(pool.qtyLots[slot]);
   digest.number(pool.remainingLots[slot]);

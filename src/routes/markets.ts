@@ -2,8 +2,9 @@
 // the wire shapes of the reference (§3.1). The bodies never change while the server runs, so they
 // are rendered once per thread.
 //
-// Fields for features not built yet are null rather than invented: price-band multipliers (the
-// engine enforces none yet), margin functions and funding (spot only). Tokens report deposits and
+// Fields for features not built yet are null rather than invented: impact and mark-price bands,
+// margin functions and funding (spot only). The price-band multipliers are the ones the engine
+// enforces on limit prices. Tokens report deposits and
 // withdrawals disabled because the chain flows do not exist yet; balances arrive through the
 // operator's deposit command.
 
@@ -27,8 +28,8 @@ export function marketJson(market: MarketInfo): Record<string, unknown> {
         minPrice: canonical(market.minPrice),
         maxPrice: canonical(market.maxPrice),
         tickSize: canonical(market.tickSize),
-        maxMultiplier: null,
-        minMultiplier: null,
+        maxMultiplier: canonical(market.maxMultiplier),
+        minMultiplier: canonical(market.minMultiplier),
         maxImpactMultiplier: null,
         minImpactMultiplier: null,
         meanMarkPriceBand: null,

@@ -73,6 +73,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           cmd.flags = order.flags;
           cmd.priceTicks = order.priceTicks;
           cmd.qtyLots = order.qtyLots;
+          cmd.quoteQtyUnits = order.quoteQtyUnits;
           cmd.clientId = order.clientId;
         }, singleOrderResponse(front, ctx, QUERY_NOT_FOUND));
       },

@@ -47,6 +47,21 @@ export function parseQtyLots(market: MarketInfo, value: unknown): number | ApiEr
   return parseOnGrid(value, market.quantityDecimals, market.stepUnits, 'Quantity', 'INVALID_QUANTITY');
 }
 
+/** A quote quantity (market orders) at the quote asset's decimals; positive only. */
+export function parseQuoteUnits(market: MarketInfo, value: unknown): number | ApiError {
+  const text = decimalText(value);
+  if (text === null) return apiError(400, 'INVALID_QUANTITY', 'Quote quantity must be a decimal string');
+  const units = parseDecimal(text, market.quoteDecimals);
+  if (units < 0) {
+    const why = decimalError(text, market.quoteDecimals);
+    if (why === 'too_many_decimals') return apiError(400, 'INVALID_QUANTITY', 'Quote quantity decimal too long');
+    if (why === 'too_large') return apiError(400, 'INVALID_QUANTITY', 'Quote quantity is too large');
+    return apiError(400, 'INVALID_QUANTITY', `Quote quantity is not a valid decimal: ${JSON.stringify(text).slice(0, 40)}`);
+  }
+  if (units === 0) return apiError(400, 'INVALID_QUANTITY', 'Quote quantity must be positive');
+  return units;
+}
+
 /** Parses an asset amount at the asset's decimals; positive only. */
 export function parseAssetUnits(asset: AssetConfig, value: unknown): number | ApiError {
   const text = decimalText(value);

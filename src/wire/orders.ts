@@ -2,10 +2,13 @@
 // account.orderUpdate stream payload, built from the engine's OrderRecord with the key names,
 // string decimals, id types and time units of the wire reference (§3.3, §5.3, §6): ids are
 // strings of digits, clientId an integer or null, createdAt integer milliseconds, stream times
-// integer microseconds, the order type upper case on the stream.
+// integer microseconds, the order type upper case on the stream. The Order object is a union on
+// orderType: a limit order has price, quantity and postOnly; a market order has quantity and
+// quoteQuantity (either may be null: it was placed by the other) and the slippage fields, which
+// are always null here (slippage tolerance is not offered).
 
 import type { MarketInfo } from '../config.js';
-import { OrderEvent, OrderFlag, type OrderRec } from '../../engine/types.js';
+import { OrderEvent, OrderFlag, OrderType, type OrderRec } from '../../engine/types.js';
 import { formatDecimal } from '../decimal.js';
 import { priceText, qtyText, quoteText } from './market-codec.js';
 
@@ -20,6 +23,7 @@ export const STATUS_NAMES = [
 /** ExpiryReason enum → the REST expiryReason names (the stream's `R` uses the same names). */
 export const EXPIRY_REASON_NAMES = [
   null, 'ImmediateOrCancel', 'FillOrKill', 'PostOnlyTaker', 'SelfTradePrevention', 'InsufficientLiquidity', 'PriceOutOfBounds',
+  'InsufficientFunds',
 ] as const;
 export const ORDER_EVENT_NAMES: Record<number, string> = {
   [OrderEvent.Accepted]: 'orderAccepted',
@@ -31,7 +35,24 @@ export const ORDER_EVENT_NAMES: Record<number, string> = {
   [OrderEvent.TriggerFailed]: 'triggerFailed',
 };
 
-/** The REST Order object of a limit order (market and trigger orders come with issue 3). */
+/** The type-specific fields of the REST Order object (§3.3). */
+function orderSizeJson(market: MarketInfo, rec: OrderRec): Record<string, unknown> {
+  if (rec.orderType === OrderType.Market) {
+    return {
+      quantity: rec.quoteQtyUnits > 0 ? null : qtyText(market, rec.qtyLots),
+      quoteQuantity: rec.quoteQtyUnits > 0 ? quoteText(market, rec.quoteQtyUnits) : null,
+      slippageTolerance: null,
+      slippageToleranceType: null,
+    };
+  }
+  return {
+    price: priceText(market, rec.priceTicks),
+    quantity: qtyText(market, rec.qtyLots),
+    postOnly: (rec.orderFlags & OrderFlag.PostOnly) !== 0,
+  };
+}
+
+/** The REST Order object of a limit or market order (trigger orders are not offered yet). */
 export function orderJson(market: MarketInfo, rec: OrderRec): Record<string, unknown> {
   return {
     orderType: ORDER_TYPE_NAMES[rec.orderType],
@@ -39,11 +60,9 @@ export function orderJson(market: MarketInfo, rec: OrderRec): Record<string, unk
     clientId: (rec.orderFlags & OrderFlag.HasClientId) !== 0 ? rec.clientId : null,
     symbol: market.symbol,
     side: SIDE_NAMES[rec.side],
-    price: priceText(market, rec.priceTicks),
-    quantity: qtyText(market, rec.qtyLots),
+    ...orderSizeJson(market, rec),
     executedQuantity: qtyText(market, rec.executedQtyLots),
     executedQuoteQuantity: quoteText(market, rec.executedQuoteUnits),
-    postOnly: (rec.orderFlags & OrderFlag.PostOnly) !== 0,
     reduceOnly: null,
     timeInForce: TIME_IN_FORCE_NAMES[rec.timeInForce],
     selfTradePrevention: STP_NAMES[rec.selfTradePrevention],
@@ -81,8 +100,11 @@ export function orderUpdateJson(
   data.S = SIDE_NAMES[rec.side];
   data.o = ORDER_TYPE_STREAM_NAMES[rec.orderType];
   data.f = TIME_IN_FORCE_NAMES[rec.timeInForce];
+  const isMarket = rec.orderType === OrderType.Market;
+  // An order by quote quantity shows it as Q (and q as 0, as the venue does); a market order has no p.
+  if (rec.quoteQtyUnits > 0) data.Q = quoteText(market, rec.quoteQtyUnits);
   data.q = qtyText(market, rec.qtyLots);
-  data.p = priceText(market, rec.priceTicks);
+  if (!isMarket) data.p = priceText(market, rec.priceTicks);
   data.X = STATUS_NAMES[rec.status];
   if (rec.event === OrderEvent.Expired) data.R = EXPIRY_REASON_NAMES[rec.expiryReason] ?? 'Unknown';
   data.i = String(rec.orderId);

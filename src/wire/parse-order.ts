@@ -3,14 +3,20 @@
 //
 // Accepted as real clients send them: decimals as strings (or JSON numbers), clientId as an
 // integer or a string of digits (bpx-py), orderType also in upper case (the Rust client), and
-// unknown keys ignored (ccxt adds its own). Features the engine does not have yet (market orders,
-// trigger / take-profit / stop-loss orders, reduce-only, auto borrow/lend, slippage tolerance) are
-// refused with NOT_IMPLEMENTED rather than silently ignored.
+// unknown keys ignored (ccxt adds its own). Features the engine does not have yet (trigger /
+// take-profit / stop-loss orders, reduce-only, auto borrow/lend, slippage tolerance) are refused
+// with NOT_IMPLEMENTED rather than silently ignored.
+//
+// A market order carries exactly one of `quantity` (lots) and `quoteQuantity` (units of the quote
+// asset, parsed at its decimals). A `price` on a market order is refused rather than ignored (ccxt
+// sends none; a client that does probably meant a limit order), as are postOnly and FOK, which
+// the engine does not offer for market orders. timeInForce GTC or IOC is accepted and recorded;
+// either way the unfilled remainder of a market order expires.
 
 import type { MarketInfo } from '../config.js';
 import { Errors, type ApiError } from '../errors.js';
 import { CommandFlag, OrderType, SelfTradePrevention, Side, TimeInForce } from '../../engine/types.js';
-import { parsePriceTicks, parseQtyLots } from './market-codec.js';
+import { parsePriceTicks, parseQtyLots, parseQuoteUnits } from './market-codec.js';
 
 export interface ParsedOrder {
   market: MarketInfo;
@@ -19,8 +25,12 @@ export interface ParsedOrder {
   timeInForce: TimeInForce;
   selfTradePrevention: SelfTradePrevention;
   flags: number;
+  /** 0 for a market order. */
   priceTicks: number;
+  /** 0 for a market order by quote quantity. */
   qtyLots: number;
+  /** Market orders by quote quantity only, else 0. */
+  quoteQtyUnits: number;
   clientId: number;
 }
 
@@ -70,8 +80,8 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
   if (side === undefined) return Errors.invalid('side must be Bid or Ask');
 
   const typeText = typeof body.orderType === 'string' ? body.orderType : '';
-  if (typeText === 'Market' || typeText === 'MARKET') return Errors.notImplemented('Market orders');
-  if (typeText !== 'Limit' && typeText !== 'LIMIT') return Errors.invalid('orderType must be Limit or Market');
+  const isMarket = typeText === 'Market' || typeText === 'MARKET';
+  if (!isMarket && typeText !== 'Limit' && typeText !== 'LIMIT') return Errors.invalid('orderType must be Limit or Market');
 
   for (const key of NOT_YET) if (present(body[key])) return Errors.notImplemented(`${key}`);
   for (const key of FLAGS_NOT_YET) {
@@ -79,14 +89,9 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
     if (typeof flag !== 'boolean') return flag;
     if (flag) return Errors.notImplemented(key);
   }
-  if (present(body.quoteQuantity)) return Errors.invalidOrder('quoteQuantity is only for market orders');
-
-  if (!present(body.price)) return Errors.invalidPrice('price is required for limit orders');
-  const priceTicks = parsePriceTicks(market, body.price);
-  if (typeof priceTicks !== 'number') return priceTicks;
-  if (!present(body.quantity)) return Errors.invalidQuantity('quantity is required');
-  const qtyLots = parseQtyLots(market, body.quantity);
-  if (typeof qtyLots !== 'number') return qtyLots;
+  const size = isMarket ? parseMarketSize(body, market) : parseLimitSize(body, market);
+  if ('status' in size) return size;
+  const { priceTicks, qtyLots, quoteQtyUnits } = size;
 
   let timeInForce = TimeInForce.GTC;
   if (present(body.timeInForce)) {
@@ -94,6 +99,7 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
     if (tif === undefined) return Errors.invalid('timeInForce must be GTC, IOC or FOK');
     timeInForce = tif;
   }
+  if (isMarket && timeInForce === TimeInForce.FOK) return Errors.invalidOrder('FOK is not supported for market orders');
   let selfTradePrevention = SelfTradePrevention.RejectTaker;
   if (present(body.selfTradePrevention)) {
     const stp = typeof body.selfTradePrevention === 'string' ? STP[body.selfTradePrevention] : undefined;
@@ -104,6 +110,7 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
   const postOnly = parseBool(body.postOnly, 'postOnly');
   if (typeof postOnly !== 'boolean') return postOnly;
   if (postOnly) {
+    if (isMarket) return Errors.invalidOrder('postOnly is not allowed for market orders');
     if (timeInForce !== TimeInForce.GTC) return Errors.invalidOrder('postOnly orders must be GTC');
     flags |= CommandFlag.PostOnly;
   }
@@ -113,7 +120,39 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
     if (clientId < 0) return Errors.invalid('clientId must be an integer from 0 to 4294967295');
     flags |= CommandFlag.HasClientId;
   }
-  return { market, side, orderType: OrderType.Limit, timeInForce, selfTradePrevention, flags, priceTicks, qtyLots, clientId };
+  const orderType = isMarket ? OrderType.Market : OrderType.Limit;
+  return { market, side, orderType, timeInForce, selfTradePrevention, flags, priceTicks, qtyLots, quoteQtyUnits, clientId };
+}
+
+interface OrderSize {
+  priceTicks: number;
+  qtyLots: number;
+  quoteQtyUnits: number;
+}
+
+function parseLimitSize(body: Record<string, unknown>, market: MarketInfo): OrderSize | ApiError {
+  if (present(body.quoteQuantity)) return Errors.invalidOrder('quoteQuantity is only for market orders');
+  if (!present(body.price)) return Errors.invalidPrice('price is required for limit orders');
+  const priceTicks = parsePriceTicks(market, body.price);
+  if (typeof priceTicks !== 'number') return priceTicks;
+  if (!present(body.quantity)) return Errors.invalidQuantity('quantity is required');
+  const qtyLots = parseQtyLots(market, body.quantity);
+  if (typeof qtyLots !== 'number') return qtyLots;
+  return { priceTicks, qtyLots, quoteQtyUnits: 0 };
+}
+
+function parseMarketSize(body: Record<string, unknown>, market: MarketInfo): OrderSize | ApiError {
+  if (present(body.price)) return Errors.invalidOrder('price is not allowed for market orders');
+  const hasQuantity = present(body.quantity);
+  if (hasQuantity === present(body.quoteQuantity)) {
+    return Errors.invalidQuantity('Market orders need exactly one of quantity and quoteQuantity');
+  }
+  if (hasQuantity) {
+    const qtyLots = parseQtyLots(market, body.quantity);
+    return typeof qtyLots === 'number' ? { priceTicks: 0, qtyLots, quoteQtyUnits: 0 } : qtyLots;
+  }
+  const quoteQtyUnits = parseQuoteUnits(market, body.quoteQuantity);
+  return typeof quoteQtyUnits === 'number' ? { priceTicks: 0, qtyLots: 0, quoteQtyUnits } : quoteQtyUnits;
 }
 
 export interface OrderTarget {

@@ -125,6 +125,13 @@ export const cmd = {
       flags,
     };
   },
+  /** A market order by quantity (`{ qtyLots }`) or by quote quantity (`{ quoteQtyUnits }`). */
+  market(accountId: number, side: 'bid' | 'ask', size: { qtyLots?: number; quoteQtyUnits?: number }, o: PlaceOptions = {}): Partial<Command> {
+    return {
+      ...cmd.place(accountId, side, 0, size.qtyLots ?? 0, { ...o, orderType: OrderType.Market }),
+      quoteQtyUnits: size.quoteQtyUnits ?? 0,
+    };
+  },
   cancel(accountId: number, orderId: number, market = M0): Partial<Command> {
     return { kind: CommandKind.CancelOrder, accountId, marketId: market, orderId };
   },

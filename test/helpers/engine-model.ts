@@ -4,7 +4,9 @@
 // order, books found by filtering and sorting that array on every step, balances in a Map keyed
 // by "account:asset". No pools, no indices, no incremental counters to get wrong. Fed the same
 // stamped stream as the real engine, it must write exactly the same records. Order ids reuse the
-// engine's permutation (tested on its own in engine-structures.test.ts).
+// engine's permutation (tested on its own in engine-structures.test.ts). Market orders and fees
+// follow the rules written in the headers of engine/core/exchange.ts and matching.ts, computed
+// here with bigint arithmetic instead of the engine's checked integer helpers.
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -33,8 +35,13 @@ interface ModelOrder {
   accountId: number;
   market: MarketSpec;
   side: Side;
+  orderType: OrderType;
   priceTicks: number;
+  /** A market order's lot cap. */
   qtyLots: number;
+  quoteQtyUnits: number;
+  /** A market order's quote limit (its budget, for a bid). */
+  quoteLimitUnits: number;
   remainingLots: number;
   executedLots: number;
   executedQuoteUnits: number;
@@ -53,12 +60,16 @@ interface MarketState {
   updateId: number;
   updateSeq: number;
   lastTradeId: number;
+  /** Price of the last trade (0: none yet). */
+  lastPriceTicks: number;
 }
 
 export class ModelExchange {
   private readonly keys: Uint8Array[] = [];
   private readonly balances = new Map<string, { available: number; locked: number }>();
   private readonly supply = new Map<number, number>();
+  /** Fees collected per asset id. */
+  private readonly feeUnits = new Map<number, number>();
   /** Every open order, in placement order. */
   private orders: ModelOrder[] = [];
   private readonly marketState = new Map<number, MarketState>();
@@ -69,7 +80,7 @@ export class ModelExchange {
   private out: Rec[] = [];
 
   constructor(private readonly config: EngineConfig) {
-    for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0 });
+    for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0 });
   }
 
   apply(cmd: Command, seq: number, timeUs: number): Rec[] {
@@ -109,14 +120,14 @@ export class ModelExchange {
     this.out.push({ ...this.header(RecordType.Result, cmd.frontId, cmd.requestId, HeaderFlag.Last), value, code } as Rec);
   }
 
-  private orderRec(o: ModelOrder, event: OrderEvent, status: OrderStatus, reason: ExpiryReason, frontId: number, requestId: number, flags: number, fill?: { qty: number; price: number; tradeId: number; maker: boolean }): void {
+  private orderRec(o: ModelOrder, event: OrderEvent, status: OrderStatus, reason: ExpiryReason, frontId: number, requestId: number, flags: number, fill?: { qty: number; price: number; tradeId: number; maker: boolean; fee: number }): void {
     this.out.push({
       ...this.header(RecordType.Order, frontId, requestId, flags),
-      orderId: o.orderId, priceTicks: o.priceTicks, qtyLots: o.qtyLots, quoteQtyUnits: 0, executedQtyLots: o.executedLots,
+      orderId: o.orderId, priceTicks: o.priceTicks, qtyLots: o.quoteQtyUnits > 0 ? 0 : o.qtyLots, quoteQtyUnits: o.quoteQtyUnits, executedQtyLots: o.executedLots,
       executedQuoteUnits: o.executedQuoteUnits, lastFillQtyLots: fill?.qty ?? 0, lastFillPriceTicks: fill?.price ?? 0,
-      tradeId: fill?.tradeId ?? 0, feeUnits: 0, createdAtUs: o.createdAtUs, accountId: o.accountId, clientId: o.clientId,
+      tradeId: fill?.tradeId ?? 0, feeUnits: fill?.fee ?? 0, createdAtUs: o.createdAtUs, accountId: o.accountId, clientId: o.clientId,
       marketId: o.market.marketId, feeAssetId: o.side === Side.Bid ? o.market.baseAssetId : o.market.quoteAssetId, event,
-      side: o.side, orderType: OrderType.Limit, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
+      side: o.side, orderType: o.orderType, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
       orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
     } as Rec);
   }
@@ -157,6 +168,7 @@ export class ModelExchange {
   }
 
   private lockOf(o: ModelOrder): number {
+    if (o.side === Side.Bid && o.orderType === OrderType.Market) return o.quoteLimitUnits - o.executedQuoteUnits;
     return o.side === Side.Bid ? o.priceTicks * o.remainingLots * o.market.quoteUnitsPerTickLot : o.remainingLots * o.market.baseUnitsPerLot;
   }
 
@@ -176,6 +188,7 @@ export class ModelExchange {
   }
 
   private crosses(taker: ModelOrder, priceTicks: number): boolean {
+    if (taker.orderType === OrderType.Market) return true;
     return taker.side === Side.Bid ? priceTicks <= taker.priceTicks : priceTicks >= taker.priceTicks;
   }
 
@@ -217,6 +230,7 @@ export class ModelExchange {
     const market = this.market(cmd.marketId);
     if (!market) return ResultCode.UnknownMarket;
     const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
+    if (cmd.orderType === OrderType.Market) return this.marketPlaceCode(cmd, market);
     const shapeOk =
       cmd.orderType === OrderType.Limit && [Side.Bid, Side.Ask].includes(cmd.side) &&
       [TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK].includes(cmd.timeInForce) &&
@@ -231,13 +245,18 @@ export class ModelExchange {
     if (cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
     if (cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
     if (cmd.priceTicks > market.maxPriceTicks) return ResultCode.PriceAboveMaximum;
+    const last = this.marketState.get(market.marketId)!.lastPriceTicks;
+    if (market.maxMultiplierBps !== undefined && last > 0) {
+      const price = BigInt(cmd.priceTicks) * 10000n;
+      if (price > BigInt(last) * BigInt(market.maxMultiplierBps) || price < BigInt(last) * BigInt(market.minMultiplierBps!)) return ResultCode.PriceOutOfBand;
+    }
     const limits = this.config.limits;
     if (this.orders.filter((o) => o.accountId === cmd.accountId).length >= limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
     if (this.orders.filter((o) => o.market === market).length >= limits.maxOrdersPerBook) return ResultCode.BookFull;
     if (cmd.timeInForce === TimeInForce.GTC) {
       const delayed = !postOnly && this.config.speedBumpUs > 0;
       const levels = this.levels(market, cmd.side);
-      const reserved = this.orders.filter((o) => o.state === 'pending' && o.market === market && o.side === cmd.side && o.timeInForce === TimeInForce.GTC).length;
+      const reserved = this.orders.filter((o) => o.state === 'pending' && o.market === market && o.side === cmd.side && o.orderType === OrderType.Limit && o.timeInForce === TimeInForce.GTC).length;
       const needsLevel = delayed || !levels.includes(cmd.priceTicks);
       if (needsLevel && levels.length + reserved >= limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
     }
@@ -247,17 +266,59 @@ export class ModelExchange {
     return ResultCode.Ok;
   }
 
+  /** Lot cap and quote limit of the last market place that passed marketPlaceCode. */
+  private marketCap = { lots: 0, quoteLimit: 0 };
+
+  private marketPlaceCode(cmd: Command, market: MarketSpec): ResultCode {
+    const byQuote = cmd.quoteQtyUnits > 0;
+    const shapeOk =
+      [Side.Bid, Side.Ask].includes(cmd.side) && [TimeInForce.GTC, TimeInForce.IOC].includes(cmd.timeInForce) &&
+      [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
+      (cmd.flags & ~CommandFlag.HasClientId) === 0 && cmd.priceTicks === 0 &&
+      Number.isSafeInteger(cmd.qtyLots) && Number.isSafeInteger(cmd.quoteQtyUnits) &&
+      ((cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0)) &&
+      [cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
+        cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
+        cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
+    if (!shapeOk) return ResultCode.InvalidCommand;
+    if (!byQuote && cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+    if (!byQuote && cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
+    const limits = this.config.limits;
+    if (this.orders.filter((o) => o.accountId === cmd.accountId).length >= limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
+    if (this.orders.filter((o) => o.market === market).length >= limits.maxOrdersPerBook) return ResultCode.BookFull;
+    const bid = cmd.side === Side.Bid;
+    const available = this.bal(cmd.accountId, bid ? market.quoteAssetId : market.baseAssetId).available;
+    const cheapestLot = market.minPriceTicks * market.quoteUnitsPerTickLot;
+    let lock: number;
+    if (byQuote) {
+      const quoteLots = Math.min(market.maxQtyLots, Number(BigInt(cmd.quoteQtyUnits) / BigInt(cheapestLot)));
+      if (quoteLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+      const lots = bid ? quoteLots : Math.min(quoteLots, Math.floor(available / market.baseUnitsPerLot));
+      if (lots === 0) return ResultCode.InsufficientFunds;
+      this.marketCap = { lots, quoteLimit: cmd.quoteQtyUnits };
+      lock = bid ? cmd.quoteQtyUnits : lots * market.baseUnitsPerLot;
+    } else {
+      const budget = Math.min(available, cmd.qtyLots * market.maxPriceTicks * market.quoteUnitsPerTickLot);
+      if (bid && budget < cheapestLot) return ResultCode.InsufficientFunds;
+      this.marketCap = { lots: cmd.qtyLots, quoteLimit: bid ? budget : Number.MAX_SAFE_INTEGER };
+      lock = bid ? budget : cmd.qtyLots * market.baseUnitsPerLot;
+    }
+    return available < lock ? ResultCode.InsufficientFunds : ResultCode.Ok;
+  }
+
   private place(cmd: Command): void {
     const code = this.placeCode(cmd);
     if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
     const market = this.market(cmd.marketId)!;
+    const isMarket = cmd.orderType === OrderType.Market;
     const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
     const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
     let orderId = 0;
     while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
     const o: ModelOrder = {
-      orderId, accountId: cmd.accountId, market, side: cmd.side, priceTicks: cmd.priceTicks, qtyLots: cmd.qtyLots,
-      remainingLots: cmd.qtyLots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs,
+      orderId, accountId: cmd.accountId, market, side: cmd.side, orderType: cmd.orderType, priceTicks: cmd.priceTicks,
+      qtyLots: isMarket ? this.marketCap.lots : cmd.qtyLots, quoteQtyUnits: isMarket ? cmd.quoteQtyUnits : 0,
+      quoteLimitUnits: isMarket ? this.marketCap.quoteLimit : 0, remainingLots: isMarket ? this.marketCap.lots : cmd.qtyLots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs,
       clientId: hasClientId ? cmd.clientId : 0,
       flags: (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0),
       timeInForce: cmd.timeInForce, stp: cmd.selfTradePrevention, frontId: cmd.frontId, requestId: cmd.requestId,
@@ -305,9 +366,16 @@ export class ModelExchange {
   private match(o: ModelOrder): ExpiryReason {
     while (o.remainingLots > 0) {
       const m = this.sideOrders(o.market, o.side === Side.Bid ? Side.Ask : Side.Bid)[0];
+      if (!m && o.orderType === OrderType.Market) return ExpiryReason.InsufficientLiquidity;
       if (!m || !this.crosses(o, m.priceTicks)) break;
       if (m.accountId !== o.accountId) {
-        this.fill(o, m);
+        let qty = Math.min(o.remainingLots, m.remainingLots);
+        if (o.orderType === OrderType.Market) {
+          const lotCost = m.priceTicks * o.market.quoteUnitsPerTickLot;
+          qty = Math.min(qty, Number(BigInt(o.quoteLimitUnits - o.executedQuoteUnits) / BigInt(lotCost)));
+          if (qty === 0) return o.quoteQtyUnits > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
+        }
+        this.fill(o, m, qty);
         continue;
       }
       if (o.stp === SelfTradePrevention.RejectTaker) return ExpiryReason.SelfTradePrevention;
@@ -317,20 +385,35 @@ export class ModelExchange {
     return ExpiryReason.None;
   }
 
-  private fill(taker: ModelOrder, maker: ModelOrder): void {
+  /** Every account has the configured default rates (no command changes them). */
+  private fee(received: number, isTaker: boolean): number {
+    const bps = isTaker ? (this.config.takerFeeBps ?? 0) : (this.config.makerFeeBps ?? 0);
+    return Number((BigInt(received) * BigInt(bps)) / 10000n);
+  }
+
+  private fill(taker: ModelOrder, maker: ModelOrder, qty: number): void {
     const market = taker.market;
-    const qty = Math.min(taker.remainingLots, maker.remainingLots);
     const price = maker.priceTicks;
     const buyer = taker.side === Side.Bid ? taker : maker;
     const seller = buyer === taker ? maker : taker;
     const base = qty * market.baseUnitsPerLot;
     const quote = price * qty * market.quoteUnitsPerTickLot;
     const buyerQuote = this.bal(buyer.accountId, market.quoteAssetId);
-    buyerQuote.locked -= buyer.priceTicks * qty * market.quoteUnitsPerTickLot;
-    buyerQuote.available += (buyer.priceTicks - price) * qty * market.quoteUnitsPerTickLot;
-    this.bal(buyer.accountId, market.baseAssetId).available += base;
+    const buyerFee = this.fee(base, buyer === taker);
+    const sellerFee = this.fee(quote, seller === taker);
+    if (buyer.orderType === OrderType.Market) {
+      buyerQuote.locked -= quote;
+    } else {
+      buyerQuote.locked -= buyer.priceTicks * qty * market.quoteUnitsPerTickLot;
+      buyerQuote.available += (buyer.priceTicks - price) * qty * market.quoteUnitsPerTickLot;
+    }
+    this.bal(buyer.accountId, market.baseAssetId).available += base - buyerFee;
     this.bal(seller.accountId, market.baseAssetId).locked -= base;
-    this.bal(seller.accountId, market.quoteAssetId).available += quote;
+    this.bal(seller.accountId, market.quoteAssetId).available += quote - sellerFee;
+    this.feeUnits.set(market.baseAssetId, (this.feeUnits.get(market.baseAssetId) ?? 0) + buyerFee);
+    this.feeUnits.set(market.quoteAssetId, (this.feeUnits.get(market.quoteAssetId) ?? 0) + sellerFee);
+    const makerFee = maker === buyer ? buyerFee : sellerFee;
+    const takerFee = taker === buyer ? buyerFee : sellerFee;
     for (const o of [maker, taker]) {
       o.remainingLots -= qty;
       o.executedLots += qty;
@@ -338,12 +421,13 @@ export class ModelExchange {
     }
     const state = this.marketState.get(market.marketId)!;
     const tradeId = ++state.lastTradeId;
+    state.lastPriceTicks = price;
     this.out.push({
       ...this.header(RecordType.Trade, FRONT_ID_NONE, 0, 0), tradeId, priceTicks: price, qtyLots: qty, buyerOrderId: buyer.orderId,
       sellerOrderId: seller.orderId, marketId: market.marketId, buyerIsMaker: buyer === maker,
     } as Rec);
-    this.orderRec(maker, OrderEvent.Fill, this.status(maker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: true });
-    this.orderRec(taker, OrderEvent.Fill, this.status(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false });
+    this.orderRec(maker, OrderEvent.Fill, this.status(maker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: true, fee: makerFee });
+    this.orderRec(taker, OrderEvent.Fill, this.status(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false, fee: takerFee });
     for (const o of [maker, taker]) {
       this.balanceRec(o.accountId, market.baseAssetId);
       this.balanceRec(o.accountId, market.quoteAssetId);
@@ -353,26 +437,39 @@ export class ModelExchange {
   }
 
   private finish(o: ModelOrder, stopReason: ExpiryReason): void {
+    if (o.orderType === OrderType.Market) {
+      const done = o.remainingLots === 0 || (stopReason === ExpiryReason.None && o.executedLots > 0);
+      if (!done) return this.expire(o, stopReason === ExpiryReason.None ? ExpiryReason.InsufficientLiquidity : stopReason);
+      const b = this.bal(o.accountId, this.lockAsset(o));
+      const lock = this.lockOf(o);
+      b.locked -= lock;
+      b.available += lock;
+      this.remove(o);
+      this.balanceRec(o.accountId, this.lockAsset(o));
+      return this.orderRec(o, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
+    }
     if (o.remainingLots === 0) {
       this.remove(o);
       return this.orderRec(o, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
     }
     let reason = stopReason;
     if (reason === ExpiryReason.None && o.timeInForce === TimeInForce.IOC) reason = ExpiryReason.ImmediateOrCancel;
-    if (reason !== ExpiryReason.None) {
-      const b = this.bal(o.accountId, this.lockAsset(o));
-      const lock = this.lockOf(o);
-      b.locked -= lock;
-      b.available += lock;
-      this.remove(o);
-      this.orderRec(o, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
-      this.balanceRec(o.accountId, this.lockAsset(o));
-      return this.orderRec(o, OrderEvent.None, OrderStatus.Expired, reason, o.frontId, o.requestId, HeaderFlag.Last);
-    }
+    if (reason !== ExpiryReason.None) return this.expire(o, reason);
     o.state = 'resting';
     o.restNumber = ++this.restCounter;
     this.depthRec(o.market, o.side, o.priceTicks);
     this.orderRec(o, OrderEvent.None, this.status(o), ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
+  }
+
+  private expire(o: ModelOrder, reason: ExpiryReason): void {
+    const b = this.bal(o.accountId, this.lockAsset(o));
+    const lock = this.lockOf(o);
+    b.locked -= lock;
+    b.available += lock;
+    this.remove(o);
+    this.orderRec(o, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
+    this.balanceRec(o.accountId, this.lockAsset(o));
+    this.orderRec(o, OrderEvent.None, OrderStatus.Expired, reason, o.frontId, o.requestId, HeaderFlag.Last);
   }
 
   /** Cancels a pending or resting order (events, balance, depth or the delayed place's answer). */

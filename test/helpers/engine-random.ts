@@ -1,5 +1,7 @@
 // A seeded random command stream for the engine core: places (every time in force, post-only,
-// client ids, all self-trade modes, prices around a moving mid so books cross often), cancels by
+// client ids, all self-trade modes, prices around a moving mid so books cross often), market
+// orders by quantity and by quote quantity (some malformed), under random maker/taker fee rates
+// and a narrow price band on market 1, cancels by
 // id (own, others', unknown), by client id, cancel-all, deposits (some invalid), invalid orders,
 // ticks, queries, and engine time that advances by random steps across the speed bump. The
 // generator reads the engine's outputs (order ids) to aim cancels at real orders, so it drives a
@@ -13,10 +15,17 @@ export const RANDOM_ACCOUNTS = 6;
 
 export function randomConfig(seed: number): EngineConfig {
   const random = prng(seed ^ 0x5eed);
-  return testConfig({
+  const config = testConfig({
     speedBumpUs: [0, 1000, 5000][randomInt(random, 0, 2)],
+    // High rates so that fees on these small amounts are not all rounded to zero.
+    makerFeeBps: [0, 150, 2000][randomInt(random, 0, 2)],
+    takerFeeBps: [0, 300, 2500][randomInt(random, 0, 2)],
     limits: { maxAccounts: 8, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
   });
+  // Market 1 gets a narrow price band (±1 % around its last trade, about ±3 ticks) so that
+  // PriceOutOfBand happens often; market 0 stays unbanded.
+  config.markets[1] = { ...config.markets[1], maxMultiplierBps: 10_100, minMultiplierBps: 9_900 };
+  return config;
 }
 
 /** Runs `steps` random commands through `h` (which checks invariants after each). */
@@ -42,7 +51,17 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number): 
     const time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
     const roll = random();
     let command;
-    if (roll < 0.55) {
+    if (roll < 0.1) {
+      const side = random() < 0.5 ? 'bid' : 'ask';
+      const stp = pick([SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth]);
+      const size = random() < 0.5 ? { qtyLots: randomInt(random, 1, 12) } : { quoteQtyUnits: randomInt(random, 1, 12) * mid[market] * 3 + randomInt(random, -40, 40) };
+      command = cmd.market(account, side, size, { market, stp, tif: pick([TimeInForce.GTC, TimeInForce.IOC]) });
+      const roll2 = random();
+      if (roll2 < 0.04) command.priceTicks = mid[market];
+      else if (roll2 < 0.08) command.flags! |= 1; // post-only: invalid for a market order
+      else if (roll2 < 0.1) command.timeInForce = TimeInForce.FOK;
+      else if (roll2 < 0.12) command = { ...command, qtyLots: 2, quoteQtyUnits: 300 };
+    } else if (roll < 0.55) {
       command = cmd.place(account, random() < 0.5 ? 'bid' : 'ask', mid[market] + randomInt(random, -6, 6), randomInt(random, 1, 9), {
         market,
         tif: pick([TimeInForce.GTC, TimeInForce.GTC, TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK]),

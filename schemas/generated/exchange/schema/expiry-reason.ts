@@ -9,5 +9,6 @@ export enum ExpiryReason {
   PostOnlyTaker = 3,
   SelfTradePrevention = 4,
   InsufficientLiquidity = 5,
-  PriceBand = 6
+  PriceBand = 6,
+  InsufficientFunds = 7
 }

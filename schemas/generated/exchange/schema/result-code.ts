@@ -21,5 +21,6 @@ export enum ResultCode {
   MarketClosed = 15,
   AccountLimitReached = 16,
   PostOnlyWouldTake = 17,
-  WouldSelfTrade = 18
+  WouldSelfTrade = 18,
+  PriceOutOfBand = 19
 }
