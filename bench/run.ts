@@ -3,6 +3,8 @@
 //   ringHandoff      main thread ⇄ worker: SharedArrayBuffer rings against postMessage
 //   signatureVerify  ed25519 verify: node:crypto (cached KeyObject) against sodium-native
 //                    against @noble/ed25519
+//   engineCore       the matching engine alone on exchange-core's command mix, against
+//                    nodejs-order-book fed the same stream, with a state-hash check
 //
 // Each suite measures its subject next to its baseline in the same run and reports medians of
 // several runs and ratios, because these machines are shared and noisy.
@@ -12,6 +14,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runRingBench } from './ring.bench.js';
 import { runVerifyBench } from './verify.bench.js';
+import { runEngineBench } from './engine.bench.js';
 
 const resultsPath = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 
@@ -22,6 +25,8 @@ async function main(): Promise<void> {
   const ring = await runRingBench();
   process.stdout.write('signature verification…\n');
   const verify = await runVerifyBench();
+  process.stdout.write('engine core…\n');
+  const engine = await runEngineBench();
   const text = `# Benchmark results
 
 Written by \`npm run bench\` on ${started.toISOString().slice(0, 10)} (${machine}).
@@ -35,6 +40,10 @@ ${ring.trim()}
 ## ed25519 verification (bench/verify.bench.ts)
 
 ${verify.trim()}
+
+## Engine core against nodejs-order-book (bench/engine.bench.ts)
+
+${engine.trim()}
 `;
   writeFileSync(resultsPath, text);
   process.stdout.write(`wrote ${resultsPath}\n`);
