@@ -36,7 +36,7 @@ import {
 } from '../codec.js';
 import { InboundRing, OutboundRing } from '../ring.js';
 import { Control } from './control.js';
-import { openJournal, replayJournal } from './journal.js';
+import { checkEngineConfig, engineConfigFingerprint, openJournal, replayJournal } from './journal.js';
 import {
   CommandKind,
   FRONT_ID_NONE,
@@ -77,6 +77,7 @@ function main(): void {
     result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {},
   };
   const journal = openJournal(data.dataDir);
+  checkEngineConfig(journal, engineConfigFingerprint(data.engine));
   const replayStarted = performance.now();
   const replay = replayJournal(journal, (rec) => exchange.apply(rec.command, rec.seq, rec.timeUs, discard));
   const replayMs = performance.now() - replayStarted;
