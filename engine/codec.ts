@@ -30,6 +30,9 @@
 // - OrderRec.orderFlags is OrderRecord.flags; OrderRec.flags is its header's flags, as for
 //   every record.
 // - No function here allocates, except newXRec() and the error path.
+// - Writers are shaped for V8: each reads only its own record type (monomorphic property loads),
+//   tests all its 64-bit fields up front and then writes them through put64, which is small
+//   enough to be inlined everywhere (an out-of-line call would box every double it is passed).
 
 import { RecordType, newCommand } from './types.js';
 import type {
@@ -190,6 +193,7 @@ const M_MARKET_ID = 40;
 const M_PAD = 42; // 6 bytes
 
 const TWO32 = 4294967296;
+const TWO_NEG32 = 1 / TWO32;
 
 // ---------------------------------------------------------------------------------------------
 // Primitive helpers
@@ -198,14 +202,32 @@ function badInt(field: string, v: number): never {
   throw new RangeError(`codec: ${field} must be a safe integer, got ${v}`);
 }
 
-/** Writes a safe integer as a little-endian two's-complement 64-bit value. */
-function setI64(dv: DataView, at: number, v: number, field: string): void {
-  if (!Number.isSafeInteger(v)) badInt(field, v);
-  // Division by 2^32 is exact for safe integers, so floor gives the signed high word and the
-  // remainder is the unsigned low word in [0, 2^32), for negatives too.
-  const hi = Math.floor(v / TWO32);
-  dv.setUint32(at, v - hi * TWO32, true);
-  dv.setInt32(at + 4, hi, true);
+/**
+ * Writes a safe integer as a little-endian two's-complement 64-bit value, unchecked: the caller
+ * has already tested every 64-bit field of the record with Number.isSafeInteger (one test each,
+ * which the optimizing compiler turns into a few instructions) and thrown through badField if one
+ * failed. Kept tiny so the compiler inlines all of a record's writes: a call left out of line
+ * would box each double argument.
+ */
+function put64(dv: DataView, at: number, v: number): void {
+  // v >>> 0 is the unsigned low word (ToUint32 is v modulo 2^32, for negatives too); v - lo is a
+  // multiple of 2^32 of magnitude at most 2^53, so it and its product with 2^-32 (the signed high
+  // word) are exact.
+  const lo = v >>> 0;
+  dv.setUint32(at, lo, true);
+  dv.setInt32(at + 4, (v - lo) * TWO_NEG32, true);
+}
+
+/**
+ * The error path of a writer whose safe-integer test failed: throws the RangeError of the first
+ * field of `fields` (in writing order) that is not a safe integer. Only ever called to throw.
+ */
+function badField(r: object, fields: readonly string[]): never {
+  for (const field of fields) {
+    const v = (r as Record<string, number>)[field];
+    if (!Number.isSafeInteger(v)) badInt(field, v);
+  }
+  throw new RangeError('codec: a 64-bit field is not a safe integer');
 }
 
 /** Reads a little-endian two's-complement 64-bit value as hi * 2^32 + lo. */
@@ -239,11 +261,27 @@ function getKey(dv: DataView, at: number, key: Uint8Array): void {
   }
 }
 
-function putHeader(dv: DataView, off: number, h: RecordHeaderFields, type: number, flags: number): void {
-  setI64(dv, off + H_SEQ, h.seq, 'seq');
-  setI64(dv, off + H_TIME_US, h.timeUs, 'timeUs');
-  dv.setUint32(off + H_REQUEST_ID, h.requestId, true);
-  dv.setUint16(off + H_FRONT_ID, h.frontId, true);
+/**
+ * Writes a header from its field values. Each writer reads its own record's header fields and
+ * passes them here, so every property read stays monomorphic (one record shape per call site)
+ * instead of one shared function reading seven shapes.
+ */
+function putHeader(
+  dv: DataView,
+  off: number,
+  seq: number,
+  timeUs: number,
+  requestId: number,
+  frontId: number,
+  type: number,
+  flags: number,
+): void {
+  if (!Number.isSafeInteger(seq)) badInt('seq', seq);
+  if (!Number.isSafeInteger(timeUs)) badInt('timeUs', timeUs);
+  put64(dv, off + H_SEQ, seq);
+  put64(dv, off + H_TIME_US, timeUs);
+  dv.setUint32(off + H_REQUEST_ID, requestId, true);
+  dv.setUint16(off + H_FRONT_ID, frontId, true);
   dv.setUint8(off + H_TYPE, type);
   dv.setUint8(off + H_FLAGS, flags);
 }
@@ -272,25 +310,56 @@ export function readHeader(dv: DataView, off: number, h: RecordHeaderFields): vo
 
 /** Writes a header with h.type as given. */
 export function writeHeader(dv: DataView, off: number, h: RecordHeaderFields): void {
-  putHeader(dv, off, h, h.type, h.flags);
+  putHeader(dv, off, h.seq, h.timeUs, h.requestId, h.frontId, h.type, h.flags);
 }
 
 // ---------------------------------------------------------------------------------------------
 // CommandSlot
 
+const COMMAND_I64_FIELDS = [
+  'priceTicks',
+  'qtyLots',
+  'quoteQtyUnits',
+  'amountUnits',
+  'orderId',
+  'triggerPriceTicks',
+  'triggerQtyLots',
+  'takeProfitTriggerTicks',
+  'takeProfitLimitTicks',
+  'stopLossTriggerTicks',
+  'stopLossLimitTicks',
+  'slippageTolerance',
+] as const;
+
 export function writeCommand(dv: DataView, off: number, c: Command): void {
-  setI64(dv, off + C_PRICE_TICKS, c.priceTicks, 'priceTicks');
-  setI64(dv, off + C_QTY_LOTS, c.qtyLots, 'qtyLots');
-  setI64(dv, off + C_QUOTE_QTY_UNITS, c.quoteQtyUnits, 'quoteQtyUnits');
-  setI64(dv, off + C_AMOUNT_UNITS, c.amountUnits, 'amountUnits');
-  setI64(dv, off + C_ORDER_ID, c.orderId, 'orderId');
-  setI64(dv, off + C_TRIGGER_PRICE_TICKS, c.triggerPriceTicks, 'triggerPriceTicks');
-  setI64(dv, off + C_TRIGGER_QTY_LOTS, c.triggerQtyLots, 'triggerQtyLots');
-  setI64(dv, off + C_TAKE_PROFIT_TRIGGER_TICKS, c.takeProfitTriggerTicks, 'takeProfitTriggerTicks');
-  setI64(dv, off + C_TAKE_PROFIT_LIMIT_TICKS, c.takeProfitLimitTicks, 'takeProfitLimitTicks');
-  setI64(dv, off + C_STOP_LOSS_TRIGGER_TICKS, c.stopLossTriggerTicks, 'stopLossTriggerTicks');
-  setI64(dv, off + C_STOP_LOSS_LIMIT_TICKS, c.stopLossLimitTicks, 'stopLossLimitTicks');
-  setI64(dv, off + C_SLIPPAGE_TOLERANCE, c.slippageTolerance, 'slippageTolerance');
+  if (
+    !(
+      Number.isSafeInteger(c.priceTicks) &&
+      Number.isSafeInteger(c.qtyLots) &&
+      Number.isSafeInteger(c.quoteQtyUnits) &&
+      Number.isSafeInteger(c.amountUnits) &&
+      Number.isSafeInteger(c.orderId) &&
+      Number.isSafeInteger(c.triggerPriceTicks) &&
+      Number.isSafeInteger(c.triggerQtyLots) &&
+      Number.isSafeInteger(c.takeProfitTriggerTicks) &&
+      Number.isSafeInteger(c.takeProfitLimitTicks) &&
+      Number.isSafeInteger(c.stopLossTriggerTicks) &&
+      Number.isSafeInteger(c.stopLossLimitTicks) &&
+      Number.isSafeInteger(c.slippageTolerance)
+    )
+  ) badField(c, COMMAND_I64_FIELDS);
+  put64(dv, off + C_PRICE_TICKS, c.priceTicks);
+  put64(dv, off + C_QTY_LOTS, c.qtyLots);
+  put64(dv, off + C_QUOTE_QTY_UNITS, c.quoteQtyUnits);
+  put64(dv, off + C_AMOUNT_UNITS, c.amountUnits);
+  put64(dv, off + C_ORDER_ID, c.orderId);
+  put64(dv, off + C_TRIGGER_PRICE_TICKS, c.triggerPriceTicks);
+  put64(dv, off + C_TRIGGER_QTY_LOTS, c.triggerQtyLots);
+  put64(dv, off + C_TAKE_PROFIT_TRIGGER_TICKS, c.takeProfitTriggerTicks);
+  put64(dv, off + C_TAKE_PROFIT_LIMIT_TICKS, c.takeProfitLimitTicks);
+  put64(dv, off + C_STOP_LOSS_TRIGGER_TICKS, c.stopLossTriggerTicks);
+  put64(dv, off + C_STOP_LOSS_LIMIT_TICKS, c.stopLossLimitTicks);
+  put64(dv, off + C_SLIPPAGE_TOLERANCE, c.slippageTolerance);
   setKey(dv, off + C_KEY, c.key);
   dv.setUint32(off + C_REQUEST_ID, c.requestId, true);
   dv.setUint32(off + C_ACCOUNT_ID, c.accountId, true);
@@ -352,7 +421,7 @@ export function newStampedRec(): StampedRec {
 }
 
 export function writeStamped(dv: DataView, off: number, r: StampedRec): void {
-  putHeader(dv, off, r, RecordType.Stamped, r.flags);
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Stamped, r.flags);
   writeCommand(dv, off + STAMPED_COMMAND_OFFSET, r.command);
 }
 
@@ -368,9 +437,12 @@ export function newResultRec(): ResultRec {
   return { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Result, flags: 0, value: 0, code: 0 };
 }
 
+const RESULT_I64_FIELDS = ['value'] as const;
+
 export function writeResult(dv: DataView, off: number, r: ResultRec): void {
-  putHeader(dv, off, r, RecordType.Result, r.flags);
-  setI64(dv, off + R_VALUE, r.value, 'value');
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Result, r.flags);
+  if (!(Number.isSafeInteger(r.value))) badField(r, RESULT_I64_FIELDS);
+  put64(dv, off + R_VALUE, r.value);
   dv.setUint16(off + R_CODE, r.code, true);
   dv.setUint16(off + R_PAD, 0, true);
   dv.setUint32(off + R_PAD + 2, 0, true);
@@ -419,19 +491,48 @@ export function newOrderRec(): OrderRec {
   };
 }
 
+const ORDER_I64_FIELDS = [
+  'orderId',
+  'priceTicks',
+  'qtyLots',
+  'quoteQtyUnits',
+  'executedQtyLots',
+  'executedQuoteUnits',
+  'lastFillQtyLots',
+  'lastFillPriceTicks',
+  'tradeId',
+  'feeUnits',
+  'createdAtUs',
+] as const;
+
 export function writeOrder(dv: DataView, off: number, r: OrderRec): void {
-  putHeader(dv, off, r, RecordType.Order, r.flags);
-  setI64(dv, off + O_ORDER_ID, r.orderId, 'orderId');
-  setI64(dv, off + O_PRICE_TICKS, r.priceTicks, 'priceTicks');
-  setI64(dv, off + O_QTY_LOTS, r.qtyLots, 'qtyLots');
-  setI64(dv, off + O_QUOTE_QTY_UNITS, r.quoteQtyUnits, 'quoteQtyUnits');
-  setI64(dv, off + O_EXECUTED_QTY_LOTS, r.executedQtyLots, 'executedQtyLots');
-  setI64(dv, off + O_EXECUTED_QUOTE_UNITS, r.executedQuoteUnits, 'executedQuoteUnits');
-  setI64(dv, off + O_LAST_FILL_QTY_LOTS, r.lastFillQtyLots, 'lastFillQtyLots');
-  setI64(dv, off + O_LAST_FILL_PRICE_TICKS, r.lastFillPriceTicks, 'lastFillPriceTicks');
-  setI64(dv, off + O_TRADE_ID, r.tradeId, 'tradeId');
-  setI64(dv, off + O_FEE_UNITS, r.feeUnits, 'feeUnits');
-  setI64(dv, off + O_CREATED_AT_US, r.createdAtUs, 'createdAtUs');
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Order, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.orderId) &&
+      Number.isSafeInteger(r.priceTicks) &&
+      Number.isSafeInteger(r.qtyLots) &&
+      Number.isSafeInteger(r.quoteQtyUnits) &&
+      Number.isSafeInteger(r.executedQtyLots) &&
+      Number.isSafeInteger(r.executedQuoteUnits) &&
+      Number.isSafeInteger(r.lastFillQtyLots) &&
+      Number.isSafeInteger(r.lastFillPriceTicks) &&
+      Number.isSafeInteger(r.tradeId) &&
+      Number.isSafeInteger(r.feeUnits) &&
+      Number.isSafeInteger(r.createdAtUs)
+    )
+  ) badField(r, ORDER_I64_FIELDS);
+  put64(dv, off + O_ORDER_ID, r.orderId);
+  put64(dv, off + O_PRICE_TICKS, r.priceTicks);
+  put64(dv, off + O_QTY_LOTS, r.qtyLots);
+  put64(dv, off + O_QUOTE_QTY_UNITS, r.quoteQtyUnits);
+  put64(dv, off + O_EXECUTED_QTY_LOTS, r.executedQtyLots);
+  put64(dv, off + O_EXECUTED_QUOTE_UNITS, r.executedQuoteUnits);
+  put64(dv, off + O_LAST_FILL_QTY_LOTS, r.lastFillQtyLots);
+  put64(dv, off + O_LAST_FILL_PRICE_TICKS, r.lastFillPriceTicks);
+  put64(dv, off + O_TRADE_ID, r.tradeId);
+  put64(dv, off + O_FEE_UNITS, r.feeUnits);
+  put64(dv, off + O_CREATED_AT_US, r.createdAtUs);
   dv.setUint32(off + O_ACCOUNT_ID, r.accountId, true);
   dv.setUint32(off + O_CLIENT_ID, r.clientId, true);
   dv.setUint16(off + O_MARKET_ID, r.marketId, true);
@@ -495,13 +596,24 @@ export function newTradeRec(): TradeRec {
   };
 }
 
+const TRADE_I64_FIELDS = ['tradeId', 'priceTicks', 'qtyLots', 'buyerOrderId', 'sellerOrderId'] as const;
+
 export function writeTrade(dv: DataView, off: number, r: TradeRec): void {
-  putHeader(dv, off, r, RecordType.Trade, r.flags);
-  setI64(dv, off + T_TRADE_ID, r.tradeId, 'tradeId');
-  setI64(dv, off + T_PRICE_TICKS, r.priceTicks, 'priceTicks');
-  setI64(dv, off + T_QTY_LOTS, r.qtyLots, 'qtyLots');
-  setI64(dv, off + T_BUYER_ORDER_ID, r.buyerOrderId, 'buyerOrderId');
-  setI64(dv, off + T_SELLER_ORDER_ID, r.sellerOrderId, 'sellerOrderId');
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Trade, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.tradeId) &&
+      Number.isSafeInteger(r.priceTicks) &&
+      Number.isSafeInteger(r.qtyLots) &&
+      Number.isSafeInteger(r.buyerOrderId) &&
+      Number.isSafeInteger(r.sellerOrderId)
+    )
+  ) badField(r, TRADE_I64_FIELDS);
+  put64(dv, off + T_TRADE_ID, r.tradeId);
+  put64(dv, off + T_PRICE_TICKS, r.priceTicks);
+  put64(dv, off + T_QTY_LOTS, r.qtyLots);
+  put64(dv, off + T_BUYER_ORDER_ID, r.buyerOrderId);
+  put64(dv, off + T_SELLER_ORDER_ID, r.sellerOrderId);
   dv.setUint16(off + T_MARKET_ID, r.marketId, true);
   dv.setUint8(off + T_BUYER_IS_MAKER, r.buyerIsMaker ? 1 : 0);
   dv.setUint8(off + T_PAD, 0);
@@ -537,10 +649,13 @@ export function newBalanceRec(): BalanceRec {
   };
 }
 
+const BALANCE_I64_FIELDS = ['availableUnits', 'lockedUnits'] as const;
+
 export function writeBalance(dv: DataView, off: number, r: BalanceRec): void {
-  putHeader(dv, off, r, RecordType.Balance, r.flags);
-  setI64(dv, off + B_AVAILABLE_UNITS, r.availableUnits, 'availableUnits');
-  setI64(dv, off + B_LOCKED_UNITS, r.lockedUnits, 'lockedUnits');
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Balance, r.flags);
+  if (!(Number.isSafeInteger(r.availableUnits) && Number.isSafeInteger(r.lockedUnits))) badField(r, BALANCE_I64_FIELDS);
+  put64(dv, off + B_AVAILABLE_UNITS, r.availableUnits);
+  put64(dv, off + B_LOCKED_UNITS, r.lockedUnits);
   dv.setUint32(off + B_ACCOUNT_ID, r.accountId, true);
   dv.setUint16(off + B_ASSET_ID, r.assetId, true);
   dv.setUint16(off + B_PAD, 0, true);
@@ -573,11 +688,20 @@ export function newDepthRec(): DepthRec {
   };
 }
 
+const DEPTH_I64_FIELDS = ['priceTicks', 'qtyLots', 'updateId'] as const;
+
 export function writeDepth(dv: DataView, off: number, r: DepthRec): void {
-  putHeader(dv, off, r, RecordType.Depth, r.flags);
-  setI64(dv, off + D_PRICE_TICKS, r.priceTicks, 'priceTicks');
-  setI64(dv, off + D_QTY_LOTS, r.qtyLots, 'qtyLots');
-  setI64(dv, off + D_UPDATE_ID, r.updateId, 'updateId');
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Depth, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.priceTicks) &&
+      Number.isSafeInteger(r.qtyLots) &&
+      Number.isSafeInteger(r.updateId)
+    )
+  ) badField(r, DEPTH_I64_FIELDS);
+  put64(dv, off + D_PRICE_TICKS, r.priceTicks);
+  put64(dv, off + D_QTY_LOTS, r.qtyLots);
+  put64(dv, off + D_UPDATE_ID, r.updateId);
   dv.setUint16(off + D_MARKET_ID, r.marketId, true);
   dv.setUint8(off + D_SIDE, r.side);
   dv.setUint8(off + D_PAD, 0);
@@ -610,7 +734,7 @@ export function newAccountRec(): AccountRec {
 }
 
 export function writeAccount(dv: DataView, off: number, r: AccountRec): void {
-  putHeader(dv, off, r, RecordType.Account, r.flags);
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Account, r.flags);
   setKey(dv, off + A_KEY, r.key);
   dv.setUint32(off + A_ACCOUNT_ID, r.accountId, true);
   dv.setUint32(off + A_PAD, 0, true);
@@ -640,10 +764,13 @@ export function newMarketRec(): MarketRec {
   };
 }
 
+const MARKET_I64_FIELDS = ['updateId', 'lastTradeId'] as const;
+
 export function writeMarket(dv: DataView, off: number, r: MarketRec): void {
-  putHeader(dv, off, r, RecordType.Market, r.flags);
-  setI64(dv, off + M_UPDATE_ID, r.updateId, 'updateId');
-  setI64(dv, off + M_LAST_TRADE_ID, r.lastTradeId, 'lastTradeId');
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.Market, r.flags);
+  if (!(Number.isSafeInteger(r.updateId) && Number.isSafeInteger(r.lastTradeId))) badField(r, MARKET_I64_FIELDS);
+  put64(dv, off + M_UPDATE_ID, r.updateId);
+  put64(dv, off + M_LAST_TRADE_ID, r.lastTradeId);
   dv.setUint16(off + M_MARKET_ID, r.marketId, true);
   dv.setUint16(off + M_PAD, 0, true);
   dv.setUint32(off + M_PAD + 2, 0, true);

@@ -4,6 +4,12 @@
 // same seven objects over and over and allocates nothing. Every record's header gets the seq and
 // engine time of the apply in progress (set by begin), its addressing (a request's
 // frontId/requestId, or FRONT_ID_NONE and 0 for a stream event) and its flags.
+//
+// Why each writer stores its own header fields rather than calling one shared stamp(): V8 keys a
+// property store's inline cache on the object's hidden class, and the seven records have seven
+// classes, so one shared function would see them all and go megamorphic (a slow generic store
+// per field). Written out per kind, every store site sees exactly one class. For the same reason
+// the records are plain literals, header first, with no spread.
 
 import {
   FRONT_ID_NONE,
@@ -20,7 +26,6 @@ import {
   type MarketRec,
   type OrderRec,
   type OrderStatus,
-  type RecordHeaderFields,
   type RecordSink,
   type ResultCode,
   type ResultRec,
@@ -32,10 +37,6 @@ import type { Book } from './book.js';
 import type { Catalog } from './catalog.js';
 import type { Ledger } from './ledger.js';
 import type { OrderPool } from './orders.js';
-
-function header(): RecordHeaderFields {
-  return { seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.None, flags: 0 };
-}
 
 /** A sink that drops everything; the output before the first apply. */
 const NOWHERE: RecordSink = {
@@ -52,20 +53,36 @@ export class Output {
   private sink: RecordSink = NOWHERE;
   private seq = 0;
   private timeUs = 0;
-  private readonly resultRec: ResultRec = { ...header(), value: 0, code: 0 };
+  private readonly resultRec: ResultRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Result, flags: 0, value: 0, code: 0,
+  };
   private readonly orderRec: OrderRec = {
-    ...header(), orderId: 0, priceTicks: 0, qtyLots: 0, quoteQtyUnits: 0, executedQtyLots: 0,
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Order, flags: 0,
+    orderId: 0, priceTicks: 0, qtyLots: 0, quoteQtyUnits: 0, executedQtyLots: 0,
     executedQuoteUnits: 0, lastFillQtyLots: 0, lastFillPriceTicks: 0, tradeId: 0, feeUnits: 0,
     createdAtUs: 0, accountId: 0, clientId: 0, marketId: 0, feeAssetId: 0, event: 0, side: 0,
     orderType: 0, timeInForce: 0, selfTradePrevention: 0, status: 0, expiryReason: 0, orderFlags: 0,
   };
   private readonly tradeRec: TradeRec = {
-    ...header(), tradeId: 0, priceTicks: 0, qtyLots: 0, buyerOrderId: 0, sellerOrderId: 0, marketId: 0, buyerIsMaker: false,
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Trade, flags: 0,
+    tradeId: 0, priceTicks: 0, qtyLots: 0, buyerOrderId: 0, sellerOrderId: 0, marketId: 0, buyerIsMaker: false,
   };
-  private readonly balanceRec: BalanceRec = { ...header(), availableUnits: 0, lockedUnits: 0, accountId: 0, assetId: 0 };
-  private readonly depthRec: DepthRec = { ...header(), priceTicks: 0, qtyLots: 0, updateId: 0, marketId: 0, side: 0 };
-  private readonly accountRec: AccountRec = { ...header(), key: new Uint8Array(32), accountId: 0 };
-  private readonly marketRec: MarketRec = { ...header(), updateId: 0, lastTradeId: 0, marketId: 0 };
+  private readonly balanceRec: BalanceRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Balance, flags: 0,
+    availableUnits: 0, lockedUnits: 0, accountId: 0, assetId: 0,
+  };
+  private readonly depthRec: DepthRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Depth, flags: 0,
+    priceTicks: 0, qtyLots: 0, updateId: 0, marketId: 0, side: 0,
+  };
+  private readonly accountRec: AccountRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Account, flags: 0,
+    key: new Uint8Array(32), accountId: 0,
+  };
+  private readonly marketRec: MarketRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Market, flags: 0,
+    updateId: 0, lastTradeId: 0, marketId: 0,
+  };
 
   constructor(
     private readonly catalog: Catalog,
@@ -81,20 +98,20 @@ export class Output {
     this.timeUs = timeUs;
   }
 
-  private stamp(rec: RecordHeaderFields, type: RecordType, frontId: number, requestId: number, flags: number): void {
+  private checkOpen(): void {
     assert(this.sink !== NOWHERE, 'output written outside an apply');
-    rec.seq = this.seq;
-    rec.timeUs = this.timeUs;
-    rec.frontId = frontId;
-    rec.requestId = requestId;
-    rec.type = type;
-    rec.flags = flags;
   }
 
   /** A result always ends its response. */
   result(code: ResultCode, value: number, frontId: number, requestId: number): void {
     const rec = this.resultRec;
-    this.stamp(rec, RecordType.Result, frontId, requestId, HeaderFlag.Last);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Result;
+    rec.flags = HeaderFlag.Last;
     rec.code = code;
     rec.value = value;
     this.sink.result(rec);
@@ -102,9 +119,16 @@ export class Output {
 
   /** An order record without fill details: an Accepted/Cancelled/Expired event or a state row. */
   order(slot: number, event: OrderEvent, status: OrderStatus, expiryReason: ExpiryReason, frontId: number, requestId: number, flags: number): void {
+    const rec = this.orderRec;
     this.fillOrder(slot, event, status, expiryReason);
-    this.stamp(this.orderRec, RecordType.Order, frontId, requestId, flags);
-    this.sink.order(this.orderRec);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Order;
+    rec.flags = flags;
+    this.sink.order(rec);
   }
 
   /** An orderFill event (always a stream event); feeUnits is the fee of this fill, in the asset received. */
@@ -116,7 +140,13 @@ export class Output {
     rec.lastFillPriceTicks = priceTicks;
     rec.tradeId = tradeId;
     if (isMaker) rec.orderFlags |= OrderFlag.IsMaker;
-    this.stamp(rec, RecordType.Order, FRONT_ID_NONE, 0, 0);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.Order;
+    rec.flags = 0;
     this.sink.order(rec);
   }
 
@@ -154,7 +184,13 @@ export class Output {
 
   trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean): void {
     const rec = this.tradeRec;
-    this.stamp(rec, RecordType.Trade, FRONT_ID_NONE, 0, 0);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.Trade;
+    rec.flags = 0;
     rec.tradeId = tradeId;
     rec.priceTicks = priceTicks;
     rec.qtyLots = qtyLots;
@@ -167,7 +203,13 @@ export class Output {
 
   balance(accountId: number, assetIndex: number, frontId: number, requestId: number): void {
     const rec = this.balanceRec;
-    this.stamp(rec, RecordType.Balance, frontId, requestId, 0);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Balance;
+    rec.flags = 0;
     rec.availableUnits = this.ledger.availableUnits(accountId, assetIndex);
     rec.lockedUnits = this.ledger.lockedUnits(accountId, assetIndex);
     rec.accountId = accountId;
@@ -177,7 +219,13 @@ export class Output {
 
   depth(marketIndex: number, side: Side, priceTicks: number, qtyLots: number, updateId: number, frontId: number, requestId: number): void {
     const rec = this.depthRec;
-    this.stamp(rec, RecordType.Depth, frontId, requestId, 0);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Depth;
+    rec.flags = 0;
     rec.priceTicks = priceTicks;
     rec.qtyLots = qtyLots;
     rec.updateId = updateId;
@@ -188,7 +236,13 @@ export class Output {
 
   account(accountId: number, frontId: number, requestId: number): void {
     const rec = this.accountRec;
-    this.stamp(rec, RecordType.Account, frontId, requestId, 0);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Account;
+    rec.flags = 0;
     rec.key.set(this.accounts.keyOf(accountId));
     rec.accountId = accountId;
     this.sink.account(rec);
@@ -196,7 +250,13 @@ export class Output {
 
   market(book: Book, frontId: number, requestId: number): void {
     const rec = this.marketRec;
-    this.stamp(rec, RecordType.Market, frontId, requestId, 0);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Market;
+    rec.flags = 0;
     rec.updateId = book.updateId;
     rec.lastTradeId = book.lastTradeId;
     rec.marketId = this.catalog.markets[book.marketIndex].marketId;
