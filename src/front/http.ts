@@ -114,7 +114,7 @@ function readBody(ctx: RequestContext, onBody: (body: Buffer) => void): void {
       sendError(ctx, Errors.bodyTooLarge);
       return;
     }
-    chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+    chunks.push(Buffer.from(chunk.slice(0))); // one copy: uWS reuses the chunk's memory
     if (isLast) onBody(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
   });
 }

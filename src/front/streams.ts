@@ -17,12 +17,8 @@
 
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import type { MarketInfo } from '../config.js';
-import {
-  RecordType,
-  Side,
-  type RecordHeaderFields,
-} from '../../engine/types.js';
-import { readAccount, readDepth, readMarket, readOrder, readTrade, readBalance } from '../../engine/codec.js';
+import { RecordType, Side } from '../../engine/types.js';
+import { readAccount, readDepth, readMarket, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
 import type { EventHandler } from './engine-link.js';
 import type { MarketData } from './market-data.js';
@@ -64,7 +60,7 @@ export class Streams implements EventHandler {
     this.depthBatches = front.config.markets.map(() => null);
   }
 
-  onEvent(type: RecordType, view: DataView, offset: number, header: RecordHeaderFields): void {
+  onEvent(type: RecordType, view: DataView, offset: number): void {
     switch (type) {
       case RecordType.Depth: return this.onDepth(view, offset);
       case RecordType.Trade: return this.onTrade(view, offset);
@@ -74,11 +70,9 @@ export class Streams implements EventHandler {
         this.data.registerKey(scratch.account.key, scratch.account.accountId);
         return;
       }
-      case RecordType.Balance:
-        readBalance(view, offset, scratch.balance); // account.balanceUpdate comes with issue 5
-        return;
       default:
-        void header;
+        // Balance events feed account.balanceUpdate, which comes with issue 5.
+        return;
     }
   }
 

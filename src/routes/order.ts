@@ -5,7 +5,7 @@
 // Cancelling an order that is not open answers 400 INVALID_CLIENT_REQUEST "Order not found", as
 // the public venue was observed to; reading one answers 404 RESOURCE_NOT_FOUND.
 
-import { CommandFlag, CommandKind, HeaderFlag, RecordType, ResultCode } from '../../engine/types.js';
+import { CommandFlag, CommandKind, HeaderFlag, RecordType, ResultCode, type Command } from '../../engine/types.js';
 import { readOrder, readResult } from '../../engine/codec.js';
 import { Errors, apiError, resultError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
@@ -36,7 +36,7 @@ const CANCEL_NOT_FOUND = apiError(400, 'INVALID_CLIENT_REQUEST', 'Order not foun
 const QUERY_NOT_FOUND = apiError(404, 'RESOURCE_NOT_FOUND', 'Order not found');
 
 function targetCommand(kind: CommandKind, accountId: number, market: MarketInfo, orderId: number, clientId: number, byClientId: boolean) {
-  return (cmd: import('../../engine/types.js').Command) => {
+  return (cmd: Command) => {
     cmd.kind = kind;
     cmd.accountId = accountId;
     cmd.marketId = market.spec.marketId;
