@@ -75,10 +75,12 @@ export const DEPTH_BYTES = 56;
 export const ACCOUNT_BYTES = 64;
 /** MarketRecord.sizeOf() */
 export const MARKET_BYTES = 48;
-/** JournalRecord.sizeOf(): a StampedRecord at offset 0, then the u32 checksum, then 4 pad bytes. */
+/** JournalRecord.sizeOf(): a StampedRecord at offset 0, then the u32 output digest, then the u32 checksum. */
 export const JOURNAL_RECORD_BYTES = 192;
+/** Offset of JournalRecord.output_digest (u32, little-endian). */
+export const JOURNAL_DIGEST_OFFSET = 184;
 /** Offset of JournalRecord.checksum (u32, little-endian). */
-export const JOURNAL_CHECKSUM_OFFSET = 184;
+export const JOURNAL_CHECKSUM_OFFSET = 188;
 /** Size of the ed25519 public key carried by CreateAccount commands and Account records. */
 export const KEY_BYTES = 32;
 
@@ -292,6 +294,16 @@ function putHeader(
 /** Type byte of the record at `off` (any outbound record, or a StampedRecord). */
 export function recordType(dv: DataView, off: number): RecordType {
   return dv.getUint8(off + H_TYPE);
+}
+
+/** Header flags (HeaderFlag bits) of the record at `off`. */
+export function recordFlags(dv: DataView, off: number): number {
+  return dv.getUint8(off + H_FLAGS);
+}
+
+/** Sets header flag bits of a record the caller is still writing (claimed, not yet published). */
+export function addRecordFlags(dv: DataView, off: number, flags: number): void {
+  dv.setUint8(off + H_FLAGS, dv.getUint8(off + H_FLAGS) | flags);
 }
 
 /** Header seq of the record at `off`. */

@@ -60,6 +60,13 @@ export const OrderFlag = {
 export const HeaderFlag = {
   /** The last record of the response to one request. */
   Last: 1,
+  // issue 6 (durability):
+  /**
+   * The last outbound record the engine wrote while applying one state-changing command (the
+   * Stamped record itself when the command had no outputs): the journal worker closes that
+   * command's output digest here. Excluded from the digest, set only by the engine shell.
+   */
+  CommandEnd: 2,
 } as const;
 
 /** RecordHeader.frontId of a record addressed to no request (a stream event). */

@@ -83,19 +83,20 @@ const bindings: Record<string, Binding> = {
   DepthRecord: { size: codec.DEPTH_BYTES, make: codec.newDepthRec, write: codec.writeDepth as any, read: codec.readDepth as any, fixedType: RecordType.Depth },
   AccountRecord: { size: codec.ACCOUNT_BYTES, make: codec.newAccountRec, write: codec.writeAccount as any, read: codec.readAccount as any, fixedType: RecordType.Account },
   MarketRecord: { size: codec.MARKET_BYTES, make: codec.newMarketRec, write: codec.writeMarket as any, read: codec.readMarket as any, fixedType: RecordType.Market },
-  // The journal value: the codec's Stamped record at offset 0 and a u32 checksum at
-  // JOURNAL_CHECKSUM_OFFSET (the journal writer owns the checksum and zeroes the rest).
+  // The journal value: the codec's Stamped record at offset 0, the u32 output digest at
+  // JOURNAL_DIGEST_OFFSET and the u32 checksum at JOURNAL_CHECKSUM_OFFSET (the journal writer owns both).
   JournalRecord: {
     size: codec.JOURNAL_RECORD_BYTES,
     fixedType: RecordType.Stamped,
-    make: () => ({ stamped: codec.newStampedRec(), checksum: 0 }),
+    make: () => ({ stamped: codec.newStampedRec(), outputDigest: 0, checksum: 0 }),
     write: (dv, off, o) => {
       codec.writeStamped(dv, off, o.stamped);
+      dv.setUint32(off + codec.JOURNAL_DIGEST_OFFSET, o.outputDigest, true);
       dv.setUint32(off + codec.JOURNAL_CHECKSUM_OFFSET, o.checksum, true);
-      dv.setUint32(off + codec.JOURNAL_CHECKSUM_OFFSET + 4, 0, true);
     },
     read: (dv, off, o) => {
       codec.readStamped(dv, off, o.stamped);
+      o.outputDigest = dv.getUint32(off + codec.JOURNAL_DIGEST_OFFSET, true);
       o.checksum = dv.getUint32(off + codec.JOURNAL_CHECKSUM_OFFSET, true);
     },
   },
@@ -113,6 +114,7 @@ function accessor(struct: string, path: string[]): Accessor {
   let base = (o: Obj): Obj => o;
   if (struct === 'JournalRecord') {
     if (p[0] === 'checksum') return { get: (o) => o.checksum, set: (o, v) => (o.checksum = v) };
+    if (p[0] === 'output_digest') return { get: (o) => o.outputDigest, set: (o, v) => (o.outputDigest = v) };
     base = (o) => o.stamped;
     p = p.slice(1);
   }
@@ -320,12 +322,16 @@ describe('codec constants equal the generated layout', () => {
     const stamped = new G.StampedRecord().__init(0, bb);
     expect(codec.STAMPED_COMMAND_OFFSET).toBe(stamped.command()!.bb_pos);
     expect(new G.JournalRecord().__init(0, bb).stamped()!.bb_pos).toBe(0);
-    // The checksum directly follows the stamped record (its read offset is checked byte-wise below).
-    expect(codec.JOURNAL_CHECKSUM_OFFSET).toBe(G.StampedRecord.sizeOf());
+    // The output digest directly follows the stamped record, the checksum the digest (their read
+    // offsets are checked byte-wise below).
+    expect(codec.JOURNAL_DIGEST_OFFSET).toBe(G.StampedRecord.sizeOf());
+    expect(codec.JOURNAL_CHECKSUM_OFFSET).toBe(codec.JOURNAL_DIGEST_OFFSET + 4);
     expect(codec.JOURNAL_CHECKSUM_OFFSET + 4).toBeLessThanOrEqual(codec.JOURNAL_RECORD_BYTES);
     const bytes = new Uint8Array(256);
     new DataView(bytes.buffer).setUint32(codec.JOURNAL_CHECKSUM_OFFSET, 0xdeadbeef, true);
+    new DataView(bytes.buffer).setUint32(codec.JOURNAL_DIGEST_OFFSET, 0x0badf00d, true);
     expect(new G.JournalRecord().__init(0, new flatbuffers.ByteBuffer(bytes)).checksum()).toBe(0xdeadbeef);
+    expect(new G.JournalRecord().__init(0, new flatbuffers.ByteBuffer(bytes)).outputDigest()).toBe(0x0badf00d);
   });
   it('header field offsets used by recordType/recordSeq', () => {
     for (let round = 0; round < 8; round++) {

@@ -113,6 +113,10 @@ export class Exchange {
         return this.cancelAll(cmd);
       case CommandKind.Tick:
         return;
+      // issue 6 (durability): the shell serialises the state after this apply; the core only
+      // answers with the snapshot's sequence.
+      case CommandKind.Snapshot:
+        return s.out.result(ResultCode.Ok, seq, cmd.frontId, cmd.requestId);
       default:
         s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
     }

@@ -10,6 +10,7 @@ export enum CommandKind {
   CancelOrder = 4,
   CancelAll = 5,
   Tick = 6,
+  Snapshot = 7,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,

@@ -28,18 +28,22 @@ stamped(obj?:StampedRecord):StampedRecord|null {
   return (obj || new StampedRecord()).__init(this.bb_pos, this.bb!);
 }
 
-checksum():number {
+outputDigest():number {
   return this.bb!.readUint32(this.bb_pos + 184);
+}
+
+checksum():number {
+  return this.bb!.readUint32(this.bb_pos + 188);
 }
 
 static sizeOf():number {
   return 192;
 }
 
-static createJournalRecord(builder:flatbuffers.Builder, stamped_header_seq: bigint, stamped_header_time_us: bigint, stamped_header_request_id: number, stamped_header_front_id: number, stamped_header_type: RecordType, stamped_header_flags: number, stamped_command_price_ticks: bigint, stamped_command_qty_lots: bigint, stamped_command_quote_qty_units: bigint, stamped_command_amount_units: bigint, stamped_command_order_id: bigint, stamped_command_trigger_price_ticks: bigint, stamped_command_trigger_qty_lots: bigint, stamped_command_take_profit_trigger_ticks: bigint, stamped_command_take_profit_limit_ticks: bigint, stamped_command_stop_loss_trigger_ticks: bigint, stamped_command_stop_loss_limit_ticks: bigint, stamped_command_slippage_tolerance: bigint, stamped_command_key_0: bigint, stamped_command_key_1: bigint, stamped_command_key_2: bigint, stamped_command_key_3: bigint, stamped_command_request_id: number, stamped_command_account_id: number, stamped_command_client_id: number, stamped_command_front_id: number, stamped_command_market_id: number, stamped_command_asset_id: number, stamped_command_kind: CommandKind, stamped_command_side: Side, stamped_command_order_type: OrderType, stamped_command_time_in_force: TimeInForce, stamped_command_self_trade_prevention: SelfTradePrevention, stamped_command_flags: number, stamped_command_trigger_by: TriggerBy, stamped_command_take_profit_trigger_by: TriggerBy, stamped_command_stop_loss_trigger_by: TriggerBy, stamped_command_slippage_tolerance_type: SlippageToleranceType, checksum: number):flatbuffers.Offset {
+static createJournalRecord(builder:flatbuffers.Builder, stamped_header_seq: bigint, stamped_header_time_us: bigint, stamped_header_request_id: number, stamped_header_front_id: number, stamped_header_type: RecordType, stamped_header_flags: number, stamped_command_price_ticks: bigint, stamped_command_qty_lots: bigint, stamped_command_quote_qty_units: bigint, stamped_command_amount_units: bigint, stamped_command_order_id: bigint, stamped_command_trigger_price_ticks: bigint, stamped_command_trigger_qty_lots: bigint, stamped_command_take_profit_trigger_ticks: bigint, stamped_command_take_profit_limit_ticks: bigint, stamped_command_stop_loss_trigger_ticks: bigint, stamped_command_stop_loss_limit_ticks: bigint, stamped_command_slippage_tolerance: bigint, stamped_command_key_0: bigint, stamped_command_key_1: bigint, stamped_command_key_2: bigint, stamped_command_key_3: bigint, stamped_command_request_id: number, stamped_command_account_id: number, stamped_command_client_id: number, stamped_command_front_id: number, stamped_command_market_id: number, stamped_command_asset_id: number, stamped_command_kind: CommandKind, stamped_command_side: Side, stamped_command_order_type: OrderType, stamped_command_time_in_force: TimeInForce, stamped_command_self_trade_prevention: SelfTradePrevention, stamped_command_flags: number, stamped_command_trigger_by: TriggerBy, stamped_command_take_profit_trigger_by: TriggerBy, stamped_command_stop_loss_trigger_by: TriggerBy, stamped_command_slippage_tolerance_type: SlippageToleranceType, output_digest: number, checksum: number):flatbuffers.Offset {
   builder.prep(8, 192);
-  builder.pad(4);
   builder.writeInt32(checksum);
+  builder.writeInt32(output_digest);
   builder.prep(8, 184);
   builder.prep(8, 160);
   builder.pad(4);
