@@ -81,7 +81,18 @@ export interface ServerConfig {
   assets: AssetConfig[];
   markets: MarketInfo[];
   engine: EngineConfig;
+  // issue 6 (durability):
+  /** Snapshot after this many commands since the last snapshot (0: only on the operator's request). */
+  snapshotEvery?: number;
+  /** Snapshot files kept; the journal keeps the records after the oldest of them. */
+  snapshotKeep?: number;
+  /** Remove journal records older than the oldest kept snapshot. */
+  compactJournal?: boolean;
 }
+
+// issue 6 (durability): snapshot and compaction defaults.
+export const DEFAULT_SNAPSHOT_EVERY = 1_000_000;
+export const DEFAULT_SNAPSHOT_KEEP = 2;
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -294,6 +305,8 @@ function integerSetting(text: string | undefined, fallback: number, what: string
 const KNOWN_FLAGS = new Set([
   'host', 'port', 'admin-port', 'data-dir', 'front-threads', 'speed-bump-ms', 'config', 'no-demo',
   'inbound-slots', 'outbound-slots',
+  // issue 6 (durability)
+  'snapshot-every', 'snapshot-keep', 'no-compact',
 ]);
 
 /** Builds the whole configuration from flags, environment and the markets file or defaults. */
@@ -321,6 +334,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     demoAccounts: flags['no-demo'] !== true && env.DEMO_ACCOUNTS !== '0',
     inboundSlotCount: integerSetting(pick('inbound-slots', 'INBOUND_SLOTS'), 4096, 'inbound slots', 2, 1 << 20),
     outboundSlotCount: integerSetting(pick('outbound-slots', 'OUTBOUND_SLOTS'), 65536, 'outbound slots', 2, 1 << 22),
+    // issue 6 (durability)
+    snapshotEvery: integerSetting(pick('snapshot-every', 'SNAPSHOT_EVERY'), DEFAULT_SNAPSHOT_EVERY, 'snapshot interval (commands)', 0, Number.MAX_SAFE_INTEGER),
+    snapshotKeep: integerSetting(pick('snapshot-keep', 'SNAPSHOT_KEEP'), DEFAULT_SNAPSHOT_KEEP, 'snapshots kept', 1, 1000),
+    compactJournal: flags['no-compact'] !== true && env.COMPACT_JOURNAL !== '0',
   });
 }
 

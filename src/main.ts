@@ -13,8 +13,8 @@
 // batch, the journal flushes everything the engine published, then the process exits 0.
 
 import { mkdirSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
-import { ConfigError, loadConfig, type ServerConfig } from './config.js';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { ConfigError, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_KEEP, loadConfig, type ServerConfig } from './config.js';
 import { createLogger } from './log.js';
 import { createAccount, type CreatedAccount } from './admin/client.js';
 import { InboundRing, OutboundRing } from '../engine/ring.js';
@@ -101,8 +101,8 @@ async function main(): Promise<void> {
   const workers: Worker[] = [];
   let stopping = false;
 
-  const start = (file: string, workerData: unknown, name: string): Worker => {
-    const worker = new Worker(new URL(file, import.meta.url), { workerData, name });
+  const start = (file: string, workerData: unknown, name: string, transferList: unknown[] = []): Worker => {
+    const worker = new Worker(new URL(file, import.meta.url), { workerData, name, transferList: transferList as never });
     workers.push(worker);
     worker.on('error', (error) => {
       log.fatal({ err: error, thread: name }, 'thread failed; stopping');
@@ -117,16 +117,23 @@ async function main(): Promise<void> {
     return worker;
   };
 
+  // Snapshot files travel from the engine straight to the journal worker.
+  const snapshots = new MessageChannel();
   const engineData: EngineWorkerData = {
     engine: config.engine,
     dataDir: config.dataDir,
     inboundSab: inbound.sab,
     outboundSab: outbound.sab,
     controlSab: control.sab,
+    snapshotPort: snapshots.port1,
+    snapshotEvery: config.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
   };
-  const engine = start('../engine/shell/engine-worker.js', engineData, 'engine');
+  const engine = start('../engine/shell/engine-worker.js', engineData, 'engine', [snapshots.port1]);
   const replay = await waitFor(engine, 'ready', 'engine');
-  log.info({ lastSeq: replay.lastSeq, stateHash: replay.stateHash, replayMs: replay.replayMs }, 'journal replayed');
+  log.info({
+    lastSeq: replay.lastSeq, stateHash: replay.stateHash, replayMs: replay.replayMs, snapshotSeq: replay.snapshotSeq,
+    replayed: replay.replayed, skippedSnapshots: replay.skippedSnapshots,
+  }, 'journal replayed');
 
   const journalData: JournalWorkerData = {
     dataDir: config.dataDir,
@@ -135,8 +142,14 @@ async function main(): Promise<void> {
     consumerIndex: 0,
     lastSeq: replay.lastSeq as number,
     lastChecksum: replay.lastChecksum as number,
+    snapshotPort: snapshots.port2,
+    snapshotKeep: config.snapshotKeep ?? DEFAULT_SNAPSHOT_KEEP,
+    compact: config.compactJournal ?? true,
   };
-  const journal = start('../engine/shell/journal-worker.js', journalData, 'journal');
+  const journal = start('../engine/shell/journal-worker.js', journalData, 'journal', [snapshots.port2]);
+  journal.on('message', (message: Message) => {
+    if (message.type === 'snapshotWritten') log.info({ ...message, type: undefined }, 'snapshot written');
+  });
   await waitFor(journal, 'ready', 'journal');
 
   const fronts: Worker[] = [];
@@ -175,8 +188,8 @@ async function main(): Promise<void> {
     for (const front of fronts) front.postMessage({ type: 'stop' });
     await Promise.all(fronts.map((front) => new Promise((resolve) => front.once('exit', resolve))));
     control.requestShutdown();
-    await waitFor(engine, 'stopped', 'engine');
-    journal.postMessage({ type: 'stop' });
+    const engineStopped = await waitFor(engine, 'stopped', 'engine');
+    journal.postMessage({ type: 'stop', seq: engineStopped.lastSeq, stateHash: engineStopped.stateHash });
     const stopped = await waitFor(journal, 'stopped', 'journal');
     log.info({ seqDurable: stopped.seqDurable }, 'stopped');
     process.exit(0);

@@ -143,7 +143,10 @@ describe(`kill -9 at a random moment, restart, check everything acknowledged ${T
   let workers: RestingWorker[] = [];
   let accounts: TestAccount[] = [];
   let nextClientId = 1;
-  const serverArgs = () => ['--no-demo', '--front-threads', '2', '--speed-bump-ms', '0', '--config', configFile];
+  // Frequent snapshots (and compaction behind them), so restarts load a snapshot and replay the
+  // journal after it, under the same checks.
+  const serverArgs = () => ['--no-demo', '--front-threads', '2', '--speed-bump-ms', '0', '--config', configFile, '--snapshot-every', '40'];
+  const recoveredFromSnapshot: number[] = [];
 
   beforeAll(async () => {
     console.log(`${TAG} rounds=${ROUNDS}`);
@@ -386,6 +389,8 @@ describe(`kill -9 at a random moment, restart, check everything acknowledged ${T
       stream.close();
 
       server = await startServer({ dataDir, args: serverArgs() });
+      const replayed = JSON.parse(server.lines.find((line) => line.includes('"msg":"journal replayed"'))!);
+      if (replayed.snapshotSeq > 0) recoveredFromSnapshot.push(replayed.snapshotSeq);
       durableFills = await verify(round);
       for (const market of LANE_MARKETS) {
         expect(lastSeenTrade.get(market)!, `${where}: a streamed trade is not durable`).toBeLessThanOrEqual(durableFills.get(market)!);
@@ -416,5 +421,6 @@ describe(`kill -9 at a random moment, restart, check everything acknowledged ${T
     }
     after.close();
     await verify(ROUNDS + 1);
+    expect(recoveredFromSnapshot.length, `${TAG}: no restart started from a snapshot`).toBeGreaterThan(0);
   }, 240_000);
 });

@@ -4,8 +4,14 @@
 //                    (state-changing commands only;   (pure core,        (Stamped record first,
 //                     queries take no seq)             engine/core)        then its outputs)
 //
-// Start-up: replay the journal into a fresh Exchange (outputs discarded), then report the last
-// sequence, checksum and state hash to the main thread and start serving the ring.
+// Start-up: recover (journal.ts: newest valid snapshot + the journal after it, every record's
+// output digest checked), then report the last sequence, checksum and state hash to the main
+// thread and start serving the ring.
+//
+// Snapshots: after applying a Snapshot command (from the operator, or injected here every
+// `snapshotEvery` commands) the engine exports its state (engine/core/snapshot.ts, proportional
+// to the live state: accounts, balances, open orders) and posts the file to the journal worker,
+// which writes it once the command is durable. The engine pauses only for the export itself.
 //
 // This shell is the only place in engine/ with a clock: it stamps each command with engine time
 // (microseconds, never going backwards, not even across restarts) and injects a journaled Tick
@@ -16,37 +22,15 @@
 // next order usually arrives within microseconds), then park on Atomics.wait, bounded by the next
 // timer and by a short period so the shutdown flag is seen.
 
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import { Exchange } from '../core/exchange.js';
-import {
-  COMMAND_BYTES,
-  STAMPED_COMMAND_OFFSET,
-  copyBytes,
-  readCommand,
-  writeAccount,
-  writeBalance,
-  writeCommand,
-  writeDepth,
-  writeHeader,
-  writeMarket,
-  writeOrder,
-  writeResult,
-  writeTrade,
-} from '../codec.js';
+import { readCommand } from '../codec.js';
 import { InboundRing, OutboundRing } from '../ring.js';
 import { Control } from './control.js';
-import { checkEngineConfig, engineConfigFingerprint, openJournal, replayJournal } from './journal.js';
-import {
-  CommandKind,
-  FRONT_ID_NONE,
-  RecordType,
-  newCommand,
-  type Command,
-  type EngineConfig,
-  type RecordHeaderFields,
-  type RecordSink,
-} from '../types.js';
+import { engineConfigFingerprint, recover, snapshotFile } from './journal.js';
+import { LmdbJournalStore } from './journal-store.js';
+import { Sequencer } from './sequencer.js';
+import { CommandKind, FRONT_ID_NONE, newCommand, type Command, type EngineConfig } from '../types.js';
 
 export interface EngineWorkerData {
   engine: EngineConfig;
@@ -54,6 +38,10 @@ export interface EngineWorkerData {
   inboundSab: SharedArrayBuffer;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** Where snapshot files go (the journal worker's end writes them). */
+  snapshotPort: MessagePort;
+  /** Inject a Snapshot command after this many commands since the last one (0: never). */
+  snapshotEvery: number;
 }
 
 const SPIN_US = 50;
@@ -69,23 +57,21 @@ function main(): void {
   const control = Control.attach(data.controlSab);
   const inbound = InboundRing.attach(data.inboundSab);
   const outbound = OutboundRing.attach(data.outboundSab);
-  const exchange = new Exchange(data.engine);
+  const fingerprint = engineConfigFingerprint(data.engine);
 
-  // 1. Rebuild state from the journal. Outputs of replayed commands were already delivered
-  //    before the restart (or never acknowledged), so they are discarded.
-  const discard: RecordSink = {
-    result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {},
-  };
-  const journal = openJournal(data.dataDir);
-  checkEngineConfig(journal, engineConfigFingerprint(data.engine));
+  // 1. Rebuild state: newest valid snapshot + the journal after it. Outputs of replayed commands
+  //    were already delivered before the restart (or never acknowledged), so they only feed the
+  //    digest check. The store stays open: this thread never returns to its event loop, where
+  //    lmdb-js would finish an asynchronous close, and an idle read-only handle costs nothing.
+  const store = new LmdbJournalStore(data.dataDir);
   const replayStarted = performance.now();
-  const replay = replayJournal(journal, (rec) => exchange.apply(rec.command, rec.seq, rec.timeUs, discard));
+  const recovery = recover(store, data.engine, fingerprint);
   const replayMs = performance.now() - replayStarted;
-  // The environment stays open: this thread never returns to its event loop, where lmdb-js
-  // would finish an asynchronous close, and an idle read-only handle costs nothing.
+  const exchange = recovery.exchange;
 
-  let lastSeq = replay.lastSeq;
-  let lastTimeUs = replay.lastTimeUs;
+  let lastSeq = recovery.lastSeq;
+  let lastTimeUs = recovery.lastTimeUs;
+  let lastSnapshotSeq = recovery.snapshotSeq;
   control.setSeqLast(lastSeq);
   control.setSeqDurable(lastSeq);
 
@@ -95,9 +81,8 @@ function main(): void {
     return lastTimeUs;
   };
 
-  // 2. The sink writes each output into the next outbound slot, waiting while the slowest
-  //    consumer holds the ring full (backpressure, never loss).
-  const out = outbound.view;
+  // 2. Outputs go into the next outbound slot, waiting while the slowest consumer holds the ring
+  //    full (backpressure, never loss).
   const claim = (): number => {
     for (;;) {
       const seq = outbound.tryClaim();
@@ -107,66 +92,56 @@ function main(): void {
       if (control.shuttingDown()) throw new Error('shutdown while the outbound ring was full');
     }
   };
-  const sink: RecordSink = {
-    result(rec) { const s = claim(); writeResult(out, outbound.offsetOf(s), rec); outbound.publish(s); },
-    order(rec) { const s = claim(); writeOrder(out, outbound.offsetOf(s), rec); outbound.publish(s); },
-    trade(rec) { const s = claim(); writeTrade(out, outbound.offsetOf(s), rec); outbound.publish(s); },
-    balance(rec) { const s = claim(); writeBalance(out, outbound.offsetOf(s), rec); outbound.publish(s); },
-    depth(rec) { const s = claim(); writeDepth(out, outbound.offsetOf(s), rec); outbound.publish(s); },
-    account(rec) { const s = claim(); writeAccount(out, outbound.offsetOf(s), rec); outbound.publish(s); },
-    market(rec) { const s = claim(); writeMarket(out, outbound.offsetOf(s), rec); outbound.publish(s); },
-  };
-
-  const header: RecordHeaderFields = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Stamped, flags: 0 };
+  const sequencer = new Sequencer(exchange, outbound, claim);
   const cmd = newCommand();
   const inBytes = inbound.bytes;
-  const outBytes = outbound.bytes;
 
-  /** Writes the Stamped record: header + the command's raw bytes, copied without re-encoding. */
-  const stamp = (seq: number, timeUs: number, c: Command, srcBytes: Uint8Array | null, srcOffset: number): void => {
-    const s = claim();
-    const off = outbound.offsetOf(s);
-    header.seq = seq;
-    header.timeUs = timeUs;
-    header.requestId = c.requestId;
-    header.frontId = c.frontId;
-    writeHeader(out, off, header);
-    if (srcBytes) copyBytes(srcBytes, srcOffset, outBytes, off + STAMPED_COMMAND_OFFSET, COMMAND_BYTES);
-    else writeCommand(out, off + STAMPED_COMMAND_OFFSET, c);
-    outbound.publish(s);
+  const afterCommand = (c: Command, seq: number, timeUs: number): void => {
+    if (c.kind !== CommandKind.Snapshot) return;
+    const { file, stateHash } = snapshotFile(exchange, seq, timeUs, fingerprint);
+    lastSnapshotSeq = seq;
+    data.snapshotPort.postMessage({ type: 'snapshot', seq, stateHash, file }, [file.buffer as ArrayBuffer]);
   };
 
   const handleSlot = (offset: number): void => {
     readCommand(inbound.view, offset, cmd);
     const timeUs = nowUs();
     if (cmd.kind >= CommandKind.QueryBalances) {
-      exchange.apply(cmd, lastSeq, timeUs, sink);
+      sequencer.query(cmd, lastSeq, timeUs);
       return;
     }
     lastSeq += 1;
-    stamp(lastSeq, timeUs, cmd, inBytes, offset);
-    exchange.apply(cmd, lastSeq, timeUs, sink);
+    sequencer.command(lastSeq, timeUs, cmd, inBytes, offset);
+    afterCommand(cmd, lastSeq, timeUs);
   };
 
-  const tick = newCommand();
-  tick.kind = CommandKind.Tick;
-  tick.frontId = FRONT_ID_NONE;
+  const injected = newCommand();
+  injected.frontId = FRONT_ID_NONE;
+  const inject = (kind: CommandKind): void => {
+    injected.kind = kind;
+    const timeUs = nowUs();
+    lastSeq += 1;
+    sequencer.command(lastSeq, timeUs, injected, null, 0);
+    afterCommand(injected, lastSeq, timeUs);
+  };
   /** Injects a Tick when a delayed order is due, so it activates even if no command arrives. */
   const tickIfDue = (): void => {
     const wakeUs = exchange.nextWakeUs();
-    if (wakeUs < 0) return;
-    const timeUs = nowUs();
-    if (timeUs < wakeUs) return;
-    lastSeq += 1;
-    stamp(lastSeq, timeUs, tick, null, 0);
-    exchange.apply(tick, lastSeq, timeUs, sink);
+    if (wakeUs >= 0 && nowUs() >= wakeUs) inject(CommandKind.Tick);
+  };
+  /** The periodic snapshot policy: one Snapshot command every `snapshotEvery` commands. */
+  const snapshotIfDue = (): void => {
+    if (data.snapshotEvery > 0 && lastSeq - lastSnapshotSeq >= data.snapshotEvery) inject(CommandKind.Snapshot);
   };
 
   parentPort!.postMessage({
     type: 'ready',
-    lastSeq: replay.lastSeq,
-    lastChecksum: replay.lastChecksum,
-    lastTimeUs: replay.lastTimeUs,
+    lastSeq: recovery.lastSeq,
+    lastChecksum: recovery.lastChecksum,
+    lastTimeUs: recovery.lastTimeUs,
+    snapshotSeq: recovery.snapshotSeq,
+    replayed: recovery.replayed,
+    skippedSnapshots: recovery.skippedSnapshots,
     stateHash: exchange.stateHash(),
     replayMs,
   });
@@ -176,6 +151,7 @@ function main(): void {
   while (!control.shuttingDown()) {
     const count = inbound.poll(handleSlot, BATCH_MAX);
     tickIfDue();
+    snapshotIfDue();
     outbound.flush();
     control.setSeqLast(lastSeq);
     if (count > 0) {

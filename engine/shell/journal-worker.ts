@@ -1,22 +1,31 @@
-// The journal worker: consumer 0 of the outbound ring. It appends every Stamped record to LMDB
-// with a checksum chained to the previous one, and after each batch has been committed *and*
-// flushed to disk it publishes seqDurable and rings the outbound doorbell. Front threads release a
-// response or a stream event only once seqDurable has reached its sequence.
+// The journal worker: consumer 0 of the outbound ring. Every outbound record passes through its
+// record loop; the JournalWriter (journal-writer.ts) turns each command's Stamped record and
+// outputs into a journal record (stamped command, output digest, chained checksum). After each
+// batch has been committed *and* flushed to disk it publishes seqDurable and rings the outbound
+// doorbell. Front threads release a response or a stream event only once seqDurable has reached
+// its sequence.
 //
 // Group commit: all records drained in one pass go into one LMDB transaction (lmdb-js batches the
-// puts issued in one event turn), and the pass waits for `db.flushed` (committed is not flushed:
+// puts issued in one event turn), and the pass waits for the flush (committed is not flushed:
 // with overlappingSync the commit resolves before the fsync). The batch therefore grows with
 // load on its own: while one flush is in flight, the next batch accumulates in the ring.
 //
+// Snapshots: the engine posts each snapshot file on `snapshotPort`; once the snapshot's sequence
+// is durable this worker writes the file (journal-store.ts: temp file, fsync, rename) off the
+// commit path, keeps the newest `snapshotKeep` files, and compacts: journal records older than
+// the oldest kept snapshot are removed (the record at a snapshot's own sequence stays: its
+// checksum continues the chain). History databases in the same environment are not touched.
+//
 // A failed write or flush stops the process (the error propagates to the main thread, which
-// exits): it must never keep acknowledging ahead of the disk.
+// exits): it must never keep acknowledging ahead of the disk. On a clean stop it records the
+// engine's final state hash, which the next start-up checks after replay.
 
-import { parentPort, workerData } from 'node:worker_threads';
-import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_RECORD_BYTES, crc32, recordSeq, recordType } from '../codec.js';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { OutboundRing } from '../ring.js';
 import { Control } from './control.js';
-import { CHECKSUMMED_BYTES, openJournal, seqKey } from './journal.js';
-import { RecordType } from '../types.js';
+import { CLEAN_STOP_KEY } from './journal.js';
+import { LmdbJournalStore } from './journal-store.js';
+import { JournalWriter } from './journal-writer.js';
 
 export interface JournalWorkerData {
   dataDir: string;
@@ -25,59 +34,87 @@ export interface JournalWorkerData {
   consumerIndex: number;
   lastSeq: number;
   lastChecksum: number;
+  /** The engine's snapshot files arrive here. */
+  snapshotPort: MessagePort;
+  /** Snapshot files kept (≥ 1); compaction keeps the journal records after the oldest of them. */
+  snapshotKeep: number;
+  /** Remove journal records older than the oldest kept snapshot. */
+  compact: boolean;
 }
 
 const BATCH_MAX = 8192;
 const IDLE_WAIT_MS = 50;
+
+interface SnapshotMessage {
+  type: 'snapshot';
+  seq: number;
+  stateHash: string;
+  file: Uint8Array;
+}
 
 async function main(): Promise<void> {
   const data = workerData as JournalWorkerData;
   const control = Control.attach(data.controlSab);
   const outbound = OutboundRing.attach(data.outboundSab);
   const consumer = outbound.consumer(data.consumerIndex);
-  const journal = openJournal(data.dataDir);
-  const ringBytes = outbound.bytes;
+  const store = new LmdbJournalStore(data.dataDir);
+  const writer = new JournalWriter(store, data.lastSeq, data.lastChecksum);
+  const view = outbound.view;
 
-  let prevChecksum = data.lastChecksum;
-  let expectedSeq = data.lastSeq + 1;
-  let batchLastSeq = 0;
-  let lastWrite: Promise<boolean> | null = null;
-
+  // The record loop: sees every outbound record, in order.
   const onRecord = (offset: number): boolean => {
-    if (recordType(outbound.view, offset) !== RecordType.Stamped) return true;
-    const seq = recordSeq(outbound.view, offset);
-    if (seq !== expectedSeq) throw new Error(`journal worker expected sequence ${expectedSeq}, got ${seq}`);
-    const value = Buffer.alloc(JOURNAL_RECORD_BYTES);
-    value.set(ringBytes.subarray(offset, offset + CHECKSUMMED_BYTES), 0);
-    prevChecksum = crc32(value, 0, CHECKSUMMED_BYTES, prevChecksum);
-    value.writeUInt32LE(prevChecksum, JOURNAL_CHECKSUM_OFFSET);
-    lastWrite = journal.records.put(seqKey(seq), value);
-    batchLastSeq = seq;
-    expectedSeq = seq + 1;
+    // History sinks (issues 4 and 5) go here, one call each, before the journal's own handling.
+    writer.onRecord(view, offset);
     return true;
   };
+
+  // Snapshots wait here until durable, then are written one at a time, off the commit path.
+  const waiting: SnapshotMessage[] = [];
+  let snapshotWork: Promise<void> = Promise.resolve();
+  let fatal: unknown = null;
+  const writeSnapshot = async (message: SnapshotMessage): Promise<void> => {
+    await store.writeSnapshot(message.seq, message.file);
+    const kept = store.listSnapshots();
+    for (const old of kept.slice(Math.max(1, data.snapshotKeep))) store.deleteSnapshot(old);
+    const oldestKept = kept.slice(0, Math.max(1, data.snapshotKeep)).pop()!;
+    const removed = data.compact ? await store.deleteRecordsBefore(oldestKept) : 0;
+    parentPort!.postMessage({ type: 'snapshotWritten', seq: message.seq, stateHash: message.stateHash, bytes: message.file.length, compactedBefore: data.compact ? oldestKept : 0, removed });
+  };
+  const startDurableSnapshots = (): void => {
+    while (waiting.length > 0 && waiting[0].seq <= writer.durableSeq) {
+      const message = waiting.shift()!;
+      snapshotWork = snapshotWork.then(() => writeSnapshot(message)).catch((error: unknown) => {
+        fatal = error;
+        outbound.signal();
+      });
+    }
+  };
+  data.snapshotPort.on('message', (message: SnapshotMessage) => {
+    waiting.push(message);
+    startDurableSnapshots();
+  });
 
   // The main thread asks us to stop only after the engine has stopped, so everything it
   // published is drained and flushed before we exit.
   let stopRequested = false;
-  parentPort!.on('message', (message: { type: string }) => {
+  let finalState: { seq: number; stateHash: string } | null = null;
+  parentPort!.on('message', (message: { type: string; seq?: number; stateHash?: string }) => {
     if (message.type === 'stop') {
       stopRequested = true;
+      if (message.seq !== undefined && message.stateHash !== undefined) finalState = { seq: message.seq, stateHash: message.stateHash };
       outbound.signal();
     }
   });
   parentPort!.postMessage({ type: 'ready' });
 
   for (;;) {
+    if (fatal !== null) throw fatal;
     const seen = outbound.signalValue();
     const count = consumer.poll(onRecord, BATCH_MAX);
-    if (lastWrite !== null) {
-      const written: Promise<boolean> = lastWrite;
-      lastWrite = null;
-      await written;
-      await journal.records.flushed;
-      control.setSeqDurable(batchLastSeq);
+    if (writer.hasBatch()) {
+      control.setSeqDurable(await writer.commit());
       outbound.signal();
+      startDurableSnapshots();
       continue;
     }
     if (count === 0) {
@@ -85,7 +122,17 @@ async function main(): Promise<void> {
       await outbound.waitSignalAsync(seen, IDLE_WAIT_MS);
     }
   }
-  await journal.root.close();
+  await snapshotWork;
+  if (fatal !== null) throw fatal;
+  // The clean-stop mark: the engine's final state hash at the last durable sequence (only when
+  // the journal holds exactly what the engine applied, which a clean stop guarantees).
+  const final = finalState as { seq: number; stateHash: string } | null;
+  if (final !== null && final.seq === writer.durableSeq) {
+    store.putMeta(CLEAN_STOP_KEY, JSON.stringify(final));
+    await store.commit();
+  }
+  data.snapshotPort.close();
+  await store.close();
   parentPort!.postMessage({ type: 'stopped', seqDurable: control.seqDurable() });
   parentPort!.close();
 }

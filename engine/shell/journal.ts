@@ -1,32 +1,70 @@
-// The journal's storage: LMDB under <dataDir>/journal, one database "journal" whose keys are the
-// 8-byte big-endian sequence and whose values are JournalRecord structs (schemas/exchange.fbs):
-// the stamped command plus a crc32 chained to the previous record's checksum.
+// The journal and its recovery: how the exchange rebuilds its state at start-up from the newest
+// valid snapshot plus the journal records after it (engine/shell/journal-store.ts holds both).
 //
-// Recovery decision table (applied by replayJournal at start-up, before anything is served):
+// A journal record (schemas/exchange.fbs JournalRecord, keyed by sequence) is the stamped
+// command, the digest of the outputs it produced (digest.ts) and a crc32 chained to the previous
+// record. A snapshot (a file per snapshot, see encodeSnapshotFile) is the engine state after the
+// Snapshot command at its sequence, with the state hash at export and the configuration
+// fingerprint. The journal worker writes a snapshot only once its sequence is durable, and
+// compaction removes only records older than the oldest snapshot it keeps (never the record at a
+// snapshot's own sequence, whose checksum continues the chain), so a kept snapshot always has
+// every record after it.
 //
-//   what replay finds                               decision
-//   ----------------------------------------------  -------------------------------------------
-//   no records                                      fresh exchange: start at seq 1
-//   records 1..n contiguous, every checksum chains  rebuild state from them, resume at n + 1
-//   a sequence missing (k follows k - 2 or more)    halt: JournalGapError
-//   a record whose checksum does not chain          halt: JournalChecksumError
-//   a value of the wrong size                       halt: JournalRecordSizeError
-//   engine configuration differs from the journal's halt: EngineConfigChangedError
+// Recovery decision table (recover(), at start-up, before anything is served):
+//
+//   what recovery finds                                      decision
+//   -------------------------------------------------------  -------------------------------------
+//   engine configuration differs from the journal's          halt: EngineConfigChangedError
+//   records, but no or another journal format marker          halt: JournalFormatError
+//   no records, no snapshot                                   fresh exchange: start at seq 1
+//   snapshot: bad file checksum, other configuration,         skip it (logged), try the next older
+//     sequence past the journal's end, its own record         one
+//     missing or not a Snapshot command, or a state that
+//     does not load or hashes differently after loading
+//   a valid snapshot at s                                     load it, replay records s+1 …
+//   no valid snapshot, records start at 1                     replay every record from 1
+//   no valid snapshot, records start after 1 (compacted)     halt: JournalGapError
+//   a sequence missing (k follows k - 2 or more)              halt: JournalGapError
+//   a record whose checksum does not chain                    halt: JournalChecksumError
+//   a value of the wrong size                                 halt: JournalRecordSizeError
+//   a record whose replayed outputs digest differently        halt: JournalOutputDigestError
+//   a clean-stop mark at seq c (state hash at shutdown)       halt: StateHashMismatchError
+//     whose hash differs after replaying through c
+//   records 1..n (or s+1..n) all check                        resume at n + 1
+//
+// After a crash the journal holds a prefix of what was sequenced: LMDB commits a batch
+// atomically and the journal worker publishes seqDurable (the only thing that lets a response or
+// stream event out) after the batch is flushed. So recovery's "resume at n + 1" loses nothing
+// that was acknowledged, and a command that was sequenced but not durable is simply gone: its
+// requester never got an answer, and no stream showed its effects.
 //
 // Replay reproduces the state only under the engine configuration the journal was written with
 // (markets, assets, limits, fees, price bands, speed bump), so its fingerprint is stored with the
-// journal on first start and compared on every later start. Changing it needs a new data
-// directory until configuration changes travel as journaled commands.
-//
-// The journal is only ever appended to by the journal worker, which writes a batch in one LMDB
-// transaction and publishes seqDurable after lmdb reports the batch flushed to disk. What
-// LMDB holds after a crash is therefore always a prefix of what was sequenced.
+// journal on first start and compared on every later start.
 
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { open, type Database, type RootDatabase } from 'lmdb';
-import { crc32, JOURNAL_CHECKSUM_OFFSET, JOURNAL_RECORD_BYTES, readStamped, newStampedRec } from '../codec.js';
-import type { StampedRec } from '../types.js';
+import * as zlib from 'node:zlib';
+import { Exchange } from '../core/exchange.js';
+import { exportSnapshot, importSnapshot } from '../core/snapshot.js';
+import {
+  JOURNAL_CHECKSUM_OFFSET,
+  JOURNAL_DIGEST_OFFSET,
+  JOURNAL_RECORD_BYTES,
+  SLOT_BYTES,
+  crc32,
+  newStampedRec,
+  readStamped,
+  writeAccount,
+  writeBalance,
+  writeDepth,
+  writeMarket,
+  writeOrder,
+  writeResult,
+  writeTrade,
+} from '../codec.js';
+import { CommandKind, type EngineConfig, type RecordSink } from '../types.js';
+import { DIGEST_SEED, digestRecord, finishDigest } from './digest.js';
+import type { JournalStore } from './journal-store.js';
 
 export class JournalGapError extends Error {
   override name = 'JournalGapError';
@@ -40,24 +78,37 @@ export class JournalRecordSizeError extends Error {
 export class EngineConfigChangedError extends Error {
   override name = 'EngineConfigChangedError';
 }
+export class JournalOutputDigestError extends Error {
+  override name = 'JournalOutputDigestError';
+}
+export class StateHashMismatchError extends Error {
+  override name = 'StateHashMismatchError';
+}
+export class JournalFormatError extends Error {
+  override name = 'JournalFormatError';
+}
+/** A failed journal write or flush: the process stops rather than acknowledge ahead of the disk. */
+export class JournalWriteError extends Error {
+  override name = 'JournalWriteError';
+}
 
-/** Bytes of the StampedRecord covered by the checksum: everything before the checksum field. */
+/** Bytes of the JournalRecord covered by the checksum: the stamped record and the output digest. */
 export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
 
-export interface JournalHandle {
-  root: RootDatabase;
-  records: Database<Buffer, Buffer>;
-  meta: Database<string, string>;
-}
-
-export function openJournal(dataDir: string): JournalHandle {
-  const root = open({ path: join(dataDir, 'journal'), maxDbs: 16 });
-  const records = root.openDB<Buffer, Buffer>({ name: 'journal', keyEncoding: 'binary', encoding: 'binary' });
-  const meta = root.openDB<string, string>({ name: 'meta', encoding: 'string' });
-  return { root, records, meta };
-}
-
+/** Journal layout version: 2 = records with output digests (this file). */
+export const JOURNAL_FORMAT = '2';
+const FORMAT_KEY = 'journalFormat';
 const CONFIG_KEY = 'engineConfigSha256';
+/** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
+export const CLEAN_STOP_KEY = 'cleanStop';
+
+const nativeCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+/** crc32 of bytes[0, length), continuing from `prev` (zlib's native crc32 when Node has it). */
+export function chainChecksum(bytes: Uint8Array, length: number, prev: number): number {
+  if (nativeCrc32 !== undefined) return nativeCrc32(bytes.subarray(0, length), prev) >>> 0;
+  return crc32(bytes, 0, length, prev);
+}
 
 /** SHA-256 of the engine configuration in a canonical JSON form (keys sorted). */
 export function engineConfigFingerprint(config: unknown): string {
@@ -73,68 +124,236 @@ export function engineConfigFingerprint(config: unknown): string {
 }
 
 /**
- * Records the configuration's fingerprint on first start; on later starts refuses a different
- * one. Runs before replay and before the journal worker opens the journal for writing.
+ * Records the configuration's fingerprint and the journal format on first start; on later starts
+ * refuses a different configuration or a journal of another format.
  */
-export function checkEngineConfig(handle: JournalHandle, fingerprint: string): void {
-  const stored = handle.meta.get(CONFIG_KEY);
-  if (stored === undefined) {
-    handle.meta.putSync(CONFIG_KEY, fingerprint);
-    return;
-  }
-  if (stored !== fingerprint) {
+export function checkJournalIdentity(store: JournalStore, fingerprint: string): void {
+  const stored = store.getMeta(CONFIG_KEY);
+  const format = store.getMeta(FORMAT_KEY);
+  const empty = store.lastSeq() === 0 && store.listSnapshots().length === 0;
+  if (stored !== undefined && stored !== fingerprint) {
     throw new EngineConfigChangedError(
       'the engine configuration (markets, assets, limits, fees, price bands, speed bump) differs from the one ' +
         'this journal was written with, so replay would not rebuild the same state; start with the original ' +
         'configuration, or with a new data directory',
     );
   }
+  if (format !== JOURNAL_FORMAT && !(empty && format === undefined)) {
+    throw new JournalFormatError(`the journal has format ${format ?? '1 (no output digests)'}, this server reads format ${JOURNAL_FORMAT}; use a new data directory`);
+  }
+  if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
+  if (format === undefined) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
 }
 
-export function seqKey(seq: number): Buffer {
-  const key = Buffer.allocUnsafe(8);
-  key.writeBigUInt64BE(BigInt(seq));
-  return key;
-}
+// ---------------------------------------------------------------------------------------------
+// Snapshot files
 
-export interface ReplayResult {
-  lastSeq: number;
-  lastChecksum: number;
-  lastTimeUs: number;
+const SNAPSHOT_MAGIC = 0x50534e45; // 'ENSP'
+const SNAPSHOT_HEADER_BYTES = 4 + 4 + 8 + 8 + 32 + 32 + 4 + 4;
+
+export interface SnapshotMeta {
+  seq: number;
+  timeUs: number;
+  /** Engine stateHash() at export, hex. */
+  stateHash: string;
+  /** engineConfigFingerprint of the configuration, hex. */
+  configFingerprint: string;
 }
 
 /**
- * Reads every record in sequence order, checks contiguity and the checksum chain, and hands each
- * stamped record to `apply` (the same object reused). Throws a named error on damage.
+ * A snapshot file: magic, header length, seq, engine time, state hash (32 bytes), configuration
+ * fingerprint (32 bytes), payload length, crc32 of header and payload, then the payload
+ * (engine/core/snapshot.ts bytes).
  */
-export function replayJournal(handle: JournalHandle, apply: (rec: StampedRec) => void): ReplayResult {
-  const rec = newStampedRec();
-  let lastSeq = 0;
+export function encodeSnapshotFile(meta: SnapshotMeta, payload: Uint8Array): Uint8Array {
+  const file = Buffer.alloc(SNAPSHOT_HEADER_BYTES + payload.length);
+  file.writeUInt32LE(SNAPSHOT_MAGIC, 0);
+  file.writeUInt32LE(SNAPSHOT_HEADER_BYTES, 4);
+  file.writeBigUInt64LE(BigInt(meta.seq), 8);
+  file.writeBigUInt64LE(BigInt(meta.timeUs), 16);
+  Buffer.from(meta.stateHash, 'hex').copy(file, 24);
+  Buffer.from(meta.configFingerprint, 'hex').copy(file, 56);
+  file.writeUInt32LE(payload.length, 88);
+  file.set(payload, SNAPSHOT_HEADER_BYTES);
+  file.writeUInt32LE(snapshotChecksum(file), 92);
+  return file;
+}
+
+function snapshotChecksum(file: Buffer): number {
+  return chainChecksum(file.subarray(SNAPSHOT_HEADER_BYTES), file.length - SNAPSHOT_HEADER_BYTES, chainChecksum(file, 92, 0));
+}
+
+/** The snapshot's header and payload, or a reason it is not usable. */
+export function decodeSnapshotFile(bytes: Uint8Array): { meta: SnapshotMeta; payload: Uint8Array } | string {
+  const file = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (file.length < SNAPSHOT_HEADER_BYTES || file.readUInt32LE(0) !== SNAPSHOT_MAGIC || file.readUInt32LE(4) !== SNAPSHOT_HEADER_BYTES) {
+    return 'not a snapshot file';
+  }
+  const length = file.readUInt32LE(88);
+  if (file.length !== SNAPSHOT_HEADER_BYTES + length) return 'truncated';
+  if (file.readUInt32LE(92) !== snapshotChecksum(file)) return 'checksum mismatch';
+  return {
+    meta: {
+      seq: Number(file.readBigUInt64LE(8)),
+      timeUs: Number(file.readBigUInt64LE(16)),
+      stateHash: file.subarray(24, 56).toString('hex'),
+      configFingerprint: file.subarray(56, 88).toString('hex'),
+    },
+    payload: file.subarray(SNAPSHOT_HEADER_BYTES),
+  };
+}
+
+/** Exports the engine state as a snapshot file for the Snapshot command at `seq`. */
+export function snapshotFile(exchange: Exchange, seq: number, timeUs: number, configFingerprint: string): { file: Uint8Array; stateHash: string } {
+  const stateHash = exchange.stateHash();
+  return { file: encodeSnapshotFile({ seq, timeUs, stateHash, configFingerprint }, exportSnapshot(exchange)), stateHash };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Replay
+
+/** A RecordSink that folds every output into the output digest, encoded as the ring holds it. */
+export class DigestSink implements RecordSink {
+  digest = DIGEST_SEED;
+  private readonly scratch = new DataView(new ArrayBuffer(SLOT_BYTES));
+  begin(): void {
+    this.digest = DIGEST_SEED;
+  }
+  result(rec: Parameters<RecordSink['result']>[0]): void {
+    writeResult(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  order(rec: Parameters<RecordSink['order']>[0]): void {
+    writeOrder(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  trade(rec: Parameters<RecordSink['trade']>[0]): void {
+    writeTrade(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  balance(rec: Parameters<RecordSink['balance']>[0]): void {
+    writeBalance(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  depth(rec: Parameters<RecordSink['depth']>[0]): void {
+    writeDepth(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  account(rec: Parameters<RecordSink['account']>[0]): void {
+    writeAccount(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  market(rec: Parameters<RecordSink['market']>[0]): void {
+    writeMarket(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  finish(): number {
+    return finishDigest(this.digest);
+  }
+}
+
+export interface RecoveryResult {
+  exchange: Exchange;
+  lastSeq: number;
+  lastChecksum: number;
+  lastTimeUs: number;
+  /** Sequence of the snapshot recovery started from (0: replayed from the first record). */
+  snapshotSeq: number;
+  /** Records replayed after the snapshot. */
+  replayed: number;
+  /** Snapshots skipped, newest first, with the reason. */
+  skippedSnapshots: { seq: number; reason: string }[];
+}
+
+/**
+ * Rebuilds the engine: newest valid snapshot, then every record after it, each checked for
+ * contiguity, checksum chain, size and output digest (see the decision table above). Throws the
+ * named error of the table on damage.
+ */
+export function recover(store: JournalStore, config: EngineConfig, fingerprint: string): RecoveryResult {
+  checkJournalIdentity(store, fingerprint);
+  const firstSeq = store.firstSeq();
+  const journalLast = store.lastSeq();
+  const skippedSnapshots: { seq: number; reason: string }[] = [];
+
+  let exchange: Exchange | null = null;
+  let startSeq = 1;
   let lastChecksum = 0;
   let lastTimeUs = 0;
-  for (const { key, value } of handle.records.getRange({ start: seqKey(1) })) {
-    const seq = Number(key.readBigUInt64BE(0));
+  let snapshotSeq = 0;
+  const rec = newStampedRec();
+  for (const seq of store.listSnapshots()) {
+    const skip = (reason: string) => skippedSnapshots.push({ seq, reason });
+    const bytes = store.readSnapshot(seq);
+    const decoded = bytes === undefined ? 'unreadable' : decodeSnapshotFile(bytes);
+    if (typeof decoded === 'string') { skip(decoded); continue; }
+    const { meta, payload } = decoded;
+    if (meta.seq !== seq) { skip('sequence differs from its name'); continue; }
+    if (meta.configFingerprint !== fingerprint) { skip('written under another configuration'); continue; }
+    if (seq > journalLast) { skip(`past the end of the journal (${journalLast})`); continue; }
+    const own = store.read(seq);
+    if (own === undefined || own.length !== JOURNAL_RECORD_BYTES) { skip('its journal record is missing'); continue; }
+    readStamped(new DataView(own.buffer, own.byteOffset, own.length), 0, rec);
+    if (rec.seq !== seq || rec.command.kind !== CommandKind.Snapshot) { skip('its journal record is not a Snapshot command'); continue; }
+    const candidate = new Exchange(config);
+    try {
+      importSnapshot(candidate, payload);
+    } catch (error) {
+      skip(`does not load: ${(error as Error).message}`);
+      continue;
+    }
+    if (candidate.stateHash() !== meta.stateHash) { skip('state hash differs after loading'); continue; }
+    exchange = candidate;
+    snapshotSeq = seq;
+    startSeq = seq + 1;
+    lastChecksum = Buffer.from(own.buffer, own.byteOffset, own.length).readUInt32LE(JOURNAL_CHECKSUM_OFFSET);
+    lastTimeUs = meta.timeUs;
+    break;
+  }
+  if (exchange === null) {
+    if (firstSeq > 1) {
+      throw new JournalGapError(`the journal starts at sequence ${firstSeq} (compacted) and no valid snapshot covers what came before`);
+    }
+    exchange = new Exchange(config);
+  }
+
+  const cleanStopText = store.getMeta(CLEAN_STOP_KEY);
+  const cleanStop = cleanStopText === undefined ? null : (JSON.parse(cleanStopText) as { seq: number; stateHash: string });
+  const checkCleanStop = (seq: number): void => {
+    if (cleanStop === null || cleanStop.seq !== seq) return;
+    const hash = exchange!.stateHash();
+    if (hash !== cleanStop.stateHash) {
+      throw new StateHashMismatchError(`state hash after replaying through ${seq} is ${hash}, the clean stop recorded ${cleanStop.stateHash}`);
+    }
+  };
+  checkCleanStop(startSeq - 1);
+
+  const sink = new DigestSink();
+  let lastSeq = startSeq - 1;
+  let replayed = 0;
+  for (const { seq, value } of store.range(startSeq)) {
     if (value.length !== JOURNAL_RECORD_BYTES) {
       throw new JournalRecordSizeError(`journal record ${seq} has ${value.length} bytes, expected ${JOURNAL_RECORD_BYTES}`);
     }
-    if (seq !== lastSeq + 1) {
-      throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
-    }
-    const bytes = new Uint8Array(value.buffer, value.byteOffset, value.length);
-    const expected = crc32(bytes, 0, CHECKSUMMED_BYTES, lastChecksum);
-    const stored = value.readUInt32LE(JOURNAL_CHECKSUM_OFFSET);
-    if (stored !== expected) {
-      throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
-    }
+    if (seq !== lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
+    const expected = chainChecksum(value, CHECKSUMMED_BYTES, lastChecksum);
     const view = new DataView(value.buffer, value.byteOffset, value.length);
+    const stored = view.getUint32(JOURNAL_CHECKSUM_OFFSET, true);
+    if (stored !== expected) throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
     readStamped(view, 0, rec);
-    if (rec.seq !== seq) {
-      throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
+    if (rec.seq !== seq) throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
+    sink.begin();
+    exchange.apply(rec.command, rec.seq, rec.timeUs, sink);
+    const digest = sink.finish();
+    const storedDigest = view.getUint32(JOURNAL_DIGEST_OFFSET, true);
+    if (digest !== storedDigest) {
+      throw new JournalOutputDigestError(`journal record ${seq}: replayed outputs digest to ${digest}, the live engine's to ${storedDigest}`);
     }
-    apply(rec);
     lastSeq = seq;
     lastChecksum = stored;
     lastTimeUs = rec.timeUs;
+    replayed++;
+    checkCleanStop(seq);
   }
-  return { lastSeq, lastChecksum, lastTimeUs };
+  return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots };
 }

@@ -1,0 +1,93 @@
+// The engine shell's write side of the outbound ring: stamps each state-changing command, applies
+// it, and marks the end of its outputs for the journal's output digest.
+//
+//   Stamped(seq) → outputs of apply(seq) … → the last of them carries HeaderFlag.CommandEnd
+//
+// Every record is claimed and written as the core emits it, but published one record late: the
+// shell holds back the latest record until it knows whether it is the command's last, and then
+// sets CommandEnd on it before publishing. The journal worker closes the command's digest there
+// (digest.ts) without waiting for the next command, and consumers never see a flag change under
+// them (a record is only read after its publish). Holding one record back cannot deadlock a full
+// ring: consumers still drain everything before it. Queries get no stamp and no CommandEnd.
+//
+// The engine worker drives this over the shared ring; the journal tests drive it in-process.
+
+import {
+  COMMAND_BYTES,
+  STAMPED_COMMAND_OFFSET,
+  addRecordFlags,
+  copyBytes,
+  writeAccount,
+  writeBalance,
+  writeCommand,
+  writeDepth,
+  writeHeader,
+  writeMarket,
+  writeOrder,
+  writeResult,
+  writeTrade,
+} from '../codec.js';
+import type { Exchange } from '../core/exchange.js';
+import type { OutboundRing } from '../ring.js';
+import { HeaderFlag, RecordType, type Command, type RecordHeaderFields, type RecordSink } from '../types.js';
+
+export class Sequencer {
+  /** The claimed, written, not yet published slot (-1: none). */
+  private held = -1;
+  private readonly header: RecordHeaderFields = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Stamped, flags: 0 };
+  readonly sink: RecordSink;
+
+  /** `claim` returns a claimed outbound sequence, waiting for consumers while the ring is full. */
+  constructor(
+    private readonly exchange: Exchange,
+    private readonly outbound: OutboundRing,
+    private readonly claim: () => number,
+  ) {
+    const out = outbound.view;
+    const next = (): number => {
+      const s = this.claim();
+      if (this.held >= 0) this.outbound.publish(this.held);
+      this.held = s;
+      return outbound.offsetOf(s);
+    };
+    this.sink = {
+      result(rec) { writeResult(out, next(), rec); },
+      order(rec) { writeOrder(out, next(), rec); },
+      trade(rec) { writeTrade(out, next(), rec); },
+      balance(rec) { writeBalance(out, next(), rec); },
+      depth(rec) { writeDepth(out, next(), rec); },
+      account(rec) { writeAccount(out, next(), rec); },
+      market(rec) { writeMarket(out, next(), rec); },
+    };
+  }
+
+  /**
+   * Stamps and applies a state-changing command: the Stamped record (the command's raw bytes
+   * copied from `srcBytes` when given, else encoded), its outputs, CommandEnd on the last.
+   */
+  command(seq: number, timeUs: number, cmd: Command, srcBytes: Uint8Array | null, srcOffset: number): void {
+    const s = this.claim();
+    if (this.held >= 0) this.outbound.publish(this.held);
+    this.held = s;
+    const off = this.outbound.offsetOf(s);
+    const header = this.header;
+    header.seq = seq;
+    header.timeUs = timeUs;
+    header.requestId = cmd.requestId;
+    header.frontId = cmd.frontId;
+    writeHeader(this.outbound.view, off, header);
+    if (srcBytes) copyBytes(srcBytes, srcOffset, this.outbound.bytes, off + STAMPED_COMMAND_OFFSET, COMMAND_BYTES);
+    else writeCommand(this.outbound.view, off + STAMPED_COMMAND_OFFSET, cmd);
+    this.exchange.apply(cmd, seq, timeUs, this.sink);
+    addRecordFlags(this.outbound.view, this.outbound.offsetOf(this.held), HeaderFlag.CommandEnd);
+    this.outbound.publish(this.held);
+    this.held = -1;
+  }
+
+  /** Applies a query (no seq of its own, no stamp, no CommandEnd). */
+  query(cmd: Command, lastSeq: number, timeUs: number): void {
+    this.exchange.apply(cmd, lastSeq, timeUs, this.sink);
+    if (this.held >= 0) this.outbound.publish(this.held);
+    this.held = -1;
+  }
+}
