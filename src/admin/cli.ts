@@ -3,12 +3,14 @@
 //
 //   create-account [--public-key <base64>] [--deposit ASSET=QTY ...]
 //   deposit --account <id> --asset <ASSET> --quantity <QTY>
+//   snapshot
 
-import { AdminError, createAccount, deposit, type Deposit } from './client.js';
+import { AdminError, adminRequest, createAccount, deposit, type Deposit } from './client.js';
 
 const USAGE = `usage:
   npm run admin -- create-account [--public-key <base64>] [--deposit ASSET=QTY ...] [--admin-port N]
-  npm run admin -- deposit --account <id> --asset <ASSET> --quantity <QTY> [--admin-port N]`;
+  npm run admin -- deposit --account <id> --asset <ASSET> --quantity <QTY> [--admin-port N]
+  npm run admin -- snapshot [--admin-port N]`;
 
 class UsageError extends Error {}
 
@@ -63,6 +65,10 @@ async function run(argv: string[]): Promise<unknown> {
     for (const name of options.keys()) if (!['account', 'asset', 'quantity'].includes(name)) throw new UsageError(`unknown option --${name}`);
     await deposit(port, Number(accountText), d);
     return { accountId: Number(accountText), ...d };
+  }
+  if (command === 'snapshot') {
+    for (const name of options.keys()) throw new UsageError(`unknown option --${name}`);
+    return adminRequest(port, 'POST', '/admin/snapshot', {});
   }
   throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
 }

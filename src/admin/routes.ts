@@ -5,6 +5,8 @@
 //   POST /admin/accounts  {"publicKey": "<base64 32 bytes>"}            → {"accountId", "publicKey"}
 //   POST /admin/deposits  {"accountId": n, "asset": "USDC", "quantity": "100"} → {"accountId", "asset", "quantity"}
 //   GET  /admin/status    → {"status": "ok"}
+//   POST /admin/snapshot  → {"snapshotSeq": n}   (issue 6: a Snapshot command; the journal worker
+//                           writes the file once n is durable and logs "snapshot written")
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
@@ -84,6 +86,16 @@ export function adminRoutes(front: FrontContext): Route[] {
           cmd.assetId = front.config.assets.indexOf(asset);
           cmd.amountUnits = units;
         }, resultResponse(ctx, () => ({ accountId, asset: asset.symbol, quantity: body.quantity })));
+      },
+    },
+    // issue 6 (durability): the operator's snapshot trigger.
+    {
+      method: 'post',
+      path: '/admin/snapshot',
+      handle: (ctx) => {
+        callEngine(front, ctx, (cmd) => {
+          cmd.kind = CommandKind.Snapshot;
+        }, resultResponse(ctx, (snapshotSeq) => ({ snapshotSeq })));
       },
     },
   ];
