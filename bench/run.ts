@@ -5,6 +5,8 @@
 //                    against @noble/ed25519
 //   engineCore       the matching engine alone on exchange-core's command mix, against
 //                    nodejs-order-book fed the same stream, with a state-hash check
+//   journal          durable append rate, group-commit ack latency and replay rate, against raw
+//                    lmdb puts and reads (issue 6)
 //
 // Each suite measures its subject next to its baseline in the same run and reports medians of
 // several runs and ratios, because these machines are shared and noisy.
@@ -15,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { runRingBench } from './ring.bench.js';
 import { runVerifyBench } from './verify.bench.js';
 import { runEngineBench } from './engine.bench.js';
+import { runJournalBench } from './journal.bench.js';
 
 const resultsPath = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 
@@ -27,6 +30,8 @@ async function main(): Promise<void> {
   const verify = await runVerifyBench();
   process.stdout.write('engine core…\n');
   const engine = await runEngineBench();
+  process.stdout.write('journal…\n');
+  const journal = await runJournalBench();
   const text = `# Benchmark results
 
 Written by \`npm run bench\` on ${started.toISOString().slice(0, 10)} (${machine}).
@@ -44,6 +49,10 @@ ${verify.trim()}
 ## Engine core against nodejs-order-book (bench/engine.bench.ts)
 
 ${engine.trim()}
+
+## Durable journal against raw lmdb (bench/journal.bench.ts)
+
+${journal.trim()}
 `;
   writeFileSync(resultsPath, text);
   process.stdout.write(`wrote ${resultsPath}\n`);
