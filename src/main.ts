@@ -26,6 +26,12 @@ import type { FrontWorkerData } from './front/worker.js';
 
 const log = createLogger('main');
 
+// Exit codes the supervisor (src/supervisor.ts) reads: 2 configuration refused, 3 start-up failed
+// (a halted recovery, a port in use: restarting would fail the same way), 1 a failure after
+// start-up (a failed journal flush, a crashed thread: restart through recovery).
+let serving = false;
+const failureExitCode = (): number => (serving ? 1 : 3);
+
 interface Message {
   type: string;
   [key: string]: unknown;
@@ -106,12 +112,12 @@ async function main(): Promise<void> {
     workers.push(worker);
     worker.on('error', (error) => {
       log.fatal({ err: error, thread: name }, 'thread failed; stopping');
-      process.exit(1);
+      process.exit(failureExitCode());
     });
     worker.on('exit', (code) => {
       if (!stopping) {
         log.fatal({ thread: name, code }, 'thread exited unexpectedly; stopping');
-        process.exit(1);
+        process.exit(failureExitCode());
       }
     });
     return worker;
@@ -197,10 +203,11 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+  serving = true;
   log.info({ host: config.host, port, adminPort, frontThreads: config.frontThreads, dataDir: config.dataDir }, 'ready');
 }
 
 main().catch((error: unknown) => {
   log.fatal({ err: error }, 'start-up failed');
-  process.exit(1);
+  process.exit(failureExitCode());
 });

@@ -56,6 +56,18 @@ export function seqKey(seq: number): Buffer {
 }
 
 const SNAPSHOT_SUFFIX = '.snap';
+
+/**
+ * The failpoint `EXCHANGE_FAILPOINT=journal-commit:N` makes the Nth commit of this process report a
+ * failure (after the data reached the disk, so the batch may or may not be visible after restart,
+ * exactly like a flush whose outcome is unknown). It exists so that a process test can prove the
+ * whole chain: a failed flush stops the process before anything of that batch is acknowledged, and
+ * the supervisor (src/supervisor.ts) restarts it through recovery. Unset, it costs one comparison.
+ */
+function commitFailpoint(spec: string | undefined): number {
+  const match = /^journal-commit:(\d+)$/.exec(spec ?? '');
+  return match === null ? 0 : Number(match[1]);
+}
 const COMPACTION_CHUNK = 10_000;
 
 export class LmdbJournalStore implements JournalStore {
@@ -64,6 +76,9 @@ export class LmdbJournalStore implements JournalStore {
   readonly meta: Database<string, string>;
   private readonly snapshotDir: string;
   private lastWrite: Promise<boolean> | null = null;
+  private commits = 0;
+  /** Failpoint (tests only): the commit with this 1-based number fails after its flush. */
+  private readonly failCommit = commitFailpoint(process.env['EXCHANGE_FAILPOINT']);
 
   constructor(dataDir: string) {
     this.root = open({ path: join(dataDir, 'journal'), maxDbs: 16 });
@@ -82,6 +97,7 @@ export class LmdbJournalStore implements JournalStore {
     this.lastWrite = null;
     if (written !== null && !(await written)) throw new Error('journal write was not applied');
     await this.records.flushed;
+    if (++this.commits === this.failCommit) throw new Error(`failpoint journal-commit:${this.failCommit}`);
   }
 
   firstSeq(): number {

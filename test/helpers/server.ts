@@ -47,15 +47,20 @@ export function removeDir(dir: string): void {
 }
 
 /** Starts dist/src/main.js; resolves when it logs "ready", rejects if it exits first. */
-export async function startServer(options: { dataDir: string; args?: string[]; port?: number; adminPort?: number }): Promise<RunningServer> {
+export async function startServer(options: {
+  dataDir: string; args?: string[]; port?: number; adminPort?: number;
+  /** Script to run instead of dist/src/main.js (the supervisor, say). */
+  entry?: string;
+  env?: Record<string, string>;
+}): Promise<RunningServer> {
   const port = options.port ?? (await freePort());
   const adminPort = options.adminPort ?? (await freePort());
   const args = [
-    join(ROOT, 'dist/src/main.js'),
+    join(ROOT, options.entry ?? 'dist/src/main.js'),
     '--host', '127.0.0.1', '--port', String(port), '--admin-port', String(adminPort),
     '--data-dir', options.dataDir, ...(options.args ?? []),
   ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_PRETTY: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_PRETTY: '0', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   let buffered = '';
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
