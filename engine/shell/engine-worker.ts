@@ -36,6 +36,7 @@ import {
 } from '../codec.js';
 import { InboundRing, OutboundRing } from '../ring.js';
 import { Control } from './control.js';
+import { osThreadId } from './thread-id.js';
 import { checkEngineConfig, engineConfigFingerprint, openJournal, replayJournal } from './journal.js';
 import {
   CommandKind,
@@ -169,6 +170,7 @@ function main(): void {
     lastTimeUs: replay.lastTimeUs,
     stateHash: exchange.stateHash(),
     replayMs,
+    tid: osThreadId(),
   });
 
   // 3. Serve the ring until shutdown.

@@ -15,6 +15,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_RECORD_BYTES, crc32, recordSeq, recordType } from '../codec.js';
 import { OutboundRing } from '../ring.js';
 import { Control } from './control.js';
+import { osThreadId } from './thread-id.js';
 import { CHECKSUMMED_BYTES, openJournal, seqKey } from './journal.js';
 import { RecordType } from '../types.js';
 
@@ -66,7 +67,7 @@ async function main(): Promise<void> {
       outbound.signal();
     }
   });
-  parentPort!.postMessage({ type: 'ready' });
+  parentPort!.postMessage({ type: 'ready', tid: osThreadId() });
 
   for (;;) {
     const seen = outbound.signalValue();
