@@ -28,9 +28,9 @@ import { Worker } from 'node:worker_threads';
 import { HttpConnection, requestBytes } from './http-conn.js';
 import { ConnectionFlow, DEFAULT_FLOW_MARKETS, KIND_NAMES, Signer, type Account, type SignedRequest } from './flow.js';
 import { runClosedLoop, runOpenLoop, runSerial, type LoadResult, type Request } from './load.js';
-import { measureVerify, type VerifyCeiling } from './ceilings.js';
+import { measureDurableCommit, measureVerify, type VerifyCeiling } from './ceilings.js';
 import { createAccounts, freePort, startExchange, startHello, stopAll, type Child } from './processes.js';
-import { cpuPercent, currentThreadId, threadTimes } from './threads.js';
+import { busiestUnnamed, cpuPercent, currentThreadId, machinePercent, machineTimes, threadTimes } from './threads.js';
 import { writeReport, type E2EResults, type Phase } from './report.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..');
@@ -140,6 +140,15 @@ async function main(): Promise<void> {
     log(`ceiling: ed25519 verify, ${cpus().length} threads at once…`);
     const verifyAll: VerifyCeiling[] = [];
     for (let r = 0; r < options.runs; r++) verifyAll.push(await measureVerify(cpus().length, verifyMs));
+    log('ceiling: durable LMDB commit of one record (fsync)…');
+    const fsyncDir = mkdtempSync(join(tmpdir(), 'exchange-e2e-fsync-'));
+    let durableCommit;
+    try {
+      durableCommit = await measureDurableCommit(fsyncDir, q ? 100 : 500);
+    } finally {
+      rmSync(fsyncDir, { recursive: true, force: true });
+    }
+    log(`  durable commit p50 ${durableCommit.p50Us} µs, p99 ${durableCommit.p99Us} µs`);
     const verify = {
       oneThread: verifyOne.sort((a, b) => a.perSecond - b.perSecond)[Math.floor((options.runs - 1) / 2)],
       allCores: verifyAll.sort((a, b) => a.perSecond - b.perSecond)[Math.floor((options.runs - 1) / 2)],
@@ -165,9 +174,14 @@ async function main(): Promise<void> {
     const helloCpu: Array<Record<string, number>> = [];
     for (let r = 0; r < options.runs; r++) {
       const before = threadTimes(hello.process.pid!);
+      const mBefore = machineTimes();
       const t0 = performance.now();
-      helloRuns.push(await runClosedLoop(helloConns, helloConns.map(() => helloQueue), KIND_NAMES, q ? 1000 : 3000));
-      helloCpu.push(cpuPercent(before, threadTimes(hello.process.pid!), new Map(), (performance.now() - t0) / 1000));
+      const run = await runClosedLoop(helloConns, helloConns.map(() => helloQueue), KIND_NAMES, q ? 1000 : 3000);
+      helloRuns.push(run);
+      const seconds = (performance.now() - t0) / 1000;
+      const cpu = cpuPercent(before, threadTimes(hello.process.pid!), new Map(), seconds);
+      const machine = machinePercent(mBefore, machineTimes(), cpu.total + (run.clientCpuS / seconds) * 100, seconds);
+      helloCpu.push({ server: cpu.total, client: Math.round((run.clientCpuS / seconds) * 1000) / 10, 'machine foreign': machine.foreign });
     }
     for (const conn of helloConns) conn.close();
     await hello.stop();
@@ -232,14 +246,21 @@ async function main(): Promise<void> {
 
     /** Runs `body` with server and client CPU per thread sampled around it. */
     const measured = async <T>(name: string, body: () => Promise<T>): Promise<{ value: T; cpu: Record<string, number>; clientCpu: Record<string, number>; seconds: number }> => {
+      const mBefore = machineTimes();
       const sBefore = serverPid ? threadTimes(serverPid) : new Map();
       const cBefore = threadTimes(process.pid);
       const t0 = performance.now();
       const value = await body();
       const seconds = (performance.now() - t0) / 1000;
-      const cpu = serverPid ? cpuPercent(sBefore, threadTimes(serverPid), threadNames, seconds) : {};
+      const sAfter = serverPid ? threadTimes(serverPid) : new Map();
+      const cpu = serverPid ? cpuPercent(sBefore, sAfter, threadNames, seconds) : {};
       const clientCpu = cpuPercent(cBefore, threadTimes(process.pid), clientTids, seconds);
-      log(`  ${name}: server CPU ${JSON.stringify(cpu)}; client ${JSON.stringify(clientCpu)}`);
+      const other = busiestUnnamed(sBefore, sAfter, threadNames, seconds);
+      const machine = machinePercent(mBefore, machineTimes(), (cpu.total ?? 0) + (clientCpu.total ?? 0), seconds);
+      cpu['machine busy'] = machine.busy;
+      cpu['machine foreign'] = machine.foreign;
+      cpu['machine steal'] = machine.steal;
+      log(`  ${name}: server CPU ${JSON.stringify(cpu)} (busiest others ${other.join(' ')}); client ${JSON.stringify(clientCpu)}`);
       return { value, cpu, clientCpu, seconds };
     };
 
@@ -334,6 +355,7 @@ async function main(): Promise<void> {
       options: { ...options },
       ceilings: {
         verify,
+        durableCommit,
         hello: { median: helloResult, runs: helloRuns.map((r) => r.throughputPerS), cpu: helloCpu[helloRuns.indexOf(helloResult)] },
       },
       unloaded,

@@ -58,3 +58,40 @@ export function cpuPercent(before: ThreadTimes, after: ThreadTimes, names: Map<n
   out.total = Math.round((total / seconds) * 1000) / 10;
   return out;
 }
+
+/** The `k` busiest threads without a name, as "tid:percent" strings (what "other" is made of). */
+export function busiestUnnamed(before: ThreadTimes, after: ThreadTimes, names: Map<number, string>, seconds: number, k = 3): string[] {
+  const rows: Array<[number, number]> = [];
+  for (const [tid, t] of after) if (!names.has(tid)) rows.push([tid, t - (before.get(tid) ?? 0)]);
+  rows.sort((a, b) => b[1] - a[1]);
+  return rows.slice(0, k).filter(([, used]) => used > 0).map(([tid, used]) => `${tid}:${Math.round((used / seconds) * 1000) / 10}%`);
+}
+
+export interface MachineTimes {
+  busy: number;
+  idle: number;
+  steal: number;
+}
+
+/** Whole-machine CPU seconds from /proc/stat (all cores): busy (without steal), idle + iowait, steal. */
+export function machineTimes(): MachineTimes {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+    const f = line.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = f;
+    return { busy: (user + nice + system + irq + softirq) / TICKS_PER_S, idle: (idle + iowait) / TICKS_PER_S, steal: (steal ?? 0) / TICKS_PER_S };
+  } catch {
+    return { busy: 0, idle: 0, steal: 0 };
+  }
+}
+
+/**
+ * Machine CPU over a phase in % of one core: busy (every process), steal (taken by the
+ * hypervisor), and foreign = busy − the server's and client's own CPU, i.e. other processes on
+ * this shared machine.
+ */
+export function machinePercent(before: MachineTimes, after: MachineTimes, ownPercent: number, seconds: number): { busy: number; steal: number; foreign: number } {
+  const p = (x: number) => Math.round((x / seconds) * 1000) / 10;
+  const busy = p(after.busy - before.busy);
+  return { busy, steal: p(after.steal - before.steal), foreign: Math.max(0, Math.round((busy - ownPercent) * 10) / 10) };
+}
