@@ -59,19 +59,24 @@ export function headlineTable(r: E2EResults): string {
   const hello = r.ceilings.hello.median.throughputPerS;
   const depth = Object.entries(r.reads)[0];
   const engineIdle = r.phases.find((p) => p.name === 'idle')?.cpu.engine;
+  // Other processes on this shared machine take CPU from the server and the client: say how much.
+  const foreign = (name: string): string => {
+    const f = r.phases.find((p) => p.name.startsWith(name))?.cpu['machine foreign'];
+    return f === undefined ? '' : ` (other processes used ${f} % of a core meanwhile)`;
+  };
   const rows: string[][] = [
     ['signed orders/s, closed loop, ' + `${closed.connections} connections (median of ${r.closed.runs.length}: ${r.closed.runs.map(n).join(', ')})`,
-      `**${n(closed.throughputPerS)}/s**`,
+      `**${n(closed.throughputPerS)}/s**${foreign('closed loop')}`,
       `verification ceiling of the ${verifyCores} core(s) the ${fronts} front threads can use: ${n(verifyCeiling)}/s (${n(r.ceilings.verify.oneThread.perSecond)}/s per core); target ≥ 90 %`,
       `${pct(closed.throughputPerS / verifyCeiling)}: ${verdict(closed.throughputPerS >= 0.9 * verifyCeiling)}`],
     ['the same, against an unsigned uWebSockets.js hello-world POST server (same client, same bytes)',
       `${n(closed.throughputPerS)}/s`, `${n(hello)} req/s (${fronts} threads)`, pct(closed.throughputPerS / hello)],
     ['unloaded durable ack latency, 1 connection, 1 order at a time: p50 / p99',
-      `**${us(r.unloaded.p50Us)} / ${us(r.unloaded.p99Us)}**`,
+      `**${us(r.unloaded.p50Us)} / ${us(r.unloaded.p99Us)}**${foreign('unloaded')}`,
       `target ≤ 200 µs / ≤ 600 µs; floor: one durable LMDB commit ${us(r.ceilings.durableCommit.p50Us)} / ${us(r.ceilings.durableCommit.p99Us)} + one verify ${us(r.ceilings.verify.oneThread.microsPerVerify)}`,
       `${verdict(r.unloaded.p50Us <= 200)} / ${verdict(r.unloaded.p99Us <= 600)}`],
     [`open loop at 70 % (${n(r.open.targetRatePerS ?? 0)}/s, ${r.open.connections} connections; achieved ${n(r.open.throughputPerS)}/s): p50 / p90 / p99 / p99.9 / max from intended send time`,
-      `**${latencyCells(r.open.latency)}**`, 'target p99 ≤ 5 ms', verdict(r.open.latency.p99Us <= 5000)],
+      `**${latencyCells(r.open.latency)}**${foreign('open loop')}`, 'target p99 ≤ 5 ms', verdict(r.open.latency.p99Us <= 5000)],
   ];
   if (depth) {
     rows.push([`public reads, ${depth[0]}, per front thread`, `**${n(depth[1].perFrontThread)}/s** (${n(depth[1].throughputPerS)}/s total)`, 'target ≥ 30,000/s per front thread', verdict(depth[1].perFrontThread >= 30_000)]);
