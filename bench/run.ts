@@ -11,7 +11,7 @@
 // Each suite measures its subject next to its baseline in the same run and reports medians of
 // several runs and ratios, because these machines are shared and noisy.
 
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runRingBench } from './ring.bench.js';
@@ -54,7 +54,21 @@ ${engine.trim()}
 
 ${journal.trim()}
 `;
-  writeFileSync(resultsPath, text);
+  // The end-to-end section (npm run bench:e2e, bench/e2e/report.ts) is written by another
+  // command: carry it over unchanged.
+  let e2eSection = '';
+  try {
+    const previous = readFileSync(resultsPath, 'utf8');
+    const begin = previous.indexOf('<!-- e2e:begin -->');
+    const end = previous.indexOf('<!-- e2e:end -->');
+    if (begin >= 0 && end > begin) {
+      const headingAt = previous.lastIndexOf('\n## ', begin);
+      e2eSection = `\n${previous.slice(headingAt >= 0 ? headingAt + 1 : begin, end + '<!-- e2e:end -->'.length)}\n`;
+    }
+  } catch {
+    // no previous results
+  }
+  writeFileSync(resultsPath, text + e2eSection);
   process.stdout.write(`wrote ${resultsPath}\n`);
 }
 

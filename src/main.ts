@@ -156,9 +156,10 @@ async function main(): Promise<void> {
   journal.on('message', (message: Message) => {
     if (message.type === 'snapshotWritten') log.info({ ...message, type: undefined }, 'snapshot written');
   });
-  await waitFor(journal, 'ready', 'journal');
+  const journalReady = await waitFor(journal, 'ready', 'journal');
 
   const fronts: Worker[] = [];
+  const frontTids: unknown[] = [];
   let port = config.port;
   let adminPort = config.adminPort;
   for (let frontId = 0; frontId < config.frontThreads; frontId++) {
@@ -175,6 +176,7 @@ async function main(): Promise<void> {
     const front = start('./front/worker.js', frontData, `front-${frontId}`);
     fronts.push(front);
     const ready = await waitFor(front, 'ready', `front ${frontId}`);
+    frontTids.push(ready.tid ?? null);
     if (frontId === 0) {
       port = ready.port as number;
       adminPort = ready.adminPort as number;
@@ -204,7 +206,9 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   serving = true;
-  log.info({ host: config.host, port, adminPort, frontThreads: config.frontThreads, dataDir: config.dataDir }, 'ready');
+  // OS thread ids (Linux), so that top -H or /proc/<pid>/task/<tid> can tell the threads apart.
+  const threads = { main: process.pid, engine: replay.tid ?? null, journal: journalReady.tid ?? null, fronts: frontTids };
+  log.info({ host: config.host, port, adminPort, frontThreads: config.frontThreads, dataDir: config.dataDir, threads }, 'ready');
 }
 
 main().catch((error: unknown) => {

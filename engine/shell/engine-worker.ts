@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { readCommand } from '../codec.js';
 import { InboundRing, OutboundRing } from '../ring.js';
 import { Control } from './control.js';
+import { osThreadId } from './thread-id.js';
 import { engineConfigFingerprint, recover, snapshotFile } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
 import { Sequencer } from './sequencer.js';
@@ -144,6 +145,7 @@ function main(): void {
     skippedSnapshots: recovery.skippedSnapshots,
     stateHash: exchange.stateHash(),
     replayMs,
+    tid: osThreadId(),
   });
 
   // 3. Serve the ring until shutdown.

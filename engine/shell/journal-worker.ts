@@ -5,9 +5,10 @@
 // doorbell. Front threads release a response or a stream event only once seqDurable has reached
 // its sequence.
 //
-// Group commit: all records drained in one pass go into one LMDB transaction (lmdb-js batches the
-// puts issued in one event turn), and the pass waits for the flush (committed is not flushed:
-// with overlappingSync the commit resolves before the fsync). The batch therefore grows with
+// Group commit: all records drained in one pass go into one synchronous LMDB transaction,
+// committed on this thread (no hop to lmdb-js's write thread and back: bench/e2e measured a durable
+// batch at p50 ~270 µs this way against ~370-730 µs with async puts), and the pass then waits for
+// the flush (committed is not flushed when overlappingSync defers the fsync). The batch therefore grows with
 // load on its own: while one flush is in flight, the next batch accumulates in the ring.
 //
 // Snapshots: the engine posts each snapshot file on `snapshotPort`; once the snapshot's sequence
@@ -23,6 +24,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { OutboundRing } from '../ring.js';
 import { Control } from './control.js';
+import { osThreadId } from './thread-id.js';
 import { CLEAN_STOP_KEY } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
 import { JournalWriter } from './journal-writer.js';
@@ -105,12 +107,12 @@ async function main(): Promise<void> {
       outbound.signal();
     }
   });
-  parentPort!.postMessage({ type: 'ready' });
+  parentPort!.postMessage({ type: 'ready', tid: osThreadId() });
 
   for (;;) {
     if (fatal !== null) throw fatal;
     const seen = outbound.signalValue();
-    const count = consumer.poll(onRecord, BATCH_MAX);
+    const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(() => consumer.poll(onRecord, BATCH_MAX));
     if (writer.hasBatch()) {
       control.setSeqDurable(await writer.commit());
       outbound.signal();

@@ -14,6 +14,7 @@ import { SignatureVerifier } from '../auth.js';
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
 import { readResult } from '../../engine/codec.js';
 import { EngineLink } from './engine-link.js';
+import { osThreadId } from '../../engine/shell/thread-id.js';
 import { MarketData } from './market-data.js';
 import { mountRoutes } from './http.js';
 import { Streams, mountWebSocket } from './streams.js';
@@ -73,7 +74,7 @@ function main(): void {
       listenSockets.push(socket);
       const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
       if (!adminApp) {
-        parentPort!.postMessage({ type: 'ready', port, adminPort: null });
+        parentPort!.postMessage({ type: 'ready', port, adminPort: null, tid: osThreadId() });
         return;
       }
       adminApp.listen('127.0.0.1', config.adminPort, (adminSocket) => {
@@ -83,7 +84,7 @@ function main(): void {
         }
         listenSockets.push(adminSocket);
         const adminPort = uWS.us_socket_local_port(adminSocket as unknown as uWS.us_socket);
-        parentPort!.postMessage({ type: 'ready', port, adminPort });
+        parentPort!.postMessage({ type: 'ready', port, adminPort, tid: osThreadId() });
       });
     });
   };
