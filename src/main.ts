@@ -13,6 +13,7 @@
 // batch, the journal flushes everything the engine published, then the process exits 0.
 
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ConfigError, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_KEEP, loadConfig, type ServerConfig } from './config.js';
 import { createLogger } from './log.js';
@@ -65,6 +66,17 @@ function waitFor(worker: Worker, type: string, what: string): Promise<Message> {
     worker.on('message', onMessage);
     worker.on('error', onError);
     worker.on('exit', onExit);
+  });
+}
+
+function probeFreePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
   });
 }
 
@@ -160,7 +172,11 @@ async function main(): Promise<void> {
 
   const fronts: Worker[] = [];
   const frontTids: unknown[] = [];
-  let port = config.port;
+  // Port 0 means "any free port". uSockets sets SO_REUSEPORT only for a non-zero port, so the
+  // front threads cannot share a kernel-chosen port: pick a free one here first (the port could be
+  // taken between this probe and the listen; then start-up fails with exit code 3, as for any port
+  // in use).
+  let port = config.port === 0 && config.frontThreads > 1 ? await probeFreePort(config.host) : config.port;
   let adminPort = config.adminPort;
   for (let frontId = 0; frontId < config.frontThreads; frontId++) {
     const frontData: FrontWorkerData = {

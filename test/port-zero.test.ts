@@ -1,0 +1,26 @@
+// `--port 0` (any free port) with several front threads: every front thread must share the one
+// port the server reports in its "ready" line (uSockets does not share a kernel-chosen port, so
+// the main thread picks one first).
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { removeDir, startServer, tempDataDir, type RunningServer } from './helpers/server.js';
+
+describe('port 0 with two front threads', () => {
+  const dataDir = tempDataDir();
+  let server: RunningServer | undefined;
+  afterAll(async () => {
+    await server?.stop();
+    removeDir(dataDir);
+  });
+
+  it('starts, reports the chosen port, and serves on it', async () => {
+    server = await startServer({ dataDir, port: 0, args: ['--no-demo', '--front-threads', '2'] });
+    const ready = JSON.parse(server.lines.find((line) => line.includes('"msg":"ready"'))!) as { port: number; frontThreads: number };
+    expect(ready.frontThreads).toBe(2);
+    expect(ready.port).toBeGreaterThan(0);
+    for (let i = 0; i < 8; i++) {
+      const response = await fetch(`http://127.0.0.1:${ready.port}/api/v1/ping`, { headers: { connection: 'close' } });
+      expect(await response.text()).toBe('pong');
+    }
+  });
+});
