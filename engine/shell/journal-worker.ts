@@ -17,6 +17,7 @@ import { OutboundRing } from '../ring.js';
 import { Control } from './control.js';
 import { CHECKSUMMED_BYTES, openJournal, seqKey } from './journal.js';
 import { RecordType } from '../types.js';
+import { MarketHistorySink } from './history-market.js'; // issue 5: trade and kline history
 
 export interface JournalWorkerData {
   dataDir: string;
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   const consumer = outbound.consumer(data.consumerIndex);
   const journal = openJournal(data.dataDir);
   const ringBytes = outbound.bytes;
+  const marketHistory = new MarketHistorySink(journal.root); // issue 5: trade and kline history
 
   let prevChecksum = data.lastChecksum;
   let expectedSeq = data.lastSeq + 1;
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
   let lastWrite: Promise<boolean> | null = null;
 
   const onRecord = (offset: number): boolean => {
+    marketHistory.onRecord(outbound.view, offset); // issue 5: trades and candles, same transaction
     if (recordType(outbound.view, offset) !== RecordType.Stamped) return true;
     const seq = recordSeq(outbound.view, offset);
     if (seq !== expectedSeq) throw new Error(`journal worker expected sequence ${expectedSeq}, got ${seq}`);

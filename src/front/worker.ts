@@ -15,6 +15,7 @@ import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
 import { readResult } from '../../engine/codec.js';
 import { EngineLink } from './engine-link.js';
 import { MarketData } from './market-data.js';
+import { MarketHistory } from './market-history.js';
 import { mountRoutes } from './http.js';
 import { Streams, mountWebSocket } from './streams.js';
 import { scratch, type FrontContext } from './context.js';
@@ -51,6 +52,7 @@ function main(): void {
     link,
     data: marketData,
     log,
+    history: new MarketHistory(config.dataDir),
   };
   const verifier = new SignatureVerifier();
   const auth = { verifier, accountIdForKey: (key: string) => marketData.accountsByKey.get(key) };
@@ -121,6 +123,7 @@ function main(): void {
     app.close();
     adminApp?.close();
     link.stop();
+    front.history.close();
     parentPort!.close();
   });
 }
