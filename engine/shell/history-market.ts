@@ -64,10 +64,15 @@ export interface Candle {
   /** Engine time of the first and last trade in the candle. */
   firstTimeUs: number;
   lastTimeUs: number;
+  /**
+   * Highest journal sequence among its trades. LMDB shows a batch once committed, a moment before
+   * it is flushed: a stream publishes a candle only once seqDurable has reached this.
+   */
+  lastSeq: number;
 }
 
 const TRADE_VALUE_BYTES = 48;
-const CANDLE_VALUE_BYTES = 64;
+const CANDLE_VALUE_BYTES = 72;
 const TWO_32 = 0x1_0000_0000;
 
 function put53(dv: DataView, off: number, value: number): void {
@@ -131,9 +136,9 @@ export function encodeCandle(c: Candle): Buffer {
   dv.setBigUint64(40, c.quoteTickLots);
   dv.setUint32(48, c.tradeCount);
   put53(dv, 52, Math.floor(c.firstTimeUs / 1000));
-  // Millisecond precision is enough for the edges of a rolling window; the last trade's time
-  // is kept to the millisecond as well.
+  // First and last trade times at millisecond precision (the REST trade timestamp's unit).
   put53(dv, 56, Math.floor(c.lastTimeUs / 1000));
+  put53(dv, 64, c.lastSeq);
   return value;
 }
 
@@ -150,6 +155,7 @@ export function decodeCandle(startS: number, value: Uint8Array): Candle {
     tradeCount: dv.getUint32(48),
     firstTimeUs: get53(dv, 52) * 1000,
     lastTimeUs: get53(dv, 56) * 1000,
+    lastSeq: get53(dv, 64),
   };
 }
 
@@ -159,7 +165,7 @@ export function candleStartOfKey(key: Uint8Array): number {
 }
 
 /** Adds one trade to a candle (the candle covers the trade's time). */
-export function addTradeToCandle(c: Candle, priceTicks: number, qtyLots: number, timeUs: number): void {
+export function addTradeToCandle(c: Candle, priceTicks: number, qtyLots: number, timeUs: number, seq: number): void {
   if (c.tradeCount === 0) {
     c.openTicks = priceTicks;
     c.highTicks = priceTicks;
@@ -174,12 +180,13 @@ export function addTradeToCandle(c: Candle, priceTicks: number, qtyLots: number,
   c.volumeLots += BigInt(qtyLots);
   c.quoteTickLots += BigInt(priceTicks) * BigInt(qtyLots);
   c.tradeCount += 1;
+  if (seq > c.lastSeq) c.lastSeq = seq;
 }
 
 export function emptyCandle(startS: number): Candle {
   return {
     startS, openTicks: 0, highTicks: 0, lowTicks: 0, closeTicks: 0,
-    volumeLots: 0n, quoteTickLots: 0n, tradeCount: 0, firstTimeUs: 0, lastTimeUs: 0,
+    volumeLots: 0n, quoteTickLots: 0n, tradeCount: 0, firstTimeUs: 0, lastTimeUs: 0, lastSeq: 0,
   };
 }
 
@@ -239,7 +246,7 @@ export class MarketHistorySink {
         candle = emptyCandle(startS);
         candles[r] = candle;
       }
-      addTradeToCandle(candle, t.priceTicks, t.qtyLots, t.timeUs);
+      addTradeToCandle(candle, t.priceTicks, t.qtyLots, t.timeUs, t.seq);
       this.dirty.add(candle);
       this.dirtyKeys.set(candle, t.marketId * 2 + r);
     }

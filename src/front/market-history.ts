@@ -155,7 +155,7 @@ export class MarketHistory {
     };
     if (seconds === 1) {
       this.tradesInTime(marketId, newestId, first, toS, (t) => {
-        addTradeToCandle(into(Math.floor(t.timeUs / 1_000_000)), t.priceTicks, t.qtyLots, t.timeUs);
+        addTradeToCandle(into(Math.floor(t.timeUs / 1_000_000)), t.priceTicks, t.qtyLots, t.timeUs, t.seq);
       });
     } else {
       // Minute candles divide every interval under an hour; hour candles every longer one (weeks
@@ -216,4 +216,5 @@ export function mergeCandle(into: Candle, part: Candle): void {
   into.volumeLots += part.volumeLots;
   into.quoteTickLots += part.quoteTickLots;
   into.tradeCount += part.tradeCount;
+  if (part.lastSeq > into.lastSeq) into.lastSeq = part.lastSeq;
 }

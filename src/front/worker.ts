@@ -61,7 +61,7 @@ function main(): void {
   const app = uWS.App();
   const streams = new Streams(app, front, marketData);
   mountRoutes(app, publicRoutes(front), auth, onError);
-  mountWebSocket(app, front, verifier);
+  mountWebSocket(app, front, verifier, streams);
   const adminApp = data.serveAdmin ? uWS.App() : null;
   if (adminApp) mountRoutes(adminApp, adminRoutes(front), null, onError);
 
@@ -123,6 +123,7 @@ function main(): void {
     app.close();
     adminApp?.close();
     link.stop();
+    streams.stop();
     front.history.close();
     parentPort!.close();
   });
