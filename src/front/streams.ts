@@ -32,8 +32,9 @@
 // An invalid stream answers {"id":null,"error":{"code":4006,"message":"Invalid stream"}}; a bad
 // private-stream signature answers code 4001 (the public API documents no code for it; chosen
 // here). Neither disturbs the connection's other streams. At most MAX_SUBSCRIPTIONS streams per
-// connection (4005 beyond). A connection whose send buffer passes MAX_BACKPRESSURE_BYTES is closed
-// with code 1008 ("Slow consumer"); uWS skips it until then, so it never delays the others.
+// connection (4005 beyond). A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
+// subscriptions and is closed with code 1008 ("Slow consumer") once it has read what was queued;
+// uWS never waits for it, so it never delays the engine, the other clients or HTTP.
 // Protocol pings go out after IDLE_TIMEOUT_S of silence; a peer silent for twice that is closed.
 
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
@@ -56,6 +57,8 @@ export const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
 const IDLE_TIMEOUT_S = 60;
 /** Close code for a connection dropped because it could not keep up. */
 export const CLOSE_SLOW_CONSUMER = 1008;
+const SLOW_CONSUMER_GRACE_MS = 30_000;
+const SLOW_CONSUMER_CLOSE_BELOW_BYTES = 64 * 1024;
 /** The streams' clock: quiet-book depth, aggregated depth, ticker and kline all run on it. */
 export const TICK_MS = 100;
 const AGGREGATES = [
@@ -70,6 +73,14 @@ interface SocketData {
   subscriptions: Map<string, string>;
   closed: boolean;
   dropping: boolean;
+  graceTimer: NodeJS.Timeout | null;
+}
+
+/** Sends the slow-consumer close once the connection's send buffer has room for it. */
+function endIfDrained(ws: WebSocket<SocketData>): void {
+  const state = ws.getUserData();
+  if (state.closed || ws.getBufferedAmount() > SLOW_CONSUMER_CLOSE_BELOW_BYTES) return;
+  ws.end(CLOSE_SLOW_CONSUMER, 'Slow consumer: send buffer limit reached');
 }
 
 function nowUs(): number {
@@ -420,24 +431,39 @@ export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier:
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
       res.upgrade<SocketData>(
-        { subscriptions: new Map(), closed: false, dropping: false },
+        { subscriptions: new Map(), closed: false, dropping: false, graceTimer: null },
         req.getHeader('sec-websocket-key'),
         req.getHeader('sec-websocket-protocol'),
         req.getHeader('sec-websocket-extensions'),
         context,
       );
     },
+    // A message dropped for backpressure marks a slow consumer: it loses its subscriptions at once
+    // (nothing more is queued for it, nobody else waits on it), then gets close code 1008 as soon
+    // as it has read what was already queued (a close frame sent into a full buffer would itself
+    // be dropped); a peer that reads nothing for SLOW_CONSUMER_GRACE_MS is cut off.
     dropped: (ws: WebSocket<SocketData>) => {
       const state = ws.getUserData();
       if (state.closed || state.dropping) return;
       state.dropping = true;
-      // Closed outside the publish that found the buffer full.
+      front.log.warn({ subscriptions: state.subscriptions.size, bufferedBytes: ws.getBufferedAmount() }, 'closing slow WebSocket consumer');
       setImmediate(() => {
-        if (!state.closed) ws.end(CLOSE_SLOW_CONSUMER, 'Slow consumer: send buffer limit reached');
+        if (state.closed) return;
+        for (const topic of state.subscriptions.values()) ws.unsubscribe(topic);
+        state.subscriptions.clear();
+        state.graceTimer = setTimeout(() => {
+          if (!state.closed) ws.close();
+        }, SLOW_CONSUMER_GRACE_MS);
+        endIfDrained(ws);
       });
     },
+    drain: (ws: WebSocket<SocketData>) => {
+      if (ws.getUserData().dropping) endIfDrained(ws);
+    },
     close: (ws: WebSocket<SocketData>) => {
-      ws.getUserData().closed = true;
+      const state = ws.getUserData();
+      state.closed = true;
+      if (state.graceTimer !== null) clearTimeout(state.graceTimer);
     },
     message: (ws: WebSocket<SocketData>, message: ArrayBuffer) => {
       let request: { method?: unknown; params?: unknown; signature?: unknown; id?: unknown };
