@@ -15,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { runRingBench } from './ring.bench.js';
 import { runVerifyBench } from './verify.bench.js';
 import { runEngineBench } from './engine.bench.js';
+// issue 5: stream fan-out
+import { runFanoutBench } from './fanout.bench.js';
 
 const resultsPath = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 
@@ -27,6 +29,9 @@ async function main(): Promise<void> {
   const verify = await runVerifyBench();
   process.stdout.write('engine core…\n');
   const engine = await runEngineBench();
+  // issue 5: stream fan-out
+  process.stdout.write('stream fan-out…\n');
+  const fanout = await runFanoutBench();
   const text = `# Benchmark results
 
 Written by \`npm run bench\` on ${started.toISOString().slice(0, 10)} (${machine}).
@@ -44,6 +49,10 @@ ${verify.trim()}
 ## Engine core against nodejs-order-book (bench/engine.bench.ts)
 
 ${engine.trim()}
+
+## Stream fan-out against raw uWS publish (bench/fanout.bench.ts)
+
+${fanout.trim()}
 `;
   writeFileSync(resultsPath, text);
   process.stdout.write(`wrote ${resultsPath}\n`);
