@@ -18,6 +18,8 @@ import { runRingBench } from './ring.bench.js';
 import { runVerifyBench } from './verify.bench.js';
 import { runEngineBench } from './engine.bench.js';
 import { runJournalBench } from './journal.bench.js';
+// issue 5: stream fan-out
+import { runFanoutBench } from './fanout.bench.js';
 
 const resultsPath = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 
@@ -32,6 +34,9 @@ async function main(): Promise<void> {
   const engine = await runEngineBench();
   process.stdout.write('journal…\n');
   const journal = await runJournalBench();
+  // issue 5: stream fan-out
+  process.stdout.write('stream fan-out…\n');
+  const fanout = await runFanoutBench();
   const text = `# Benchmark results
 
 Written by \`npm run bench\` on ${started.toISOString().slice(0, 10)} (${machine}).
@@ -53,6 +58,9 @@ ${engine.trim()}
 ## Durable journal against raw lmdb (bench/journal.bench.ts)
 
 ${journal.trim()}
+## Stream fan-out against raw uWS publish (bench/fanout.bench.ts)
+
+${fanout.trim()}
 `;
   // The end-to-end section (npm run bench:e2e, bench/e2e/report.ts) is written by another
   // command: carry it over unchanged.

@@ -28,6 +28,7 @@ import { osThreadId } from './thread-id.js';
 import { CLEAN_STOP_KEY } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
 import { JournalWriter } from './journal-writer.js';
+import { MarketHistorySink } from './history-market.js'; // issue 5: trade and kline history
 
 export interface JournalWorkerData {
   dataDir: string;
@@ -62,10 +63,12 @@ async function main(): Promise<void> {
   const store = new LmdbJournalStore(data.dataDir);
   const writer = new JournalWriter(store, data.lastSeq, data.lastChecksum);
   const view = outbound.view;
+  const marketHistory = new MarketHistorySink(store.root); // issue 5: trade and kline history
 
   // The record loop: sees every outbound record, in order.
   const onRecord = (offset: number): boolean => {
     // History sinks (issues 4 and 5) go here, one call each, before the journal's own handling.
+    marketHistory.onRecord(view, offset); // issue 5: trades and candles, same transaction
     writer.onRecord(view, offset);
     return true;
   };
@@ -112,7 +115,11 @@ async function main(): Promise<void> {
   for (;;) {
     if (fatal !== null) throw fatal;
     const seen = outbound.signalValue();
-    const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(() => consumer.poll(onRecord, BATCH_MAX));
+    const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(() => {
+      const polled = consumer.poll(onRecord, BATCH_MAX);
+      marketHistory.endBatch(); // issue 5: the batch's candles, same transaction
+      return polled;
+    });
     if (writer.hasBatch()) {
       control.setSeqDurable(await writer.commit());
       outbound.signal();

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { MarketInfo, ServerConfig, AssetConfig } from '../config.js';
 import type { EngineLink, PendingRequest } from './engine-link.js';
 import type { MarketData } from './market-data.js';
+import type { MarketHistory } from './market-history.js';
 import { sendError, type RequestContext } from './http.js';
 import { Errors } from '../errors.js';
 import {
@@ -27,6 +28,8 @@ export interface FrontContext {
   link: EngineLink;
   data: MarketData;
   log: Logger;
+  // issue 5: public trade and candle history (LMDB)
+  history: MarketHistory;
 }
 
 export const scratch = {

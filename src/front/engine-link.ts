@@ -73,6 +73,11 @@ export class EngineLink {
     return this.pending.size;
   }
 
+  /** The journal's durable sequence now (issue 5: timer-driven streams check it before sending). */
+  seqDurableNow(): number {
+    return this.control.seqDurable();
+  }
+
   /**
    * Fills a command (the callback writes its fields into a reused object) and publishes it.
    * Never blocks. On 'ok' the request's records will reach `request`.

@@ -15,13 +15,28 @@ export class BookModel {
   updateId = 0;
   timeUs = 0;
   lastTradeId = 0;
+  /** Best prices in ticks, 0 when the side is empty (kept on every change, for bookTicker). */
+  bestBid = 0;
+  bestAsk = 0;
 
   constructor(readonly market: MarketInfo) {}
 
   setLevel(side: Side, priceTicks: number, qtyLots: number): void {
-    const levels = side === Side.Bid ? this.bids : this.asks;
-    if (qtyLots === 0) levels.delete(priceTicks);
-    else levels.set(priceTicks, qtyLots);
+    if (side === Side.Bid) {
+      if (qtyLots === 0) {
+        this.bids.delete(priceTicks);
+        if (priceTicks === this.bestBid) this.bestBid = bestOf(this.bids, 1);
+      } else {
+        this.bids.set(priceTicks, qtyLots);
+        if (priceTicks > this.bestBid) this.bestBid = priceTicks;
+      }
+    } else if (qtyLots === 0) {
+      this.asks.delete(priceTicks);
+      if (priceTicks === this.bestAsk) this.bestAsk = bestOf(this.asks, -1);
+    } else {
+      this.asks.set(priceTicks, qtyLots);
+      if (this.bestAsk === 0 || priceTicks < this.bestAsk) this.bestAsk = priceTicks;
+    }
   }
 
   clear(): void {
@@ -30,6 +45,8 @@ export class BookModel {
     this.updateId = 0;
     this.timeUs = 0;
     this.lastTradeId = 0;
+    this.bestBid = 0;
+    this.bestAsk = 0;
   }
 
   /** The best `limit` levels of a side as [priceTicks, qtyLots], in ascending price order. */
@@ -39,6 +56,16 @@ export class BookModel {
     const chosen = side === Side.Bid ? prices.slice(Math.max(0, prices.length - limit)) : prices.slice(0, limit);
     return chosen.map((price) => [price, map.get(price)!]);
   }
+}
+
+/** The highest (direction 1) or lowest (-1) price of a side, 0 when empty: a scan, run only when
+ * the best level itself goes away. */
+function bestOf(levels: Map<number, number>, direction: 1 | -1): number {
+  let best = 0;
+  for (const price of levels.keys()) {
+    if (best === 0 || (direction === 1 ? price > best : price < best)) best = price;
+  }
+  return best;
 }
 
 export class MarketData {

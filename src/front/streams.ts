@@ -8,33 +8,79 @@
 // Depth: every level change of one engine command shares one update id. Changes are collected per
 // market during a drained batch and sent at the batch end as one message with U = first id and
 // u = last id, levels at their absolute quantity (0 = removed), so consecutive messages satisfy
-// U = previous u + 1.
+// U = previous u + 1. The aggregated variants (depth.200ms / 600ms / 1000ms) merge the batches of
+// their period the same way.
+//
+// Quiet books: clients wait for several depth messages before they fetch the REST snapshot
+// (ccxt: 11), so a subscribed market that sent nothing during a 100 ms tick gets an empty message
+// (a: [], b: []) with U = L + 1 and u = L, L being the market's current update id. It consumes no
+// id — ids come only from the engine — and keeps the documented contract for every client:
+// U = previous u + 1 holds across it, and "apply if u > lastUpdateId" skips it. The aggregated
+// variants send the same empty message when their period saw no change.
+//
+// bookTicker is sent at a batch end when the best bid or ask (price or quantity) changed; ticker
+// (24-hour window) once a second per subscribed market; kline on change at most once a second per
+// stream, plus a final X: true message when its candle closes. Ticker and kline values come from
+// the LMDB history, which shows a batch when it commits, a moment before it is flushed: they are
+// sent only once seqDurable covers every trade in them, else retried at the next tick.
+//
+// account.balanceUpdate (private, no public source documents its keys; shape chosen here and in the
+// README): {"e":"balanceUpdate","E":µs,"T":µs,"s":"<asset>","f":"<available>","l":"<locked>",
+// "x":"<staked>"}, absolute quantities after each change.
 //
 // Protocol: {"method":"SUBSCRIBE"|"UNSUBSCRIBE","params":[...],"signature":[key,sig,ts,window]}.
 // An invalid stream answers {"id":null,"error":{"code":4006,"message":"Invalid stream"}}; a bad
 // private-stream signature answers code 4001 (the public API documents no code for it; chosen
-// here). Neither disturbs the connection's other streams.
+// here). Neither disturbs the connection's other streams. At most MAX_SUBSCRIPTIONS streams per
+// connection (4005 beyond). A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
+// subscriptions and is closed with code 1008 ("Slow consumer") once it has read what was queued;
+// uWS never waits for it, so it never delays the engine, the other clients or HTTP.
+// Protocol pings go out after IDLE_TIMEOUT_S of silence; a peer silent for twice that is closed.
 
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import type { MarketInfo } from '../config.js';
 import { RecordType, Side } from '../../engine/types.js';
-import { readAccount, readDepth, readMarket, readOrder, readTrade } from '../../engine/codec.js';
+import { readAccount, readBalance, readDepth, readMarket, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
 import type { EventHandler } from './engine-link.js';
-import type { MarketData } from './market-data.js';
+import type { BookModel, MarketData } from './market-data.js';
 import { scratch, type FrontContext } from './context.js';
-import { priceTextFixed, qtyTextFixed } from '../wire/market-codec.js';
+import { assetText, priceTextFixed, qtyTextFixed } from '../wire/market-codec.js';
 import { orderUpdateJson } from '../wire/orders.js';
+import { klineStreamJson, tickerStreamJson } from '../wire/market-json.js';
+import { KLINE_INTERVALS, bucketStart, nextBucket } from './market-history.js';
 import { performance } from 'node:perf_hooks';
 
 export const MAX_SUBSCRIPTIONS = 64;
 const MAX_MESSAGE_BYTES = 16 * 1024;
-const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
-const IDLE_TIMEOUT_S = 120;
+export const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
+const IDLE_TIMEOUT_S = 60;
+/** Close code for a connection dropped because it could not keep up. */
+export const CLOSE_SLOW_CONSUMER = 1008;
+const SLOW_CONSUMER_GRACE_MS = 30_000;
+const SLOW_CONSUMER_CLOSE_BELOW_BYTES = 64 * 1024;
+/** The streams' clock: quiet-book depth, aggregated depth, ticker and kline all run on it. */
+export const TICK_MS = 100;
+const AGGREGATES = [
+  { name: '200ms', ticks: 2 },
+  { name: '600ms', ticks: 6 },
+  { name: '1000ms', ticks: 10 },
+] as const;
+const TICKER_WINDOW_S = 86_400;
 
 interface SocketData {
   /** stream name → uWS topic */
   subscriptions: Map<string, string>;
+  closed: boolean;
+  dropping: boolean;
+  graceTimer: NodeJS.Timeout | null;
+}
+
+/** Sends the slow-consumer close once the connection's send buffer has room for it. */
+function endIfDrained(ws: WebSocket<SocketData>): void {
+  const state = ws.getUserData();
+  if (state.closed || ws.getBufferedAmount() > SLOW_CONSUMER_CLOSE_BELOW_BYTES) return;
+  ws.end(CLOSE_SLOW_CONSUMER, 'Slow consumer: send buffer limit reached');
 }
 
 function nowUs(): number {
@@ -49,15 +95,46 @@ interface DepthBatch {
   asks: Set<number>;
 }
 
+interface KlineStream {
+  topic: string;
+  marketId: number;
+  interval: string;
+  /** Bucket (UTC s) the stream was last looked at in. */
+  bucketS: number;
+  /** A closed bucket whose final message is still due. */
+  finalDueS: number | null;
+  /** The market's last trade id when the current candle was last sent. */
+  sentTradeId: number;
+  sentMs: number;
+}
+
 export class Streams implements EventHandler {
   private readonly depthBatches: Array<DepthBatch | null>;
+  /** [aggregate][market]: changes merged since the aggregate's last message. */
+  private readonly aggregates: Array<Array<DepthBatch | null>>;
+  private readonly depthSentThisTick: boolean[];
+  private readonly bookTickerSent: string[];
+  private readonly tickerSentMs: number[];
+  private readonly klineStreams = new Map<string, KlineStream>();
+  private tickCount = 0;
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     private readonly app: TemplatedApp,
     private readonly front: FrontContext,
     private readonly data: MarketData,
   ) {
-    this.depthBatches = front.config.markets.map(() => null);
+    const markets = front.config.markets;
+    this.depthBatches = markets.map(() => null);
+    this.aggregates = AGGREGATES.map(() => markets.map(() => null));
+    this.depthSentThisTick = markets.map(() => false);
+    this.bookTickerSent = markets.map(() => '');
+    this.tickerSentMs = markets.map(() => 0);
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
   }
 
   onEvent(type: RecordType, view: DataView, offset: number): void {
@@ -65,13 +142,13 @@ export class Streams implements EventHandler {
       case RecordType.Depth: return this.onDepth(view, offset);
       case RecordType.Trade: return this.onTrade(view, offset);
       case RecordType.Order: return this.onOrder(view, offset);
+      case RecordType.Balance: return this.onBalance(view, offset);
       case RecordType.Account: {
         readAccount(view, offset, scratch.account);
         this.data.registerKey(scratch.account.key, scratch.account.accountId);
         return;
       }
       default:
-        // Balance events feed account.balanceUpdate, which comes with issue 5.
         return;
     }
   }
@@ -91,6 +168,21 @@ export class Streams implements EventHandler {
       readDepth(view, offset, scratch.depth);
       this.data.books[scratch.depth.marketId].setLevel(scratch.depth.side, scratch.depth.priceTicks, scratch.depth.qtyLots);
     }
+  }
+
+  /** A client subscribed to `name` (topic `topic`): streams that keep per-stream state start it. */
+  onSubscribed(name: string, topic: string): void {
+    if (!name.startsWith('kline.') || this.klineStreams.has(topic)) return;
+    const [, interval, symbol] = name.split('.');
+    const market = this.front.marketsBySymbol.get(symbol)!;
+    const marketId = market.spec.marketId;
+    this.klineStreams.set(topic, {
+      topic, marketId, interval,
+      bucketS: bucketStart(interval, Math.floor(Date.now() / 1000)),
+      finalDueS: null,
+      sentTradeId: this.data.books[marketId].lastTradeId,
+      sentMs: 0,
+    });
   }
 
   private onDepth(view: DataView, offset: number): void {
@@ -116,17 +208,130 @@ export class Streams implements EventHandler {
       if (batch === null) continue;
       this.depthBatches[marketId] = null;
       const market = this.front.config.markets[marketId];
-      const topic = `depth.${market.symbol}`;
-      if (this.app.numSubscribers(topic) === 0) continue;
       const book = this.data.books[marketId];
-      const levels = (prices: Set<number>, map: Map<number, number>) =>
-        [...prices].sort((a, b) => a - b).map((p) => [priceTextFixed(market, p), qtyTextFixed(market, map.get(p) ?? 0)]);
-      this.publish(topic, topic, {
-        e: 'depth', E: nowUs(), s: market.symbol,
-        a: levels(batch.asks, book.asks), b: levels(batch.bids, book.bids),
-        U: batch.firstId, u: batch.lastId, T: batch.timeUs,
-      });
+      const topic = `depth.${market.symbol}`;
+      if (this.app.numSubscribers(topic) > 0) {
+        this.publishDepth(topic, market, book, batch);
+        this.depthSentThisTick[marketId] = true;
+      }
+      for (let a = 0; a < AGGREGATES.length; a++) {
+        if (this.app.numSubscribers(`depth.${AGGREGATES[a].name}.${market.symbol}`) === 0) {
+          this.aggregates[a][marketId] = null;
+          continue;
+        }
+        const merged = this.aggregates[a][marketId];
+        if (merged === null) {
+          this.aggregates[a][marketId] = { ...batch, bids: new Set(batch.bids), asks: new Set(batch.asks) };
+        } else {
+          merged.lastId = batch.lastId;
+          merged.timeUs = batch.timeUs;
+          for (const p of batch.bids) merged.bids.add(p);
+          for (const p of batch.asks) merged.asks.add(p);
+        }
+      }
+      this.maybeBookTicker(market, book);
     }
+  }
+
+  private publishDepth(topic: string, market: MarketInfo, book: BookModel, batch: DepthBatch): void {
+    const levels = (prices: Set<number>, map: Map<number, number>) =>
+      [...prices].sort((a, b) => a - b).map((p) => [priceTextFixed(market, p), qtyTextFixed(market, map.get(p) ?? 0)]);
+    this.publish(topic, topic, {
+      e: 'depth', E: nowUs(), s: market.symbol,
+      a: levels(batch.asks, book.asks), b: levels(batch.bids, book.bids),
+      U: batch.firstId, u: batch.lastId, T: batch.timeUs,
+    });
+  }
+
+  /** The no-change depth message of a quiet book: U = L + 1, u = L (see the header). */
+  private publishQuietDepth(topic: string, market: MarketInfo, book: BookModel): void {
+    this.publish(topic, topic, {
+      e: 'depth', E: nowUs(), s: market.symbol, a: [], b: [], U: book.updateId + 1, u: book.updateId, T: book.timeUs,
+    });
+  }
+
+  private maybeBookTicker(market: MarketInfo, book: BookModel): void {
+    const marketId = market.spec.marketId;
+    const bidQty = book.bestBid === 0 ? 0 : book.bids.get(book.bestBid)!;
+    const askQty = book.bestAsk === 0 ? 0 : book.asks.get(book.bestAsk)!;
+    const top = `${book.bestBid}:${bidQty}:${book.bestAsk}:${askQty}`;
+    if (top === this.bookTickerSent[marketId]) return;
+    this.bookTickerSent[marketId] = top;
+    const topic = `bookTicker.${market.symbol}`;
+    if (this.app.numSubscribers(topic) === 0) return;
+    this.publish(topic, topic, {
+      e: 'bookTicker', E: nowUs(), s: market.symbol,
+      a: book.bestAsk === 0 ? null : priceTextFixed(market, book.bestAsk),
+      A: book.bestAsk === 0 ? null : qtyTextFixed(market, askQty),
+      b: book.bestBid === 0 ? null : priceTextFixed(market, book.bestBid),
+      B: book.bestBid === 0 ? null : qtyTextFixed(market, bidQty),
+      u: book.updateId, T: book.timeUs,
+    });
+  }
+
+  private tick(): void {
+    this.tickCount++;
+    const markets = this.front.config.markets;
+    for (let marketId = 0; marketId < markets.length; marketId++) {
+      const market = markets[marketId];
+      const book = this.data.books[marketId];
+      const topic = `depth.${market.symbol}`;
+      if (!this.depthSentThisTick[marketId] && this.app.numSubscribers(topic) > 0) this.publishQuietDepth(topic, market, book);
+      this.depthSentThisTick[marketId] = false;
+      for (let a = 0; a < AGGREGATES.length; a++) {
+        if (this.tickCount % AGGREGATES[a].ticks !== 0) continue;
+        const aggregateTopic = `depth.${AGGREGATES[a].name}.${market.symbol}`;
+        const merged = this.aggregates[a][marketId];
+        this.aggregates[a][marketId] = null;
+        if (this.app.numSubscribers(aggregateTopic) === 0) continue;
+        if (merged === null) this.publishQuietDepth(aggregateTopic, market, book);
+        else this.publishDepth(aggregateTopic, market, book, merged);
+      }
+    }
+    const nowMs = Date.now();
+    for (let marketId = 0; marketId < markets.length; marketId++) this.maybeTicker(markets[marketId], nowMs);
+    for (const stream of this.klineStreams.values()) {
+      if (this.app.numSubscribers(stream.topic) === 0) this.klineStreams.delete(stream.topic);
+      else this.maybeKline(stream, nowMs);
+    }
+  }
+
+  private maybeTicker(market: MarketInfo, nowMs: number): void {
+    const marketId = market.spec.marketId;
+    if (nowMs - this.tickerSentMs[marketId] < 1000) return;
+    const topic = `ticker.${market.symbol}`;
+    if (this.app.numSubscribers(topic) === 0) return;
+    const nowS = Math.floor(nowMs / 1000);
+    const history = this.front.history;
+    const window = history.window(marketId, nowS - TICKER_WINDOW_S, nowS);
+    if (window.lastSeq > this.front.link.seqDurableNow()) return; // not flushed yet: next tick
+    const last = window.tradeCount === 0 ? history.lastTrade(marketId, this.data.books[marketId].lastTradeId) : null;
+    this.tickerSentMs[marketId] = nowMs;
+    this.publish(topic, topic, tickerStreamJson(market, window, last, nowUs()));
+  }
+
+  private maybeKline(k: KlineStream, nowMs: number): void {
+    const market = this.front.config.markets[k.marketId];
+    const lastTradeId = this.data.books[k.marketId].lastTradeId;
+    const bucket = bucketStart(k.interval, Math.floor(nowMs / 1000));
+    if (bucket !== k.bucketS) {
+      if (k.finalDueS === null) k.finalDueS = k.bucketS;
+      k.bucketS = bucket;
+    }
+    const durable = this.front.link.seqDurableNow();
+    const candleOf = (startS: number) => this.front.history.klines(k.marketId, lastTradeId, k.interval, startS, nextBucket(k.interval, startS))[0];
+    if (k.finalDueS !== null) {
+      const closed = candleOf(k.finalDueS);
+      if (closed !== undefined && closed.lastSeq > durable) return;
+      k.finalDueS = null;
+      if (closed !== undefined) this.publish(k.topic, k.topic, klineStreamJson(market, closed, true, nowUs()));
+    }
+    if (lastTradeId === k.sentTradeId || nowMs - k.sentMs < 1000) return;
+    const current = candleOf(bucket);
+    if (current !== undefined && current.lastSeq > durable) return;
+    k.sentTradeId = lastTradeId;
+    k.sentMs = nowMs;
+    if (current !== undefined) this.publish(k.topic, k.topic, klineStreamJson(market, current, false, nowUs()));
   }
 
   private onTrade(view: DataView, offset: number): void {
@@ -159,6 +364,20 @@ export class Streams implements EventHandler {
     if (wantOne) this.publish(one, `account.orderUpdate.${market.symbol}`, data);
   }
 
+  private onBalance(view: DataView, offset: number): void {
+    const rec = scratch.balance;
+    readBalance(view, offset, rec);
+    const topic = `${rec.accountId}|account.balanceUpdate`;
+    if (this.app.numSubscribers(topic) === 0) return;
+    const asset = this.front.config.assets[rec.assetId];
+    this.publish(topic, 'account.balanceUpdate', {
+      e: 'balanceUpdate', E: nowUs(), T: rec.timeUs, s: asset.symbol,
+      f: assetText(asset, rec.availableUnits), l: assetText(asset, rec.lockedUnits),
+      // The engine has no staking: nothing is ever staked.
+      x: '0',
+    });
+  }
+
   private publish(topic: string, stream: string, data: Record<string, unknown>): void {
     this.app.publish(topic, JSON.stringify({ stream, data }), false, true);
   }
@@ -166,16 +385,22 @@ export class Streams implements EventHandler {
 
 type Resolve = { ok: true; topic: string } | { ok: false };
 
+const PUBLIC_KINDS = new Set(['depth', 'trade', 'bookTicker', 'ticker']);
+const AGGREGATE_NAMES = new Set<string>(AGGREGATES.map((a) => a.name));
+
 /** Resolves a stream name to its topic; private names need the signer's account. */
-function resolveStream(name: string, markets: Map<string, MarketInfo>, accountId: number): Resolve {
-  if (name === 'account.orderUpdate') return accountId > 0 ? { ok: true, topic: `${accountId}|${name}` } : { ok: false };
-  const dot = name.indexOf('.');
-  if (dot < 0) return { ok: false };
-  const kind = name.slice(0, dot);
-  const rest = name.slice(dot + 1);
-  if ((kind === 'depth' || kind === 'trade') && markets.has(rest)) return { ok: true, topic: name };
+export function resolveStream(name: string, markets: Map<string, MarketInfo>, accountId: number): Resolve {
+  if (name === 'account.orderUpdate' || name === 'account.balanceUpdate') {
+    return accountId > 0 ? { ok: true, topic: `${accountId}|${name}` } : { ok: false };
+  }
   if (name.startsWith('account.orderUpdate.') && markets.has(name.slice('account.orderUpdate.'.length))) {
     return accountId > 0 ? { ok: true, topic: `${accountId}|${name}` } : { ok: false };
+  }
+  const parts = name.split('.');
+  if (parts.length === 2 && PUBLIC_KINDS.has(parts[0]) && markets.has(parts[1])) return { ok: true, topic: name };
+  if (parts.length === 3 && markets.has(parts[2])) {
+    if (parts[0] === 'depth' && AGGREGATE_NAMES.has(parts[1])) return { ok: true, topic: name };
+    if (parts[0] === 'kline' && KLINE_INTERVALS.has(parts[1])) return { ok: true, topic: name };
   }
   return { ok: false };
 }
@@ -195,22 +420,50 @@ function subscriberAccount(signature: unknown, front: FrontContext, verifier: Si
   return verifier.verify(key, sig, signingString('subscribe', [], ts, win, false)) ? accountId : 0;
 }
 
-export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier: SignatureVerifier): void {
+export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier: SignatureVerifier, streams: Streams): void {
   app.ws<SocketData>('/*', {
     compression: uWS.SHARED_COMPRESSOR,
     maxPayloadLength: MAX_MESSAGE_BYTES,
     maxBackpressure: MAX_BACKPRESSURE_BYTES,
-    closeOnBackpressureLimit: true,
+    // Not uWS's own close-on-limit: the dropped handler closes with a code that says why.
+    closeOnBackpressureLimit: false,
     idleTimeout: IDLE_TIMEOUT_S,
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
       res.upgrade<SocketData>(
-        { subscriptions: new Map() },
+        { subscriptions: new Map(), closed: false, dropping: false, graceTimer: null },
         req.getHeader('sec-websocket-key'),
         req.getHeader('sec-websocket-protocol'),
         req.getHeader('sec-websocket-extensions'),
         context,
       );
+    },
+    // A message dropped for backpressure marks a slow consumer: it loses its subscriptions at once
+    // (nothing more is queued for it, nobody else waits on it), then gets close code 1008 as soon
+    // as it has read what was already queued (a close frame sent into a full buffer would itself
+    // be dropped); a peer that reads nothing for SLOW_CONSUMER_GRACE_MS is cut off.
+    dropped: (ws: WebSocket<SocketData>) => {
+      const state = ws.getUserData();
+      if (state.closed || state.dropping) return;
+      state.dropping = true;
+      front.log.warn({ subscriptions: state.subscriptions.size, bufferedBytes: ws.getBufferedAmount() }, 'closing slow WebSocket consumer');
+      setImmediate(() => {
+        if (state.closed) return;
+        for (const topic of state.subscriptions.values()) ws.unsubscribe(topic);
+        state.subscriptions.clear();
+        state.graceTimer = setTimeout(() => {
+          if (!state.closed) ws.close();
+        }, SLOW_CONSUMER_GRACE_MS);
+        endIfDrained(ws);
+      });
+    },
+    drain: (ws: WebSocket<SocketData>) => {
+      if (ws.getUserData().dropping) endIfDrained(ws);
+    },
+    close: (ws: WebSocket<SocketData>) => {
+      const state = ws.getUserData();
+      state.closed = true;
+      if (state.graceTimer !== null) clearTimeout(state.graceTimer);
     },
     message: (ws: WebSocket<SocketData>, message: ArrayBuffer) => {
       let request: { method?: unknown; params?: unknown; signature?: unknown; id?: unknown };
@@ -262,6 +515,7 @@ export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier:
         }
         ws.subscribe(resolved.topic);
         subscriptions.set(name, resolved.topic);
+        streams.onSubscribed(name, resolved.topic);
       }
     },
   });

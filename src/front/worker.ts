@@ -16,6 +16,7 @@ import { readResult } from '../../engine/codec.js';
 import { EngineLink } from './engine-link.js';
 import { osThreadId } from '../../engine/shell/thread-id.js';
 import { MarketData } from './market-data.js';
+import { MarketHistory } from './market-history.js';
 import { mountRoutes } from './http.js';
 import { Streams, mountWebSocket } from './streams.js';
 import { scratch, type FrontContext } from './context.js';
@@ -52,6 +53,7 @@ function main(): void {
     link,
     data: marketData,
     log,
+    history: new MarketHistory(config.dataDir),
   };
   const verifier = new SignatureVerifier();
   const auth = { verifier, accountIdForKey: (key: string) => marketData.accountsByKey.get(key) };
@@ -60,7 +62,7 @@ function main(): void {
   const app = uWS.App();
   const streams = new Streams(app, front, marketData);
   mountRoutes(app, publicRoutes(front), auth, onError);
-  mountWebSocket(app, front, verifier);
+  mountWebSocket(app, front, verifier, streams);
   const adminApp = data.serveAdmin ? uWS.App() : null;
   if (adminApp) mountRoutes(adminApp, adminRoutes(front), null, onError);
 
@@ -122,6 +124,8 @@ function main(): void {
     app.close();
     adminApp?.close();
     link.stop();
+    streams.stop();
+    front.history.close();
     parentPort!.close();
   });
 }

@@ -8,6 +8,10 @@ import { depthRoutes } from './depth.js';
 import { capitalRoutes } from './capital.js';
 import { orderRoutes } from './order.js';
 import { ordersRoutes } from './orders.js';
+// issue 5: market history
+import { tickerRoutes } from './ticker.js';
+import { klinesRoutes } from './klines.js';
+import { tradesRoutes } from './trades.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -17,5 +21,9 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...capitalRoutes(front),
     ...orderRoutes(front),
     ...ordersRoutes(front),
+    // issue 5: market history
+    ...tickerRoutes(front),
+    ...klinesRoutes(front),
+    ...tradesRoutes(front),
   ];
 }

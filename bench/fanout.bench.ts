@@ -1,0 +1,173 @@
+// Fan-out: how many stream messages one front thread delivers, and how late.
+//
+// This process plays one front thread: a uWebSockets.js App with the real stream code (Streams:
+// record decode → read model → JSON → uWS publish) and the real REST depth route. Trade records
+// encoded with the engine's codec are fed to it the way the outbound-ring drain does (onEvent per
+// record, onBatchEnd per batch), as fast as the subscribers absorb them: the feed pauses while a
+// sampled subscriber has more than PACE_BYTES queued, so queues stay bounded and the figure is the
+// delivered rate. A child process (bench/fanout-client.ts) holds 10 / 100 / 1,000 subscribers of
+// trade.SOL_USDC, counts frames, samples engine-to-client latency (now − the record's engine time
+// T) and keeps one HTTP client calling GET /api/v1/depth back to back on the same thread.
+//
+// Baseline, same run and same clients: raw uWS publish of a ready JSON string of the same size per
+// event (only the time stamp concatenated in), i.e. the publish cost without our record handling.
+// The engine itself and the ring are not in this loop (their own suites measure them): with one
+// engine event fanned out to N subscribers, the engine is not what limits delivery.
+
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import uWS, { type WebSocket } from 'uWebSockets.js';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { MarketData } from '../src/front/market-data.js';
+import { Streams } from '../src/front/streams.js';
+import type { FrontContext } from '../src/front/context.js';
+import { mountRoutes } from '../src/front/http.js';
+import { depthRoutes } from '../src/routes/depth.js';
+import { TRADE_BYTES, newTradeRec, writeTrade } from '../engine/codec.js';
+import { RecordType } from '../engine/types.js';
+
+const SUBSCRIBER_COUNTS = [10, 100, 1000];
+const RUNS = 3;
+const RUN_MS = 2000;
+const EVENTS_PER_TURN = 32;
+const PACE_BYTES = 256 * 1024;
+const TOPIC = 'trade.SOL_USDC';
+
+function nowUs(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+interface Report { frames: number; httpRequests: number; latenciesUs: number[] }
+
+export async function runFanoutBench(): Promise<string> {
+  const config = loadConfig(['--no-demo'], {});
+  const data = new MarketData(config);
+  const front = {
+    frontId: 0, config, data,
+    marketsBySymbol: new Map(config.markets.map((m) => [m.symbol, m])),
+    assetsBySymbol: new Map(config.assets.map((a) => [a.symbol, a])),
+    link: { seqDurableNow: () => Number.MAX_SAFE_INTEGER },
+    log: pino({ level: 'silent' }),
+  } as unknown as FrontContext;
+  const app = uWS.App();
+  const sockets: Array<WebSocket<unknown>> = [];
+  app.ws('/*', {
+    maxBackpressure: 64 * 1024 * 1024,
+    closeOnBackpressureLimit: false,
+    idleTimeout: 0,
+    open: (ws) => {
+      sockets.push(ws);
+    },
+    message: (ws, message) => {
+      const request = JSON.parse(Buffer.from(message).toString('utf8')) as { params: string[] };
+      for (const topic of request.params) ws.subscribe(topic);
+    },
+    close: (ws) => sockets.splice(sockets.indexOf(ws), 1),
+  });
+  mountRoutes(app, depthRoutes(front), null, () => {});
+  const streams = new Streams(app, front, data);
+  const port = await new Promise<number>((resolve, reject) => {
+    app.listen('127.0.0.1', 0, (socket) => (socket ? resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket)) : reject(new Error('listen'))));
+  });
+
+  const view = new DataView(new ArrayBuffer(TRADE_BYTES));
+  const rec = newTradeRec();
+  rec.marketId = 0;
+  rec.priceTicks = 2_000;
+  rec.qtyLots = 150;
+  rec.buyerOrderId = 2_502_219_465_904_651;
+  rec.sellerOrderId = 12_319_717_905_572;
+  let tradeId = 0;
+  const rawPrefix = `{"stream":"${TOPIC}","data":{"e":"trade","E":1795331459791958,"s":"SOL_USDC","p":"20.00","q":"1.50","b":"2502219465904651","a":"12319717905572","t":1234567,"T":`;
+  const rawSuffix = ',"m":false}}';
+
+  const feed = (mode: 'streams' | 'raw', ms: number): Promise<number> => new Promise((resolve) => {
+    const until = performance.now() + ms;
+    let events = 0;
+    const turn = (): void => {
+      if (performance.now() >= until) return resolve(events);
+      const paced = sockets.length > 0 && (sockets[0].getBufferedAmount() > PACE_BYTES || sockets[sockets.length - 1].getBufferedAmount() > PACE_BYTES);
+      if (!paced) {
+        for (let i = 0; i < EVENTS_PER_TURN; i++) {
+          if (mode === 'raw') {
+            app.publish(TOPIC, rawPrefix + nowUs() + rawSuffix, false, false);
+          } else {
+            rec.tradeId = ++tradeId;
+            rec.timeUs = nowUs();
+            writeTrade(view, 0, rec);
+            streams.onEvent(RecordType.Trade, view, 0);
+          }
+        }
+        if (mode === 'streams') streams.onBatchEnd();
+        events += EVENTS_PER_TURN;
+      }
+      setImmediate(turn);
+    };
+    turn();
+  });
+
+  const lines = [
+    `| subscribers | raw uWS publish (msgs/s) | our streams (msgs/s) | ratio | latency p50 / p99 (µs), streams | latency p50 / p99 (µs), raw | HTTP depth req/s during streams |`,
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  const clientPath = fileURLToPath(new URL('./fanout-client.js', import.meta.url));
+  for (const count of SUBSCRIBER_COUNTS) {
+    const child: ChildProcess = fork(clientPath, [String(port), String(count), TOPIC], { stdio: 'inherit' });
+    const messages: Array<(m: any) => void> = [];
+    child.on('message', (m) => messages.shift()?.(m));
+    const next = () => new Promise<any>((resolve) => messages.push(resolve));
+    await next(); // ready
+    while (app.numSubscribers(TOPIC) < count) await new Promise((r) => setTimeout(r, 10));
+    const report = async (): Promise<Report> => {
+      const answer = next();
+      child.send({ type: 'report' });
+      return answer;
+    };
+    const results: Record<'raw' | 'streams', { rates: number[]; http: number[]; latencies: number[] }> = {
+      raw: { rates: [], http: [], latencies: [] },
+      streams: { rates: [], http: [], latencies: [] },
+    };
+    await feed('streams', 300); // warm-up
+    for (let run = 0; run < RUNS; run++) {
+      for (const mode of ['raw', 'streams'] as const) {
+        await new Promise((r) => setTimeout(r, 100)); // let queues empty
+        await report();
+        const started = performance.now();
+        await feed(mode, RUN_MS);
+        await new Promise((r) => setTimeout(r, 50));
+        const r = await report();
+        const seconds = (performance.now() - started) / 1000;
+        results[mode].rates.push(r.frames / seconds);
+        results[mode].http.push(r.httpRequests / seconds);
+        results[mode].latencies.push(...r.latenciesUs);
+      }
+    }
+    child.send({ type: 'exit' });
+    await new Promise((r) => child.once('exit', r));
+    const raw = median(results.raw.rates);
+    const ours = median(results.streams.rates);
+    const fmt = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : `${(n / 1e3).toFixed(0)} k`);
+    const lat = (l: number[]) => `${percentile(l, 50).toFixed(0)} / ${percentile(l, 99).toFixed(0)}`;
+    lines.push(`| ${count} | ${fmt(raw)} | ${fmt(ours)} | ${(ours / raw).toFixed(2)} | ${lat(results.streams.latencies)} | ${lat(results.raw.latencies)} | ${median(results.streams.http).toFixed(0)} |`);
+    process.stdout.write(`${lines[lines.length - 1]}\n`);
+  }
+  streams.stop();
+  app.close();
+  return `### One front thread, trade.SOL_USDC to N subscribers (median of ${RUNS} runs of ${RUN_MS} ms; latency over all runs)\n\n${lines.join('\n')}\n`;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  void runFanoutBench().then((text) => process.stdout.write(`\n${text}`));
+}

@@ -1,0 +1,290 @@
+// Public market history in LMDB: every trade, and one-minute and one-hour candles built from them,
+// written by the journal worker in the same transaction as the journal batch that carries the
+// trades, and read by the front threads (REST trades, klines, tickers; the ticker and kline streams)
+// through their own read transactions on the same environment.
+//
+// Layout (two databases in the journal's environment, binary keys ordered big-endian):
+//   market-trades   [marketId u16][tradeId u64]              → TradeValue (48 bytes)
+//   market-candles  [marketId u16][resolution u8][startS u64] → CandleValue (64 bytes)
+// Trade ids are per market and contiguous from 1 (the engine's sequence), so "the newest n" and
+// "offset from the newest" are key ranges. Candles keep integers only: prices in ticks, volume in
+// lots, quote volume in tick·lots (× the market's quoteUnitsPerTickLot = quote units), sums as
+// unsigned 64-bit values.
+//
+// Why stored candles and not candles computed from trades: a kline or 24-hour ticker request on a
+// busy market would otherwise scan every trade of the window; a day is at most 1,440 one-minute
+// rows, a week 168 one-hour rows plus the minutes at its edges. One-second klines are computed
+// from the trades themselves (their window is bounded by the number of candles one response may
+// hold).
+//
+// The sink sees each outbound record once (the journal worker's record loop, which runs inside the
+// batch's synchronous LMDB transaction). A command's trades are held until the command's last
+// record (HeaderFlag.CommandEnd) passes, the moment the journal writer appends the command's own
+// journal record, so a command's trades and its journal record always share one transaction: a
+// crash can never leave history ahead of, or behind, the journal. The candles touched in a batch
+// are written once, by endBatch(), which the journal worker calls at the end of the same
+// transaction. On start the sink reloads the latest candle of each market so a restart inside a
+// minute continues that candle.
+
+import type { Database, RootDatabase } from 'lmdb';
+import { readTrade, recordFlags, recordType } from '../codec.js';
+import { HeaderFlag, RecordType, type TradeRec } from '../types.js';
+
+export const TRADES_DB = 'market-trades';
+export const CANDLES_DB = 'market-candles';
+
+export const enum CandleResolution {
+  Minute = 0,
+  Hour = 1,
+}
+export const RESOLUTION_SECONDS = [60, 3600] as const;
+
+export interface TradeEntry {
+  tradeId: number;
+  priceTicks: number;
+  qtyLots: number;
+  timeUs: number;
+  /** The journal sequence of the command that made the trade (readers hide seq > seqDurable). */
+  seq: number;
+  buyerIsMaker: boolean;
+}
+
+export interface Candle {
+  startS: number;
+  openTicks: number;
+  highTicks: number;
+  lowTicks: number;
+  closeTicks: number;
+  volumeLots: bigint;
+  /** Σ priceTicks × qtyLots; × quoteUnitsPerTickLot gives quote units. */
+  quoteTickLots: bigint;
+  tradeCount: number;
+  /** Engine time of the first and last trade in the candle. */
+  firstTimeUs: number;
+  lastTimeUs: number;
+  /**
+   * Highest journal sequence among its trades. LMDB shows a batch once committed, a moment before
+   * it is flushed: a stream publishes a candle only once seqDurable has reached this.
+   */
+  lastSeq: number;
+}
+
+const TRADE_VALUE_BYTES = 48;
+const CANDLE_VALUE_BYTES = 72;
+const TWO_32 = 0x1_0000_0000;
+
+function put53(dv: DataView, off: number, value: number): void {
+  dv.setUint32(off, Math.floor(value / TWO_32));
+  dv.setUint32(off + 4, value >>> 0);
+}
+
+function get53(dv: DataView, off: number): number {
+  return dv.getUint32(off) * TWO_32 + dv.getUint32(off + 4);
+}
+
+export function tradeKey(marketId: number, tradeId: number): Buffer {
+  const key = Buffer.allocUnsafe(10);
+  key.writeUInt16BE(marketId, 0);
+  const dv = new DataView(key.buffer, key.byteOffset, 10);
+  put53(dv, 2, tradeId);
+  return key;
+}
+
+export function candleKey(marketId: number, resolution: CandleResolution, startS: number): Buffer {
+  const key = Buffer.allocUnsafe(11);
+  key.writeUInt16BE(marketId, 0);
+  key.writeUInt8(resolution, 2);
+  const dv = new DataView(key.buffer, key.byteOffset, 11);
+  put53(dv, 3, startS);
+  return key;
+}
+
+export function encodeTrade(t: TradeEntry): Buffer {
+  const value = Buffer.alloc(TRADE_VALUE_BYTES);
+  const dv = new DataView(value.buffer, value.byteOffset, TRADE_VALUE_BYTES);
+  put53(dv, 0, t.tradeId);
+  put53(dv, 8, t.priceTicks);
+  put53(dv, 16, t.qtyLots);
+  put53(dv, 24, t.timeUs);
+  put53(dv, 32, t.seq);
+  dv.setUint8(40, t.buyerIsMaker ? 1 : 0);
+  return value;
+}
+
+export function decodeTrade(value: Uint8Array): TradeEntry {
+  const dv = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  return {
+    tradeId: get53(dv, 0),
+    priceTicks: get53(dv, 8),
+    qtyLots: get53(dv, 16),
+    timeUs: get53(dv, 24),
+    seq: get53(dv, 32),
+    buyerIsMaker: dv.getUint8(40) !== 0,
+  };
+}
+
+export function encodeCandle(c: Candle): Buffer {
+  const value = Buffer.alloc(CANDLE_VALUE_BYTES);
+  const dv = new DataView(value.buffer, value.byteOffset, CANDLE_VALUE_BYTES);
+  put53(dv, 0, c.openTicks);
+  put53(dv, 8, c.highTicks);
+  put53(dv, 16, c.lowTicks);
+  put53(dv, 24, c.closeTicks);
+  dv.setBigUint64(32, c.volumeLots);
+  dv.setBigUint64(40, c.quoteTickLots);
+  dv.setUint32(48, c.tradeCount);
+  put53(dv, 52, Math.floor(c.firstTimeUs / 1000));
+  // First and last trade times at millisecond precision (the REST trade timestamp's unit).
+  put53(dv, 56, Math.floor(c.lastTimeUs / 1000));
+  put53(dv, 64, c.lastSeq);
+  return value;
+}
+
+export function decodeCandle(startS: number, value: Uint8Array): Candle {
+  const dv = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  return {
+    startS,
+    openTicks: get53(dv, 0),
+    highTicks: get53(dv, 8),
+    lowTicks: get53(dv, 16),
+    closeTicks: get53(dv, 24),
+    volumeLots: dv.getBigUint64(32),
+    quoteTickLots: dv.getBigUint64(40),
+    tradeCount: dv.getUint32(48),
+    firstTimeUs: get53(dv, 52) * 1000,
+    lastTimeUs: get53(dv, 56) * 1000,
+    lastSeq: get53(dv, 64),
+  };
+}
+
+export function candleStartOfKey(key: Uint8Array): number {
+  const dv = new DataView(key.buffer, key.byteOffset, key.byteLength);
+  return get53(dv, 3);
+}
+
+/** Adds one trade to a candle (the candle covers the trade's time). */
+export function addTradeToCandle(c: Candle, priceTicks: number, qtyLots: number, timeUs: number, seq: number): void {
+  if (c.tradeCount === 0) {
+    c.openTicks = priceTicks;
+    c.highTicks = priceTicks;
+    c.lowTicks = priceTicks;
+    c.firstTimeUs = timeUs;
+  } else {
+    if (priceTicks > c.highTicks) c.highTicks = priceTicks;
+    if (priceTicks < c.lowTicks) c.lowTicks = priceTicks;
+  }
+  c.closeTicks = priceTicks;
+  c.lastTimeUs = timeUs;
+  c.volumeLots += BigInt(qtyLots);
+  c.quoteTickLots += BigInt(priceTicks) * BigInt(qtyLots);
+  c.tradeCount += 1;
+  if (seq > c.lastSeq) c.lastSeq = seq;
+}
+
+export function emptyCandle(startS: number): Candle {
+  return {
+    startS, openTicks: 0, highTicks: 0, lowTicks: 0, closeTicks: 0,
+    volumeLots: 0n, quoteTickLots: 0n, tradeCount: 0, firstTimeUs: 0, lastTimeUs: 0, lastSeq: 0,
+  };
+}
+
+export interface MarketHistoryDbs {
+  trades: Database<Buffer, Buffer>;
+  candles: Database<Buffer, Buffer>;
+}
+
+export function openMarketHistoryDbs(root: RootDatabase): MarketHistoryDbs {
+  return {
+    trades: root.openDB<Buffer, Buffer>({ name: TRADES_DB, keyEncoding: 'binary', encoding: 'binary' }),
+    candles: root.openDB<Buffer, Buffer>({ name: CANDLES_DB, keyEncoding: 'binary', encoding: 'binary' }),
+  };
+}
+
+/** The latest stored candle of a market at a resolution, or null. */
+export function latestCandle(dbs: MarketHistoryDbs, marketId: number, resolution: CandleResolution): Candle | null {
+  for (const { key, value } of dbs.candles.getRange({
+    start: candleKey(marketId, resolution, Number.MAX_SAFE_INTEGER),
+    end: candleKey(marketId, resolution, 0),
+    reverse: true,
+    limit: 1,
+  })) {
+    return decodeCandle(candleStartOfKey(key), value);
+  }
+  return null;
+}
+
+function newTradeRec(): TradeRec {
+  return {
+    seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Trade, flags: 0,
+    tradeId: 0, priceTicks: 0, qtyLots: 0, buyerOrderId: 0, sellerOrderId: 0, marketId: 0, buyerIsMaker: false,
+  };
+}
+
+/** The journal worker's sink: one call per outbound record, inside the batch's transaction. */
+export class MarketHistorySink {
+  private readonly dbs: MarketHistoryDbs;
+  /** The current command's trades, until its last record passes (reused records). */
+  private readonly pending: TradeRec[] = [];
+  private pendingCount = 0;
+  /** marketId → current candle per resolution (loaded lazily from LMDB on a market's first trade). */
+  private readonly current = new Map<number, Candle[]>();
+  private readonly dirty = new Set<Candle>();
+  private readonly dirtyKeys = new Map<Candle, number>();
+
+  constructor(root: RootDatabase) {
+    this.dbs = openMarketHistoryDbs(root);
+  }
+
+  onRecord(view: DataView, offset: number): void {
+    if (recordType(view, offset) === RecordType.Trade) {
+      if (this.pendingCount === this.pending.length) this.pending.push(newTradeRec());
+      readTrade(view, offset, this.pending[this.pendingCount++]);
+    }
+    if ((recordFlags(view, offset) & HeaderFlag.CommandEnd) !== 0 && this.pendingCount > 0) this.commitCommand();
+  }
+
+  /** Writes the candles touched since the last call; called at the end of each batch's transaction. */
+  endBatch(): void {
+    for (const candle of this.dirty) {
+      const tag = this.dirtyKeys.get(candle)!;
+      const marketId = Math.floor(tag / 2);
+      const resolution = (tag % 2) as CandleResolution;
+      void this.dbs.candles.put(candleKey(marketId, resolution, candle.startS), encodeCandle(candle));
+    }
+    this.dirty.clear();
+    this.dirtyKeys.clear();
+  }
+
+  /** The command's last record has passed: its trades join the transaction its journal record is in. */
+  private commitCommand(): void {
+    for (let i = 0; i < this.pendingCount; i++) {
+      const t = this.pending[i];
+      void this.dbs.trades.put(tradeKey(t.marketId, t.tradeId), encodeTrade(t));
+      const candles = this.candlesOf(t.marketId);
+      const timeS = Math.floor(t.timeUs / 1_000_000);
+      for (let r = 0; r < RESOLUTION_SECONDS.length; r++) {
+        const startS = timeS - (timeS % RESOLUTION_SECONDS[r]);
+        let candle = candles[r];
+        if (candle.startS !== startS) {
+          candle = emptyCandle(startS);
+          candles[r] = candle;
+        }
+        addTradeToCandle(candle, t.priceTicks, t.qtyLots, t.timeUs, t.seq);
+        this.dirty.add(candle);
+        this.dirtyKeys.set(candle, t.marketId * 2 + r);
+      }
+    }
+    this.pendingCount = 0;
+  }
+
+  private candlesOf(marketId: number): Candle[] {
+    let candles = this.current.get(marketId);
+    if (candles === undefined) {
+      candles = [CandleResolution.Minute, CandleResolution.Hour].map(
+        (r) => latestCandle(this.dbs, marketId, r) ?? emptyCandle(-1),
+      );
+      this.current.set(marketId, candles);
+    }
+    return candles;
+  }
+}
