@@ -30,6 +30,8 @@ import {
   writeDepth,
   writeHeader,
   writeMarket,
+  writeMarketState,
+  writeFeeRates,
   writeOrder,
   writeResult,
   writeTrade,
@@ -74,7 +76,7 @@ function main(): void {
   // 1. Rebuild state from the journal. Outputs of replayed commands were already delivered
   //    before the restart (or never acknowledged), so they are discarded.
   const discard: RecordSink = {
-    result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {},
+    result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {},
   };
   const journal = openJournal(data.dataDir);
   checkEngineConfig(journal, engineConfigFingerprint(data.engine));
@@ -115,6 +117,9 @@ function main(): void {
     depth(rec) { const s = claim(); writeDepth(out, outbound.offsetOf(s), rec); outbound.publish(s); },
     account(rec) { const s = claim(); writeAccount(out, outbound.offsetOf(s), rec); outbound.publish(s); },
     market(rec) { const s = claim(); writeMarket(out, outbound.offsetOf(s), rec); outbound.publish(s); },
+    // issue 3 (engine)
+    marketState(rec) { const s = claim(); writeMarketState(out, outbound.offsetOf(s), rec); outbound.publish(s); },
+    feeRates(rec) { const s = claim(); writeFeeRates(out, outbound.offsetOf(s), rec); outbound.publish(s); },
   };
 
   const header: RecordHeaderFields = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Stamped, flags: 0 };

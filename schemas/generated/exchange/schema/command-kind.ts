@@ -10,8 +10,11 @@ export enum CommandKind {
   CancelOrder = 4,
   CancelAll = 5,
   Tick = 6,
+  SetMarketState = 8,
+  SetFeeRates = 9,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
-  QuerySnapshot = 67
+  QuerySnapshot = 67,
+  QueryFeeRates = 68
 }
