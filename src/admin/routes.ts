@@ -5,11 +5,18 @@
 //   POST /admin/accounts  {"publicKey": "<base64 32 bytes>"}            → {"accountId", "publicKey"}
 //   POST /admin/deposits  {"accountId": n, "asset": "USDC", "quantity": "100"} → {"accountId", "asset", "quantity"}
 //   GET  /admin/status    → {"status": "ok"}
+//   POST /admin/markets/state {"symbol": "SOL_USDC", "orderBookState": "Closed"}
+//                         → {"symbol", "orderBookState", "cancelledOrders"}
+//   POST /admin/accounts/fees {"accountId": n, "makerFeeBps": 2, "takerFeeBps": 5}
+//                         → {"accountId", "makerFeeBps", "takerFeeBps"}
+//   GET  /admin/accounts/fees?accountId=n → {"accountId", "makerFeeBps", "takerFeeBps"}
+// (order book states and fee rates: issue 3; what each state does is in engine/core/operator.ts)
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
-import { readResult } from '../../engine/codec.js';
+import { readFeeRates, readResult } from '../../engine/codec.js';
+import { ORDER_BOOK_STATE_NAMES } from '../routes/markets.js';
 import { Errors, resultError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
@@ -39,8 +46,99 @@ export function decodePublicKey(text: unknown): Buffer | null {
   return isStrongPublicKey(key) ? key : null;
 }
 
+function isAccountId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 0xffffffff;
+}
+
+function isFeeBps(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 10_000;
+}
+
+/** Answers with the FeeRates record addressed to the request, or the error of its result. */
+function feeRatesResponse(ctx: RequestContext): PendingRequest {
+  return {
+    onRecord(type, view, offset) {
+      if (type === RecordType.FeeRates) {
+        readFeeRates(view, offset, scratch.feeRates);
+        const { accountId, makerFeeBps, takerFeeBps } = scratch.feeRates;
+        sendJson(ctx, 200, JSON.stringify({ accountId, makerFeeBps, takerFeeBps }));
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        if (scratch.result.code !== ResultCode.Ok) sendError(ctx, resultError(scratch.result.code));
+      }
+    },
+  };
+}
+
+/** issue 3 (engine): order book state and fee rate commands. */
+function operatorRoutes(front: FrontContext): Route[] {
+  return [
+    {
+      method: 'post',
+      path: '/admin/markets/state',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        const market = typeof body.symbol === 'string' ? front.marketsBySymbol.get(body.symbol) : undefined;
+        if (!market) {
+          sendError(ctx, Errors.invalidMarket(String(body.symbol).slice(0, 40)));
+          return;
+        }
+        const state = ORDER_BOOK_STATE_NAMES.indexOf(body.orderBookState as (typeof ORDER_BOOK_STATE_NAMES)[number]);
+        if (state < 0) {
+          sendError(ctx, Errors.invalid(`orderBookState must be one of ${ORDER_BOOK_STATE_NAMES.join(', ')}`));
+          return;
+        }
+        callEngine(front, ctx, (cmd) => {
+          cmd.kind = CommandKind.SetMarketState;
+          cmd.marketId = market.spec.marketId;
+          cmd.amountUnits = state;
+        }, resultResponse(ctx, (cancelledOrders) => ({ symbol: market.symbol, orderBookState: ORDER_BOOK_STATE_NAMES[state], cancelledOrders })));
+      },
+    },
+    {
+      method: 'post',
+      path: '/admin/accounts/fees',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        if (!isAccountId(body.accountId)) {
+          sendError(ctx, Errors.invalid('accountId must be a positive integer'));
+          return;
+        }
+        if (!isFeeBps(body.makerFeeBps) || !isFeeBps(body.takerFeeBps)) {
+          sendError(ctx, Errors.invalid('makerFeeBps and takerFeeBps must be whole basis points from 0 to 10000'));
+          return;
+        }
+        const { accountId, makerFeeBps, takerFeeBps } = body;
+        callEngine(front, ctx, (cmd) => {
+          cmd.kind = CommandKind.SetFeeRates;
+          cmd.accountId = accountId;
+          cmd.amountUnits = makerFeeBps;
+          cmd.quoteQtyUnits = takerFeeBps;
+        }, feeRatesResponse(ctx));
+      },
+    },
+    {
+      method: 'get',
+      path: '/admin/accounts/fees',
+      handle: (ctx, input) => {
+        const text = input.query.get('accountId') ?? '';
+        const accountId = /^\d{1,10}$/.test(text) ? Number(text) : NaN;
+        if (!isAccountId(accountId)) {
+          sendError(ctx, Errors.invalid('accountId must be a positive integer'));
+          return;
+        }
+        callEngine(front, ctx, (cmd) => {
+          cmd.kind = CommandKind.QueryFeeRates;
+          cmd.accountId = accountId;
+        }, feeRatesResponse(ctx));
+      },
+    },
+  ];
+}
+
 export function adminRoutes(front: FrontContext): Route[] {
   return [
+    ...operatorRoutes(front),
     { method: 'get', path: '/admin/status', handle: (ctx) => sendJson(ctx, 200, JSON.stringify({ status: 'ok' })) },
     {
       method: 'post',

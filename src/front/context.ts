@@ -13,6 +13,8 @@ import {
   newBalanceRec,
   newDepthRec,
   newMarketRec,
+  newMarketStateRec,
+  newFeeRatesRec,
   newOrderRec,
   newResultRec,
   newTradeRec,
@@ -37,6 +39,9 @@ export const scratch = {
   depth: newDepthRec(),
   account: newAccountRec(),
   market: newMarketRec(),
+  // issue 3 (engine)
+  marketState: newMarketStateRec(),
+  feeRates: newFeeRatesRec(),
 };
 
 /** Submits a command for a request; answers 503 at once when the engine cannot take it. */

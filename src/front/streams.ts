@@ -18,7 +18,7 @@
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import type { MarketInfo } from '../config.js';
 import { RecordType, Side } from '../../engine/types.js';
-import { readAccount, readDepth, readMarket, readOrder, readTrade } from '../../engine/codec.js';
+import { readAccount, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
 import type { EventHandler } from './engine-link.js';
 import type { MarketData } from './market-data.js';
@@ -70,6 +70,9 @@ export class Streams implements EventHandler {
         this.data.registerKey(scratch.account.key, scratch.account.accountId);
         return;
       }
+      // issue 3 (engine): the operator changed a market's order book state
+      case RecordType.MarketState:
+        return this.onMarketState(view, offset);
       default:
         // Balance events feed account.balanceUpdate, which comes with issue 5.
         return;
@@ -87,10 +90,17 @@ export class Streams implements EventHandler {
       book.updateId = scratch.market.updateId;
       book.lastTradeId = scratch.market.lastTradeId;
       book.timeUs = scratch.market.timeUs;
+    } else if (type === RecordType.MarketState) {
+      this.onMarketState(view, offset);
     } else if (type === RecordType.Depth) {
       readDepth(view, offset, scratch.depth);
       this.data.books[scratch.depth.marketId].setLevel(scratch.depth.side, scratch.depth.priceTicks, scratch.depth.qtyLots);
     }
+  }
+
+  private onMarketState(view: DataView, offset: number): void {
+    readMarketState(view, offset, scratch.marketState);
+    this.data.books[scratch.marketState.marketId].orderBookState = scratch.marketState.state;
   }
 
   private onDepth(view: DataView, offset: number): void {

@@ -8,6 +8,7 @@ import { depthRoutes } from './depth.js';
 import { capitalRoutes } from './capital.js';
 import { orderRoutes } from './order.js';
 import { ordersRoutes } from './orders.js';
+import { ordersBatchRoutes } from './orders-batch.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -17,5 +18,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...capitalRoutes(front),
     ...orderRoutes(front),
     ...ordersRoutes(front),
+    // issue 3 (engine): batch execution
+    ...ordersBatchRoutes(front),
   ];
 }
