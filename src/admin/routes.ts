@@ -15,7 +15,8 @@
 // Being reachable only from the machine itself is the whole of its access control.
 
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
-import { readFeeRates, readResult } from '../../engine/codec.js';
+import { readResult } from '../../engine/codec.js';
+import { feeRatesResponse, queryFeeRates } from '../front/fee-rates.js';
 import { ORDER_BOOK_STATE_NAMES } from '../routes/markets.js';
 import { Errors, resultError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
@@ -52,22 +53,6 @@ function isAccountId(value: unknown): value is number {
 
 function isFeeBps(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 10_000;
-}
-
-/** Answers with the FeeRates record addressed to the request, or the error of its result. */
-function feeRatesResponse(ctx: RequestContext): PendingRequest {
-  return {
-    onRecord(type, view, offset) {
-      if (type === RecordType.FeeRates) {
-        readFeeRates(view, offset, scratch.feeRates);
-        const { accountId, makerFeeBps, takerFeeBps } = scratch.feeRates;
-        sendJson(ctx, 200, JSON.stringify({ accountId, makerFeeBps, takerFeeBps }));
-      } else if (type === RecordType.Result) {
-        readResult(view, offset, scratch.result);
-        if (scratch.result.code !== ResultCode.Ok) sendError(ctx, resultError(scratch.result.code));
-      }
-    },
-  };
 }
 
 /** issue 3 (engine): order book state and fee rate commands. */
@@ -114,7 +99,7 @@ function operatorRoutes(front: FrontContext): Route[] {
           cmd.accountId = accountId;
           cmd.amountUnits = makerFeeBps;
           cmd.quoteQtyUnits = takerFeeBps;
-        }, feeRatesResponse(ctx));
+        }, feeRatesResponse(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))));
       },
     },
     {
@@ -127,10 +112,7 @@ function operatorRoutes(front: FrontContext): Route[] {
           sendError(ctx, Errors.invalid('accountId must be a positive integer'));
           return;
         }
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.QueryFeeRates;
-          cmd.accountId = accountId;
-        }, feeRatesResponse(ctx));
+        queryFeeRates(front, ctx, accountId, (rates) => sendJson(ctx, 200, JSON.stringify(rates)));
       },
     },
   ];
