@@ -168,4 +168,16 @@ describe('operator commands, batches and market order streams through the whole 
     expect([notObjects.status, notObjects.body.code]).toEqual([401, 'INVALID_SIGNATURE']);
     expect((await openOrders(maker)).length).toBe(openBefore);
   });
+
+  it('order book states and fee rates survive a restart (journaled commands, replayed)', async () => {
+    await adminCli(server.adminPort, ['set-market-state', '--symbol', 'ETH_USDC', '--state', 'LimitOnly']);
+    await server.stop();
+    server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '2', '--speed-bump-ms', '0'] });
+    expect(await bookState('ETH_USDC')).toBe('LimitOnly');
+    expect(await bookState('SOL_USDC')).toBe('Open');
+    expect(await adminCli(server.adminPort, ['get-fee-rates', '--account', String(taker.accountId)]))
+      .toEqual({ accountId: taker.accountId, makerFeeBps: 0, takerFeeBps: 100 });
+    const refused = await signed(server.base, taker, 'POST', '/api/v1/order', 'orderExecute', { symbol: 'ETH_USDC', side: 'Bid', orderType: 'Market', quantity: '0.01' });
+    expect([refused.status, refused.body.message]).toEqual([400, 'Order book accepts limit orders only']);
+  });
 });

@@ -24,8 +24,7 @@
 
 import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, ResultCode, type Command } from '../types.js';
 import { assert } from './assert.js';
-import type { Book, BookSide } from './book.js';
-import { NO_LEVEL } from './book.js';
+import { NO_LEVEL, type Book, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT } from './orders.js';
 import type { EngineState } from './state.js';
