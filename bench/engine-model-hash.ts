@@ -45,7 +45,9 @@ interface ModelView {
   balances: Map<string, { available: number; locked: number }>;
   supply: Map<number, number>;
   orders: ModelOrderView[];
-  marketState: Map<number, { updateId: number; lastTradeId: number }>;
+  marketState: Map<number, { updateId: number; lastTradeId: number; orderBookState: number }>;
+  /** Fee rates set by SetFeeRates, by account id; absent: the config's defaults. */
+  feeRates: Map<number, { maker: number; taker: number }>;
   orderNumber: number;
   restCounter: number;
   /** Collected fees per asset, if the model keeps them (it did not when this was written). */
@@ -102,9 +104,9 @@ export function modelStateHash(model: ModelExchange): string {
       d.number(bal(accountId, asset.assetId).available);
       d.number(bal(accountId, asset.assetId).locked);
     }
-    // Fee rates: the model has none, so every account has the config's defaults.
-    d.number(m.config.makerFeeBps ?? 0);
-    d.number(m.config.takerFeeBps ?? 0);
+    const rates = m.feeRates.get(accountId);
+    d.number(rates?.maker ?? m.config.makerFeeBps ?? 0);
+    d.number(rates?.taker ?? m.config.takerFeeBps ?? 0);
   }
   for (const asset of assets) {
     d.number(m.supply.get(asset.assetId) ?? 0);
@@ -124,6 +126,7 @@ export function modelStateHash(model: ModelExchange): string {
     d.number(m.restCounter);
     d.number(mine.filter((o) => o.state === 'resting').length);
     d.number(mine.filter((o) => o.state === 'pending').length);
+    d.number(state.orderBookState);
     for (const side of [Side.Bid, Side.Ask]) {
       const resting = mine
         .filter((o) => o.state === 'resting' && o.side === side)

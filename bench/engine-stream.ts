@@ -211,6 +211,8 @@ class TrackingSink implements RecordSink {
   depth(): void {}
   account(): void {}
   market(): void {}
+  marketState(): void {}
+  feeRates(): void {}
 
   private remove(id: number): void {
     const p = this.pos.get(id);
@@ -273,6 +275,8 @@ export function generateStream(seed: number, ops: number, config: EngineConfig =
     depth() {},
     account() {},
     market() {},
+    marketState() {},
+    feeRates() {},
   };
   const cmd = baseCommand();
   const emit = (op: number): void => {

@@ -39,6 +39,8 @@ import {
   writeBalance,
   writeDepth,
   writeMarket,
+  writeMarketState,
+  writeFeeRates,
   writeOrder,
   writeResult,
   writeTrade,
@@ -54,6 +56,8 @@ import {
   type DepthRec,
   type EngineConfig,
   type MarketRec,
+  type MarketStateRec,
+  type FeeRatesRec,
   type OrderRec,
   type RecordSink,
   type ResultRec,
@@ -103,6 +107,8 @@ class EncodingSink implements RecordSink {
   depth(r: DepthRec): void { writeDepth(this.dv, this.next(), r); }
   account(r: AccountRec): void { writeAccount(this.dv, this.next(), r); }
   market(r: MarketRec): void { writeMarket(this.dv, this.next(), r); }
+  marketState(r: MarketStateRec): void { writeMarketState(this.dv, this.next(), r); }
+  feeRates(r: FeeRatesRec): void { writeFeeRates(this.dv, this.next(), r); }
 }
 
 /** Collects the order ids the setup's places get (Accepted records), for the library's id map. */
@@ -115,6 +121,8 @@ class AcceptedIds implements RecordSink {
   depth(): void {}
   account(): void {}
   market(): void {}
+  marketState(): void {}
+  feeRates(): void {}
 }
 
 function gc(): void {

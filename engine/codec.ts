@@ -46,6 +46,9 @@ import type {
   DepthRec,
   AccountRec,
   MarketRec,
+  // issue 3 (engine)
+  MarketStateRec,
+  FeeRatesRec,
 } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -75,6 +78,11 @@ export const DEPTH_BYTES = 56;
 export const ACCOUNT_BYTES = 64;
 /** MarketRecord.sizeOf() */
 export const MARKET_BYTES = 48;
+// issue 3 (engine)
+/** MarketStateRecord.sizeOf() */
+export const MARKET_STATE_BYTES = 32;
+/** FeeRatesRecord.sizeOf() */
+export const FEE_RATES_BYTES = 32;
 /** JournalRecord.sizeOf(): a StampedRecord at offset 0, then the u32 output digest, then the u32 checksum. */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.output_digest (u32, little-endian). */
@@ -193,6 +201,16 @@ const M_UPDATE_ID = 24;
 const M_LAST_TRADE_ID = 32;
 const M_MARKET_ID = 40;
 const M_PAD = 42; // 6 bytes
+
+// issue 3 (engine)
+// MarketStateRecord
+const MS_MARKET_ID = 24;
+const MS_STATE = 26;
+const MS_PAD = 27; // 5 bytes
+// FeeRatesRecord
+const F_ACCOUNT_ID = 24;
+const F_MAKER_FEE_BPS = 28;
+const F_TAKER_FEE_BPS = 30;
 
 const TWO32 = 4294967296;
 const TWO_NEG32 = 1 / TWO32;
@@ -793,6 +811,45 @@ export function readMarket(dv: DataView, off: number, r: MarketRec): void {
   r.updateId = getI64(dv, off + M_UPDATE_ID);
   r.lastTradeId = getI64(dv, off + M_LAST_TRADE_ID);
   r.marketId = dv.getUint16(off + M_MARKET_ID, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 3 (engine): MarketStateRecord, FeeRatesRecord
+
+export function newMarketStateRec(): MarketStateRec {
+  return { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.MarketState, flags: 0, marketId: 0, state: 0 };
+}
+
+export function writeMarketState(dv: DataView, off: number, r: MarketStateRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.MarketState, r.flags);
+  dv.setUint16(off + MS_MARKET_ID, r.marketId, true);
+  dv.setUint8(off + MS_STATE, r.state);
+  dv.setUint8(off + MS_PAD, 0);
+  dv.setUint32(off + MS_PAD + 1, 0, true);
+}
+
+export function readMarketState(dv: DataView, off: number, r: MarketStateRec): void {
+  readHeader(dv, off, r);
+  r.marketId = dv.getUint16(off + MS_MARKET_ID, true);
+  r.state = dv.getUint8(off + MS_STATE);
+}
+
+export function newFeeRatesRec(): FeeRatesRec {
+  return { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.FeeRates, flags: 0, accountId: 0, makerFeeBps: 0, takerFeeBps: 0 };
+}
+
+export function writeFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, RecordType.FeeRates, r.flags);
+  dv.setUint32(off + F_ACCOUNT_ID, r.accountId, true);
+  dv.setUint16(off + F_MAKER_FEE_BPS, r.makerFeeBps, true);
+  dv.setUint16(off + F_TAKER_FEE_BPS, r.takerFeeBps, true);
+}
+
+export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
+  readHeader(dv, off, r);
+  r.accountId = dv.getUint32(off + F_ACCOUNT_ID, true);
+  r.makerFeeBps = dv.getUint16(off + F_MAKER_FEE_BPS, true);
+  r.takerFeeBps = dv.getUint16(off + F_TAKER_FEE_BPS, true);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,6 +21,8 @@ export {
   OrderEvent,
   ResultCode,
   RecordType,
+  // issue 3 (engine)
+  OrderBookState,
 } from '../schemas/generated/exchange/schema.js';
 import type {
   CommandKind,
@@ -35,6 +37,8 @@ import type {
   OrderEvent,
   ResultCode,
   RecordType,
+  // issue 3 (engine)
+  OrderBookState,
 } from '../schemas/generated/exchange/schema.js';
 
 /** CommandSlot.flags bits. */
@@ -186,6 +190,18 @@ export interface MarketRec extends RecordHeaderFields {
   marketId: number;
 }
 
+// issue 3 (engine): order book state and fee rates.
+export interface MarketStateRec extends RecordHeaderFields {
+  marketId: number;
+  state: OrderBookState;
+}
+
+export interface FeeRatesRec extends RecordHeaderFields {
+  accountId: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+}
+
 /**
  * Where the engine core writes its outputs. The core fills one reused record object per kind and
  * passes it; a sink copies what it needs before returning (the shell encodes it into the outbound
@@ -200,6 +216,9 @@ export interface RecordSink {
   depth(rec: DepthRec): void;
   account(rec: AccountRec): void;
   market(rec: MarketRec): void;
+  // issue 3 (engine)
+  marketState(rec: MarketStateRec): void;
+  feeRates(rec: FeeRatesRec): void;
 }
 
 /** The engine's view of one market: integers only, fixed at configuration time. */

@@ -62,6 +62,12 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   [ResultCode.PostOnlyWouldTake]: apiError(400, 'INVALID_ORDER', 'Order would immediately match and take'),
   [ResultCode.PriceOutOfBand]: apiError(400, 'INVALID_PRICE', 'Price is too far from the last active price'),
   [ResultCode.WouldSelfTrade]: apiError(400, 'INVALID_ORDER', 'Order would trade with itself'),
+  // issue 3 (engine): order book states and operator commands
+  [ResultCode.MarketCancelOnly]: apiError(400, 'INVALID_ORDER', 'Order book is cancel-only'),
+  [ResultCode.MarketLimitOnly]: apiError(400, 'INVALID_ORDER', 'Order book accepts limit orders only'),
+  [ResultCode.MarketPostOnly]: apiError(400, 'INVALID_ORDER', 'Order book accepts post-only orders only'),
+  [ResultCode.InvalidOrderBookState]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Invalid orderBookState'),
+  [ResultCode.FeeRateOutOfRange]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Fee rates must be whole basis points from 0 to 10000'),
 };
 
 export function resultError(code: ResultCode): ApiError {

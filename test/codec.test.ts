@@ -236,6 +236,27 @@ const cases: Case[] = [
     sample: () => ({ ...header(RecordType.Market), updateId: 2 ** 52 + 7, lastTradeId: MAX, marketId: 0xffff }),
     i64: [...HEADER_I64, 'updateId', 'lastTradeId'],
   },
+  // issue 3 (engine)
+  {
+    name: 'MarketState',
+    type: RecordType.MarketState,
+    bytes: codec.MARKET_STATE_BYTES,
+    make: codec.newMarketStateRec,
+    write: codec.writeMarketState,
+    read: codec.readMarketState,
+    sample: () => ({ ...header(RecordType.MarketState), marketId: 0xfffe, state: 4 }),
+    i64: HEADER_I64,
+  },
+  {
+    name: 'FeeRates',
+    type: RecordType.FeeRates,
+    bytes: codec.FEE_RATES_BYTES,
+    make: codec.newFeeRatesRec,
+    write: codec.writeFeeRates,
+    read: codec.readFeeRates,
+    sample: () => ({ ...header(RecordType.FeeRates), accountId: 0xfedc_ba98, makerFeeBps: 10_000, takerFeeBps: 0xfffe }),
+    i64: HEADER_I64,
+  },
 ];
 
 describe.each(cases)('$name record', (c) => {

@@ -3,12 +3,10 @@
 // then a restart on the same data directory that must show the same open orders and balances.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import {
   createTestAccount,
   get,
   removeDir,
-  sign,
   signed,
   startServer,
   tempDataDir,
@@ -16,35 +14,7 @@ import {
   type RunningServer,
   type TestAccount,
 } from './helpers/server.js';
-
-class StreamClient {
-  readonly messages: any[] = [];
-  private constructor(readonly socket: WebSocket) {
-    socket.on('message', (data) => this.messages.push(JSON.parse(data.toString())));
-  }
-  static async connect(port: number): Promise<StreamClient> {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/`);
-    await new Promise((resolve, reject) => {
-      socket.once('open', resolve);
-      socket.once('error', reject);
-    });
-    return new StreamClient(socket);
-  }
-  send(message: unknown): void {
-    this.socket.send(JSON.stringify(message));
-  }
-  subscribePrivate(account: TestAccount, streams: string[]): void {
-    const timestamp = Date.now();
-    const signature = sign(account.secretKey, `instruction=subscribe&timestamp=${timestamp}&window=5000`);
-    this.send({ method: 'SUBSCRIBE', params: streams, signature: [account.publicKey, signature, String(timestamp), '5000'] });
-  }
-  find(predicate: (m: any) => boolean): any | undefined {
-    return this.messages.find(predicate);
-  }
-  close(): void {
-    this.socket.close();
-  }
-}
+import { StreamClient } from './helpers/stream-client.js';
 
 describe('walking skeleton: one signed order through the whole path', () => {
   const dataDir = tempDataDir();
@@ -99,8 +69,8 @@ describe('walking skeleton: one signed order through the whole path', () => {
 
   it('rests a maker order, fills a crossing taker order, and streams it all', async () => {
     publicStream.send({ method: 'SUBSCRIBE', params: ['depth.SOL_USDC', 'trade.SOL_USDC'] });
-    makerStream.subscribePrivate(maker, ['account.orderUpdate']);
-    takerStream.subscribePrivate(taker, ['account.orderUpdate.SOL_USDC']);
+    makerStream.subscribeSigned(maker, ['account.orderUpdate']);
+    takerStream.subscribeSigned(taker, ['account.orderUpdate.SOL_USDC']);
     // Subscriptions are processed in order on each connection; a round trip through an invalid
     // stream proves each connection has handled its SUBSCRIBE before orders are sent.
     for (const s of [publicStream, makerStream, takerStream]) {

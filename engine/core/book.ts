@@ -17,7 +17,7 @@
 // one level each), the depth update id, the last trade id, and for a market with a price band the
 // price of its last trade (the band's reference; 0 until the first trade).
 
-import { Side } from '../types.js';
+import { OrderBookState, Side } from '../types.js';
 import { assert } from './assert.js';
 import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
 import type { PriceTicks, QtyLots } from './units.js';
@@ -189,6 +189,8 @@ export class Book {
   bandReferenceTicks = 0;
   /** The apply (by seq) that last advanced updateId: one increment per market per apply. */
   updateIdSeq = -1;
+  /** What the market accepts (OrderBookState), set by SetMarketState; Open at start. */
+  orderBookState: OrderBookState = OrderBookState.Open;
   /** Counter behind the rest numbers that record time priority. */
   private restCounter = 0;
 

@@ -23,6 +23,9 @@
 // [last × minMultiplierBps, last × maxMultiplierBps] / 10000 around its last trade price, once it
 // has one (PriceOutOfBand, checked after the price limits).
 //
+// A market's order book state (operator.ts) refuses places it does not take (MarketClosed,
+// MarketCancelOnly, MarketLimitOnly, MarketPostOnly), checked right after the order's shape.
+//
 // See state.ts for the structures and their bounds, matching.ts for activation and fills,
 // cancel.ts for cancels, queries.ts for reads, invariants.ts for the checked invariants.
 
@@ -53,6 +56,7 @@ import { validateState } from './invariants.js';
 import { activateOrder } from './matching.js';
 import { NO_SLOT } from './orders.js';
 import { runQuery } from './queries.js';
+import { bookStateRefusal, setFeeRates, setMarketState } from './operator.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 import {
@@ -117,6 +121,11 @@ export class Exchange {
       // answers with the snapshot's sequence.
       case CommandKind.Snapshot:
         return s.out.result(ResultCode.Ok, seq, cmd.frontId, cmd.requestId);
+      // issue 3 (engine): operator commands
+      case CommandKind.SetMarketState:
+        return setMarketState(s, cmd);
+      case CommandKind.SetFeeRates:
+        return setFeeRates(s, cmd);
       default:
         s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
     }
@@ -237,6 +246,8 @@ export class Exchange {
     if (marketIndex < 0) return ResultCode.UnknownMarket;
     const isMarket = cmd.orderType === OrderType.Market;
     if (!(isMarket ? isSupportedMarketOrder(cmd) : isSupportedLimitOrder(cmd))) return ResultCode.InvalidCommand;
+    const stateCode = bookStateRefusal(s.books[marketIndex].orderBookState, isMarket, (cmd.flags & CommandFlag.PostOnly) !== 0);
+    if (stateCode !== ResultCode.Ok) return stateCode;
     const market = s.catalog.markets[marketIndex];
     const byQuote = isMarket && cmd.quoteQtyUnits > 0;
     if (!byQuote && cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;

@@ -8,9 +8,11 @@
 // full scan finds and respect their limits; locked units per (account, asset) equal exactly what
 // open and pending orders can still spend; balances are safe non-negative integers and each
 // asset's balances plus its collected fees sum to its supply; market orders never rest; the free
-// list and the live orders account for every slot.
+// list and the live orders account for every slot; a closed book holds no orders and no pending
+// order waits in a book whose state would refuse it.
 
-import { Side } from '../types.js';
+import { OrderBookState, OrderFlag, ResultCode, Side } from '../types.js';
+import { bookStateRefusal } from './operator.js';
 import { assert, isUnsignedSafe } from './assert.js';
 import type { Book, BookSide } from './book.js';
 import { NO_SLOT, OrderState } from './orders.js';
@@ -32,6 +34,9 @@ export function validateState(s: EngineState): void {
     const cell = s.ledger.cell(pool.accountId[slot], s.lockAssetOf(slot));
     lockedExpected[cell] += s.lockUnitsOf(slot);
     if (state === OrderState.Pending) {
+      // issue 3 (engine): no pending order waits in a book whose state would refuse it.
+      const postOnly = (pool.flags[slot] & OrderFlag.PostOnly) !== 0;
+      assert(bookStateRefusal(s.books[pool.marketIndex[slot]].orderBookState, pool.isMarket(slot), postOnly) === ResultCode.Ok, 'a pending order waits in a book that refuses it');
       pendingPerMarket[pool.marketIndex[slot]]++;
       if (pool.reservesLevel(slot)) pendingGtc[pool.marketIndex[slot] * 2 + pool.side[slot]]++;
     }
@@ -42,6 +47,7 @@ export function validateState(s: EngineState): void {
     assert(book.pendingCount === pendingPerMarket[book.marketIndex], 'book pending count is off');
     assert(book.pendingGtc[Side.Bid] === pendingGtc[book.marketIndex * 2 + Side.Bid], 'bid level reservations are off');
     assert(book.pendingGtc[Side.Ask] === pendingGtc[book.marketIndex * 2 + Side.Ask], 'ask level reservations are off');
+    assert(book.orderBookState !== OrderBookState.Closed || book.restingCount + book.pendingCount === 0, 'a closed book holds orders');
   }
   checkPendingQueue(s);
   checkAccounts(s);

@@ -14,6 +14,9 @@
 // nothing); Expired InsufficientLiquidity when the book runs out, InsufficientFunds when a bid by
 // quantity spent the quote it locked. Either way what it still locks is released at the end.
 //
+// A quote-quantity market order's last fill event says Filled when the order will end Filled
+// (takerFillStatus), so that stream and REST agree on its final status.
+//
 // Fees: each fill charges the taker its taker rate and the maker its maker rate (per account, in
 // basis points) on what each receives: the buyer pays in base, the seller in quote.
 // fee = floor(received × bps / 10000), exact (units.ts feeUnits); the fee goes to the ledger's fee
@@ -201,7 +204,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   if (market.maxMultiplierBps !== undefined) book.bandReferenceTicks = priceTicks;
   s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.orderId[buyer], pool.orderId[seller], buyer === maker);
   s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === buyer ? buyerFee : sellerFee);
-  s.out.orderFill(taker, fillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === buyer ? buyerFee : sellerFee);
+  s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === buyer ? buyerFee : sellerFee);
   const makerAccount = pool.accountId[maker];
   const takerAccount = pool.accountId[taker];
   s.out.balance(makerAccount, baseIndex, FRONT_ID_NONE, 0);
@@ -227,6 +230,35 @@ function addExecution(s: EngineState, slot: number, qtyLots: QtyLots, quoteAmoun
 
 function fillStatus(s: EngineState, slot: number): OrderStatus {
   return s.pool.remainingLots[slot] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
+}
+
+/**
+ * The taker's status in its fill event. A quote-quantity market order that cannot buy one more
+ * whole lot at the next maker it would meet ends Filled with lots left under its cap (see
+ * finishMarketTaker), so that fill is its last and says Filled too: the stream's last event and
+ * the REST answer agree. Found by walking the book exactly as matchTaker's next steps would, after
+ * this fill (its maker, if done, still linked with 0 lots, is skipped): own orders are passed
+ * under RejectMaker (they would be cancelled) and end the order otherwise (it would expire);
+ * an empty book also ends it Expired.
+ */
+function takerFillStatus(s: EngineState, taker: number): OrderStatus {
+  const pool = s.pool;
+  if (pool.remainingLots[taker] === 0) return OrderStatus.Filled;
+  if (!pool.isMarket(taker) || pool.quoteQtyUnits[taker] === 0) return OrderStatus.PartiallyFilled;
+  const opposite = oppositeSide(s, taker);
+  const skipOwn = pool.selfTradePrevention[taker] === SelfTradePrevention.RejectMaker;
+  for (let rank = 0; rank < opposite.count; rank++) {
+    const level = opposite.atRank(rank);
+    for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
+      if (pool.remainingLots[maker] === 0) continue;
+      if (pool.accountId[maker] === pool.accountId[taker]) {
+        if (skipOwn) continue;
+        return OrderStatus.PartiallyFilled;
+      }
+      return fillLots(s, taker, maker) === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
+    }
+  }
+  return OrderStatus.PartiallyFilled;
 }
 
 /** Ends the taker's activation: filled, expired (with its lock released) or resting. */

@@ -30,6 +30,9 @@ import {
   type ResultCode,
   type ResultRec,
   type TradeRec,
+  // issue 3 (engine)
+  type MarketStateRec,
+  type FeeRatesRec,
 } from '../types.js';
 import type { Accounts } from './accounts.js';
 import { assert } from './assert.js';
@@ -47,6 +50,8 @@ const NOWHERE: RecordSink = {
   depth() {},
   account() {},
   market() {},
+  marketState() {},
+  feeRates() {},
 };
 
 export class Output {
@@ -82,6 +87,14 @@ export class Output {
   private readonly marketRec: MarketRec = {
     seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Market, flags: 0,
     updateId: 0, lastTradeId: 0, marketId: 0,
+  };
+
+  // issue 3 (engine)
+  private readonly marketStateRec: MarketStateRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.MarketState, flags: 0, marketId: 0, state: 0,
+  };
+  private readonly feeRatesRec: FeeRatesRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.FeeRates, flags: 0, accountId: 0, makerFeeBps: 0, takerFeeBps: 0,
   };
 
   constructor(
@@ -261,5 +274,35 @@ export class Output {
     rec.lastTradeId = book.lastTradeId;
     rec.marketId = this.catalog.markets[book.marketIndex].marketId;
     this.sink.market(rec);
+  }
+
+  // issue 3 (engine)
+  marketState(book: Book, frontId: number, requestId: number): void {
+    const rec = this.marketStateRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.MarketState;
+    rec.flags = 0;
+    rec.marketId = this.catalog.markets[book.marketIndex].marketId;
+    rec.state = book.orderBookState;
+    this.sink.marketState(rec);
+  }
+
+  feeRates(accountId: number, frontId: number, requestId: number, flags: number): void {
+    const rec = this.feeRatesRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.FeeRates;
+    rec.flags = flags;
+    rec.accountId = accountId;
+    rec.makerFeeBps = this.accounts.makerFeeBps[accountId];
+    rec.takerFeeBps = this.accounts.takerFeeBps[accountId];
+    this.sink.feeRates(rec);
   }
 }

@@ -9,6 +9,7 @@ import { MARKET_ID_ALL } from './catalog.js';
 import type { BookSide } from './book.js';
 import { NO_SLOT, openStatus } from './orders.js';
 import type { EngineState } from './state.js';
+import { queryFeeRates } from './operator.js';
 
 export function runQuery(s: EngineState, cmd: Command): void {
   switch (cmd.kind) {
@@ -20,6 +21,9 @@ export function runQuery(s: EngineState, cmd: Command): void {
       return queryOrder(s, cmd);
     case CommandKind.QuerySnapshot:
       return querySnapshot(s, cmd);
+    // issue 3 (engine)
+    case CommandKind.QueryFeeRates:
+      return queryFeeRates(s, cmd);
     default:
       s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }
@@ -63,7 +67,7 @@ function queryOrder(s: EngineState, cmd: Command): void {
 
 /**
  * What a front thread needs to start its read models: every account (to register keys), every
- * market's counters, then every level of every book, best first, bids before asks, each carrying
+ * market's counters, every market's order book state, then every level of every book, best first, bids before asks, each carrying
  * its market's current update id. Result value = number of records before it.
  */
 function querySnapshot(s: EngineState, cmd: Command): void {
@@ -71,6 +75,10 @@ function querySnapshot(s: EngineState, cmd: Command): void {
   for (let accountId = 1; accountId <= s.accounts.count; accountId++, count++) s.out.account(accountId, cmd.frontId, cmd.requestId);
   for (const book of s.books) {
     s.out.market(book, cmd.frontId, cmd.requestId);
+    count++;
+  }
+  for (const book of s.books) {
+    s.out.marketState(book, cmd.frontId, cmd.requestId);
     count++;
   }
   for (const book of s.books) {

@@ -22,7 +22,7 @@
 //             available, locked
 //   per asset: supply, feeUnits
 //   orders: count; per order, in account order then each account's placement order: its fields
-//   per market: updateId, lastTradeId, bandReferenceTicks, updateIdSeq, restCounter,
+//   per market: updateId, lastTradeId, bandReferenceTicks, updateIdSeq, orderBookState, restCounter,
 //             restingCount, pendingCount, pendingGtc bid, pendingGtc ask, then for bids and
 //             asks: level count; per level best first: price, qty, order count, the order ids
 //   pending: count, order ids in queue order
@@ -34,10 +34,11 @@ import type { Exchange } from './exchange.js';
 import type { EngineState } from './state.js';
 import type { Book, BookSide } from './book.js';
 import type { PriceTicks } from './units.js';
+import type { OrderBookState } from '../types.js';
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 1;
+const FORMAT_VERSION = 2;
 const TWO_POW_32 = 0x100000000;
 const KEY_BYTES = 32;
 
@@ -199,6 +200,7 @@ export function exportSnapshot(exchange: Exchange): Uint8Array {
     w.number(book.lastTradeId);
     w.number(book.bandReferenceTicks);
     w.number(book.updateIdSeq);
+    w.number(book.orderBookState);
     w.number(book.restCount());
     w.number(book.restingCount);
     w.number(book.pendingCount);
@@ -303,6 +305,7 @@ export function importSnapshot(exchange: Exchange, bytes: Uint8Array): void {
     book.lastTradeId = r.number();
     book.bandReferenceTicks = r.number();
     book.updateIdSeq = r.number();
+    book.orderBookState = r.number() as OrderBookState;
     setRestCounter(book, r.number());
     const restingCount = r.number();
     book.pendingCount = r.number();

@@ -1,7 +1,7 @@
 // A deterministic digest of the whole logical state: SHA-256 over a canonical walk.
 //
 // The walk visits what the exchange *is*, never how it is stored: accounts in id order with keys,
-// balances and fee rates, asset supplies and collected fees, each market's counters and its book
+// balances and fee rates, asset supplies and collected fees, each market's counters, order book state and its book
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
@@ -79,6 +79,7 @@ export function hashState(s: EngineState): string {
     digest.number(book.restCount());
     digest.number(book.restingCount);
     digest.number(book.pendingCount);
+    digest.number(book.orderBookState);
     hashSide(s, digest, book.bids);
     hashSide(s, digest, book.asks);
   }

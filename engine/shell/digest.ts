@@ -17,6 +17,8 @@ import {
   DEPTH_BYTES,
   HEADER_BYTES,
   MARKET_BYTES,
+  MARKET_STATE_BYTES,
+  FEE_RATES_BYTES,
   ORDER_BYTES,
   RESULT_BYTES,
   TRADE_BYTES,
@@ -39,6 +41,9 @@ BYTES_BY_TYPE[RecordType.Balance] = BALANCE_BYTES;
 BYTES_BY_TYPE[RecordType.Depth] = DEPTH_BYTES;
 BYTES_BY_TYPE[RecordType.Account] = ACCOUNT_BYTES;
 BYTES_BY_TYPE[RecordType.Market] = MARKET_BYTES;
+// issue 3 (engine)
+BYTES_BY_TYPE[RecordType.MarketState] = MARKET_STATE_BYTES;
+BYTES_BY_TYPE[RecordType.FeeRates] = FEE_RATES_BYTES;
 
 /** Folds the record at `offset` into `digest`; returns the new digest (an int32). */
 export function digestRecord(view: DataView, offset: number, digest: number): number {

@@ -58,6 +58,8 @@ import {
   writeBalance,
   writeDepth,
   writeMarket,
+  writeMarketState,
+  writeFeeRates,
   writeOrder,
   writeResult,
   writeTrade,
@@ -245,6 +247,15 @@ export class DigestSink implements RecordSink {
   }
   market(rec: Parameters<RecordSink['market']>[0]): void {
     writeMarket(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  // issue 3 (engine)
+  marketState(rec: Parameters<RecordSink['marketState']>[0]): void {
+    writeMarketState(this.scratch, 0, rec);
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  }
+  feeRates(rec: Parameters<RecordSink['feeRates']>[0]): void {
+    writeFeeRates(this.scratch, 0, rec);
     this.digest = digestRecord(this.scratch, 0, this.digest);
   }
   finish(): number {

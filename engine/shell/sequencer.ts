@@ -23,6 +23,8 @@ import {
   writeDepth,
   writeHeader,
   writeMarket,
+  writeMarketState,
+  writeFeeRates,
   writeOrder,
   writeResult,
   writeTrade,
@@ -58,6 +60,9 @@ export class Sequencer {
       depth(rec) { writeDepth(out, next(), rec); },
       account(rec) { writeAccount(out, next(), rec); },
       market(rec) { writeMarket(out, next(), rec); },
+      // issue 3 (engine)
+      marketState(rec) { writeMarketState(out, next(), rec); },
+      feeRates(rec) { writeFeeRates(out, next(), rec); },
     };
   }
 

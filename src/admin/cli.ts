@@ -4,13 +4,19 @@
 //   create-account [--public-key <base64>] [--deposit ASSET=QTY ...]
 //   deposit --account <id> --asset <ASSET> --quantity <QTY>
 //   snapshot
+//   set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly>
+//   set-fee-rates --account <id> --maker-bps <N> --taker-bps <N>
+//   get-fee-rates --account <id>
 
-import { AdminError, adminRequest, createAccount, deposit, type Deposit } from './client.js';
+import { AdminError, adminRequest, createAccount, deposit, getFeeRates, setFeeRates, setMarketState, type Deposit } from './client.js';
 
 const USAGE = `usage:
   npm run admin -- create-account [--public-key <base64>] [--deposit ASSET=QTY ...] [--admin-port N]
   npm run admin -- deposit --account <id> --asset <ASSET> --quantity <QTY> [--admin-port N]
-  npm run admin -- snapshot [--admin-port N]`;
+  npm run admin -- snapshot [--admin-port N]
+  npm run admin -- set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly> [--admin-port N]
+  npm run admin -- set-fee-rates --account <id> --maker-bps <N> --taker-bps <N> [--admin-port N]
+  npm run admin -- get-fee-rates --account <id> [--admin-port N]`;
 
 class UsageError extends Error {}
 
@@ -43,6 +49,16 @@ function required(options: Map<string, string[]>, name: string): string {
   return value;
 }
 
+function wholeNumber(options: Map<string, string[]>, name: string): number {
+  const text = required(options, name);
+  if (!/^\d{1,10}$/.test(text)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(text);
+}
+
+function onlyOptions(options: Map<string, string[]>, allowed: string[]): void {
+  for (const name of options.keys()) if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
+}
+
 async function run(argv: string[]): Promise<unknown> {
   const { command, options } = parse(argv);
   const portText = one(options, 'admin-port') ?? process.env.ADMIN_PORT ?? '8081';
@@ -69,6 +85,23 @@ async function run(argv: string[]): Promise<unknown> {
   if (command === 'snapshot') {
     for (const name of options.keys()) throw new UsageError(`unknown option --${name}`);
     return adminRequest(port, 'POST', '/admin/snapshot', {});
+  }
+  // issue 3 (engine): order book states and fee rates
+  if (command === 'set-market-state') {
+    onlyOptions(options, ['symbol', 'state']);
+    return setMarketState(port, required(options, 'symbol'), required(options, 'state'));
+  }
+  if (command === 'set-fee-rates') {
+    onlyOptions(options, ['account', 'maker-bps', 'taker-bps']);
+    return setFeeRates(port, {
+      accountId: wholeNumber(options, 'account'),
+      makerFeeBps: wholeNumber(options, 'maker-bps'),
+      takerFeeBps: wholeNumber(options, 'taker-bps'),
+    });
+  }
+  if (command === 'get-fee-rates') {
+    onlyOptions(options, ['account']);
+    return getFeeRates(port, wholeNumber(options, 'account'));
   }
   throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
 }

@@ -73,3 +73,31 @@ export async function createAccount(port: number, options: { publicKey?: string;
   for (const d of deposits) await deposit(port, accountId, d);
   return pair ? { accountId, publicKey, secretKey: pair.secretKey, deposits } : { accountId, publicKey, deposits };
 }
+
+// issue 3 (engine): order book states and fee rates.
+
+export interface MarketStateChange {
+  symbol: string;
+  orderBookState: string;
+  cancelledOrders: number;
+}
+
+/** Sets a market's order book state (Open, Closed, CancelOnly, LimitOnly, PostOnly). */
+export async function setMarketState(port: number, symbol: string, orderBookState: string): Promise<MarketStateChange> {
+  return (await adminRequest(port, 'POST', '/admin/markets/state', { symbol, orderBookState })) as unknown as MarketStateChange;
+}
+
+export interface FeeRates {
+  accountId: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+}
+
+/** Sets an account's maker and taker fee rates, in basis points (0 to 10000). */
+export async function setFeeRates(port: number, rates: FeeRates): Promise<FeeRates> {
+  return (await adminRequest(port, 'POST', '/admin/accounts/fees', rates)) as unknown as FeeRates;
+}
+
+export async function getFeeRates(port: number, accountId: number): Promise<FeeRates> {
+  return (await adminRequest(port, 'GET', `/admin/accounts/fees?accountId=${accountId}`)) as unknown as FeeRates;
+}

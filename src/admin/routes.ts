@@ -7,11 +7,19 @@
 //   GET  /admin/status    → {"status": "ok"}
 //   POST /admin/snapshot  → {"snapshotSeq": n}   (issue 6: a Snapshot command; the journal worker
 //                           writes the file once n is durable and logs "snapshot written")
+//   POST /admin/markets/state {"symbol": "SOL_USDC", "orderBookState": "Closed"}
+//                         → {"symbol", "orderBookState", "cancelledOrders"}
+//   POST /admin/accounts/fees {"accountId": n, "makerFeeBps": 2, "takerFeeBps": 5}
+//                         → {"accountId", "makerFeeBps", "takerFeeBps"}
+//   GET  /admin/accounts/fees?accountId=n → {"accountId", "makerFeeBps", "takerFeeBps"}
+// (order book states and fee rates: issue 3; what each state does is in engine/core/operator.ts)
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
 import { readResult } from '../../engine/codec.js';
+import { feeRatesResponse, queryFeeRates } from '../front/fee-rates.js';
+import { ORDER_BOOK_STATE_NAMES } from '../routes/markets.js';
 import { Errors, resultError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
@@ -41,8 +49,80 @@ export function decodePublicKey(text: unknown): Buffer | null {
   return isStrongPublicKey(key) ? key : null;
 }
 
+function isAccountId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 0xffffffff;
+}
+
+function isFeeBps(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 10_000;
+}
+
+/** issue 3 (engine): order book state and fee rate commands. */
+function operatorRoutes(front: FrontContext): Route[] {
+  return [
+    {
+      method: 'post',
+      path: '/admin/markets/state',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        const market = typeof body.symbol === 'string' ? front.marketsBySymbol.get(body.symbol) : undefined;
+        if (!market) {
+          sendError(ctx, Errors.invalidMarket(String(body.symbol).slice(0, 40)));
+          return;
+        }
+        const state = ORDER_BOOK_STATE_NAMES.indexOf(body.orderBookState as (typeof ORDER_BOOK_STATE_NAMES)[number]);
+        if (state < 0) {
+          sendError(ctx, Errors.invalid(`orderBookState must be one of ${ORDER_BOOK_STATE_NAMES.join(', ')}`));
+          return;
+        }
+        callEngine(front, ctx, (cmd) => {
+          cmd.kind = CommandKind.SetMarketState;
+          cmd.marketId = market.spec.marketId;
+          cmd.amountUnits = state;
+        }, resultResponse(ctx, (cancelledOrders) => ({ symbol: market.symbol, orderBookState: ORDER_BOOK_STATE_NAMES[state], cancelledOrders })));
+      },
+    },
+    {
+      method: 'post',
+      path: '/admin/accounts/fees',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        if (!isAccountId(body.accountId)) {
+          sendError(ctx, Errors.invalid('accountId must be a positive integer'));
+          return;
+        }
+        if (!isFeeBps(body.makerFeeBps) || !isFeeBps(body.takerFeeBps)) {
+          sendError(ctx, Errors.invalid('makerFeeBps and takerFeeBps must be whole basis points from 0 to 10000'));
+          return;
+        }
+        const { accountId, makerFeeBps, takerFeeBps } = body;
+        callEngine(front, ctx, (cmd) => {
+          cmd.kind = CommandKind.SetFeeRates;
+          cmd.accountId = accountId;
+          cmd.amountUnits = makerFeeBps;
+          cmd.quoteQtyUnits = takerFeeBps;
+        }, feeRatesResponse(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))));
+      },
+    },
+    {
+      method: 'get',
+      path: '/admin/accounts/fees',
+      handle: (ctx, input) => {
+        const text = input.query.get('accountId') ?? '';
+        const accountId = /^\d{1,10}$/.test(text) ? Number(text) : NaN;
+        if (!isAccountId(accountId)) {
+          sendError(ctx, Errors.invalid('accountId must be a positive integer'));
+          return;
+        }
+        queryFeeRates(front, ctx, accountId, (rates) => sendJson(ctx, 200, JSON.stringify(rates)));
+      },
+    },
+  ];
+}
+
 export function adminRoutes(front: FrontContext): Route[] {
   return [
+    ...operatorRoutes(front),
     { method: 'get', path: '/admin/status', handle: (ctx) => sendJson(ctx, 200, JSON.stringify({ status: 'ok' })) },
     {
       method: 'post',

@@ -14,6 +14,8 @@ import {
   newBalanceRec,
   newDepthRec,
   newMarketRec,
+  newMarketStateRec,
+  newFeeRatesRec,
   newOrderRec,
   newResultRec,
   newTradeRec,
@@ -40,6 +42,9 @@ export const scratch = {
   depth: newDepthRec(),
   account: newAccountRec(),
   market: newMarketRec(),
+  // issue 3 (engine)
+  marketState: newMarketStateRec(),
+  feeRates: newFeeRatesRec(),
 };
 
 /** Submits a command for a request; answers 503 at once when the engine cannot take it. */

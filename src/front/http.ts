@@ -12,6 +12,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { Errors, errorBody, statusLine, type ApiError } from '../errors.js';
 import {
+  batchSigningString,
   checkWindow,
   needsEncodedVariant,
   paramsFromBody,
@@ -72,13 +73,18 @@ export interface AuthSource {
   accountIdForKey(apiKeyB64: string): number | undefined;
 }
 
-/** Checks a signed request; returns the account id or the error to answer with. */
+/**
+ * Checks a signed request; returns the account id or the error to answer with. `params` are the
+ * request's parameters, or, for a batch (a JSON array body), one parameter list per item, signed
+ * by the batch rule (auth.ts batchSigningString).
+ */
 export function authenticate(
   ctx: RequestContext,
   instruction: string,
-  params: Array<[string, ParamValue]>,
+  params: Array<[string, ParamValue]> | Array<Array<[string, ParamValue]>>,
   auth: AuthSource,
   nowMs: number,
+  batch = false,
 ): number | ApiError {
   if (!ctx.apiKey || !ctx.signature || !ctx.timestamp) return Errors.missingApiKey;
   const window = checkWindow(ctx.timestamp, ctx.window, nowMs);
@@ -86,13 +92,19 @@ export function authenticate(
   const accountId = auth.accountIdForKey(ctx.apiKey);
   if (accountId === undefined) return Errors.unknownApiKey;
   const windowText = ctx.window ?? '5000';
-  const raw = signingString(instruction, params, ctx.timestamp, windowText, false);
-  if (auth.verifier.verify(ctx.apiKey, ctx.signature, raw)) return accountId;
-  if (needsEncodedVariant(params)) {
-    const encoded = signingString(instruction, params, ctx.timestamp, windowText, true);
-    if (auth.verifier.verify(ctx.apiKey, ctx.signature, encoded)) return accountId;
-  }
+  const items = batch ? (params as Array<Array<[string, ParamValue]>>) : null;
+  const single = params as Array<[string, ParamValue]>;
+  const render = (encode: boolean): string => items
+    ? batchSigningString(instruction, items, ctx.timestamp, windowText, encode)
+    : signingString(instruction, single, ctx.timestamp, windowText, encode);
+  if (auth.verifier.verify(ctx.apiKey, ctx.signature, render(false))) return accountId;
+  const encodedDiffers = items ? items.some(needsEncodedVariant) : needsEncodedVariant(single);
+  if (encodedDiffers && auth.verifier.verify(ctx.apiKey, ctx.signature, render(true))) return accountId;
   return Errors.invalidSignature;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function normalisePath(url: string): string {
@@ -152,10 +164,14 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], auth: AuthSource
     try {
       let accountId = 0;
       if (route.instruction) {
-        const params = body !== null && typeof body === 'object' && !Array.isArray(body)
-          ? paramsFromBody(body as Record<string, unknown>)
-          : paramsFromQuery(ctx.query);
-        const result = authenticate(ctx, route.instruction, params, auth!, Date.now());
+        const batch = Array.isArray(body);
+        // A batch item that is not an object has no parameters; the route refuses it.
+        const params = batch
+          ? (body as unknown[]).map((item) => (isPlainObject(item) ? paramsFromBody(item) : []))
+          : isPlainObject(body)
+            ? paramsFromBody(body)
+            : paramsFromQuery(ctx.query);
+        const result = authenticate(ctx, route.instruction, params, auth!, Date.now(), batch);
         if (typeof result !== 'number') {
           sendError(ctx, result);
           return;

@@ -1,5 +1,5 @@
 // A front thread's read models, built from the outbound event stream: each market's aggregated
-// book (absolute level quantities, stamped with the market's depth update id, the id space shared
+// book (absolute level quantities, its order book state, stamped with the market's depth update id, the id space shared
 // by REST depth.lastUpdateId and the depth stream's U/u) and the registry of API keys.
 //
 // A front thread starts with a QuerySnapshot that passes through the engine in order: the reply
@@ -7,7 +7,7 @@
 // applies on top, so the models are always exactly the engine's state at the last record drained.
 
 import type { MarketInfo, ServerConfig } from '../config.js';
-import { Side } from '../../engine/types.js';
+import { OrderBookState, Side } from '../../engine/types.js';
 
 export class BookModel {
   readonly bids = new Map<number, number>();
@@ -18,6 +18,8 @@ export class BookModel {
   /** Best prices in ticks, 0 when the side is empty (kept on every change, for bookTicker). */
   bestBid = 0;
   bestAsk = 0;
+  /** The engine's OrderBookState of this market (MarketState records). */
+  orderBookState: OrderBookState = OrderBookState.Open;
 
   constructor(readonly market: MarketInfo) {}
 
@@ -47,6 +49,7 @@ export class BookModel {
     this.lastTradeId = 0;
     this.bestBid = 0;
     this.bestAsk = 0;
+    this.orderBookState = OrderBookState.Open;
   }
 
   /** The best `limit` levels of a side as [priceTicks, qtyLots], in ascending price order. */

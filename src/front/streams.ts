@@ -40,7 +40,7 @@
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import type { MarketInfo } from '../config.js';
 import { RecordType, Side } from '../../engine/types.js';
-import { readAccount, readBalance, readDepth, readMarket, readOrder, readTrade } from '../../engine/codec.js';
+import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
 import type { EventHandler } from './engine-link.js';
 import type { BookModel, MarketData } from './market-data.js';
@@ -148,6 +148,9 @@ export class Streams implements EventHandler {
         this.data.registerKey(scratch.account.key, scratch.account.accountId);
         return;
       }
+      // issue 3 (engine): the operator changed a market's order book state
+      case RecordType.MarketState:
+        return this.onMarketState(view, offset);
       default:
         return;
     }
@@ -164,6 +167,8 @@ export class Streams implements EventHandler {
       book.updateId = scratch.market.updateId;
       book.lastTradeId = scratch.market.lastTradeId;
       book.timeUs = scratch.market.timeUs;
+    } else if (type === RecordType.MarketState) {
+      this.onMarketState(view, offset);
     } else if (type === RecordType.Depth) {
       readDepth(view, offset, scratch.depth);
       this.data.books[scratch.depth.marketId].setLevel(scratch.depth.side, scratch.depth.priceTicks, scratch.depth.qtyLots);
@@ -183,6 +188,11 @@ export class Streams implements EventHandler {
       sentTradeId: this.data.books[marketId].lastTradeId,
       sentMs: 0,
     });
+  }
+
+  private onMarketState(view: DataView, offset: number): void {
+    readMarketState(view, offset, scratch.marketState);
+    this.data.books[scratch.marketState.marketId].orderBookState = scratch.marketState.state;
   }
 
   private onDepth(view: DataView, offset: number): void {

@@ -12,6 +12,7 @@ import { ordersRoutes } from './orders.js';
 import { tickerRoutes } from './ticker.js';
 import { klinesRoutes } from './klines.js';
 import { tradesRoutes } from './trades.js';
+import { ordersBatchRoutes } from './orders-batch.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -25,5 +26,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...tickerRoutes(front),
     ...klinesRoutes(front),
     ...tradesRoutes(front),
+    // issue 3 (engine): batch execution
+    ...ordersBatchRoutes(front),
   ];
 }

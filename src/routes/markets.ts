@@ -1,6 +1,7 @@
 // GET /api/v1/assets, /api/v1/markets, /api/v1/market: the configured assets and spot markets in
-// the wire shapes of the reference (§3.1). The bodies never change while the server runs, so they
-// are rendered once per thread.
+// the wire shapes of the reference (§3.1). Only a market's orderBookState changes while the
+// server runs (the operator's SetMarketState, seen through this thread's read model), so each
+// body is rendered once per state.
 //
 // Fields for features not built yet are null rather than invented: impact and mark-price bands,
 // margin functions and funding (spot only). The price-band multipliers are the ones the engine
@@ -12,12 +13,16 @@ import type { AssetConfig, MarketInfo } from '../config.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { Errors } from '../errors.js';
 import type { FrontContext } from '../front/context.js';
+import { OrderBookState } from '../../engine/types.js';
 
 function canonical(text: string): string {
   return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
 }
 
-export function marketJson(market: MarketInfo): Record<string, unknown> {
+/** Wire names of OrderBookState values. */
+export const ORDER_BOOK_STATE_NAMES = ['Open', 'Closed', 'CancelOnly', 'LimitOnly', 'PostOnly'] as const;
+
+export function marketJson(market: MarketInfo, orderBookState: OrderBookState = OrderBookState.Open): Record<string, unknown> {
   return {
     symbol: market.symbol,
     baseSymbol: market.baseSymbol,
@@ -49,7 +54,7 @@ export function marketJson(market: MarketInfo): Record<string, unknown> {
     fundingRateUpperBound: null,
     fundingRateLowerBound: null,
     openInterestLimit: null,
-    orderBookState: 'Open',
+    orderBookState: ORDER_BOOK_STATE_NAMES[orderBookState],
     createdAt: market.createdAt,
     visible: true,
     positionLimitWeight: null,
@@ -83,8 +88,19 @@ const MARKET_TYPES = new Set(['SPOT', 'PERP', 'IPERP', 'DATED', 'PREDICTION', 'R
 
 export function marketRoutes(front: FrontContext): Route[] {
   const assetsBody = JSON.stringify(front.config.assets.map(assetJson));
-  const marketsBody = JSON.stringify(front.config.markets.map(marketJson));
-  const marketBodies = new Map(front.config.markets.map((m) => [m.symbol, JSON.stringify(marketJson(m))]));
+  // Bodies are rendered once per order book state and reused until the operator changes it.
+  const rendered = front.config.markets.map(() => ({ state: -1, body: '' }));
+  const marketBody = (market: MarketInfo): string => {
+    const state = front.data.books[market.spec.marketId].orderBookState;
+    const cache = rendered[market.spec.marketId];
+    if (cache.state !== state) {
+      cache.state = state;
+      cache.body = JSON.stringify(marketJson(market, state));
+    }
+    return cache.body;
+  };
+  const marketsBody = (): string => `[${front.config.markets.map(marketBody).join(',')}]`;
+  const marketsBySymbol = new Map(front.config.markets.map((m) => [m.symbol, m]));
   return [
     { method: 'get', path: '/api/v1/assets', handle: (ctx) => sendJson(ctx, 200, assetsBody) },
     {
@@ -99,7 +115,7 @@ export function marketRoutes(front: FrontContext): Route[] {
           }
         }
         // Every configured market is SPOT; a filter without SPOT selects none of them.
-        sendJson(ctx, 200, types.length === 0 || types.includes('SPOT') ? marketsBody : '[]');
+        sendJson(ctx, 200, types.length === 0 || types.includes('SPOT') ? marketsBody() : '[]');
       },
     },
     {
@@ -107,9 +123,9 @@ export function marketRoutes(front: FrontContext): Route[] {
       path: '/api/v1/market',
       handle: (ctx, input) => {
         const symbol = input.query.get('symbol') ?? '';
-        const body = marketBodies.get(symbol);
-        if (body === undefined) sendError(ctx, Errors.invalidMarket(symbol.slice(0, 40)));
-        else sendJson(ctx, 200, body);
+        const market = marketsBySymbol.get(symbol);
+        if (market === undefined) sendError(ctx, Errors.invalidMarket(symbol.slice(0, 40)));
+        else sendJson(ctx, 200, marketBody(market));
       },
     },
   ];

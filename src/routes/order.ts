@@ -12,7 +12,7 @@ import { sendError, sendJson, type RequestContext, type Route } from '../front/h
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
 import type { PendingRequest } from '../front/engine-link.js';
 import { orderJson } from '../wire/orders.js';
-import { parseOrder, parseOrderTarget } from '../wire/parse-order.js';
+import { parseOrder, parseOrderTarget, type ParsedOrder } from '../wire/parse-order.js';
 import type { MarketInfo } from '../config.js';
 
 /** Answers a request with the single Order record the engine addresses to it, or its error. */
@@ -29,6 +29,24 @@ export function singleOrderResponse(front: FrontContext, ctx: RequestContext, un
         sendError(ctx, code === ResultCode.UnknownOrder ? unknownOrder : resultError(code));
       }
     },
+  };
+}
+
+/** Fills a PlaceOrder command from a parsed order (also used by the batch route). */
+export function placeCommand(accountId: number, order: ParsedOrder): (cmd: Command) => void {
+  return (cmd) => {
+    cmd.kind = CommandKind.PlaceOrder;
+    cmd.accountId = accountId;
+    cmd.marketId = order.market.spec.marketId;
+    cmd.side = order.side;
+    cmd.orderType = order.orderType;
+    cmd.timeInForce = order.timeInForce;
+    cmd.selfTradePrevention = order.selfTradePrevention;
+    cmd.flags = order.flags;
+    cmd.priceTicks = order.priceTicks;
+    cmd.qtyLots = order.qtyLots;
+    cmd.quoteQtyUnits = order.quoteQtyUnits;
+    cmd.clientId = order.clientId;
   };
 }
 
@@ -62,20 +80,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           sendError(ctx, order);
           return;
         }
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.PlaceOrder;
-          cmd.accountId = input.accountId;
-          cmd.marketId = order.market.spec.marketId;
-          cmd.side = order.side;
-          cmd.orderType = order.orderType;
-          cmd.timeInForce = order.timeInForce;
-          cmd.selfTradePrevention = order.selfTradePrevention;
-          cmd.flags = order.flags;
-          cmd.priceTicks = order.priceTicks;
-          cmd.qtyLots = order.qtyLots;
-          cmd.quoteQtyUnits = order.quoteQtyUnits;
-          cmd.clientId = order.clientId;
-        }, singleOrderResponse(front, ctx, QUERY_NOT_FOUND));
+        callEngine(front, ctx, placeCommand(input.accountId, order), singleOrderResponse(front, ctx, QUERY_NOT_FOUND));
       },
     },
     {

@@ -1,6 +1,6 @@
 // /api/v1/orders: GET lists the signer's open orders (orderQueryAll; optional symbol and
 // marketType filters), DELETE cancels all of them in one market (orderCancelAll). Both answer an
-// array of Order objects, possibly empty. (Batch execution, POST, comes with issue 3.)
+// array of Order objects, possibly empty. Batch execution (POST) is in orders-batch.ts.
 
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
 import { readOrder, readResult } from '../../engine/codec.js';

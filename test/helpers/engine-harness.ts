@@ -20,6 +20,8 @@ import {
   type DepthRec,
   type EngineConfig,
   type MarketRec,
+  type MarketStateRec,
+  type FeeRatesRec,
   type OrderRec,
   type RecordSink,
   type ResultRec,
@@ -33,7 +35,9 @@ export type Rec =
   | (BalanceRec & { type: RecordType.Balance })
   | (DepthRec & { type: RecordType.Depth })
   | (AccountRec & { type: RecordType.Account })
-  | (MarketRec & { type: RecordType.Market });
+  | (MarketRec & { type: RecordType.Market })
+  | (MarketStateRec & { type: RecordType.MarketState })
+  | (FeeRatesRec & { type: RecordType.FeeRates });
 
 export const QUOTE = 0; // asset id of the quote asset (USDC-like)
 export const BASE = 1; // base asset of market 0
@@ -159,6 +163,15 @@ export const cmd = {
   querySnapshot(): Partial<Command> {
     return { kind: CommandKind.QuerySnapshot };
   },
+  setMarketState(marketId: number, state: number): Partial<Command> {
+    return { kind: CommandKind.SetMarketState, marketId, amountUnits: state };
+  },
+  setFeeRates(accountId: number, makerFeeBps: number, takerFeeBps: number): Partial<Command> {
+    return { kind: CommandKind.SetFeeRates, accountId, amountUnits: makerFeeBps, quoteQtyUnits: takerFeeBps };
+  },
+  queryFeeRates(accountId: number): Partial<Command> {
+    return { kind: CommandKind.QueryFeeRates, accountId };
+  },
 };
 
 /** A sink that keeps a copy of every record (the core reuses its record objects). */
@@ -183,6 +196,12 @@ export class CollectingSink implements RecordSink {
     this.records.push({ ...rec, key: rec.key.slice() } as Rec);
   }
   market(rec: MarketRec): void {
+    this.records.push({ ...rec } as Rec);
+  }
+  marketState(rec: MarketStateRec): void {
+    this.records.push({ ...rec } as Rec);
+  }
+  feeRates(rec: FeeRatesRec): void {
     this.records.push({ ...rec } as Rec);
   }
 }

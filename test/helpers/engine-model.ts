@@ -6,7 +6,8 @@
 // stamped stream as the real engine, it must write exactly the same records. Order ids reuse the
 // engine's permutation (tested on its own in engine-structures.test.ts). Market orders and fees
 // follow the rules written in the headers of engine/core/exchange.ts and matching.ts, computed
-// here with bigint arithmetic instead of the engine's checked integer helpers.
+// here with bigint arithmetic instead of the engine's checked integer helpers; order book states
+// and fee rates follow engine/core/operator.ts.
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -24,6 +25,7 @@ import {
   SelfTradePrevention,
   Side,
   TimeInForce,
+  OrderBookState,
   type Command,
   type EngineConfig,
   type MarketSpec,
@@ -62,6 +64,7 @@ interface MarketState {
   lastTradeId: number;
   /** Price of the last trade (0: none yet). */
   lastPriceTicks: number;
+  orderBookState: OrderBookState;
 }
 
 export class ModelExchange {
@@ -78,9 +81,11 @@ export class ModelExchange {
   private seq = 0;
   private timeUs = 0;
   private out: Rec[] = [];
+  /** Fee rates set by SetFeeRates, by account id; absent: the configured defaults. */
+  private readonly feeRates = new Map<number, { maker: number; taker: number }>();
 
   constructor(private readonly config: EngineConfig) {
-    for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0 });
+    for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, orderBookState: OrderBookState.Open });
   }
 
   apply(cmd: Command, seq: number, timeUs: number): Rec[] {
@@ -105,6 +110,8 @@ export class ModelExchange {
       case CommandKind.CancelOrder: this.cancel(cmd); break;
       case CommandKind.CancelAll: this.cancelAll(cmd); break;
       case CommandKind.Tick: break;
+      case CommandKind.SetMarketState: this.setMarketState(cmd); break;
+      case CommandKind.SetFeeRates: this.setFeeRates(cmd); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
     }
     return this.out;
@@ -241,6 +248,8 @@ export class ModelExchange {
         cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
         cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
     if (!shapeOk) return ResultCode.InvalidCommand;
+    const stateCode = this.stateRefusal(market, false, postOnly);
+    if (stateCode !== ResultCode.Ok) return stateCode;
     if (cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
     if (cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
     if (cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
@@ -281,6 +290,8 @@ export class ModelExchange {
         cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
         cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
     if (!shapeOk) return ResultCode.InvalidCommand;
+    const stateCode = this.stateRefusal(market, true, false);
+    if (stateCode !== ResultCode.Ok) return stateCode;
     if (!byQuote && cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
     if (!byQuote && cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
     const limits = this.config.limits;
@@ -385,10 +396,71 @@ export class ModelExchange {
     return ExpiryReason.None;
   }
 
-  /** Every account has the configured default rates (no command changes them). */
-  private fee(received: number, isTaker: boolean): number {
-    const bps = isTaker ? (this.config.takerFeeBps ?? 0) : (this.config.makerFeeBps ?? 0);
-    return Number((BigInt(received) * BigInt(bps)) / 10000n);
+  private rates(accountId: number): { maker: number; taker: number } {
+    return this.feeRates.get(accountId) ?? { maker: this.config.makerFeeBps ?? 0, taker: this.config.takerFeeBps ?? 0 };
+  }
+
+  /** The fee of `accountId` on `received` units, at its rates of the moment. */
+  private fee(accountId: number, received: number, isTaker: boolean): number {
+    const rates = this.rates(accountId);
+    return Number((BigInt(received) * BigInt(isTaker ? rates.taker : rates.maker)) / 10000n);
+  }
+
+  /** The taker's status in its fill event: Filled also when its next step would end it Filled. */
+  private takerStatus(taker: ModelOrder): OrderStatus {
+    if (taker.remainingLots === 0) return OrderStatus.Filled;
+    if (taker.orderType !== OrderType.Market || taker.quoteQtyUnits === 0) return OrderStatus.PartiallyFilled;
+    for (const m of this.sideOrders(taker.market, taker.side === Side.Bid ? Side.Ask : Side.Bid)) {
+      if (m.remainingLots === 0) continue;
+      if (m.accountId === taker.accountId) {
+        if (taker.stp === SelfTradePrevention.RejectMaker) continue;
+        return OrderStatus.PartiallyFilled;
+      }
+      const lotCost = m.priceTicks * taker.market.quoteUnitsPerTickLot;
+      const affordable = Number(BigInt(taker.quoteLimitUnits - taker.executedQuoteUnits) / BigInt(lotCost));
+      return Math.min(taker.remainingLots, m.remainingLots, affordable) === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
+    }
+    return OrderStatus.PartiallyFilled;
+  }
+
+  // ---- operator commands ----
+
+  private stateRefusal(market: MarketSpec, isMarket: boolean, postOnly: boolean): ResultCode {
+    switch (this.marketState.get(market.marketId)!.orderBookState) {
+      case OrderBookState.Closed: return ResultCode.MarketClosed;
+      case OrderBookState.CancelOnly: return ResultCode.MarketCancelOnly;
+      case OrderBookState.LimitOnly: return isMarket ? ResultCode.MarketLimitOnly : ResultCode.Ok;
+      case OrderBookState.PostOnly: return postOnly ? ResultCode.Ok : ResultCode.MarketPostOnly;
+      default: return ResultCode.Ok;
+    }
+  }
+
+  private setMarketState(cmd: Command): void {
+    const market = this.market(cmd.marketId);
+    if (!market) return this.result(cmd, ResultCode.UnknownMarket, 0);
+    if (![0, 1, 2, 3, 4].includes(cmd.amountUnits)) return this.result(cmd, ResultCode.InvalidOrderBookState, 0);
+    const state = this.marketState.get(market.marketId)!;
+    state.orderBookState = cmd.amountUnits;
+    const pending = this.orders.filter((o) => o.state === 'pending' && o.market === market &&
+      this.stateRefusal(market, o.orderType === OrderType.Market, (o.flags & OrderFlag.PostOnly) !== 0) !== ResultCode.Ok);
+    const resting = state.orderBookState === OrderBookState.Closed ? [...this.sideOrders(market, Side.Bid), ...this.sideOrders(market, Side.Ask)] : [];
+    for (const o of [...pending, ...resting]) this.cancelOpen(o, ExpiryReason.OrderBookClosed);
+    this.out.push({ ...this.header(RecordType.MarketState, FRONT_ID_NONE, 0, 0), marketId: market.marketId, state: state.orderBookState } as Rec);
+    this.result(cmd, ResultCode.Ok, pending.length + resting.length);
+  }
+
+  private feeRatesRec(accountId: number, frontId: number, requestId: number, flags: number): void {
+    const rates = this.rates(accountId);
+    this.out.push({ ...this.header(RecordType.FeeRates, frontId, requestId, flags), accountId, makerFeeBps: rates.maker, takerFeeBps: rates.taker } as Rec);
+  }
+
+  private setFeeRates(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    const ok = (v: number) => Number.isInteger(v) && v >= 0 && v <= 10000;
+    if (!ok(cmd.amountUnits) || !ok(cmd.quoteQtyUnits)) return this.result(cmd, ResultCode.FeeRateOutOfRange, 0);
+    this.feeRates.set(cmd.accountId, { maker: cmd.amountUnits, taker: cmd.quoteQtyUnits });
+    this.feeRatesRec(cmd.accountId, cmd.frontId, cmd.requestId, 0);
+    this.result(cmd, ResultCode.Ok, 0);
   }
 
   private fill(taker: ModelOrder, maker: ModelOrder, qty: number): void {
@@ -399,8 +471,8 @@ export class ModelExchange {
     const base = qty * market.baseUnitsPerLot;
     const quote = price * qty * market.quoteUnitsPerTickLot;
     const buyerQuote = this.bal(buyer.accountId, market.quoteAssetId);
-    const buyerFee = this.fee(base, buyer === taker);
-    const sellerFee = this.fee(quote, seller === taker);
+    const buyerFee = this.fee(buyer.accountId, base, buyer === taker);
+    const sellerFee = this.fee(seller.accountId, quote, seller === taker);
     if (buyer.orderType === OrderType.Market) {
       buyerQuote.locked -= quote;
     } else {
@@ -427,7 +499,7 @@ export class ModelExchange {
       sellerOrderId: seller.orderId, marketId: market.marketId, buyerIsMaker: buyer === maker,
     } as Rec);
     this.orderRec(maker, OrderEvent.Fill, this.status(maker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: true, fee: makerFee });
-    this.orderRec(taker, OrderEvent.Fill, this.status(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false, fee: takerFee });
+    this.orderRec(taker, OrderEvent.Fill, this.takerStatus(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false, fee: takerFee });
     for (const o of [maker, taker]) {
       this.balanceRec(o.accountId, market.baseAssetId);
       this.balanceRec(o.accountId, market.quoteAssetId);
@@ -546,6 +618,9 @@ export class ModelExchange {
           this.out.push({ ...this.header(RecordType.Market, cmd.frontId, cmd.requestId, 0), updateId: state.updateId, lastTradeId: state.lastTradeId, marketId: m.marketId } as Rec);
         }
         for (const m of this.config.markets) {
+          this.out.push({ ...this.header(RecordType.MarketState, cmd.frontId, cmd.requestId, 0), marketId: m.marketId, state: this.marketState.get(m.marketId)!.orderBookState } as Rec);
+        }
+        for (const m of this.config.markets) {
           for (const side of [Side.Bid, Side.Ask]) {
             for (const price of this.levels(m, side)) {
               this.out.push({
@@ -557,6 +632,9 @@ export class ModelExchange {
         }
         return this.result(cmd, ResultCode.Ok, this.out.length - before);
       }
+      case CommandKind.QueryFeeRates:
+        if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+        return this.feeRatesRec(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }

@@ -3,11 +3,12 @@
 // orders by quantity and by quote quantity (some malformed), under random maker/taker fee rates
 // and a narrow price band on market 1, cancels by
 // id (own, others', unknown), by client id, cancel-all, deposits (some invalid), invalid orders,
-// ticks, queries, and engine time that advances by random steps across the speed bump. The
+// ticks, queries, operator commands (order book states, fee rates, some invalid), batches of
+// places at one engine time, and engine time that advances by random steps across the speed bump. The
 // generator reads the engine's outputs (order ids) to aim cancels at real orders, so it drives a
 // harness; the harness records the stamped stream for replay.
 
-import { CommandKind, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/types.js';
+import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/types.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
 import type { EngineConfig } from '../../engine/types.js';
 
@@ -44,6 +45,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number): 
     h.apply(cmd.deposit(i, OTHER, randomInt(random, 50, 400)));
   }
   const mid = [100, 300];
+  // A market put in another state than Open is reopened a few steps later (at this step).
+  const reopenAt = [Infinity, Infinity];
   for (let step = 0; step < steps; step++) {
     const account = randomInt(random, 1, RANDOM_ACCOUNTS);
     const market = random() < 0.7 ? M0 : M1;
@@ -51,7 +54,11 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number): 
     const time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
     const roll = random();
     let command;
-    if (roll < 0.1) {
+    const reopen = reopenAt.findIndex((at) => at <= step);
+    if (reopen >= 0) {
+      reopenAt[reopen] = Infinity;
+      command = cmd.setMarketState(reopen, OrderBookState.Open);
+    } else if (roll < 0.1) {
       const side = random() < 0.5 ? 'bid' : 'ask';
       const stp = pick([SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth]);
       const size = random() < 0.5 ? { qtyLots: randomInt(random, 1, 12) } : { quoteQtyUnits: randomInt(random, 1, 12) * mid[market] * 3 + randomInt(random, -40, 40) };
@@ -87,13 +94,38 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number): 
         cmd.place(account, 'bid', 999, 999, { market }),
         { kind: 50 as CommandKind },
       ]);
-    } else if (roll < 0.95) {
+    } else if (roll < 0.925) {
       command = cmd.tick();
+    } else if (roll < 0.935) {
+      // Operator: a market's order book state. Mostly back to Open, so both books keep trading;
+      // sometimes an invalid value or market.
+      const state = random() < 0.2 ? OrderBookState.Open : pick([OrderBookState.Closed, OrderBookState.CancelOnly, OrderBookState.LimitOnly, OrderBookState.PostOnly, 5]);
+      command = cmd.setMarketState(random() < 0.95 ? market : 9, state);
+      if (state !== OrderBookState.Open) reopenAt[market] = step + randomInt(random, 3, 40);
+    } else if (roll < 0.945) {
+      // Operator: an account's fee rates (some out of range, some for an unknown account).
+      command = cmd.setFeeRates(random() < 0.95 ? account : 42, pick([0, 1, 150, 2000, 10_000, 10_001]), pick([0, 5, 300, 2500, -1]));
+    } else if (roll < 0.96) {
+      // A batch: several places of one account at one engine time, as POST /api/v1/orders sends
+      // them (each item its own command; malformed items are refused one by one).
+      const count = randomInt(random, 2, 5);
+      for (let item = 0; item < count; item++) {
+        const place = random() < 0.15
+          ? cmd.place(account, 'bid', 0, 1, { market })
+          : cmd.place(account, random() < 0.5 ? 'bid' : 'ask', mid[market] + randomInt(random, -4, 4), randomInt(random, 1, 5), {
+            market, postOnly: random() < 0.4, clientId: random() < 0.3 ? randomInt(random, 1, 5) : undefined,
+          });
+        if (item < count - 1) remember(h.apply(place, time));
+        else command = place;
+      }
+    } else if (roll < 0.965) {
+      command = cmd.queryFeeRates(random() < 0.9 ? account : 42);
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
     }
     remember(h.apply(command, time));
   }
-  // Let every pending order activate so every request has had its answer.
+  // Reopen both markets, and let every pending order activate so every request has had its answer.
+  for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
 }

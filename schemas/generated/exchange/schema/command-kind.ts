@@ -11,8 +11,11 @@ export enum CommandKind {
   CancelAll = 5,
   Tick = 6,
   Snapshot = 7,
+  SetMarketState = 8,
+  SetFeeRates = 9,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
-  QuerySnapshot = 67
+  QuerySnapshot = 67,
+  QueryFeeRates = 68
 }

@@ -10,5 +10,6 @@ export enum ExpiryReason {
   SelfTradePrevention = 4,
   InsufficientLiquidity = 5,
   PriceBand = 6,
-  InsufficientFunds = 7
+  InsufficientFunds = 7,
+  OrderBookClosed = 8
 }

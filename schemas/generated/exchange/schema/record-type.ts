@@ -11,5 +11,7 @@ export enum RecordType {
   Balance = 5,
   Depth = 6,
   Account = 7,
-  Market = 8
+  Market = 8,
+  MarketState = 9,
+  FeeRates = 10
 }

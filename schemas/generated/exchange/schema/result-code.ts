@@ -22,5 +22,10 @@ export enum ResultCode {
   AccountLimitReached = 16,
   PostOnlyWouldTake = 17,
   WouldSelfTrade = 18,
-  PriceOutOfBand = 19
+  PriceOutOfBand = 19,
+  MarketCancelOnly = 20,
+  MarketLimitOnly = 21,
+  MarketPostOnly = 22,
+  InvalidOrderBookState = 23,
+  FeeRateOutOfRange = 24
 }
