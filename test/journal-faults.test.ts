@@ -205,7 +205,7 @@ describe('journal fault injection', () => {
     const target = disk.lastSeq() - 5;
     // Change the stored digest and re-chain every checksum from there: only the digest check can see it.
     const value = Buffer.from(disk.read(target)!);
-    value.writeUInt32LE(value.readUInt32LE(JOURNAL_DIGEST_OFFSET) ^ 1, JOURNAL_DIGEST_OFFSET);
+    value.writeUInt32LE((value.readUInt32LE(JOURNAL_DIGEST_OFFSET) ^ 1) >>> 0, JOURNAL_DIGEST_OFFSET);
     disk.disk.set(target, value);
     let prev = Buffer.from(disk.read(target - 1)!).readUInt32LE(JOURNAL_CHECKSUM_OFFSET);
     for (let seq = target; seq <= disk.lastSeq(); seq++) {
