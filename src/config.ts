@@ -88,11 +88,16 @@ export interface ServerConfig {
   snapshotKeep?: number;
   /** Remove journal records older than the oldest kept snapshot. */
   compactJournal?: boolean;
+  // issue 5 (streams):
+  /** Seconds of WebSocket silence before a protocol ping; a peer that does not answer is closed. */
+  wsIdleTimeoutS?: number;
 }
 
 // issue 6 (durability): snapshot and compaction defaults.
 export const DEFAULT_SNAPSHOT_EVERY = 1_000_000;
 export const DEFAULT_SNAPSHOT_KEEP = 2;
+// issue 5 (streams)
+export const DEFAULT_WS_IDLE_TIMEOUT_S = 60;
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -307,6 +312,8 @@ const KNOWN_FLAGS = new Set([
   'inbound-slots', 'outbound-slots',
   // issue 6 (durability)
   'snapshot-every', 'snapshot-keep', 'no-compact',
+  // issue 5 (streams)
+  'ws-idle-timeout-s',
 ]);
 
 /** Builds the whole configuration from flags, environment and the markets file or defaults. */
@@ -338,6 +345,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     snapshotEvery: integerSetting(pick('snapshot-every', 'SNAPSHOT_EVERY'), DEFAULT_SNAPSHOT_EVERY, 'snapshot interval (commands)', 0, Number.MAX_SAFE_INTEGER),
     snapshotKeep: integerSetting(pick('snapshot-keep', 'SNAPSHOT_KEEP'), DEFAULT_SNAPSHOT_KEEP, 'snapshots kept', 1, 1000),
     compactJournal: flags['no-compact'] !== true && env.COMPACT_JOURNAL !== '0',
+    // issue 5 (streams): uWS counts idle time in 4-second steps; under 8 s it would not ping first.
+    wsIdleTimeoutS: integerSetting(pick('ws-idle-timeout-s', 'WS_IDLE_TIMEOUT_S'), DEFAULT_WS_IDLE_TIMEOUT_S, 'WebSocket idle timeout (s)', 8, 900),
   });
 }
 

@@ -35,10 +35,11 @@
 // connection (4005 beyond). A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
 // subscriptions and is closed with code 1008 ("Slow consumer") once it has read what was queued;
 // uWS never waits for it, so it never delays the engine, the other clients or HTTP.
-// Protocol pings go out after IDLE_TIMEOUT_S of silence; a peer silent for twice that is closed.
+// Protocol pings: a connection silent for --ws-idle-timeout-s (default 60) gets a ping shortly
+// before the timeout; a peer that answers nothing is closed when it passes.
 
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
-import type { MarketInfo } from '../config.js';
+import { DEFAULT_WS_IDLE_TIMEOUT_S, type MarketInfo } from '../config.js';
 import { RecordType, Side } from '../../engine/types.js';
 import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
@@ -54,7 +55,6 @@ import { performance } from 'node:perf_hooks';
 export const MAX_SUBSCRIPTIONS = 64;
 const MAX_MESSAGE_BYTES = 16 * 1024;
 export const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
-const IDLE_TIMEOUT_S = 60;
 /** Close code for a connection dropped because it could not keep up. */
 export const CLOSE_SLOW_CONSUMER = 1008;
 const SLOW_CONSUMER_GRACE_MS = 30_000;
@@ -437,7 +437,7 @@ export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier:
     maxBackpressure: MAX_BACKPRESSURE_BYTES,
     // Not uWS's own close-on-limit: the dropped handler closes with a code that says why.
     closeOnBackpressureLimit: false,
-    idleTimeout: IDLE_TIMEOUT_S,
+    idleTimeout: front.config.wsIdleTimeoutS ?? DEFAULT_WS_IDLE_TIMEOUT_S,
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
       res.upgrade<SocketData>(
