@@ -22,5 +22,9 @@ export enum ResultCode {
   AccountLimitReached = 16,
   PostOnlyWouldTake = 17,
   WouldSelfTrade = 18,
-  PriceOutOfBand = 19
+  PriceOutOfBand = 19,
+  DustNotEligible = 30,
+  DustNoMarkPrice = 31,
+  DustTreasuryShort = 32,
+  DustBalanceChanged = 33
 }
