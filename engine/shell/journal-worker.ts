@@ -17,6 +17,7 @@ import { OutboundRing } from '../ring.js';
 import { Control } from './control.js';
 import { CHECKSUMMED_BYTES, openJournal, seqKey } from './journal.js';
 import { RecordType } from '../types.js';
+import { AccountHistorySink } from './history-account.js';
 
 export interface JournalWorkerData {
   dataDir: string;
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   const consumer = outbound.consumer(data.consumerIndex);
   const journal = openJournal(data.dataDir);
   const ringBytes = outbound.bytes;
+  const accountHistory = new AccountHistorySink(journal.root); // issue 4: account history, same transaction
 
   let prevChecksum = data.lastChecksum;
   let expectedSeq = data.lastSeq + 1;
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
   let lastWrite: Promise<boolean> | null = null;
 
   const onRecord = (offset: number): boolean => {
+    accountHistory.onRecord(outbound.view, offset);
     if (recordType(outbound.view, offset) !== RecordType.Stamped) return true;
     const seq = recordSeq(outbound.view, offset);
     if (seq !== expectedSeq) throw new Error(`journal worker expected sequence ${expectedSeq}, got ${seq}`);

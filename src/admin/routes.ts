@@ -5,17 +5,22 @@
 //   POST /admin/accounts  {"publicKey": "<base64 32 bytes>"}            → {"accountId", "publicKey"}
 //   POST /admin/deposits  {"accountId": n, "asset": "USDC", "quantity": "100"} → {"accountId", "asset", "quantity"}
 //   GET  /admin/status    → {"status": "ok"}
+//   POST /admin/address-book {"accountId": n, "blockchain": "Solana", "address": "..."}  → the entry
+//        marks a withdrawal address two-factor exempt for that account (issue 4)
+//   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
+//        sets a new two-factor (TOTP) secret for the account's withdrawals (issue 4)
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
 import { readResult } from '../../engine/codec.js';
-import { Errors, resultError } from '../errors.js';
+import { Errors, apiError, resultError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
 import type { PendingRequest } from '../front/engine-link.js';
 import { parseAssetUnits } from '../wire/market-codec.js';
 import { isCanonicalBase64, isStrongPublicKey } from '../auth.js';
+import { isPlausibleAddress } from '../wire/addresses.js';
 
 function resultResponse(ctx: RequestContext, onOk: (value: number) => unknown): PendingRequest {
   return {
@@ -86,5 +91,41 @@ export function adminRoutes(front: FrontContext): Route[] {
         }, resultResponse(ctx, () => ({ accountId, asset: asset.symbol, quantity: body.quantity })));
       },
     },
+    // issue 4 (capital): the withdrawal address book and two-factor secrets
+    {
+      method: 'post',
+      path: '/admin/address-book',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        const accountId = body.accountId;
+        if (!isAccountId(accountId) || !front.data.hasAccount(accountId)) return sendError(ctx, Errors.invalid('accountId must name an account'));
+        if (typeof body.blockchain !== 'string' || !front.config.assets.some((a) => a.blockchain === body.blockchain)) {
+          return sendError(ctx, Errors.invalid('blockchain must be one the configured assets use'));
+        }
+        if (!isPlausibleAddress(body.address)) return sendError(ctx, Errors.invalid('address must be 16 to 128 letters, digits or : . _ -'));
+        const entry = { accountId, blockchain: body.blockchain, address: body.address, twoFactorExempt: true };
+        front.settings.markExempt(accountId, body.blockchain, body.address)
+          .then(() => sendJson(ctx, 200, JSON.stringify(entry)))
+          .catch(() => sendError(ctx, apiError(500, 'SERVER_ERROR', 'Could not store the setting')));
+      },
+    },
+    {
+      method: 'post',
+      path: '/admin/two-factor',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        const accountId = body.accountId;
+        if (!isAccountId(accountId) || !front.data.hasAccount(accountId)) return sendError(ctx, Errors.invalid('accountId must name an account'));
+        front.settings.newTwoFactorSecret(accountId)
+          .then((secret) => sendJson(ctx, 200, JSON.stringify({
+            accountId, secret, otpauthUri: `otpauth://totp/open-exchange:account-${accountId}?secret=${secret}&issuer=open-exchange`,
+          })))
+          .catch(() => sendError(ctx, apiError(500, 'SERVER_ERROR', 'Could not store the setting')));
+      },
+    },
   ];
+}
+
+function isAccountId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 0xffffffff;
 }

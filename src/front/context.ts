@@ -18,6 +18,8 @@ import {
   newTradeRec,
 } from '../../engine/codec.js';
 import type { Command } from '../../engine/types.js';
+import type { AccountHistoryReader } from '../../engine/shell/history-account.js';
+import type { AccountSettingsStore } from './account-settings.js';
 
 export interface FrontContext {
   frontId: number;
@@ -27,6 +29,9 @@ export interface FrontContext {
   link: EngineLink;
   data: MarketData;
   log: Logger;
+  /** issue 4: account history and settings, read from LMDB. */
+  history: AccountHistoryReader;
+  settings: AccountSettingsStore;
 }
 
 export const scratch = {

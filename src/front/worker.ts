@@ -20,6 +20,10 @@ import { Streams, mountWebSocket } from './streams.js';
 import { scratch, type FrontContext } from './context.js';
 import { publicRoutes } from '../routes/index.js';
 import { adminRoutes } from '../admin/routes.js';
+import { openJournal } from '../../engine/shell/journal.js';
+import { AccountHistoryReader } from '../../engine/shell/history-account.js';
+import { AccountSettingsStore } from './account-settings.js';
+import { startSimulatedChain } from './simulated-chain.js';
 
 export interface FrontWorkerData {
   config: ServerConfig;
@@ -43,6 +47,7 @@ function main(): void {
     (error) => log.error({ err: error }, 'outbound record handler failed'),
   );
   const marketData = new MarketData(config);
+  const history = new AccountHistoryReader(openJournal(config.dataDir).root);
   const front: FrontContext = {
     frontId: data.frontId,
     config,
@@ -51,6 +56,8 @@ function main(): void {
     link,
     data: marketData,
     log,
+    history,
+    settings: new AccountSettingsStore(history.settings),
   };
   const verifier = new SignatureVerifier();
   const auth = { verifier, accountIdForKey: (key: string) => marketData.accountsByKey.get(key) };
@@ -89,6 +96,7 @@ function main(): void {
   };
 
   link.start(streams);
+  let stopChain = (): void => {};
   let snapshotStarted = false;
   const requestSnapshot = (): void => {
     const submitted = link.submit((cmd) => {
@@ -106,6 +114,7 @@ function main(): void {
             return;
           }
           listen();
+          if (data.serveAdmin) stopChain = startSimulatedChain(front); // issue 4: confirms withdrawals
         } else {
           streams.onSnapshotRecord(type, view, offset);
         }
@@ -118,6 +127,7 @@ function main(): void {
   parentPort!.on('message', (message: { type: string }) => {
     if (message.type !== 'stop') return;
     for (const socket of listenSockets) uWS.us_listen_socket_close(socket);
+    stopChain();
     app.close();
     adminApp?.close();
     link.stop();

@@ -8,6 +8,9 @@ import { depthRoutes } from './depth.js';
 import { capitalRoutes } from './capital.js';
 import { orderRoutes } from './order.js';
 import { ordersRoutes } from './orders.js';
+// issue 4 (account and capital)
+import { historyRoutes } from './history.js';
+import { capitalTransferRoutes } from './capital-transfers.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -17,5 +20,8 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...capitalRoutes(front),
     ...orderRoutes(front),
     ...ordersRoutes(front),
+    // issue 4 (account and capital)
+    ...historyRoutes(front),
+    ...capitalTransferRoutes(front),
   ];
 }
