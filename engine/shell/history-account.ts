@@ -34,6 +34,9 @@
 //   ['wi', id]                                             → JSON [account, timeUs] (find by id)
 //   ['wp', id]                                             → empty   (withdrawals still pending)
 //   ['u',  account, timeUs, id]                            → JSON dust conversion (id = its seq)
+//   ['lp', marketId]                                       → JSON [priceTicks, tradeId, timeUs] of
+//                                                            the market's last trade (mark prices
+//                                                            for collateral and dust, restart-proof)
 // Amounts are stored as integers (units, ticks, lots) with asset and market ids; front threads
 // format them with the configuration. Every index a filter needs is a key range, so a page costs
 // O(offset + limit) entries, never a scan of the account's whole history (a fillType or clientId
@@ -45,7 +48,7 @@
 
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import { ORDER_BYTES, newOrderRec, newResultRec, newStampedRec, readOrder, readResult, readStamped, recordType } from '../codec.js';
+import { ORDER_BYTES, newOrderRec, newResultRec, newStampedRec, newTradeRec, readOrder, readResult, readStamped, readTrade, recordType } from '../codec.js';
 import { CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type OrderRec } from '../types.js';
 
 export type HistoryKey = Array<string | number>;
@@ -131,6 +134,7 @@ export class AccountHistorySink {
   private readonly stamped = newStampedRec();
   private readonly order = newOrderRec();
   private readonly result = newResultRec();
+  private readonly trade = newTradeRec();
   /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
@@ -154,6 +158,11 @@ export class AccountHistorySink {
     const type = recordType(view, offset);
     if (type === RecordType.Stamped) return this.onStamped(view, offset);
     if (type === RecordType.Order) return this.onOrder(view, offset);
+    if (type === RecordType.Trade) {
+      readTrade(view, offset, this.trade);
+      this.history.put(['lp', this.trade.marketId], json([this.trade.priceTicks, this.trade.tradeId, this.trade.timeUs]));
+      return;
+    }
     if (type === RecordType.Result && this.awaitingResult) {
       this.awaitingResult = false;
       readResult(view, offset, this.result);
@@ -347,6 +356,12 @@ export class AccountHistoryReader {
   dust(accountId: number, filter: { id?: number; marketId?: number }, page: Page): DustRecord[] {
     return this.jsonRange<DustRecord>(['u', accountId], { fromUs: 0, toUs: MAX_ID - 1 }, page,
       (d) => (filter.id === undefined || d.id === filter.id) && (filter.marketId === undefined || d.marketId === filter.marketId));
+  }
+
+  /** The last trade price of a market in ticks, or 0 before its first trade. */
+  lastPriceTicks(marketId: number): number {
+    const value = this.history.get(['lp', marketId]);
+    return value ? (JSON.parse(value.toString()) as [number, number, number])[0] : 0;
   }
 
   /** Every withdrawal not yet confirmed: [id, accountId, timeUs] (the simulated chain's work list). */

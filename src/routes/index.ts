@@ -11,6 +11,7 @@ import { ordersRoutes } from './orders.js';
 // issue 4 (account and capital)
 import { historyRoutes } from './history.js';
 import { capitalTransferRoutes } from './capital-transfers.js';
+import { accountRoutes } from './account.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -23,5 +24,6 @@ export function publicRoutes(front: FrontContext): Route[] {
     // issue 4 (account and capital)
     ...historyRoutes(front),
     ...capitalTransferRoutes(front),
+    ...accountRoutes(front),
   ];
 }
