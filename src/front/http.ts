@@ -20,6 +20,7 @@ import {
   type ParamValue,
   type SignatureVerifier,
 } from '../auth.js';
+import type { ReplayGuard } from './replay-guard.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -70,6 +71,18 @@ export function sendError(ctx: RequestContext, error: ApiError): void {
 export interface AuthSource {
   verifier: SignatureVerifier;
   accountIdForKey(apiKeyB64: string): number | undefined;
+  /** issue 4: refuses a signature already used inside its window, on any front thread. */
+  replayGuard?: ReplayGuard;
+}
+
+/** Records a verified request's signature until its window ends; the error when it was used before. */
+function checkReplay(ctx: RequestContext, auth: AuthSource, accountId: number, nowMs: number): number | ApiError {
+  if (!auth.replayGuard) return accountId;
+  const expiresAtMs = Number(ctx.timestamp) + Number(ctx.window ?? '5000');
+  const verdict = auth.replayGuard.check(Buffer.from(ctx.signature, 'base64'), expiresAtMs, nowMs);
+  if (verdict === 'replayed') return Errors.requestReplayed;
+  if (verdict === 'full') return Errors.replayTableFull;
+  return accountId;
 }
 
 /** Checks a signed request; returns the account id or the error to answer with. */
@@ -87,10 +100,10 @@ export function authenticate(
   if (accountId === undefined) return Errors.unknownApiKey;
   const windowText = ctx.window ?? '5000';
   const raw = signingString(instruction, params, ctx.timestamp, windowText, false);
-  if (auth.verifier.verify(ctx.apiKey, ctx.signature, raw)) return accountId;
+  if (auth.verifier.verify(ctx.apiKey, ctx.signature, raw)) return checkReplay(ctx, auth, accountId, nowMs);
   if (needsEncodedVariant(params)) {
     const encoded = signingString(instruction, params, ctx.timestamp, windowText, true);
-    if (auth.verifier.verify(ctx.apiKey, ctx.signature, encoded)) return accountId;
+    if (auth.verifier.verify(ctx.apiKey, ctx.signature, encoded)) return checkReplay(ctx, auth, accountId, nowMs);
   }
   return Errors.invalidSignature;
 }

@@ -24,6 +24,7 @@ import { openJournal } from '../../engine/shell/journal.js';
 import { AccountHistoryReader } from '../../engine/shell/history-account.js';
 import { AccountSettingsStore } from './account-settings.js';
 import { startSimulatedChain } from './simulated-chain.js';
+import { ReplayGuard } from './replay-guard.js';
 
 export interface FrontWorkerData {
   config: ServerConfig;
@@ -34,6 +35,8 @@ export interface FrontWorkerData {
   inboundSab: SharedArrayBuffer;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** issue 4: the replay guard shared by every front thread. */
+  replayGuardSab: SharedArrayBuffer;
 }
 
 const MAX_PENDING_REQUESTS = 65_536;
@@ -60,7 +63,11 @@ function main(): void {
     settings: new AccountSettingsStore(history.settings),
   };
   const verifier = new SignatureVerifier();
-  const auth = { verifier, accountIdForKey: (key: string) => marketData.accountsByKey.get(key) };
+  const auth = {
+    verifier,
+    accountIdForKey: (key: string) => marketData.accountsByKey.get(key),
+    replayGuard: ReplayGuard.attach(data.replayGuardSab),
+  };
   const onError = (error: unknown) => log.error({ err: error }, 'request handler failed');
 
   const app = uWS.App();
