@@ -129,4 +129,8 @@ export class AccountSettingsStore {
   async putIntent(key: HistoryKey, value: unknown): Promise<void> {
     await this.db.put(key, value);
   }
+
+  async removeIntent(key: HistoryKey): Promise<void> {
+    await this.db.remove(key);
+  }
 }

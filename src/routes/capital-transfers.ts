@@ -143,8 +143,12 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
     if (!(await front.settings.acceptTwoFactorCode(accountId, w.twoFactorToken, Date.now()))) return sendError(ctx, TWO_FACTOR_INVALID);
   }
   const digest = intentDigest(intent, randomBytes(16).toString('hex'));
-  await front.settings.putIntent(intentKey(digest), intent);
-  if (ctx.aborted) return;
+  const key = intentKey(digest);
+  await front.settings.putIntent(key, intent);
+  if (ctx.aborted) {
+    await front.settings.removeIntent(key);
+    return;
+  }
   callEngine(front, ctx, (cmd) => {
     cmd.kind = CommandKind.Withdraw;
     cmd.accountId = accountId;
@@ -155,7 +159,11 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
     onRecord(type, view, offset, header) {
       if (type !== RecordType.Result) return;
       readResult(view, offset, scratch.result);
-      if (scratch.result.code !== ResultCode.Ok) return sendError(ctx, resultError(scratch.result.code));
+      if (scratch.result.code !== ResultCode.Ok) {
+        // Refused: nothing will consume the intent (the journal worker removes accepted ones).
+        front.settings.removeIntent(key).catch((error: unknown) => front.log.error({ err: error }, 'could not remove a withdrawal intent'));
+        return sendError(ctx, resultError(scratch.result.code));
+      }
       const record: WithdrawalRecord = {
         id: scratch.result.value, accountId, assetId: w.assetId, amountUnits: w.amountUnits, timeUs: header.timeUs,
         blockchain: intent.blockchain, address: intent.address, clientId: intent.clientId,
