@@ -5,6 +5,8 @@
 //                    against @noble/ed25519
 //   engineCore       the matching engine alone on exchange-core's command mix, against
 //                    nodejs-order-book fed the same stream, with a state-hash check
+//   journalWithAccountHistory (issue 4)  the journal worker's path with the account history sink,
+//                    against the journal path alone
 //
 // Each suite measures its subject next to its baseline in the same run and reports medians of
 // several runs and ratios, because these machines are shared and noisy.
@@ -15,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { runRingBench } from './ring.bench.js';
 import { runVerifyBench } from './verify.bench.js';
 import { runEngineBench } from './engine.bench.js';
+import { runHistorySinkBench } from './history-sink.bench.js';
 
 const resultsPath = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 
@@ -27,6 +30,8 @@ async function main(): Promise<void> {
   const verify = await runVerifyBench();
   process.stdout.write('engine core…\n');
   const engine = await runEngineBench();
+  process.stdout.write('account history sink…\n');
+  const historySink = await runHistorySinkBench();
   const text = `# Benchmark results
 
 Written by \`npm run bench\` on ${started.toISOString().slice(0, 10)} (${machine}).
@@ -44,6 +49,10 @@ ${verify.trim()}
 ## Engine core against nodejs-order-book (bench/engine.bench.ts)
 
 ${engine.trim()}
+
+## Account history sink in the journal worker (bench/history-sink.bench.ts)
+
+${historySink.trim()}
 `;
   writeFileSync(resultsPath, text);
   process.stdout.write(`wrote ${resultsPath}\n`);

@@ -145,6 +145,27 @@ describe('account history', () => {
     expect(notMine.body).toEqual([]);
   });
 
+  it('merges markets into one time order for listings across markets', async () => {
+    const a = await createTestAccount(server.adminPort, ['USDC=100000', 'SOL=100', 'BTC=1']);
+    const b = await createTestAccount(server.adminPort, ['USDC=100000']);
+    const trade = async (symbol: string, price: string, quantity: string) => {
+      await signed(server.base, a, 'POST', '/api/v1/order', 'orderExecute', { symbol, side: 'Ask', orderType: 'Limit', price, quantity, postOnly: true });
+      const taken = await signed(server.base, b, 'POST', '/api/v1/order', 'orderExecute', { symbol, side: 'Bid', orderType: 'Limit', price, quantity });
+      expect(taken.body.status).toBe('Filled');
+    };
+    await trade('BTC_USDC', '50000', '0.1');
+    await trade('SOL_USDC', '100', '1');
+    await trade('BTC_USDC', '50001', '0.1');
+    const asc = await signed(server.base, b, 'GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', { sortDirection: 'Asc' });
+    expect(asc.body.map((f: any) => [f.symbol, f.price])).toEqual([['BTC_USDC', '50000'], ['SOL_USDC', '100'], ['BTC_USDC', '50001']]);
+    const desc = await signed(server.base, b, 'GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', { limit: 1, offset: 1 });
+    expect(desc.body.map((f: any) => f.symbol)).toEqual(['SOL_USDC']);
+    const orders = await signed(server.base, a, 'GET', '/wapi/v1/history/orders', 'orderHistoryQueryAll', { sortDirection: 'Asc' });
+    expect(orders.body.map((o: any) => o.symbol)).toEqual(['BTC_USDC', 'SOL_USDC', 'BTC_USDC']);
+    const btc = await signed(server.base, a, 'GET', '/wapi/v1/history/orders', 'orderHistoryQueryAll', { symbol: 'BTC_USDC' });
+    expect(btc.body.map((o: any) => o.price)).toEqual(['50001', '50000']);
+  });
+
   it('keeps every history across a restart', async () => {
     const read = async () => ({
       fills: (await signed(server.base, taker, 'GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', {})).body,

@@ -24,11 +24,10 @@
 //
 // Layout: one LMDB database "history-account", keys are ordered-binary arrays, values bytes:
 //   ['o',  account, orderId]                               → OrderRecord bytes (the latest state)
-//   ['ot', account, createdAtUs, orderId]                  → empty   (orders by time)
 //   ['om', account, marketId, createdAtUs, orderId]        → empty   (orders by market and time)
-//   ['f',  account, timeUs, seq, ordinal]                  → OrderRecord bytes of the fill event
-//   ['fm', account, marketId, timeUs, seq, ordinal]        → the same bytes (fills by market)
-//   ['fo', account, orderId, timeUs, seq, ordinal]         → the same bytes (fills by order)
+// A listing across all markets merges the per-market ranges (one iterator per configured market,
+// a k-way merge on the key's time part), so each order and each fill costs one index write.
+//   ['fm', account, marketId, timeUs, seq, ordinal]        → OrderRecord bytes of the fill event
 //   ['d',  account, timeUs, id]                            → JSON deposit    (id = its seq)
 //   ['w',  account, timeUs, id]                            → JSON withdrawal (id = its seq)
 //   ['wi', id]                                             → JSON [account, timeUs] (find by id)
@@ -38,9 +37,14 @@
 //                                                            the market's last trade (mark prices
 //                                                            for collateral and dust, restart-proof)
 // Amounts are stored as integers (units, ticks, lots) with asset and market ids; front threads
-// format them with the configuration. Every index a filter needs is a key range, so a page costs
-// O(offset + limit) entries, never a scan of the account's whole history (a fillType or clientId
-// filter is the exception: it skips non-matching entries of the range).
+// format them with the configuration. Every filter is a key range, so a page costs
+// O(offset + limit) entries, never a scan of the account's whole history. Exceptions, chosen to
+// keep writes down (each put costs the journal worker ~2 µs, see bench/history-sink.bench.ts):
+// fills of one order are read from its market's range between its creation and its last update,
+// skipping other orders' fills of that time; clientId and dust filters skip non-matching entries.
+// Writes per command are kept low: an order's index entries are written with its first record
+// only, a response repeating the state its event just wrote is skipped, and a market's last
+// price is written only when it changes.
 //
 // A second database, "account-settings", holds what is not engine state: account settings
 // (PATCH /api/v1/account), the operator's address book (two-factor-exempt addresses) and
@@ -139,6 +143,13 @@ export class AccountHistorySink {
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
   private fillOrdinal = 0;
+  /** The order state written last (a response repeating it is skipped). */
+  private lastOrderId = 0;
+  private lastStatus = 0;
+  private lastExecutedLots = 0;
+  private lastExecutedQuote = 0;
+  /** Last trade price written per market: a trade at the same price writes nothing. */
+  private readonly lastPriceWritten = new Map<number, number>();
   /** Withdrawals not yet confirmed, by id (a confirmation may arrive in the batch that wrote them). */
   private readonly pending = new Map<number, WithdrawalRecord>();
 
@@ -146,6 +157,9 @@ export class AccountHistorySink {
     const dbs = openHistoryDbs(root);
     this.history = dbs.history;
     this.settings = dbs.settings;
+    for (const { key, value } of this.history.getRange({ start: ['lp', 0], end: ['lp', 0x10000] })) {
+      this.lastPriceWritten.set(key[1] as number, (JSON.parse(value.toString()) as number[])[0]);
+    }
     for (const { key } of this.history.getRange({ start: ['wp', 0], end: ['wp', Number.MAX_SAFE_INTEGER] })) {
       const id = key[1] as number;
       const where = JSON.parse(this.history.get(['wi', id])!.toString()) as [number, number];
@@ -160,6 +174,8 @@ export class AccountHistorySink {
     if (type === RecordType.Order) return this.onOrder(view, offset);
     if (type === RecordType.Trade) {
       readTrade(view, offset, this.trade);
+      if (this.lastPriceWritten.get(this.trade.marketId) === this.trade.priceTicks) return;
+      this.lastPriceWritten.set(this.trade.marketId, this.trade.priceTicks);
       this.history.put(['lp', this.trade.marketId], json([this.trade.priceTicks, this.trade.tradeId, this.trade.timeUs]));
       return;
     }
@@ -174,6 +190,7 @@ export class AccountHistorySink {
     readStamped(view, offset, this.stamped);
     const kind = this.stamped.command.kind;
     this.fillOrdinal = 0;
+    this.lastOrderId = 0;
     this.awaitingResult = kind === CommandKind.Deposit || kind === CommandKind.Withdraw || kind === CommandKind.ConvertDust;
     if (kind === CommandKind.ConfirmWithdrawal) this.confirm(this.stamped.command.orderId, this.stamped.command.accountId);
   }
@@ -182,20 +199,28 @@ export class AccountHistorySink {
     const rec = this.order;
     readOrder(view, offset, rec);
     if (rec.frontId !== FRONT_ID_NONE && !isFinal(rec.status)) return;
+    // A response repeating the state an event of the same command just wrote (the Filled,
+    // Cancelled or Expired answer right after its event) costs no second write.
+    const same = rec.orderId === this.lastOrderId && rec.status === this.lastStatus &&
+      rec.executedQtyLots === this.lastExecutedLots && rec.executedQuoteUnits === this.lastExecutedQuote;
+    if (rec.event === OrderEvent.None && same) return;
+    this.lastOrderId = rec.orderId;
+    this.lastStatus = rec.status;
+    this.lastExecutedLots = rec.executedQtyLots;
+    this.lastExecutedQuote = rec.executedQuoteUnits;
     const bytes = Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, ORDER_BYTES));
     const account = rec.accountId;
     this.history.put(['o', account, rec.orderId], bytes);
     if (rec.event === OrderEvent.Fill) {
       const ordinal = this.fillOrdinal++;
-      this.history.put(['f', account, rec.timeUs, rec.seq, ordinal], bytes);
       this.history.put(['fm', account, rec.marketId, rec.timeUs, rec.seq, ordinal], bytes);
-      this.history.put(['fo', account, rec.orderId, rec.timeUs, rec.seq, ordinal], bytes);
       return;
     }
-    // Index entries are the same keys on every write of an order (createdAt never changes).
-    const empty = Buffer.alloc(0);
-    this.history.put(['ot', account, rec.createdAtUs, rec.orderId], empty);
-    this.history.put(['om', account, rec.marketId, rec.createdAtUs, rec.orderId], empty);
+    // Every order's first record is orderAccepted, or orderCancelled for one cancelled during its
+    // speed bump; its index entries are written then (createdAt never changes).
+    if (rec.event === OrderEvent.Accepted || rec.event === OrderEvent.Cancelled) {
+      this.history.put(['om', account, rec.marketId, rec.createdAtUs, rec.orderId], Buffer.alloc(0));
+    }
   }
 
   private onCapitalResult(value: number): void {
@@ -258,10 +283,47 @@ export class AccountHistoryReader {
   private readonly history: Database<Buffer, HistoryKey>;
   readonly settings: Database<unknown, HistoryKey>;
 
-  constructor(root: RootDatabase) {
+  /** `marketCount`: the configured markets (ids 0 … marketCount − 1), merged by all-market listings. */
+  constructor(root: RootDatabase, private readonly marketCount: number) {
     const dbs = openHistoryDbs(root);
     this.history = dbs.history;
     this.settings = dbs.settings;
+  }
+
+  /**
+   * The entries of several per-market prefixes (all of the same length) in one time order: a
+   * k-way merge on the key parts after the prefix, skipping the page's offset.
+   */
+  private *merged(prefixes: HistoryKey[], low: number, high: number, page: Page): Generator<{ key: HistoryKey; value: Buffer }> {
+    const unpaged = { ...page, offset: 0 };
+    const iterators = prefixes.map((prefix) => this.range(prefix, low, high, unpaged, 0));
+    const heads = iterators.map((it) => it.next());
+    const tail = prefixes[0].length;
+    const compare = (a: HistoryKey, b: HistoryKey): number => {
+      for (let i = tail; i < a.length; i++) if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number) ? -1 : 1;
+      return 0;
+    };
+    let skip = page.offset;
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < heads.length; i++) {
+        if (heads[i].done) continue;
+        if (best < 0) best = i;
+        else {
+          const order = compare(heads[i].value!.key, heads[best].value!.key);
+          if (page.descending ? order > 0 : order < 0) best = i;
+        }
+      }
+      if (best < 0) return;
+      const entry = heads[best].value!;
+      heads[best] = iterators[best].next();
+      if (skip > 0) skip--;
+      else yield entry;
+    }
+  }
+
+  private marketPrefixes(kind: string, accountId: number): HistoryKey[] {
+    return Array.from({ length: this.marketCount }, (_, marketId) => [kind, accountId, marketId]);
   }
 
   /** Keys of `prefix` whose next element lies in [low, high], in the page's order. */
@@ -288,9 +350,11 @@ export class AccountHistoryReader {
       const rec = this.decodeOrder(value);
       return filter.marketId === undefined || rec.marketId === filter.marketId ? [rec] : [];
     }
-    const prefix = filter.marketId === undefined ? ['ot', accountId] : ['om', accountId, filter.marketId];
+    const entries = filter.marketId === undefined
+      ? this.merged(this.marketPrefixes('om', accountId), 0, MAX_ID, page)
+      : this.range(['om', accountId, filter.marketId], 0, MAX_ID, page);
     const out: OrderRec[] = [];
-    for (const { key } of this.range(prefix, 0, MAX_ID, page)) {
+    for (const { key } of entries) {
       if (out.length >= page.limit) break;
       const value = this.history.get(['o', accountId, key[key.length - 1] as number]);
       if (value) out.push(this.decodeOrder(value));
@@ -300,18 +364,32 @@ export class AccountHistoryReader {
 
   /** Fill events (OrderRecords with event Fill) in time order, filtered by market or order. */
   fills(accountId: number, filter: { marketId?: number; orderId?: number }, range: TimeRange, page: Page): OrderRec[] {
-    let prefix: HistoryKey = ['f', accountId];
-    if (filter.orderId !== undefined) prefix = ['fo', accountId, filter.orderId];
-    else if (filter.marketId !== undefined) prefix = ['fm', accountId, filter.marketId];
+    if (filter.orderId === undefined) {
+      const entries = filter.marketId === undefined
+        ? this.merged(this.marketPrefixes('fm', accountId), range.fromUs, range.toUs, page)
+        : this.range(['fm', accountId, filter.marketId], range.fromUs, range.toUs, page);
+      const out: OrderRec[] = [];
+      for (const { value } of entries) {
+        if (out.length >= page.limit) break;
+        out.push(this.decodeOrder(value));
+      }
+      return out;
+    }
+    // One order's fills lie in its market's range between its creation and its last update.
+    const orderValue = this.history.get(['o', accountId, filter.orderId]);
+    if (!orderValue) return [];
+    const order = this.decodeOrder(orderValue);
+    if (filter.marketId !== undefined && order.marketId !== filter.marketId) return [];
+    const fromUs = Math.max(range.fromUs, order.createdAtUs);
+    const toUs = Math.min(range.toUs, order.timeUs);
+    if (fromUs > toUs) return [];
     const out: OrderRec[] = [];
-    // With both filters the order index is used and the market checked per entry (an order
-    // belongs to one market), so the offset counts matching entries only.
     let skip = page.offset;
-    for (const { value } of this.range(prefix, range.fromUs, range.toUs, page, filter.orderId !== undefined ? 0 : skip)) {
+    for (const { value } of this.range(['fm', accountId, order.marketId], fromUs, toUs, page, 0)) {
       if (out.length >= page.limit) break;
       const rec = this.decodeOrder(value);
-      if (filter.marketId !== undefined && rec.marketId !== filter.marketId) continue;
-      if (filter.orderId !== undefined && skip > 0) {
+      if (rec.orderId !== filter.orderId) continue;
+      if (skip > 0) {
         skip--;
         continue;
       }

@@ -50,7 +50,7 @@ function main(): void {
     (error) => log.error({ err: error }, 'outbound record handler failed'),
   );
   const marketData = new MarketData(config);
-  const history = new AccountHistoryReader(openJournal(config.dataDir).root);
+  const history = new AccountHistoryReader(openJournal(config.dataDir).root, config.markets.length);
   const front: FrontContext = {
     frontId: data.frontId,
     config,
