@@ -175,9 +175,21 @@ describe('account history', () => {
     });
     const before = await read();
     expect(before.fills.length).toBe(3);
+    // A withdrawal still pending at shutdown is confirmed after the restart (its work list is in LMDB).
+    const pending = await signed(server.base, taker, 'POST', '/wapi/v1/capital/withdrawals', 'withdraw', { symbol: 'USDC', blockchain: 'Solana', address: ADDRESS, quantity: '2' });
+    expect(pending.body.status).toBe('pending');
     expect(await server.stop()).toBe(0);
     server = await startServer({ dataDir, args: ARGS });
-    expect(await read()).toEqual(before);
+    const after = await read();
+    expect(after.fills).toEqual(before.fills);
+    expect(after.orders).toEqual(before.orders);
+    expect(after.deposits).toEqual(before.deposits);
+    expect(after.withdrawals.slice(1)).toEqual(before.withdrawals);
+    expect(after.withdrawals[0]).toMatchObject({ id: pending.body.id, quantity: '2' });
+    await waitUntil(async () => {
+      const list = await signed(server.base, taker, 'GET', '/wapi/v1/capital/withdrawals', 'withdrawalQueryAll', { id: pending.body.id });
+      return list.body[0]?.status === 'confirmed' ? true : undefined;
+    }, 'the pending withdrawal confirmed after the restart');
   });
 });
 
