@@ -7,6 +7,8 @@
 //                    nodejs-order-book fed the same stream, with a state-hash check
 //   journal          durable append rate, group-commit ack latency and replay rate, against raw
 //                    lmdb puts and reads (issue 6)
+//   journalWithAccountHistory (issue 4)  the journal worker's path with the account history sink,
+//                    against the journal path alone
 //
 // Each suite measures its subject next to its baseline in the same run and reports medians of
 // several runs and ratios, because these machines are shared and noisy.
@@ -20,6 +22,7 @@ import { runEngineBench } from './engine.bench.js';
 import { runJournalBench } from './journal.bench.js';
 // issue 5: stream fan-out
 import { runFanoutBench } from './fanout.bench.js';
+import { runHistorySinkBench } from './history-sink.bench.js';
 
 const resultsPath = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
 
@@ -37,6 +40,8 @@ async function main(): Promise<void> {
   // issue 5: stream fan-out
   process.stdout.write('stream fan-out…\n');
   const fanout = await runFanoutBench();
+  process.stdout.write('account history sink…\n');
+  const historySink = await runHistorySinkBench();
   const text = `# Benchmark results
 
 Written by \`npm run bench\` on ${started.toISOString().slice(0, 10)} (${machine}).
@@ -61,6 +66,9 @@ ${journal.trim()}
 ## Stream fan-out against raw uWS publish (bench/fanout.bench.ts)
 
 ${fanout.trim()}
+## Account history sink in the journal worker (bench/history-sink.bench.ts)
+
+${historySink.trim()}
 `;
   // The end-to-end section (npm run bench:e2e, bench/e2e/report.ts) is written by another
   // command: carry it over unchanged.

@@ -68,6 +68,11 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   [ResultCode.MarketPostOnly]: apiError(400, 'INVALID_ORDER', 'Order book accepts post-only orders only'),
   [ResultCode.InvalidOrderBookState]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Invalid orderBookState'),
   [ResultCode.FeeRateOutOfRange]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Fee rates must be whole basis points from 0 to 10000'),
+  // issue 4 (capital)
+  [ResultCode.DustNotEligible]: apiError(400, 'PRECONDITION_FAILED', 'Not a dust balance: it must be positive, not in open orders and below the minimum order quantity'),
+  [ResultCode.DustNoMarkPrice]: apiError(400, 'PRECONDITION_FAILED', 'The asset has no mark price yet (its USDC market has not traded)'),
+  [ResultCode.DustTreasuryShort]: apiError(400, 'PRECONDITION_FAILED', 'Dust conversion is unavailable: the exchange cannot pay it out now'),
+  [ResultCode.DustBalanceChanged]: apiError(400, 'PRECONDITION_FAILED', 'The balance changed during the conversion; retry'),
 };
 
 export function resultError(code: ResultCode): ApiError {
@@ -94,4 +99,8 @@ export const Errors = {
   invalidPrice: (message: string) => apiError(400, 'INVALID_PRICE', message),
   invalidQuantity: (message: string) => apiError(400, 'INVALID_QUANTITY', message),
   invalidAsset: (symbol: string) => apiError(400, 'INVALID_ASSET', `Invalid asset: ${symbol}`),
+  // issue 4 (account, capital, replay protection)
+  requestReplayed: apiError(401, 'UNAUTHORIZED', 'Request replayed: this signature was already used'),
+  replayTableFull: apiError(429, 'TOO_MANY_REQUESTS', 'Too many signed requests in flight within their windows, retry'),
+  preconditionFailed: (message: string) => apiError(400, 'PRECONDITION_FAILED', message),
 };

@@ -24,6 +24,7 @@ import { Control } from '../engine/shell/control.js';
 import type { EngineWorkerData } from '../engine/shell/engine-worker.js';
 import type { JournalWorkerData } from '../engine/shell/journal-worker.js';
 import type { FrontWorkerData } from './front/worker.js';
+import { ReplayGuard } from './front/replay-guard.js';
 
 const log = createLogger('main');
 
@@ -116,6 +117,7 @@ async function main(): Promise<void> {
     consumerCount: 1 + config.frontThreads,
   });
   const control = Control.create();
+  const replayGuard = ReplayGuard.create(); // issue 4: one table for every front thread
   const workers: Worker[] = [];
   let stopping = false;
 
@@ -188,6 +190,7 @@ async function main(): Promise<void> {
       inboundSab: inbound.sab,
       outboundSab: outbound.sab,
       controlSab: control.sab,
+      replayGuardSab: replayGuard.sab,
     };
     const front = start('./front/worker.js', frontData, `front-${frontId}`);
     fronts.push(front);

@@ -57,6 +57,7 @@ import { activateOrder } from './matching.js';
 import { NO_SLOT } from './orders.js';
 import { runQuery } from './queries.js';
 import { bookStateRefusal, setFeeRates, setMarketState } from './operator.js';
+import { confirmWithdrawal, convertDust, withdraw } from './capital.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 import {
@@ -126,6 +127,13 @@ export class Exchange {
         return setMarketState(s, cmd);
       case CommandKind.SetFeeRates:
         return setFeeRates(s, cmd);
+      // issue 4 (capital): see capital.ts
+      case CommandKind.Withdraw:
+        return withdraw(s, cmd);
+      case CommandKind.ConvertDust:
+        return convertDust(s, cmd);
+      case CommandKind.ConfirmWithdrawal:
+        return confirmWithdrawal(s, cmd);
       default:
         s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
     }
@@ -145,7 +153,10 @@ export class Exchange {
     validateState(this.s);
   }
 
-  /** Sum over accounts of available + locked units of an asset, plus the fees collected in it. */
+  /**
+   * Sum over accounts of available + locked units of an asset, plus the fees collected in it:
+   * equal to the asset's deposits minus its withdrawals (conservation).
+   */
   totalUnits(assetId: number): number {
     const s = this.s;
     const assetIndex = s.catalog.assetIndex(assetId);

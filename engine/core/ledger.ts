@@ -8,7 +8,7 @@
 // Fees: units taken from fills go to a fee ledger per asset (`feeUnits`), owned by no account.
 // Conservation therefore reads: for each asset, Σ (available + locked) + feeUnits = supply.
 //
-// Supply: the sum of deposits of an asset (minus withdrawals, when they exist). Deposits are
+// Supply: the sum of deposits of an asset minus its withdrawals. Deposits are
 // refused once an asset's supply would pass MAX_SAFE_INTEGER. Since trades only move units
 // between accounts and into the fee column, every balance, every sum of balances and every credit a fill makes is then
 // bounded by the supply, so no settlement step can overflow, and none needs a runtime check that
@@ -89,6 +89,29 @@ export class Ledger {
   /** Adds units received in a trade. */
   credit(accountId: number, assetIndex: number, amount: AmountUnits): void {
     const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+  }
+
+  // issue 4 (capital): withdrawals and dust conversion.
+
+  /** available → out of the exchange: the asset's supply shrinks by the same amount. The caller checked available ≥ amount. */
+  withdraw(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
+    this.supply[assetIndex] = subUnits(this.supply[assetIndex] as AmountUnits, amount);
+  }
+
+  /** available → the exchange's fee column (the exchange takes an account's dust). */
+  sweepToFees(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
+    this.feeUnits[assetIndex] = addUnits(this.feeUnits[assetIndex] as AmountUnits, amount);
+  }
+
+  /** The exchange's fee column → an account (the exchange pays for dust it took). The caller checked the column holds amount. */
+  payFromFees(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.feeUnits[assetIndex] = subUnits(this.feeUnits[assetIndex] as AmountUnits, amount);
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
   }
 }

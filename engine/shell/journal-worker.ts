@@ -29,6 +29,7 @@ import { CLEAN_STOP_KEY } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
 import { JournalWriter } from './journal-writer.js';
 import { MarketHistorySink } from './history-market.js'; // issue 5: trade and kline history
+import { AccountHistorySink } from './history-account.js'; // issue 4: account history
 
 export interface JournalWorkerData {
   dataDir: string;
@@ -47,6 +48,8 @@ export interface JournalWorkerData {
 
 const BATCH_MAX = 8192;
 const IDLE_WAIT_MS = 50;
+/** Wait between polls for the rest of a command the engine is still publishing. */
+const COMMAND_TAIL_WAIT_MS = 1;
 
 interface SnapshotMessage {
   type: 'snapshot';
@@ -64,13 +67,32 @@ async function main(): Promise<void> {
   const writer = new JournalWriter(store, data.lastSeq, data.lastChecksum);
   const view = outbound.view;
   const marketHistory = new MarketHistorySink(store.root); // issue 5: trade and kline history
+  const accountHistory = new AccountHistorySink(store.root); // issue 4: account history, same transaction
 
   // The record loop: sees every outbound record, in order.
   const onRecord = (offset: number): boolean => {
     // History sinks (issues 4 and 5) go here, one call each, before the journal's own handling.
     marketHistory.onRecord(view, offset); // issue 5: trades and candles, same transaction
+    accountHistory.onRecord(view, offset); // issue 4: orders, fills, capital, same transaction
     writer.onRecord(view, offset);
     return true;
+  };
+
+  // One batch, inside its synchronous transaction. A transaction ends only at a command boundary:
+  // when the poll stops inside a command (the batch limit, or a ring that filled while the engine
+  // was writing its outputs), the rest of that command is drained first — the engine publishes it
+  // within microseconds, having no other work in between. So a command's journal record and its
+  // history always commit together: a crash never leaves history ahead of or behind the journal.
+  const drain = (): number => {
+    let count = consumer.poll(onRecord, BATCH_MAX);
+    while (writer.commandOpen()) {
+      const seen = outbound.signalValue();
+      const more = consumer.poll(onRecord, BATCH_MAX);
+      count += more;
+      if (more === 0 && writer.commandOpen()) outbound.waitSignal(seen, COMMAND_TAIL_WAIT_MS);
+    }
+    marketHistory.endBatch(); // issue 5: the batch's candles
+    return count;
   };
 
   // Snapshots wait here until durable, then are written one at a time, off the commit path.
@@ -115,11 +137,7 @@ async function main(): Promise<void> {
   for (;;) {
     if (fatal !== null) throw fatal;
     const seen = outbound.signalValue();
-    const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(() => {
-      const polled = consumer.poll(onRecord, BATCH_MAX);
-      marketHistory.endBatch(); // issue 5: the batch's candles, same transaction
-      return polled;
-    });
+    const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(drain);
     if (writer.hasBatch()) {
       control.setSeqDurable(await writer.commit());
       outbound.signal();

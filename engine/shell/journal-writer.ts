@@ -73,6 +73,11 @@ export class JournalWriter {
     this.open = null;
   }
 
+  /** True between a command's Stamped record and its CommandEnd: the command is not complete. */
+  commandOpen(): boolean {
+    return this.open !== null;
+  }
+
   /** True when records were appended since the last commit. */
   hasBatch(): boolean {
     return this.appendedSeq > this.durableSeq;

@@ -13,6 +13,10 @@
 //                         → {"accountId", "makerFeeBps", "takerFeeBps"}
 //   GET  /admin/accounts/fees?accountId=n → {"accountId", "makerFeeBps", "takerFeeBps"}
 // (order book states and fee rates: issue 3; what each state does is in engine/core/operator.ts)
+//   POST /admin/address-book {"accountId": n, "blockchain": "Solana", "address": "..."}  → the entry
+//        marks a withdrawal address two-factor exempt for that account (issue 4)
+//   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
+//        sets a new two-factor (TOTP) secret for the account's withdrawals (issue 4)
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
@@ -20,12 +24,13 @@ import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
 import { readResult } from '../../engine/codec.js';
 import { feeRatesResponse, queryFeeRates } from '../front/fee-rates.js';
 import { ORDER_BOOK_STATE_NAMES } from '../routes/markets.js';
-import { Errors, resultError } from '../errors.js';
+import { Errors, apiError, resultError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
 import type { PendingRequest } from '../front/engine-link.js';
 import { parseAssetUnits } from '../wire/market-codec.js';
 import { isCanonicalBase64, isStrongPublicKey } from '../auth.js';
+import { isPlausibleAddress } from '../wire/addresses.js';
 
 function resultResponse(ctx: RequestContext, onOk: (value: number) => unknown): PendingRequest {
   return {
@@ -176,6 +181,38 @@ export function adminRoutes(front: FrontContext): Route[] {
         callEngine(front, ctx, (cmd) => {
           cmd.kind = CommandKind.Snapshot;
         }, resultResponse(ctx, (snapshotSeq) => ({ snapshotSeq })));
+      },
+    },
+    // issue 4 (capital): the withdrawal address book and two-factor secrets
+    {
+      method: 'post',
+      path: '/admin/address-book',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        const accountId = body.accountId;
+        if (!isAccountId(accountId) || !front.data.hasAccount(accountId)) return sendError(ctx, Errors.invalid('accountId must name an account'));
+        if (typeof body.blockchain !== 'string' || !front.config.assets.some((a) => a.blockchain === body.blockchain)) {
+          return sendError(ctx, Errors.invalid('blockchain must be one the configured assets use'));
+        }
+        if (!isPlausibleAddress(body.address)) return sendError(ctx, Errors.invalid('address must be 16 to 128 letters, digits or : . _ -'));
+        const entry = { accountId, blockchain: body.blockchain, address: body.address, twoFactorExempt: true };
+        front.settings.markExempt(accountId, body.blockchain, body.address)
+          .then(() => sendJson(ctx, 200, JSON.stringify(entry)))
+          .catch(() => sendError(ctx, apiError(500, 'SERVER_ERROR', 'Could not store the setting')));
+      },
+    },
+    {
+      method: 'post',
+      path: '/admin/two-factor',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        const accountId = body.accountId;
+        if (!isAccountId(accountId) || !front.data.hasAccount(accountId)) return sendError(ctx, Errors.invalid('accountId must name an account'));
+        front.settings.newTwoFactorSecret(accountId)
+          .then((secret) => sendJson(ctx, 200, JSON.stringify({
+            accountId, secret, otpauthUri: `otpauth://totp/open-exchange:account-${accountId}?secret=${secret}&issuer=open-exchange`,
+          })))
+          .catch(() => sendError(ctx, apiError(500, 'SERVER_ERROR', 'Could not store the setting')));
       },
     },
   ];

@@ -21,6 +21,8 @@ import {
   newTradeRec,
 } from '../../engine/codec.js';
 import type { Command } from '../../engine/types.js';
+import type { AccountHistoryReader } from '../../engine/shell/history-account.js';
+import type { AccountSettingsStore } from './account-settings.js';
 
 export interface FrontContext {
   frontId: number;
@@ -32,6 +34,9 @@ export interface FrontContext {
   log: Logger;
   // issue 5: public trade and candle history (LMDB)
   history: MarketHistory;
+  /** issue 4: account history and settings, read from LMDB. */
+  accountHistory: AccountHistoryReader;
+  settings: AccountSettingsStore;
 }
 
 export const scratch = {

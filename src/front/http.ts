@@ -21,6 +21,7 @@ import {
   type ParamValue,
   type SignatureVerifier,
 } from '../auth.js';
+import type { ReplayGuard } from './replay-guard.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -71,6 +72,18 @@ export function sendError(ctx: RequestContext, error: ApiError): void {
 export interface AuthSource {
   verifier: SignatureVerifier;
   accountIdForKey(apiKeyB64: string): number | undefined;
+  /** issue 4: refuses a signature already used inside its window, on any front thread. */
+  replayGuard?: ReplayGuard;
+}
+
+/** Records a verified request's signature until its window ends; the error when it was used before. */
+function checkReplay(ctx: RequestContext, auth: AuthSource, accountId: number, nowMs: number): number | ApiError {
+  if (!auth.replayGuard) return accountId;
+  const expiresAtMs = Number(ctx.timestamp) + Number(ctx.window ?? '5000');
+  const verdict = auth.replayGuard.check(Buffer.from(ctx.signature, 'base64'), expiresAtMs, nowMs);
+  if (verdict === 'replayed') return Errors.requestReplayed;
+  if (verdict === 'full') return Errors.replayTableFull;
+  return accountId;
 }
 
 /**
@@ -97,9 +110,9 @@ export function authenticate(
   const render = (encode: boolean): string => items
     ? batchSigningString(instruction, items, ctx.timestamp, windowText, encode)
     : signingString(instruction, single, ctx.timestamp, windowText, encode);
-  if (auth.verifier.verify(ctx.apiKey, ctx.signature, render(false))) return accountId;
+  if (auth.verifier.verify(ctx.apiKey, ctx.signature, render(false))) return checkReplay(ctx, auth, accountId, nowMs);
   const encodedDiffers = items ? items.some(needsEncodedVariant) : needsEncodedVariant(single);
-  if (encodedDiffers && auth.verifier.verify(ctx.apiKey, ctx.signature, render(true))) return accountId;
+  if (encodedDiffers && auth.verifier.verify(ctx.apiKey, ctx.signature, render(true))) return checkReplay(ctx, auth, accountId, nowMs);
   return Errors.invalidSignature;
 }
 

@@ -88,4 +88,10 @@ export class MarketData {
   registerKey(key: Uint8Array, accountId: number): void {
     this.accountsByKey.set(Buffer.from(key).toString('base64'), accountId);
   }
+
+  /** issue 4: true when the account id is registered (accounts are dense: 1 … count). */
+  hasAccount(accountId: number): boolean {
+    for (const id of this.accountsByKey.values()) if (id === accountId) return true;
+    return false;
+  }
 }

@@ -66,7 +66,7 @@ export interface Kline extends Candle {
 }
 
 export class MarketHistory {
-  private readonly root: RootDatabase;
+  readonly root: RootDatabase;
   private readonly dbs: MarketHistoryDbs;
 
   constructor(dataDir: string) {

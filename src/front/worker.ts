@@ -22,6 +22,10 @@ import { Streams, mountWebSocket } from './streams.js';
 import { scratch, type FrontContext } from './context.js';
 import { publicRoutes } from '../routes/index.js';
 import { adminRoutes } from '../admin/routes.js';
+import { AccountHistoryReader } from '../../engine/shell/history-account.js';
+import { AccountSettingsStore } from './account-settings.js';
+import { startSimulatedChain } from './simulated-chain.js';
+import { ReplayGuard } from './replay-guard.js';
 
 export interface FrontWorkerData {
   config: ServerConfig;
@@ -32,6 +36,8 @@ export interface FrontWorkerData {
   inboundSab: SharedArrayBuffer;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** issue 4: the replay guard shared by every front thread. */
+  replayGuardSab: SharedArrayBuffer;
 }
 
 const MAX_PENDING_REQUESTS = 65_536;
@@ -45,6 +51,9 @@ function main(): void {
     (error) => log.error({ err: error }, 'outbound record handler failed'),
   );
   const marketData = new MarketData(config);
+  // One LMDB environment per thread for both history readers (market: issue 5, account: issue 4).
+  const marketHistory = new MarketHistory(config.dataDir);
+  const accountHistory = new AccountHistoryReader(marketHistory.root, config.markets.length);
   const front: FrontContext = {
     frontId: data.frontId,
     config,
@@ -53,10 +62,16 @@ function main(): void {
     link,
     data: marketData,
     log,
-    history: new MarketHistory(config.dataDir),
+    history: marketHistory,
+    accountHistory,
+    settings: new AccountSettingsStore(accountHistory.settings),
   };
   const verifier = new SignatureVerifier();
-  const auth = { verifier, accountIdForKey: (key: string) => marketData.accountsByKey.get(key) };
+  const auth = {
+    verifier,
+    accountIdForKey: (key: string) => marketData.accountsByKey.get(key),
+    replayGuard: ReplayGuard.attach(data.replayGuardSab),
+  };
   const onError = (error: unknown) => log.error({ err: error }, 'request handler failed');
 
   const app = uWS.App();
@@ -92,6 +107,7 @@ function main(): void {
   };
 
   link.start(streams);
+  let stopChain = (): void => {};
   let snapshotStarted = false;
   const requestSnapshot = (): void => {
     const submitted = link.submit((cmd) => {
@@ -109,6 +125,7 @@ function main(): void {
             return;
           }
           listen();
+          if (data.serveAdmin) stopChain = startSimulatedChain(front); // issue 4: confirms withdrawals
         } else {
           streams.onSnapshotRecord(type, view, offset);
         }
@@ -121,6 +138,7 @@ function main(): void {
   parentPort!.on('message', (message: { type: string }) => {
     if (message.type !== 'stop') return;
     for (const socket of listenSockets) uWS.us_listen_socket_close(socket);
+    stopChain();
     app.close();
     adminApp?.close();
     link.stop();

@@ -13,6 +13,10 @@ import { tickerRoutes } from './ticker.js';
 import { klinesRoutes } from './klines.js';
 import { tradesRoutes } from './trades.js';
 import { ordersBatchRoutes } from './orders-batch.js';
+// issue 4 (account and capital)
+import { historyRoutes } from './history.js';
+import { capitalTransferRoutes } from './capital-transfers.js';
+import { accountRoutes } from './account.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -28,5 +32,9 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...tradesRoutes(front),
     // issue 3 (engine): batch execution
     ...ordersBatchRoutes(front),
+    // issue 4 (account and capital)
+    ...historyRoutes(front),
+    ...capitalTransferRoutes(front),
+    ...accountRoutes(front),
   ];
 }

@@ -5,9 +5,9 @@
 //
 // Fields for features not built yet are null rather than invented: impact and mark-price bands,
 // margin functions and funding (spot only). The price-band multipliers are the ones the engine
-// enforces on limit prices. Tokens report deposits and
-// withdrawals disabled because the chain flows do not exist yet; balances arrive through the
-// operator's deposit command.
+// enforces on limit prices. Tokens report deposits disabled because nothing watches a chain
+// (balances arrive through the operator's deposit command) and withdrawals enabled: they leave
+// the account at once and a simulated chain confirms them (src/routes/capital-transfers.ts).
 
 import type { AssetConfig, MarketInfo } from '../config.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
@@ -74,7 +74,7 @@ export function assetJson(asset: AssetConfig): Record<string, unknown> {
         contractAddress: null,
         depositEnabled: false,
         minimumDeposit: '0',
-        withdrawEnabled: false,
+        withdrawEnabled: true,
         minimumWithdrawal: '0',
         maximumWithdrawal: null,
         withdrawalFee: '0',

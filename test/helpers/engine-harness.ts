@@ -229,7 +229,7 @@ export class EngineHarness {
   seq = 0;
   timeUs = 1_000_000_000;
   private requestId = 0;
-  /** Deposited units per asset id, counted from Ok deposit results. */
+  /** Deposited minus withdrawn units per asset id, counted from Ok deposit and withdraw results. */
   readonly deposited = new Map<number, number>();
   /** Every record of every apply, in order. */
   readonly log: Rec[] = [];
@@ -257,6 +257,13 @@ export class EngineHarness {
       const result = sink.records.find((r) => r.type === RecordType.Result && r.requestId === command.requestId);
       if (result && (result as ResultRec).code === ResultCode.Ok) {
         this.deposited.set(command.assetId, (this.deposited.get(command.assetId) ?? 0) + command.amountUnits);
+      }
+    }
+    // issue 4: a withdrawal leaves the exchange, so conservation counts deposits minus withdrawals.
+    if (command.kind === CommandKind.Withdraw) {
+      const result = sink.records.find((r) => r.type === RecordType.Result && r.requestId === command.requestId);
+      if (result && (result as ResultRec).code === ResultCode.Ok) {
+        this.deposited.set(command.assetId, (this.deposited.get(command.assetId) ?? 0) - command.amountUnits);
       }
     }
     if (this.checks) this.check();

@@ -135,12 +135,23 @@ export interface ApiResponse {
   text: string;
 }
 
+let lastTimestamp = 0;
+
+/**
+ * The current time in ms, but always later than the last one given: the server refuses a replayed
+ * signature, so two identical requests sent within one millisecond must still differ.
+ */
+function nextTimestamp(): number {
+  lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+  return lastTimestamp;
+}
+
 /** Sends a signed request: params go in the query for GET, in a JSON body otherwise. */
 export async function signed(
   base: string, account: TestAccount, method: string, path: string, instruction: string,
   params: Record<string, Value> = {}, options: SignedOptions = {},
 ): Promise<ApiResponse> {
-  const timestamp = options.timestamp ?? Date.now();
+  const timestamp = options.timestamp ?? nextTimestamp();
   const window = options.window ?? 5000;
   const signature = sign(options.signWith ?? account.secretKey, signingString(instruction, params, timestamp, window));
   const headers: Record<string, string> = {

@@ -27,5 +27,9 @@ export enum ResultCode {
   MarketLimitOnly = 21,
   MarketPostOnly = 22,
   InvalidOrderBookState = 23,
-  FeeRateOutOfRange = 24
+  FeeRateOutOfRange = 24,
+  DustNotEligible = 30,
+  DustNoMarkPrice = 31,
+  DustTreasuryShort = 32,
+  DustBalanceChanged = 33
 }

@@ -1,0 +1,86 @@
+// Capital commands (issue 4): funds leaving the exchange, dust conversion, and the simulated
+// chain's confirmation of a withdrawal.
+//
+// Withdraw moves available units out of the exchange at once: the account's available balance and
+// the asset's supply shrink by the same amount, so conservation reads, for every asset,
+// Σ (available + locked) + fees = deposits − withdrawals. The result's value is the withdrawal id,
+// which is the command's own sequence number (decided once at the sequencing point, so replay
+// reproduces it). Where the funds go (address, chain, client id) is not engine state: the front
+// thread records it beside the journal and the command carries its 32-byte digest in `key`.
+//
+// ConvertDust sells an account's whole dust balance of one asset to the exchange at 95% of the
+// dust market's last trade price, rounded down. The dust goes to the exchange's fee column (its own
+// funds) and the payout comes out of the fees it collected in the payout asset, so no unit is
+// created or destroyed; when those fees cannot pay, the conversion is refused. Preconditions: the
+// balance is positive, all available, below the market's minimum order quantity, and equal to the
+// quantity the request was computed for (the front reads the balance first; a change in between
+// is refused rather than converting a different amount). The market's last trade price is its
+// band reference, kept for every banded market (every configured market by default); an unbanded
+// or never-traded market has no mark price.
+//
+// ConfirmWithdrawal changes no engine state: it is journaled so that the withdrawal's
+// pending → confirmed transition is part of the sequenced history that replay and the account
+// history (engine/shell/history-account.ts) derive from.
+
+import { FRONT_ID_NONE, ResultCode, type Command } from '../types.js';
+import type { EngineState } from './state.js';
+import { type AmountUnits } from './units.js';
+
+/** Dust payout as a fraction of the mark price: 95 / 100. */
+const DUST_PAYOUT_PERCENT = 95n;
+
+export function withdraw(s: EngineState, cmd: Command): void {
+  const assetIndex = s.catalog.assetIndex(cmd.assetId);
+  const amount = cmd.amountUnits as AmountUnits;
+  let code: ResultCode = ResultCode.Ok;
+  if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+  else if (assetIndex < 0) code = ResultCode.UnknownAsset;
+  else if (!Number.isSafeInteger(amount) || amount <= 0) code = ResultCode.AmountOutOfRange;
+  else if (s.ledger.availableUnits(cmd.accountId, assetIndex) < amount) code = ResultCode.InsufficientFunds;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  s.ledger.withdraw(cmd.accountId, assetIndex, amount);
+  s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+  s.out.result(ResultCode.Ok, s.lastSeq, cmd.frontId, cmd.requestId);
+}
+
+/** The payout of `dustUnits` base units at `priceTicks`: floor(value × 95 / 100), exact. */
+export function dustPayoutUnits(dustUnits: number, priceTicks: number, quoteUnitsPerTickLot: number, baseUnitsPerLot: number): number {
+  const value = BigInt(dustUnits) * BigInt(priceTicks) * BigInt(quoteUnitsPerTickLot) * DUST_PAYOUT_PERCENT;
+  return Number(value / (BigInt(baseUnitsPerLot) * 100n));
+}
+
+export function convertDust(s: EngineState, cmd: Command): void {
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
+  if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
+  const market = s.catalog.markets[marketIndex];
+  const baseIndex = s.catalog.baseIndexOf[marketIndex];
+  const quoteIndex = s.catalog.quoteIndexOf[marketIndex];
+  const available = s.ledger.availableUnits(cmd.accountId, baseIndex);
+  const locked = s.ledger.lockedUnits(cmd.accountId, baseIndex);
+  const minUnits = market.minQtyLots * market.baseUnitsPerLot;
+  const markTicks = market.maxMultiplierBps === undefined ? 0 : s.books[marketIndex].bandReferenceTicks;
+  let code: ResultCode = ResultCode.Ok;
+  let payout = 0;
+  if (available + locked === 0 || locked > 0 || available >= minUnits) code = ResultCode.DustNotEligible;
+  else if (available !== cmd.amountUnits) code = ResultCode.DustBalanceChanged;
+  else if (markTicks === 0) code = ResultCode.DustNoMarkPrice;
+  else {
+    payout = dustPayoutUnits(available, markTicks, market.quoteUnitsPerTickLot, market.baseUnitsPerLot);
+    if (s.ledger.feeUnits[quoteIndex] < payout) code = ResultCode.DustTreasuryShort;
+  }
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  s.ledger.sweepToFees(cmd.accountId, baseIndex, available);
+  if (payout > 0) s.ledger.payFromFees(cmd.accountId, quoteIndex, payout as AmountUnits);
+  s.out.balance(cmd.accountId, baseIndex, FRONT_ID_NONE, 0);
+  s.out.balance(cmd.accountId, quoteIndex, FRONT_ID_NONE, 0);
+  s.out.result(ResultCode.Ok, payout, cmd.frontId, cmd.requestId);
+}
+
+/** The withdrawal id (cmd.orderId) must name an earlier command of an existing account. */
+export function confirmWithdrawal(s: EngineState, cmd: Command): void {
+  let code: ResultCode = ResultCode.Ok;
+  if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+  else if (!Number.isSafeInteger(cmd.orderId) || cmd.orderId <= 0 || cmd.orderId >= s.lastSeq) code = ResultCode.InvalidCommand;
+  s.out.result(code, 0, cmd.frontId, cmd.requestId);
+}

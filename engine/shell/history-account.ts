@@ -1,0 +1,457 @@
+// Account history in LMDB (issue 4): orders, fills, deposits, withdrawals and dust conversions
+// per account, written by the journal worker in the same LMDB transaction as the journal batch
+// that produced them, and read by front threads through LMDB read transactions.
+//
+// Why here: the history endpoints must survive restarts and page through more than the engine
+// keeps in memory (it forgets an order once it is final). Writing in the journal's transaction
+// makes history exactly as durable as the journal: a response released after seqDurable is
+// always visible in history (read-your-writes), and a crash never leaves history ahead of or
+// behind the journal.
+//
+// What the sink sees is the outbound record stream. Each Stamped record starts a command; every
+// record after it until the next Stamped one is that command's output or a query's (queries take
+// no sequence number and are answered in stream order). It keeps:
+//   orders       from every order record that is an event for everyone (accepted, fill, cancelled,
+//                expired) or carries a final status (filled, cancelled, expired). Query rows and
+//                the response to a resting place only repeat an open state the events already
+//                carry, so they are skipped, and a read never causes a write.
+//   fills        from every fill event: one per party, with fee, fee asset, maker flag, trade id.
+//   deposits,    from the Stamped Deposit / Withdraw / ConvertDust command and its Result (the first
+//   withdrawals, Result after a Stamped record is the command's own: activations of delayed orders
+//   dust         answer with order records, never with results). A withdrawal's destination comes
+//                from the intent the front thread stored before submitting (keyed by the digest
+//                the command carries). ConfirmWithdrawal marks it confirmed.
+//
+// Layout: one LMDB database "history-account", keys are ordered-binary arrays, values bytes:
+//   ['o',  account, orderId]                               → OrderRecord bytes (the latest state)
+//   ['om', account, marketId, createdAtUs, orderId]        → empty   (orders by market and time)
+// A listing across all markets merges the per-market ranges (one iterator per configured market,
+// a k-way merge on the key's time part), so each order and each fill costs one index write.
+//   ['fm', account, marketId, timeUs, seq, ordinal]        → OrderRecord bytes of the fill event
+//   ['d',  account, timeUs, id]                            → JSON deposit    (id = its seq)
+//   ['w',  account, timeUs, id]                            → JSON withdrawal (id = its seq)
+//   ['wi', id]                                             → JSON [account, timeUs] (find by id)
+//   ['wp', id]                                             → empty   (withdrawals still pending)
+//   ['u',  account, timeUs, id]                            → JSON dust conversion (id = its seq)
+//   ['lp', marketId]                                       → JSON [priceTicks, tradeId, timeUs] of
+//                                                            the market's last trade (mark prices
+//                                                            for collateral and dust, restart-proof)
+// Amounts are stored as integers (units, ticks, lots) with asset and market ids; front threads
+// format them with the configuration. Every filter is a key range, so a page costs
+// O(offset + limit) entries, never a scan of the account's whole history. Exceptions, chosen to
+// keep writes down (each put costs the journal worker ~2 µs, see bench/history-sink.bench.ts):
+// fills of one order are read from its market's range between its creation and its last update,
+// skipping other orders' fills of that time; clientId and dust filters skip non-matching entries.
+// Writes per command are kept low: an order's index entries are written with its first record
+// only, a response repeating the state its event just wrote is skipped, and a market's last
+// price is written only when it changes.
+//
+// A second database, "account-settings", holds what is not engine state: account settings
+// (PATCH /api/v1/account), the operator's address book (two-factor-exempt addresses) and
+// two-factor secrets, and withdrawal intents. Front threads write it directly.
+
+import { createHash } from 'node:crypto';
+import type { Database, RootDatabase } from 'lmdb';
+import { ORDER_BYTES, newOrderRec, newResultRec, newStampedRec, newTradeRec, readOrder, readResult, readStamped, readTrade, recordType } from '../codec.js';
+import { CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type OrderRec } from '../types.js';
+
+export type HistoryKey = Array<string | number>;
+
+export const HISTORY_DB = 'history-account';
+export const SETTINGS_DB = 'account-settings';
+
+export function openHistoryDbs(root: RootDatabase): { history: Database<Buffer, HistoryKey>; settings: Database<unknown, HistoryKey> } {
+  return {
+    history: root.openDB<Buffer, HistoryKey>({ name: HISTORY_DB, encoding: 'binary' }),
+    settings: root.openDB<unknown, HistoryKey>({ name: SETTINGS_DB, encoding: 'json' }),
+  };
+}
+
+export interface DepositRecord {
+  id: number;
+  accountId: number;
+  assetId: number;
+  amountUnits: number;
+  timeUs: number;
+}
+
+export type WithdrawalStatus = 'pending' | 'confirmed';
+
+export interface WithdrawalRecord {
+  id: number;
+  accountId: number;
+  assetId: number;
+  amountUnits: number;
+  timeUs: number;
+  blockchain: string;
+  address: string;
+  clientId: string | null;
+  status: WithdrawalStatus;
+  /** Simulated chain: a digest of the withdrawal, set when it is confirmed. */
+  transactionHash: string | null;
+  confirmedUs: number | null;
+}
+
+export interface DustRecord {
+  id: number;
+  accountId: number;
+  marketId: number;
+  amountUnits: number;
+  payoutUnits: number;
+  timeUs: number;
+}
+
+/** What the front thread stores before submitting a Withdraw; the command carries its digest. */
+export interface WithdrawalIntent {
+  accountId: number;
+  blockchain: string;
+  address: string;
+  clientId: string | null;
+}
+
+/** The 32-byte digest a Withdraw command carries for its intent. */
+export function intentDigest(intent: WithdrawalIntent, nonce: string): Buffer {
+  return createHash('sha256').update(JSON.stringify([intent.accountId, intent.blockchain, intent.address, intent.clientId, nonce])).digest();
+}
+
+export function intentKey(digest: Uint8Array): HistoryKey {
+  return ['intent', Buffer.from(digest).toString('hex')];
+}
+
+/** The simulated chain's transaction hash of a confirmed withdrawal: deterministic, 32 bytes hex. */
+export function simulatedTransactionHash(id: number, address: string): string {
+  return createHash('sha256').update(`withdrawal:${id}:${address}`).digest('hex');
+}
+
+function json(value: unknown): Buffer {
+  return Buffer.from(JSON.stringify(value));
+}
+
+function isFinal(status: OrderStatus): boolean {
+  return status === OrderStatus.Filled || status === OrderStatus.Cancelled || status === OrderStatus.Expired;
+}
+
+/** The journal worker's sink: onRecord is called for every outbound record, in ring order. */
+export class AccountHistorySink {
+  private readonly history: Database<Buffer, HistoryKey>;
+  private readonly settings: Database<unknown, HistoryKey>;
+  private readonly stamped = newStampedRec();
+  private readonly order = newOrderRec();
+  private readonly result = newResultRec();
+  private readonly trade = newTradeRec();
+  /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
+  private awaitingResult = false;
+  /** Fills recorded under the current sequence number (the key's ordinal). */
+  private fillOrdinal = 0;
+  /** The order state written last (a response repeating it is skipped). */
+  private lastOrderId = 0;
+  private lastStatus = 0;
+  private lastExecutedLots = 0;
+  private lastExecutedQuote = 0;
+  /** Last trade price written per market: a trade at the same price writes nothing. */
+  private readonly lastPriceWritten = new Map<number, number>();
+  /** Withdrawals not yet confirmed, by id (a confirmation may arrive in the batch that wrote them). */
+  private readonly pending = new Map<number, WithdrawalRecord>();
+
+  constructor(root: RootDatabase) {
+    const dbs = openHistoryDbs(root);
+    this.history = dbs.history;
+    this.settings = dbs.settings;
+    for (const { key, value } of this.history.getRange({ start: ['lp', 0], end: ['lp', 0x10000] })) {
+      this.lastPriceWritten.set(key[1] as number, (JSON.parse(value.toString()) as number[])[0]);
+    }
+    for (const { key } of this.history.getRange({ start: ['wp', 0], end: ['wp', Number.MAX_SAFE_INTEGER] })) {
+      const id = key[1] as number;
+      const where = JSON.parse(this.history.get(['wi', id])!.toString()) as [number, number];
+      const value = this.history.get(['w', where[0], where[1], id]);
+      if (value) this.pending.set(id, JSON.parse(value.toString()) as WithdrawalRecord);
+    }
+  }
+
+  onRecord(view: DataView, offset: number): void {
+    const type = recordType(view, offset);
+    if (type === RecordType.Stamped) return this.onStamped(view, offset);
+    if (type === RecordType.Order) return this.onOrder(view, offset);
+    if (type === RecordType.Trade) {
+      readTrade(view, offset, this.trade);
+      if (this.lastPriceWritten.get(this.trade.marketId) === this.trade.priceTicks) return;
+      this.lastPriceWritten.set(this.trade.marketId, this.trade.priceTicks);
+      this.history.put(['lp', this.trade.marketId], json([this.trade.priceTicks, this.trade.tradeId, this.trade.timeUs]));
+      return;
+    }
+    if (type === RecordType.Result && this.awaitingResult) {
+      this.awaitingResult = false;
+      readResult(view, offset, this.result);
+      if (this.result.code === ResultCode.Ok) this.onCapitalResult(this.result.value);
+    }
+  }
+
+  private onStamped(view: DataView, offset: number): void {
+    readStamped(view, offset, this.stamped);
+    const kind = this.stamped.command.kind;
+    this.fillOrdinal = 0;
+    this.lastOrderId = 0;
+    this.awaitingResult = kind === CommandKind.Deposit || kind === CommandKind.Withdraw || kind === CommandKind.ConvertDust;
+    if (kind === CommandKind.ConfirmWithdrawal) this.confirm(this.stamped.command.orderId, this.stamped.command.accountId);
+  }
+
+  private onOrder(view: DataView, offset: number): void {
+    const rec = this.order;
+    readOrder(view, offset, rec);
+    if (rec.frontId !== FRONT_ID_NONE && !isFinal(rec.status)) return;
+    // A response repeating the state an event of the same command just wrote (the Filled,
+    // Cancelled or Expired answer right after its event) costs no second write.
+    const same = rec.orderId === this.lastOrderId && rec.status === this.lastStatus &&
+      rec.executedQtyLots === this.lastExecutedLots && rec.executedQuoteUnits === this.lastExecutedQuote;
+    if (rec.event === OrderEvent.None && same) return;
+    this.lastOrderId = rec.orderId;
+    this.lastStatus = rec.status;
+    this.lastExecutedLots = rec.executedQtyLots;
+    this.lastExecutedQuote = rec.executedQuoteUnits;
+    const bytes = Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, ORDER_BYTES));
+    const account = rec.accountId;
+    this.history.put(['o', account, rec.orderId], bytes);
+    if (rec.event === OrderEvent.Fill) {
+      const ordinal = this.fillOrdinal++;
+      this.history.put(['fm', account, rec.marketId, rec.timeUs, rec.seq, ordinal], bytes);
+      return;
+    }
+    // Every order's first record is orderAccepted, or orderCancelled for one cancelled during its
+    // speed bump; its index entries are written then (createdAt never changes).
+    if (rec.event === OrderEvent.Accepted || rec.event === OrderEvent.Cancelled) {
+      this.history.put(['om', account, rec.marketId, rec.createdAtUs, rec.orderId], Buffer.alloc(0));
+    }
+  }
+
+  private onCapitalResult(value: number): void {
+    const s = this.stamped;
+    const c = s.command;
+    const id = s.seq;
+    if (c.kind === CommandKind.Deposit) {
+      const deposit: DepositRecord = { id, accountId: c.accountId, assetId: c.assetId, amountUnits: c.amountUnits, timeUs: s.timeUs };
+      this.history.put(['d', c.accountId, s.timeUs, id], json(deposit));
+    } else if (c.kind === CommandKind.ConvertDust) {
+      const dust: DustRecord = { id, accountId: c.accountId, marketId: c.marketId, amountUnits: c.amountUnits, payoutUnits: value, timeUs: s.timeUs };
+      this.history.put(['u', c.accountId, s.timeUs, id], json(dust));
+    } else if (c.kind === CommandKind.Withdraw) {
+      const key = intentKey(c.key);
+      const intent = this.settings.get(key) as WithdrawalIntent | undefined;
+      const withdrawal: WithdrawalRecord = {
+        id, accountId: c.accountId, assetId: c.assetId, amountUnits: c.amountUnits, timeUs: s.timeUs,
+        blockchain: intent?.blockchain ?? '', address: intent?.address ?? '', clientId: intent?.clientId ?? null,
+        status: 'pending', transactionHash: null, confirmedUs: null,
+      };
+      if (intent) this.settings.remove(key);
+      this.history.put(['w', c.accountId, s.timeUs, id], json(withdrawal));
+      this.history.put(['wi', id], json([c.accountId, s.timeUs]));
+      this.history.put(['wp', id], Buffer.alloc(0));
+      this.pending.set(id, withdrawal);
+    }
+  }
+
+  private confirm(id: number, accountId: number): void {
+    const withdrawal = this.pending.get(id);
+    if (!withdrawal || withdrawal.accountId !== accountId) return;
+    this.pending.delete(id);
+    withdrawal.status = 'confirmed';
+    withdrawal.confirmedUs = this.stamped.timeUs;
+    withdrawal.transactionHash = simulatedTransactionHash(id, withdrawal.address);
+    this.history.put(['w', withdrawal.accountId, withdrawal.timeUs, id], json(withdrawal));
+    this.history.remove(['wp', id]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads (front threads)
+
+export interface Page {
+  limit: number;
+  offset: number;
+  /** Newest first. */
+  descending: boolean;
+}
+
+export interface TimeRange {
+  fromUs: number;
+  /** Inclusive. */
+  toUs: number;
+}
+
+const MAX_ID = Number.MAX_SAFE_INTEGER;
+
+export class AccountHistoryReader {
+  private readonly history: Database<Buffer, HistoryKey>;
+  readonly settings: Database<unknown, HistoryKey>;
+
+  /** `marketCount`: the configured markets (ids 0 … marketCount − 1), merged by all-market listings. */
+  constructor(root: RootDatabase, private readonly marketCount: number) {
+    const dbs = openHistoryDbs(root);
+    this.history = dbs.history;
+    this.settings = dbs.settings;
+  }
+
+  /**
+   * The entries of several per-market prefixes (all of the same length) in one time order: a
+   * k-way merge on the key parts after the prefix, skipping the page's offset.
+   */
+  private *merged(prefixes: HistoryKey[], low: number, high: number, page: Page): Generator<{ key: HistoryKey; value: Buffer }> {
+    const unpaged = { ...page, offset: 0 };
+    const iterators = prefixes.map((prefix) => this.range(prefix, low, high, unpaged, 0));
+    const heads = iterators.map((it) => it.next());
+    const tail = prefixes[0].length;
+    const compare = (a: HistoryKey, b: HistoryKey): number => {
+      for (let i = tail; i < a.length; i++) if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number) ? -1 : 1;
+      return 0;
+    };
+    let skip = page.offset;
+    for (;;) {
+      let best = -1;
+      for (let i = 0; i < heads.length; i++) {
+        if (heads[i].done) continue;
+        if (best < 0) best = i;
+        else {
+          const order = compare(heads[i].value!.key, heads[best].value!.key);
+          if (page.descending ? order > 0 : order < 0) best = i;
+        }
+      }
+      if (best < 0) return;
+      const entry = heads[best].value!;
+      heads[best] = iterators[best].next();
+      if (skip > 0) skip--;
+      else yield entry;
+    }
+  }
+
+  private marketPrefixes(kind: string, accountId: number): HistoryKey[] {
+    return Array.from({ length: this.marketCount }, (_, marketId) => [kind, accountId, marketId]);
+  }
+
+  /** Keys of `prefix` whose next element lies in [low, high], in the page's order. */
+  private *range(prefix: HistoryKey, low: number, high: number, page: Page, skip = page.offset): Generator<{ key: HistoryKey; value: Buffer }> {
+    const lowKey = [...prefix, low];
+    const highKey = [...prefix, high + 1];
+    const options = page.descending
+      ? { start: highKey, end: lowKey, reverse: true, offset: skip }
+      : { start: lowKey, end: highKey, offset: skip };
+    for (const entry of this.history.getRange(options)) yield entry as { key: HistoryKey; value: Buffer };
+  }
+
+  private decodeOrder(value: Buffer): OrderRec {
+    const rec = newOrderRec();
+    readOrder(new DataView(value.buffer, value.byteOffset, value.length), 0, rec);
+    return rec;
+  }
+
+  /** Orders by creation time, optionally of one market or one order id. */
+  orders(accountId: number, filter: { marketId?: number; orderId?: number }, page: Page): OrderRec[] {
+    if (filter.orderId !== undefined) {
+      const value = this.history.get(['o', accountId, filter.orderId]);
+      if (!value || page.offset > 0) return [];
+      const rec = this.decodeOrder(value);
+      return filter.marketId === undefined || rec.marketId === filter.marketId ? [rec] : [];
+    }
+    const entries = filter.marketId === undefined
+      ? this.merged(this.marketPrefixes('om', accountId), 0, MAX_ID, page)
+      : this.range(['om', accountId, filter.marketId], 0, MAX_ID, page);
+    const out: OrderRec[] = [];
+    for (const { key } of entries) {
+      if (out.length >= page.limit) break;
+      const value = this.history.get(['o', accountId, key[key.length - 1] as number]);
+      if (value) out.push(this.decodeOrder(value));
+    }
+    return out;
+  }
+
+  /** Fill events (OrderRecords with event Fill) in time order, filtered by market or order. */
+  fills(accountId: number, filter: { marketId?: number; orderId?: number }, range: TimeRange, page: Page): OrderRec[] {
+    if (filter.orderId === undefined) {
+      const entries = filter.marketId === undefined
+        ? this.merged(this.marketPrefixes('fm', accountId), range.fromUs, range.toUs, page)
+        : this.range(['fm', accountId, filter.marketId], range.fromUs, range.toUs, page);
+      const out: OrderRec[] = [];
+      for (const { value } of entries) {
+        if (out.length >= page.limit) break;
+        out.push(this.decodeOrder(value));
+      }
+      return out;
+    }
+    // One order's fills lie in its market's range between its creation and its last update.
+    const orderValue = this.history.get(['o', accountId, filter.orderId]);
+    if (!orderValue) return [];
+    const order = this.decodeOrder(orderValue);
+    if (filter.marketId !== undefined && order.marketId !== filter.marketId) return [];
+    const fromUs = Math.max(range.fromUs, order.createdAtUs);
+    const toUs = Math.min(range.toUs, order.timeUs);
+    if (fromUs > toUs) return [];
+    const out: OrderRec[] = [];
+    let skip = page.offset;
+    for (const { value } of this.range(['fm', accountId, order.marketId], fromUs, toUs, page, 0)) {
+      if (out.length >= page.limit) break;
+      const rec = this.decodeOrder(value);
+      if (rec.orderId !== filter.orderId) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      out.push(rec);
+    }
+    return out;
+  }
+
+  private jsonRange<T>(prefix: HistoryKey, range: TimeRange, page: Page, keep: (value: T) => boolean = () => true): T[] {
+    const out: T[] = [];
+    let skip = page.offset;
+    for (const { value } of this.range(prefix, range.fromUs, range.toUs, page, 0)) {
+      if (out.length >= page.limit) break;
+      const item = JSON.parse(value.toString()) as T;
+      if (!keep(item)) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      out.push(item);
+    }
+    return out;
+  }
+
+  deposits(accountId: number, range: TimeRange, page: Page): DepositRecord[] {
+    return this.jsonRange<DepositRecord>(['d', accountId], range, page);
+  }
+
+  withdrawals(accountId: number, filter: { id?: number; clientId?: string }, range: TimeRange, page: Page): WithdrawalRecord[] {
+    if (filter.id !== undefined) {
+      const where = this.history.get(['wi', filter.id]);
+      if (!where) return [];
+      const [owner, timeUs] = JSON.parse(where.toString()) as [number, number];
+      if (owner !== accountId || timeUs < range.fromUs || timeUs > range.toUs || page.offset > 0) return [];
+      const value = this.history.get(['w', owner, timeUs, filter.id]);
+      const item = value ? (JSON.parse(value.toString()) as WithdrawalRecord) : undefined;
+      return item && (filter.clientId === undefined || item.clientId === filter.clientId) ? [item] : [];
+    }
+    return this.jsonRange<WithdrawalRecord>(['w', accountId], range, page, (w) => filter.clientId === undefined || w.clientId === filter.clientId);
+  }
+
+  dust(accountId: number, filter: { id?: number; marketId?: number }, page: Page): DustRecord[] {
+    return this.jsonRange<DustRecord>(['u', accountId], { fromUs: 0, toUs: MAX_ID - 1 }, page,
+      (d) => (filter.id === undefined || d.id === filter.id) && (filter.marketId === undefined || d.marketId === filter.marketId));
+  }
+
+  /** The last trade price of a market in ticks, or 0 before its first trade. */
+  lastPriceTicks(marketId: number): number {
+    const value = this.history.get(['lp', marketId]);
+    return value ? (JSON.parse(value.toString()) as [number, number, number])[0] : 0;
+  }
+
+  /** Every withdrawal not yet confirmed: [id, accountId, timeUs] (the simulated chain's work list). */
+  pendingWithdrawals(): Array<[number, number, number]> {
+    const out: Array<[number, number, number]> = [];
+    for (const { key } of this.history.getRange({ start: ['wp', 0], end: ['wp', MAX_ID] })) {
+      const id = key[1] as number;
+      const where = this.history.get(['wi', id]);
+      if (!where) continue;
+      const [accountId, timeUs] = JSON.parse(where.toString()) as [number, number];
+      out.push([id, accountId, timeUs]);
+    }
+    return out;
+  }
+}

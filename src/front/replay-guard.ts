@@ -1,0 +1,102 @@
+// Replay protection for signed requests: a request whose signature was already accepted inside its
+// validity window is refused, on whichever front thread it arrives.
+//
+// Where the check lives: a signed request is valid from its timestamp (less 5 s of clock skew)
+// until timestamp + window (at most 60 s). Within that time an eavesdropper (or a retrying
+// proxy) could send it again, possibly on another connection that the kernel hands to another
+// front thread, so a per-thread set would miss it. The set therefore lives in one
+// SharedArrayBuffer that every front thread attaches: an open-addressing table of signatures,
+// each kept until its request's window has passed, guarded by a spinlock (one compare-and-swap;
+// the critical section is at most PROBE_LIMIT slot reads and one write, far shorter than the
+// ~60 µs signature verification that precedes it, so two threads rarely meet there).
+//
+// Bounded memory: SLOT_COUNT slots of 12 bytes (64 bits of the signature and an expiry second),
+// allocated once (12 MiB by default). An entry expires with its request's window, and an expired
+// slot is reused. Each signature is looked for in at most PROBE_LIMIT slots from its hash; when all
+// of them hold live entries the request is refused with 429 TOO_MANY_REQUESTS rather than
+// accepted unchecked. With every request at the maximum 60 s window that allows about
+// SLOT_COUNT / 61 s ≈ 17,000 signed requests per second sustained (about 170,000 with the
+// default 5 s window), above what the signature verification of two front threads can do.
+//
+// Why 64 bits of the signature suffice: ed25519 signatures are deterministic and libsodium
+// refuses non-canonical ones, so one signed message has exactly one accepted signature; two
+// different accepted requests colliding on 64 bits is a 2^-64 event per pair.
+//
+// Clients are unaffected as long as they sign each request anew (ccxt and the official clients
+// stamp every request with the current millisecond); a client that retries by resending the same
+// signed bytes is refused and must re-sign.
+
+const LOCK_INDEX = 0;
+/** The lock has a 64-byte line to itself. */
+const HEADER_INTS = 16;
+const SLOT_INTS = 3;
+export const SLOT_COUNT = 1 << 20;
+export const PROBE_LIMIT = 32;
+/** Expiry seconds are counted from 2020-01-01 so they fit a signed 32-bit integer until 2088. */
+const EPOCH_MS = 1_577_836_800_000;
+
+export type ReplayCheck = 'ok' | 'replayed' | 'full';
+
+export class ReplayGuard {
+  private readonly table: Int32Array;
+  private readonly mask: number;
+
+  private constructor(readonly sab: SharedArrayBuffer, private readonly slotCount: number) {
+    this.table = new Int32Array(sab);
+    this.mask = slotCount - 1;
+  }
+
+  static create(slotCount = SLOT_COUNT): ReplayGuard {
+    if (slotCount < PROBE_LIMIT || (slotCount & (slotCount - 1)) !== 0) throw new Error('replay guard slot count must be a power of two ≥ PROBE_LIMIT');
+    return new ReplayGuard(new SharedArrayBuffer((HEADER_INTS + slotCount * SLOT_INTS) * 4), slotCount);
+  }
+
+  static attach(sab: SharedArrayBuffer): ReplayGuard {
+    return new ReplayGuard(sab, (sab.byteLength / 4 - HEADER_INTS) / SLOT_INTS);
+  }
+
+  /**
+   * Records `signature` (≥ 8 bytes) as used until `expiresAtMs`; 'replayed' when it is already
+   * recorded and not expired, 'full' when its probe sequence holds only live entries.
+   */
+  check(signature: Uint8Array, expiresAtMs: number, nowMs: number): ReplayCheck {
+    const keyA = (signature[0] | (signature[1] << 8) | (signature[2] << 16) | (signature[3] << 24)) | 0;
+    const keyB = (signature[4] | (signature[5] << 8) | (signature[6] << 16) | (signature[7] << 24)) | 0;
+    const nowSec = Math.floor((nowMs - EPOCH_MS) / 1000);
+    // Kept one second past the window's end, so rounding never frees a slot early.
+    const expirySec = Math.ceil((expiresAtMs - EPOCH_MS) / 1000) + 1;
+    const t = this.table;
+    const start = (keyA ^ Math.imul(keyB, 0x9e3779b1)) & this.mask;
+    while (Atomics.compareExchange(t, LOCK_INDEX, 0, 1) !== 0) {
+      // Spin: the holder is inside a few dozen reads and one write.
+    }
+    try {
+      let free = -1;
+      for (let probe = 0; probe < PROBE_LIMIT; probe++) {
+        const base = HEADER_INTS + ((start + probe) & this.mask) * SLOT_INTS;
+        const expiry = t[base + 2];
+        if (expiry === 0) {
+          // Never used: no live entry lies further along this sequence.
+          if (free < 0) free = base;
+          break;
+        }
+        if (expiry <= nowSec) {
+          if (free < 0) free = base;
+          continue;
+        }
+        if (t[base] === keyA && t[base + 1] === keyB) return 'replayed';
+      }
+      if (free < 0) return 'full';
+      t[free] = keyA;
+      t[free + 1] = keyB;
+      t[free + 2] = expirySec;
+      return 'ok';
+    } finally {
+      Atomics.store(t, LOCK_INDEX, 0);
+    }
+  }
+
+  get capacity(): number {
+    return this.slotCount;
+  }
+}

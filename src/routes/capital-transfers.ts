@@ -1,0 +1,175 @@
+// Deposits and withdrawals (§3.2): GET /wapi/v1/capital/deposits (depositQueryAll),
+// GET and POST /wapi/v1/capital/withdrawals (withdrawalQueryAll, withdraw),
+// GET /wapi/v1/capital/deposit/address (depositAddressQuery) and the public GET /api/v1/wallets.
+//
+// A withdrawal is one engine command (Withdraw) that takes the funds out of the account at once
+// and is recorded in history with status "pending"; the simulated chain (src/front/
+// simulated-chain.ts) confirms it a little later through a journaled ConfirmWithdrawal, after
+// which it reads "confirmed" with a transaction hash. The destination (blockchain, address,
+// clientId) is stored as an intent before the command is submitted; the command carries its
+// digest, and the journal worker joins the two into the history record.
+//
+// Validation, in order: symbol (an asset), blockchain (the asset's configured chain), address,
+// quantity (a positive decimal at the asset's decimals), clientId (at most 255 characters),
+// then the two-factor rule (src/front/account-settings.ts). Nothing is submitted, and nothing
+// changes, when any of them fails.
+
+import { randomBytes } from 'node:crypto';
+import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
+import { readResult } from '../../engine/codec.js';
+import { intentDigest, intentKey, type WithdrawalIntent, type WithdrawalRecord } from '../../engine/shell/history-account.js';
+import { Errors, apiError, resultError } from '../errors.js';
+import { sendError, sendJson, type Route } from '../front/http.js';
+import { callEngine, scratch, type FrontContext } from '../front/context.js';
+import { parseAssetUnits } from '../wire/market-codec.js';
+import { isError, parseIdParam, parsePage, parseTimeRange } from '../wire/history-query.js';
+import { depositJson, withdrawalJson } from '../wire/history.js';
+import { depositAddress, exchangeWallet, isPlausibleAddress } from '../wire/addresses.js';
+import type { AssetConfig } from '../config.js';
+
+export const TWO_FACTOR_REQUIRED = apiError(400, 'INVALID_TWO_FACTOR_CODE', 'Two-factor token required: the address is not two-factor exempt in the address book');
+export const TWO_FACTOR_INVALID = apiError(400, 'INVALID_TWO_FACTOR_CODE', 'Invalid two-factor code');
+const MAX_CLIENT_ID_CHARS = 255;
+
+export interface ParsedWithdrawal {
+  asset: AssetConfig;
+  assetId: number;
+  amountUnits: number;
+  intent: WithdrawalIntent;
+  twoFactorToken: string | null;
+}
+
+/** The withdraw body → its fields, or the error. Pure. */
+export function parseWithdrawal(body: Record<string, unknown>, front: Pick<FrontContext, 'assetsBySymbol' | 'config'>, accountId: number): ParsedWithdrawal | ReturnType<typeof apiError> {
+  if (typeof body.symbol !== 'string') return Errors.invalid('symbol is required');
+  const asset = front.assetsBySymbol.get(body.symbol);
+  if (!asset) return Errors.invalidAsset(body.symbol.slice(0, 20));
+  if (typeof body.blockchain !== 'string') return Errors.invalid('blockchain is required');
+  if (body.blockchain !== asset.blockchain) return Errors.invalid(`${asset.symbol} withdraws on ${asset.blockchain} only`);
+  if (body.address === undefined || body.address === null) return Errors.invalid('address is required');
+  if (!isPlausibleAddress(body.address)) return Errors.invalid('address must be 16 to 128 letters, digits or : . _ -');
+  if (body.quantity === undefined || body.quantity === null) return Errors.invalidQuantity('quantity is required');
+  const amountUnits = parseAssetUnits(asset, body.quantity);
+  if (typeof amountUnits !== 'number') return amountUnits;
+  let clientId: string | null = null;
+  if (body.clientId !== undefined && body.clientId !== null) {
+    if (typeof body.clientId !== 'string' && typeof body.clientId !== 'number') return Errors.invalid('clientId must be a string');
+    clientId = String(body.clientId);
+    if (clientId.length > MAX_CLIENT_ID_CHARS) return Errors.invalid(`clientId must be at most ${MAX_CLIENT_ID_CHARS} characters`);
+  }
+  for (const flag of ['autoBorrow', 'autoLendRedeem'] as const) {
+    if (body[flag] !== undefined && body[flag] !== null && typeof body[flag] !== 'boolean') return Errors.invalid(`${flag} must be a boolean`);
+    if (body[flag] === true) return Errors.notImplemented(flag);
+  }
+  let twoFactorToken: string | null = null;
+  if (body.twoFactorToken !== undefined && body.twoFactorToken !== null) {
+    if (typeof body.twoFactorToken !== 'string') return Errors.invalid('twoFactorToken must be a string');
+    twoFactorToken = body.twoFactorToken;
+  }
+  return {
+    asset,
+    assetId: front.config.assets.indexOf(asset),
+    amountUnits,
+    intent: { accountId, blockchain: body.blockchain, address: body.address, clientId },
+    twoFactorToken,
+  };
+}
+
+export function capitalTransferRoutes(front: FrontContext): Route[] {
+  const blockchains = new Set(front.config.assets.map((a) => a.blockchain));
+  const walletsBody = JSON.stringify([...blockchains].map((blockchain) => ({ blockchain, address: exchangeWallet(blockchain) })));
+  return [
+    { method: 'get', path: '/api/v1/wallets', handle: (ctx) => sendJson(ctx, 200, walletsBody) },
+    {
+      method: 'get',
+      path: '/wapi/v1/capital/deposit/address',
+      instruction: 'depositAddressQuery',
+      handle: (ctx, input) => {
+        const blockchain = input.query.get('blockchain');
+        if (blockchain === null) return sendError(ctx, Errors.invalid('blockchain is required'));
+        if (!blockchains.has(blockchain)) return sendError(ctx, Errors.invalid(`Blockchain not supported: ${blockchain.slice(0, 30)}`));
+        sendJson(ctx, 200, JSON.stringify({ address: depositAddress(input.accountId, blockchain) }));
+      },
+    },
+    {
+      method: 'get',
+      path: '/wapi/v1/capital/deposits',
+      instruction: 'depositQueryAll',
+      handle: (ctx, input) => {
+        const page = parsePage(input.query);
+        const range = parseTimeRange(input.query);
+        for (const value of [page, range]) if (isError(value)) return sendError(ctx, value);
+        const exclude = input.query.get('excludePlatform');
+        if (exclude !== null && exclude !== 'true' && exclude !== 'false') return sendError(ctx, Errors.invalid('excludePlatform must be a boolean'));
+        const deposits = front.accountHistory.deposits(input.accountId, range as never, page as never);
+        sendJson(ctx, 200, JSON.stringify(deposits.map((d) => depositJson(front.config, d))));
+      },
+    },
+    {
+      method: 'get',
+      path: '/wapi/v1/capital/withdrawals',
+      instruction: 'withdrawalQueryAll',
+      handle: (ctx, input) => {
+        const page = parsePage(input.query);
+        const range = parseTimeRange(input.query);
+        const id = parseIdParam(input.query, 'id');
+        for (const value of [page, range, id]) if (isError(value)) return sendError(ctx, value);
+        const clientId = input.query.get('clientId') ?? undefined;
+        const items = front.accountHistory.withdrawals(input.accountId, { id: id as number | undefined, clientId }, range as never, page as never);
+        sendJson(ctx, 200, JSON.stringify(items.map((w) => withdrawalJson(front.config, w))));
+      },
+    },
+    {
+      method: 'post',
+      path: '/wapi/v1/capital/withdrawals',
+      instruction: 'withdraw',
+      handle: (ctx, input) => {
+        if (input.body === null) return sendError(ctx, Errors.invalid('A withdrawal body is required'));
+        const parsed = parseWithdrawal(input.body as Record<string, unknown>, front, input.accountId);
+        if ('status' in parsed) return sendError(ctx, parsed);
+        void submitWithdrawal(front, ctx, input.accountId, parsed).catch((error: unknown) => {
+          front.log.error({ err: error }, 'withdrawal failed');
+          sendError(ctx, apiError(500, 'SERVER_ERROR', 'Internal error'));
+        });
+      },
+    },
+  ];
+}
+
+async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['handle']>[0], accountId: number, w: ParsedWithdrawal): Promise<void> {
+  const { intent } = w;
+  if (!front.settings.isExempt(accountId, intent.blockchain, intent.address)) {
+    if (w.twoFactorToken === null) return sendError(ctx, TWO_FACTOR_REQUIRED);
+    if (!(await front.settings.acceptTwoFactorCode(accountId, w.twoFactorToken, Date.now()))) return sendError(ctx, TWO_FACTOR_INVALID);
+  }
+  const digest = intentDigest(intent, randomBytes(16).toString('hex'));
+  const key = intentKey(digest);
+  await front.settings.putIntent(key, intent);
+  if (ctx.aborted) {
+    await front.settings.removeIntent(key);
+    return;
+  }
+  callEngine(front, ctx, (cmd) => {
+    cmd.kind = CommandKind.Withdraw;
+    cmd.accountId = accountId;
+    cmd.assetId = w.assetId;
+    cmd.amountUnits = w.amountUnits;
+    cmd.key.set(digest);
+  }, {
+    onRecord(type, view, offset, header) {
+      if (type !== RecordType.Result) return;
+      readResult(view, offset, scratch.result);
+      if (scratch.result.code !== ResultCode.Ok) {
+        // Refused: nothing will consume the intent (the journal worker removes accepted ones).
+        front.settings.removeIntent(key).catch((error: unknown) => front.log.error({ err: error }, 'could not remove a withdrawal intent'));
+        return sendError(ctx, resultError(scratch.result.code));
+      }
+      const record: WithdrawalRecord = {
+        id: scratch.result.value, accountId, assetId: w.assetId, amountUnits: w.amountUnits, timeUs: header.timeUs,
+        blockchain: intent.blockchain, address: intent.address, clientId: intent.clientId,
+        status: 'pending', transactionHash: null, confirmedUs: null,
+      };
+      sendJson(ctx, 200, JSON.stringify(withdrawalJson(front.config, record)));
+    },
+  });
+}

@@ -1,0 +1,106 @@
+// Account endpoints (issue 4) against the real server: account settings (GET/PATCH, stored and
+// returned across a restart), collateral valued at last trade prices with exact arithmetic,
+// order and withdrawal limits, and dust conversion with the spec's preconditions and its 95%
+// payout rounded down, recorded in dust history.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount,
+} from './helpers/server.js';
+
+const ARGS = ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0'];
+
+describe('account endpoints', () => {
+  const dataDir = tempDataDir();
+  let server: RunningServer;
+  let seller: TestAccount;
+  let buyer: TestAccount;
+  let dusty: TestAccount;
+
+  beforeAll(async () => {
+    server = await startServer({ dataDir, args: ARGS });
+    seller = await createTestAccount(server.adminPort, ['SOL=200', 'USDC=1000']);
+    buyer = await createTestAccount(server.adminPort, ['USDC=30000']);
+    dusty = await createTestAccount(server.adminPort, ['SOL=0.005', 'BTC=0.00000123']);
+    // 100 SOL at 123.45: the seller (maker, 2 bps) pays 2.469 USDC of fees, which the exchange keeps.
+    await signed(server.base, seller, 'POST', '/api/v1/order', 'orderExecute', { symbol: 'SOL_USDC', side: 'Ask', orderType: 'Limit', price: '123.45', quantity: '100', postOnly: true });
+    const taken = await signed(server.base, buyer, 'POST', '/api/v1/order', 'orderExecute', { symbol: 'SOL_USDC', side: 'Bid', orderType: 'Limit', price: '123.45', quantity: '100' });
+    expect(taken.body.status).toBe('Filled');
+    // A resting ask of the seller at 130 locks 10 SOL.
+    await signed(server.base, seller, 'POST', '/api/v1/order', 'orderExecute', { symbol: 'SOL_USDC', side: 'Ask', orderType: 'Limit', price: '130', quantity: '10', postOnly: true });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    removeDir(dataDir);
+  });
+
+  it('returns and updates account settings, with the configured fee rates', async () => {
+    const account = await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery');
+    expect(account.status).toBe(200);
+    expect(account.body).toMatchObject({ autoLend: false, spotMakerFee: '2', spotTakerFee: '5', limitOrders: 500, liquidating: false, leverageLimit: '1' });
+    const patched = await signed(server.base, seller, 'PATCH', '/api/v1/account', 'accountUpdate', { autoLend: true, leverageLimit: '2.5' });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ autoLend: true, leverageLimit: '2.5', autoRepayBorrows: false });
+    const bad = await signed(server.base, seller, 'PATCH', '/api/v1/account', 'accountUpdate', { autoLend: 'yes' });
+    expect(bad.status).toBe(400);
+    const badLeverage = await signed(server.base, seller, 'PATCH', '/api/v1/account', 'accountUpdate', { leverageLimit: '500' });
+    expect(badLeverage.body.code).toBe('INVALID_CLIENT_REQUEST');
+    expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ autoLend: true, leverageLimit: '2.5' });
+    expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body.autoLend).toBe(false);
+  });
+
+  it('values collateral at the last trade price', async () => {
+    const response = await signed(server.base, seller, 'GET', '/api/v1/capital/collateral', 'collateralQuery');
+    expect(response.status).toBe(200);
+    const body = response.body;
+    const sol = body.collateral.find((c: any) => c.symbol === 'SOL');
+    // 100 SOL left: 90 available, 10 locked, at 123.45.
+    expect(sol).toMatchObject({ assetMarkPrice: '123.45', totalQuantity: '100', availableQuantity: '90', openOrderQuantity: '10', balanceNotional: '12345', collateralWeight: '1' });
+    const usdc = body.collateral.find((c: any) => c.symbol === 'USDC');
+    // 1000 + 12345 − 2.469 fee
+    expect(usdc).toMatchObject({ assetMarkPrice: '1', totalQuantity: '13342.531', balanceNotional: '13342.531' });
+    const btc = body.collateral.find((c: any) => c.symbol === 'BTC');
+    expect(btc).toMatchObject({ assetMarkPrice: '0', balanceNotional: '0' });
+    expect(body).toMatchObject({ assetsValue: '25687.531', netEquity: '25687.531', netEquityLocked: '1234.5', netEquityAvailable: '24453.031', liabilitiesValue: '0', marginFraction: null });
+  });
+
+  it('answers order and withdrawal limits from live balances', async () => {
+    const ask = await signed(server.base, seller, 'GET', '/api/v1/account/limits/order', 'maxOrderQuantity', { symbol: 'SOL_USDC', side: 'Ask' });
+    expect(ask.body).toMatchObject({ maxOrderQuantity: '90', symbol: 'SOL_USDC', side: 'Ask' });
+    // 13342.531 USDC at 200 → 66.71 SOL (lots of 0.01, rounded down)
+    const bid = await signed(server.base, seller, 'GET', '/api/v1/account/limits/order', 'maxOrderQuantity', { symbol: 'SOL_USDC', side: 'Bid', price: '200' });
+    expect(bid.body).toMatchObject({ maxOrderQuantity: '66.71', price: '200' });
+    // A market bid walks the asks: only the seller's 10 SOL at 130 rest.
+    const market = await signed(server.base, buyer, 'GET', '/api/v1/account/limits/order', 'maxOrderQuantity', { symbol: 'SOL_USDC', side: 'Bid' });
+    expect(market.body.maxOrderQuantity).toBe('10');
+    const withdrawal = await signed(server.base, seller, 'GET', '/api/v1/account/limits/withdrawal', 'maxWithdrawalQuantity', { symbol: 'SOL' });
+    expect(withdrawal.body).toMatchObject({ maxWithdrawalQuantity: '90', symbol: 'SOL' });
+    const unknown = await signed(server.base, seller, 'GET', '/api/v1/account/limits/order', 'maxOrderQuantity', { symbol: 'DOGE_USDC', side: 'Ask' });
+    expect(unknown.body.code).toBe('INVALID_MARKET');
+    const badSide = await signed(server.base, seller, 'GET', '/api/v1/account/limits/order', 'maxOrderQuantity', { symbol: 'SOL_USDC', side: 'Buy' });
+    expect(badSide.status).toBe(400);
+  });
+
+  it('converts dust at 95% of the mark price, rounded down, under the spec preconditions', async () => {
+    const notDust = await signed(server.base, seller, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'SOL' });
+    expect(notDust.body.code).toBe('PRECONDITION_FAILED');
+    const usdc = await signed(server.base, dusty, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'USDC' });
+    expect(usdc.body.code).toBe('PRECONDITION_FAILED');
+    const noPrice = await signed(server.base, dusty, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'BTC' });
+    expect(noPrice.body.code).toBe('PRECONDITION_FAILED');
+    const before = (await signed(server.base, dusty, 'GET', '/api/v1/capital', 'balanceQuery')).body;
+    expect(before.BTC.available).toBe('0.00000123');
+    const done = await signed(server.base, dusty, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'SOL' });
+    expect(done.status).toBe(200);
+    const after = (await signed(server.base, dusty, 'GET', '/api/v1/capital', 'balanceQuery')).body;
+    // 0.005 SOL × 123.45 = 0.61725 USDC; 95% = 0.5863875 → 0.586387 (6 decimals, rounded down)
+    expect(after.SOL.available).toBe('0');
+    expect(after.USDC.available).toBe('0.586387');
+    expect(after.BTC.available).toBe('0.00000123');
+    const history = await signed(server.base, dusty, 'GET', '/wapi/v1/history/dust', 'dustHistoryQueryAll', {});
+    expect(history.body).toHaveLength(1);
+    expect(history.body[0]).toMatchObject({ symbol: 'SOL', quantity: '0.005', usdcReceived: '0.586387' });
+    const again = await signed(server.base, dusty, 'POST', '/api/v1/account/convertDust', 'convertDust', {});
+    expect(again.body.code).toBe('PRECONDITION_FAILED'); // BTC has no mark price; nothing else is dust
+  });
+});
