@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount,
+  adminCli, createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount,
 } from './helpers/server.js';
 
 const ARGS = ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0'];
@@ -47,6 +47,12 @@ describe('account endpoints', () => {
     expect(badLeverage.body.code).toBe('INVALID_CLIENT_REQUEST');
     expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ autoLend: true, leverageLimit: '2.5' });
     expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body.autoLend).toBe(false);
+  });
+
+  it('reports the own fee rates of each account once the operator changes them', async () => {
+    await adminCli(server.adminPort, ['set-fee-rates', '--account', String(buyer.accountId), '--maker-bps', '1', '--taker-bps', '7']);
+    expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '1', spotTakerFee: '7' });
+    expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '2', spotTakerFee: '5' });
   });
 
   it('values collateral at the last trade price', async () => {

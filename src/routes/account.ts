@@ -9,9 +9,8 @@
 // balance and a price could pass 2^53) and formatted at the quote asset's decimals.
 //
 // Choices where the spec is silent:
-// - Fees: spotMakerFee / spotTakerFee are the configured default rates in basis points, which
-//   every account has today (per-account rates arrive with issue 3; then this reads them).
-//   Futures fields are null: there are no futures markets. borrowLimit and positionLimit are "0":
+// - Fees: spotMakerFee / spotTakerFee are the account's own rates in basis points, read from the
+//   engine (QueryFeeRates: the configured defaults until the operator sets others). Futures fields are null: there are no futures markets. borrowLimit and positionLimit are "0":
 //   nothing can be borrowed and there are no positions. limitOrders is the open-order limit per
 //   account; triggerOrders 0 (no trigger orders yet).
 // - Collateral: spot only, every asset weighted 1 (no haircuts configured), valued at the last
@@ -26,6 +25,7 @@
 
 import { CommandKind, RecordType, ResultCode, Side } from '../../engine/types.js';
 import { readBalance, readResult } from '../../engine/codec.js';
+import { queryFeeRates, type FeeRates } from '../front/fee-rates.js';
 import { Errors, resultError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
@@ -79,7 +79,7 @@ function usdcValue(market: MarketInfo, units: number, priceTicks: number): bigin
   return (BigInt(units) * BigInt(priceTicks) * BigInt(market.spec.quoteUnitsPerTickLot)) / BigInt(market.spec.baseUnitsPerLot);
 }
 
-export function accountJson(front: FrontContext, settings: AccountSettings): Record<string, unknown> {
+export function accountJson(front: FrontContext, settings: AccountSettings, fees: FeeRates): Record<string, unknown> {
   const engine = front.config.engine;
   return {
     autoBorrowSettlements: settings.autoBorrowSettlements,
@@ -93,8 +93,8 @@ export function accountJson(front: FrontContext, settings: AccountSettings): Rec
     limitOrders: engine.limits.maxOpenOrdersPerAccount,
     liquidating: false,
     positionLimit: '0',
-    spotMakerFee: String(engine.makerFeeBps ?? 0),
-    spotTakerFee: String(engine.takerFeeBps ?? 0),
+    spotMakerFee: String(fees.makerFeeBps),
+    spotTakerFee: String(fees.takerFeeBps),
     triggerOrders: 0,
   };
 }
@@ -125,7 +125,9 @@ export function accountRoutes(front: FrontContext): Route[] {
       method: 'get',
       path: '/api/v1/account',
       instruction: 'accountQuery',
-      handle: (ctx, input) => sendJson(ctx, 200, JSON.stringify(accountJson(front, front.settings.settings(input.accountId)))),
+      handle: (ctx, input) => queryFeeRates(front, ctx, input.accountId, (fees) => {
+        sendJson(ctx, 200, JSON.stringify(accountJson(front, front.settings.settings(input.accountId), fees)));
+      }),
     },
     {
       method: 'patch',
