@@ -8,7 +8,7 @@
 //      updates) in a worker thread;
 //   3. phases, each with CPU per thread of the server (/proc/<pid>/task) and of this client:
 //      idle (does the engine burn a core?), warm-up, unloaded latency (one connection, one signed
-//      order at a time), public reads (GET depth, GET markets), closed-loop maximum signed-order
+//      order at a time), public reads (GET depth, GET ticker, GET markets), closed-loop maximum signed-order
 //      throughput, and an open-loop constant rate at 70 % of that throughput (latency from the
 //      intended send time, WebSocket delivery latency);
 //   4. bench/e2e-results.json, a section of bench/RESULTS.md and of README.md (report.ts).
@@ -299,7 +299,7 @@ async function main(): Promise<void> {
 
     // 3d. Public reads.
     const readResults: Record<string, { runs: LoadResult[]; median: LoadResult; cpu: Record<string, number>; perFrontThread: number }> = {};
-    for (const [name, path] of [['GET depth (SOL_USDC, 100 levels)', '/api/v1/depth?symbol=SOL_USDC&limit=100'], ['GET markets', '/api/v1/markets']] as const) {
+    for (const [name, path] of [['GET depth (SOL_USDC, 100 levels)', '/api/v1/depth?symbol=SOL_USDC&limit=100'], ['GET ticker (SOL_USDC, 24 h window from LMDB)', '/api/v1/ticker?symbol=SOL_USDC'], ['GET markets', '/api/v1/markets']] as const) {
       log(`public reads: ${name}…`);
       const bytes = requestBytes('GET', path, host, {});
       const queue: Request[] = Array.from({ length: q ? 5000 : 100_000 }, () => ({ kind: 0, bytes }));
