@@ -1,5 +1,6 @@
 // The smallest ccxt compatibility check: ccxt's backpack class, pointed at our server, loads the
-// markets, reads the balance a deposit made, and places, lists and cancels an order. The full
+// markets, reads the balance a deposit made and the order book, and places, lists and cancels an
+// order. The full
 // suites (issues 4 and 5) build on test/helpers/ccxt.ts the same way.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,7 +21,7 @@ describe('ccxt backpack against our server', () => {
     removeDir(dataDir);
   });
 
-  it('loads markets, balance, and places, lists and cancels an order', async () => {
+  it('loads markets, balance and the order book, and places, lists and cancels an order', async () => {
     const exchange = ccxtRest(server, account);
     const markets = await exchange.loadMarkets();
     expect(markets['SOL/USDC']?.precision).toMatchObject({ price: 0.01, amount: 0.01 });
@@ -32,6 +33,12 @@ describe('ccxt backpack against our server', () => {
     expect(order).toMatchObject({ symbol: 'SOL/USDC', side: 'buy', type: 'limit', price: 100.5, amount: 2, status: 'open' });
     const locked = await exchange.fetchBalance();
     expect(locked['USDC']).toMatchObject({ free: 4799, used: 201 });
+
+    const book = await exchange.fetchOrderBook('SOL/USDC');
+    expect(book.bids).toEqual([[100.5, 2]]);
+    expect(book.asks).toEqual([]);
+    expect(book.nonce).toBeGreaterThan(0);
+    expect(book.timestamp).toBeGreaterThan(Date.now() - 60_000);
 
     const open = await exchange.fetchOpenOrders('SOL/USDC');
     expect(open.map((o) => o.id)).toEqual([order.id]);
