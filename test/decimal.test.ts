@@ -13,6 +13,7 @@ import {
   parseDecimal,
   parseDecimalBig,
 } from '../src/decimal.js';
+import { prng } from './helpers/engine-harness.js';
 
 type Row = [text: string, scale: number, expected: number | 'syntax' | 'too_many_decimals' | 'too_large'];
 
@@ -174,15 +175,8 @@ describe('bigint variants', () => {
 
 describe('round trips', () => {
   const seed = Number(process.env.DECIMAL_SEED ?? Date.now() % 1_000_000);
-  // mulberry32: small seeded generator so a failing case can be replayed.
-  let state = seed >>> 0;
-  function random(): number {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
+  // Seeded so a failing case can be replayed.
+  const random = prng(seed);
   function randomUnits(): number {
     // Mix small values, values near the safe limit and everything in between.
     const digits = 1 + Math.floor(random() * 16);

@@ -41,22 +41,11 @@ import {
   type RunningServer,
   type TestAccount,
 } from './helpers/server.js';
+import { prng } from './helpers/engine-harness.js';
 
 const SEED = Number(process.env.DURABILITY_SEED ?? Math.floor(Math.random() * 0x7fffffff));
 const ROUNDS = Number(process.env.DURABILITY_ROUNDS ?? 6);
 const TAG = `[durability seed=${SEED}; rerun with DURABILITY_SEED=${SEED}]`;
-
-/** mulberry32: a small seeded generator (test-side only). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Exact decimal string → integer units at `decimals`. */
 function units(text: string, decimals: number): bigint {
@@ -137,7 +126,7 @@ class Stream {
 describe(`kill -9 at a random moment, restart, check everything acknowledged ${TAG}`, () => {
   const dataDir = tempDataDir();
   const configFile = join(dataDir, '..', `${dataDir.split('/').pop()}-markets.json`);
-  const random = rng(SEED);
+  const random = prng(SEED);
   let server: RunningServer;
   let lanes: Lane[] = [];
   let workers: RestingWorker[] = [];

@@ -12,6 +12,7 @@ import * as flatbuffers from 'flatbuffers';
 import * as G from '../schemas/generated/exchange/schema.js';
 import * as codec from '../engine/codec.js';
 import { newCommand, RecordType } from '../engine/types.js';
+import { prng } from './helpers/engine-harness.js';
 
 // ---------------------------------------------------------------------------------------------
 // The schema, parsed (comments stripped; structs and enums only).
@@ -192,15 +193,10 @@ function expectSame(struct: string, leaf: Leaf, actual: Value, expected: Value):
 // ---------------------------------------------------------------------------------------------
 // Distinctive values (seeded, reproducible)
 
+/** Seeded uint32 values from the shared generator. */
 function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
+  const random = prng(seed);
+  return () => random() * 4294967296;
 }
 
 const MAX = Number.MAX_SAFE_INTEGER;
