@@ -78,15 +78,18 @@ describe('EngineLink on a full inbound ring', () => {
     const { link } = setup(2);
     const front = { link } as unknown as FrontContext;
     const bodies: string[] = [];
+    const submitted: boolean[] = [];
     for (let i = 0; i < 3; i++) {
       const { res, written } = fakeResponse();
       const ctx = { res, aborted: false, done: false } as unknown as RequestContext;
-      callEngine(front, ctx, (cmd) => { cmd.kind = CommandKind.QueryBalances; }, ignore);
+      submitted.push(callEngine(front, ctx, (cmd) => { cmd.kind = CommandKind.QueryBalances; }, ignore));
       bodies.push(written.status ? `${written.status} ${written.body}` : 'pending');
     }
     expect(bodies[0]).toBe('pending');
     expect(bodies[1]).toBe('pending');
     expect(bodies[2]).toMatch(/^503 /);
+    // The caller learns which commands were not submitted (a withdrawal drops its stored intent).
+    expect(submitted).toEqual([true, true, false]);
     expect(JSON.parse(bodies[2].slice(bodies[2].indexOf('{')))).toEqual({ code: 'TOO_MANY_REQUESTS', message: expect.any(String) });
   });
 });

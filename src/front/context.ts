@@ -52,11 +52,12 @@ export const scratch = {
   feeRates: newFeeRatesRec(),
 };
 
-/** Submits a command for a request; answers 503 at once when the engine cannot take it. */
-export function callEngine(front: FrontContext, ctx: RequestContext, fill: (cmd: Command) => void, pending: PendingRequest): void {
+/** Submits a command for a request; answers the request itself when it cannot. True if submitted. */
+export function callEngine(front: FrontContext, ctx: RequestContext, fill: (cmd: Command) => void, pending: PendingRequest): boolean {
   const submitted = front.link.submit(fill, pending);
   if (submitted === 'ring_full') sendError(ctx, Errors.engineBusy);
   else if (submitted === 'too_many_pending') sendError(ctx, Errors.tooManyPending);
+  return submitted === 'ok';
 }
 
 export function marketFor(front: FrontContext, symbol: unknown): MarketInfo | undefined {

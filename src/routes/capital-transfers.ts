@@ -149,7 +149,7 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
     await front.settings.removeIntent(key);
     return;
   }
-  callEngine(front, ctx, (cmd) => {
+  const submitted = callEngine(front, ctx, (cmd) => {
     cmd.kind = CommandKind.Withdraw;
     cmd.accountId = accountId;
     cmd.assetId = w.assetId;
@@ -172,4 +172,6 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
       sendJson(ctx, 200, JSON.stringify(withdrawalJson(front.config, record)));
     },
   });
+  // Not submitted (engine busy, answered above): nothing will consume the intent.
+  if (!submitted) await front.settings.removeIntent(key);
 }
