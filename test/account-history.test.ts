@@ -5,17 +5,12 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createTestAccount, removeDir, signed, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount,
+  adminCli, createTestAccount, removeDir, signed, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount,
 } from './helpers/server.js';
 import { totpCode, totpStep } from '../src/front/account-settings.js';
 
 const ARGS = ['--no-demo', '--front-threads', '2', '--speed-bump-ms', '0'];
 const ADDRESS = 'So1anaDestinationAddress1111111111111111111';
-
-async function admin(server: RunningServer, path: string, body: unknown): Promise<{ status: number; body: any }> {
-  const response = await fetch(`http://127.0.0.1:${server.adminPort}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: response.status, body: await response.json() };
-}
 
 describe('account history', () => {
   const dataDir = tempDataDir();
@@ -113,9 +108,11 @@ describe('account history', () => {
   });
 
   it('withdraws with a one-time code, once per code, and to exempt addresses without one', async () => {
-    const enrolled = await admin(server, '/admin/two-factor', { accountId: 2 });
-    expect(enrolled.status).toBe(200);
-    const secret = base32Decode(enrolled.body.secret);
+    // Through the operator's CLI, as the README tells operators to do it.
+    const enrolled = await adminCli(server.adminPort, ['new-two-factor-secret', '--account', '2']);
+    expect(enrolled).toMatchObject({ accountId: 2, secret: expect.stringMatching(/^[A-Z2-7]+$/) });
+    expect(enrolled.otpauthUri).toContain(`secret=${enrolled.secret as string}`);
+    const secret = base32Decode(enrolled.secret as string);
     const code = totpCode(secret, totpStep(Date.now()));
     const before = await balances(taker);
     const request = { symbol: 'USDC', blockchain: 'Solana', address: ADDRESS, quantity: '100.5', clientId: 'w-1', twoFactorToken: code };
@@ -126,7 +123,8 @@ describe('account history', () => {
     expect(Number(after.USDC.available)).toBeCloseTo(Number(before.USDC.available) - 100.5, 6);
     const reused = await signed(server.base, taker, 'POST', '/wapi/v1/capital/withdrawals', 'withdraw', { ...request, clientId: 'w-2' });
     expect(reused.body.code).toBe('INVALID_TWO_FACTOR_CODE');
-    expect((await admin(server, '/admin/address-book', { accountId: 2, blockchain: 'Solana', address: ADDRESS })).status).toBe(200);
+    expect(await adminCli(server.adminPort, ['add-withdrawal-address', '--account', '2', '--blockchain', 'Solana', '--address', ADDRESS]))
+      .toEqual({ accountId: 2, blockchain: 'Solana', address: ADDRESS, twoFactorExempt: true });
     const exempt = await signed(server.base, taker, 'POST', '/wapi/v1/capital/withdrawals', 'withdraw', { symbol: 'SOL', blockchain: 'Solana', address: ADDRESS, quantity: '1' });
     expect(exempt.body.status).toBe('pending');
     const poor = await signed(server.base, taker, 'POST', '/wapi/v1/capital/withdrawals', 'withdraw', { symbol: 'SOL', blockchain: 'Solana', address: ADDRESS, quantity: '100' });

@@ -7,6 +7,8 @@
 //   set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly>
 //   set-fee-rates --account <id> --maker-bps <N> --taker-bps <N>
 //   get-fee-rates --account <id>
+//   add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS>
+//   new-two-factor-secret --account <id>
 
 import { AdminError, adminRequest, createAccount, deposit, getFeeRates, setFeeRates, setMarketState, type Deposit } from './client.js';
 
@@ -16,7 +18,9 @@ const USAGE = `usage:
   npm run admin -- snapshot [--admin-port N]
   npm run admin -- set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly> [--admin-port N]
   npm run admin -- set-fee-rates --account <id> --maker-bps <N> --taker-bps <N> [--admin-port N]
-  npm run admin -- get-fee-rates --account <id> [--admin-port N]`;
+  npm run admin -- get-fee-rates --account <id> [--admin-port N]
+  npm run admin -- add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS> [--admin-port N]
+  npm run admin -- new-two-factor-secret --account <id> [--admin-port N]`;
 
 class UsageError extends Error {}
 
@@ -102,6 +106,18 @@ async function run(argv: string[]): Promise<unknown> {
   if (command === 'get-fee-rates') {
     onlyOptions(options, ['account']);
     return getFeeRates(port, wholeNumber(options, 'account'));
+  }
+  // issue 4 (capital): withdrawals to an address in the book need no two-factor code; others need
+  // a TOTP code from the secret this prints (otpauth URI for an authenticator app).
+  if (command === 'add-withdrawal-address') {
+    onlyOptions(options, ['account', 'blockchain', 'address']);
+    return adminRequest(port, 'POST', '/admin/address-book', {
+      accountId: wholeNumber(options, 'account'), blockchain: required(options, 'blockchain'), address: required(options, 'address'),
+    });
+  }
+  if (command === 'new-two-factor-secret') {
+    onlyOptions(options, ['account']);
+    return adminRequest(port, 'POST', '/admin/two-factor', { accountId: wholeNumber(options, 'account') });
   }
   throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
 }
