@@ -4,7 +4,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { get, removeDir, startServer, tempDataDir, type RunningServer } from './helpers/server.js';
-import { TAPE, tradeTape, type Tape } from './helpers/market-trades.js';
+import { TAPE, placeOrder, tradeTape, type Tape } from './helpers/market-trades.js';
 
 const SERVER_ARGS = ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0'];
 const DATE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
@@ -158,5 +158,14 @@ describe('public market history', () => {
     await checkTrades();
     await checkKlines();
     await checkTickers();
+  });
+
+  it('updates a ticker it has served once a new trade is stored', async () => {
+    expect((await get(server.base, '/api/v1/ticker?symbol=SOL_USDC')).body).toEqual(TICKER); // served, now kept
+    // The taker buys 0.5 from the ask left at 22 (after the tape: 0.5 @ 21 and 1 @ 22 rest).
+    await placeOrder(server, tape.taker, { side: 'Bid', orderType: 'Market', quantity: '1' });
+    const updated = { ...TICKER, lastPrice: '22', priceChange: '2', priceChangePercent: '0.1', high: '22', volume: '3.5', quoteVolume: '71', trades: '6' };
+    expect((await get(server.base, '/api/v1/ticker?symbol=SOL_USDC')).body).toEqual(updated);
+    expect((await get(server.base, '/api/v1/tickers')).body[0]).toEqual(updated);
   });
 });

@@ -11,12 +11,28 @@ import { tickerJson } from '../wire/market-json.js';
 
 const WINDOWS_S = new Map([['1d', 86_400], ['1w', 604_800]]);
 
-export function tickerFor(front: FrontContext, market: MarketInfo, windowS: number): Record<string, unknown> {
-  const marketId = market.spec.marketId;
-  const nowS = Math.floor(Date.now() / 1000);
-  const window = front.history.window(marketId, nowS - windowS, nowS);
-  const last = window.tradeCount === 0 ? front.history.lastTrade(marketId, front.data.books[marketId].lastTradeId) : null;
-  return tickerJson(market, window, last);
+/**
+ * The ticker of one market as a JSON string. Its value depends only on the minute the window
+ * starts at and on the trades stored up to the newest one this front has seen (the history of a
+ * trade is in LMDB before its record reaches a front), so the string is kept per market and
+ * window and rebuilt when either changes: a ticker read between trades costs no LMDB read.
+ */
+export function tickerCache(front: FrontContext): (market: MarketInfo, windowS: number) => string {
+  const cache = new Map<number, { startS: number; lastTradeId: number; body: string }>();
+  return (market, windowS) => {
+    const marketId = market.spec.marketId;
+    const nowS = Math.floor(Date.now() / 1000);
+    const startS = Math.ceil((nowS - windowS) / 60) * 60;
+    const lastTradeId = front.data.books[marketId].lastTradeId;
+    const slot = marketId * 2 + (windowS === WINDOWS_S.get('1d') ? 0 : 1);
+    const cached = cache.get(slot);
+    if (cached !== undefined && cached.startS === startS && cached.lastTradeId === lastTradeId) return cached.body;
+    const window = front.history.window(marketId, nowS - windowS, nowS);
+    const last = window.tradeCount === 0 ? front.history.lastTrade(marketId, lastTradeId) : null;
+    const body = JSON.stringify(tickerJson(market, window, last));
+    cache.set(slot, { startS, lastTradeId, body });
+    return body;
+  };
 }
 
 function windowParam(query: URLSearchParams): number | null {
@@ -25,6 +41,7 @@ function windowParam(query: URLSearchParams): number | null {
 }
 
 export function tickerRoutes(front: FrontContext): Route[] {
+  const tickerBody = tickerCache(front);
   const checkSource = (query: URLSearchParams) => {
     const source = query.get('source');
     if (source === null || source === 'Venue') return null;
@@ -42,7 +59,7 @@ export function tickerRoutes(front: FrontContext): Route[] {
         if (windowS === null) return sendError(ctx, Errors.invalid('interval must be 1d or 1w'));
         const sourceError = checkSource(input.query);
         if (sourceError) return sendError(ctx, sourceError);
-        sendJson(ctx, 200, JSON.stringify(tickerFor(front, market, windowS)));
+        sendJson(ctx, 200, tickerBody(market, windowS));
       },
     },
     {
@@ -53,7 +70,7 @@ export function tickerRoutes(front: FrontContext): Route[] {
         if (windowS === null) return sendError(ctx, Errors.invalid('interval must be 1d or 1w'));
         const sourceError = checkSource(input.query);
         if (sourceError) return sendError(ctx, sourceError);
-        sendJson(ctx, 200, JSON.stringify(front.config.markets.map((m) => tickerFor(front, m, windowS))));
+        sendJson(ctx, 200, `[${front.config.markets.map((m) => tickerBody(m, windowS)).join(',')}]`);
       },
     },
   ];
