@@ -63,9 +63,11 @@ ${engine.trim()}
 ## Durable journal against raw lmdb (bench/journal.bench.ts)
 
 ${journal.trim()}
+
 ## Stream fan-out against raw uWS publish (bench/fanout.bench.ts)
 
 ${fanout.trim()}
+
 ## Account history sink in the journal worker (bench/history-sink.bench.ts)
 
 ${historySink.trim()}

@@ -299,7 +299,7 @@ async function main(): Promise<void> {
 
     // 3d. Public reads.
     const readResults: Record<string, { runs: LoadResult[]; median: LoadResult; cpu: Record<string, number>; perFrontThread: number }> = {};
-    for (const [name, path] of [['GET depth (SOL_USDC, 100 levels)', '/api/v1/depth?symbol=SOL_USDC&limit=100'], ['GET ticker (SOL_USDC, 24 h window from LMDB)', '/api/v1/ticker?symbol=SOL_USDC'], ['GET markets', '/api/v1/markets']] as const) {
+    for (const [name, path] of [['GET depth (SOL_USDC, 100 levels)', '/api/v1/depth?symbol=SOL_USDC&limit=100'], ['GET ticker (SOL_USDC, 24 h window, kept per front between trades)', '/api/v1/ticker?symbol=SOL_USDC'], ['GET markets', '/api/v1/markets']] as const) {
       log(`public reads: ${name}…`);
       const bytes = requestBytes('GET', path, host, {});
       const queue: Request[] = Array.from({ length: q ? 5000 : 100_000 }, () => ({ kind: 0, bytes }));
