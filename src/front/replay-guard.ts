@@ -10,8 +10,8 @@
 // the critical section is at most PROBE_LIMIT slot reads and one write, far shorter than the
 // ~60 µs signature verification that precedes it, so two threads rarely meet there).
 //
-// Bounded memory: SLOT_COUNT slots of 12 bytes (64 bits of the signature and an expiry second),
-// allocated once (12 MiB by default). An entry expires with its request's window, and an expired
+// Bounded memory: SLOT_COUNT slots of 16 bytes (64 bits of the signature, an expiry second and an
+// owner), allocated once (16 MiB by default). An entry expires with its request's window, and an expired
 // slot is reused. Each signature is looked for in at most PROBE_LIMIT slots from its hash; when all
 // of them hold live entries the request is refused with 429 TOO_MANY_REQUESTS rather than
 // accepted unchecked. With every request at the maximum 60 s window that allows about
@@ -22,6 +22,11 @@
 // refuses non-canonical ones, so one signed message has exactly one accepted signature; two
 // different accepted requests colliding on 64 bits is a 2^-64 event per pair.
 //
+// Owners: REST requests record owner 0, and any second use is a replay. WebSocket subscribe
+// signatures (src/front/streams.ts) record a nonzero hash of the client's address, and a second use
+// from the same address is allowed: the subscribe signing string holds only a timestamp and a
+// window, so one client's connections subscribing in the same millisecond sign identically.
+//
 // Clients are unaffected as long as they sign each request anew (ccxt and the official clients
 // stamp every request with the current millisecond); a client that retries by resending the same
 // signed bytes is refused and must re-sign.
@@ -29,7 +34,7 @@
 const LOCK_INDEX = 0;
 /** The lock has a 64-byte line to itself. */
 const HEADER_INTS = 16;
-const SLOT_INTS = 3;
+const SLOT_INTS = 4;
 export const SLOT_COUNT = 1 << 20;
 export const PROBE_LIMIT = 32;
 /** Expiry seconds are counted from 2020-01-01 so they fit a signed 32-bit integer until 2088. */
@@ -57,9 +62,10 @@ export class ReplayGuard {
 
   /**
    * Records `signature` (≥ 8 bytes) as used until `expiresAtMs`; 'replayed' when it is already
-   * recorded and not expired, 'full' when its probe sequence holds only live entries.
+   * recorded and not expired (unless both uses name the same nonzero `owner`), 'full' when its
+   * probe sequence holds only live entries.
    */
-  check(signature: Uint8Array, expiresAtMs: number, nowMs: number): ReplayCheck {
+  check(signature: Uint8Array, expiresAtMs: number, nowMs: number, owner = 0): ReplayCheck {
     const keyA = (signature[0] | (signature[1] << 8) | (signature[2] << 16) | (signature[3] << 24)) | 0;
     const keyB = (signature[4] | (signature[5] << 8) | (signature[6] << 16) | (signature[7] << 24)) | 0;
     const nowSec = Math.floor((nowMs - EPOCH_MS) / 1000);
@@ -84,12 +90,13 @@ export class ReplayGuard {
           if (free < 0) free = base;
           continue;
         }
-        if (t[base] === keyA && t[base + 1] === keyB) return 'replayed';
+        if (t[base] === keyA && t[base + 1] === keyB) return owner !== 0 && t[base + 3] === owner ? 'ok' : 'replayed';
       }
       if (free < 0) return 'full';
       t[free] = keyA;
       t[free + 1] = keyB;
       t[free + 2] = expirySec;
+      t[free + 3] = owner;
       return 'ok';
     } finally {
       Atomics.store(t, LOCK_INDEX, 0);
@@ -99,4 +106,11 @@ export class ReplayGuard {
   get capacity(): number {
     return this.slotCount;
   }
+}
+
+/** A nonzero 32-bit owner for `check` from a client address (FNV-1a over its bytes). */
+export function addressOwner(address: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < address.length; i++) h = Math.imul(h ^ address[i], 0x01000193);
+  return h | 0 || 1;
 }

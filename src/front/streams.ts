@@ -32,7 +32,18 @@
 // An invalid stream answers {"id":null,"error":{"code":4006,"message":"Invalid stream"}}; a bad
 // private-stream signature answers code 4001 (the public API documents no code for it; chosen
 // here). Neither disturbs the connection's other streams. At most MAX_SUBSCRIPTIONS streams per
-// connection (4005 beyond). A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
+// connection (4005 beyond), and at most MAX_SUBSCRIPTIONS names per message: a longer list is
+// answered with one error frame and changes nothing, so no message makes the server answer with
+// more frames than it could subscribe streams. `id` is echoed when it is a number or a string of
+// at most MAX_ECHOED_ID_CHARS, else null.
+//
+// Replayed subscribe signatures: a private subscription's signature, once accepted, is recorded
+// in the shared replay guard (the REST one, replay-guard.ts) until its window ends, with the
+// client's address as owner; a later use from another address is refused (4001). The same
+// address may use it again: the subscribe signing string holds only a timestamp and a window, so
+// subscribes sent in the same millisecond (ccxt's watchOrders and watchBalance together, or one
+// client's several connections) carry the same signature. An eavesdropper elsewhere cannot reuse
+// it; one on the client's own host (or behind the same NAT) could, within the window. A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
 // subscriptions and is closed with code 1008 ("Slow consumer") once it has read what was queued;
 // uWS never waits for it, so it never delays the engine, the other clients or HTTP.
 // Protocol pings: a connection silent for --ws-idle-timeout-s (default 60) gets a ping shortly
@@ -43,6 +54,7 @@ import { DEFAULT_WS_IDLE_TIMEOUT_S, type MarketInfo } from '../config.js';
 import { RecordType, Side } from '../../engine/types.js';
 import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
+import { addressOwner, type ReplayGuard } from './replay-guard.js';
 import type { EventHandler } from './engine-link.js';
 import type { BookModel, MarketData } from './market-data.js';
 import { scratch, type FrontContext } from './context.js';
@@ -68,9 +80,14 @@ const AGGREGATES = [
 ] as const;
 const TICKER_WINDOW_S = 86_400;
 
+/** Longest string `id` echoed in error frames (a longer one, or another type, is echoed as null). */
+const MAX_ECHOED_ID_CHARS = 64;
+
 interface SocketData {
   /** stream name → uWS topic */
   subscriptions: Map<string, string>;
+  /** The client address's owner hash for the replay guard. */
+  owner: number;
   closed: boolean;
   dropping: boolean;
   graceTimer: NodeJS.Timeout | null;
@@ -416,21 +433,40 @@ export function resolveStream(name: string, markets: Map<string, MarketInfo>, ac
 }
 
 function errorFrame(id: unknown, code: number, message: string): string {
-  return JSON.stringify({ id: id ?? null, error: { code, message } });
+  const echoed = typeof id === 'number' || (typeof id === 'string' && id.length <= MAX_ECHOED_ID_CHARS) ? id : null;
+  return JSON.stringify({ id: echoed, error: { code, message } });
 }
 
-/** Verifies a private subscription's signature array; returns the account id, 0 if invalid. */
-function subscriberAccount(signature: unknown, front: FrontContext, verifier: SignatureVerifier): number {
-  if (!Array.isArray(signature) || signature.length !== 4) return 0;
+const INVALID_SIGNATURE = 'Invalid signature';
+const SIGNATURE_REPLAYED = 'Signature already used from another address';
+const REPLAY_TABLE_FULL = 'Too many signed requests in flight; sign again later';
+
+/**
+ * Verifies a private subscription's signature array and checks no other address used it; returns
+ * the account id, or the error message to answer with (code 4001).
+ */
+function subscriberAccount(
+  signature: unknown, front: FrontContext, verifier: SignatureVerifier, replayGuard: ReplayGuard | undefined, owner: number,
+): number | string {
+  if (!Array.isArray(signature) || signature.length !== 4) return INVALID_SIGNATURE;
   const [key, sig, ts, win] = signature.map((v) => (typeof v === 'number' ? String(v) : v));
-  if (typeof key !== 'string' || typeof sig !== 'string' || typeof ts !== 'string' || typeof win !== 'string') return 0;
-  if (!checkWindow(ts, win, Date.now()).ok) return 0;
+  if (typeof key !== 'string' || typeof sig !== 'string' || typeof ts !== 'string' || typeof win !== 'string') return INVALID_SIGNATURE;
+  const nowMs = Date.now();
+  if (!checkWindow(ts, win, nowMs).ok) return INVALID_SIGNATURE;
   const accountId = front.data.accountsByKey.get(key);
-  if (accountId === undefined) return 0;
-  return verifier.verify(key, sig, signingString('subscribe', [], ts, win, false)) ? accountId : 0;
+  if (accountId === undefined) return INVALID_SIGNATURE;
+  if (!verifier.verify(key, sig, signingString('subscribe', [], ts, win, false))) return INVALID_SIGNATURE;
+  if (!replayGuard) return accountId;
+  // checkWindow accepted both as plain decimal integers.
+  const verdict = replayGuard.check(Buffer.from(sig, 'base64'), Number(ts) + Number(win), nowMs, owner);
+  if (verdict === 'replayed') return SIGNATURE_REPLAYED;
+  if (verdict === 'full') return REPLAY_TABLE_FULL;
+  return accountId;
 }
 
-export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier: SignatureVerifier, streams: Streams): void {
+export function mountWebSocket(
+  app: TemplatedApp, front: FrontContext, verifier: SignatureVerifier, streams: Streams, replayGuard?: ReplayGuard,
+): void {
   app.ws<SocketData>('/*', {
     compression: uWS.SHARED_COMPRESSOR,
     maxPayloadLength: MAX_MESSAGE_BYTES,
@@ -441,7 +477,9 @@ export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier:
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
       res.upgrade<SocketData>(
-        { subscriptions: new Map(), closed: false, dropping: false, graceTimer: null },
+        {
+          subscriptions: new Map(), owner: addressOwner(new Uint8Array(res.getRemoteAddress())), closed: false, dropping: false, graceTimer: null,
+        },
         req.getHeader('sec-websocket-key'),
         req.getHeader('sec-websocket-protocol'),
         req.getHeader('sec-websocket-extensions'),
@@ -476,6 +514,8 @@ export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier:
       if (state.graceTimer !== null) clearTimeout(state.graceTimer);
     },
     message: (ws: WebSocket<SocketData>, message: ArrayBuffer) => {
+      // A slow consumer being closed has lost its subscriptions and gets no new ones.
+      if (ws.getUserData().dropping) return;
       let request: { method?: unknown; params?: unknown; signature?: unknown; id?: unknown };
       try {
         request = JSON.parse(Buffer.from(message).toString('utf8'));
@@ -492,12 +532,20 @@ export function mountWebSocket(app: TemplatedApp, front: FrontContext, verifier:
         ws.send(errorFrame(request.id, 4000, 'Invalid method or params'));
         return;
       }
-      const subscriptions = ws.getUserData().subscriptions;
+      if (request.params.length > MAX_SUBSCRIPTIONS) {
+        ws.send(method === 'SUBSCRIBE'
+          ? errorFrame(request.id, 4005, `Too many subscriptions (at most ${MAX_SUBSCRIPTIONS})`)
+          : errorFrame(request.id, 4000, `Too many streams in one message (at most ${MAX_SUBSCRIPTIONS})`));
+        return;
+      }
+      const state = ws.getUserData();
+      const subscriptions = state.subscriptions;
       const needsAccount = request.params.some((p) => typeof p === 'string' && p.startsWith('account.'));
       let accountId = 0;
       if (needsAccount && method === 'SUBSCRIBE') {
-        accountId = subscriberAccount(request.signature, front, verifier);
-        if (accountId === 0) ws.send(errorFrame(request.id, 4001, 'Invalid signature'));
+        const verdict = subscriberAccount(request.signature, front, verifier, replayGuard, state.owner);
+        if (typeof verdict === 'string') ws.send(errorFrame(request.id, 4001, verdict));
+        else accountId = verdict;
       }
       for (const name of request.params) {
         if (typeof name !== 'string') {

@@ -77,7 +77,7 @@ function main(): void {
   const app = uWS.App();
   const streams = new Streams(app, front, marketData);
   mountRoutes(app, publicRoutes(front), auth, onError);
-  mountWebSocket(app, front, verifier, streams);
+  mountWebSocket(app, front, verifier, streams, auth.replayGuard);
   const adminApp = data.serveAdmin ? uWS.App() : null;
   if (adminApp) mountRoutes(adminApp, adminRoutes(front), null, onError);
 

@@ -15,8 +15,9 @@ export class StreamClient {
     });
   }
 
-  static async connect(port: number, options: { compress?: boolean } = {}): Promise<StreamClient> {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: options.compress ?? false });
+  /** `localAddress` picks the client's source address (any of 127.0.0.0/8 works on Linux). */
+  static async connect(port: number, options: { compress?: boolean; localAddress?: string } = {}): Promise<StreamClient> {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: options.compress ?? false, localAddress: options.localAddress });
     await new Promise((resolve, reject) => {
       socket.once('open', resolve);
       socket.once('error', reject);
