@@ -116,6 +116,10 @@ describe('account history', () => {
     const code = totpCode(secret, totpStep(Date.now()));
     const before = await balances(taker);
     const request = { symbol: 'USDC', blockchain: 'Solana', address: ADDRESS, quantity: '100.5', clientId: 'w-1', twoFactorToken: code };
+    // A withdrawal the engine refuses changes nothing: the code it carried stays usable.
+    const refused = await signed(server.base, taker, 'POST', '/wapi/v1/capital/withdrawals', 'withdraw', { ...request, quantity: '9999999' });
+    expect(refused.body.code).toBe('INSUFFICIENT_FUNDS');
+    expect(await balances(taker)).toEqual(before);
     const done = await signed(server.base, taker, 'POST', '/wapi/v1/capital/withdrawals', 'withdraw', request);
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ symbol: 'USDC', quantity: '100.5', status: 'pending', toAddress: ADDRESS, clientId: 'w-1', blockchain: 'Solana', transactionHash: null });

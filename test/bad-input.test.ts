@@ -7,8 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResultCode } from '../engine/types.js';
 import { resultError } from '../src/errors.js';
+import { batchSigningString, paramsFromBody } from '../src/auth.js';
 import {
-  createTestAccount, removeDir, sign, signed, signingString, startServer, tempDataDir, type RunningServer, type TestAccount,
+  createTestAccount, removeDir, sign, signed, signingString, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount,
 } from './helpers/server.js';
 
 describe('the error table', () => {
@@ -94,6 +95,15 @@ describe('bad input against the server changes nothing', () => {
     ['an insufficient balance', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, quantity: '1000' }), 400, 'INSUFFICIENT_FUNDS'],
     ['a cancel of an unknown order', () => signed(server.base, account, 'DELETE', '/api/v1/order', 'orderCancel', { symbol: 'SOL_USDC', orderId: '123' }), 400, 'INVALID_CLIENT_REQUEST'],
     ['a bad signature', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', ORDER, { bodyOverride: JSON.stringify({ ...ORDER, quantity: '2' }) }), 401, 'INVALID_SIGNATURE'],
+    // Names that Object.prototype carries must not pass for enum values.
+    ['a side named constructor', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, side: 'constructor' }), 400, 'INVALID_CLIENT_REQUEST'],
+    ['a side named __proto__', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, side: '__proto__' }), 400, 'INVALID_CLIENT_REQUEST'],
+    ['a time in force named valueOf', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, timeInForce: 'valueOf' }), 400, 'INVALID_CLIENT_REQUEST'],
+    ['a self-trade prevention named hasOwnProperty', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, selfTradePrevention: 'hasOwnProperty' }), 400, 'INVALID_CLIENT_REQUEST'],
+    ['a body nested 30,000 levels deep', () => raw('POST', '/api/v1/order', 'orderExecute', `{"symbol":${'['.repeat(30_000)}${']'.repeat(30_000)}}`), 400, 'INVALID_CLIENT_REQUEST'],
+    ['a batch item nested 30,000 levels deep', () => raw('POST', '/api/v1/orders', 'orderExecute', `[{"x":${'['.repeat(30_000)}${']'.repeat(30_000)}}]`), 400, 'INVALID_CLIENT_REQUEST'],
+    ['an unknown marketType on open orders', () => signed(server.base, account, 'GET', '/api/v1/orders', 'orderQueryAll', { marketType: 'GARBAGE' }), 400, 'INVALID_CLIENT_REQUEST'],
+    ['an unknown marketType on order history', () => signed(server.base, account, 'GET', '/wapi/v1/history/orders', 'orderHistoryQueryAll', { marketType: 'GARBAGE' }), 400, 'INVALID_CLIENT_REQUEST'],
     ['an unknown path', () => signed(server.base, account, 'GET', '/wapi/v1/history/nothing', 'x'), 404, 'RESOURCE_NOT_FOUND'],
   ];
 
@@ -106,6 +116,45 @@ describe('bad input against the server changes nothing', () => {
       expect(await state()).toEqual(before);
     });
   }
+
+  it('refuses a batch item whose side is an Object.prototype name, placing nothing', async () => {
+    const before = await state();
+    const items = [{ ...ORDER, side: 'constructor', postOnly: true }];
+    const timestamp = Date.now();
+    const response = await fetch(`${server.base}/api/v1/orders`, {
+      method: 'POST',
+      headers: {
+        'X-API-Key': account.publicKey, 'X-Timestamp': String(timestamp), 'X-Window': '5000', 'Content-Type': 'application/json',
+        'X-Signature': sign(account.secretKey, batchSigningString('orderExecute', items.map(paramsFromBody), String(timestamp), '5000', false)),
+      },
+      body: JSON.stringify(items),
+    });
+    const batch = { status: response.status, body: await response.json() as any };
+    expect(batch.status).toBe(200);
+    expect(batch.body).toEqual([{ operation: 'Err', code: 'INVALID_CLIENT_REQUEST', message: expect.any(String) }]);
+    expect(await state()).toEqual(before);
+  });
+
+  it('matches marketType without regard to case: spot lists the open orders, PERP none', async () => {
+    const all = (await signed(server.base, account, 'GET', '/api/v1/orders', 'orderQueryAll')).body;
+    expect(all.length).toBeGreaterThan(0);
+    expect((await signed(server.base, account, 'GET', '/api/v1/orders', 'orderQueryAll', { marketType: 'spot' })).body).toEqual(all);
+    expect((await signed(server.base, account, 'GET', '/api/v1/orders', 'orderQueryAll', { marketType: 'PERP' })).body).toEqual([]);
+  });
+
+  it('answers HEAD without a body, so a pipelined request after it is read correctly', async () => {
+    const { connect } = await import('node:net');
+    const socket = connect(server.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (chunk) => { text += chunk.toString('latin1'); });
+    socket.write('HEAD /api/v1/ping HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v1/ping HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitUntil(() => (text.endsWith('pong') ? true : undefined), 'the GET answer after the HEAD answer');
+    socket.destroy();
+    const responses = text.split(/(?=HTTP\/1\.1 )/);
+    expect(responses).toHaveLength(2);
+    expect(responses[0]).toMatch(/^HTTP\/1\.1 405 [^\r]*\r\n[\s\S]*\r\n\r\n$/);
+    expect(responses[1]).toMatch(/^HTTP\/1\.1 200 /);
+  });
 
   it('accepts what real clients send: clientId as a string, orderId as a number, decimals as numbers', async () => {
     const placed = await signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, clientId: '123', postOnly: true });

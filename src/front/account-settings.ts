@@ -69,6 +69,14 @@ export function totpStep(nowMs: number): number {
   return Math.floor(nowMs / TOTP_STEP_MS);
 }
 
+/** A two-factor code accepted for one request (see releaseTwoFactorCode). */
+export interface TwoFactorClaim {
+  accountId: number;
+  step: number;
+  previousStep: number;
+  secretB64: string;
+}
+
 interface TwoFactorRecord {
   secretB64: string;
   lastStep: number;
@@ -107,23 +115,39 @@ export class AccountSettingsStore {
    * Checks a one-time code and, when it is valid, records its step so it cannot be used again.
    * Resolves true when accepted.
    */
-  async acceptTwoFactorCode(accountId: number, code: string, nowMs: number): Promise<boolean> {
-    if (!/^\d{6}$/.test(code)) return false;
+  /**
+   * Accepts a code not used before and marks its step used; the claim to hand back to
+   * releaseTwoFactorCode if the request it authorised is then refused, or null when not accepted.
+   */
+  async acceptTwoFactorCode(accountId: number, code: string, nowMs: number): Promise<TwoFactorClaim | null> {
+    if (!/^\d{6}$/.test(code)) return null;
     const record = this.db.get(['totp', accountId]) as TwoFactorRecord | undefined;
-    if (!record) return false;
+    if (!record) return null;
     const secret = Buffer.from(record.secretB64, 'base64');
     const now = totpStep(nowMs);
     for (let step = now - TOTP_DRIFT_STEPS; step <= now + TOTP_DRIFT_STEPS; step++) {
       if (step <= record.lastStep || totpCode(secret, step) !== code) continue;
       // Compare-and-set inside one write transaction: a code used twice at once is accepted once.
-      return this.db.transaction(() => {
+      return this.db.transaction((): TwoFactorClaim | null => {
         const current = this.db.get(['totp', accountId]) as TwoFactorRecord | undefined;
-        if (!current || current.secretB64 !== record.secretB64 || step <= current.lastStep) return false;
+        if (!current || current.secretB64 !== record.secretB64 || step <= current.lastStep) return null;
         this.db.put(['totp', accountId], { ...current, lastStep: step });
-        return true;
+        return { accountId, step, previousStep: current.lastStep, secretB64: current.secretB64 };
       });
     }
-    return false;
+    return null;
+  }
+
+  /**
+   * Hands back a code whose request was refused (a refused request changes nothing), unless the
+   * secret changed or a later code was used meanwhile.
+   */
+  async releaseTwoFactorCode(claim: TwoFactorClaim): Promise<void> {
+    await this.db.transaction(() => {
+      const current = this.db.get(['totp', claim.accountId]) as TwoFactorRecord | undefined;
+      if (!current || current.secretB64 !== claim.secretB64 || current.lastStep !== claim.step) return;
+      this.db.put(['totp', claim.accountId], { ...current, lastStep: claim.previousStep });
+    });
   }
 
   async putIntent(key: HistoryKey, value: unknown): Promise<void> {

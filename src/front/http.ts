@@ -61,7 +61,10 @@ export function sendJson(ctx: RequestContext, status: number, body: string, cont
   if (ctx.aborted || ctx.done) return;
   ctx.done = true;
   ctx.res.cork(() => {
-    ctx.res.writeStatus(statusLine(status)).writeHeader('Content-Type', contentType).end(body);
+    const res = ctx.res.writeStatus(statusLine(status)).writeHeader('Content-Type', contentType);
+    // A HEAD response has no body (one would be read as the start of the next response). Not
+    // endWithoutBody: in this uWS version it stalls a request pipelined after the HEAD.
+    res.end(ctx.method === 'head' ? '' : body);
   });
 }
 
@@ -144,6 +147,19 @@ function readBody(ctx: RequestContext, onBody: (body: Buffer) => void): void {
   });
 }
 
+/** Deepest JSON nesting a body may have (a batch of orders needs 2; signing renders nested values). */
+const MAX_JSON_DEPTH = 16;
+
+/** True when `value` nests no deeper than `limit` levels of arrays and objects. */
+function withinDepth(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (limit === 0) return false;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    if (!withinDepth(item, limit - 1)) return false;
+  }
+  return true;
+}
+
 function parseBody(ctx: RequestContext, route: Route, raw: Buffer): { ok: true; value: unknown } | { ok: false } {
   if (raw.length === 0) return { ok: true, value: null };
   let value: unknown;
@@ -156,6 +172,11 @@ function parseBody(ctx: RequestContext, route: Route, raw: Buffer): { ok: true; 
   const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
   if (!isObject && !(route.arrayBody && Array.isArray(value))) {
     sendError(ctx, Errors.bodyNotObject);
+    return { ok: false };
+  }
+  // Deeper values would be refused anyway, but rendering them for the signature could overflow the stack.
+  if (!withinDepth(value, MAX_JSON_DEPTH)) {
+    sendError(ctx, Errors.invalid(`JSON body nested too deeply (at most ${MAX_JSON_DEPTH} levels)`));
     return { ok: false };
   }
   return { ok: true, value };

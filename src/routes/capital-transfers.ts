@@ -21,6 +21,7 @@ import { intentDigest, intentKey, type WithdrawalIntent, type WithdrawalRecord }
 import { Errors, apiError, resultError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
+import type { TwoFactorClaim } from '../front/account-settings.js';
 import { parseAssetUnits } from '../wire/market-codec.js';
 import { isError, parseIdParam, parsePage, parseTimeRange } from '../wire/history-query.js';
 import { depositJson, withdrawalJson } from '../wire/history.js';
@@ -138,15 +139,22 @@ export function capitalTransferRoutes(front: FrontContext): Route[] {
 
 async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['handle']>[0], accountId: number, w: ParsedWithdrawal): Promise<void> {
   const { intent } = w;
+  let claim: TwoFactorClaim | null = null;
   if (!front.settings.isExempt(accountId, intent.blockchain, intent.address)) {
     if (w.twoFactorToken === null) return sendError(ctx, TWO_FACTOR_REQUIRED);
-    if (!(await front.settings.acceptTwoFactorCode(accountId, w.twoFactorToken, Date.now()))) return sendError(ctx, TWO_FACTOR_INVALID);
+    claim = await front.settings.acceptTwoFactorCode(accountId, w.twoFactorToken, Date.now());
+    if (claim === null) return sendError(ctx, TWO_FACTOR_INVALID);
   }
   const digest = intentDigest(intent, randomBytes(16).toString('hex'));
   const key = intentKey(digest);
+  // A refused withdrawal changes nothing: its stored intent goes, and its code may be used again.
+  const undo = async (): Promise<void> => {
+    await front.settings.removeIntent(key);
+    if (claim !== null) await front.settings.releaseTwoFactorCode(claim);
+  };
   await front.settings.putIntent(key, intent);
   if (ctx.aborted) {
-    await front.settings.removeIntent(key);
+    await undo();
     return;
   }
   const submitted = callEngine(front, ctx, (cmd) => {
@@ -161,8 +169,15 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
       readResult(view, offset, scratch.result);
       if (scratch.result.code !== ResultCode.Ok) {
         // Refused: nothing will consume the intent (the journal worker removes accepted ones).
-        front.settings.removeIntent(key).catch((error: unknown) => front.log.error({ err: error }, 'could not remove a withdrawal intent'));
-        return sendError(ctx, resultError(scratch.result.code));
+        const code = scratch.result.code;
+        undo().then(
+          () => sendError(ctx, resultError(code)),
+          (error: unknown) => {
+            front.log.error({ err: error }, 'could not undo a refused withdrawal');
+            sendError(ctx, resultError(code));
+          },
+        );
+        return;
       }
       const record: WithdrawalRecord = {
         id: scratch.result.value, accountId, assetId: w.assetId, amountUnits: w.amountUnits, timeUs: header.timeUs,
@@ -173,5 +188,5 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
     },
   });
   // Not submitted (engine busy, answered above): nothing will consume the intent.
-  if (!submitted) await front.settings.removeIntent(key);
+  if (!submitted) await undo();
 }

@@ -32,8 +32,9 @@ export function historyRoutes(front: FrontContext): Route[] {
         const page = parsePage(input.query);
         const marketId = marketIdParam(front, input.query);
         const orderId = parseIdParam(input.query, 'orderId');
-        for (const value of [page, marketId, orderId]) if (isError(value)) return sendError(ctx, value);
-        if (!spotSelected(input.query) || input.query.get('strategyId') !== null) return sendJson(ctx, 200, '[]');
+        const spot = spotSelected(input.query);
+        for (const value of [page, marketId, orderId, spot]) if (isError(value)) return sendError(ctx, value);
+        if (!spot || input.query.get('strategyId') !== null) return sendJson(ctx, 200, '[]');
         const orders = front.accountHistory.orders(input.accountId, { marketId: marketId as number | undefined, orderId: orderId as number | undefined }, page as never);
         sendJson(ctx, 200, JSON.stringify(orders.map((rec) => orderHistoryJson(front.config.markets[rec.marketId], rec))));
       },
@@ -48,8 +49,9 @@ export function historyRoutes(front: FrontContext): Route[] {
         const marketId = marketIdParam(front, input.query);
         const orderId = parseIdParam(input.query, 'orderId');
         const userFills = parseFillType(input.query);
-        for (const value of [page, range, marketId, orderId, userFills]) if (isError(value)) return sendError(ctx, value);
-        if (userFills === false || !spotSelected(input.query) || input.query.get('strategyId') !== null) return sendJson(ctx, 200, '[]');
+        const spot = spotSelected(input.query);
+        for (const value of [page, range, marketId, orderId, userFills, spot]) if (isError(value)) return sendError(ctx, value);
+        if (userFills === false || !spot || input.query.get('strategyId') !== null) return sendJson(ctx, 200, '[]');
         const fills = front.accountHistory.fills(input.accountId, { marketId: marketId as number | undefined, orderId: orderId as number | undefined }, range as never, page as never);
         sendJson(ctx, 200, JSON.stringify(fills.map((rec) => fillJson(front.config, rec))));
       },

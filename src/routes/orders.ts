@@ -9,6 +9,7 @@ import { sendError, sendJson, type RequestContext, type Route } from '../front/h
 import { callEngine, marketFor, scratch, type FrontContext } from '../front/context.js';
 import type { PendingRequest } from '../front/engine-link.js';
 import { orderJson } from '../wire/orders.js';
+import { isError, spotSelected } from '../wire/history-query.js';
 
 const ALL_MARKETS = 0xffff;
 
@@ -35,8 +36,12 @@ export function ordersRoutes(front: FrontContext): Route[] {
       path: '/api/v1/orders',
       instruction: 'orderQueryAll',
       handle: (ctx, input) => {
-        const marketType = input.query.get('marketType');
-        if (marketType !== null && marketType !== 'SPOT') {
+        const spot = spotSelected(input.query);
+        if (isError(spot)) {
+          sendError(ctx, spot);
+          return;
+        }
+        if (!spot) {
           sendJson(ctx, 200, '[]'); // every market here is spot
           return;
         }

@@ -83,8 +83,16 @@ export function parseFillType(query: URLSearchParams): boolean | ApiError {
   return match === 'User';
 }
 
-/** marketType: every market here is SPOT; returns false when the filter excludes spot. */
-export function spotSelected(query: URLSearchParams): boolean {
+const MARKET_TYPE_NAMES = new Set(['SPOT', 'PERP', 'IPERP', 'DATED', 'PREDICTION', 'RFQ']);
+
+/**
+ * marketType (repeatable; `market_type` too), matched without regard to case: an error for a
+ * name the API does not know, else whether the filter selects spot (every market here is SPOT).
+ */
+export function spotSelected(query: URLSearchParams): boolean | ApiError {
   const types = [...query.getAll('marketType'), ...query.getAll('market_type')];
+  for (const type of types) {
+    if (!MARKET_TYPE_NAMES.has(type.toUpperCase())) return Errors.invalid(`Invalid marketType: ${type.slice(0, 20)}`);
+  }
   return types.length === 0 || types.some((t) => t.toUpperCase() === 'SPOT');
 }

@@ -34,13 +34,15 @@ export interface ParsedOrder {
   clientId: number;
 }
 
-const SIDES: Record<string, Side> = { Bid: Side.Bid, Ask: Side.Ask };
-const TIME_IN_FORCE: Record<string, TimeInForce> = { GTC: TimeInForce.GTC, IOC: TimeInForce.IOC, FOK: TimeInForce.FOK };
-const STP: Record<string, SelfTradePrevention> = {
-  RejectTaker: SelfTradePrevention.RejectTaker,
-  RejectMaker: SelfTradePrevention.RejectMaker,
-  RejectBoth: SelfTradePrevention.RejectBoth,
-};
+// Maps, not object literals: a lookup by client text must not find Object.prototype's names
+// ("constructor", "__proto__", "toString" …).
+const SIDES = new Map<string, Side>([['Bid', Side.Bid], ['Ask', Side.Ask]]);
+const TIME_IN_FORCE = new Map<string, TimeInForce>([['GTC', TimeInForce.GTC], ['IOC', TimeInForce.IOC], ['FOK', TimeInForce.FOK]]);
+const STP = new Map<string, SelfTradePrevention>([
+  ['RejectTaker', SelfTradePrevention.RejectTaker],
+  ['RejectMaker', SelfTradePrevention.RejectMaker],
+  ['RejectBoth', SelfTradePrevention.RejectBoth],
+]);
 const NOT_YET = [
   'triggerPrice', 'triggerQuantity', 'stopLossTriggerPrice', 'stopLossLimitPrice', 'takeProfitTriggerPrice',
   'takeProfitLimitPrice', 'slippageTolerance',
@@ -76,7 +78,7 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
   const market = markets.get(symbol);
   if (!market) return Errors.invalidMarket(symbol.slice(0, 40));
 
-  const side = typeof body.side === 'string' ? SIDES[body.side] : undefined;
+  const side = typeof body.side === 'string' ? SIDES.get(body.side) : undefined;
   if (side === undefined) return Errors.invalid('side must be Bid or Ask');
 
   const typeText = typeof body.orderType === 'string' ? body.orderType : '';
@@ -95,14 +97,14 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
 
   let timeInForce = TimeInForce.GTC;
   if (present(body.timeInForce)) {
-    const tif = typeof body.timeInForce === 'string' ? TIME_IN_FORCE[body.timeInForce] : undefined;
+    const tif = typeof body.timeInForce === 'string' ? TIME_IN_FORCE.get(body.timeInForce) : undefined;
     if (tif === undefined) return Errors.invalid('timeInForce must be GTC, IOC or FOK');
     timeInForce = tif;
   }
   if (isMarket && timeInForce === TimeInForce.FOK) return Errors.invalidOrder('FOK is not supported for market orders');
   let selfTradePrevention = SelfTradePrevention.RejectTaker;
   if (present(body.selfTradePrevention)) {
-    const stp = typeof body.selfTradePrevention === 'string' ? STP[body.selfTradePrevention] : undefined;
+    const stp = typeof body.selfTradePrevention === 'string' ? STP.get(body.selfTradePrevention) : undefined;
     if (stp === undefined) return Errors.invalid('selfTradePrevention must be RejectTaker, RejectMaker or RejectBoth');
     selfTradePrevention = stp;
   }
