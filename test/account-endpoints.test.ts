@@ -38,6 +38,8 @@ describe('account endpoints', () => {
     const account = await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery');
     expect(account.status).toBe(200);
     expect(account.body).toMatchObject({ autoLend: false, spotMakerFee: '2', spotTakerFee: '5', limitOrders: 500, liquidating: false, leverageLimit: '1' });
+    // The official Rust client requires the futures fees as decimals: the account's own rates.
+    expect(account.body).toMatchObject({ futuresMakerFee: '2', futuresTakerFee: '5' });
     const patched = await signed(server.base, seller, 'PATCH', '/api/v1/account', 'accountUpdate', { autoLend: true, leverageLimit: '2.5' });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ autoLend: true, leverageLimit: '2.5', autoRepayBorrows: false });
@@ -51,7 +53,7 @@ describe('account endpoints', () => {
 
   it('reports the own fee rates of each account once the operator changes them', async () => {
     await adminCli(server.adminPort, ['set-fee-rates', '--account', String(buyer.accountId), '--maker-bps', '1', '--taker-bps', '7']);
-    expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '1', spotTakerFee: '7' });
+    expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '1', spotTakerFee: '7', futuresMakerFee: '1', futuresTakerFee: '7' });
     expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '2', spotTakerFee: '5' });
   });
 

@@ -135,10 +135,10 @@ describe('public market history', () => {
     const all = await get(server.base, '/api/v1/tickers?interval=1d');
     expect(all.body.map((t: { symbol: string }) => t.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC']);
     expect(all.body[0]).toEqual(TICKER);
-    // A market that never traded: no prices to report, zero volume.
+    // A market that never traded: prices "0" (the official Rust client requires decimals), zero volume.
     expect(all.body[1]).toEqual({
-      symbol: 'BTC_USDC', firstPrice: null, lastPrice: null, priceChange: null, priceChangePercent: null,
-      high: null, low: null, volume: '0', quoteVolume: '0', trades: '0',
+      symbol: 'BTC_USDC', firstPrice: '0', lastPrice: '0', priceChange: '0', priceChangePercent: '0',
+      high: '0', low: '0', volume: '0', quoteVolume: '0', trades: '0',
     });
   };
 

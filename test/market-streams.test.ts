@@ -103,6 +103,9 @@ describe('market streams', () => {
     client.subscribe(['bookTicker.SOL_USDC']);
     await waitUntil(() => (client.socket.readyState === 1 ? true : undefined), 'open');
     await placeOrder(server, maker, { side: 'Bid', orderType: 'Limit', price: '25', quantity: '1', postOnly: 'true' });
+    // One side only: the empty side shows price and quantity 0 (the official Rust client requires decimals).
+    const oneSide = await client.waitFor((m) => m.data?.b === '25.00', 'bookTicker with the bid only');
+    expect(oneSide.data).toMatchObject({ a: '0.00', A: '0.00', b: '25.00', B: '1.00' });
     await placeOrder(server, maker, { side: 'Ask', orderType: 'Limit', price: '26', quantity: '2', postOnly: 'true' });
     const both = await client.waitFor((m) => m.data?.a === '26.00', 'bookTicker with both sides');
     expect(both.stream).toBe('bookTicker.SOL_USDC');

@@ -288,10 +288,9 @@ export class Streams implements EventHandler {
     if (this.app.numSubscribers(topic) === 0) return;
     this.publish(topic, topic, {
       e: 'bookTicker', E: nowUs(), s: market.symbol,
-      a: book.bestAsk === 0 ? null : priceTextFixed(market, book.bestAsk),
-      A: book.bestAsk === 0 ? null : qtyTextFixed(market, askQty),
-      b: book.bestBid === 0 ? null : priceTextFixed(market, book.bestBid),
-      B: book.bestBid === 0 ? null : qtyTextFixed(market, bidQty),
+      // An empty side shows price and quantity 0 (the official Rust client requires decimals).
+      a: priceTextFixed(market, book.bestAsk), A: qtyTextFixed(market, askQty),
+      b: priceTextFixed(market, book.bestBid), B: qtyTextFixed(market, bidQty),
       u: book.updateId, T: book.timeUs,
     });
   }

@@ -10,7 +10,10 @@
 //
 // Choices where the spec is silent:
 // - Fees: spotMakerFee / spotTakerFee are the account's own rates in basis points, read from the
-//   engine (QueryFeeRates: the configured defaults until the operator sets others). Futures fields are null: there are no futures markets. borrowLimit and positionLimit are "0":
+//   engine (QueryFeeRates: the configured defaults until the operator sets others). The futures
+//   fields show the same rates: they are the account's, for fills in any market (there are no
+//   futures markets yet), and the official Rust client requires them as decimals, not null.
+//   borrowLimit and positionLimit are "0":
 //   nothing can be borrowed and there are no positions. limitOrders is the open-order limit per
 //   account; triggerOrders 0 (no trigger orders yet).
 // - Collateral: spot only, every asset weighted 1 (no haircuts configured), valued at the last
@@ -87,8 +90,8 @@ export function accountJson(front: FrontContext, settings: AccountSettings, fees
     autoRealizePnl: false,
     autoRepayBorrows: settings.autoRepayBorrows,
     borrowLimit: '0',
-    futuresMakerFee: null,
-    futuresTakerFee: null,
+    futuresMakerFee: String(fees.makerFeeBps),
+    futuresTakerFee: String(fees.takerFeeBps),
     leverageLimit: settings.leverageLimit,
     limitOrders: engine.limits.maxOpenOrdersPerAccount,
     liquidating: false,

@@ -54,14 +54,14 @@ export function klineJson(market: MarketInfo, k: Candle & { endS: number }): Rec
 
 /**
  * The REST ticker of a window. With no trade in the window the prices are the last trade's (no
- * change, zero volume); a market that never traded has null prices.
+ * change, zero volume); a market that never traded shows prices "0" (not null: the official Rust
+ * client's Ticker requires every price field as a decimal).
  */
 export function tickerJson(market: MarketInfo, w: Candle, last: TradeEntry | null): Record<string, unknown> {
   if (w.tradeCount === 0) {
-    const price = last === null ? null : priceText(market, last.priceTicks);
+    const price = last === null ? '0' : priceText(market, last.priceTicks);
     return {
-      symbol: market.symbol, firstPrice: price, lastPrice: price,
-      priceChange: last === null ? null : '0', priceChangePercent: last === null ? null : '0',
+      symbol: market.symbol, firstPrice: price, lastPrice: price, priceChange: '0', priceChangePercent: '0',
       high: price, low: price, volume: '0', quoteVolume: '0', trades: '0',
     };
   }
@@ -81,10 +81,13 @@ export function tickerJson(market: MarketInfo, w: Candle, last: TradeEntry | nul
   };
 }
 
-/** ticker.<symbol> payload: the 24-hour window (`n` is an integer here, a string in REST). */
+/**
+ * ticker.<symbol> payload: the 24-hour window (`n` is an integer here, a string in REST); prices
+ * "0" for a market that never traded, as in REST.
+ */
 export function tickerStreamJson(market: MarketInfo, w: Candle, last: TradeEntry | null, eventUs: number): Record<string, unknown> {
   const none = w.tradeCount === 0;
-  const lastPrice = last === null ? null : priceTextFixed(market, last.priceTicks);
+  const lastPrice = priceTextFixed(market, last === null ? 0 : last.priceTicks);
   return {
     e: 'ticker', E: eventUs, s: market.symbol,
     o: none ? lastPrice : priceTextFixed(market, w.openTicks),
