@@ -17,6 +17,7 @@ import { ordersBatchRoutes } from './orders-batch.js';
 import { historyRoutes } from './history.js';
 import { capitalTransferRoutes } from './capital-transfers.js';
 import { accountRoutes } from './account.js';
+import { notBuiltRoutes } from './not-built.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -36,5 +37,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...historyRoutes(front),
     ...capitalTransferRoutes(front),
     ...accountRoutes(front),
+    // later issues: answered 501 NOT_IMPLEMENTED until built
+    ...notBuiltRoutes,
   ];
 }
