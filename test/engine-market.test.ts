@@ -89,6 +89,28 @@ describe('engine: market orders', () => {
   });
 });
 
+describe('engine: market sells by quote quantity and the minimum quantity', () => {
+  it('refuse an ask whose available base caps it below minQtyLots, as by quantity', () => {
+    const config = testConfig();
+    config.markets[0] = { ...config.markets[0], minQtyLots: 3 };
+    const setup = (h: EngineHarness): void => {
+      fourAccounts(h);
+      h.createAccount(5);
+      h.apply(cmd.deposit(E, BASE, 25)); // 2.5 lots of base
+    };
+    runScenario(config, [
+      { note: 'A bids 10 × 5', do: cmd.place(A, 'bid', 10, 5), status: New },
+      { note: 'E market-sells 1 lot: below the minimum', do: cmd.market(E, 'ask', { qtyLots: 1 }), code: ResultCode.QuantityBelowMinimum },
+      { note: 'E market-sells for 1000 quote: its 2 whole lots of base are below the minimum of 3',
+        do: cmd.market(E, 'ask', { quoteQtyUnits: 1000 }), code: ResultCode.InsufficientFunds, balances: [[E, BASE, 25, 0]],
+        book: { bids: [[10, 5]], asks: [] } },
+      { note: 'E gets a third lot and may sell for 1000 quote: 3 lots at 10 (90)', do: cmd.deposit(E, BASE, 5), code: ResultCode.Ok },
+      { note: 'E market-sells for 1000 quote', do: cmd.market(E, 'ask', { quoteQtyUnits: 1000 }), status: Filled, trades: [[10, 3]],
+        book: { bids: [[10, 2]], asks: [] } },
+    ], setup);
+  });
+});
+
 describe('engine: fees', () => {
   it('take floor(received × bps / 10000) from each side, in the asset it receives', () => {
     runScenario(testConfig({ makerFeeBps: 100, takerFeeBps: 250 }), [
@@ -154,6 +176,30 @@ describe('engine: price bands', () => {
       { note: 'market orders have no price and are not banded: D market-buys 2 lots up to 900',
         do: cmd.market(D, 'bid', { qtyLots: 2 }), status: Filled, trades: [[156, 1], [900, 1]] },
       { note: 'an unbanded market accepts any price in its limits', do: cmd.place(A, 'bid', 1, 1, { market: M1 }), status: New },
+    ]);
+  });
+
+  it('check a speed-bumped limit order again when it takes effect, against the last price then', () => {
+    const BUMP = 100_000;
+    const config = banded();
+    config.speedBumpUs = BUMP;
+    runScenario(config, [
+      { note: 'A post-only asks 100', at: 0, do: cmd.place(A, 'ask', 100, 1, { postOnly: true }), status: New },
+      { note: 'B bids 100: delayed', at: 0, do: cmd.place(B, 'bid', 100, 1), as: 'b0', status: null },
+      { note: 'it takes effect: the first trade, at 100 (band 75…125)', at: BUMP, do: cmd.tick(), responses: { b0: Filled }, trades: [[100, 1]] },
+      { note: 'A post-only bids 80', at: BUMP, do: cmd.place(A, 'bid', 80, 1, { postOnly: true }), status: New },
+      { note: 'A post-only asks 120', at: BUMP, do: cmd.place(A, 'ask', 120, 1, { postOnly: true }), status: New },
+      { note: 'C market-sells 1 lot: delayed', at: BUMP, do: cmd.market(C, 'ask', { qtyLots: 1 }), as: 'c1', status: null },
+      { note: 'B bids 125, in the band now: delayed, its quote locked', at: BUMP, do: cmd.place(B, 'bid', 125, 1), as: 'b1', status: null,
+        balances: [[B, QUOTE, START_QUOTE - 300 - 375, 375]] },
+      { note: 'both take effect in order: C sells at 80 (band 60…100), so B\'s 125 expires without trading',
+        at: 2 * BUMP, do: cmd.tick(), responses: { c1: Filled, b1: Expired }, trades: [[80, 1]],
+        balances: [[B, QUOTE, START_QUOTE - 300, 0]], book: { bids: [], asks: [[120, 1]] },
+        check: (records) => {
+          const expired = ordersOf(records).filter((o) => o.accountId === B && o.status === Expired);
+          expect(expired.map((o) => o.expiryReason)).toContain(ExpiryReason.PriceBand);
+        } },
+      { note: 'a new bid at 125 is refused outright', at: 2 * BUMP, do: cmd.place(D, 'bid', 125, 1), code: ResultCode.PriceOutOfBand },
     ]);
   });
 

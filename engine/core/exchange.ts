@@ -11,7 +11,8 @@
 // will meet is known (they are taker orders, so speed-bumped), by rules that can never overdraw:
 //   ask by quantity      locks the base quantity, as a limit ask;
 //   ask by quote qty     locks min(lots the quote quantity could buy at minPriceTicks, maxQtyLots,
-//                        whole lots of available base) lots of base; that many lots is its cap;
+//                        whole lots of available base) lots of base; that many lots is its cap
+//                        (InsufficientFunds when available base caps it below minQtyLots);
 //   bid by quote qty     locks the quote quantity; its lot cap is what that buys at minPriceTicks;
 //   bid by quantity      locks min(available quote, quantity × maxPriceTicks), the worst case of
 //                        walking any book, so it fills only what available funds cover.
@@ -21,7 +22,9 @@
 //
 // A banded market (MarketSpec multipliers) refuses a limit price outside
 // [last × minMultiplierBps, last × maxMultiplierBps] / 10000 around its last trade price, once it
-// has one (PriceOutOfBand, checked after the price limits).
+// has one (PriceOutOfBand, checked after the price limits). A speed-bumped limit order is checked
+// again when it takes effect, against the last price then: one now outside the band expires
+// (ExpiryReason.PriceBand, "PriceOutOfBounds" on the wire) without trading.
 //
 // A market's order book state (operator.ts) refuses places it does not take (MarketClosed,
 // MarketCancelOnly, MarketLimitOnly, MarketPostOnly), checked right after the order's shape.
@@ -45,7 +48,6 @@ import {
   TimeInForce,
   type Command,
   type EngineConfig,
-  type MarketSpec,
   type RecordSink,
 } from '../types.js';
 import { KEY_BYTES } from './accounts.js';
@@ -53,7 +55,7 @@ import { assert } from './assert.js';
 import { NO_LEVEL } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { validateState } from './invariants.js';
-import { activateOrder } from './matching.js';
+import { activateOrder, isOutsideBand } from './matching.js';
 import { NO_SLOT } from './orders.js';
 import { runQuery } from './queries.js';
 import { bookStateRefusal, setFeeRates, setMarketState } from './operator.js';
@@ -61,7 +63,6 @@ import { confirmWithdrawal, convertDust, withdraw } from './capital.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 import {
-  BPS_PER_UNIT,
   MAX_AMOUNT_UNITS,
   baseUnits,
   floorDiv,
@@ -303,7 +304,8 @@ export class Exchange {
       if (quoteLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
       this.placeQuoteLimitUnits = cmd.quoteQtyUnits as AmountUnits;
       this.placeLots = (bid ? quoteLots : Math.min(quoteLots, floorDiv(available, market.baseUnitsPerLot))) as QtyLots;
-      if (this.placeLots === 0) return ResultCode.InsufficientFunds;
+      // An ask capped by its available base below the market's minimum cannot sell the minimum.
+      if (this.placeLots < market.minQtyLots) return ResultCode.InsufficientFunds;
       this.placeLockUnits = bid ? this.placeQuoteLimitUnits : baseUnits(this.placeLots, market.baseUnitsPerLot);
     } else {
       this.placeLots = cmd.qtyLots as QtyLots;
@@ -351,18 +353,6 @@ export class Exchange {
     }
     s.out.result(ResultCode.Ok, cancelled, cmd.frontId, cmd.requestId);
   }
-}
-
-/**
- * True when a limit price is outside the market's band around its last trade price:
- * price × 10000 > last × maxMultiplierBps or price × 10000 < last × minMultiplierBps. Every product
- * is at most maxPriceTicks × maxMultiplierBps, which the catalog proved is a safe integer.
- * Market orders are not banded (they have no price).
- */
-function isOutsideBand(market: MarketSpec, referenceTicks: number, priceTicks: number): boolean {
-  if (market.maxMultiplierBps === undefined || market.minMultiplierBps === undefined || referenceTicks === 0) return false;
-  const scaled = priceTicks * BPS_PER_UNIT;
-  return scaled > referenceTicks * market.maxMultiplierBps || scaled < referenceTicks * market.minMultiplierBps;
 }
 
 /** Enum values, flags and client id a place of either type must have. */

@@ -39,6 +39,7 @@ import {
   SelfTradePrevention,
   Side,
   TimeInForce,
+  type MarketSpec,
 } from '../types.js';
 import { assert } from './assert.js';
 import { NO_LEVEL, type BookSide } from './book.js';
@@ -46,6 +47,7 @@ import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import type { EngineState } from './state.js';
 import {
+  BPS_PER_UNIT,
   addUnits,
   baseUnits,
   feeUnits,
@@ -55,6 +57,18 @@ import {
   type AmountUnits,
   type QtyLots,
 } from './units.js';
+
+/**
+ * True when a limit price is outside the market's band around its last trade price:
+ * price × 10000 > last × maxMultiplierBps or price × 10000 < last × minMultiplierBps. Every product
+ * is at most maxPriceTicks × maxMultiplierBps, which the catalog proved is a safe integer.
+ * Market orders are not banded (they have no price).
+ */
+export function isOutsideBand(market: MarketSpec, referenceTicks: number, priceTicks: number): boolean {
+  if (market.maxMultiplierBps === undefined || market.minMultiplierBps === undefined || referenceTicks === 0) return false;
+  const scaled = priceTicks * BPS_PER_UNIT;
+  return scaled > referenceTicks * market.maxMultiplierBps || scaled < referenceTicks * market.minMultiplierBps;
+}
 
 /** True when a level at `levelPriceTicks` on the opposite side is marketable for the taker. */
 function crosses(takerSide: Side, limitTicks: number, levelPriceTicks: number): boolean {
@@ -72,7 +86,11 @@ export function activateOrder(s: EngineState, taker: number): void {
   assert(pool.state[taker] === OrderState.Active && pool.executedLots[taker] === 0, 'activating an order that is not fresh');
   s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
   let reason: ExpiryReason = ExpiryReason.None;
-  if ((pool.flags[taker] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
+  const marketIndex = pool.marketIndex[taker];
+  // A delayed limit order meets the band of the last price when it takes effect (exchange.ts header).
+  if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
+    reason = ExpiryReason.PriceBand;
+  } else if ((pool.flags[taker] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
     reason = ExpiryReason.PostOnlyTaker;
   } else if (pool.timeInForce[taker] === TimeInForce.FOK && !canFillCompletely(s, taker)) {
     reason = ExpiryReason.FillOrKill;

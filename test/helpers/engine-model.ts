@@ -254,11 +254,7 @@ export class ModelExchange {
     if (cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
     if (cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
     if (cmd.priceTicks > market.maxPriceTicks) return ResultCode.PriceAboveMaximum;
-    const last = this.marketState.get(market.marketId)!.lastPriceTicks;
-    if (market.maxMultiplierBps !== undefined && last > 0) {
-      const price = BigInt(cmd.priceTicks) * 10000n;
-      if (price > BigInt(last) * BigInt(market.maxMultiplierBps) || price < BigInt(last) * BigInt(market.minMultiplierBps!)) return ResultCode.PriceOutOfBand;
-    }
+    if (this.outsideBand(market, cmd.priceTicks)) return ResultCode.PriceOutOfBand;
     const limits = this.config.limits;
     if (this.orders.filter((o) => o.accountId === cmd.accountId).length >= limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
     if (this.orders.filter((o) => o.market === market).length >= limits.maxOrdersPerBook) return ResultCode.BookFull;
@@ -305,7 +301,7 @@ export class ModelExchange {
       const quoteLots = Math.min(market.maxQtyLots, Number(BigInt(cmd.quoteQtyUnits) / BigInt(cheapestLot)));
       if (quoteLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
       const lots = bid ? quoteLots : Math.min(quoteLots, Math.floor(available / market.baseUnitsPerLot));
-      if (lots === 0) return ResultCode.InsufficientFunds;
+      if (lots < market.minQtyLots) return ResultCode.InsufficientFunds;
       this.marketCap = { lots, quoteLimit: cmd.quoteQtyUnits };
       lock = bid ? cmd.quoteQtyUnits : lots * market.baseUnitsPerLot;
     } else {
@@ -345,12 +341,22 @@ export class ModelExchange {
     else o.state = 'pending';
   }
 
+  /** The price band around the market's last trade price (bigint: no overflow to think about). */
+  private outsideBand(market: MarketSpec, priceTicks: number): boolean {
+    const last = this.marketState.get(market.marketId)!.lastPriceTicks;
+    if (market.maxMultiplierBps === undefined || last === 0) return false;
+    const price = BigInt(priceTicks) * 10000n;
+    return price > BigInt(last) * BigInt(market.maxMultiplierBps) || price < BigInt(last) * BigInt(market.minMultiplierBps!);
+  }
+
   private activate(o: ModelOrder): void {
     this.orderRec(o, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
     const opposite = o.side === Side.Bid ? Side.Ask : Side.Bid;
     let reason = ExpiryReason.None;
     const best = this.sideOrders(o.market, opposite)[0];
-    if ((o.flags & OrderFlag.PostOnly) !== 0 && best && this.crosses(o, best.priceTicks)) {
+    if (o.orderType === OrderType.Limit && this.outsideBand(o.market, o.priceTicks)) {
+      reason = ExpiryReason.PriceBand;
+    } else if ((o.flags & OrderFlag.PostOnly) !== 0 && best && this.crosses(o, best.priceTicks)) {
       reason = ExpiryReason.PostOnlyTaker;
     } else if (o.timeInForce === TimeInForce.FOK && !this.fillable(o)) {
       reason = ExpiryReason.FillOrKill;
