@@ -1,8 +1,8 @@
 // GET /api/v1/klines: candles of a market from the LMDB candle and trade history.
 // `startTime` (required) and `endTime` (default now) are UTC seconds; candles whose bucket starts
 // in [startTime, endTime) are returned ascending, only buckets that had trades (the venue's
-// open/high/low/close are nullable, ccxt reads only non-empty candles), at most 1000 buckets
-// spanned per request (ccxt pages forward with `since`). Weeks start on Monday 00:00 UTC and
+// open/high/low/close are nullable, ccxt reads only non-empty candles), at most 1000 candles per
+// request, and for 1s at most 1000 seconds spanned (ccxt pages forward with `since`). Weeks start on Monday 00:00 UTC and
 // months on the 1st. Only `priceType=Last` and `source=Venue` exist here: index and mark prices
 // and external sources answer NOT_IMPLEMENTED.
 
