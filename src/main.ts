@@ -125,7 +125,8 @@ async function main(): Promise<void> {
     const worker = new Worker(new URL(file, import.meta.url), { workerData, name, transferList: transferList as never });
     workers.push(worker);
     worker.on('error', (error) => {
-      log.fatal({ err: error, thread: name }, 'thread failed; stopping');
+      // The error's class does not survive the thread boundary; its name does (JournalGapError …).
+      log.fatal({ err: error, errorName: error.name, thread: name }, `thread failed (${error.name}); stopping`);
       process.exit(failureExitCode());
     });
     worker.on('exit', (code) => {
@@ -165,6 +166,8 @@ async function main(): Promise<void> {
     snapshotPort: snapshots.port2,
     snapshotKeep: config.snapshotKeep ?? DEFAULT_SNAPSHOT_KEEP,
     compact: config.compactJournal ?? true,
+    configFingerprint: replay.configFingerprint as string,
+    loadedSnapshotSeq: replay.snapshotSeq as number,
   };
   const journal = start('../engine/shell/journal-worker.js', journalData, 'journal', [snapshots.port2]);
   journal.on('message', (message: Message) => {

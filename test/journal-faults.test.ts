@@ -227,6 +227,25 @@ describe('journal fault injection', () => {
     expect(() => recover(noSnapshot, live.config, live.fingerprint)).toThrow(JournalGapError);
   });
 
+  it('a journal that lost its tail after a clean stop, or all its records, halts with JournalGapError', async () => {
+    const { live } = await drive(24, 200);
+    const durable = live.writer.durableSeq;
+    const tailLost = live.store.crash(false);
+    tailLost.meta.set(CLEAN_STOP_KEY, JSON.stringify({ seq: durable, stateHash: live.hashes[durable] }));
+    tailLost.disk.delete(durable);
+    tailLost.disk.delete(durable - 1);
+    expect(() => recover(tailLost, live.config, live.fingerprint)).toThrow(/stopped cleanly at/);
+    const emptied = live.store.crash(false);
+    expect(emptied.snapshots.size).toBeGreaterThan(0);
+    emptied.disk.clear();
+    expect(() => recover(emptied, live.config, live.fingerprint)).toThrow(JournalGapError);
+    // A truly fresh store (no records, no snapshot files) starts empty.
+    const fresh = live.store.crash(false);
+    fresh.disk.clear();
+    fresh.snapshots.clear();
+    expect(recover(fresh, live.config, live.fingerprint).lastSeq).toBe(0);
+  });
+
   it('a clean-stop state hash that does not match halts with StateHashMismatchError', async () => {
     const { live } = await drive(23, 150);
     const good = live.store.crash(false);

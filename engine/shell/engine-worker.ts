@@ -141,6 +141,7 @@ function main(): void {
     lastChecksum: recovery.lastChecksum,
     lastTimeUs: recovery.lastTimeUs,
     snapshotSeq: recovery.snapshotSeq,
+    configFingerprint: fingerprint,
     replayed: recovery.replayed,
     skippedSnapshots: recovery.skippedSnapshots,
     stateHash: exchange.stateHash(),

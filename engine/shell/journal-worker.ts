@@ -13,8 +13,8 @@
 //
 // Snapshots: the engine posts each snapshot file on `snapshotPort`; once the snapshot's sequence
 // is durable this worker writes the file (journal-store.ts: temp file, fsync, rename) off the
-// commit path, keeps the newest `snapshotKeep` files, and compacts: journal records older than
-// the oldest kept snapshot are removed (the record at a snapshot's own sequence stays: its
+// commit path, keeps the newest `snapshotKeep` usable snapshots, and compacts: journal records
+// older than the oldest kept snapshot are removed (the record at a snapshot's own sequence stays: its
 // checksum continues the chain). History databases in the same environment are not touched.
 //
 // A failed write or flush stops the process (the error propagates to the main thread, which
@@ -25,7 +25,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { OutboundRing } from '../ring.js';
 import { Control } from './control.js';
 import { osThreadId } from './thread-id.js';
-import { CLEAN_STOP_KEY } from './journal.js';
+import { CLEAN_STOP_KEY, checkSnapshot } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
 import { JournalWriter } from './journal-writer.js';
 import { MarketHistorySink } from './history-market.js'; // issue 5: trade and kline history
@@ -44,6 +44,10 @@ export interface JournalWorkerData {
   snapshotKeep: number;
   /** Remove journal records older than the oldest kept snapshot. */
   compact: boolean;
+  /** The engine configuration's fingerprint, which a usable snapshot carries. */
+  configFingerprint: string;
+  /** The snapshot recovery loaded (0: none): known usable. */
+  loadedSnapshotSeq: number;
 }
 
 const BATCH_MAX = 8192;
@@ -99,13 +103,47 @@ async function main(): Promise<void> {
   const waiting: SnapshotMessage[] = [];
   let snapshotWork: Promise<void> = Promise.resolve();
   let fatal: unknown = null;
+  // Retention counts only snapshots known usable: the ones written here, the one recovery loaded,
+  // and older files once checked (checkSnapshot, at most once each). A file that merely has a
+  // snapshot's name (damaged, foreign, or named past the snapshot just written) is neither kept
+  // as a restart point nor deleted: compaction must never lean on it.
+  const usable = new Set<number>(data.loadedSnapshotSeq > 0 ? [data.loadedSnapshotSeq] : []);
+  const unusable = new Map<number, string>();
   const writeSnapshot = async (message: SnapshotMessage): Promise<void> => {
     await store.writeSnapshot(message.seq, message.file);
-    const kept = store.listSnapshots();
-    for (const old of kept.slice(Math.max(1, data.snapshotKeep))) store.deleteSnapshot(old);
-    const oldestKept = kept.slice(0, Math.max(1, data.snapshotKeep)).pop()!;
+    usable.add(message.seq);
+    unusable.delete(message.seq);
+    const keep = Math.max(1, data.snapshotKeep);
+    const kept: number[] = [];
+    const superseded: number[] = [];
+    const ignored: Array<{ seq: number; reason: string }> = [];
+    for (const seq of store.listSnapshots()) { // newest first
+      if (seq > message.seq) {
+        ignored.push({ seq, reason: 'named past the newest snapshot' });
+        continue;
+      }
+      if (!usable.has(seq) && !unusable.has(seq)) {
+        const checked = checkSnapshot(store, seq, data.configFingerprint, store.lastSeq());
+        if (typeof checked === 'string') unusable.set(seq, checked);
+        else usable.add(seq);
+      }
+      if (!usable.has(seq)) {
+        ignored.push({ seq, reason: unusable.get(seq)! });
+        continue;
+      }
+      if (kept.length < keep) kept.push(seq);
+      else superseded.push(seq);
+    }
+    for (const old of superseded) {
+      store.deleteSnapshot(old);
+      usable.delete(old);
+    }
+    const oldestKept = kept[kept.length - 1]; // at least the snapshot just written
     const removed = data.compact ? await store.deleteRecordsBefore(oldestKept) : 0;
-    parentPort!.postMessage({ type: 'snapshotWritten', seq: message.seq, stateHash: message.stateHash, bytes: message.file.length, compactedBefore: data.compact ? oldestKept : 0, removed });
+    parentPort!.postMessage({
+      type: 'snapshotWritten', seq: message.seq, stateHash: message.stateHash, bytes: message.file.length,
+      kept, compactedBefore: data.compact ? oldestKept : 0, removed, ignored,
+    });
   };
   const startDurableSnapshots = (): void => {
     while (waiting.length > 0 && waiting[0].seq <= writer.durableSeq) {

@@ -24,6 +24,8 @@
 //   a valid snapshot at s                                     load it, replay records s+1 …
 //   no valid snapshot, records start at 1                     replay every record from 1
 //   no valid snapshot, records start after 1 (compacted)     halt: JournalGapError
+//   no records, no valid snapshot, but snapshot files         halt: JournalGapError
+//   a clean-stop mark past the journal's last record          halt: JournalGapError (tail lost)
 //   a sequence missing (k follows k - 2 or more)              halt: JournalGapError
 //   a record whose checksum does not chain                    halt: JournalChecksumError
 //   a value of the wrong size                                 halt: JournalRecordSizeError
@@ -295,17 +297,9 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   const rec = newStampedRec();
   for (const seq of store.listSnapshots()) {
     const skip = (reason: string) => skippedSnapshots.push({ seq, reason });
-    const bytes = store.readSnapshot(seq);
-    const decoded = bytes === undefined ? 'unreadable' : decodeSnapshotFile(bytes);
-    if (typeof decoded === 'string') { skip(decoded); continue; }
-    const { meta, payload } = decoded;
-    if (meta.seq !== seq) { skip('sequence differs from its name'); continue; }
-    if (meta.configFingerprint !== fingerprint) { skip('written under another configuration'); continue; }
-    if (seq > journalLast) { skip(`past the end of the journal (${journalLast})`); continue; }
-    const own = store.read(seq);
-    if (own === undefined || own.length !== JOURNAL_RECORD_BYTES) { skip('its journal record is missing'); continue; }
-    readStamped(new DataView(own.buffer, own.byteOffset, own.length), 0, rec);
-    if (rec.seq !== seq || rec.command.kind !== CommandKind.Snapshot) { skip('its journal record is not a Snapshot command'); continue; }
+    const checked = checkSnapshot(store, seq, fingerprint, journalLast, rec);
+    if (typeof checked === 'string') { skip(checked); continue; }
+    const { meta, payload, own } = checked;
     const candidate = new Exchange(config);
     try {
       importSnapshot(candidate, payload);
@@ -324,6 +318,11 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   if (exchange === null) {
     if (firstSeq > 1) {
       throw new JournalGapError(`the journal starts at sequence ${firstSeq} (compacted) and no valid snapshot covers what came before`);
+    }
+    // An empty journal is a fresh start only if nothing says it held records: snapshot files
+    // (here all unusable) exist only once commands were journaled.
+    if (journalLast === 0 && skippedSnapshots.length > 0) {
+      throw new JournalGapError(`the journal is empty, but snapshot files exist and none is usable (${skippedSnapshots.map((s) => `${s.seq}: ${s.reason}`).join('; ')})`);
     }
     exchange = new Exchange(config);
   }
@@ -366,5 +365,29 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
     replayed++;
     checkCleanStop(seq);
   }
+  // The clean stop was recorded at a sequence the journal no longer reaches: its tail is gone.
+  if (cleanStop !== null && cleanStop.seq > lastSeq) {
+    throw new JournalGapError(`the journal ends at sequence ${lastSeq}, but the server stopped cleanly at ${cleanStop.seq}`);
+  }
   return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots };
+}
+
+/**
+ * Snapshot `seq` on disk with its journal record, or why it cannot serve a restart, checked
+ * without loading it into an engine (recover() also loads it and compares its state hash).
+ */
+export function checkSnapshot(
+  store: JournalStore, seq: number, fingerprint: string, journalLast: number, rec = newStampedRec(),
+): { meta: SnapshotMeta; payload: Uint8Array; own: Uint8Array } | string {
+  const bytes = store.readSnapshot(seq);
+  const decoded = bytes === undefined ? 'unreadable' : decodeSnapshotFile(bytes);
+  if (typeof decoded === 'string') return decoded;
+  if (decoded.meta.seq !== seq) return 'sequence differs from its name';
+  if (decoded.meta.configFingerprint !== fingerprint) return 'written under another configuration';
+  if (seq > journalLast) return `past the end of the journal (${journalLast})`;
+  const own = store.read(seq);
+  if (own === undefined || own.length !== JOURNAL_RECORD_BYTES) return 'its journal record is missing';
+  readStamped(new DataView(own.buffer, own.byteOffset, own.length), 0, rec);
+  if (rec.seq !== seq || rec.command.kind !== CommandKind.Snapshot) return 'its journal record is not a Snapshot command';
+  return { ...decoded, own };
 }
