@@ -174,6 +174,7 @@ async function main(): Promise<void> {
     if (message.type === 'snapshotWritten') log.info({ ...message, type: undefined }, 'snapshot written');
   });
   const journalReady = await waitFor(journal, 'ready', 'journal');
+  if (journalReady.removedSnapshotTemps) log.warn({ files: journalReady.removedSnapshotTemps }, 'removed temp files of interrupted snapshot writes');
 
   const fronts: Worker[] = [];
   const frontTids: unknown[] = [];

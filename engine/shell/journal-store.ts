@@ -166,6 +166,13 @@ export class LmdbJournalStore implements JournalStore {
     }
   }
 
+  /** Removes temp files of snapshot writes a crash interrupted (call while no write is running). */
+  removeSnapshotTemps(): number {
+    const temps = readdirSync(this.snapshotDir).filter((name) => /^\d{16}\.snap\.tmp$/.test(name));
+    for (const name of temps) rmSync(join(this.snapshotDir, name), { force: true });
+    return temps.length;
+  }
+
   deleteSnapshot(seq: number): void {
     rmSync(join(this.snapshotDir, snapshotFileName(seq)), { force: true });
   }

@@ -107,6 +107,9 @@ async function main(): Promise<void> {
   // and older files once checked (checkSnapshot, at most once each). A file that merely has a
   // snapshot's name (damaged, foreign, or named past the snapshot just written) is neither kept
   // as a restart point nor deleted: compaction must never lean on it.
+  // This worker is the only snapshot writer: at its start no write runs, so a temp file is what a
+  // crash during a write left behind.
+  const removedTemps = store.removeSnapshotTemps();
   const usable = new Set<number>(data.loadedSnapshotSeq > 0 ? [data.loadedSnapshotSeq] : []);
   const unusable = new Map<number, string>();
   const writeSnapshot = async (message: SnapshotMessage): Promise<void> => {
@@ -170,7 +173,7 @@ async function main(): Promise<void> {
       outbound.signal();
     }
   });
-  parentPort!.postMessage({ type: 'ready', tid: osThreadId() });
+  parentPort!.postMessage({ type: 'ready', tid: osThreadId(), removedSnapshotTemps: removedTemps });
 
   for (;;) {
     if (fatal !== null) throw fatal;
