@@ -12,7 +12,8 @@
 // missing. SIGINT/SIGTERM stop it in order: fronts stop taking requests, the engine finishes its
 // batch, the journal flushes everything the engine published, then the process exits 0.
 
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { ConfigError, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_KEEP, loadConfig, type ServerConfig } from './config.js';
@@ -81,6 +82,50 @@ function probeFreePort(host: string): Promise<number> {
   });
 }
 
+/** Fails when something already listens on host:port (a second exchange would otherwise share it: uWS sets SO_REUSEPORT). */
+function assertPortFree(host: string, port: number, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      reject(new Error(error.code === 'EADDRINUSE' ? `${what} port ${host}:${port} is in use` : `${what} port ${host}:${port}: ${error.message}`));
+    });
+    probe.listen(port, host, () => probe.close(() => resolve()));
+  });
+}
+
+/**
+ * One exchange per data directory: two writing the same journal would corrupt it. The lock file
+ * holds the owner's pid; a lock whose process is gone (a crash, a SIGKILL) is taken over.
+ */
+function lockDataDir(dataDir: string): string {
+  const path = join(dataDir, 'LOCK');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return path;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && processAlive(owner)) {
+        throw new Error(`data directory ${dataDir} is in use by process ${owner} (${path})`);
+      }
+      rmSync(path, { force: true }); // stale: its process is gone
+    }
+  }
+  throw new Error(`cannot lock data directory ${dataDir}`);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 const DEMO_DEPOSITS = [
   { asset: 'USDC', quantity: '1000000' },
   { asset: 'SOL', quantity: '10000' },
@@ -109,6 +154,11 @@ async function main(): Promise<void> {
     throw error;
   }
   mkdirSync(config.dataDir, { recursive: true });
+  // Before any thread starts: a port in use or a data directory in use is an operator's problem
+  // (exit code 3, not retried by the supervisor).
+  const lockPath = lockDataDir(config.dataDir);
+  if (config.port !== 0) await assertPortFree(config.host, config.port, 'public');
+  if (config.adminPort !== 0) await assertPortFree('127.0.0.1', config.adminPort, 'admin');
 
   const inbound = InboundRing.create({ slotCount: config.inboundSlotCount, slotBytes: SLOT_BYTES });
   const outbound = OutboundRing.create({
@@ -223,6 +273,7 @@ async function main(): Promise<void> {
     journal.postMessage({ type: 'stop', seq: engineStopped.lastSeq, stateHash: engineStopped.stateHash });
     const stopped = await waitFor(journal, 'stopped', 'journal');
     log.info({ seqDurable: stopped.seqDurable }, 'stopped');
+    rmSync(lockPath, { force: true });
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
