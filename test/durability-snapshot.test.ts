@@ -53,18 +53,19 @@ describe('operator snapshot and restart from it', () => {
 
   it('keeps and compacts by usable snapshots only, ignoring files that merely have a snapshot name', async () => {
     const dir = tempDataDir();
+    let server: RunningServer | undefined; // this case's own: the suite's first server stays the afterAll's
     const args = ['--no-demo', '--front-threads', '1', '--snapshot-every', '0', '--snapshot-keep', '1'];
     const name = (seq: number) => join(dir, 'snapshots', `${String(seq).padStart(16, '0')}.snap`);
     try {
       server = await startServer({ dataDir: dir, args });
       const account = await createTestAccount(server.adminPort, ['USDC=1000', 'SOL=10']);
-      const place = async (price: string) => (await signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', {
+      const place = async (price: string) => (await signed(server!.base, account, 'POST', '/api/v1/order', 'orderExecute', {
         symbol: 'SOL_USDC', side: 'Bid', orderType: 'Limit', price, quantity: '1', postOnly: true,
       })).body.id as string;
       const snapshot = async () => {
-        const { snapshotSeq } = (await adminCli(server.adminPort, ['snapshot'])) as { snapshotSeq: number };
+        const { snapshotSeq } = (await adminCli(server!.adminPort, ['snapshot'])) as { snapshotSeq: number };
         return waitUntil(() => {
-          const line = server.lines.find((l) => l.includes('"msg":"snapshot written"') && JSON.parse(l).seq === snapshotSeq);
+          const line = server!.lines.find((l) => l.includes('"msg":"snapshot written"') && JSON.parse(l).seq === snapshotSeq);
           return line ? JSON.parse(line) : undefined;
         }, `snapshot ${snapshotSeq} written`);
       };
