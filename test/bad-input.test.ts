@@ -102,6 +102,7 @@ describe('bad input against the server changes nothing', () => {
     ['a self-trade prevention named hasOwnProperty', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, selfTradePrevention: 'hasOwnProperty' }), 400, 'INVALID_CLIENT_REQUEST'],
     ['a body nested 30,000 levels deep', () => raw('POST', '/api/v1/order', 'orderExecute', `{"symbol":${'['.repeat(30_000)}${']'.repeat(30_000)}}`), 400, 'INVALID_CLIENT_REQUEST'],
     ['a batch item nested 30,000 levels deep', () => raw('POST', '/api/v1/orders', 'orderExecute', `[{"x":${'['.repeat(30_000)}${']'.repeat(30_000)}}]`), 400, 'INVALID_CLIENT_REQUEST'],
+    ['an order field the API does not have (ccxt passes its unified stopLossPrice through)', () => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, stopLossPrice: '5' }), 400, 'INVALID_CLIENT_REQUEST'],
     ['an unknown marketType on open orders', () => signed(server.base, account, 'GET', '/api/v1/orders', 'orderQueryAll', { marketType: 'GARBAGE' }), 400, 'INVALID_CLIENT_REQUEST'],
     ['an unknown marketType on order history', () => signed(server.base, account, 'GET', '/wapi/v1/history/orders', 'orderHistoryQueryAll', { marketType: 'GARBAGE' }), 400, 'INVALID_CLIENT_REQUEST'],
     ['an unknown path', () => signed(server.base, account, 'GET', '/wapi/v1/history/nothing', 'x'), 404, 'RESOURCE_NOT_FOUND'],

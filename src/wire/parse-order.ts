@@ -47,6 +47,17 @@ const NOT_YET = [
   'triggerPrice', 'triggerQuantity', 'stopLossTriggerPrice', 'stopLossLimitPrice', 'takeProfitTriggerPrice',
   'takeProfitLimitPrice', 'slippageTolerance',
 ];
+/**
+ * Every field of the wire reference's OrderExecute body. Anything else is refused rather than
+ * ignored: ccxt passes unknown params through (its unified `stopLossPrice`, say), and ignoring
+ * one would place a plain order where the user asked for something else.
+ */
+const ORDER_FIELDS = new Set([
+  'symbol', 'side', 'orderType', 'price', 'quantity', 'quoteQuantity', 'timeInForce', 'postOnly', 'reduceOnly',
+  'selfTradePrevention', 'clientId', 'brokerId', 'triggerPrice', 'triggerQuantity', 'triggerBy', 'stopLossTriggerPrice',
+  'stopLossLimitPrice', 'stopLossTriggerBy', 'takeProfitTriggerPrice', 'takeProfitLimitPrice', 'takeProfitTriggerBy',
+  'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay', 'slippageTolerance', 'slippageToleranceType',
+]);
 const FLAGS_NOT_YET = ['reduceOnly', 'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay'];
 
 function present(value: unknown): boolean {
@@ -73,6 +84,9 @@ function parseBool(value: unknown, name: string): boolean | ApiError {
 }
 
 export function parseOrder(body: Record<string, unknown>, markets: Map<string, MarketInfo>): ParsedOrder | ApiError {
+  for (const key of Object.keys(body)) {
+    if (!ORDER_FIELDS.has(key)) return Errors.invalid(`Unknown order field: ${key.slice(0, 40)}`);
+  }
   const symbol = body.symbol;
   if (typeof symbol !== 'string') return Errors.invalid('symbol is required');
   const market = markets.get(symbol);
