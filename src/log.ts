@@ -4,8 +4,15 @@
 
 import { pino, type Logger } from 'pino';
 
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
 export function createLogger(name: string): Logger {
   const level = process.env.LOG_LEVEL ?? 'info';
+  if (!LEVELS.has(level)) {
+    // A configuration error like any other (exit code 2, not retried by the supervisor).
+    process.stderr.write(`configuration error: LOG_LEVEL must be one of ${[...LEVELS].join(', ')}, not ${JSON.stringify(level.slice(0, 20))}\n`);
+    process.exit(2);
+  }
   const pretty = process.env.LOG_PRETTY === '1' || (process.env.LOG_PRETTY !== '0' && process.stdout.isTTY === true);
   if (pretty) {
     return pino({ name, level, transport: { target: 'pino-pretty', options: { colorize: true } } });

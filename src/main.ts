@@ -147,11 +147,11 @@ async function main(): Promise<void> {
   try {
     config = loadConfig(process.argv.slice(2), process.env);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof SyntaxError) {
-      process.stderr.write(`configuration error: ${error.message}\n`);
-      process.exit(2);
-    }
-    throw error;
+    // Anything loading the configuration throws (a bad flag, an unreadable or malformed markets
+    // file) is a configuration error: exit code 2, which the supervisor does not retry.
+    const message = error instanceof ConfigError || error instanceof SyntaxError ? error.message : `${(error as Error).name}: ${(error as Error).message}`;
+    process.stderr.write(`configuration error: ${message}\n`);
+    process.exit(2);
   }
   mkdirSync(config.dataDir, { recursive: true });
   // Before any thread starts: a port in use or a data directory in use is an operator's problem

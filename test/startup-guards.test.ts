@@ -3,6 +3,7 @@
 // in use (uWS sets SO_REUSEPORT, so a second exchange would silently share the port). Both exit
 // with code 3, which the supervisor does not retry. A lock left by a killed process is taken over.
 
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -48,5 +49,17 @@ describe('start-up guards', () => {
     expect(await server.stop('SIGTERM')).toBe(0);
     expect(existsSync(join(dataDir, 'LOCK'))).toBe(false);
     server = undefined;
+  });
+
+  it('refuses an unreadable markets file and an unknown LOG_LEVEL as configuration errors (exit 2)', () => {
+    const run = (args: string[], env: Record<string, string> = {}) => spawnSync(process.execPath, [join('dist', 'src', 'main.js'), '--data-dir', otherDir, ...args], {
+      env: { ...process.env, LOG_PRETTY: '0', ...env }, encoding: 'utf8', timeout: 60_000,
+    });
+    const missing = run(['--config', join(otherDir, 'no-such-markets.json')]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(/^configuration error: .*ENOENT/);
+    const level = run([], { LOG_LEVEL: 'verbose' });
+    expect(level.status).toBe(2);
+    expect(level.stderr).toContain('configuration error: LOG_LEVEL must be one of');
   });
 });
