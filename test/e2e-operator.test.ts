@@ -98,6 +98,15 @@ describe('operator commands, batches and market order streams through the whole 
     await waitUntil(async () => ((await bookState('SOL_USDC')) === 'Open' ? true : undefined), 'Open again');
   });
 
+  it('create-account with a deposit the server refuses still shows the created account and its secret', async () => {
+    const failure = await adminCli(server.adminPort, ['create-account', '--deposit', 'USDC=5', '--deposit', 'FOO=1']).then(() => null, (error: Error) => error.message);
+    expect(failure).toContain('account created, but the deposit FOO=1 failed');
+    const account = JSON.parse(failure!.slice(failure!.indexOf('account: {') + 'account: '.length).split('\n')[0]);
+    expect(account).toMatchObject({ accountId: expect.any(Number), publicKey: expect.any(String), secretKey: expect.any(String), deposits: [{ asset: 'USDC', quantity: '5' }] });
+    // The account is real: its fee rates can be read.
+    expect(await adminCli(server.adminPort, ['get-fee-rates', '--account', String(account.accountId)])).toMatchObject({ accountId: account.accountId });
+  });
+
   it('the operator sets an account\'s fee rates; later fills use them', async () => {
     expect(await adminCli(server.adminPort, ['get-fee-rates', '--account', String(taker.accountId)]))
       .toEqual({ accountId: taker.accountId, makerFeeBps: 2, takerFeeBps: 5 });

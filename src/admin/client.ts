@@ -70,7 +70,17 @@ export async function createAccount(port: number, options: { publicKey?: string;
   const created = await adminRequest(port, 'POST', '/admin/accounts', { publicKey });
   const accountId = created.accountId as number;
   const deposits = options.deposits ?? [];
-  for (const d of deposits) await deposit(port, accountId, d);
+  const done: Deposit[] = [];
+  for (const d of deposits) {
+    try {
+      await deposit(port, accountId, d);
+    } catch (error) {
+      // The account exists now: say so, with its keys, or they would be lost with the error.
+      const account = { accountId, publicKey, ...(pair ? { secretKey: pair.secretKey } : {}), deposits: done };
+      throw new AdminError(`account created, but the deposit ${d.asset}=${d.quantity} failed: ${(error as Error).message}; account: ${JSON.stringify(account)}`);
+    }
+    done.push(d);
+  }
   return pair ? { accountId, publicKey, secretKey: pair.secretKey, deposits } : { accountId, publicKey, deposits };
 }
 
