@@ -282,18 +282,26 @@ function validateAssets(assets: AssetConfig[]): void {
 
 type Flags = Record<string, string | true>;
 
+/** Flags that take no value: present or absent. */
+const SWITCHES = new Set(['no-demo', 'no-compact']);
+
 function parseFlags(argv: string[]): Flags {
   const flags: Flags = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (!arg.startsWith('--')) throw new ConfigError(`unexpected argument "${arg}"`);
     const eq = arg.indexOf('=');
-    if (eq > 0) {
-      flags[arg.slice(2, eq)] = arg.slice(eq + 1);
+    const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
+    if (name in flags) throw new ConfigError(`--${name} is given twice`);
+    if (SWITCHES.has(name)) {
+      if (eq > 0) throw new ConfigError(`--${name} takes no value`);
+      flags[name] = true;
+    } else if (eq > 0) {
+      flags[name] = arg.slice(eq + 1);
     } else if (i + 1 < argv.length && !argv[i + 1].startsWith('--')) {
-      flags[arg.slice(2)] = argv[++i];
+      flags[name] = argv[++i];
     } else {
-      flags[arg.slice(2)] = true;
+      flags[name] = true;
     }
   }
   return flags;

@@ -43,6 +43,11 @@ describe('configuration', () => {
 
   it('refuses unknown flags and bad numbers with a clear message', () => {
     expect(() => loadConfig(['--prot', '1'], {})).toThrow(/unknown flag --prot/);
+    // Switches take no value, and no flag may be given twice.
+    expect(() => loadConfig(['--no-demo=1'], {})).toThrow(/--no-demo takes no value/);
+    expect(() => loadConfig(['--no-demo', 'yes'], {})).toThrow(/unexpected argument "yes"/);
+    expect(() => loadConfig(['--port', 'abc', '--port', '9000'], {})).toThrow(/--port is given twice/);
+    expect(loadConfig(['--no-demo', '--no-compact'], {})).toMatchObject({ demoAccounts: false, compactJournal: false });
     expect(() => loadConfig(['--port', 'abc'], {})).toThrow(ConfigError);
     expect(() => loadConfig(['--inbound-slots', '1000'], {})).toThrow(/powers of two/);
   });
