@@ -112,10 +112,6 @@ export class AccountSettingsStore {
   }
 
   /**
-   * Checks a one-time code and, when it is valid, records its step so it cannot be used again.
-   * Resolves true when accepted.
-   */
-  /**
    * Accepts a code not used before and marks its step used; the claim to hand back to
    * releaseTwoFactorCode if the request it authorised is then refused, or null when not accepted.
    */

@@ -65,6 +65,11 @@ export interface Kline extends Candle {
   endS: number;
 }
 
+/** Where a rolling window from `fromS` starts: the minute boundary at or after it. */
+export function windowStartS(fromS: number): number {
+  return Math.ceil(fromS / 60) * 60;
+}
+
 export class MarketHistory {
   readonly root: RootDatabase;
   private readonly dbs: MarketHistoryDbs;
@@ -170,11 +175,11 @@ export class MarketHistory {
     return filled.length > MAX_KLINE_BUCKETS ? filled.slice(0, MAX_KLINE_BUCKETS) : filled;
   }
 
-  /** Aggregate of the trades from the minute boundary at or after `fromS` up to now. */
+  /** Aggregate of the trades from windowStartS(fromS) up to now. */
   window(marketId: number, fromS: number, nowS: number): Candle {
     this.renew();
     const total = emptyCandle(0);
-    const m0 = Math.ceil(fromS / 60) * 60;
+    const m0 = windowStartS(fromS);
     const h0 = Math.ceil(m0 / 3600) * 3600;
     const h1 = Math.floor(nowS / 3600) * 3600;
     const add = (c: Candle) => mergeCandle(total, c);

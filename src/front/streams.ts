@@ -43,7 +43,9 @@
 // address may use it again: the subscribe signing string holds only a timestamp and a window, so
 // subscribes sent in the same millisecond (ccxt's watchOrders and watchBalance together, or one
 // client's several connections) carry the same signature. An eavesdropper elsewhere cannot reuse
-// it; one on the client's own host (or behind the same NAT) could, within the window. A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
+// it; one on the client's own host (or behind the same NAT) could, within the window.
+//
+// A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
 // subscriptions and is closed with code 1008 ("Slow consumer") once it has read what was queued;
 // uWS never waits for it, so it never delays the engine, the other clients or HTTP.
 // Protocol pings: a connection silent for --ws-idle-timeout-s (default 60) gets a ping shortly
@@ -513,8 +515,9 @@ export function mountWebSocket(
       if (state.graceTimer !== null) clearTimeout(state.graceTimer);
     },
     message: (ws: WebSocket<SocketData>, message: ArrayBuffer) => {
+      const state = ws.getUserData();
       // A slow consumer being closed has lost its subscriptions and gets no new ones.
-      if (ws.getUserData().dropping) return;
+      if (state.dropping) return;
       let request: { method?: unknown; params?: unknown; signature?: unknown; id?: unknown };
       try {
         request = JSON.parse(Buffer.from(message).toString('utf8'));
@@ -537,7 +540,6 @@ export function mountWebSocket(
           : errorFrame(request.id, 4000, `Too many streams in one message (at most ${MAX_SUBSCRIPTIONS})`));
         return;
       }
-      const state = ws.getUserData();
       const subscriptions = state.subscriptions;
       const needsAccount = request.params.some((p) => typeof p === 'string' && p.startsWith('account.'));
       let accountId = 0;

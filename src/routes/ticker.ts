@@ -8,6 +8,7 @@ import { Errors } from '../errors.js';
 import { marketFor, type FrontContext } from '../front/context.js';
 import type { MarketInfo } from '../config.js';
 import { tickerJson } from '../wire/market-json.js';
+import { windowStartS } from '../front/market-history.js';
 
 const WINDOWS_S = new Map([['1d', 86_400], ['1w', 604_800]]);
 
@@ -22,7 +23,7 @@ export function tickerCache(front: FrontContext): (market: MarketInfo, windowS: 
   return (market, windowS) => {
     const marketId = market.spec.marketId;
     const nowS = Math.floor(Date.now() / 1000);
-    const startS = Math.ceil((nowS - windowS) / 60) * 60;
+    const startS = windowStartS(nowS - windowS);
     const lastTradeId = front.data.books[marketId].lastTradeId;
     const slot = marketId * 2 + (windowS === WINDOWS_S.get('1d') ? 0 : 1);
     const cached = cache.get(slot);
