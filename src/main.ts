@@ -226,14 +226,15 @@ async function main(): Promise<void> {
   const journalReady = await waitFor(journal, 'ready', 'journal');
   if (journalReady.removedSnapshotTemps) log.warn({ files: journalReady.removedSnapshotTemps }, 'removed temp files of interrupted snapshot writes');
 
-  const fronts: Worker[] = [];
-  const frontTids: unknown[] = [];
   // Port 0 means "any free port". uSockets sets SO_REUSEPORT only for a non-zero port, so the
   // front threads cannot share a kernel-chosen port: pick a free one here first (the port could be
   // taken between this probe and the listen; then start-up fails with exit code 3, as for any port
   // in use).
+  // The front threads start together: each is a gating consumer of the outbound ring from the
+  // first record on, so a thread still starting would hold up the start-up query of another whose
+  // answer needs more slots than a small ring has.
   let port = config.port === 0 && config.frontThreads > 1 ? await probeFreePort(config.host) : config.port;
-  let adminPort = config.adminPort;
+  const fronts: Worker[] = [];
   for (let frontId = 0; frontId < config.frontThreads; frontId++) {
     const frontData: FrontWorkerData = {
       config,
@@ -246,15 +247,12 @@ async function main(): Promise<void> {
       controlSab: control.sab,
       replayGuardSab: replayGuard.sab,
     };
-    const front = start('./front/worker.js', frontData, `front-${frontId}`);
-    fronts.push(front);
-    const ready = await waitFor(front, 'ready', `front ${frontId}`);
-    frontTids.push(ready.tid ?? null);
-    if (frontId === 0) {
-      port = ready.port as number;
-      adminPort = ready.adminPort as number;
-    }
+    fronts.push(start('./front/worker.js', frontData, `front-${frontId}`));
   }
+  const readies = await Promise.all(fronts.map((front, frontId) => waitFor(front, 'ready', `front ${frontId}`)));
+  const frontTids = readies.map((ready) => ready.tid ?? null);
+  port = readies[0].port as number;
+  const adminPort = readies[0].adminPort as number;
 
   if (replay.lastSeq === 0 && config.demoAccounts) {
     for (const account of await seedDemoAccounts(config, adminPort)) {

@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { InboundRing, OutboundRing } from '../engine/ring.js';
-import { SLOT_BYTES, newResultRec, readCommand, writeResult } from '../engine/codec.js';
+import { SLOT_BYTES, newResultRec, readCommand, readResult, writeResult } from '../engine/codec.js';
 import { Control } from '../engine/shell/control.js';
 import { CommandKind, FRONT_ID_NONE, HeaderFlag, ResultCode, newCommand } from '../engine/types.js';
 import { EngineLink } from '../src/front/engine-link.js';
@@ -137,3 +137,78 @@ describe('EngineLink draining the outbound ring', () => {
     }
   });
 });
+
+describe('EngineLink when the outbound ring is under pressure', () => {
+  it('copies non-durable records out to free their slots, and releases them in ring order only once durable', async () => {
+    const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
+    const outbound = OutboundRing.create({ slotCount: 4, slotBytes: SLOT_BYTES, consumerCount: 1 });
+    const control = Control.create();
+    const link = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100);
+    const events: number[] = [];
+    const rec = newResultRec();
+    let written = 0;
+    /** Writes as many records of command `seq` as the ring takes; returns how many it wrote. */
+    const fill = (seq: number, count: number): number => {
+      let n = 0;
+      for (; n < count; n++) {
+        const s = outbound.tryClaim();
+        if (s < 0) break;
+        rec.seq = seq; rec.frontId = FRONT_ID_NONE; rec.requestId = 0; rec.flags = 0; rec.code = ResultCode.Ok;
+        rec.value = written++;
+        writeResult(outbound.view, outbound.offsetOf(s), rec);
+        outbound.publish(s);
+      }
+      outbound.flush();
+      return n;
+    };
+    link.start({ onEvent: (_t, v, o) => { readResultValue(v, o, events); }, onBatchEnd() {} });
+    try {
+      // One command with 10 outputs through a 4-slot ring, none of them durable: the ring must
+      // keep freeing, and nothing may be handed out yet.
+      let left = 10;
+      const deadline = Date.now() + 10_000;
+      while (left > 0 && Date.now() < deadline) {
+        left -= fill(7, left);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      expect(left).toBe(0);
+      expect(events).toEqual([]);
+      expect(link.heldCount).toBeGreaterThan(0);
+      // Durable: every record, in order.
+      control.setSeqDurable(7);
+      outbound.signal();
+      while (events.length < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(events).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(link.heldCount).toBe(0);
+    } finally {
+      link.stop();
+    }
+  });
+
+  it('leaves non-durable records in a ring that is not under pressure', async () => {
+    const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
+    const outbound = OutboundRing.create({ slotCount: 64, slotBytes: SLOT_BYTES, consumerCount: 1 });
+    const control = Control.create();
+    const link = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100);
+    const rec = newResultRec();
+    const s = outbound.tryClaim();
+    rec.seq = 5; rec.frontId = FRONT_ID_NONE; rec.code = ResultCode.Ok;
+    writeResult(outbound.view, outbound.offsetOf(s), rec);
+    outbound.publish(s);
+    outbound.flush();
+    link.start({ onEvent() {}, onBatchEnd() {} });
+    try {
+      await new Promise((r) => setTimeout(r, 5));
+      expect(link.heldCount).toBe(0);
+      expect(outbound.consumer(0).sequence).toBe(0);
+    } finally {
+      link.stop();
+    }
+  });
+});
+
+function readResultValue(view: DataView, offset: number, into: number[]): void {
+  const rec = newResultRec();
+  readResult(view, offset, rec);
+  into.push(rec.value);
+}

@@ -26,7 +26,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
 import { readCommand } from '../codec.js';
 import { InboundRing, OutboundRing } from '../ring.js';
-import { Control } from './control.js';
+import { Control, EngineState } from './control.js';
 import { osThreadId } from './thread-id.js';
 import { engineConfigFingerprint, recover, snapshotFile } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
@@ -89,7 +89,10 @@ function main(): void {
       const seq = outbound.tryClaim();
       if (seq >= 0) return seq;
       outbound.flush();
-      outbound.waitForConsumers(1);
+      control.setEngineState(EngineState.WaitingOutboundSpace);
+      const result = outbound.waitForConsumers(1);
+      control.setEngineState(EngineState.Applying);
+      if (result !== 'timed-out') control.bumpEngineProgress();
       if (control.shuttingDown()) throw new Error('shutdown while the outbound ring was full');
     }
   };
@@ -151,6 +154,7 @@ function main(): void {
 
   // 3. Serve the ring until shutdown.
   let idleSinceUs = wallClockUs();
+  control.setEngineState(EngineState.Applying);
   while (!control.shuttingDown()) {
     const count = inbound.poll(handleSlot, BATCH_MAX);
     tickIfDue();
@@ -158,6 +162,7 @@ function main(): void {
     outbound.flush();
     control.setSeqLast(lastSeq);
     if (count > 0) {
+      control.bumpEngineProgress();
       idleSinceUs = wallClockUs();
       continue;
     }
@@ -165,9 +170,14 @@ function main(): void {
     const wakeUs = exchange.nextWakeUs();
     let parkMs = PARK_MAX_MS;
     if (wakeUs >= 0) parkMs = Math.max(0, Math.min(parkMs, (wakeUs - wallClockUs()) / 1000));
-    if (parkMs > 0) inbound.waitForPublish(parkMs);
+    if (parkMs > 0) {
+      control.setEngineState(EngineState.Idle);
+      inbound.waitForPublish(parkMs);
+      control.setEngineState(EngineState.Applying);
+    }
   }
   outbound.flush();
+  control.setEngineState(EngineState.Stopped);
   parentPort!.postMessage({ type: 'stopped', lastSeq, stateHash: exchange.stateHash() });
 }
 

@@ -58,14 +58,18 @@ export function seqKey(seq: number): Buffer {
 const SNAPSHOT_SUFFIX = '.snap';
 
 /**
- * The failpoint `EXCHANGE_FAILPOINT=journal-commit:N` makes the Nth commit of this process report a
- * failure (after the data reached the disk, so the batch may or may not be visible after restart,
- * exactly like a flush whose outcome is unknown). It exists so that a process test can prove the
- * whole chain: a failed flush stops the process before anything of that batch is acknowledged, and
- * the supervisor (src/supervisor.ts) restarts it through recovery. Unset, it costs one comparison.
+ * The failpoints exist so that process tests can prove whole chains; unset, they cost one
+ * comparison per commit.
+ * - `EXCHANGE_FAILPOINT=journal-commit:N` makes the Nth commit of this process report a failure
+ *   (after the data reached the disk, so the batch may or may not be visible after restart, exactly
+ *   like a flush whose outcome is unknown): a failed flush stops the process before anything of
+ *   that batch is acknowledged, and the supervisor (src/supervisor.ts) restarts it through recovery.
+ * - `EXCHANGE_FAILPOINT=journal-hang:N` makes the Nth commit never complete, as a disk that stops
+ *   answering would: the watchdog must see the stall, report it and end the process, and SIGTERM
+ *   must still stop it.
  */
-function commitFailpoint(spec: string | undefined): number {
-  const match = /^journal-commit:(\d+)$/.exec(spec ?? '');
+function commitFailpoint(spec: string | undefined, name: string): number {
+  const match = new RegExp(`^${name}:(\\d+)$`).exec(spec ?? '');
   return match === null ? 0 : Number(match[1]);
 }
 const COMPACTION_CHUNK = 10_000;
@@ -78,7 +82,9 @@ export class LmdbJournalStore implements JournalStore {
   private lastWrite: Promise<boolean> | null = null;
   private commits = 0;
   /** Failpoint (tests only): the commit with this 1-based number fails after its flush. */
-  private readonly failCommit = commitFailpoint(process.env['EXCHANGE_FAILPOINT']);
+  private readonly failCommit = commitFailpoint(process.env['EXCHANGE_FAILPOINT'], 'journal-commit');
+  /** Failpoint (tests only): the commit with this 1-based number never completes. */
+  private readonly hangCommit = commitFailpoint(process.env['EXCHANGE_FAILPOINT'], 'journal-hang');
 
   constructor(dataDir: string) {
     this.root = open({ path: join(dataDir, 'journal'), maxDbs: 16 });
@@ -97,6 +103,7 @@ export class LmdbJournalStore implements JournalStore {
     this.lastWrite = null;
     if (written !== null && !(await written)) throw new Error('journal write was not applied');
     await this.records.flushed;
+    if (this.commits + 1 === this.hangCommit) await new Promise<never>(() => {});
     if (++this.commits === this.failCommit) throw new Error(`failpoint journal-commit:${this.failCommit}`);
   }
 

@@ -23,7 +23,7 @@
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { OutboundRing } from '../ring.js';
-import { Control } from './control.js';
+import { Control, JournalState } from './control.js';
 import { osThreadId } from './thread-id.js';
 import { CLEAN_STOP_KEY, checkSnapshot } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
@@ -88,12 +88,19 @@ async function main(): Promise<void> {
   // within microseconds, having no other work in between. So a command's journal record and its
   // history always commit together: a crash never leaves history ahead of or behind the journal.
   const drain = (): number => {
+    control.setJournalState(JournalState.Draining);
     let count = consumer.poll(onRecord, BATCH_MAX);
     while (writer.commandOpen()) {
       const seen = outbound.signalValue();
       const more = consumer.poll(onRecord, BATCH_MAX);
       count += more;
-      if (more === 0 && writer.commandOpen()) outbound.waitSignal(seen, COMMAND_TAIL_WAIT_MS);
+      if (more > 0) {
+        control.bumpJournalProgress();
+      } else if (writer.commandOpen()) {
+        control.setJournalState(JournalState.WaitingCommandTail);
+        outbound.waitSignal(seen, COMMAND_TAIL_WAIT_MS);
+        control.setJournalState(JournalState.Draining);
+      }
     }
     marketHistory.endBatch(); // issue 5: the batch's candles
     return count;
@@ -180,18 +187,22 @@ async function main(): Promise<void> {
     const seen = outbound.signalValue();
     const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(drain);
     if (writer.hasBatch()) {
+      control.setJournalState(JournalState.Flushing);
       control.setSeqDurable(await writer.commit());
+      control.bumpJournalProgress();
       outbound.signal();
       startDurableSnapshots();
       continue;
     }
     if (count === 0) {
       if (stopRequested) break;
+      control.setJournalState(JournalState.Idle);
       await outbound.waitSignalAsync(seen, IDLE_WAIT_MS);
     }
   }
   await snapshotWork;
   if (fatal !== null) throw fatal;
+  control.setJournalState(JournalState.Stopped);
   // The clean-stop mark: the engine's final state hash at the last durable sequence (only when
   // the journal holds exactly what the engine applied, which a clean stop guarantees).
   const final = finalState as { seq: number; stateHash: string } | null;

@@ -4,7 +4,10 @@
 // Every outbound record carries the journal sequence it depends on. The drain stops at the first
 // record whose sequence is above seqDurable and leaves it in the ring until the journal worker
 // has flushed it (the journal rings the same doorbell when seqDurable advances), so no response
-// and no stream event ever leaves this thread ahead of the disk.
+// and no stream event ever leaves this thread ahead of the disk. When the ring is at least half
+// full, such records are copied out instead (held-records.ts) and released from there once
+// durable: a command whose outputs outnumber the free slots could otherwise never complete, and
+// so never become durable (the engine would wait for slots that only its durability frees).
 //
 // Records addressed to this thread (RecordHeader.frontId) go to the pending request with that
 // requestId; records addressed to nobody are events for the read models and the streams; records
@@ -15,7 +18,8 @@
 
 import { Control } from '../../engine/shell/control.js';
 import { InboundRing, OutboundRing, type OutboundConsumer } from '../../engine/ring.js';
-import { readHeader, recordSeq, writeCommand } from '../../engine/codec.js';
+import { SLOT_BYTES, readHeader, recordSeq, writeCommand } from '../../engine/codec.js';
+import { HeldRecords } from './held-records.js';
 import {
   FRONT_ID_NONE,
   HeaderFlag,
@@ -51,6 +55,10 @@ export class EngineLink {
   private readonly command: Command = newCommand();
   private nextRequestId = 1;
   private seqDurable = 0;
+  /** Records taken out of the ring before they were durable (only while the ring is under pressure). */
+  private readonly held = new HeldRecords(SLOT_BYTES);
+  /** Ring occupancy, seen from this consumer, at which non-durable records are copied out. */
+  private readonly pressureSlots: number;
   private running = false;
   private events: EventHandler | null = null;
 
@@ -67,6 +75,12 @@ export class EngineLink {
     this.outbound = OutboundRing.attach(outboundSab);
     this.consumer = this.outbound.consumer(consumerIndex);
     this.control = Control.attach(controlSab);
+    this.pressureSlots = Math.max(1, this.outbound.slotCount >>> 1);
+  }
+
+  /** Records held out of the ring until durable (for operators and tests). */
+  get heldCount(): number {
+    return this.held.count;
   }
 
   get pendingCount(): number {
@@ -134,12 +148,24 @@ export class EngineLink {
     }
   }
 
-  private readonly onRecord = (offset: number): boolean => {
+  /** Polled from the ring: delivers a durable record, or holds it back (see the file header). */
+  private readonly onRecord = (offset: number, ringSeq: number): boolean => {
     const view = this.outbound.view;
-    if (recordSeq(view, offset) > this.seqDurable) {
+    const seq = recordSeq(view, offset);
+    if (seq > this.seqDurable || this.held.count > 0) {
       this.seqDurable = this.control.seqDurable();
-      if (recordSeq(view, offset) > this.seqDurable) return false;
+      if (seq > this.seqDurable || this.held.count > 0) {
+        // Ring order must be kept: once one record is held, every later one queues behind it.
+        if (this.held.count === 0 && ((this.outbound.cursor - ringSeq) | 0) < this.pressureSlots) return false;
+        this.held.push(this.outbound.bytes, offset, seq);
+        return true;
+      }
     }
+    this.deliver(view, offset);
+    return true;
+  };
+
+  private readonly deliver = (view: DataView, offset: number): void => {
     const header = this.header;
     readHeader(view, offset, header);
     // A handler bug (formatting one response or one stream message) is reported and the record
@@ -155,13 +181,13 @@ export class EngineLink {
     } catch (error) {
       this.onHandlerError(error);
     }
-    return true;
   };
 
   private drain(): number {
     this.seqDurable = this.control.seqDurable();
+    const released = this.held.count > 0 ? this.held.release(this.seqDurable, this.deliver) : 0;
     const count = this.consumer.poll(this.onRecord, BATCH_MAX);
-    if (count > 0) this.events!.onBatchEnd();
+    if (count > 0 || released > 0) this.events!.onBatchEnd();
     return count;
   }
 }

@@ -1,0 +1,143 @@
+// Liveness of the pipeline under the largest outputs a command can produce. A command's outputs
+// must all be in the outbound ring before the journal can make it durable, and front threads may
+// release a record only once durable: a command whose outputs outnumber the ring's slots must still
+// complete. The server runs here with the smallest rings the configuration allows (2 inbound and 2
+// outbound slots) and with book and account limits small enough to reach each command kind's
+// largest fan-out quickly: a cancel-all of an account's every order, a speed-bumped market order
+// (activated by a Tick) sweeping a full book, closing a market with a full book, the open-orders
+// query, the depth snapshot, and the commands whose outputs are few (account, deposit, fee rates,
+// withdrawal, dust conversion, snapshot). A second server with the default inbound ring and 512
+// outbound slots takes concurrent cancel-alls of many accounts at once.
+
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MARKETS } from '../../src/config.js';
+import {
+  createTestAccount, get, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount,
+} from '../helpers/server.js';
+
+const ORDERS_PER_ACCOUNT = 40;
+/** Resting orders of a full book: the limit less the one slot an incoming taker order takes. */
+const ORDERS_PER_BOOK = 2 * ORDERS_PER_ACCOUNT;
+
+/** Places `count` resting post-only orders for `account`, a few requests at a time. */
+async function placeResting(server: RunningServer, account: TestAccount, side: 'Bid' | 'Ask', count: number, bidBase = 50): Promise<void> {
+  const symbol = 'SOL_USDC';
+  const indices = Array.from({ length: count }, (_, i) => i);
+  const inFlight = 4;
+  for (let start = 0; start < count; start += inFlight) {
+    await Promise.all(indices.slice(start, start + inFlight).map(async (i) => {
+      for (;;) {
+        const price = side === 'Bid' ? String(bidBase + (i % 20)) : String(150 + (i % 20));
+        const response = await signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', {
+          symbol, side, orderType: 'Limit', price, quantity: '0.1', postOnly: true,
+        });
+        if (response.status === 503) continue; // a 2-slot inbound ring is often full: retry
+        expect(response.status, response.text).toBe(200);
+        return;
+      }
+    }));
+  }
+}
+
+async function openOrders(server: RunningServer, account: TestAccount, symbol = 'SOL_USDC'): Promise<unknown[]> {
+  const response = await signed(server.base, account, 'GET', '/api/v1/orders', 'orderQueryAll', { symbol });
+  expect(response.status, response.text).toBe(200);
+  return response.body as unknown[];
+}
+
+describe('pipeline liveness at the largest fan-out', () => {
+  const dirs: string[] = [];
+  const servers: RunningServer[] = [];
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    for (const dir of dirs) removeDir(dir);
+  });
+
+  it('every command kind completes through 2-slot rings at its largest fan-out', async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const configFile = join(dataDir, 'markets.json');
+    writeFileSync(configFile, JSON.stringify({
+      ...DEFAULT_MARKETS,
+      limits: { maxOpenOrdersPerAccount: ORDERS_PER_ACCOUNT, maxOrdersPerBook: ORDERS_PER_BOOK + 1 },
+    }));
+    const server = await startServer({
+      dataDir: join(dataDir, 'data'),
+      args: ['--no-demo', '--inbound-slots', '2', '--outbound-slots', '2', '--config', configFile],
+    });
+    servers.push(server);
+    const makerA = await createTestAccount(server.adminPort, ['USDC=100000', 'SOL=1000']);
+    const makerB = await createTestAccount(server.adminPort, ['USDC=100000', 'SOL=1000']);
+    const taker = await createTestAccount(server.adminPort, ['USDC=1000000']);
+
+    // Cancel-all of an account's every order: one command, ORDERS_PER_ACCOUNT cancellations.
+    await placeResting(server, makerA, 'Bid', ORDERS_PER_ACCOUNT);
+    expect((await openOrders(server, makerA)).length).toBe(ORDERS_PER_ACCOUNT);
+    const cancelled = await signed(server.base, makerA, 'DELETE', '/api/v1/orders', 'orderCancelAll', { symbol: 'SOL_USDC' });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect((cancelled.body as unknown[]).length).toBe(ORDERS_PER_ACCOUNT);
+    expect((await openOrders(server, makerA)).length).toBe(0);
+
+    // A full book of asks, swept by one market order that the speed bump delays (a Tick activates it).
+    await placeResting(server, makerA, 'Ask', ORDERS_PER_ACCOUNT);
+    await placeResting(server, makerB, 'Ask', ORDERS_PER_ACCOUNT);
+    const depth = await get(server.base, '/api/v1/depth?symbol=SOL_USDC');
+    expect(depth.status).toBe(200);
+    expect((depth.body.asks as unknown[]).length).toBe(20);
+    const sweep = await signed(server.base, taker, 'POST', '/api/v1/order', 'orderExecute', {
+      symbol: 'SOL_USDC', side: 'Bid', orderType: 'Market', quantity: String(ORDERS_PER_BOOK * 0.1),
+    });
+    expect(sweep.status, sweep.text).toBe(200);
+    expect(sweep.body.executedQuantity).toBe(String(ORDERS_PER_BOOK * 0.1));
+    expect((await openOrders(server, makerA)).length + (await openOrders(server, makerB)).length).toBe(0);
+
+    // Closing a market with a full book cancels every order in one command (bids inside the price
+    // band around the sweep's last price).
+    await placeResting(server, makerA, 'Bid', ORDERS_PER_ACCOUNT, 130);
+    await placeResting(server, makerB, 'Ask', ORDERS_PER_ACCOUNT);
+    const close = await fetch(`http://127.0.0.1:${server.adminPort}/admin/markets/state`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ symbol: 'SOL_USDC', orderBookState: 'Closed' }),
+    });
+    expect(close.status).toBe(200);
+    expect(((await close.json()) as { cancelledOrders: number }).cancelledOrders).toBe(ORDERS_PER_BOOK);
+
+    // Commands with few outputs pass the same rings.
+    const fees = await fetch(`http://127.0.0.1:${server.adminPort}/admin/accounts/fees`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ accountId: makerA.accountId, makerFeeBps: 1, takerFeeBps: 3 }),
+    });
+    expect(fees.status).toBe(200);
+    const snapshot = await fetch(`http://127.0.0.1:${server.adminPort}/admin/snapshot`, { method: 'POST' });
+    expect(snapshot.status).toBe(200);
+    const dust = await signed(server.base, taker, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'SOL' });
+    expect(dust.status).toBeLessThan(500);
+    const balances = await signed(server.base, taker, 'GET', '/api/v1/capital', 'balanceQuery');
+    expect(balances.status).toBe(200);
+    // The sweep bought the whole book, less the 5 bp taker fee on what it received.
+    expect(Number(balances.body.SOL.available)).toBe(7.996);
+  });
+
+  it('many accounts cancelling hundreds of orders at once through a 512-slot outbound ring all get their answer', async () => {
+    const dataDir = tempDataDir();
+    dirs.push(dataDir);
+    const server = await startServer({ dataDir, args: ['--no-demo', '--outbound-slots', '512'] });
+    servers.push(server);
+    const accounts: TestAccount[] = [];
+    for (let i = 0; i < 4; i++) accounts.push(await createTestAccount(server.adminPort, ['USDC=100000']));
+    for (const account of accounts) await placeResting(server, account, 'Bid', 300);
+    const answers = await Promise.all(accounts.map((account) =>
+      signed(server.base, account, 'DELETE', '/api/v1/orders', 'orderCancelAll', { symbol: 'SOL_USDC' })));
+    for (const answer of answers) {
+      expect(answer.status, answer.text).toBe(200);
+      expect((answer.body as unknown[]).length).toBe(300);
+    }
+    // The pipeline still serves afterwards.
+    const after = await signed(server.base, accounts[0], 'POST', '/api/v1/order', 'orderExecute', {
+      symbol: 'SOL_USDC', side: 'Bid', orderType: 'Limit', price: '10', quantity: '1', postOnly: true,
+    });
+    expect(after.status, after.text).toBe(200);
+  });
+});
