@@ -87,8 +87,6 @@ export interface TwoFactorPolicy {
   lockoutMs: number;
 }
 
-export const DEFAULT_TWO_FACTOR_POLICY: TwoFactorPolicy = { maxFailures: 5, lockoutMs: 15 * 60_000 };
-
 /**
  * The answer to one code: accepted (with the claim to release if the request is then refused),
  * invalid (`locked` when this wrong code started a lockout), or refused unchecked because the
@@ -128,7 +126,8 @@ function matchingStep(record: TwoFactorRecord, code: string, nowMs: number): num
 export class AccountSettingsStore {
   constructor(
     private readonly db: Database<unknown, HistoryKey>,
-    private readonly policy: TwoFactorPolicy = DEFAULT_TWO_FACTOR_POLICY,
+    /** From the configuration (src/config.ts has the defaults). */
+    private readonly policy: TwoFactorPolicy,
   ) {}
 
   get lockoutMs(): number {
