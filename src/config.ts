@@ -91,6 +91,10 @@ export interface ServerConfig {
   // issue 5 (streams):
   /** Seconds of WebSocket silence before a protocol ping; a peer that does not answer is closed. */
   wsIdleTimeoutS?: number;
+  /** Wrong withdrawal two-factor codes that lock an account's two-factor withdrawals. */
+  twoFactorMaxFailures?: number;
+  /** How long such a lockout lasts, in seconds. */
+  twoFactorLockoutS?: number;
 }
 
 // issue 6 (durability): snapshot and compaction defaults.
@@ -98,6 +102,9 @@ export const DEFAULT_SNAPSHOT_EVERY = 1_000_000;
 export const DEFAULT_SNAPSHOT_KEEP = 2;
 // issue 5 (streams)
 export const DEFAULT_WS_IDLE_TIMEOUT_S = 60;
+// Withdrawal two-factor lockout: as exchanges commonly do, 5 wrong codes lock for 15 minutes.
+export const DEFAULT_TWO_FACTOR_MAX_FAILURES = 5;
+export const DEFAULT_TWO_FACTOR_LOCKOUT_S = 900;
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -322,6 +329,7 @@ const KNOWN_FLAGS = new Set([
   'snapshot-every', 'snapshot-keep', 'no-compact',
   // issue 5 (streams)
   'ws-idle-timeout-s',
+  'two-factor-max-failures', 'two-factor-lockout-s',
 ]);
 
 /** Builds the whole configuration from flags, environment and the markets file or defaults. */
@@ -355,6 +363,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     compactJournal: flags['no-compact'] !== true && env.COMPACT_JOURNAL !== '0',
     // issue 5 (streams): uWS counts idle time in 4-second steps; under 8 s it would not ping first.
     wsIdleTimeoutS: integerSetting(pick('ws-idle-timeout-s', 'WS_IDLE_TIMEOUT_S'), DEFAULT_WS_IDLE_TIMEOUT_S, 'WebSocket idle timeout (s)', 8, 900),
+    twoFactorMaxFailures: integerSetting(pick('two-factor-max-failures', 'TWO_FACTOR_MAX_FAILURES'), DEFAULT_TWO_FACTOR_MAX_FAILURES, 'two-factor wrong codes before a lockout', 1, 1000),
+    twoFactorLockoutS: integerSetting(pick('two-factor-lockout-s', 'TWO_FACTOR_LOCKOUT_S'), DEFAULT_TWO_FACTOR_LOCKOUT_S, 'two-factor lockout (s)', 1, 7 * 86_400),
   });
 }
 

@@ -11,9 +11,13 @@
 // steps, 6 digits, accepted one step either side for clock drift) over the account's secret,
 // which the operator sets (`POST /admin/two-factor`, answering the base32 secret and an otpauth://
 // URI for an authenticator app). A code is accepted once: its step must be later than the last
-// step used, so a code seen in transit cannot be replayed. An account without a secret can only
-// withdraw to exempt addresses. The operator marks an address exempt with
-// `POST /admin/address-book` {accountId, blockchain, address}.
+// step used, so a code seen in transit cannot be replayed. Wrong codes are counted per account:
+// the limit of them (default 5) locks the account's two-factor withdrawals for the lockout
+// (default 15 minutes), during which every code, the right one too, is refused; an accepted code
+// clears the count, and so does a lockout's length without a wrong code. The count, the lockout
+// and the last used step live in the account's "totp" record, committed before the answer is
+// sent. An account without a secret can only withdraw to exempt addresses. The operator marks an
+// address exempt with `POST /admin/address-book` {accountId, blockchain, address}.
 
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Database } from 'lmdb';
@@ -77,13 +81,58 @@ export interface TwoFactorClaim {
   secretB64: string;
 }
 
+/** How many wrong codes in a row lock an account's two-factor withdrawals, and for how long. */
+export interface TwoFactorPolicy {
+  maxFailures: number;
+  lockoutMs: number;
+}
+
+/**
+ * The answer to one code: accepted (with the claim to release if the request is then refused),
+ * invalid (`locked` when this wrong code started a lockout), or refused unchecked because the
+ * account is locked until `untilMs`.
+ */
+export type TwoFactorVerdict =
+  | { kind: 'accepted'; claim: TwoFactorClaim }
+  | { kind: 'invalid'; locked: boolean }
+  | { kind: 'locked'; untilMs: number };
+
+const INVALID: TwoFactorVerdict = { kind: 'invalid', locked: false };
+
 interface TwoFactorRecord {
   secretB64: string;
   lastStep: number;
+  /** Wrong codes since the last accepted one; forgotten a lockout's length after the latest. */
+  failures?: number;
+  lastFailureMs?: number;
+  /** Codes are refused unchecked before this time. */
+  lockedUntilMs?: number;
+}
+
+function isLocked(record: TwoFactorRecord, nowMs: number): boolean {
+  return record.lockedUntilMs !== undefined && nowMs < record.lockedUntilMs;
+}
+
+/** The unused step whose code is `code`, within the drift window around now, or null. */
+function matchingStep(record: TwoFactorRecord, code: string, nowMs: number): number | null {
+  const secret = Buffer.from(record.secretB64, 'base64');
+  const now = totpStep(nowMs);
+  for (let step = now - TOTP_DRIFT_STEPS; step <= now + TOTP_DRIFT_STEPS; step++) {
+    if (step > record.lastStep && totpCode(secret, step) === code) return step;
+  }
+  return null;
 }
 
 export class AccountSettingsStore {
-  constructor(private readonly db: Database<unknown, HistoryKey>) {}
+  constructor(
+    private readonly db: Database<unknown, HistoryKey>,
+    /** From the configuration (src/config.ts has the defaults). */
+    private readonly policy: TwoFactorPolicy,
+  ) {}
+
+  get lockoutMs(): number {
+    return this.policy.lockoutMs;
+  }
 
   settings(accountId: number): AccountSettings {
     return { ...DEFAULT_SETTINGS, ...((this.db.get(['settings', accountId]) as Partial<AccountSettings> | undefined) ?? {}) };
@@ -103,7 +152,7 @@ export class AccountSettingsStore {
     await this.db.put(['exempt', accountId, blockchain, address], true);
   }
 
-  /** Sets a new random two-factor secret; returns it in base32. */
+  /** Sets a new random two-factor secret, clearing any wrong-code count and lockout; returns it in base32. */
   async newTwoFactorSecret(accountId: number): Promise<string> {
     const secret = randomBytes(20);
     const record: TwoFactorRecord = { secretB64: secret.toString('base64'), lastStep: 0 };
@@ -112,26 +161,51 @@ export class AccountSettingsStore {
   }
 
   /**
-   * Accepts a code not used before and marks its step used; the claim to hand back to
-   * releaseTwoFactorCode if the request it authorised is then refused, or null when not accepted.
+   * Judges a code for a withdrawal and records the outcome before answering: an accepted code
+   * marks its step used and clears the wrong-code count; a wrong one counts towards the lockout.
+   * Every front thread shares the record, so one account's guesses add up whichever thread
+   * serves them, and a restart (even kill -9) forgets neither used codes nor counts nor lockouts.
    */
-  async acceptTwoFactorCode(accountId: number, code: string, nowMs: number): Promise<TwoFactorClaim | null> {
-    if (!/^\d{6}$/.test(code)) return null;
-    const record = this.db.get(['totp', accountId]) as TwoFactorRecord | undefined;
-    if (!record) return null;
-    const secret = Buffer.from(record.secretB64, 'base64');
-    const now = totpStep(nowMs);
-    for (let step = now - TOTP_DRIFT_STEPS; step <= now + TOTP_DRIFT_STEPS; step++) {
-      if (step <= record.lastStep || totpCode(secret, step) !== code) continue;
-      // Compare-and-set inside one write transaction: a code used twice at once is accepted once.
-      return this.db.transaction((): TwoFactorClaim | null => {
-        const current = this.db.get(['totp', accountId]) as TwoFactorRecord | undefined;
-        if (!current || current.secretB64 !== record.secretB64 || step <= current.lastStep) return null;
-        this.db.put(['totp', accountId], { ...current, lastStep: step });
-        return { accountId, step, previousStep: current.lastStep, secretB64: current.secretB64 };
-      });
+  async acceptTwoFactorCode(accountId: number, code: string, nowMs: number): Promise<TwoFactorVerdict> {
+    // A read snapshot answers a lockout without a write; everything else is decided again inside
+    // the write transaction, which sees what other threads committed since the snapshot.
+    const seen = this.db.get(['totp', accountId]) as TwoFactorRecord | undefined;
+    if (!seen) return INVALID;
+    if (isLocked(seen, nowMs)) return { kind: 'locked', untilMs: seen.lockedUntilMs! };
+    // A malformed token is not a guess at the code: it is refused without counting.
+    if (!/^\d{6}$/.test(code)) return INVALID;
+    return this.db.transaction(() => {
+      const current = this.db.get(['totp', accountId]) as TwoFactorRecord | undefined;
+      return current ? this.judge(accountId, current, code, nowMs) : INVALID;
+    });
+  }
+
+  /**
+   * Decides on `current`, the record as this write transaction sees it: checking the step
+   * against it (not against an earlier snapshot) is the compare-and-set that lets a code sent
+   * twice at once, on one thread or two, be accepted once.
+   */
+  private judge(accountId: number, current: TwoFactorRecord, code: string, nowMs: number): TwoFactorVerdict {
+    if (isLocked(current, nowMs)) return { kind: 'locked', untilMs: current.lockedUntilMs! };
+    const step = matchingStep(current, code, nowMs);
+    if (step === null) return this.countFailure(accountId, current, nowMs);
+    const accepted: TwoFactorRecord = { secretB64: current.secretB64, lastStep: step };
+    this.db.put(['totp', accountId], accepted);
+    return { kind: 'accepted', claim: { accountId, step, previousStep: current.lastStep, secretB64: current.secretB64 } };
+  }
+
+  private countFailure(accountId: number, current: TwoFactorRecord, nowMs: number): TwoFactorVerdict {
+    const { maxFailures, lockoutMs } = this.policy;
+    const recent = current.lastFailureMs !== undefined && nowMs - current.lastFailureMs < lockoutMs;
+    const failures = (recent ? current.failures ?? 0 : 0) + 1;
+    const base = { secretB64: current.secretB64, lastStep: current.lastStep };
+    if (failures >= maxFailures) {
+      // The count starts again from zero once the lockout ends.
+      this.db.put(['totp', accountId], { ...base, lockedUntilMs: nowMs + lockoutMs });
+      return { kind: 'invalid', locked: true };
     }
-    return null;
+    this.db.put(['totp', accountId], { ...base, failures, lastFailureMs: nowMs });
+    return INVALID;
   }
 
   /**

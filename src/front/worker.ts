@@ -8,7 +8,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
-import type { ServerConfig } from '../config.js';
+import { DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { SignatureVerifier } from '../auth.js';
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
@@ -64,7 +64,10 @@ function main(): void {
     log,
     history: marketHistory,
     accountHistory,
-    settings: new AccountSettingsStore(accountHistory.settings),
+    settings: new AccountSettingsStore(accountHistory.settings, {
+      maxFailures: config.twoFactorMaxFailures ?? DEFAULT_TWO_FACTOR_MAX_FAILURES,
+      lockoutMs: (config.twoFactorLockoutS ?? DEFAULT_TWO_FACTOR_LOCKOUT_S) * 1000,
+    }),
   };
   const verifier = new SignatureVerifier();
   const auth = {

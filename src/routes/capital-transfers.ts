@@ -12,13 +12,14 @@
 // Validation, in order: symbol (an asset), blockchain (the asset's configured chain), address,
 // quantity (a positive decimal at the asset's decimals), clientId (at most 255 characters),
 // then the two-factor rule (src/front/account-settings.ts). Nothing is submitted, and nothing
-// changes, when any of them fails.
+// changes, when any of them fails, except that a wrong two-factor code counts towards the
+// account's lockout.
 
 import { randomBytes } from 'node:crypto';
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
 import { readResult } from '../../engine/codec.js';
 import { intentDigest, intentKey, type WithdrawalIntent, type WithdrawalRecord } from '../../engine/shell/history-account.js';
-import { Errors, apiError, resultError } from '../errors.js';
+import { Errors, apiError, resultError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';
 import type { TwoFactorClaim } from '../front/account-settings.js';
@@ -30,6 +31,17 @@ import type { AssetConfig } from '../config.js';
 
 export const TWO_FACTOR_REQUIRED = apiError(400, 'INVALID_TWO_FACTOR_CODE', 'Two-factor token required: the address is not two-factor exempt in the address book');
 export const TWO_FACTOR_INVALID = apiError(400, 'INVALID_TWO_FACTOR_CODE', 'Invalid two-factor code');
+
+/** The wrong code that started a lockout: still invalid, and the client learns of the lockout. */
+export function twoFactorInvalidNowLocked(lockoutMs: number): ApiError {
+  return apiError(400, 'INVALID_TWO_FACTOR_CODE', `Invalid two-factor code; too many invalid codes: withdrawals that need one are locked for ${Math.ceil(lockoutMs / 1000)} s`);
+}
+
+/** A code sent during a lockout: refused unchecked, as the venue answers a withdrawal too many (429). */
+export function twoFactorLocked(untilMs: number, nowMs: number): ApiError {
+  const seconds = Math.max(1, Math.ceil((untilMs - nowMs) / 1000));
+  return apiError(429, 'TOO_MANY_REQUESTS', `Too many invalid two-factor codes: withdrawals that need one are locked for ${seconds} more s`);
+}
 const MAX_CLIENT_ID_CHARS = 255;
 
 export interface ParsedWithdrawal {
@@ -142,8 +154,11 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
   let claim: TwoFactorClaim | null = null;
   if (!front.settings.isExempt(accountId, intent.blockchain, intent.address)) {
     if (w.twoFactorToken === null) return sendError(ctx, TWO_FACTOR_REQUIRED);
-    claim = await front.settings.acceptTwoFactorCode(accountId, w.twoFactorToken, Date.now());
-    if (claim === null) return sendError(ctx, TWO_FACTOR_INVALID);
+    const nowMs = Date.now();
+    const verdict = await front.settings.acceptTwoFactorCode(accountId, w.twoFactorToken, nowMs);
+    if (verdict.kind === 'locked') return sendError(ctx, twoFactorLocked(verdict.untilMs, nowMs));
+    if (verdict.kind === 'invalid') return sendError(ctx, verdict.locked ? twoFactorInvalidNowLocked(front.settings.lockoutMs) : TWO_FACTOR_INVALID);
+    claim = verdict.claim;
   }
   const digest = intentDigest(intent, randomBytes(16).toString('hex'));
   const key = intentKey(digest);
