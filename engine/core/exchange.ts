@@ -150,6 +150,15 @@ export class Exchange {
     return hashState(this.s);
   }
 
+  /**
+   * Whether `hash` is this state's hash: today's, or the one engines computed before markets kept
+   * a guarded reference price (format-2 snapshot files and clean-stop marks carry that one; it
+   * covers everything else, and a hash of one kind never equals the other's by accident).
+   */
+  hasStateHash(hash: string): boolean {
+    return hash === hashState(this.s) || hash === hashState(this.s, false);
+  }
+
   validateInvariants(): void {
     validateState(this.s);
   }
