@@ -10,7 +10,12 @@
 // from the best price; its sweep must stop at the band around the best opposite price it meets
 // (and on a traded market, around the guarded reference), the rest expiring with PriceBand.
 
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { engineConfigFingerprint } from '../../engine/shell/journal.js';
+import { ConfigError, DEFAULT_MARKETS, loadConfig } from '../../src/config.js';
 import { CommandKind, ExpiryReason, OrderEvent, OrderStatus, RecordType, ResultCode, type EngineConfig } from '../../engine/types.js';
 import { BASE, EngineHarness, M0, QUOTE, cmd, ordersOf, replay, responseOf, resultOf, testConfig, tradesOf } from '../helpers/engine-harness.js';
 
@@ -147,5 +152,35 @@ describe('market orders on a book that never traded', () => {
     expect(tradesOf(records).map((t) => [t.priceTicks, t.qtyLots])).toEqual([[100, 5], [110, 5]]);
     expect(responseOf(records, h.lastRequestId())!.expiryReason).toBe(ExpiryReason.PriceBand);
     expect(records.some((r) => r.type === RecordType.Trade && r.priceTicks === 1_000)).toBe(false);
+  });
+});
+
+describe('configuration of the guarded reference and the dust cap', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'markets-file-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const withFile = (file: object) => {
+    const path = join(dir, 'markets.json');
+    writeFileSync(path, JSON.stringify({ ...DEFAULT_MARKETS, ...file }));
+    return loadConfig(['--config', path], {});
+  };
+
+  it('left out, adds nothing to the engine configuration a journal remembers', () => {
+    const engine = loadConfig([], {}).engine;
+    expect(Object.keys(engine)).not.toContain('referenceStepBps');
+    expect(Object.keys(engine)).not.toContain('referenceIntervalUs');
+    expect(engine.markets.some((m) => 'dustMaxPayoutUnits' in m)).toBe(false);
+    expect(engineConfigFingerprint(withFile({}).engine)).toBe(engineConfigFingerprint(engine));
+  });
+
+  it('given, reaches the engine in its units and changes the fingerprint; bad values are refused', () => {
+    const markets = DEFAULT_MARKETS.markets.map((m, i) => (i === 0 ? { ...m, dustMaxPayout: '2.5' } : m));
+    const config = withFile({ referenceStepBps: 50, referenceIntervalMs: 30_000, markets });
+    expect(config.engine.referenceStepBps).toBe(50);
+    expect(config.engine.referenceIntervalUs).toBe(30_000_000);
+    expect(config.engine.markets[0].dustMaxPayoutUnits).toBe(2_500_000); // USDC has 6 decimals
+    expect(engineConfigFingerprint(config.engine)).not.toBe(engineConfigFingerprint(loadConfig([], {}).engine));
+    expect(() => withFile({ referenceStepBps: 0 })).toThrow(ConfigError);
+    expect(() => withFile({ referenceIntervalMs: 1.5 })).toThrow(ConfigError);
+    expect(() => withFile({ markets: DEFAULT_MARKETS.markets.map((m) => ({ ...m, dustMaxPayout: '0' })) })).toThrow(ConfigError);
   });
 });
