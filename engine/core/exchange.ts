@@ -24,7 +24,9 @@
 // [last × minMultiplierBps, last × maxMultiplierBps] / 10000 around its last trade price, once it
 // has one (PriceOutOfBand, checked after the price limits). A speed-bumped limit order is checked
 // again when it takes effect, against the last price then: one now outside the band expires
-// (ExpiryReason.PriceBand, "PriceOutOfBounds" on the wire) without trading.
+// (ExpiryReason.PriceBand, "PriceOutOfBounds" on the wire) without trading. A market order has no
+// price to refuse; its sweep stops at the band around the market's guarded reference price
+// instead, the rest expiring with the same reason (matching.ts, reference.ts).
 //
 // A market's order book state (operator.ts) refuses places it does not take (MarketClosed,
 // MarketCancelOnly, MarketLimitOnly, MarketPostOnly), checked right after the order's shape.
