@@ -242,6 +242,11 @@ export interface MarketSpec {
    */
   maxMultiplierBps?: number;
   minMultiplierBps?: number;
+  /**
+   * Most one dust conversion in this market pays, in quote units (a positive safe integer).
+   * Absent: DEFAULT_DUST_MAX_PAYOUT_WHOLE whole units of the quote asset (engine/core/catalog.ts).
+   */
+  dustMaxPayoutUnits?: number;
 }
 
 export interface AssetSpec {
@@ -272,6 +277,14 @@ export interface EngineConfig {
    */
   makerFeeBps?: number;
   takerFeeBps?: number;
+  /**
+   * The guarded reference price of a banded market (engine/core/reference.ts) moves toward trade
+   * prices by at most referenceStepBps basis points of itself (at least one tick) once per
+   * referenceIntervalUs of engine time. Absent: DEFAULT_REFERENCE_STEP_BPS and
+   * DEFAULT_REFERENCE_INTERVAL_US.
+   */
+  referenceStepBps?: number;
+  referenceIntervalUs?: number;
 }
 
 export function newCommand(): Command {

@@ -40,6 +40,11 @@ export interface MarketConfig {
    */
   maxMultiplier?: string;
   minMultiplier?: string;
+  /**
+   * Most one dust conversion in this market pays, in the quote asset (decimal string). Absent: the
+   * engine's default, 10 whole units of the quote asset.
+   */
+  dustMaxPayout?: string;
 }
 
 export interface MarketsFile {
@@ -49,6 +54,12 @@ export interface MarketsFile {
   /** Default fee rates of new accounts in basis points (DEFAULT_FEES when absent). */
   makerFeeBps?: number;
   takerFeeBps?: number;
+  /**
+   * Guarded reference price of each banded market: it moves toward trade prices by at most
+   * referenceStepBps basis points once per referenceIntervalMs (absent: 100 bps per 60000 ms).
+   */
+  referenceStepBps?: number;
+  referenceIntervalMs?: number;
 }
 
 /** A market with both its wire form and its integer form. */
@@ -246,6 +257,9 @@ export function buildMarket(
   if (maxMultiplierBps < 10_000n) throw new ConfigError(`${name}: maxMultiplier must be at least 1`);
   if (minMultiplierBps > 10_000n) throw new ConfigError(`${name}: minMultiplier must be at most 1`);
   safe(maxPriceTicks * maxMultiplierBps, `${name}: maxPrice × maxMultiplier`);
+  // Given only when configured, so that a configuration without it keeps its fingerprint.
+  const dustCap = market.dustMaxPayout === undefined ? undefined : safe(toUnits(market.dustMaxPayout, quoteDecimals, `${name} dustMaxPayout`), `${name} dustMaxPayout`);
+  if (dustCap !== undefined && dustCap < 1) throw new ConfigError(`${name}: dustMaxPayout must be positive`);
 
   return {
     ...market,
@@ -270,6 +284,7 @@ export function buildMarket(
       maxQtyLots: Number(maxQtyLots),
       maxMultiplierBps: Number(maxMultiplierBps),
       minMultiplierBps: Number(minMultiplierBps),
+      ...(dustCap === undefined ? {} : { dustMaxPayoutUnits: dustCap }),
     },
   };
 }
@@ -370,6 +385,25 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
 
 type Settings = Omit<ServerConfig, 'assets' | 'markets' | 'engine'>;
 
+/**
+ * The guarded reference settings of the markets file, in engine units; only those given, so that
+ * a configuration without them keeps its fingerprint (the engine applies the same defaults).
+ */
+function referenceSettings(file: MarketsFile): Pick<EngineConfig, 'referenceStepBps' | 'referenceIntervalUs'> {
+  const out: Pick<EngineConfig, 'referenceStepBps' | 'referenceIntervalUs'> = {};
+  const step = file.referenceStepBps;
+  if (step !== undefined) {
+    if (!(Number.isInteger(step) && step >= 1 && step <= 10_000)) throw new ConfigError('referenceStepBps must be an integer from 1 to 10000');
+    out.referenceStepBps = step;
+  }
+  const interval = file.referenceIntervalMs;
+  if (interval !== undefined) {
+    if (!(Number.isInteger(interval) && interval >= 1 && interval <= 86_400_000)) throw new ConfigError('referenceIntervalMs must be an integer from 1 to 86400000');
+    out.referenceIntervalUs = interval * 1000;
+  }
+  return out;
+}
+
 export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig {
   if (!Array.isArray(file.assets) || !Array.isArray(file.markets)) {
     throw new ConfigError('the markets file needs "assets" and "markets" arrays');
@@ -405,6 +439,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       orderIdKey: 0x2f7d397d,
       makerFeeBps: file.makerFeeBps ?? DEFAULT_FEES.makerFeeBps,
       takerFeeBps: file.takerFeeBps ?? DEFAULT_FEES.takerFeeBps,
+      ...referenceSettings(file),
     },
   };
 }

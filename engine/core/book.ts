@@ -15,7 +15,8 @@
 // The book also holds the market's counters: resting and pending order counts (for
 // maxOrdersPerBook), pending GTC orders per side (each may still add one level, so they reserve
 // one level each), the depth update id, the last trade id, and for a market with a price band the
-// price of its last trade (the band's reference; 0 until the first trade).
+// price of its last trade (the limit band's reference; 0 until the first trade) and its guarded
+// reference price with the engine time it last moved (reference.ts).
 
 import { OrderBookState, Side } from '../types.js';
 import { assert } from './assert.js';
@@ -187,6 +188,12 @@ export class Book {
   lastTradeId = 0;
   /** Banded markets only: price of the last trade, 0 before the first. */
   bandReferenceTicks = 0;
+  /**
+   * Banded markets only: the guarded reference price (reference.ts), 0 before the first trade,
+   * and the engine time it last moved.
+   */
+  guardedReferenceTicks = 0;
+  guardedReferenceTimeUs = 0;
   /** The apply (by seq) that last advanced updateId: one increment per market per apply. */
   updateIdSeq = -1;
   /** What the market accepts (OrderBookState), set by SetMarketState; Open at start. */

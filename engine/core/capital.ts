@@ -9,14 +9,19 @@
 // thread records it beside the journal and the command carries its 32-byte digest in `key`.
 //
 // ConvertDust sells an account's whole dust balance of one asset to the exchange at 95% of the
-// dust market's last trade price, rounded down. The dust goes to the exchange's fee column (its own
+// dust market's mark price, rounded down, and never more than the market's dust payout cap
+// (MarketSpec.dustMaxPayoutUnits, by default 10 whole quote units). The mark price is
+// min(guarded reference price, last trade price): the guarded reference (reference.ts) moves
+// only by bounded steps per interval of engine time, so wash trades that walk the last price up
+// do not raise what the exchange pays, and taking the lower of the two never pays more than
+// either says. The dust goes to the exchange's fee column (its own
 // funds) and the payout comes out of the fees it collected in the payout asset, so no unit is
 // created or destroyed; when those fees cannot pay, the conversion is refused. Preconditions: the
 // balance is positive, all available, below the market's minimum order quantity, and equal to the
 // quantity the request was computed for (the front reads the balance first; a change in between
-// is refused rather than converting a different amount). The market's last trade price is its
-// band reference, kept for every banded market (every configured market by default); an unbanded
-// or never-traded market has no mark price.
+// is refused rather than converting a different amount). Both prices are kept for every banded
+// market (every configured market by default); an unbanded or never-traded market has no mark
+// price.
 //
 // ConfirmWithdrawal changes no engine state: it is journaled so that the withdrawal's
 // pending → confirmed transition is part of the sequenced history that replay and the account
@@ -49,6 +54,13 @@ export function dustPayoutUnits(dustUnits: number, priceTicks: number, quoteUnit
   return Number(value / (BigInt(baseUnitsPerLot) * 100n));
 }
 
+/** The price dust is valued at: min(guarded reference, last trade price); 0 when there is none. */
+function dustMarkTicks(s: EngineState, marketIndex: number): number {
+  if (s.catalog.markets[marketIndex].maxMultiplierBps === undefined) return 0;
+  const book = s.books[marketIndex];
+  return Math.min(book.guardedReferenceTicks, book.bandReferenceTicks);
+}
+
 export function convertDust(s: EngineState, cmd: Command): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
@@ -59,14 +71,14 @@ export function convertDust(s: EngineState, cmd: Command): void {
   const available = s.ledger.availableUnits(cmd.accountId, baseIndex);
   const locked = s.ledger.lockedUnits(cmd.accountId, baseIndex);
   const minUnits = market.minQtyLots * market.baseUnitsPerLot;
-  const markTicks = market.maxMultiplierBps === undefined ? 0 : s.books[marketIndex].bandReferenceTicks;
+  const markTicks = dustMarkTicks(s, marketIndex);
   let code: ResultCode = ResultCode.Ok;
   let payout = 0;
   if (available + locked === 0 || locked > 0 || available >= minUnits) code = ResultCode.DustNotEligible;
   else if (available !== cmd.amountUnits) code = ResultCode.DustBalanceChanged;
   else if (markTicks === 0) code = ResultCode.DustNoMarkPrice;
   else {
-    payout = dustPayoutUnits(available, markTicks, market.quoteUnitsPerTickLot, market.baseUnitsPerLot);
+    payout = Math.min(dustPayoutUnits(available, markTicks, market.quoteUnitsPerTickLot, market.baseUnitsPerLot), s.catalog.dustMaxPayoutUnitsOf[marketIndex]);
     if (s.ledger.feeUnits[quoteIndex] < payout) code = ResultCode.DustTreasuryShort;
   }
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);

@@ -6,16 +6,22 @@
 // order's notional (maxPriceTicks × maxQtyLots × quoteUnitsPerTickLot) or base amount
 // (maxQtyLots × baseUnitsPerLot) could leave the safe-integer range, non-integer or non-positive
 // grid constants, a price band that is half given, below 1× above or above 1× below, or whose
-// maxPriceTicks × maxMultiplierBps could leave the safe-integer range, duplicate ids, fee rates
-// outside 0–10000 basis points, or limits that are not positive integers. Configuration errors
+// maxPriceTicks × maxMultiplierBps could leave the safe-integer range, a dust payout cap that is
+// not a positive safe integer, duplicate ids, fee rates outside 0–10000 basis points, a guarded
+// reference step outside 1–10000 basis points or an interval that is not positive, or limits
+// that are not positive integers. Configuration errors
 // throw: they are operator mistakes found at start-up, not client input.
 
-import type { EngineConfig, MarketSpec } from '../types.js';
+import type { AssetSpec, EngineConfig, MarketSpec } from '../types.js';
+import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './reference.js';
 
 /** The QueryOpenOrders market id meaning "every market". */
 export const MARKET_ID_ALL = 0xffff;
 
 const ID_SPACE = 0x10000;
+
+/** Dust payout cap of a market that names none: this many whole units of its quote asset. */
+export const DEFAULT_DUST_MAX_PAYOUT_WHOLE = 10n;
 
 /** Refuses a configuration the engine cannot run exactly (an operator error, found at start-up). */
 function check(condition: boolean, message: string): void {
@@ -50,6 +56,15 @@ function checkMarket(market: MarketSpec, indexOfAsset: Int32Array): void {
     check(Number.isSafeInteger(minMultiplierBps) && minMultiplierBps >= 0 && minMultiplierBps <= 10_000, `${name}: minMultiplierBps must be an integer from 0 to 10000`);
     check(BigInt(market.maxPriceTicks) * BigInt(maxMultiplierBps) <= maxSafe, `${name}: maxPriceTicks × maxMultiplierBps leaves the safe-integer range`);
   }
+  if (market.dustMaxPayoutUnits !== undefined) positiveInteger(market.dustMaxPayoutUnits, `${name} dustMaxPayoutUnits`);
+}
+
+/** The configured dust cap, or DEFAULT_DUST_MAX_PAYOUT_WHOLE whole quote units (at most 2^53 − 1). */
+function dustCapOf(market: MarketSpec, quote: AssetSpec): number {
+  if (market.dustMaxPayoutUnits !== undefined) return market.dustMaxPayoutUnits;
+  const decimals = Number.isInteger(quote.decimals) && quote.decimals >= 0 ? Math.min(quote.decimals, 30) : 0;
+  const units = DEFAULT_DUST_MAX_PAYOUT_WHOLE * 10n ** BigInt(decimals);
+  return Number(units < BigInt(Number.MAX_SAFE_INTEGER) ? units : BigInt(Number.MAX_SAFE_INTEGER));
 }
 
 export class Catalog {
@@ -62,6 +77,11 @@ export class Catalog {
   /** Base and quote asset indices by market index. */
   readonly baseIndexOf: Int32Array;
   readonly quoteIndexOf: Int32Array;
+  /** Most one dust conversion pays, in quote units, by market index. */
+  readonly dustMaxPayoutUnitsOf: Float64Array;
+  /** Guarded reference: step in basis points and interval in engine µs (reference.ts). */
+  readonly referenceStepBps: number;
+  readonly referenceIntervalUs: number;
   private readonly assetIndexById = new Int32Array(ID_SPACE).fill(-1);
   private readonly marketIndexById = new Int32Array(ID_SPACE).fill(-1);
 
@@ -77,6 +97,10 @@ export class Catalog {
     for (const [name, bps] of [['makerFeeBps', config.makerFeeBps ?? 0], ['takerFeeBps', config.takerFeeBps ?? 0]] as const) {
       check(Number.isInteger(bps) && bps >= 0 && bps <= 10_000, `${name} must be an integer from 0 to 10000`);
     }
+    this.referenceStepBps = config.referenceStepBps ?? DEFAULT_REFERENCE_STEP_BPS;
+    this.referenceIntervalUs = config.referenceIntervalUs ?? DEFAULT_REFERENCE_INTERVAL_US;
+    check(Number.isInteger(this.referenceStepBps) && this.referenceStepBps >= 1 && this.referenceStepBps <= 10_000, 'referenceStepBps must be an integer from 1 to 10000');
+    positiveInteger(this.referenceIntervalUs, 'referenceIntervalUs');
     this.assetCount = config.assets.length;
     this.marketCount = config.markets.length;
     this.assetIdOf = new Uint16Array(this.assetCount);
@@ -89,12 +113,14 @@ export class Catalog {
     this.markets = config.markets.map((market) => ({ ...market }));
     this.baseIndexOf = new Int32Array(this.marketCount);
     this.quoteIndexOf = new Int32Array(this.marketCount);
+    this.dustMaxPayoutUnitsOf = new Float64Array(this.marketCount);
     this.markets.forEach((market, index) => {
       checkMarket(market, this.assetIndexById);
       check(this.marketIndexById[market.marketId] < 0, `market id ${market.marketId} listed twice`);
       this.marketIndexById[market.marketId] = index;
       this.baseIndexOf[index] = this.assetIndexById[market.baseAssetId];
       this.quoteIndexOf[index] = this.assetIndexById[market.quoteAssetId];
+      this.dustMaxPayoutUnitsOf[index] = dustCapOf(market, config.assets[this.quoteIndexOf[index]]);
     });
   }
 

@@ -24,7 +24,9 @@
 // [last × minMultiplierBps, last × maxMultiplierBps] / 10000 around its last trade price, once it
 // has one (PriceOutOfBand, checked after the price limits). A speed-bumped limit order is checked
 // again when it takes effect, against the last price then: one now outside the band expires
-// (ExpiryReason.PriceBand, "PriceOutOfBounds" on the wire) without trading.
+// (ExpiryReason.PriceBand, "PriceOutOfBounds" on the wire) without trading. A market order has no
+// price to refuse; its sweep stops at the band around the market's guarded reference price
+// instead, the rest expiring with the same reason (matching.ts, reference.ts).
 //
 // A market's order book state (operator.ts) refuses places it does not take (MarketClosed,
 // MarketCancelOnly, MarketLimitOnly, MarketPostOnly), checked right after the order's shape.
@@ -148,6 +150,15 @@ export class Exchange {
 
   stateHash(): string {
     return hashState(this.s);
+  }
+
+  /**
+   * Whether `hash` is this state's hash: today's, or the one engines computed before markets kept
+   * a guarded reference price (format-2 snapshot files and clean-stop marks carry that one; it
+   * covers everything else, and a hash of one kind never equals the other's by accident).
+   */
+  hasStateHash(hash: string): boolean {
+    return hash === hashState(this.s) || hash === hashState(this.s, false);
   }
 
   validateInvariants(): void {

@@ -9,7 +9,8 @@
 // open and pending orders can still spend; balances are safe non-negative integers and each
 // asset's balances plus its collected fees sum to its supply; market orders never rest; the free
 // list and the live orders account for every slot; a closed book holds no orders and no pending
-// order waits in a book whose state would refuse it.
+// order waits in a book whose state would refuse it; a banded market's reference prices are
+// consistent (checkReferences).
 
 import { OrderBookState, OrderFlag, ResultCode, Side } from '../types.js';
 import { bookStateRefusal } from './operator.js';
@@ -48,6 +49,7 @@ export function validateState(s: EngineState): void {
     assert(book.pendingGtc[Side.Bid] === pendingGtc[book.marketIndex * 2 + Side.Bid], 'bid level reservations are off');
     assert(book.pendingGtc[Side.Ask] === pendingGtc[book.marketIndex * 2 + Side.Ask], 'ask level reservations are off');
     assert(book.orderBookState !== OrderBookState.Closed || book.restingCount + book.pendingCount === 0, 'a closed book holds orders');
+    checkReferences(s, book);
   }
   checkPendingQueue(s);
   checkAccounts(s);
@@ -76,6 +78,24 @@ function checkBook(s: EngineState, book: Book): void {
   if (bestBid !== -1 && bestAsk !== -1) {
     assert(book.bids.levelPrice[bestBid] < book.asks.levelPrice[bestAsk], 'book is crossed');
   }
+}
+
+/**
+ * A banded market has both reference prices or neither (before its first trade), each within its
+ * price range, and its guarded reference moved no later than the last command; an unbanded
+ * market keeps none.
+ */
+function checkReferences(s: EngineState, book: Book): void {
+  const market = s.catalog.markets[book.marketIndex];
+  const guarded = book.guardedReferenceTicks;
+  if (market.maxMultiplierBps === undefined) {
+    assert(book.bandReferenceTicks === 0 && guarded === 0 && book.guardedReferenceTimeUs === 0, 'an unbanded market keeps a reference price');
+    return;
+  }
+  assert((guarded === 0) === (book.bandReferenceTicks === 0), 'a market has one reference price without the other');
+  assert(guarded === 0 || (guarded >= market.minPriceTicks && guarded <= market.maxPriceTicks), 'the guarded reference is outside the price range');
+  assert(guarded !== 0 || book.guardedReferenceTimeUs === 0, 'a guarded reference time without a reference');
+  assert(book.guardedReferenceTimeUs <= s.lastTimeUs, 'the guarded reference moved after the last command');
 }
 
 /** Checks one side and returns its number of resting orders. */

@@ -7,12 +7,17 @@
 // never find the money missing. A bid filling below its limit gets the difference released from
 // locked to available on that fill. Every loop is bounded by the number of open orders.
 //
-// A market order has no price: every level is marketable. Each fill takes the whole lots its
+// A market order has no price: every level within its band is marketable. Each fill takes the whole lots its
 // lot cap and its quote limit allow at the maker's price (rounded down, so the quote executed
 // never passes quoteQty). It ends Filled when its lots are done, or when a quote-quantity order
 // cannot buy one more whole lot within its quote quantity (Expired InsufficientLiquidity if it got
 // nothing); Expired InsufficientLiquidity when the book runs out, InsufficientFunds when a bid by
-// quantity spent the quote it locked. Either way what it still locks is released at the end.
+// quantity spent the quote it locked; Expired PriceBand when the next level is beyond its band.
+// Either way what it still locks is released at the end. The band: in a banded market the sweep
+// stops at the band around a reference fixed when the order takes effect (the guarded reference
+// price of reference.ts, or for a market that never traded the best opposite price it meets): a
+// buy does not fill above reference × maxMultiplierBps / 10000, a sell not below
+// reference × minMultiplierBps / 10000, so a thin book cannot fill it at absurd prices.
 //
 // A quote-quantity market order's last fill event says Filled when the order will end Filled
 // (takerFillStatus), so that stream and REST agree on its final status.
@@ -45,6 +50,7 @@ import { assert } from './assert.js';
 import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
+import { beyondSweepBand, followTrade } from './reference.js';
 import type { EngineState } from './state.js';
 import {
   BPS_PER_UNIT,
@@ -62,7 +68,7 @@ import {
  * True when a limit price is outside the market's band around its last trade price:
  * price × 10000 > last × maxMultiplierBps or price × 10000 < last × minMultiplierBps. Every product
  * is at most maxPriceTicks × maxMultiplierBps, which the catalog proved is a safe integer.
- * Market orders are not banded (they have no price).
+ * Market orders have no price: their sweep is bounded instead (reference.ts beyondSweepBand).
  */
 export function isOutsideBand(market: MarketSpec, referenceTicks: number, priceTicks: number): boolean {
   if (market.maxMultiplierBps === undefined || market.minMultiplierBps === undefined || referenceTicks === 0) return false;
@@ -87,6 +93,7 @@ export function activateOrder(s: EngineState, taker: number): void {
   s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
   let reason: ExpiryReason = ExpiryReason.None;
   const marketIndex = pool.marketIndex[taker];
+  s.sweepReferenceTicks = pool.isMarket(taker) ? sweepReference(s, taker) : 0;
   // A delayed limit order meets the band of the last price when it takes effect (exchange.ts header).
   if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
     reason = ExpiryReason.PriceBand;
@@ -98,6 +105,27 @@ export function activateOrder(s: EngineState, taker: number): void {
     reason = matchTaker(s, taker);
   }
   finishTaker(s, taker, reason);
+}
+
+/**
+ * The reference whose band bounds a market order's sweep, fixed when it takes effect: the
+ * market's guarded reference price, or for a market that never traded the best opposite price
+ * it meets. 0 (unbounded) for an unbanded market, and for an empty opposite side (nothing to fill).
+ */
+function sweepReference(s: EngineState, taker: number): number {
+  const marketIndex = s.pool.marketIndex[taker];
+  if (s.catalog.markets[marketIndex].maxMultiplierBps === undefined) return 0;
+  const book = s.books[marketIndex];
+  if (book.guardedReferenceTicks > 0) return book.guardedReferenceTicks;
+  const opposite = oppositeSide(s, taker);
+  const best = opposite.best();
+  return best === NO_LEVEL ? 0 : opposite.levelPrice[best];
+}
+
+/** True when the level is beyond the band of the market order being matched. */
+function beyondBand(s: EngineState, taker: number, levelPriceTicks: number): boolean {
+  const market = s.catalog.markets[s.pool.marketIndex[taker]];
+  return beyondSweepBand(market, s.sweepReferenceTicks, s.pool.side[taker] as Side, levelPriceTicks);
 }
 
 /** True when the best opposite level is marketable. */
@@ -147,6 +175,7 @@ function matchTaker(s: EngineState, taker: number): ExpiryReason {
     const level = opposite.best();
     if (level === NO_LEVEL) return isMarket ? ExpiryReason.InsufficientLiquidity : ExpiryReason.None;
     if (!isMarket && !crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) break;
+    if (isMarket && beyondBand(s, taker, opposite.levelPrice[level])) return ExpiryReason.PriceBand;
     const maker = opposite.levelHead[level];
     if (pool.accountId[maker] !== pool.accountId[taker]) {
       const qtyLots = fillLots(s, taker, maker);
@@ -219,7 +248,10 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   addExecution(s, maker, qtyLots, quoteAmount);
   addExecution(s, taker, qtyLots, quoteAmount);
   const tradeId = ++book.lastTradeId;
-  if (market.maxMultiplierBps !== undefined) book.bandReferenceTicks = priceTicks;
+  if (market.maxMultiplierBps !== undefined) {
+    book.bandReferenceTicks = priceTicks;
+    followTrade(book, priceTicks, s.lastTimeUs, s.catalog.referenceStepBps, s.catalog.referenceIntervalUs);
+  }
   s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.orderId[buyer], pool.orderId[seller], buyer === maker);
   s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === buyer ? buyerFee : sellerFee);
   s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === buyer ? buyerFee : sellerFee);
@@ -267,6 +299,8 @@ function takerFillStatus(s: EngineState, taker: number): OrderStatus {
   const skipOwn = pool.selfTradePrevention[taker] === SelfTradePrevention.RejectMaker;
   for (let rank = 0; rank < opposite.count; rank++) {
     const level = opposite.atRank(rank);
+    // The sweep stops at its band (matchTaker): the order will end Expired, so this fill is not its last.
+    if (beyondBand(s, taker, opposite.levelPrice[level])) return OrderStatus.PartiallyFilled;
     for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
       if (pool.remainingLots[maker] === 0) continue;
       if (pool.accountId[maker] === pool.accountId[taker]) {

@@ -22,11 +22,17 @@
 //             available, locked
 //   per asset: supply, feeUnits
 //   orders: count; per order, in account order then each account's placement order: its fields
-//   per market: updateId, lastTradeId, bandReferenceTicks, updateIdSeq, orderBookState, restCounter,
-//             restingCount, pendingCount, pendingGtc bid, pendingGtc ask, then for bids and
-//             asks: level count; per level best first: price, qty, order count, the order ids
+//   per market: updateId, lastTradeId, bandReferenceTicks, guardedReferenceTicks,
+//             guardedReferenceTimeUs, updateIdSeq, orderBookState, restCounter, restingCount,
+//             pendingCount, pendingGtc bid, pendingGtc ask, then for bids and asks: level count;
+//             per level best first: price, qty, order count, the order ids
 //   pending: count, order ids in queue order
 //   'EXSE' end marker
+//
+// Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
+// guarded reference words, and import starts each banded market's guarded reference at its last
+// trade price as of the snapshot's engine time (reference.ts then moves it as usual). Such a
+// state carries the version-2 state hash (Exchange.hasStateHash).
 
 import { OrderState, NO_SLOT } from './orders.js';
 import { assert } from './assert.js';
@@ -38,7 +44,9 @@ import type { OrderBookState } from '../types.js';
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 2;
+const FORMAT_VERSION = 3;
+/** The last version without the guarded reference price; import still reads it. */
+const FORMAT_VERSION_NO_GUARD = 2;
 const TWO_POW_32 = 0x100000000;
 const KEY_BYTES = 32;
 
@@ -199,6 +207,8 @@ export function exportSnapshot(exchange: Exchange): Uint8Array {
     w.number(book.updateId);
     w.number(book.lastTradeId);
     w.number(book.bandReferenceTicks);
+    w.number(book.guardedReferenceTicks);
+    w.number(book.guardedReferenceTimeUs);
     w.number(book.updateIdSeq);
     w.number(book.orderBookState);
     w.number(book.restCount());
@@ -239,7 +249,8 @@ export function importSnapshot(exchange: Exchange, bytes: Uint8Array): void {
   };
   check(s.lastSeq === -1 && s.accounts.count === 0 && s.pool.liveCount === 0, 'import needs a fresh engine');
   check(r.word() === MAGIC, 'not an engine snapshot (magic)');
-  check(r.word() === FORMAT_VERSION, 'unknown snapshot format version');
+  const version = r.word();
+  check(version === FORMAT_VERSION || version === FORMAT_VERSION_NO_GUARD, 'unknown snapshot format version');
   s.orderNumber = r.number();
   s.lastSeq = r.number();
   s.lastTimeUs = r.number();
@@ -303,7 +314,7 @@ export function importSnapshot(exchange: Exchange, bytes: Uint8Array): void {
   for (const book of s.books) {
     book.updateId = r.number();
     book.lastTradeId = r.number();
-    book.bandReferenceTicks = r.number();
+    importReferences(s, r, book, version, check);
     book.updateIdSeq = r.number();
     book.orderBookState = r.number() as OrderBookState;
     setRestCounter(book, r.number());
@@ -357,6 +368,24 @@ function importSide(s: EngineState, r: SnapshotReader, book: Book, side: BookSid
     }
   }
   return orders;
+}
+
+/** The last trade price and guarded reference of a market (version 2: the reference starts at the last price). */
+function importReferences(s: EngineState, r: SnapshotReader, book: Book, version: number, check: (c: boolean, what: string) => void): void {
+  const market = s.catalog.markets[book.marketIndex];
+  book.bandReferenceTicks = r.number();
+  const banded = market.maxMultiplierBps !== undefined;
+  if (version === FORMAT_VERSION_NO_GUARD) {
+    book.guardedReferenceTicks = banded ? book.bandReferenceTicks : 0;
+    book.guardedReferenceTimeUs = banded && book.bandReferenceTicks > 0 ? s.lastTimeUs : 0;
+    return;
+  }
+  book.guardedReferenceTicks = r.number();
+  book.guardedReferenceTimeUs = r.number();
+  const inRange = (ticks: number) => ticks === 0 || (ticks >= market.minPriceTicks && ticks <= market.maxPriceTicks);
+  check(inRange(book.bandReferenceTicks) && inRange(book.guardedReferenceTicks), 'a reference price is outside its market\'s price range');
+  check((book.guardedReferenceTicks === 0) === (book.bandReferenceTicks === 0), 'a market has one reference price without the other');
+  check(book.guardedReferenceTimeUs >= 0 && book.guardedReferenceTimeUs <= s.lastTimeUs, 'a guarded reference moved after the snapshot\'s time');
 }
 
 function setRestCounter(book: Book, value: number): void {

@@ -38,6 +38,11 @@ export class EngineState {
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
   lastSeq = -1;
   lastTimeUs = 0;
+  /**
+   * Scratch of one activation, not state: the reference price whose band stops the market order
+   * being matched (0: unbounded). Set by activateOrder before matching, read by matching only.
+   */
+  sweepReferenceTicks = 0;
 
   constructor(config: EngineConfig) {
     this.catalog = new Catalog(config);

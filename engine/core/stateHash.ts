@@ -1,7 +1,8 @@
 // A deterministic digest of the whole logical state: SHA-256 over a canonical walk.
 //
 // The walk visits what the exchange *is*, never how it is stored: accounts in id order with keys,
-// balances and fee rates, asset supplies and collected fees, each market's counters, order book state and its book
+// balances and fee rates, asset supplies and collected fees, each market's counters (a banded
+// market's last price and guarded reference price among them), order book state and its book
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
@@ -52,7 +53,12 @@ class Digest {
   }
 }
 
-export function hashState(s: EngineState): string {
+/**
+ * The state hash. `withGuardedReference` false leaves out each banded market's guarded reference
+ * price and its time: the hash as engines before the guarded reference computed it, which
+ * snapshot files and clean-stop marks they wrote still carry (Exchange.hasStateHash).
+ */
+export function hashState(s: EngineState, withGuardedReference = true): string {
   const digest = new Digest();
   digest.number(s.catalog.assetCount);
   digest.number(s.catalog.marketCount);
@@ -75,7 +81,13 @@ export function hashState(s: EngineState): string {
     digest.number(book.updateId);
     digest.number(book.lastTradeId);
     // Only a banded market keeps a band reference; an unbanded one has nothing more to hash.
-    if (s.catalog.markets[book.marketIndex].maxMultiplierBps !== undefined) digest.number(book.bandReferenceTicks);
+    if (s.catalog.markets[book.marketIndex].maxMultiplierBps !== undefined) {
+      digest.number(book.bandReferenceTicks);
+      if (withGuardedReference) {
+        digest.number(book.guardedReferenceTicks);
+        digest.number(book.guardedReferenceTimeUs);
+      }
+    }
     digest.number(book.restCount());
     digest.number(book.restingCount);
     digest.number(book.pendingCount);

@@ -307,7 +307,7 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
       skip(`does not load: ${(error as Error).message}`);
       continue;
     }
-    if (candidate.stateHash() !== meta.stateHash) { skip('state hash differs after loading'); continue; }
+    if (!candidate.hasStateHash(meta.stateHash)) { skip('state hash differs after loading'); continue; }
     exchange = candidate;
     snapshotSeq = seq;
     startSeq = seq + 1;
@@ -331,9 +331,8 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   const cleanStop = cleanStopText === undefined ? null : (JSON.parse(cleanStopText) as { seq: number; stateHash: string });
   const checkCleanStop = (seq: number): void => {
     if (cleanStop === null || cleanStop.seq !== seq) return;
-    const hash = exchange!.stateHash();
-    if (hash !== cleanStop.stateHash) {
-      throw new StateHashMismatchError(`state hash after replaying through ${seq} is ${hash}, the clean stop recorded ${cleanStop.stateHash}`);
+    if (!exchange!.hasStateHash(cleanStop.stateHash)) {
+      throw new StateHashMismatchError(`state hash after replaying through ${seq} is ${exchange!.stateHash()}, the clean stop recorded ${cleanStop.stateHash}`);
     }
   };
   checkCleanStop(startSeq - 1);

@@ -7,7 +7,8 @@
 // engine's permutation (tested on its own in engine-structures.test.ts). Market orders and fees
 // follow the rules written in the headers of engine/core/exchange.ts and matching.ts, computed
 // here with bigint arithmetic instead of the engine's checked integer helpers; order book states
-// and fee rates follow engine/core/operator.ts.
+// and fee rates follow engine/core/operator.ts; the guarded reference price and the market-order
+// band follow engine/core/reference.ts, dust conversion and withdrawals engine/core/capital.ts.
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -64,6 +65,9 @@ interface MarketState {
   lastTradeId: number;
   /** Price of the last trade (0: none yet). */
   lastPriceTicks: number;
+  /** Guarded reference price (0: none yet) and the engine time it last moved. */
+  guardTicks: number;
+  guardTimeUs: number;
   orderBookState: OrderBookState;
 }
 
@@ -85,7 +89,7 @@ export class ModelExchange {
   private readonly feeRates = new Map<number, { maker: number; taker: number }>();
 
   constructor(private readonly config: EngineConfig) {
-    for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, orderBookState: OrderBookState.Open });
+    for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
 
   apply(cmd: Command, seq: number, timeUs: number): Rec[] {
@@ -349,11 +353,37 @@ export class ModelExchange {
     return price > BigInt(last) * BigInt(market.maxMultiplierBps) || price < BigInt(last) * BigInt(market.minMultiplierBps!);
   }
 
+  /** Reference of the market order being matched (0: unbounded), fixed when it takes effect. */
+  private sweepReference = 0;
+
+  /** A market order stops at the band around the guarded reference, or the first best price it meets. */
+  private beyondSweepBand(o: ModelOrder, priceTicks: number): boolean {
+    const m = o.market;
+    if (o.orderType !== OrderType.Market || m.maxMultiplierBps === undefined || this.sweepReference === 0) return false;
+    const price = BigInt(priceTicks) * 10000n;
+    return o.side === Side.Bid ? price > BigInt(this.sweepReference) * BigInt(m.maxMultiplierBps) : price < BigInt(this.sweepReference) * BigInt(m.minMultiplierBps!);
+  }
+
+  /** The guarded reference follows a trade: seeded by the first, then one bounded step per interval. */
+  private followTrade(state: MarketState, price: number): void {
+    if (state.guardTicks === 0) {
+      state.guardTicks = price;
+      state.guardTimeUs = this.timeUs;
+      return;
+    }
+    if (this.timeUs - state.guardTimeUs < (this.config.referenceIntervalUs ?? 60_000_000)) return;
+    const step = Math.max(1, Number((BigInt(state.guardTicks) * BigInt(this.config.referenceStepBps ?? 100)) / 10000n));
+    state.guardTicks = price > state.guardTicks ? Math.min(price, state.guardTicks + step) : Math.max(price, state.guardTicks - step);
+    state.guardTimeUs = this.timeUs;
+  }
+
   private activate(o: ModelOrder): void {
     this.orderRec(o, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
     const opposite = o.side === Side.Bid ? Side.Ask : Side.Bid;
     let reason = ExpiryReason.None;
     const best = this.sideOrders(o.market, opposite)[0];
+    const guard = this.marketState.get(o.market.marketId)!.guardTicks;
+    this.sweepReference = o.orderType !== OrderType.Market || o.market.maxMultiplierBps === undefined ? 0 : guard || (best?.priceTicks ?? 0);
     if (o.orderType === OrderType.Limit && this.outsideBand(o.market, o.priceTicks)) {
       reason = ExpiryReason.PriceBand;
     } else if ((o.flags & OrderFlag.PostOnly) !== 0 && best && this.crosses(o, best.priceTicks)) {
@@ -385,6 +415,7 @@ export class ModelExchange {
       const m = this.sideOrders(o.market, o.side === Side.Bid ? Side.Ask : Side.Bid)[0];
       if (!m && o.orderType === OrderType.Market) return ExpiryReason.InsufficientLiquidity;
       if (!m || !this.crosses(o, m.priceTicks)) break;
+      if (this.beyondSweepBand(o, m.priceTicks)) return ExpiryReason.PriceBand;
       if (m.accountId !== o.accountId) {
         let qty = Math.min(o.remainingLots, m.remainingLots);
         if (o.orderType === OrderType.Market) {
@@ -417,6 +448,7 @@ export class ModelExchange {
     if (taker.remainingLots === 0) return OrderStatus.Filled;
     if (taker.orderType !== OrderType.Market || taker.quoteQtyUnits === 0) return OrderStatus.PartiallyFilled;
     for (const m of this.sideOrders(taker.market, taker.side === Side.Bid ? Side.Ask : Side.Bid)) {
+      if (this.beyondSweepBand(taker, m.priceTicks)) return OrderStatus.PartiallyFilled;
       if (m.remainingLots === 0) continue;
       if (m.accountId === taker.accountId) {
         if (taker.stp === SelfTradePrevention.RejectMaker) continue;
@@ -500,6 +532,7 @@ export class ModelExchange {
     const state = this.marketState.get(market.marketId)!;
     const tradeId = ++state.lastTradeId;
     state.lastPriceTicks = price;
+    if (market.maxMultiplierBps !== undefined) this.followTrade(state, price);
     this.out.push({
       ...this.header(RecordType.Trade, FRONT_ID_NONE, 0, 0), tradeId, priceTicks: price, qtyLots: qty, buyerOrderId: buyer.orderId,
       sellerOrderId: seller.orderId, marketId: market.marketId, buyerIsMaker: buyer === maker,

@@ -1,7 +1,7 @@
 // A seeded random command stream for the engine core: places (every time in force, post-only,
 // client ids, all self-trade modes, prices around a moving mid so books cross often), market
 // orders by quantity and by quote quantity (some malformed), under random maker/taker fee rates
-// and a narrow price band on market 1, cancels by
+// and a narrow price band on market 1 (market orders stopping at it), cancels by
 // id (own, others', unknown), by client id, cancel-all, deposits (some invalid), invalid orders,
 // ticks, queries, operator commands (order book states, fee rates, some invalid), batches of
 // places at one engine time, and engine time that advances by random steps across the speed bump. The
@@ -26,6 +26,10 @@ export function randomConfig(seed: number): EngineConfig {
   // Market 1 gets a narrow price band (±1 % around its last trade, about ±3 ticks) so that
   // PriceOutOfBand happens often; market 0 stays unbanded.
   config.markets[1] = { ...config.markets[1], maxMultiplierBps: 10_100, minMultiplierBps: 9_900 };
+  // Its guarded reference moves 1 % (3 ticks near 300) per 3 ms, so within a stream it both lags
+  // the last price (market orders stop at its band) and catches up.
+  config.referenceStepBps = 100;
+  config.referenceIntervalUs = 3_000;
   return config;
 }
 
