@@ -32,11 +32,12 @@
 // signed bytes is refused and must re-sign.
 //
 // Restarts: the table lives in memory and dies with the process, so what an earlier process on the
-// same data directory accepted is not in it. Instead of persisting every signature before its
-// answer, the new process refuses every signed request (REST and WebSocket subscribe) stamped at
-// or before a floor, answering 401 UNAUTHORIZED ("signed before the server restarted"). The floor
-// is the clock reading taken just after the data directory's lock was won, plus
-// FUTURE_TOLERANCE_MS (src/auth.ts):
+// same data directory accepted is not in it, and the journal cannot rebuild it: it holds neither
+// signatures nor the signed reads and subscribes that change no state. Rather than write every
+// signature to disk before its answer, the new process refuses every signed request (REST and
+// WebSocket subscribe) stamped at or before a floor, answering 401 UNAUTHORIZED ("signed before
+// the server restarted"; 4001 on WebSocket). The floor is the clock reading taken just after the
+// data directory's lock was won, plus FUTURE_TOLERANCE_MS (src/auth.ts):
 //   - winning the lock means the earlier process is gone (its lock's owner no longer runs), so it
 //     accepted its last request at or before that reading;
 //   - a request is accepted only while its timestamp ≤ now + FUTURE_TOLERANCE_MS (a client clock
@@ -45,7 +46,7 @@
 // table covers it as usual. src/main.ts sets the floor only when the journal holds something (a
 // directory that never knew an account never accepted a signed request) and, so that clients
 // with a right clock never meet it, starts listening only once the clock has passed it: a restart
-// that replays its journal in under 5 s waits for the rest. The rule assumes the wall clock does
+// whose recovery takes less than 5 s waits for the rest. The rule assumes the wall clock does
 // not step backwards across a restart (as the validity window itself does).
 
 const LOCK_INDEX = 0;
