@@ -101,6 +101,7 @@ export const Errors = {
   invalidAsset: (symbol: string) => apiError(400, 'INVALID_ASSET', `Invalid asset: ${symbol}`),
   // issue 4 (account, capital, replay protection)
   requestReplayed: apiError(401, 'UNAUTHORIZED', 'Request replayed: this signature was already used'),
+  signedBeforeRestart: apiError(401, 'UNAUTHORIZED', 'Request signed before the server restarted; sign it again'),
   replayTableFull: apiError(429, 'TOO_MANY_REQUESTS', 'Too many signed requests in flight within their windows, retry'),
   preconditionFailed: (message: string) => apiError(400, 'PRECONDITION_FAILED', message),
 };

@@ -26,6 +26,7 @@ import type { EngineWorkerData } from '../engine/shell/engine-worker.js';
 import type { JournalWorkerData } from '../engine/shell/journal-worker.js';
 import type { FrontWorkerData } from './front/worker.js';
 import { ReplayGuard } from './front/replay-guard.js';
+import { FUTURE_TOLERANCE_MS } from './auth.js';
 
 const log = createLogger('main');
 
@@ -126,6 +127,20 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Replay protection across restarts (src/front/replay-guard.ts, "Restarts"): when the journal
+ * holds something, an earlier process may have accepted signed requests, so everything stamped
+ * up to `lockedAtMs` + FUTURE_TOLERANCE_MS is refused; this resolves once the clock has passed
+ * that floor, so that the fronts, started after it, never refuse a request signed by a right clock.
+ */
+async function refuseWhatAnEarlierProcessSaw(replayGuard: ReplayGuard, lockedAtMs: number, lastSeq: number): Promise<void> {
+  if (lastSeq === 0) return; // no account was ever known here, so nothing signed was accepted
+  const floorMs = lockedAtMs + FUTURE_TOLERANCE_MS;
+  replayGuard.setRestartFloor(floorMs);
+  if (Date.now() <= floorMs) log.info({ floorMs }, 'waiting for the replay floor before listening');
+  while (Date.now() <= floorMs) await new Promise((resolve) => setTimeout(resolve, floorMs + 1 - Date.now()));
+}
+
 const DEMO_DEPOSITS = [
   { asset: 'USDC', quantity: '1000000' },
   { asset: 'SOL', quantity: '10000' },
@@ -157,6 +172,8 @@ async function main(): Promise<void> {
   // Before any thread starts: a port in use or a data directory in use is an operator's problem
   // (exit code 3, not retried by the supervisor).
   const lockPath = lockDataDir(config.dataDir);
+  // The earlier process on this data directory, if any, is gone by now: it accepted nothing later.
+  const lockedAtMs = Date.now();
   if (config.port !== 0) await assertPortFree(config.host, config.port, 'public');
   if (config.adminPort !== 0) await assertPortFree('127.0.0.1', config.adminPort, 'admin');
 
@@ -225,6 +242,7 @@ async function main(): Promise<void> {
   });
   const journalReady = await waitFor(journal, 'ready', 'journal');
   if (journalReady.removedSnapshotTemps) log.warn({ files: journalReady.removedSnapshotTemps }, 'removed temp files of interrupted snapshot writes');
+  await refuseWhatAnEarlierProcessSaw(replayGuard, lockedAtMs, replay.lastSeq as number);
 
   // Port 0 means "any free port". uSockets sets SO_REUSEPORT only for a non-zero port, so the
   // front threads cannot share a kernel-chosen port: pick a free one here first (the port could be

@@ -79,9 +79,14 @@ export interface AuthSource {
   replayGuard?: ReplayGuard;
 }
 
-/** Records a verified request's signature until its window ends; the error when it was used before. */
+/**
+ * Records a verified request's signature until its window ends; the error when it was used before,
+ * or when it may have been used before the server restarted.
+ */
 function checkReplay(ctx: RequestContext, auth: AuthSource, accountId: number, nowMs: number): number | ApiError {
   if (!auth.replayGuard) return accountId;
+  // checkWindow accepted both headers as plain decimal integers.
+  if (auth.replayGuard.signedBeforeRestart(Number(ctx.timestamp))) return Errors.signedBeforeRestart;
   const expiresAtMs = Number(ctx.timestamp) + Number(ctx.window ?? '5000');
   const verdict = auth.replayGuard.check(Buffer.from(ctx.signature, 'base64'), expiresAtMs, nowMs);
   if (verdict === 'replayed') return Errors.requestReplayed;

@@ -30,10 +30,29 @@
 // Clients are unaffected as long as they sign each request anew (ccxt and the official clients
 // stamp every request with the current millisecond); a client that retries by resending the same
 // signed bytes is refused and must re-sign.
+//
+// Restarts: the table lives in memory and dies with the process, so what an earlier process on the
+// same data directory accepted is not in it, and the journal cannot rebuild it: it holds neither
+// signatures nor the signed reads and subscribes that change no state. Rather than write every
+// signature to disk before its answer, the new process refuses every signed request (REST and
+// WebSocket subscribe) stamped at or before a floor, answering 401 UNAUTHORIZED ("signed before
+// the server restarted"; 4001 on WebSocket). The floor is the clock reading taken just after the
+// data directory's lock was won, plus FUTURE_TOLERANCE_MS (src/auth.ts):
+//   - winning the lock means the earlier process is gone (its lock's owner no longer runs), so it
+//     accepted its last request at or before that reading;
+//   - a request is accepted only while its timestamp ≤ now + FUTURE_TOLERANCE_MS (a client clock
+//     up to 5 s fast), so every request it accepted was stamped at or before reading + 5 s.
+// Everything stamped later than the floor is new to this data directory, and from start-up on the
+// table covers it as usual. src/main.ts sets the floor only when the journal holds something (a
+// directory that never knew an account never accepted a signed request) and, so that clients
+// with a right clock never meet it, starts listening only once the clock has passed it: a restart
+// whose recovery takes less than 5 s waits for the rest. The rule assumes the wall clock does
+// not step backwards across a restart (as the validity window itself does).
 
 const LOCK_INDEX = 0;
-/** The lock has a 64-byte line to itself. */
-const HEADER_INTS = 16;
+/** The lock has a 64-byte line to itself; the restart floor (a float64 of ms) sits on the next. */
+const HEADER_INTS = 32;
+const FLOOR_BYTE_OFFSET = 64;
 const SLOT_INTS = 4;
 export const SLOT_COUNT = 1 << 20;
 export const PROBE_LIMIT = 32;
@@ -44,10 +63,12 @@ export type ReplayCheck = 'ok' | 'replayed' | 'full';
 
 export class ReplayGuard {
   private readonly table: Int32Array;
+  private readonly floor: Float64Array;
   private readonly mask: number;
 
   private constructor(readonly sab: SharedArrayBuffer, private readonly slotCount: number) {
     this.table = new Int32Array(sab);
+    this.floor = new Float64Array(sab, FLOOR_BYTE_OFFSET, 1);
     this.mask = slotCount - 1;
   }
 
@@ -101,6 +122,19 @@ export class ReplayGuard {
     } finally {
       Atomics.store(t, LOCK_INDEX, 0);
     }
+  }
+
+  /**
+   * Refuses every request stamped at or before `floorMs` (see "Restarts" above). Set once, before
+   * any front thread attaches, so the threads read it without synchronisation.
+   */
+  setRestartFloor(floorMs: number): void {
+    this.floor[0] = floorMs;
+  }
+
+  /** True when a request stamped `timestampMs` may have been accepted before the restart. */
+  signedBeforeRestart(timestampMs: number): boolean {
+    return timestampMs <= this.floor[0];
   }
 
   get capacity(): number {

@@ -43,7 +43,8 @@
 // address may use it again: the subscribe signing string holds only a timestamp and a window, so
 // subscribes sent in the same millisecond (ccxt's watchOrders and watchBalance together, or one
 // client's several connections) carry the same signature. An eavesdropper elsewhere cannot reuse
-// it; one on the client's own host (or behind the same NAT) could, within the window.
+// it; one on the client's own host (or behind the same NAT) could, within the window. After a
+// restart every signature stamped before it is refused, from any address (replay-guard.ts).
 //
 // A connection whose send buffer passes MAX_BACKPRESSURE_BYTES loses its
 // subscriptions and is closed with code 1008 ("Slow consumer") once it has read what was queued;
@@ -440,6 +441,7 @@ function errorFrame(id: unknown, code: number, message: string): string {
 
 const INVALID_SIGNATURE = 'Invalid signature';
 const SIGNATURE_REPLAYED = 'Signature already used from another address';
+const SIGNED_BEFORE_RESTART = 'Signature made before the server restarted; sign again';
 const REPLAY_TABLE_FULL = 'Too many signed requests in flight; sign again later';
 
 /**
@@ -459,6 +461,7 @@ function subscriberAccount(
   if (!verifier.verify(key, sig, signingString('subscribe', [], ts, win, false))) return INVALID_SIGNATURE;
   if (!replayGuard) return accountId;
   // checkWindow accepted both as plain decimal integers.
+  if (replayGuard.signedBeforeRestart(Number(ts))) return SIGNED_BEFORE_RESTART;
   const verdict = replayGuard.check(Buffer.from(sig, 'base64'), Number(ts) + Number(win), nowMs, owner);
   if (verdict === 'replayed') return SIGNATURE_REPLAYED;
   if (verdict === 'full') return REPLAY_TABLE_FULL;
