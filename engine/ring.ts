@@ -489,6 +489,11 @@ export class OutboundRing {
     return result;
   }
 
+  /** Consumer `index`'s sequence (the next one it will read), from any thread: for health reports. */
+  consumerSequence(index: number): number {
+    return Atomics.load(this.words, (OUT_CONSUMER_LINE_FIRST + index) * LINE_WORDS) >>> 0;
+  }
+
   /** The gated reader for consumer `index`; each index must be polled by one thread only. */
   consumer(index: number): OutboundConsumer {
     if (!Number.isInteger(index) || index < 0 || index >= this.consumerCount) {

@@ -106,6 +106,10 @@ export interface ServerConfig {
   twoFactorMaxFailures?: number;
   /** How long such a lockout lasts, in seconds. */
   twoFactorLockoutS?: number;
+  /** No progress for this long while work waits ends the process (the supervisor restarts it). */
+  stallTimeoutMs?: number;
+  /** A stop (SIGTERM, SIGINT) that has not finished after this long ends the process anyway. */
+  shutdownTimeoutMs?: number;
 }
 
 // issue 6 (durability): snapshot and compaction defaults.
@@ -116,6 +120,10 @@ export const DEFAULT_WS_IDLE_TIMEOUT_S = 60;
 // Withdrawal two-factor lockout: as exchanges commonly do, 5 wrong codes lock for 15 minutes.
 export const DEFAULT_TWO_FACTOR_MAX_FAILURES = 5;
 export const DEFAULT_TWO_FACTOR_LOCKOUT_S = 900;
+// Liveness: far above a healthy flush (under a millisecond) or a long snapshot export, well below
+// what an operator would accept as an outage.
+export const DEFAULT_STALL_TIMEOUT_MS = 15_000;
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -345,6 +353,7 @@ const KNOWN_FLAGS = new Set([
   // issue 5 (streams)
   'ws-idle-timeout-s',
   'two-factor-max-failures', 'two-factor-lockout-s',
+  'stall-timeout-ms', 'shutdown-timeout-ms',
 ]);
 
 /** Builds the whole configuration from flags, environment and the markets file or defaults. */
@@ -378,6 +387,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     compactJournal: flags['no-compact'] !== true && env.COMPACT_JOURNAL !== '0',
     // issue 5 (streams): uWS counts idle time in 4-second steps; under 8 s it would not ping first.
     wsIdleTimeoutS: integerSetting(pick('ws-idle-timeout-s', 'WS_IDLE_TIMEOUT_S'), DEFAULT_WS_IDLE_TIMEOUT_S, 'WebSocket idle timeout (s)', 8, 900),
+    stallTimeoutMs: integerSetting(pick('stall-timeout-ms', 'STALL_TIMEOUT_MS'), DEFAULT_STALL_TIMEOUT_MS, 'stall timeout (ms)', 1000, 600_000),
+    shutdownTimeoutMs: integerSetting(pick('shutdown-timeout-ms', 'SHUTDOWN_TIMEOUT_MS'), DEFAULT_SHUTDOWN_TIMEOUT_MS, 'shutdown timeout (ms)', 1000, 600_000),
     twoFactorMaxFailures: integerSetting(pick('two-factor-max-failures', 'TWO_FACTOR_MAX_FAILURES'), DEFAULT_TWO_FACTOR_MAX_FAILURES, 'two-factor wrong codes before a lockout', 1, 1000),
     twoFactorLockoutS: integerSetting(pick('two-factor-lockout-s', 'TWO_FACTOR_LOCKOUT_S'), DEFAULT_TWO_FACTOR_LOCKOUT_S, 'two-factor lockout (s)', 1, 7 * 86_400),
   });

@@ -1,0 +1,74 @@
+// What each thread of the pipeline is doing, read from shared memory by any thread: the engine's
+// and the journal worker's state words and progress counters (control.ts), the rings' cursors and
+// consumer sequences. The watchdog (src/watchdog.ts) compares two readings to detect a stall, and
+// logs the reading with its verdict; the status endpoints report it.
+
+import type { InboundRing, OutboundRing } from '../ring.js';
+import { ENGINE_STATE_NAMES, JOURNAL_STATE_NAMES, type Control } from './control.js';
+
+export interface PipelineReading {
+  /** Commands in the inbound ring the engine has not taken yet. */
+  inboundQueued: number;
+  engine: string;
+  engineProgress: number;
+  journal: string;
+  journalProgress: number;
+  seqLast: number;
+  seqDurable: number;
+  /** Records each outbound consumer has not read yet: [journal, front 0, front 1, …]. */
+  outboundBehind: number[];
+  /** Every consumer's sequence, to tell movement from a reading to the next. */
+  outboundSequences: number[];
+  inboundGating: number;
+}
+
+export function readPipeline(control: Control, inbound: InboundRing, outbound: OutboundRing): PipelineReading {
+  const cursor = outbound.cursor;
+  const outboundSequences: number[] = [];
+  const outboundBehind: number[] = [];
+  for (let i = 0; i < outbound.consumerCount; i++) {
+    const seq = outbound.consumerSequence(i);
+    outboundSequences.push(seq);
+    outboundBehind.push((cursor - seq) | 0);
+  }
+  const inboundGating = inbound.gatingSequence;
+  return {
+    inboundQueued: (inbound.cursor - inboundGating) | 0,
+    engine: ENGINE_STATE_NAMES[control.engineState()] ?? 'unknown',
+    engineProgress: control.engineProgress(),
+    journal: JOURNAL_STATE_NAMES[control.journalState()] ?? 'unknown',
+    journalProgress: control.journalProgress(),
+    seqLast: control.seqLast(),
+    seqDurable: control.seqDurable(),
+    outboundBehind,
+    outboundSequences,
+    inboundGating,
+  };
+}
+
+/** True when some thread has work it has not finished: commands queued, records unread or not durable. */
+export function workWaiting(r: PipelineReading): boolean {
+  return r.inboundQueued > 0 || r.seqLast > r.seqDurable || r.outboundBehind.some((behind) => behind > 0);
+}
+
+/** True when any thread moved between the two readings. */
+export function progressed(before: PipelineReading, after: PipelineReading): boolean {
+  return before.inboundGating !== after.inboundGating
+    || before.engineProgress !== after.engineProgress
+    || before.journalProgress !== after.journalProgress
+    || before.seqDurable !== after.seqDurable
+    || before.outboundSequences.some((seq, i) => seq !== after.outboundSequences[i]);
+}
+
+/** The reading as an operator reads it: what each thread waits on. */
+export function describePipeline(r: PipelineReading): Record<string, unknown> {
+  return {
+    engine: r.engine,
+    journal: r.journal,
+    inboundQueued: r.inboundQueued,
+    seqLast: r.seqLast,
+    seqDurable: r.seqDurable,
+    journalBehind: r.outboundBehind[0],
+    frontsBehind: r.outboundBehind.slice(1),
+  };
+}

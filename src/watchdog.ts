@@ -1,0 +1,80 @@
+// The stall watchdog, run by the main thread: the pipeline's threads wait on each other through
+// shared memory (ring slots, seqDurable), so a thread that stops moving — a disk that never
+// answers, a cycle of waits, a thread stuck in a loop — would otherwise leave the exchange
+// answering 503 forever with nothing in the log. Every check reads what each thread is doing
+// (engine/shell/pipeline-health.ts). While work waits (commands queued, records unread or not yet
+// durable) and nothing moves, the watchdog counts; at half the stall timeout it logs a warning and
+// the status endpoints report the stall (control.stallMs), at the full timeout it logs what each
+// thread waits on and calls `onStall`, which ends the process so the supervisor restarts it
+// through recovery. Any movement resets the count.
+//
+// The main thread runs nothing else on its event loop once the exchange serves, so the watchdog
+// keeps running whatever the other threads do.
+
+import type { InboundRing, OutboundRing } from '../engine/ring.js';
+import type { Control } from '../engine/shell/control.js';
+import { describePipeline, progressed, readPipeline, workWaiting, type PipelineReading } from '../engine/shell/pipeline-health.js';
+import type { Logger } from './log.js';
+
+export interface WatchdogOptions {
+  control: Control;
+  inbound: InboundRing;
+  outbound: OutboundRing;
+  stallTimeoutMs: number;
+  log: Logger;
+  onStall: (report: Record<string, unknown>) => void;
+  now?: () => number;
+}
+
+export class Watchdog {
+  private last: PipelineReading;
+  private stalledSinceMs = -1;
+  private warned = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly now: () => number;
+
+  constructor(private readonly options: WatchdogOptions) {
+    this.now = options.now ?? Date.now;
+    this.last = readPipeline(options.control, options.inbound, options.outbound);
+  }
+
+  start(): void {
+    const periodMs = Math.max(20, Math.min(1000, Math.floor(this.options.stallTimeoutMs / 8)));
+    this.timer = setInterval(() => this.check(), periodMs);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** One check; returns how long work has waited without progress (0: healthy). */
+  check(): number {
+    const { control, inbound, outbound, stallTimeoutMs, log } = this.options;
+    const reading = readPipeline(control, inbound, outbound);
+    const moved = progressed(this.last, reading);
+    this.last = reading;
+    const now = this.now();
+    if (moved || !workWaiting(reading)) {
+      if (this.warned) log.info({ pipeline: describePipeline(reading) }, 'pipeline moving again');
+      this.stalledSinceMs = -1;
+      this.warned = false;
+      control.setStallMs(0);
+      return 0;
+    }
+    if (this.stalledSinceMs < 0) this.stalledSinceMs = now;
+    const stalledMs = now - this.stalledSinceMs;
+    if (stalledMs * 2 < stallTimeoutMs) return stalledMs;
+    control.setStallMs(Math.max(1, stalledMs));
+    const report = { stalledMs, stallTimeoutMs, pipeline: describePipeline(reading) };
+    if (stalledMs >= stallTimeoutMs) {
+      log.fatal(report, 'pipeline stalled: no progress while work waits; stopping so the supervisor restarts the exchange');
+      this.stop();
+      this.options.onStall(report);
+    } else if (!this.warned) {
+      this.warned = true;
+      log.warn(report, 'pipeline not moving while work waits');
+    }
+    return stalledMs;
+  }
+}
