@@ -84,6 +84,7 @@ export const Errors = {
   notFound: apiError(404, 'RESOURCE_NOT_FOUND', 'Not found'),
   methodNotAllowed: apiError(405, 'INVALID_CLIENT_REQUEST', 'Method not allowed'),
   bodyTooLarge: apiError(413, 'INVALID_CLIENT_REQUEST', 'Request body too large'),
+  conflictingContentLength: apiError(400, 'INVALID_CLIENT_REQUEST', 'Conflicting Content-Length headers'),
   malformedJson: apiError(400, 'INVALID_CLIENT_REQUEST', 'Malformed JSON body'),
   bodyNotObject: apiError(400, 'INVALID_CLIENT_REQUEST', 'Request body must be a JSON object'),
   missingApiKey: apiError(401, 'UNAUTHORIZED', 'Missing X-API-Key, X-Signature or X-Timestamp header'),

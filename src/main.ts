@@ -10,7 +10,8 @@
 // Any thread dying stops the whole process with a non-zero code (an operator's supervisor
 // restarts it, and start-up recovers from the journal): the process never runs on with a part
 // missing. SIGINT/SIGTERM stop it in order: fronts stop taking requests, the engine finishes its
-// batch, the journal flushes everything the engine published, then the process exits 0.
+// batch, the journal flushes everything the engine published, then the process exits 0. The end
+// of the supervisor that started it (whenSupervisorGone) stops it the same way.
 
 import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -139,6 +140,22 @@ async function refuseWhatAnEarlierProcessSaw(replayGuard: ReplayGuard, lockedAtM
   replayGuard.setRestartFloor(floorMs);
   if (Date.now() <= floorMs) log.info({ floorMs }, 'waiting for the replay floor before listening');
   while (Date.now() <= floorMs) await new Promise((resolve) => setTimeout(resolve, floorMs + 1 - Date.now()));
+}
+
+/**
+ * Calls `stop` once the supervisor (src/supervisor.ts) is gone. It starts this process with an IPC
+ * channel, which the kernel closes when the supervisor ends however it ends, SIGKILL included; an
+ * exchange left running unsupervised would hold the data directory and ports that a new
+ * supervisor's exchange needs, and nobody would restart it after a failure. Started directly (no
+ * channel) there is nothing to watch. A channel that closed during start-up stops it at once.
+ */
+function whenSupervisorGone(stop: () => void): void {
+  if (process.send === undefined) return;
+  if (!process.connected) {
+    stop();
+    return;
+  }
+  process.once('disconnect', stop);
 }
 
 const DEMO_DEPOSITS = [
@@ -294,6 +311,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  whenSupervisorGone(() => void shutdown('supervisor gone'));
 
   serving = true;
   // OS thread ids (Linux), so that top -H or /proc/<pid>/task/<tid> can tell the threads apart.

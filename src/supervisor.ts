@@ -13,7 +13,9 @@
 // for RESTART_WINDOW_MS.
 //
 // SIGINT/SIGTERM are forwarded to the child (which stops in order) and the supervisor exits with
-// the child's code. The test failpoint EXCHANGE_FAILPOINT is passed to the first child only, so an
+// the child's code. A supervisor that dies without forwarding (SIGKILL, a crash) does not leave
+// the exchange running unsupervised: the child watches an IPC channel to it and stops in order
+// when the channel closes. The test failpoint EXCHANGE_FAILPOINT is passed to the first child only, so an
 // injected fault fires once per supervisor (README, "Durability").
 
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -42,7 +44,9 @@ function startChild(): void {
   if (generation > 0) delete env['EXCHANGE_FAILPOINT'];
   generation++;
   const startedAt = Date.now();
-  const current = spawn(process.execPath, [...process.execArgv, mainScript, ...args], { env, stdio: 'inherit' });
+  // The IPC channel is how the child knows its supervisor is alive: the kernel closes it when this
+  // process ends, however it ends (SIGKILL included), and the child then stops (src/main.ts).
+  const current = spawn(process.execPath, [...process.execArgv, mainScript, ...args], { env, stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
   child = current;
   log.info({ pid: current.pid, generation }, 'exchange started');
   current.once('exit', (code, signal) => {

@@ -37,6 +37,12 @@ export interface RequestContext {
   signature: string;
   timestamp: string;
   window: string | undefined;
+  /**
+   * Close the connection after the answer: set while the request has a body the server has not
+   * read to its end (keeping the connection would mean reading, and discarding, all the rest the
+   * client sends), and for a request whose framing is in doubt.
+   */
+  closeAfterAnswer?: boolean;
 }
 
 export interface RouteInput {
@@ -63,8 +69,9 @@ export function sendJson(ctx: RequestContext, status: number, body: string, cont
   ctx.res.cork(() => {
     const res = ctx.res.writeStatus(statusLine(status)).writeHeader('Content-Type', contentType);
     // A HEAD response has no body (one would be read as the start of the next response). Not
-    // endWithoutBody: in this uWS version it stalls a request pipelined after the HEAD.
-    res.end(ctx.method === 'head' ? '' : body);
+    // endWithoutBody: in this uWS version it stalls a request pipelined after the HEAD. With
+    // closeConnection uWS sends `Connection: close` and shuts the socket once the answer is out.
+    res.end(ctx.method === 'head' ? '' : body, ctx.closeAfterAnswer === true);
   });
 }
 
@@ -134,7 +141,7 @@ function normalisePath(url: string): string {
   return path;
 }
 
-/** Reads a bounded body, then calls `onBody` with it (or answers 413 and drops the rest). */
+/** Reads a bounded body, then calls `onBody` with it (or answers 413, which closes the connection). */
 function readBody(ctx: RequestContext, onBody: (body: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -148,8 +155,53 @@ function readBody(ctx: RequestContext, onBody: (body: Buffer) => void): void {
       return;
     }
     chunks.push(Buffer.from(chunk.slice(0))); // one copy: uWS reuses the chunk's memory
-    if (isLast) onBody(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    if (!isLast) return;
+    ctx.closeAfterAnswer = false;
+    onBody(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
   });
+}
+
+/**
+ * A framing problem the headers show, found before any of the body is read: Content-Length
+ * headers that disagree (a proxy in front could frame the body by the other one and smuggle a
+ * request past it), or one announcing more than MAX_BODY_BYTES. uWS itself refuses a malformed
+ * value and a Content-Length beside Transfer-Encoding.
+ */
+function framingError(req: HttpRequest): ApiError | null {
+  const first = req.getHeader('content-length');
+  if (first === '') return null;
+  const values: string[] = [];
+  req.forEach((key, value) => {
+    if (key === 'content-length') values.push(value);
+  });
+  if (values.some((value) => value !== first)) return Errors.conflictingContentLength;
+  if (first.length > 15 || Number(first) > MAX_BODY_BYTES) return Errors.bodyTooLarge;
+  return null;
+}
+
+/** Whether the request announces a body (GET routes and unknown paths never read it). */
+function hasBody(req: HttpRequest): boolean {
+  const length = req.getHeader('content-length');
+  return (length !== '' && length !== '0') || req.getHeader('transfer-encoding') !== '';
+}
+
+/** Query keys a request may repeat: the wire reference's list parameters. */
+const REPEATABLE_QUERY_KEYS = new Set(['marketType', 'market_type']);
+
+/**
+ * The query string's parameters, or the error for a key given twice that is not a list: routes
+ * read one value per key, and which of two a route would take is not the client's guess to make.
+ */
+export function parseQuery(text: string): URLSearchParams | ApiError {
+  const query = new URLSearchParams(text);
+  const seen = new Set<string>();
+  for (const key of query.keys()) {
+    if (seen.has(key) && !REPEATABLE_QUERY_KEYS.has(key)) {
+      return Errors.invalid(`Query parameter ${key.slice(0, 40)} is given more than once`);
+    }
+    seen.add(key);
+  }
+  return query;
 }
 
 /** Deepest JSON nesting a body may have (a batch of orders needs 2; signing renders nested values). */
@@ -201,6 +253,11 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], auth: AuthSource
 
   const run = (ctx: RequestContext, route: Route, body: unknown): void => {
     try {
+      const query = parseQuery(ctx.query);
+      if (!(query instanceof URLSearchParams)) {
+        sendError(ctx, query);
+        return;
+      }
       let accountId = 0;
       if (route.instruction) {
         const batch = Array.isArray(body);
@@ -217,7 +274,7 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], auth: AuthSource
         }
         accountId = result;
       }
-      route.handle(ctx, { body, query: new URLSearchParams(ctx.query), accountId });
+      route.handle(ctx, { body, query, accountId });
     } catch (error) {
       // A handler bug must not take the thread down: answer 500 and report it.
       onError(error);
@@ -239,10 +296,20 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], auth: AuthSource
       signature: req.getHeader('x-signature'),
       timestamp: req.getHeader('x-timestamp'),
       window: req.getHeader('x-window') || undefined,
+      closeAfterAnswer: hasBody(req),
     };
     res.onAborted(() => {
       ctx.aborted = true;
     });
+    const framing = framingError(req);
+    if (framing) {
+      ctx.closeAfterAnswer = true;
+      // Answered on the next turn, not from here: uWS goes on to parse and serve whatever follows
+      // in the same read (the smuggled request) after an answer sent from the handler, while with
+      // the answer still pending it drops the connection instead.
+      setImmediate(() => sendError(ctx, framing));
+      return;
+    }
     const route = table.get(`${method} ${path}`);
     if (!route) {
       sendError(ctx, paths.has(path) ? Errors.methodNotAllowed : Errors.notFound);

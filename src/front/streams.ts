@@ -35,7 +35,8 @@
 // connection (4005 beyond), and at most MAX_SUBSCRIPTIONS names per message: a longer list is
 // answered with one error frame and changes nothing, so no message makes the server answer with
 // more frames than it could subscribe streams. `id` is echoed when it is a number or a string of
-// at most MAX_ECHOED_ID_CHARS, else null.
+// at most MAX_ECHOED_ID_CHARS, else null. A message longer than MAX_MESSAGE_BYTES closes the
+// connection with 1009 and a reason naming the limit.
 //
 // Replayed subscribe signatures: a private subscription's signature, once accepted, is recorded
 // in the shared replay guard (the REST one, replay-guard.ts) until its window ends, with the
@@ -68,7 +69,16 @@ import { KLINE_INTERVALS, bucketStart, nextBucket } from './market-history.js';
 import { performance } from 'node:perf_hooks';
 
 export const MAX_SUBSCRIPTIONS = 64;
-const MAX_MESSAGE_BYTES = 16 * 1024;
+/** Longest request message; a longer one is answered with close code 1009 and this limit. */
+export const MAX_MESSAGE_BYTES = 16 * 1024;
+/**
+ * uWS's own bound: a message beyond it is cut off without a close frame (1006 at the client), so
+ * it sits above MAX_MESSAGE_BYTES, leaving room for the 1009 answer, and still bounds what one
+ * connection can make the server buffer.
+ */
+const MAX_FRAME_BYTES = 4 * MAX_MESSAGE_BYTES;
+/** Close code for a message longer than MAX_MESSAGE_BYTES (RFC 6455 "message too big"). */
+export const CLOSE_MESSAGE_TOO_BIG = 1009;
 export const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
 /** Close code for a connection dropped because it could not keep up. */
 export const CLOSE_SLOW_CONSUMER = 1008;
@@ -473,7 +483,7 @@ export function mountWebSocket(
 ): void {
   app.ws<SocketData>('/*', {
     compression: uWS.SHARED_COMPRESSOR,
-    maxPayloadLength: MAX_MESSAGE_BYTES,
+    maxPayloadLength: MAX_FRAME_BYTES,
     maxBackpressure: MAX_BACKPRESSURE_BYTES,
     // Not uWS's own close-on-limit: the dropped handler closes with a code that says why.
     closeOnBackpressureLimit: false,
@@ -521,6 +531,10 @@ export function mountWebSocket(
       const state = ws.getUserData();
       // A slow consumer being closed has lost its subscriptions and gets no new ones.
       if (state.dropping) return;
+      if (message.byteLength > MAX_MESSAGE_BYTES) {
+        ws.end(CLOSE_MESSAGE_TOO_BIG, `Message too large (at most ${MAX_MESSAGE_BYTES} bytes)`);
+        return;
+      }
       let request: { method?: unknown; params?: unknown; signature?: unknown; id?: unknown };
       try {
         request = JSON.parse(Buffer.from(message).toString('utf8'));

@@ -29,6 +29,18 @@ import { depositJson, withdrawalJson } from '../wire/history.js';
 import { depositAddress, exchangeWallet, isPlausibleAddress } from '../wire/addresses.js';
 import type { AssetConfig } from '../config.js';
 
+/**
+ * excludePlatform: the wire reference lists the filter without saying which deposits are
+ * "platform" ones, and every deposit here is an operator's credit (source "administrator"), which
+ * could be read either way. `false` (no exclusion) is what every listing does; `true` is refused
+ * as not implemented rather than answered with a guess.
+ */
+function excludePlatformError(value: string | null): ApiError | null {
+  if (value === null || value === 'false') return null;
+  if (value === 'true') return Errors.notImplemented('excludePlatform=true');
+  return Errors.invalid('excludePlatform must be true or false');
+}
+
 export const TWO_FACTOR_REQUIRED = apiError(400, 'INVALID_TWO_FACTOR_CODE', 'Two-factor token required: the address is not two-factor exempt in the address book');
 export const TWO_FACTOR_INVALID = apiError(400, 'INVALID_TWO_FACTOR_CODE', 'Invalid two-factor code');
 
@@ -112,8 +124,8 @@ export function capitalTransferRoutes(front: FrontContext): Route[] {
         const page = parsePage(input.query);
         const range = parseTimeRange(input.query);
         for (const value of [page, range]) if (isError(value)) return sendError(ctx, value);
-        const exclude = input.query.get('excludePlatform');
-        if (exclude !== null && exclude !== 'true' && exclude !== 'false') return sendError(ctx, Errors.invalid('excludePlatform must be a boolean'));
+        const exclude = excludePlatformError(input.query.get('excludePlatform'));
+        if (exclude) return sendError(ctx, exclude);
         const deposits = front.accountHistory.deposits(input.accountId, range as never, page as never);
         sendJson(ctx, 200, JSON.stringify(deposits.map((d) => depositJson(front.config, d))));
       },

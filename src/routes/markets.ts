@@ -12,6 +12,7 @@
 import type { AssetConfig, MarketInfo } from '../config.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { Errors } from '../errors.js';
+import { isError, spotSelected } from '../wire/history-query.js';
 import type { FrontContext } from '../front/context.js';
 import { OrderBookState } from '../../engine/types.js';
 
@@ -84,8 +85,6 @@ export function assetJson(asset: AssetConfig): Record<string, unknown> {
   };
 }
 
-const MARKET_TYPES = new Set(['SPOT', 'PERP', 'IPERP', 'DATED', 'PREDICTION', 'RFQ']);
-
 export function marketRoutes(front: FrontContext): Route[] {
   const assetsBody = JSON.stringify(front.config.assets.map(assetJson));
   // Bodies are rendered once per order book state and reused until the operator changes it.
@@ -107,15 +106,11 @@ export function marketRoutes(front: FrontContext): Route[] {
       method: 'get',
       path: '/api/v1/markets',
       handle: (ctx, input) => {
-        const types = input.query.getAll('marketType');
-        for (const type of types) {
-          if (!MARKET_TYPES.has(type)) {
-            sendError(ctx, Errors.invalid(`Invalid marketType: ${type.slice(0, 20)}`));
-            return;
-          }
-        }
-        // Every configured market is SPOT; a filter without SPOT selects none of them.
-        sendJson(ctx, 200, types.length === 0 || types.includes('SPOT') ? marketsBody() : '[]');
+        // The same marketType rule as every other route: any case; every configured market is
+        // SPOT, so a filter without SPOT selects none of them.
+        const spot = spotSelected(input.query);
+        if (isError(spot)) sendError(ctx, spot);
+        else sendJson(ctx, 200, spot ? marketsBody() : '[]');
       },
     },
     {

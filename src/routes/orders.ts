@@ -12,6 +12,8 @@ import { orderJson } from '../wire/orders.js';
 import { isError, spotSelected } from '../wire/history-query.js';
 
 const ALL_MARKETS = 0xffff;
+/** orderCancelAll's optional filter; without one every open order of the market is cancelled. */
+const CANCEL_ORDER_TYPES = new Set(['RestingLimitOrder', 'ConditionalOrder']);
 
 function orderListResponse(front: FrontContext, ctx: RequestContext): PendingRequest {
   const orders: Array<Record<string, unknown>> = [];
@@ -73,7 +75,12 @@ export function ordersRoutes(front: FrontContext): Route[] {
           sendError(ctx, typeof body.symbol === 'string' ? Errors.invalidMarket(body.symbol.slice(0, 40)) : Errors.invalid('symbol is required'));
           return;
         }
-        if (body.orderType === 'ConditionalOrder') {
+        const orderType = body.orderType ?? null;
+        if (orderType !== null && !CANCEL_ORDER_TYPES.has(orderType as string)) {
+          sendError(ctx, Errors.invalid('orderType must be RestingLimitOrder or ConditionalOrder'));
+          return;
+        }
+        if (orderType === 'ConditionalOrder') {
           sendJson(ctx, 200, '[]'); // no conditional orders exist yet
           return;
         }

@@ -62,10 +62,17 @@ export function parseQuoteUnits(market: MarketInfo, value: unknown): number | Ap
   return units;
 }
 
-/** Parses an asset amount at the asset's decimals; positive only. */
+/**
+ * Parses an asset amount at the asset's decimals; positive only, and at most the largest whole
+ * count of units the server holds exactly (Number.MAX_SAFE_INTEGER units).
+ */
 export function parseAssetUnits(asset: AssetConfig, value: unknown): number | ApiError {
   const text = decimalText(value);
   const units = text === null ? -1 : parseDecimal(text, asset.decimals);
+  if (text !== null && units < 0 && decimalError(text, asset.decimals) === 'too_large') {
+    const max = formatDecimal(Number.MAX_SAFE_INTEGER, asset.decimals);
+    return apiError(400, 'INVALID_QUANTITY', `Quantity is too large: at most ${max} ${asset.symbol}`);
+  }
   if (units <= 0) {
     return apiError(400, 'INVALID_QUANTITY', `Quantity must be a positive decimal with at most ${asset.decimals} decimals`);
   }

@@ -59,6 +59,17 @@ const ORDER_FIELDS = new Set([
   'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay', 'slippageTolerance', 'slippageToleranceType',
 ]);
 const FLAGS_NOT_YET = ['reduceOnly', 'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay'];
+/**
+ * Enum fields that qualify features not built yet (trigger, stop-loss, take-profit, slippage
+ * tolerance): a valid value alone changes nothing (the feature's own field is refused above), but
+ * a value outside the wire reference's enum is refused like any other bad enum.
+ */
+const QUALIFIER_ENUMS: Array<[string, Set<string>]> = [
+  ['triggerBy', new Set(['MarkPrice', 'LastPrice', 'IndexPrice'])],
+  ['stopLossTriggerBy', new Set(['MarkPrice', 'LastPrice', 'IndexPrice'])],
+  ['takeProfitTriggerBy', new Set(['MarkPrice', 'LastPrice', 'IndexPrice'])],
+  ['slippageToleranceType', new Set(['TickSize', 'Percent'])],
+];
 
 function present(value: unknown): boolean {
   return value !== undefined && value !== null;
@@ -83,6 +94,24 @@ function parseBool(value: unknown, name: string): boolean | ApiError {
   return Errors.invalid(`${name} must be a boolean`);
 }
 
+/** A uint16 broker id from a JSON integer or a string of digits; -1 if neither. */
+function parseBrokerId(value: unknown): number {
+  const n = typeof value === 'string' && /^\d{1,5}$/.test(value) ? Number(value) : value;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 0xffff ? n : -1;
+}
+
+/** The error for a present brokerId or qualifier enum outside the wire reference's types, else null. */
+function checkQualifiers(body: Record<string, unknown>): ApiError | null {
+  for (const [key, allowed] of QUALIFIER_ENUMS) {
+    const value = body[key];
+    if (present(value) && !(typeof value === 'string' && allowed.has(value))) {
+      return Errors.invalid(`${key} must be ${[...allowed].join(', ').replace(/, (\w+)$/, ' or $1')}`);
+    }
+  }
+  if (present(body.brokerId) && parseBrokerId(body.brokerId) < 0) return Errors.invalid('brokerId must be an integer from 0 to 65535');
+  return null;
+}
+
 export function parseOrder(body: Record<string, unknown>, markets: Map<string, MarketInfo>): ParsedOrder | ApiError {
   for (const key of Object.keys(body)) {
     if (!ORDER_FIELDS.has(key)) return Errors.invalid(`Unknown order field: ${key.slice(0, 40)}`);
@@ -105,6 +134,8 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
     if (typeof flag !== 'boolean') return flag;
     if (flag) return Errors.notImplemented(key);
   }
+  const qualifierError = checkQualifiers(body);
+  if (qualifierError) return qualifierError;
   const size = isMarket ? parseMarketSize(body, market) : parseLimitSize(body, market);
   if ('status' in size) return size;
   const { priceTicks, qtyLots, quoteQtyUnits } = size;
