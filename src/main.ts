@@ -17,7 +17,11 @@ import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync, closeSync } f
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { MessageChannel, Worker } from 'node:worker_threads';
-import { ConfigError, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_KEEP, loadConfig, type ServerConfig } from './config.js';
+import {
+  ConfigError, DEFAULT_SHUTDOWN_TIMEOUT_MS, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_KEEP, DEFAULT_STALL_TIMEOUT_MS, loadConfig, type ServerConfig,
+} from './config.js';
+import { Watchdog } from './watchdog.js';
+import { describePipeline, readPipeline } from '../engine/shell/pipeline-health.js';
 import { createLogger } from './log.js';
 import { createAccount, type CreatedAccount } from './admin/client.js';
 import { InboundRing, OutboundRing } from '../engine/ring.js';
@@ -295,10 +299,19 @@ async function main(): Promise<void> {
     }
   }
 
+  const pipelineNow = (): Record<string, unknown> => describePipeline(readPipeline(control, inbound, outbound));
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'stopping');
+    // A stop waits for each thread in turn; one that cannot finish (a disk that stopped answering)
+    // must not keep the process alive: past the deadline it ends with code 1, and the journal
+    // recovers at the next start as after any crash.
+    const shutdownTimeoutMs = config.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+    setTimeout(() => {
+      log.fatal({ shutdownTimeoutMs, pipeline: pipelineNow() }, 'stop did not finish in time; exiting');
+      process.exit(1);
+    }, shutdownTimeoutMs);
     for (const front of fronts) front.postMessage({ type: 'stop' });
     await Promise.all(fronts.map((front) => new Promise((resolve) => front.once('exit', resolve))));
     control.requestShutdown();
@@ -312,6 +325,13 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   whenSupervisorGone(() => void shutdown('supervisor gone'));
+
+  const watchdog = new Watchdog({
+    control, inbound, outbound, log,
+    stallTimeoutMs: config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
+    onStall: () => process.exit(1),
+  });
+  watchdog.start();
 
   serving = true;
   // OS thread ids (Linux), so that top -H or /proc/<pid>/task/<tid> can tell the threads apart.

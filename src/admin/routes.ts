@@ -4,7 +4,9 @@
 //
 //   POST /admin/accounts  {"publicKey": "<base64 32 bytes>"}            → {"accountId", "publicKey"}
 //   POST /admin/deposits  {"accountId": n, "asset": "USDC", "quantity": "100"} → {"accountId", "asset", "quantity"}
-//   GET  /admin/status    → {"status": "ok"}
+//   GET  /admin/status    → {"status": "ok" | "stalled", "stallMs", "pipeline": what each thread is
+//                           doing (engine, journal, queued commands, seqLast, seqDurable, how far
+//                           each ring consumer is behind)}
 //   POST /admin/snapshot  → {"snapshotSeq": n}   (issue 6: a Snapshot command; the journal worker
 //                           writes the file once n is durable and logs "snapshot written")
 //   POST /admin/markets/state {"symbol": "SOL_USDC", "orderBookState": "Closed"}
@@ -128,7 +130,14 @@ function operatorRoutes(front: FrontContext): Route[] {
 export function adminRoutes(front: FrontContext): Route[] {
   return [
     ...operatorRoutes(front),
-    { method: 'get', path: '/admin/status', handle: (ctx) => sendJson(ctx, 200, JSON.stringify({ status: 'ok' })) },
+    {
+      method: 'get',
+      path: '/admin/status',
+      handle: (ctx) => {
+        const stallMs = front.link.stallMs();
+        sendJson(ctx, 200, JSON.stringify({ status: stallMs === 0 ? 'ok' : 'stalled', stallMs, pipeline: front.link.pipeline() }));
+      },
+    },
     {
       method: 'post',
       path: '/admin/accounts',

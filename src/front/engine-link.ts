@@ -20,6 +20,7 @@ import { Control } from '../../engine/shell/control.js';
 import { InboundRing, OutboundRing, type OutboundConsumer } from '../../engine/ring.js';
 import { SLOT_BYTES, readHeader, recordSeq, writeCommand } from '../../engine/codec.js';
 import { HeldRecords } from './held-records.js';
+import { describePipeline, readPipeline } from '../../engine/shell/pipeline-health.js';
 import {
   FRONT_ID_NONE,
   HeaderFlag,
@@ -76,6 +77,16 @@ export class EngineLink {
     this.consumer = this.outbound.consumer(consumerIndex);
     this.control = Control.attach(controlSab);
     this.pressureSlots = Math.max(1, this.outbound.slotCount >>> 1);
+  }
+
+  /** How long the watchdog has seen work wait without progress (0: healthy). */
+  stallMs(): number {
+    return this.control.stallMs();
+  }
+
+  /** What each thread of the pipeline is doing now, as an operator reads it. */
+  pipeline(): Record<string, unknown> {
+    return { ...describePipeline(readPipeline(this.control, this.inbound, this.outbound)), frontHeldRecords: this.held.count };
   }
 
   /** Records held out of the ring until durable (for operators and tests). */

@@ -21,7 +21,7 @@ import { notBuiltRoutes } from './not-built.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
-    ...systemRoutes,
+    ...systemRoutes(front),
     ...marketRoutes(front),
     ...depthRoutes(front),
     ...capitalRoutes(front),

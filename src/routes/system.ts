@@ -1,16 +1,27 @@
 // GET /api/v1/ping, /api/v1/time, /api/v1/status: liveness and clock. ping and time answer
-// text/plain as the public API does; status reports "Ok" while the server serves requests.
+// text/plain as the public API does. status reports "Ok" while the pipeline moves, and
+// "Maintenance" (the wire's only other status) with a message while the watchdog sees it stalled:
+// work waiting and no thread moving; if that lasts, the process ends and its supervisor restarts it.
 
 import { sendJson, type Route } from '../front/http.js';
+import type { FrontContext } from '../front/context.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 
-export const systemRoutes: Route[] = [
-  { method: 'get', path: '/api/v1/ping', handle: (ctx) => sendJson(ctx, 200, 'pong', TEXT) },
-  { method: 'get', path: '/api/v1/time', handle: (ctx) => sendJson(ctx, 200, String(Date.now()), TEXT) },
-  {
-    method: 'get',
-    path: '/api/v1/status',
-    handle: (ctx) => sendJson(ctx, 200, JSON.stringify({ status: 'Ok', message: null })),
-  },
-];
+export function systemRoutes(front: FrontContext): Route[] {
+  return [
+    { method: 'get', path: '/api/v1/ping', handle: (ctx) => sendJson(ctx, 200, 'pong', TEXT) },
+    { method: 'get', path: '/api/v1/time', handle: (ctx) => sendJson(ctx, 200, String(Date.now()), TEXT) },
+    {
+      method: 'get',
+      path: '/api/v1/status',
+      handle: (ctx) => {
+        const stallMs = front.link.stallMs();
+        const body = stallMs === 0
+          ? { status: 'Ok', message: null }
+          : { status: 'Maintenance', message: `The exchange has made no progress for ${stallMs} ms and will restart` };
+        sendJson(ctx, 200, JSON.stringify(body));
+      },
+    },
+  ];
+}
