@@ -91,7 +91,33 @@ export interface ServerConfig {
   // issue 5 (streams):
   /** Seconds of WebSocket silence before a protocol ping; a peer that does not answer is closed. */
   wsIdleTimeoutS?: number;
+  /** Request rate limits of the public port (DEFAULT_RATE_LIMITS when absent). */
+  rateLimits?: RateLimitConfig;
 }
+
+/** Request rate limits; a rate or count of 0 turns that limit off. */
+export interface RateLimitConfig {
+  /** Every request and WebSocket upgrade from one client address, counted before anything else. */
+  addressRequestsPerS: number;
+  addressRequestBurst: number;
+  /** Signed requests of one API key, counted once their signature verified. */
+  keyRequestsPerS: number;
+  keyRequestBurst: number;
+  /** Open WebSocket connections of one client address. */
+  wsConnectionsPerAddress: number;
+  /** Messages a client sends on one WebSocket connection (bursts of four seconds' worth). */
+  wsMessagesPerS: number;
+}
+
+/** Far above a co-located market maker's steady rate, far below what one flooding host sends. */
+export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
+  addressRequestsPerS: 2000,
+  addressRequestBurst: 4000,
+  keyRequestsPerS: 1000,
+  keyRequestBurst: 2000,
+  wsConnectionsPerAddress: 100,
+  wsMessagesPerS: 50,
+};
 
 // issue 6 (durability): snapshot and compaction defaults.
 export const DEFAULT_SNAPSHOT_EVERY = 1_000_000;
@@ -322,7 +348,25 @@ const KNOWN_FLAGS = new Set([
   'snapshot-every', 'snapshot-keep', 'no-compact',
   // issue 5 (streams)
   'ws-idle-timeout-s',
+  'address-requests-per-s', 'address-request-burst', 'key-requests-per-s', 'key-request-burst',
+  'ws-connections-per-address', 'ws-messages-per-s',
 ]);
+
+type Pick = (flag: string, envName: string) => string | undefined;
+
+function rateLimitSettings(pick: Pick): RateLimitConfig {
+  const d = DEFAULT_RATE_LIMITS;
+  const setting = (flag: string, envName: string, fallback: number, what: string, min: number): number =>
+    integerSetting(pick(flag, envName), fallback, what, min, 1_000_000);
+  return {
+    addressRequestsPerS: setting('address-requests-per-s', 'ADDRESS_REQUESTS_PER_S', d.addressRequestsPerS, 'requests per second per address', 0),
+    addressRequestBurst: setting('address-request-burst', 'ADDRESS_REQUEST_BURST', d.addressRequestBurst, 'request burst per address', 1),
+    keyRequestsPerS: setting('key-requests-per-s', 'KEY_REQUESTS_PER_S', d.keyRequestsPerS, 'requests per second per API key', 0),
+    keyRequestBurst: setting('key-request-burst', 'KEY_REQUEST_BURST', d.keyRequestBurst, 'request burst per API key', 1),
+    wsConnectionsPerAddress: setting('ws-connections-per-address', 'WS_CONNECTIONS_PER_ADDRESS', d.wsConnectionsPerAddress, 'WebSocket connections per address', 0),
+    wsMessagesPerS: setting('ws-messages-per-s', 'WS_MESSAGES_PER_S', d.wsMessagesPerS, 'WebSocket messages per second per connection', 0),
+  };
+}
 
 /** Builds the whole configuration from flags, environment and the markets file or defaults. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig {
@@ -355,6 +399,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     compactJournal: flags['no-compact'] !== true && env.COMPACT_JOURNAL !== '0',
     // issue 5 (streams): uWS counts idle time in 4-second steps; under 8 s it would not ping first.
     wsIdleTimeoutS: integerSetting(pick('ws-idle-timeout-s', 'WS_IDLE_TIMEOUT_S'), DEFAULT_WS_IDLE_TIMEOUT_S, 'WebSocket idle timeout (s)', 8, 900),
+    rateLimits: rateLimitSettings(pick),
   });
 }
 

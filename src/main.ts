@@ -26,6 +26,7 @@ import type { EngineWorkerData } from '../engine/shell/engine-worker.js';
 import type { JournalWorkerData } from '../engine/shell/journal-worker.js';
 import type { FrontWorkerData } from './front/worker.js';
 import { ReplayGuard } from './front/replay-guard.js';
+import { createRateLimitTables } from './front/rate-limits.js';
 
 const log = createLogger('main');
 
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
   });
   const control = Control.create();
   const replayGuard = ReplayGuard.create(); // issue 4: one table for every front thread
+  const rateLimitTables = createRateLimitTables();
   const workers: Worker[] = [];
   let stopping = false;
 
@@ -245,6 +247,7 @@ async function main(): Promise<void> {
       outboundSab: outbound.sab,
       controlSab: control.sab,
       replayGuardSab: replayGuard.sab,
+      rateLimitTables,
     };
     const front = start('./front/worker.js', frontData, `front-${frontId}`);
     fronts.push(front);

@@ -57,6 +57,9 @@ import { RecordType, Side } from '../../engine/types.js';
 import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
 import { addressOwner, type ReplayGuard } from './replay-guard.js';
+import type { MessageBucket, RateLimits } from './rate-limits.js';
+import type { ClientKey } from './rate-table.js';
+import { errorBody, statusLine, type ApiError } from '../errors.js';
 import type { EventHandler } from './engine-link.js';
 import type { BookModel, MarketData } from './market-data.js';
 import { scratch, type FrontContext } from './context.js';
@@ -93,7 +96,13 @@ interface SocketData {
   closed: boolean;
   dropping: boolean;
   graceTimer: NodeJS.Timeout | null;
+  /** The address's entry in the shared connection count, given back on close. */
+  connectionKey: ClientKey | null;
+  messages: MessageBucket;
 }
+
+/** Close code for a connection that sent messages faster than its rate limit. */
+export const CLOSE_MESSAGE_RATE = 1008;
 
 /** Sends the slow-consumer close once the connection's send buffer has room for it. */
 function endIfDrained(ws: WebSocket<SocketData>): void {
@@ -442,6 +451,16 @@ const INVALID_SIGNATURE = 'Invalid signature';
 const SIGNATURE_REPLAYED = 'Signature already used from another address';
 const REPLAY_TABLE_FULL = 'Too many signed requests in flight; sign again later';
 
+/** Counts an upgrade against its address's request rate and connection count; the refusal, if any. */
+function admitConnection(limits: RateLimits | undefined, address: ArrayBuffer): ClientKey | ApiError | null {
+  if (!limits) return null;
+  return limits.takeAddress(address, Date.now()) ?? limits.openConnection(address);
+}
+
+function isApiError(value: ClientKey | ApiError | null): value is ApiError {
+  return value !== null && 'status' in value;
+}
+
 /**
  * Verifies a private subscription's signature array and checks no other address used it; returns
  * the account id, or the error message to answer with (code 4001).
@@ -467,6 +486,7 @@ function subscriberAccount(
 
 export function mountWebSocket(
   app: TemplatedApp, front: FrontContext, verifier: SignatureVerifier, streams: Streams, replayGuard?: ReplayGuard,
+  limits?: RateLimits,
 ): void {
   app.ws<SocketData>('/*', {
     compression: uWS.SHARED_COMPRESSOR,
@@ -477,9 +497,18 @@ export function mountWebSocket(
     idleTimeout: front.config.wsIdleTimeoutS ?? DEFAULT_WS_IDLE_TIMEOUT_S,
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
+      const address = res.getRemoteAddress();
+      const admitted = admitConnection(limits, address);
+      if (isApiError(admitted)) {
+        res.writeStatus(statusLine(admitted.status)).writeHeader('Content-Type', 'application/json; charset=utf-8');
+        if (admitted.retryAfterS !== undefined) res.writeHeader('Retry-After', String(admitted.retryAfterS));
+        res.end(errorBody(admitted));
+        return;
+      }
       res.upgrade<SocketData>(
         {
-          subscriptions: new Map(), owner: addressOwner(new Uint8Array(res.getRemoteAddress())), closed: false, dropping: false, graceTimer: null,
+          subscriptions: new Map(), owner: addressOwner(new Uint8Array(address)), closed: false, dropping: false, graceTimer: null,
+          connectionKey: admitted, messages: { tatMs: 0 },
         },
         req.getHeader('sec-websocket-key'),
         req.getHeader('sec-websocket-protocol'),
@@ -513,11 +542,18 @@ export function mountWebSocket(
       const state = ws.getUserData();
       state.closed = true;
       if (state.graceTimer !== null) clearTimeout(state.graceTimer);
+      if (state.connectionKey !== null) limits!.closeConnection(state.connectionKey);
     },
     message: (ws: WebSocket<SocketData>, message: ArrayBuffer) => {
       const state = ws.getUserData();
       // A slow consumer being closed has lost its subscriptions and gets no new ones.
-      if (state.dropping) return;
+      if (state.dropping || state.closed) return;
+      if (limits && !limits.takeMessage(state.messages, Date.now())) {
+        // Answering each excess message would itself be a flood: the connection is closed.
+        state.closed = true;
+        ws.end(CLOSE_MESSAGE_RATE, 'Message rate limit exceeded');
+        return;
+      }
       let request: { method?: unknown; params?: unknown; signature?: unknown; id?: unknown };
       try {
         request = JSON.parse(Buffer.from(message).toString('utf8'));
