@@ -50,6 +50,12 @@
 // uWS never waits for it, so it never delays the engine, the other clients or HTTP.
 // Protocol pings: a connection silent for --ws-idle-timeout-s (default 60) gets a ping shortly
 // before the timeout; a peer that answers nothing is closed when it passes.
+//
+// Limits (rate-limits.ts): an upgrade counts as a request of its client address and is refused
+// with an HTTP 429 when the address is over its request rate or already holds
+// --ws-connections-per-address connections (counted across front threads, given back on close);
+// a connection sending more than --ws-messages-per-s messages a second, after a burst of four
+// seconds' worth, is closed with 1008 rather than answered message by message.
 
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { DEFAULT_WS_IDLE_TIMEOUT_S, type MarketInfo } from '../config.js';
