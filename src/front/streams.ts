@@ -54,6 +54,8 @@
 // Limits (rate-limits.ts): an upgrade counts as a request of its client address and is refused
 // with an HTTP 429 when the address is over its request rate or already holds
 // --ws-connections-per-address connections (counted across front threads, given back on close);
+// a signed subscribe is charged to the address like an HTTP request, before its signature is
+// checked (code 4029 with the 429 message when over the limit; its private streams are not added);
 // a connection sending more than --ws-messages-per-s messages a second, after a burst of four
 // seconds' worth, is closed with 1008 rather than answered message by message.
 
@@ -99,6 +101,8 @@ interface SocketData {
   subscriptions: Map<string, string>;
   /** The client address's owner hash for the replay guard. */
   owner: number;
+  /** The client's address (uWS's binary form), charged for each signed subscribe. */
+  address: ArrayBuffer;
   closed: boolean;
   dropping: boolean;
   graceTimer: NodeJS.Timeout | null;
@@ -109,6 +113,8 @@ interface SocketData {
 
 /** Close code for a connection that sent messages faster than its rate limit. */
 export const CLOSE_MESSAGE_RATE = 1008;
+/** Error frame code of a signed subscribe refused by its address's request rate (chosen here). */
+const CODE_RATE_LIMITED = 4029;
 
 /** Sends the slow-consumer close once the connection's send buffer has room for it. */
 function endIfDrained(ws: WebSocket<SocketData>): void {
@@ -513,7 +519,7 @@ export function mountWebSocket(
       }
       res.upgrade<SocketData>(
         {
-          subscriptions: new Map(), owner: addressOwner(new Uint8Array(address)), closed: false, dropping: false, graceTimer: null,
+          subscriptions: new Map(), owner: addressOwner(new Uint8Array(address)), address: address.slice(0), closed: false, dropping: false, graceTimer: null,
           connectionKey: admitted, messages: { tatMs: 0 },
         },
         req.getHeader('sec-websocket-key'),
@@ -586,9 +592,12 @@ export function mountWebSocket(
       const needsAccount = request.params.some((p) => typeof p === 'string' && p.startsWith('account.'));
       let accountId = 0;
       if (needsAccount && method === 'SUBSCRIBE') {
-        const verdict = subscriberAccount(request.signature, front, verifier, replayGuard, state.owner);
-        if (typeof verdict === 'string') ws.send(errorFrame(request.id, 4001, verdict));
-        else accountId = verdict;
+        // A signature check costs what an HTTP request's does: it is charged to the address first.
+        const limited = limits?.takeAddress(state.address, Date.now());
+        const verdict = limited ? null : subscriberAccount(request.signature, front, verifier, replayGuard, state.owner);
+        if (limited) ws.send(errorFrame(request.id, CODE_RATE_LIMITED, limited.message));
+        else if (typeof verdict === 'string') ws.send(errorFrame(request.id, 4001, verdict));
+        else if (verdict !== null) accountId = verdict;
       }
       for (const name of request.params) {
         if (typeof name !== 'string') {

@@ -12,6 +12,8 @@ import { request as httpRequest } from 'node:http';
 import WebSocket from 'ws';
 import { PROBE_LIMIT, RateTable, rateRule } from '../../src/front/rate-table.js';
 import { ConnectionTable } from '../../src/front/connection-table.js';
+import { DEFAULT_RATE_LIMITS, loadConfig } from '../../src/config.js';
+import { StreamClient } from '../helpers/stream-client.js';
 import {
   createTestAccount, removeDir, sign, signingString, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount,
 } from '../helpers/server.js';
@@ -63,6 +65,15 @@ describe('RateTable', () => {
     table.close(key(5));
     expect(table.open(key(PROBE_LIMIT + 1), 2)).toBe('ok');
     expect(table.count(key(1))).toBe(2);
+  });
+});
+
+describe('rate limit configuration', () => {
+  it('takes flags over environment over defaults, and refuses a burst of 0', () => {
+    const config = loadConfig(['--address-requests-per-s', '5', '--key-request-burst', '7'], { WS_MESSAGES_PER_S: '3', ADDRESS_REQUESTS_PER_S: '9' });
+    expect(config.rateLimits).toEqual({ ...DEFAULT_RATE_LIMITS, addressRequestsPerS: 5, keyRequestBurst: 7, wsMessagesPerS: 3 });
+    expect(() => loadConfig(['--address-request-burst', '0'], {})).toThrow(/request burst per address must be from 1/);
+    expect(loadConfig(['--key-requests-per-s', '0'], {}).rateLimits?.keyRequestsPerS).toBe(0);
   });
 });
 
@@ -228,5 +239,15 @@ describe('rate limits against the server', () => {
     for (let i = 0; i < 20; i++) again.send(JSON.stringify({ method: 'SUBSCRIBE', params: ['depth.SOL_USDC'] }));
     expect(await closed).toBe(1008);
     second.socket!.close();
+  });
+
+  it('charges a signed subscribe to its address before checking the signature', async () => {
+    const client = await StreamClient.connect(server.port, { localAddress: '127.0.0.18' });
+    const burst = await Promise.all(Array.from({ length: ADDRESS_BURST + 10 }, () => call(server.port, '127.0.0.18', '/api/v1/markets')));
+    expect(burst.some((r) => r.status === 429)).toBe(true);
+    client.subscribeSigned(other, ['account.orderUpdate']);
+    const refused = await client.waitFor((m) => m.error, 'the subscribe refused');
+    expect(refused).toEqual({ id: null, error: { code: 4029, message: ADDRESS_LIMITED.message } });
+    client.close();
   });
 });
