@@ -43,7 +43,7 @@ export function rateRule(perSecond: number, burst: number): RateRule {
   return { intervalMs, toleranceMs: intervalMs * (Math.max(1, burst) - 1) };
 }
 
-/** A client's identity as two 32-bit hashes (a 64-bit key) and its first slot. */
+/** A client's identity as two 32-bit hashes (a 64-bit key). */
 export interface ClientKey {
   keyA: number;
   keyB: number;
