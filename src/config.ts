@@ -110,7 +110,33 @@ export interface ServerConfig {
   stallTimeoutMs?: number;
   /** A stop (SIGTERM, SIGINT) that has not finished after this long ends the process anyway. */
   shutdownTimeoutMs?: number;
+  /** Request rate limits of the public port (DEFAULT_RATE_LIMITS when absent). */
+  rateLimits?: RateLimitConfig;
 }
+
+/** Request rate limits; a rate or count of 0 turns that limit off. */
+export interface RateLimitConfig {
+  /** Every request and WebSocket upgrade from one client address, counted before anything else. */
+  addressRequestsPerS: number;
+  addressRequestBurst: number;
+  /** Signed requests of one API key, counted once their signature verified. */
+  keyRequestsPerS: number;
+  keyRequestBurst: number;
+  /** Open WebSocket connections of one client address. */
+  wsConnectionsPerAddress: number;
+  /** Messages a client sends on one WebSocket connection (bursts of four seconds' worth). */
+  wsMessagesPerS: number;
+}
+
+/** Far above a co-located market maker's steady rate, far below what one flooding host sends. */
+export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
+  addressRequestsPerS: 2000,
+  addressRequestBurst: 4000,
+  keyRequestsPerS: 1000,
+  keyRequestBurst: 2000,
+  wsConnectionsPerAddress: 100,
+  wsMessagesPerS: 50,
+};
 
 // issue 6 (durability): snapshot and compaction defaults.
 export const DEFAULT_SNAPSHOT_EVERY = 1_000_000;
@@ -354,7 +380,25 @@ const KNOWN_FLAGS = new Set([
   'ws-idle-timeout-s',
   'two-factor-max-failures', 'two-factor-lockout-s',
   'stall-timeout-ms', 'shutdown-timeout-ms',
+  'address-requests-per-s', 'address-request-burst', 'key-requests-per-s', 'key-request-burst',
+  'ws-connections-per-address', 'ws-messages-per-s',
 ]);
+
+type PickSetting = (flag: string, envName: string) => string | undefined;
+
+function rateLimitSettings(pick: PickSetting): RateLimitConfig {
+  const d = DEFAULT_RATE_LIMITS;
+  const setting = (flag: string, envName: string, fallback: number, what: string, min: number): number =>
+    integerSetting(pick(flag, envName), fallback, what, min, 1_000_000);
+  return {
+    addressRequestsPerS: setting('address-requests-per-s', 'ADDRESS_REQUESTS_PER_S', d.addressRequestsPerS, 'requests per second per address', 0),
+    addressRequestBurst: setting('address-request-burst', 'ADDRESS_REQUEST_BURST', d.addressRequestBurst, 'request burst per address', 1),
+    keyRequestsPerS: setting('key-requests-per-s', 'KEY_REQUESTS_PER_S', d.keyRequestsPerS, 'requests per second per API key', 0),
+    keyRequestBurst: setting('key-request-burst', 'KEY_REQUEST_BURST', d.keyRequestBurst, 'request burst per API key', 1),
+    wsConnectionsPerAddress: setting('ws-connections-per-address', 'WS_CONNECTIONS_PER_ADDRESS', d.wsConnectionsPerAddress, 'WebSocket connections per address', 0),
+    wsMessagesPerS: setting('ws-messages-per-s', 'WS_MESSAGES_PER_S', d.wsMessagesPerS, 'WebSocket messages per second per connection', 0),
+  };
+}
 
 /** Builds the whole configuration from flags, environment and the markets file or defaults. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig {
@@ -391,6 +435,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     shutdownTimeoutMs: integerSetting(pick('shutdown-timeout-ms', 'SHUTDOWN_TIMEOUT_MS'), DEFAULT_SHUTDOWN_TIMEOUT_MS, 'shutdown timeout (ms)', 1000, 600_000),
     twoFactorMaxFailures: integerSetting(pick('two-factor-max-failures', 'TWO_FACTOR_MAX_FAILURES'), DEFAULT_TWO_FACTOR_MAX_FAILURES, 'two-factor wrong codes before a lockout', 1, 1000),
     twoFactorLockoutS: integerSetting(pick('two-factor-lockout-s', 'TWO_FACTOR_LOCKOUT_S'), DEFAULT_TWO_FACTOR_LOCKOUT_S, 'two-factor lockout (s)', 1, 7 * 86_400),
+    rateLimits: rateLimitSettings(pick),
   });
 }
 

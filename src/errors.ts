@@ -13,6 +13,8 @@ export interface ApiError {
   status: number;
   code: string;
   message: string;
+  /** Seconds the client should wait before retrying (sent as a Retry-After header). */
+  retryAfterS?: number;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -105,4 +107,9 @@ export const Errors = {
   signedBeforeRestart: apiError(401, 'UNAUTHORIZED', 'Request signed before the server restarted; sign it again'),
   replayTableFull: apiError(429, 'TOO_MANY_REQUESTS', 'Too many signed requests in flight within their windows, retry'),
   preconditionFailed: (message: string) => apiError(400, 'PRECONDITION_FAILED', message),
+  // Request rate limits (src/front/rate-limits.ts)
+  addressRateLimited: (retryAfterS: number): ApiError => ({ ...apiError(429, 'TOO_MANY_REQUESTS', 'Rate limit exceeded: too many requests from this address'), retryAfterS }),
+  keyRateLimited: (retryAfterS: number): ApiError => ({ ...apiError(429, 'TOO_MANY_REQUESTS', 'Rate limit exceeded: too many requests for this API key'), retryAfterS }),
+  tooManyConnections: apiError(429, 'TOO_MANY_REQUESTS', 'Too many WebSocket connections from this address'),
+  connectionTableFull: apiError(503, 'TOO_MANY_REQUESTS', 'Too many client addresses connected, retry'),
 };

@@ -32,6 +32,7 @@ import type { JournalWorkerData } from '../engine/shell/journal-worker.js';
 import type { FrontWorkerData } from './front/worker.js';
 import { ReplayGuard } from './front/replay-guard.js';
 import { FUTURE_TOLERANCE_MS } from './auth.js';
+import { createRateLimitTables } from './front/rate-limits.js';
 
 const log = createLogger('main');
 
@@ -206,6 +207,7 @@ async function main(): Promise<void> {
   });
   const control = Control.create();
   const replayGuard = ReplayGuard.create(); // issue 4: one table for every front thread
+  const rateLimitTables = createRateLimitTables();
   const workers: Worker[] = [];
   let stopping = false;
 
@@ -285,6 +287,7 @@ async function main(): Promise<void> {
       outboundSab: outbound.sab,
       controlSab: control.sab,
       replayGuardSab: replayGuard.sab,
+      rateLimitTables,
     };
     fronts.push(start('./front/worker.js', frontData, `front-${frontId}`));
   }

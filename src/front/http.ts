@@ -22,6 +22,7 @@ import {
   type SignatureVerifier,
 } from '../auth.js';
 import type { ReplayGuard } from './replay-guard.js';
+import type { RateLimits } from './rate-limits.js';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -63,11 +64,12 @@ export interface Route {
   handle(ctx: RequestContext, input: RouteInput): void;
 }
 
-export function sendJson(ctx: RequestContext, status: number, body: string, contentType = JSON_TYPE): void {
+export function sendJson(ctx: RequestContext, status: number, body: string, contentType = JSON_TYPE, retryAfterS?: number): void {
   if (ctx.aborted || ctx.done) return;
   ctx.done = true;
   ctx.res.cork(() => {
     const res = ctx.res.writeStatus(statusLine(status)).writeHeader('Content-Type', contentType);
+    if (retryAfterS !== undefined) res.writeHeader('Retry-After', String(retryAfterS));
     // A HEAD response has no body (one would be read as the start of the next response). Not
     // endWithoutBody: in this uWS version it stalls a request pipelined after the HEAD. With
     // closeConnection uWS sends `Connection: close` and shuts the socket once the answer is out.
@@ -76,7 +78,7 @@ export function sendJson(ctx: RequestContext, status: number, body: string, cont
 }
 
 export function sendError(ctx: RequestContext, error: ApiError): void {
-  sendJson(ctx, error.status, errorBody(error));
+  sendJson(ctx, error.status, errorBody(error), JSON_TYPE, error.retryAfterS);
 }
 
 export interface AuthSource {
@@ -84,6 +86,8 @@ export interface AuthSource {
   accountIdForKey(apiKeyB64: string): number | undefined;
   /** issue 4: refuses a signature already used inside its window, on any front thread. */
   replayGuard?: ReplayGuard;
+  /** Per-key request limits: looked at before verification, charged after (rate-limits.ts). */
+  rateLimits?: RateLimits;
 }
 
 /**
@@ -125,10 +129,16 @@ export function authenticate(
   const render = (encode: boolean): string => items
     ? batchSigningString(instruction, items, ctx.timestamp, windowText, encode)
     : signingString(instruction, single, ctx.timestamp, windowText, encode);
-  if (auth.verifier.verify(ctx.apiKey, ctx.signature, render(false))) return checkReplay(ctx, auth, accountId, nowMs);
+  const limited = auth.rateLimits?.peekKey(ctx.apiKey, nowMs);
+  if (limited) return limited;
   const encodedDiffers = items ? items.some(needsEncodedVariant) : needsEncodedVariant(single);
-  if (encodedDiffers && auth.verifier.verify(ctx.apiKey, ctx.signature, render(true))) return checkReplay(ctx, auth, accountId, nowMs);
-  return Errors.invalidSignature;
+  const verified = auth.verifier.verify(ctx.apiKey, ctx.signature, render(false))
+    || (encodedDiffers && auth.verifier.verify(ctx.apiKey, ctx.signature, render(true)));
+  if (!verified) return Errors.invalidSignature;
+  const result = checkReplay(ctx, auth, accountId, nowMs);
+  if (typeof result !== 'number') return result;
+  // Only a verified, fresh request is charged to its key: nobody else can spend the key's budget.
+  return auth.rateLimits?.takeKey(ctx.apiKey, nowMs) ?? result;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -241,9 +251,12 @@ function parseBody(ctx: RequestContext, route: Route, raw: Buffer): { ok: true; 
 
 /**
  * Registers one dispatcher for all routes on `app`. `auth` is null on apps without signed routes
- * (the admin app).
+ * (the admin app); `limits`, when given, counts every request against its client address before
+ * anything else is done with it.
  */
-export function mountRoutes(app: TemplatedApp, routes: Route[], auth: AuthSource | null, onError: (error: unknown) => void): void {
+export function mountRoutes(
+  app: TemplatedApp, routes: Route[], auth: AuthSource | null, onError: (error: unknown) => void, limits: RateLimits | null = null,
+): void {
   const table = new Map<string, Route>();
   const paths = new Set<string>();
   for (const route of routes) {
@@ -301,6 +314,11 @@ export function mountRoutes(app: TemplatedApp, routes: Route[], auth: AuthSource
     res.onAborted(() => {
       ctx.aborted = true;
     });
+    const limited = limits?.takeAddress(res.getRemoteAddress(), Date.now());
+    if (limited) {
+      sendError(ctx, limited);
+      return;
+    }
     const framing = framingError(req);
     if (framing) {
       ctx.closeAfterAnswer = true;

@@ -52,6 +52,14 @@
 // uWS never waits for it, so it never delays the engine, the other clients or HTTP.
 // Protocol pings: a connection silent for --ws-idle-timeout-s (default 60) gets a ping shortly
 // before the timeout; a peer that answers nothing is closed when it passes.
+//
+// Limits (rate-limits.ts): an upgrade counts as a request of its client address and is refused
+// with an HTTP 429 when the address is over its request rate or already holds
+// --ws-connections-per-address connections (counted across front threads, given back on close);
+// a signed subscribe is charged to the address like an HTTP request, before its signature is
+// checked (code 4029 with the 429 message when over the limit; its private streams are not added);
+// a connection sending more than --ws-messages-per-s messages a second, after a burst of four
+// seconds' worth, is closed with 1008 rather than answered message by message.
 
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { DEFAULT_WS_IDLE_TIMEOUT_S, type MarketInfo } from '../config.js';
@@ -59,6 +67,9 @@ import { RecordType, Side } from '../../engine/types.js';
 import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
 import { addressOwner, type ReplayGuard } from './replay-guard.js';
+import type { MessageBucket, RateLimits } from './rate-limits.js';
+import type { ClientKey } from './rate-table.js';
+import { errorBody, statusLine, type ApiError } from '../errors.js';
 import type { EventHandler } from './engine-link.js';
 import type { BookModel, MarketData } from './market-data.js';
 import { scratch, type FrontContext } from './context.js';
@@ -101,10 +112,20 @@ interface SocketData {
   subscriptions: Map<string, string>;
   /** The client address's owner hash for the replay guard. */
   owner: number;
+  /** The client's address (uWS's binary form), charged for each signed subscribe. */
+  address: ArrayBuffer;
   closed: boolean;
   dropping: boolean;
   graceTimer: NodeJS.Timeout | null;
+  /** The address's entry in the shared connection count, given back on close. */
+  connectionKey: ClientKey | null;
+  messages: MessageBucket;
 }
+
+/** Close code for a connection that sent messages faster than its rate limit. */
+export const CLOSE_MESSAGE_RATE = 1008;
+/** Error frame code of a signed subscribe refused by its address's request rate (chosen here). */
+const CODE_RATE_LIMITED = 4029;
 
 /** Sends the slow-consumer close once the connection's send buffer has room for it. */
 function endIfDrained(ws: WebSocket<SocketData>): void {
@@ -454,6 +475,16 @@ const SIGNATURE_REPLAYED = 'Signature already used from another address';
 const SIGNED_BEFORE_RESTART = 'Signature made before the server restarted; sign again';
 const REPLAY_TABLE_FULL = 'Too many signed requests in flight; sign again later';
 
+/** Counts an upgrade against its address's request rate and connection count; the refusal, if any. */
+function admitConnection(limits: RateLimits | undefined, address: ArrayBuffer): ClientKey | ApiError | null {
+  if (!limits) return null;
+  return limits.takeAddress(address, Date.now()) ?? limits.openConnection(address);
+}
+
+function isApiError(value: ClientKey | ApiError | null): value is ApiError {
+  return value !== null && 'status' in value;
+}
+
 /**
  * Verifies a private subscription's signature array and checks no other address used it; returns
  * the account id, or the error message to answer with (code 4001).
@@ -480,6 +511,7 @@ function subscriberAccount(
 
 export function mountWebSocket(
   app: TemplatedApp, front: FrontContext, verifier: SignatureVerifier, streams: Streams, replayGuard?: ReplayGuard,
+  limits?: RateLimits,
 ): void {
   app.ws<SocketData>('/*', {
     compression: uWS.SHARED_COMPRESSOR,
@@ -490,9 +522,18 @@ export function mountWebSocket(
     idleTimeout: front.config.wsIdleTimeoutS ?? DEFAULT_WS_IDLE_TIMEOUT_S,
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
+      const address = res.getRemoteAddress();
+      const admitted = admitConnection(limits, address);
+      if (isApiError(admitted)) {
+        res.writeStatus(statusLine(admitted.status)).writeHeader('Content-Type', 'application/json; charset=utf-8');
+        if (admitted.retryAfterS !== undefined) res.writeHeader('Retry-After', String(admitted.retryAfterS));
+        res.end(errorBody(admitted));
+        return;
+      }
       res.upgrade<SocketData>(
         {
-          subscriptions: new Map(), owner: addressOwner(new Uint8Array(res.getRemoteAddress())), closed: false, dropping: false, graceTimer: null,
+          subscriptions: new Map(), owner: addressOwner(new Uint8Array(address)), address: address.slice(0), closed: false, dropping: false, graceTimer: null,
+          connectionKey: admitted, messages: { tatMs: 0 },
         },
         req.getHeader('sec-websocket-key'),
         req.getHeader('sec-websocket-protocol'),
@@ -526,13 +567,20 @@ export function mountWebSocket(
       const state = ws.getUserData();
       state.closed = true;
       if (state.graceTimer !== null) clearTimeout(state.graceTimer);
+      if (state.connectionKey !== null) limits!.closeConnection(state.connectionKey);
     },
     message: (ws: WebSocket<SocketData>, message: ArrayBuffer) => {
       const state = ws.getUserData();
       // A slow consumer being closed has lost its subscriptions and gets no new ones.
-      if (state.dropping) return;
+      if (state.dropping || state.closed) return;
       if (message.byteLength > MAX_MESSAGE_BYTES) {
         ws.end(CLOSE_MESSAGE_TOO_BIG, `Message too large (at most ${MAX_MESSAGE_BYTES} bytes)`);
+        return;
+      }
+      if (limits && !limits.takeMessage(state.messages, Date.now())) {
+        // Answering each excess message would itself be a flood: the connection is closed.
+        state.closed = true;
+        ws.end(CLOSE_MESSAGE_RATE, 'Message rate limit exceeded');
         return;
       }
       let request: { method?: unknown; params?: unknown; signature?: unknown; id?: unknown };
@@ -561,9 +609,12 @@ export function mountWebSocket(
       const needsAccount = request.params.some((p) => typeof p === 'string' && p.startsWith('account.'));
       let accountId = 0;
       if (needsAccount && method === 'SUBSCRIBE') {
-        const verdict = subscriberAccount(request.signature, front, verifier, replayGuard, state.owner);
-        if (typeof verdict === 'string') ws.send(errorFrame(request.id, 4001, verdict));
-        else accountId = verdict;
+        // A signature check costs what an HTTP request's does: it is charged to the address first.
+        const limited = limits?.takeAddress(state.address, Date.now());
+        const verdict = limited ? null : subscriberAccount(request.signature, front, verifier, replayGuard, state.owner);
+        if (limited) ws.send(errorFrame(request.id, CODE_RATE_LIMITED, limited.message));
+        else if (typeof verdict === 'string') ws.send(errorFrame(request.id, 4001, verdict));
+        else if (verdict !== null) accountId = verdict;
       }
       for (const name of request.params) {
         if (typeof name !== 'string') {

@@ -8,7 +8,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
-import { DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from '../config.js';
+import { DEFAULT_RATE_LIMITS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { SignatureVerifier } from '../auth.js';
 import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
@@ -26,6 +26,7 @@ import { AccountHistoryReader } from '../../engine/shell/history-account.js';
 import { AccountSettingsStore } from './account-settings.js';
 import { startSimulatedChain } from './simulated-chain.js';
 import { ReplayGuard } from './replay-guard.js';
+import { RateLimits, type RateLimitTables } from './rate-limits.js';
 
 export interface FrontWorkerData {
   config: ServerConfig;
@@ -38,6 +39,8 @@ export interface FrontWorkerData {
   controlSab: SharedArrayBuffer;
   /** issue 4: the replay guard shared by every front thread. */
   replayGuardSab: SharedArrayBuffer;
+  /** The request rate tables shared by every front thread. */
+  rateLimitTables: RateLimitTables;
 }
 
 const MAX_PENDING_REQUESTS = 65_536;
@@ -70,17 +73,19 @@ function main(): void {
     }),
   };
   const verifier = new SignatureVerifier();
+  const rateLimits = new RateLimits(config.rateLimits ?? DEFAULT_RATE_LIMITS, data.rateLimitTables);
   const auth = {
     verifier,
     accountIdForKey: (key: string) => marketData.accountsByKey.get(key),
     replayGuard: ReplayGuard.attach(data.replayGuardSab),
+    rateLimits,
   };
   const onError = (error: unknown) => log.error({ err: error }, 'request handler failed');
 
   const app = uWS.App();
   const streams = new Streams(app, front, marketData);
-  mountRoutes(app, publicRoutes(front), auth, onError);
-  mountWebSocket(app, front, verifier, streams, auth.replayGuard);
+  mountRoutes(app, publicRoutes(front), auth, onError, rateLimits);
+  mountWebSocket(app, front, verifier, streams, auth.replayGuard, rateLimits);
   const adminApp = data.serveAdmin ? uWS.App() : null;
   if (adminApp) mountRoutes(adminApp, adminRoutes(front), null, onError);
 
