@@ -163,6 +163,28 @@ function whenSupervisorGone(stop: () => void): void {
   process.once('disconnect', stop);
 }
 
+/** Front threads, once started: a failure exit closes their uWebSockets.js apps first. */
+const frontWorkers: Worker[] = [];
+let failing = false;
+const FRONT_CLOSE_WAIT_MS = 2000;
+
+/**
+ * Ends the process with `code` after a failure. Node aborts (SIGABRT, not `code`) when it tears
+ * down a worker whose uWebSockets.js app still holds sockets, so the front threads are asked to
+ * close first, for a bounded time: the supervisor then sees the code that says why.
+ */
+function exitAfterFailure(code: number): void {
+  if (failing) return;
+  failing = true;
+  for (const front of frontWorkers) front.postMessage({ type: 'stop' });
+  const closed = frontWorkers.map((front) => new Promise((resolve) => {
+    if (front.threadId < 0) resolve(null);
+    else front.once('exit', resolve);
+  }));
+  const deadline = new Promise((resolve) => setTimeout(resolve, FRONT_CLOSE_WAIT_MS));
+  void Promise.race([Promise.all(closed), deadline]).then(() => process.exit(code));
+}
+
 const DEMO_DEPOSITS = [
   { asset: 'USDC', quantity: '1000000' },
   { asset: 'SOL', quantity: '10000' },
@@ -217,12 +239,12 @@ async function main(): Promise<void> {
     worker.on('error', (error) => {
       // The error's class does not survive the thread boundary; its name does (JournalGapError …).
       log.fatal({ err: error, errorName: error.name, thread: name }, `thread failed (${error.name}); stopping`);
-      process.exit(failureExitCode());
+      exitAfterFailure(failureExitCode());
     });
     worker.on('exit', (code) => {
-      if (!stopping) {
+      if (!stopping && !failing) {
         log.fatal({ thread: name, code }, 'thread exited unexpectedly; stopping');
-        process.exit(failureExitCode());
+        exitAfterFailure(failureExitCode());
       }
     });
     return worker;
@@ -290,6 +312,7 @@ async function main(): Promise<void> {
       rateLimitTables,
     };
     fronts.push(start('./front/worker.js', frontData, `front-${frontId}`));
+    frontWorkers.push(fronts[frontId]);
   }
   const readies = await Promise.all(fronts.map((front, frontId) => waitFor(front, 'ready', `front ${frontId}`)));
   const frontTids = readies.map((ready) => ready.tid ?? null);
@@ -313,7 +336,7 @@ async function main(): Promise<void> {
     const shutdownTimeoutMs = config.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
     setTimeout(() => {
       log.fatal({ shutdownTimeoutMs, pipeline: pipelineNow() }, 'stop did not finish in time; exiting');
-      process.exit(1);
+      exitAfterFailure(1);
     }, shutdownTimeoutMs);
     for (const front of fronts) front.postMessage({ type: 'stop' });
     await Promise.all(fronts.map((front) => new Promise((resolve) => front.once('exit', resolve))));
@@ -332,7 +355,7 @@ async function main(): Promise<void> {
   const watchdog = new Watchdog({
     control, inbound, outbound, log,
     stallTimeoutMs: config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
-    onStall: () => process.exit(1),
+    onStall: () => exitAfterFailure(1),
   });
   watchdog.start();
 
@@ -344,5 +367,5 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   log.fatal({ err: error }, 'start-up failed');
-  process.exit(failureExitCode());
+  exitAfterFailure(failureExitCode());
 });
