@@ -325,15 +325,79 @@ export function buildMarket(
 
 function validateAssets(assets: AssetConfig[]): void {
   const seen = new Set<string>();
-  for (const asset of assets) {
-    if (!/^[A-Z0-9]{1,16}$/.test(asset.symbol)) throw new ConfigError(`asset "${asset.symbol}": bad symbol`);
+  assets.forEach((asset, index) => {
+    if (!isObject(asset)) throw new ConfigError(`asset #${index + 1} is not a JSON object`);
+    if (typeof asset.symbol !== 'string' || !/^[A-Z0-9]{1,16}$/.test(asset.symbol)) throw new ConfigError(`asset "${String(asset.symbol)}": bad symbol`);
     if (seen.has(asset.symbol)) throw new ConfigError(`asset ${asset.symbol} is listed twice`);
     seen.add(asset.symbol);
     if (!Number.isInteger(asset.decimals) || asset.decimals < 0 || asset.decimals > 12) {
       throw new ConfigError(`asset ${asset.symbol}: decimals must be an integer from 0 to 12`);
     }
-  }
+    for (const field of ['displayName', 'blockchain'] as const) {
+      if (typeof asset[field] !== 'string' || asset[field] === '') throw new ConfigError(`asset ${asset.symbol}: ${field} must be a non-empty string`);
+    }
+  });
   if (assets.length > 0xfffe) throw new ConfigError('too many assets');
+}
+
+/** Market fields the wire shows as strings; the decimal ones are parsed exactly by buildMarket. */
+const MARKET_STRING_FIELDS = [
+  'symbol', 'baseSymbol', 'quoteSymbol', 'tickSize', 'stepSize', 'minPrice', 'maxPrice', 'minQuantity', 'maxQuantity', 'createdAt',
+] as const;
+
+/**
+ * Market symbols appear in stream names ("depth.SOL_USDC") and query strings, so they are upper-case
+ * letters and digits joined by underscores: a dot would split a stream name.
+ */
+const MARKET_SYMBOL = /^[A-Z0-9]+(?:_[A-Z0-9]+)*$/;
+
+function validateMarketShape(market: MarketConfig, index: number): void {
+  if (!isObject(market)) throw new ConfigError(`market #${index + 1} is not a JSON object`);
+  if (typeof market.symbol !== 'string' || market.symbol.length > 32 || !MARKET_SYMBOL.test(market.symbol)) {
+    throw new ConfigError(`market #${index + 1}: bad symbol "${String(market.symbol)}" (upper-case letters and digits joined by "_", at most 32)`);
+  }
+  for (const field of MARKET_STRING_FIELDS) {
+    if (typeof market[field] !== 'string') throw new ConfigError(`market ${market.symbol}: ${field} must be a string`);
+  }
+  for (const field of ['maxMultiplier', 'minMultiplier'] as const) {
+    if (market[field] !== undefined && typeof market[field] !== 'string') throw new ConfigError(`market ${market.symbol}: ${field} must be a string`);
+  }
+  if (market.baseSymbol === market.quoteSymbol) throw new ConfigError(`market ${market.symbol}: base and quote asset are both ${market.baseSymbol}`);
+}
+
+/** Each engine limit, when given, must be a positive whole number; an unknown name is a typo. */
+function validateLimits(limits: unknown): void {
+  if (limits === undefined) return;
+  if (!isObject(limits)) throw new ConfigError('"limits" must be a JSON object');
+  for (const [name, value] of Object.entries(limits)) {
+    if (!(name in DEFAULT_LIMITS)) throw new ConfigError(`limits: unknown limit "${name}" (known: ${Object.keys(DEFAULT_LIMITS).join(', ')})`);
+    if (!Number.isSafeInteger(value) || (value as number) < 1) throw new ConfigError(`limits: ${name} must be a positive whole number, got ${JSON.stringify(value)}`);
+  }
+  const accounts = (limits as Partial<EngineLimits>).maxAccounts;
+  if (accounts !== undefined && accounts >= 0x7fffffff) throw new ConfigError('limits: maxAccounts must be below 2147483647 (a 31-bit account id)');
+}
+
+const MARKETS_FILE_KEYS = new Set(['assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs']);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The markets file parsed, or a one-line ConfigError naming the file. */
+function readMarketsFile(file: string): MarketsFile {
+  const path = resolve(file);
+  const oneLine = (error: unknown) => (error as Error).message.replace(/\s+/g, ' ');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`markets file ${path}: ${oneLine(error)}`);
+  }
+  try {
+    return JSON.parse(text) as MarketsFile;
+  } catch (error) {
+    throw new ConfigError(`markets file ${path} is not valid JSON: ${oneLine(error)}`);
+  }
 }
 
 type Flags = Record<string, string | true>;
@@ -371,6 +435,14 @@ function integerSetting(text: string | undefined, fallback: number, what: string
   return value;
 }
 
+/** An on/off environment variable: unset or "1" is on, "0" is off; anything else ("false") is refused. */
+function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = env[name];
+  if (value === undefined || value === '1') return true;
+  if (value === '0') return false;
+  throw new ConfigError(`${name} must be 0 or 1, got "${value}"`);
+}
+
 const KNOWN_FLAGS = new Set([
   'host', 'port', 'admin-port', 'data-dir', 'front-threads', 'speed-bump-ms', 'config', 'no-demo',
   'inbound-slots', 'outbound-slots',
@@ -406,15 +478,16 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
   for (const name of Object.keys(flags)) {
     if (!KNOWN_FLAGS.has(name)) throw new ConfigError(`unknown flag --${name}`);
   }
+  // An empty value is refused rather than read as "unset": an empty --data-dir would otherwise
+  // put the journal in the working directory.
   const pick = (flag: string, envName: string): string | undefined => {
     const value = flags[flag];
-    if (value === true) throw new ConfigError(`--${flag} needs a value`);
+    if (value === true || value === '') throw new ConfigError(`--${flag} needs a value`);
+    if (value === undefined && env[envName] === '') throw new ConfigError(`${envName} is set but empty`);
     return value ?? env[envName];
   };
   const file = pick('config', 'CONFIG_FILE');
-  const markets: MarketsFile = file
-    ? (JSON.parse(readFileSync(resolve(file), 'utf8')) as MarketsFile)
-    : DEFAULT_MARKETS;
+  const markets: MarketsFile = file ? readMarketsFile(file) : DEFAULT_MARKETS;
   return buildConfig(markets, {
     host: pick('host', 'HOST') ?? '0.0.0.0',
     port: integerSetting(pick('port', 'PORT'), 8080, 'port', 0, 65535),
@@ -422,13 +495,13 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     dataDir: resolve(pick('data-dir', 'DATA_DIR') ?? './data'),
     frontThreads: integerSetting(pick('front-threads', 'FRONT_THREADS'), 2, 'front threads', 1, 64),
     speedBumpMs: integerSetting(pick('speed-bump-ms', 'SPEED_BUMP_MS'), 100, 'speed bump (ms)', 0, 60_000),
-    demoAccounts: flags['no-demo'] !== true && env.DEMO_ACCOUNTS !== '0',
+    demoAccounts: flags['no-demo'] !== true && envSwitch(env, 'DEMO_ACCOUNTS'),
     inboundSlotCount: integerSetting(pick('inbound-slots', 'INBOUND_SLOTS'), 4096, 'inbound slots', 2, 1 << 20),
     outboundSlotCount: integerSetting(pick('outbound-slots', 'OUTBOUND_SLOTS'), 65536, 'outbound slots', 2, 1 << 22),
     // issue 6 (durability)
     snapshotEvery: integerSetting(pick('snapshot-every', 'SNAPSHOT_EVERY'), DEFAULT_SNAPSHOT_EVERY, 'snapshot interval (commands)', 0, Number.MAX_SAFE_INTEGER),
     snapshotKeep: integerSetting(pick('snapshot-keep', 'SNAPSHOT_KEEP'), DEFAULT_SNAPSHOT_KEEP, 'snapshots kept', 1, 1000),
-    compactJournal: flags['no-compact'] !== true && env.COMPACT_JOURNAL !== '0',
+    compactJournal: flags['no-compact'] !== true && envSwitch(env, 'COMPACT_JOURNAL'),
     // issue 5 (streams): uWS counts idle time in 4-second steps; under 8 s it would not ping first.
     wsIdleTimeoutS: integerSetting(pick('ws-idle-timeout-s', 'WS_IDLE_TIMEOUT_S'), DEFAULT_WS_IDLE_TIMEOUT_S, 'WebSocket idle timeout (s)', 8, 900),
     stallTimeoutMs: integerSetting(pick('stall-timeout-ms', 'STALL_TIMEOUT_MS'), DEFAULT_STALL_TIMEOUT_MS, 'stall timeout (ms)', 1000, 600_000),
@@ -461,13 +534,17 @@ function referenceSettings(file: MarketsFile): Pick<EngineConfig, 'referenceStep
 }
 
 export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig {
-  if (!Array.isArray(file.assets) || !Array.isArray(file.markets)) {
+  if (!isObject(file) || !Array.isArray(file.assets) || !Array.isArray(file.markets)) {
     throw new ConfigError('the markets file needs "assets" and "markets" arrays');
+  }
+  for (const key of Object.keys(file)) {
+    if (!MARKETS_FILE_KEYS.has(key)) throw new ConfigError(`the markets file has an unknown key "${key}" (known: ${[...MARKETS_FILE_KEYS].join(', ')})`);
   }
   for (const count of [settings.inboundSlotCount, settings.outboundSlotCount]) {
     if ((count & (count - 1)) !== 0) throw new ConfigError(`ring slot counts must be powers of two (${count})`);
   }
   validateAssets(file.assets);
+  validateLimits(file.limits);
   for (const name of ['makerFeeBps', 'takerFeeBps'] as const) {
     const bps = file[name];
     if (bps !== undefined && !(Number.isInteger(bps) && bps >= 0 && bps <= 10_000)) {
@@ -476,6 +553,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
   }
   const symbols = new Set<string>();
   const markets = file.markets.map((m, index) => {
+    validateMarketShape(m, index);
     if (symbols.has(m.symbol)) throw new ConfigError(`market ${m.symbol} is listed twice`);
     symbols.add(m.symbol);
     return buildMarket(m, index, file.assets);

@@ -2,7 +2,10 @@
 // could not hold exactly (a tick × step that is not a whole number of quote units, a lot finer
 // than the base asset, a notional beyond the safe-integer range).
 
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_MARKETS, buildMarket, loadConfig, type MarketConfig } from '../src/config.js';
 
 const base: MarketConfig = {
@@ -68,5 +71,112 @@ describe('configuration', () => {
   it('refuses limits off the grid and unknown assets', () => {
     expect(() => buildMarket({ ...base, tickSize: '0.05', minPrice: '0.01' }, 0, DEFAULT_MARKETS.assets)).toThrow(/minPrice 0.01 is off the grid/);
     expect(() => buildMarket({ ...base, baseSymbol: 'DOGE' }, 0, DEFAULT_MARKETS.assets)).toThrow(/unknown base asset DOGE/);
+  });
+});
+
+describe('configuration edges', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'exchange-config-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let files = 0;
+  /** Writes `text` (or `value` as JSON) to a new markets file and returns its path. */
+  const marketsFile = (value: unknown, text = JSON.stringify(value)): string => {
+    const path = join(dir, `markets-${++files}.json`);
+    writeFileSync(path, text);
+    return path;
+  };
+  /** The ConfigError message loading this configuration throws (fails the test if it loads). */
+  const refusal = (argv: string[], env: NodeJS.ProcessEnv = {}): string => {
+    try {
+      loadConfig(argv, env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as Error).message;
+      expect(message).not.toContain('\n');
+      return message;
+    }
+    throw new Error(`configuration ${JSON.stringify({ argv, env })} was accepted`);
+  };
+  const withFile = (value: unknown) => refusal(['--config', marketsFile(value)]);
+  const [sol, usdc] = [DEFAULT_MARKETS.assets[1], DEFAULT_MARKETS.assets[0]];
+  const solUsdc = DEFAULT_MARKETS.markets[0];
+
+  it('refuses out-of-range numbers from flags and environment', () => {
+    expect(refusal(['--port', '65536'])).toBe('port must be from 0 to 65535');
+    expect(refusal(['--front-threads', '0'])).toBe('front threads must be from 1 to 64');
+    expect(refusal(['--snapshot-keep', '0'])).toBe('snapshots kept must be from 1 to 1000');
+    expect(refusal(['--ws-idle-timeout-s', '7'])).toBe('WebSocket idle timeout (s) must be from 8 to 900');
+    expect(refusal([], { SPEED_BUMP_MS: '60001' })).toBe('speed bump (ms) must be from 0 to 60000');
+    expect(refusal([], { OUTBOUND_SLOTS: String(1 << 23) })).toBe(`outbound slots must be from 2 to ${1 << 22}`);
+    expect(refusal([], { PORT: '-1' })).toBe('port must be a whole number, got "-1"');
+    expect(refusal([], { ADMIN_PORT: '80.5' })).toBe('admin port must be a whole number, got "80.5"');
+    expect(refusal(['--snapshot-every', '9007199254740993'])).toMatch(/^snapshot interval \(commands\) must be from 0 to/);
+  });
+
+  it('refuses a flag without a value, an empty value and an empty environment variable', () => {
+    expect(refusal(['--data-dir'])).toBe('--data-dir needs a value');
+    expect(refusal(['--port', '--no-demo'])).toBe('--port needs a value');
+    // An empty value would otherwise mean the working directory (data dir) or no address (host).
+    expect(refusal(['--data-dir='])).toBe('--data-dir needs a value');
+    expect(refusal(['--host='])).toBe('--host needs a value');
+    expect(refusal([], { DATA_DIR: '' })).toBe('DATA_DIR is set but empty');
+    expect(refusal([], { CONFIG_FILE: '' })).toBe('CONFIG_FILE is set but empty');
+  });
+
+  it('refuses on/off environment variables other than 0 and 1', () => {
+    expect(refusal([], { COMPACT_JOURNAL: 'false' })).toBe('COMPACT_JOURNAL must be 0 or 1, got "false"');
+    expect(refusal([], { DEMO_ACCOUNTS: 'no' })).toBe('DEMO_ACCOUNTS must be 0 or 1, got "no"');
+    expect(loadConfig([], { COMPACT_JOURNAL: '0', DEMO_ACCOUNTS: '1' })).toMatchObject({ compactJournal: false, demoAccounts: true });
+  });
+
+  it('refuses a missing or malformed markets file, naming the file', () => {
+    const missing = join(dir, 'no-such.json');
+    expect(refusal(['--config', missing])).toMatch(new RegExp(`^markets file ${missing}: ENOENT`));
+    const truncated = marketsFile(null, '{"assets": [');
+    expect(refusal(['--config', truncated])).toMatch(new RegExp(`^markets file ${truncated} is not valid JSON: `));
+    // A parse error message quoting several lines of the file still comes out on one line.
+    const broken = marketsFile(null, '{\n  "assets": [],\n  "markets": [,]\n}');
+    expect(refusal(['--config', broken])).toMatch(new RegExp(`^markets file ${broken} is not valid JSON: `));
+    for (const value of [null, [], 'markets', {}, { assets: [], markets: {} }]) {
+      expect(withFile(value)).toBe('the markets file needs "assets" and "markets" arrays');
+    }
+    expect(withFile({ ...DEFAULT_MARKETS, makerFee: 1 })).toMatch(/^the markets file has an unknown key "makerFee"/);
+  });
+
+  it('refuses duplicate and malformed assets', () => {
+    expect(withFile({ assets: [usdc, sol, usdc], markets: [] })).toBe('asset USDC is listed twice');
+    expect(withFile({ assets: [null], markets: [] })).toBe('asset #1 is not a JSON object');
+    expect(withFile({ assets: [{ ...sol, symbol: 'sol' }], markets: [] })).toBe('asset "sol": bad symbol');
+    expect(withFile({ assets: [{ ...sol, decimals: 13 }], markets: [] })).toBe('asset SOL: decimals must be an integer from 0 to 12');
+    expect(withFile({ assets: [{ ...sol, decimals: '9' }], markets: [] })).toBe('asset SOL: decimals must be an integer from 0 to 12');
+    expect(withFile({ assets: [{ ...sol, blockchain: undefined }], markets: [] })).toBe('asset SOL: blockchain must be a non-empty string');
+  });
+
+  it('refuses duplicate and malformed markets', () => {
+    const assets = [usdc, sol];
+    expect(withFile({ assets, markets: [solUsdc, solUsdc] })).toBe('market SOL_USDC is listed twice');
+    expect(withFile({ assets, markets: [null] })).toBe('market #1 is not a JSON object');
+    expect(withFile({ assets, markets: [{ ...solUsdc, symbol: 'SOL.USDC' }] })).toMatch(/^market #1: bad symbol "SOL.USDC"/);
+    expect(withFile({ assets, markets: [{ ...solUsdc, symbol: 'sol_usdc' }] })).toMatch(/^market #1: bad symbol "sol_usdc"/);
+    expect(withFile({ assets, markets: [{ ...solUsdc, tickSize: 0.01 }] })).toBe('market SOL_USDC: tickSize must be a string');
+    expect(withFile({ assets, markets: [{ ...solUsdc, createdAt: undefined }] })).toBe('market SOL_USDC: createdAt must be a string');
+    expect(withFile({ assets, markets: [{ ...solUsdc, maxMultiplier: 2 }] })).toBe('market SOL_USDC: maxMultiplier must be a string');
+    const selfMarket = { ...solUsdc, symbol: 'SOL_SOL', quoteSymbol: 'SOL', maxPrice: '10', maxQuantity: '10' };
+    expect(withFile({ assets, markets: [selfMarket] })).toBe('market SOL_SOL: base and quote asset are both SOL');
+    expect(withFile({ assets, markets: [{ ...solUsdc, quoteSymbol: 'EUR' }] })).toBe('market SOL_USDC: unknown quote asset EUR');
+  });
+
+  it('refuses engine limits that are unknown, not positive whole numbers, or beyond an account id', () => {
+    const file = (limits: unknown) => withFile({ ...DEFAULT_MARKETS, limits });
+    expect(file({ maxAcounts: 10 })).toMatch(/^limits: unknown limit "maxAcounts"/);
+    expect(file({ maxAccounts: 0 })).toBe('limits: maxAccounts must be a positive whole number, got 0');
+    expect(file({ maxOrdersPerBook: -5 })).toBe('limits: maxOrdersPerBook must be a positive whole number, got -5');
+    expect(file({ maxOpenOrdersPerAccount: 1.5 })).toBe('limits: maxOpenOrdersPerAccount must be a positive whole number, got 1.5');
+    expect(file({ maxPriceLevelsPerSide: '100' })).toBe('limits: maxPriceLevelsPerSide must be a positive whole number, got "100"');
+    expect(file({ maxAccounts: 0x7fffffff })).toMatch(/^limits: maxAccounts must be below 2147483647/);
+    expect(file([])).toBe('"limits" must be a JSON object');
+    expect(withFile({ ...DEFAULT_MARKETS, makerFeeBps: -1 })).toBe('makerFeeBps must be an integer number of basis points from 0 to 10000');
+    expect(withFile({ ...DEFAULT_MARKETS, takerFeeBps: 10_001 })).toBe('takerFeeBps must be an integer number of basis points from 0 to 10000');
+    const accepted = loadConfig(['--config', marketsFile({ ...DEFAULT_MARKETS, limits: { maxAccounts: 7 } })], {});
+    expect(accepted.engine.limits).toMatchObject({ maxAccounts: 7, maxOpenOrdersPerAccount: 500 });
   });
 });
