@@ -173,8 +173,8 @@ describe('engine: price bands', () => {
       { note: 'B asks 75: on the edge, fills D at 125', do: cmd.place(B, 'ask', 75, 1), status: Filled, trades: [[125, 1]] },
       { note: 'the band follows the last trade (125): D bids 157 is out', do: cmd.place(D, 'bid', 157, 1), code: ResultCode.PriceOutOfBand },
       { note: 'C asks 156 is in', do: cmd.place(C, 'ask', 156, 1), status: New, book: { bids: [[50, 1]], asks: [[156, 1], [900, 1]] } },
-      { note: 'a market order stops at the band around the guarded reference (still 100: trades in the same minute do not move it): D market-buys 2 lots, 156 is beyond 125',
-        do: cmd.market(D, 'bid', { qtyLots: 2 }), status: Expired, reason: ExpiryReason.PriceBand, executed: 0 },
+      { note: 'a market order stops at the band around the last trade (125, up to 156.25): D market-buys 2 lots, fills 156, 900 is beyond',
+        do: cmd.market(D, 'bid', { qtyLots: 2 }), status: Expired, reason: ExpiryReason.PriceBand, executed: 1, trades: [[156, 1]] },
       { note: 'an unbanded market accepts any price in its limits', do: cmd.place(A, 'bid', 1, 1, { market: M1 }), status: New },
     ]);
   });

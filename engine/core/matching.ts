@@ -14,8 +14,9 @@
 // nothing); Expired InsufficientLiquidity when the book runs out, InsufficientFunds when a bid by
 // quantity spent the quote it locked; Expired PriceBand when the next level is beyond its band.
 // Either way what it still locks is released at the end. The band: in a banded market the sweep
-// stops at the band around a reference fixed when the order takes effect (the guarded reference
-// price of reference.ts, or for a market that never traded the best opposite price it meets): a
+// stops at the band around a reference fixed when the order takes effect (the last trade price,
+// the same reference as a limit order's band, or for a market that never traded the best opposite
+// price it meets): a
 // buy does not fill above reference × maxMultiplierBps / 10000, a sell not below
 // reference × minMultiplierBps / 10000, so a thin book cannot fill it at absurd prices.
 //
@@ -108,15 +109,15 @@ export function activateOrder(s: EngineState, taker: number): void {
 }
 
 /**
- * The reference whose band bounds a market order's sweep, fixed when it takes effect: the
- * market's guarded reference price, or for a market that never traded the best opposite price
- * it meets. 0 (unbounded) for an unbanded market, and for an empty opposite side (nothing to fill).
+ * The reference whose band bounds a market order's sweep, fixed when it takes effect: the last
+ * trade price (as for limit orders: the band follows the market as it trades), or for a market
+ * that never traded the best opposite price it meets. 0 (unbounded) for an unbanded market, and for an empty opposite side (nothing to fill).
  */
 function sweepReference(s: EngineState, taker: number): number {
   const marketIndex = s.pool.marketIndex[taker];
   if (s.catalog.markets[marketIndex].maxMultiplierBps === undefined) return 0;
   const book = s.books[marketIndex];
-  if (book.guardedReferenceTicks > 0) return book.guardedReferenceTicks;
+  if (book.bandReferenceTicks > 0) return book.bandReferenceTicks;
   const opposite = oppositeSide(s, taker);
   const best = opposite.best();
   return best === NO_LEVEL ? 0 : opposite.levelPrice[best];

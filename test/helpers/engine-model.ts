@@ -356,7 +356,7 @@ export class ModelExchange {
   /** Reference of the market order being matched (0: unbounded), fixed when it takes effect. */
   private sweepReference = 0;
 
-  /** A market order stops at the band around the guarded reference, or the first best price it meets. */
+  /** A market order stops at the band around the last trade price, or the first best price it meets. */
   private beyondSweepBand(o: ModelOrder, priceTicks: number): boolean {
     const m = o.market;
     if (o.orderType !== OrderType.Market || m.maxMultiplierBps === undefined || this.sweepReference === 0) return false;
@@ -382,8 +382,8 @@ export class ModelExchange {
     const opposite = o.side === Side.Bid ? Side.Ask : Side.Bid;
     let reason = ExpiryReason.None;
     const best = this.sideOrders(o.market, opposite)[0];
-    const guard = this.marketState.get(o.market.marketId)!.guardTicks;
-    this.sweepReference = o.orderType !== OrderType.Market || o.market.maxMultiplierBps === undefined ? 0 : guard || (best?.priceTicks ?? 0);
+    const last = this.marketState.get(o.market.marketId)!.lastPriceTicks;
+    this.sweepReference = o.orderType !== OrderType.Market || o.market.maxMultiplierBps === undefined ? 0 : last || (best?.priceTicks ?? 0);
     if (o.orderType === OrderType.Limit && this.outsideBand(o.market, o.priceTicks)) {
       reason = ExpiryReason.PriceBand;
     } else if ((o.flags & OrderFlag.PostOnly) !== 0 && best && this.crosses(o, best.priceTicks)) {
