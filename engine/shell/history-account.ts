@@ -328,7 +328,8 @@ export class AccountHistoryReader {
     // that stops early (its page filled before the ranges ran out) ends only this generator, so
     // the inner ones are ended here: an unfinished cursor keeps its read transaction alive after
     // lmdb-js has moved on to a newer one, pinning that snapshot, and with it every page freed
-    // after it, for the life of the thread (the file then grows by each write's copied pages).
+    // after it, until a garbage collection happens to reclaim the cursor (the file meanwhile grows
+    // by each write's copied pages).
     try {
       for (const prefix of prefixes) iterators.push(this.range(prefix, low, high, unpaged, 0));
       yield* mergeInOrder(iterators, prefixes[0].length, page.descending, page.offset);

@@ -195,17 +195,13 @@ export class LmdbJournalStore implements JournalStore {
   /**
    * Ends this thread's read snapshot now. lmdb-js keeps one read transaction per thread and ends
    * it from a zero-delay timer, that is, only when the thread returns to its event loop. A thread
-   * that never does (the engine worker after recovery) would otherwise hold its recovery snapshot
-   * for the life of the process, and LMDB cannot reuse any page freed after that snapshot: the
-   * file would grow with every write transaction instead of recycling its free pages.
+   * that does not (the engine worker after recovery, never; the journal worker, not while its
+   * commits keep settling as microtasks) would otherwise keep its snapshot, and LMDB cannot reuse
+   * any page freed after that snapshot: the file would grow by every write transaction's copied
+   * pages instead of recycling its free ones.
    */
   releaseReadSnapshot(): void {
     this.root.resetReadTxn();
-  }
-
-  /** The LMDB reader table (pid, thread, snapshot txn id per slot; "-" for an idle slot). */
-  readerList(): string {
-    return this.root.readerList();
   }
 
   async close(): Promise<void> {
