@@ -72,21 +72,22 @@ ${fanout.trim()}
 
 ${historySink.trim()}
 `;
-  // The end-to-end section (npm run bench:e2e, bench/e2e/report.ts) is written by another
-  // command: carry it over unchanged.
-  let e2eSection = '';
+  // The end-to-end section (npm run bench:e2e, bench/e2e/report.ts) and the soak section
+  // (npm run bench:soak, bench/soak.bench.ts) are written by other commands: carry them over.
+  let carried = '';
   try {
     const previous = readFileSync(resultsPath, 'utf8');
-    const begin = previous.indexOf('<!-- e2e:begin -->');
-    const end = previous.indexOf('<!-- e2e:end -->');
-    if (begin >= 0 && end > begin) {
+    for (const name of ['e2e', 'soak']) {
+      const begin = previous.indexOf(`<!-- ${name}:begin -->`);
+      const end = previous.indexOf(`<!-- ${name}:end -->`);
+      if (begin < 0 || end <= begin) continue;
       const headingAt = previous.lastIndexOf('\n## ', begin);
-      e2eSection = `\n${previous.slice(headingAt >= 0 ? headingAt + 1 : begin, end + '<!-- e2e:end -->'.length)}\n`;
+      carried += `\n${previous.slice(headingAt >= 0 ? headingAt + 1 : begin, end + `<!-- ${name}:end -->`.length)}\n`;
     }
   } catch {
     // no previous results
   }
-  writeFileSync(resultsPath, text + e2eSection);
+  writeFileSync(resultsPath, text + carried);
   process.stdout.write(`wrote ${resultsPath}\n`);
 }
 

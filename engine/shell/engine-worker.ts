@@ -63,10 +63,14 @@ function main(): void {
   // 1. Rebuild state: newest valid snapshot + the journal after it. Outputs of replayed commands
   //    were already delivered before the restart (or never acknowledged), so they only feed the
   //    digest check. The store stays open: this thread never returns to its event loop, where
-  //    lmdb-js would finish an asynchronous close, and an idle read-only handle costs nothing.
+  //    lmdb-js would finish an asynchronous close. For the same reason lmdb-js's timer that ends
+  //    the thread's read transaction never fires, so the snapshot recovery read through is
+  //    released here by hand: left open, it would pin every page freed after it and the journal
+  //    file would grow by every write transaction's copied pages for the life of the process.
   const store = new LmdbJournalStore(data.dataDir);
   const replayStarted = performance.now();
   const recovery = recover(store, data.engine, fingerprint);
+  store.releaseReadSnapshot();
   const replayMs = performance.now() - replayStarted;
   const exchange = recovery.exchange;
 

@@ -279,6 +279,33 @@ export interface TimeRange {
 
 const MAX_ID = Number.MAX_SAFE_INTEGER;
 
+type Entry = { key: HistoryKey; value: Buffer };
+
+/** Yields the entries of sorted iterators in one order (keys compared from index `tail` on), skipping `skip`. */
+function* mergeInOrder(iterators: Iterator<Entry>[], tail: number, descending: boolean, skip: number): Generator<Entry> {
+  const heads = iterators.map((it) => it.next());
+  const compare = (a: HistoryKey, b: HistoryKey): number => {
+    for (let i = tail; i < a.length; i++) if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number) ? -1 : 1;
+    return 0;
+  };
+  for (;;) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      if (heads[i].done) continue;
+      if (best < 0) best = i;
+      else {
+        const order = compare(heads[i].value!.key, heads[best].value!.key);
+        if (descending ? order > 0 : order < 0) best = i;
+      }
+    }
+    if (best < 0) return;
+    const entry = heads[best].value!;
+    heads[best] = iterators[best].next();
+    if (skip > 0) skip--;
+    else yield entry;
+  }
+}
+
 export class AccountHistoryReader {
   private readonly history: Database<Buffer, HistoryKey>;
   readonly settings: Database<unknown, HistoryKey>;
@@ -294,31 +321,20 @@ export class AccountHistoryReader {
    * The entries of several per-market prefixes (all of the same length) in one time order: a
    * k-way merge on the key parts after the prefix, skipping the page's offset.
    */
-  private *merged(prefixes: HistoryKey[], low: number, high: number, page: Page): Generator<{ key: HistoryKey; value: Buffer }> {
+  private *merged(prefixes: HistoryKey[], low: number, high: number, page: Page): Generator<Entry> {
     const unpaged = { ...page, offset: 0 };
-    const iterators = prefixes.map((prefix) => this.range(prefix, low, high, unpaged, 0));
-    const heads = iterators.map((it) => it.next());
-    const tail = prefixes[0].length;
-    const compare = (a: HistoryKey, b: HistoryKey): number => {
-      for (let i = tail; i < a.length; i++) if (a[i] !== b[i]) return (a[i] as number) < (b[i] as number) ? -1 : 1;
-      return 0;
-    };
-    let skip = page.offset;
-    for (;;) {
-      let best = -1;
-      for (let i = 0; i < heads.length; i++) {
-        if (heads[i].done) continue;
-        if (best < 0) best = i;
-        else {
-          const order = compare(heads[i].value!.key, heads[best].value!.key);
-          if (page.descending ? order > 0 : order < 0) best = i;
-        }
-      }
-      if (best < 0) return;
-      const entry = heads[best].value!;
-      heads[best] = iterators[best].next();
-      if (skip > 0) skip--;
-      else yield entry;
+    const iterators: Generator<Entry>[] = [];
+    // Every per-market iterator holds an LMDB cursor on this thread's read transaction. A caller
+    // that stops early (its page filled before the ranges ran out) ends only this generator, so
+    // the inner ones are ended here: an unfinished cursor keeps its read transaction alive after
+    // lmdb-js has moved on to a newer one, pinning that snapshot, and with it every page freed
+    // after it, until a garbage collection happens to reclaim the cursor (the file meanwhile grows
+    // by each write's copied pages).
+    try {
+      for (const prefix of prefixes) iterators.push(this.range(prefix, low, high, unpaged, 0));
+      yield* mergeInOrder(iterators, prefixes[0].length, page.descending, page.offset);
+    } finally {
+      for (const it of iterators) it.return(undefined);
     }
   }
 

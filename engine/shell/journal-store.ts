@@ -199,6 +199,18 @@ export class LmdbJournalStore implements JournalStore {
     return removed;
   }
 
+  /**
+   * Ends this thread's read snapshot now. lmdb-js keeps one read transaction per thread and ends
+   * it from a zero-delay timer, that is, only when the thread returns to its event loop. A thread
+   * that does not (the engine worker after recovery, never; the journal worker, not while its
+   * commits keep settling as microtasks) would otherwise keep its snapshot, and LMDB cannot reuse
+   * any page freed after that snapshot: the file would grow by every write transaction's copied
+   * pages instead of recycling its free ones.
+   */
+  releaseReadSnapshot(): void {
+    this.root.resetReadTxn();
+  }
+
   async close(): Promise<void> {
     await this.root.close();
   }

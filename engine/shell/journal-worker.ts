@@ -184,6 +184,12 @@ async function main(): Promise<void> {
 
   for (;;) {
     if (fatal !== null) throw fatal;
+    // Under sustained load this loop never returns to the event loop: a synchronous commit's
+    // promises settle as microtasks. lmdb-js ends this thread's read transaction (taken by the
+    // sinks' start-up reads, snapshot checks and compaction) only from a timer, which would then
+    // never run, and the pinned snapshot would stop LMDB from reusing any page freed after it. So
+    // each pass ends it by hand (a no-op when no read happened since the last pass).
+    store.releaseReadSnapshot();
     const seen = outbound.signalValue();
     const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(drain);
     if (writer.hasBatch()) {
