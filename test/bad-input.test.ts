@@ -1,4 +1,4 @@
-// Bad input (issue 4): every rejection is a JSON {code, message} with the status of the one error
+// Bad input: every rejection is a JSON {code, message} with the status of the one error
 // table (src/errors.ts), and changes nothing — balances and open orders are compared before and
 // after. Covers malformed JSON, an oversized body, unknown symbols and assets, invalid enums,
 // negative and off-grid decimals, numbers where strings belong, the reverse where real clients
