@@ -17,7 +17,7 @@ import { ordersBatchRoutes } from './orders-batch.js';
 import { historyRoutes } from './history.js';
 import { capitalTransferRoutes } from './capital-transfers.js';
 import { accountRoutes } from './account.js';
-import { notBuiltRoutes } from './not-built.js';
+import { notBuiltRoutes } from './not-built/index.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -37,7 +37,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...historyRoutes(front),
     ...capitalTransferRoutes(front),
     ...accountRoutes(front),
-    // later issues: answered 501 NOT_IMPLEMENTED until built
+    // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)
     ...notBuiltRoutes,
   ];
 }
