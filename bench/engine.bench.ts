@@ -23,7 +23,7 @@
 // commands equal to the hash of the naive reference model (test/helpers/engine-model.ts, far too
 // slow for the full stream) fed the same commands; otherwise FAIL and a non-zero exit code.
 // Baseline (performance-anchors.md, same workload, bare typed-array prototype without balances
-// or events): 11.7 M cmds/s, p99 0.31 µs; nodejs-order-book 153 k/s. Issue targets:
+// or events): 11.7 M cmds/s, p99 0.31 µs; nodejs-order-book 153 k/s. Targets:
 // ≥ 5 M cmds/s, p99 ≤ 2 µs, ≥ 30× the JS peer, ≤ 200 B per resting order.
 //
 // Run: `npx tsc -p tsconfig.json && node --expose-gc dist/bench/engine.bench.js`

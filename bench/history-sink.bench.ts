@@ -1,4 +1,4 @@
-// journalWithHistory: what the history sinks (account: issue 4, market: issue 5) cost the journal
+// journalWithHistory: what the history sinks (account and market) cost the journal
 // worker.
 //
 //   outbound records (pre-encoded, 256 B slots) ──► journal path: JournalWriter (output digest,

@@ -6,8 +6,8 @@
 //   engineCore       the matching engine alone on exchange-core's command mix, against
 //                    nodejs-order-book fed the same stream, with a state-hash check
 //   journal          durable append rate, group-commit ack latency and replay rate, against raw
-//                    lmdb puts and reads (issue 6)
-//   journalWithAccountHistory (issue 4)  the journal worker's path with the account history sink,
+//                    lmdb puts and reads
+//   journalWithAccountHistory  the journal worker's path with the account history sink,
 //                    against the journal path alone
 //
 // Each suite measures its subject next to its baseline in the same run and reports medians of
@@ -20,7 +20,7 @@ import { runRingBench } from './ring.bench.js';
 import { runVerifyBench } from './verify.bench.js';
 import { runEngineBench } from './engine.bench.js';
 import { runJournalBench } from './journal.bench.js';
-// issue 5: stream fan-out
+// Stream fan-out
 import { runFanoutBench } from './fanout.bench.js';
 import { runHistorySinkBench } from './history-sink.bench.js';
 
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const engine = await runEngineBench();
   process.stdout.write('journal…\n');
   const journal = await runJournalBench();
-  // issue 5: stream fan-out
+  // Stream fan-out
   process.stdout.write('stream fan-out…\n');
   const fanout = await runFanoutBench();
   process.stdout.write('account history sink…\n');

@@ -46,7 +46,7 @@ import type {
   DepthRec,
   AccountRec,
   MarketRec,
-  // issue 3 (engine)
+  // Order book states and fee rates
   MarketStateRec,
   FeeRatesRec,
 } from './types.js';
@@ -78,7 +78,7 @@ export const DEPTH_BYTES = 56;
 export const ACCOUNT_BYTES = 64;
 /** MarketRecord.sizeOf() */
 export const MARKET_BYTES = 48;
-// issue 3 (engine)
+// Order book states and fee rates
 /** MarketStateRecord.sizeOf() */
 export const MARKET_STATE_BYTES = 32;
 /** FeeRatesRecord.sizeOf() */
@@ -202,7 +202,7 @@ const M_LAST_TRADE_ID = 32;
 const M_MARKET_ID = 40;
 const M_PAD = 42; // 6 bytes
 
-// issue 3 (engine)
+// Order book states and fee rates
 // MarketStateRecord
 const MS_MARKET_ID = 24;
 const MS_STATE = 26;
@@ -814,7 +814,7 @@ export function readMarket(dv: DataView, off: number, r: MarketRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// issue 3 (engine): MarketStateRecord, FeeRatesRecord
+// MarketStateRecord, FeeRatesRecord
 
 export function newMarketStateRec(): MarketStateRec {
   return { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.MarketState, flags: 0, marketId: 0, state: 0 };

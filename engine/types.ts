@@ -21,7 +21,7 @@ export {
   OrderEvent,
   ResultCode,
   RecordType,
-  // issue 3 (engine)
+  // Order book states
   OrderBookState,
 } from '../schemas/generated/exchange/schema.js';
 import type {
@@ -37,7 +37,7 @@ import type {
   OrderEvent,
   ResultCode,
   RecordType,
-  // issue 3 (engine)
+  // Order book states
   OrderBookState,
 } from '../schemas/generated/exchange/schema.js';
 
@@ -64,7 +64,7 @@ export const OrderFlag = {
 export const HeaderFlag = {
   /** The last record of the response to one request. */
   Last: 1,
-  // issue 6 (durability):
+  // Durability
   /**
    * The last outbound record the engine wrote while applying one state-changing command (the
    * Stamped record itself when the command had no outputs): the journal worker closes that
@@ -190,7 +190,7 @@ export interface MarketRec extends RecordHeaderFields {
   marketId: number;
 }
 
-// issue 3 (engine): order book state and fee rates.
+// Order book state and fee rates.
 export interface MarketStateRec extends RecordHeaderFields {
   marketId: number;
   state: OrderBookState;
@@ -216,7 +216,7 @@ export interface RecordSink {
   depth(rec: DepthRec): void;
   account(rec: AccountRec): void;
   market(rec: MarketRec): void;
-  // issue 3 (engine)
+  // Order book states and fee rates
   marketState(rec: MarketStateRec): void;
   feeRates(rec: FeeRatesRec): void;
 }

@@ -92,14 +92,14 @@ export interface ServerConfig {
   assets: AssetConfig[];
   markets: MarketInfo[];
   engine: EngineConfig;
-  // issue 6 (durability):
+  // Durability
   /** Snapshot after this many commands since the last snapshot (0: only on the operator's request). */
   snapshotEvery?: number;
   /** Snapshot files kept; the journal keeps the records after the oldest of them. */
   snapshotKeep?: number;
   /** Remove journal records older than the oldest kept snapshot. */
   compactJournal?: boolean;
-  // issue 5 (streams):
+  // Streams
   /** Seconds of WebSocket silence before a protocol ping; a peer that does not answer is closed. */
   wsIdleTimeoutS?: number;
   /** Wrong withdrawal two-factor codes that lock an account's two-factor withdrawals. */
@@ -138,10 +138,10 @@ export const DEFAULT_RATE_LIMITS: RateLimitConfig = {
   wsMessagesPerS: 50,
 };
 
-// issue 6 (durability): snapshot and compaction defaults.
+// Snapshot and compaction defaults.
 export const DEFAULT_SNAPSHOT_EVERY = 1_000_000;
 export const DEFAULT_SNAPSHOT_KEEP = 2;
-// issue 5 (streams)
+// Streams
 export const DEFAULT_WS_IDLE_TIMEOUT_S = 60;
 // Withdrawal two-factor lockout: as exchanges commonly do, 5 wrong codes lock for 15 minutes.
 export const DEFAULT_TWO_FACTOR_MAX_FAILURES = 5;
@@ -446,9 +446,9 @@ function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean {
 const KNOWN_FLAGS = new Set([
   'host', 'port', 'admin-port', 'data-dir', 'front-threads', 'speed-bump-ms', 'config', 'no-demo',
   'inbound-slots', 'outbound-slots',
-  // issue 6 (durability)
+  // Durability
   'snapshot-every', 'snapshot-keep', 'no-compact',
-  // issue 5 (streams)
+  // Streams
   'ws-idle-timeout-s',
   'two-factor-max-failures', 'two-factor-lockout-s',
   'stall-timeout-ms', 'shutdown-timeout-ms',
@@ -498,11 +498,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     demoAccounts: flags['no-demo'] !== true && envSwitch(env, 'DEMO_ACCOUNTS'),
     inboundSlotCount: integerSetting(pick('inbound-slots', 'INBOUND_SLOTS'), 4096, 'inbound slots', 2, 1 << 20),
     outboundSlotCount: integerSetting(pick('outbound-slots', 'OUTBOUND_SLOTS'), 65536, 'outbound slots', 2, 1 << 22),
-    // issue 6 (durability)
+    // Durability
     snapshotEvery: integerSetting(pick('snapshot-every', 'SNAPSHOT_EVERY'), DEFAULT_SNAPSHOT_EVERY, 'snapshot interval (commands)', 0, Number.MAX_SAFE_INTEGER),
     snapshotKeep: integerSetting(pick('snapshot-keep', 'SNAPSHOT_KEEP'), DEFAULT_SNAPSHOT_KEEP, 'snapshots kept', 1, 1000),
     compactJournal: flags['no-compact'] !== true && envSwitch(env, 'COMPACT_JOURNAL'),
-    // issue 5 (streams): uWS counts idle time in 4-second steps; under 8 s it would not ping first.
+    // uWS counts idle time in 4-second steps; under 8 s it would not ping first.
     wsIdleTimeoutS: integerSetting(pick('ws-idle-timeout-s', 'WS_IDLE_TIMEOUT_S'), DEFAULT_WS_IDLE_TIMEOUT_S, 'WebSocket idle timeout (s)', 8, 900),
     stallTimeoutMs: integerSetting(pick('stall-timeout-ms', 'STALL_TIMEOUT_MS'), DEFAULT_STALL_TIMEOUT_MS, 'stall timeout (ms)', 1000, 600_000),
     shutdownTimeoutMs: integerSetting(pick('shutdown-timeout-ms', 'SHUTDOWN_TIMEOUT_MS'), DEFAULT_SHUTDOWN_TIMEOUT_MS, 'shutdown timeout (ms)', 1000, 600_000),

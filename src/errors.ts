@@ -64,13 +64,13 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   [ResultCode.PostOnlyWouldTake]: apiError(400, 'INVALID_ORDER', 'Order would immediately match and take'),
   [ResultCode.PriceOutOfBand]: apiError(400, 'INVALID_PRICE', 'Price is too far from the last active price'),
   [ResultCode.WouldSelfTrade]: apiError(400, 'INVALID_ORDER', 'Order would trade with itself'),
-  // issue 3 (engine): order book states and operator commands
+  // Order book states and operator commands
   [ResultCode.MarketCancelOnly]: apiError(400, 'INVALID_ORDER', 'Order book is cancel-only'),
   [ResultCode.MarketLimitOnly]: apiError(400, 'INVALID_ORDER', 'Order book accepts limit orders only'),
   [ResultCode.MarketPostOnly]: apiError(400, 'INVALID_ORDER', 'Order book accepts post-only orders only'),
   [ResultCode.InvalidOrderBookState]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Invalid orderBookState'),
   [ResultCode.FeeRateOutOfRange]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Fee rates must be whole basis points from 0 to 10000'),
-  // issue 4 (capital)
+  // Capital
   [ResultCode.DustNotEligible]: apiError(400, 'PRECONDITION_FAILED', 'Not a dust balance: it must be positive, not in open orders and below the minimum order quantity'),
   [ResultCode.DustNoMarkPrice]: apiError(400, 'PRECONDITION_FAILED', 'The asset has no mark price yet (its USDC market has not traded)'),
   [ResultCode.DustTreasuryShort]: apiError(400, 'PRECONDITION_FAILED', 'Dust conversion is unavailable: the exchange cannot pay it out now'),
@@ -102,7 +102,7 @@ export const Errors = {
   invalidPrice: (message: string) => apiError(400, 'INVALID_PRICE', message),
   invalidQuantity: (message: string) => apiError(400, 'INVALID_QUANTITY', message),
   invalidAsset: (symbol: string) => apiError(400, 'INVALID_ASSET', `Invalid asset: ${symbol}`),
-  // issue 4 (account, capital, replay protection)
+  // Account, capital, replay protection
   requestReplayed: apiError(401, 'UNAUTHORIZED', 'Request replayed: this signature was already used'),
   signedBeforeRestart: apiError(401, 'UNAUTHORIZED', 'Request signed before the server restarted; sign it again'),
   replayTableFull: apiError(429, 'TOO_MANY_REQUESTS', 'Too many signed requests in flight within their windows, retry'),

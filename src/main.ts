@@ -228,7 +228,7 @@ async function main(): Promise<void> {
     consumerCount: 1 + config.frontThreads,
   });
   const control = Control.create();
-  const replayGuard = ReplayGuard.create(); // issue 4: one table for every front thread
+  const replayGuard = ReplayGuard.create(); // one table for every front thread
   const rateLimitTables = createRateLimitTables();
   const workers: Worker[] = [];
   let stopping = false;

@@ -1,4 +1,4 @@
-// Account endpoints (issue 4) against the real server: account settings (GET/PATCH, stored and
+// Account endpoints against the real server: account settings (GET/PATCH, stored and
 // returned across a restart), collateral valued at last trade prices with exact arithmetic,
 // order and withdrawal limits, and dust conversion with the spec's preconditions and its 95%
 // payout rounded down, recorded in dust history.

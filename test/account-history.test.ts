@@ -1,4 +1,4 @@
-// Account history from LMDB (issue 4), against the real server: orders (final and open states),
+// Account history from LMDB, against the real server: orders (final and open states),
 // fills with fees, deposits, withdrawals (pending, then confirmed by the simulated chain) and
 // their filters and paging, all surviving a restart. Also the two-factor rule and the address
 // book, and that refused withdrawals change no balance.

@@ -1,4 +1,4 @@
-// Bad input (issue 4): every rejection is a JSON {code, message} with the status of the one error
+// Bad input: every rejection is a JSON {code, message} with the status of the one error
 // table (src/errors.ts), and changes nothing — balances and open orders are compared before and
 // after. Covers malformed JSON, an oversized body, unknown symbols and assets, invalid enums,
 // negative and off-grid decimals, numbers where strings belong, the reverse where real clients
@@ -143,13 +143,13 @@ describe('bad input against the server changes nothing', () => {
     expect((await signed(server.base, account, 'GET', '/api/v1/orders', 'orderQueryAll', { marketType: 'PERP' })).body).toEqual([]);
   });
 
-  it('answers endpoints of later issues with 501 NOT_IMPLEMENTED (ccxt: OperationFailed, not "exchange down")', async () => {
+  it('answers endpoints of product families not offered yet with 501 NOT_IMPLEMENTED (ccxt: OperationFailed, not "exchange down")', async () => {
     for (const [method, path] of [['GET', '/api/v1/markPrices'], ['GET', '/api/v1/position'], ['POST', '/api/v1/rfq'], ['DELETE', '/api/v1/strategies'], ['GET', '/wapi/v1/history/funding']]) {
       const response = await fetch(`${server.base}${path}`, { method, body: method === 'GET' ? undefined : '{}' });
       expect(response.status, path).toBe(501);
       expect(await response.json(), path).toEqual({ code: 'NOT_IMPLEMENTED', message: `${method} ${path} is not implemented yet` });
     }
-    expect((await fetch(`${server.base}/api/v1/vaults`)).status).toBe(404);
+    expect((await fetch(`${server.base}/api/v1/no-such-endpoint`)).status).toBe(404);
   });
 
   it('answers HEAD without a body, so a pipelined request after it is read correctly', async () => {

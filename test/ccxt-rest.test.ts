@@ -1,4 +1,4 @@
-// ccxt REST compatibility (issue 4): ccxt's backpack class, unchanged except for its base URL,
+// ccxt REST compatibility: ccxt's backpack class, unchanged except for its base URL,
 // against the real server — balances, every order type it can create, cancels, open orders,
 // order history, own trades with fees, deposits, withdrawals (through the simulated chain),
 // deposit addresses, status and time — asserting the values ccxt returns.

@@ -1,7 +1,7 @@
 // The smallest ccxt compatibility check: ccxt's backpack class, pointed at our server, loads the
 // markets, reads the balance a deposit made and the order book, and places, lists and cancels an
 // order. The full
-// suites (issues 4 and 5) build on test/helpers/ccxt.ts the same way.
+// suites build on test/helpers/ccxt.ts the same way.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestAccount, removeDir, startServer, tempDataDir, type RunningServer, type TestAccount } from './helpers/server.js';

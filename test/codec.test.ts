@@ -236,7 +236,7 @@ const cases: Case[] = [
     sample: () => ({ ...header(RecordType.Market), updateId: 2 ** 52 + 7, lastTradeId: MAX, marketId: 0xffff }),
     i64: [...HEADER_I64, 'updateId', 'lastTradeId'],
   },
-  // issue 3 (engine)
+  // Order book states and fee rates
   {
     name: 'MarketState',
     type: RecordType.MarketState,

@@ -1,4 +1,4 @@
-// Engine core capital commands (issue 4): Withdraw moves funds out at once and conservation reads
+// Engine core capital commands: Withdraw moves funds out at once and conservation reads
 // deposits − withdrawals; ConvertDust checks every precondition, pays 95% of the last trade price
 // rounded down out of the exchange's collected fees, and changes nothing when refused;
 // ConfirmWithdrawal changes no state. The harness checks invariants and conservation after every

@@ -1,4 +1,4 @@
-// Replay protection (issue 4): the shared table refuses a signature seen inside its window, frees
+// Replay protection: the shared table refuses a signature seen inside its window, frees
 // it when the window has passed, answers 'full' instead of accepting unchecked, and is shared by
 // threads (the same SharedArrayBuffer attached twice). Against the server, a signed request sent
 // twice is refused the second time, whichever front thread receives it, and a re-signed one passes.

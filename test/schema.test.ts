@@ -84,7 +84,7 @@ const bindings: Record<string, Binding> = {
   DepthRecord: { size: codec.DEPTH_BYTES, make: codec.newDepthRec, write: codec.writeDepth as any, read: codec.readDepth as any, fixedType: RecordType.Depth },
   AccountRecord: { size: codec.ACCOUNT_BYTES, make: codec.newAccountRec, write: codec.writeAccount as any, read: codec.readAccount as any, fixedType: RecordType.Account },
   MarketRecord: { size: codec.MARKET_BYTES, make: codec.newMarketRec, write: codec.writeMarket as any, read: codec.readMarket as any, fixedType: RecordType.Market },
-  // issue 3 (engine)
+  // Order book states and fee rates
   MarketStateRecord: { size: codec.MARKET_STATE_BYTES, make: codec.newMarketStateRec, write: codec.writeMarketState as any, read: codec.readMarketState as any, fixedType: RecordType.MarketState },
   FeeRatesRecord: { size: codec.FEE_RATES_BYTES, make: codec.newFeeRatesRec, write: codec.writeFeeRates as any, read: codec.readFeeRates as any, fixedType: RecordType.FeeRates },
   // The journal value: the codec's Stamped record at offset 0, the u32 output digest at
@@ -408,7 +408,7 @@ describe.each([...structs.keys()])('%s: codec and generated code read the same b
       const again = slab(size, 0xee);
       b.write(again.dv, 0, o);
       const want = built.slice();
-      if (b.fixedType !== undefined) want[22] = b.fixedType; // RecordHeader.type, at the record's start
+      if (b.fixedType !== undefined) want[22] = b.fixedType; // recordHeader.type, at the record's start
       expect(Array.from(again.bytes)).toEqual(Array.from(want));
     }
   });

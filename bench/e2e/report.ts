@@ -50,49 +50,74 @@ function statusText(statuses: Record<string, Record<string, number>>): string {
 
 interface WsKind { fromEngine: HistogramSummary; fromFront: HistogramSummary }
 
-/** The figures against their ceilings and targets. */
-export function headlineTable(r: E2EResults): string {
+/** One figure: what was measured, what bounds it in the same run, and the goal set for it. */
+interface Row {
+  figure: string;
+  measured: string;
+  reference: string;
+  ratio: string;
+  target: string;
+  verdict: string;
+}
+
+function headlineRows(r: E2EResults): Row[] {
   const fronts = r.options.frontThreads;
   const verifyCores = Math.min(fronts, r.cores);
   const verifyCeiling = r.ceilings.verify.oneThread.perSecond * verifyCores;
   const closed = r.closed.median;
   const hello = r.ceilings.hello.median.throughputPerS;
-  const depth = Object.entries(r.reads)[0];
   const engineIdle = r.phases.find((p) => p.name === 'idle')?.cpu.engine;
   // Other processes on this shared machine take CPU from the server and the client: say how much.
   const foreign = (name: string): string => {
     const f = r.phases.find((p) => p.name.startsWith(name))?.cpu['machine foreign'];
     return f === undefined ? '' : ` (other processes used ${f} % of a core meanwhile)`;
   };
-  const rows: string[][] = [
-    ['signed orders/s, closed loop, ' + `${closed.connections} connections (median of ${r.closed.runs.length}: ${r.closed.runs.map(n).join(', ')})`,
-      `**${n(closed.throughputPerS)}/s**${foreign('closed loop')}`,
-      `verification ceiling of the ${verifyCores} core(s) the ${fronts} front threads can use: ${n(verifyCeiling)}/s (${n(r.ceilings.verify.oneThread.perSecond)}/s per core); target ≥ 90 %`,
-      `${pct(closed.throughputPerS / verifyCeiling)}: ${verdict(closed.throughputPerS >= 0.9 * verifyCeiling)}`],
-    ['the same, against an unsigned uWebSockets.js hello-world POST server (same client, same bytes)',
-      `${n(closed.throughputPerS)}/s`, `${n(hello)} req/s (${fronts} threads)`, pct(closed.throughputPerS / hello)],
-    ['unloaded durable ack latency, 1 connection, 1 order at a time: p50 / p99',
-      `**${us(r.unloaded.p50Us)} / ${us(r.unloaded.p99Us)}**${foreign('unloaded')}`,
-      `target ≤ 200 µs / ≤ 600 µs; floor: one durable LMDB commit ${us(r.ceilings.durableCommit.p50Us)} / ${us(r.ceilings.durableCommit.p99Us)} + one verify ${us(r.ceilings.verify.oneThread.microsPerVerify)}`,
-      `${verdict(r.unloaded.p50Us <= 200)} / ${verdict(r.unloaded.p99Us <= 600)}`],
-    [`open loop at 70 % (${n(r.open.targetRatePerS ?? 0)}/s, ${r.open.connections} connections; achieved ${n(r.open.throughputPerS)}/s): p50 / p90 / p99 / p99.9 / max from intended send time`,
-      `**${latencyCells(r.open.latency)}**${foreign('open loop')}`, 'target p99 ≤ 5 ms', verdict(r.open.latency.p99Us <= 5000)],
+  const rows: Row[] = [
+    { figure: `signed orders/s, closed loop, ${closed.connections} connections (median of ${r.closed.runs.length}: ${r.closed.runs.map(n).join(', ')})`,
+      measured: `**${n(closed.throughputPerS)}/s**${foreign('closed loop')}`,
+      reference: `verification ceiling of the ${verifyCores} core(s) the ${fronts} front threads can use: ${n(verifyCeiling)}/s (${n(r.ceilings.verify.oneThread.perSecond)}/s per core)`,
+      ratio: pct(closed.throughputPerS / verifyCeiling),
+      target: '≥ 90 % of the verification ceiling', verdict: verdict(closed.throughputPerS >= 0.9 * verifyCeiling) },
+    { figure: 'the same, against an unsigned uWebSockets.js hello-world POST server (same client, same bytes)',
+      measured: `${n(closed.throughputPerS)}/s`, reference: `${n(hello)} req/s (${fronts} threads)`, ratio: pct(closed.throughputPerS / hello),
+      target: '—', verdict: '—' },
+    { figure: 'unloaded durable ack latency, 1 connection, 1 order at a time: p50 / p99',
+      measured: `**${us(r.unloaded.p50Us)} / ${us(r.unloaded.p99Us)}**${foreign('unloaded')}`,
+      reference: `floor: one durable LMDB commit ${us(r.ceilings.durableCommit.p50Us)} / ${us(r.ceilings.durableCommit.p99Us)} + one verify ${us(r.ceilings.verify.oneThread.microsPerVerify)}`,
+      ratio: '—', target: '≤ 200 µs / ≤ 600 µs', verdict: `${verdict(r.unloaded.p50Us <= 200)} / ${verdict(r.unloaded.p99Us <= 600)}` },
+    { figure: `open loop at 70 % (${n(r.open.targetRatePerS ?? 0)}/s, ${r.open.connections} connections; achieved ${n(r.open.throughputPerS)}/s): p50 / p90 / p99 / p99.9 / max from intended send time`,
+      measured: `**${latencyCells(r.open.latency)}**${foreign('open loop')}`, reference: '—', ratio: '—',
+      target: 'p99 ≤ 5 ms', verdict: verdict(r.open.latency.p99Us <= 5000) },
   ];
-  if (depth) {
-    rows.push([`public reads, ${depth[0]}, per front thread`, `**${n(depth[1].perFrontThread)}/s** (${n(depth[1].throughputPerS)}/s total)`, 'target ≥ 30,000/s per front thread', verdict(depth[1].perFrontThread >= 30_000)]);
+  Object.entries(r.reads).forEach(([name, v], i) => {
+    const rate = `${n(v.perFrontThread)}/s`;
+    rows.push({ figure: `public reads, ${name}, per front thread`, measured: `${i === 0 ? `**${rate}**` : rate} (${n(v.throughputPerS)}/s total)`,
+      reference: '—', ratio: '—', target: '≥ 30,000/s per front thread', verdict: verdict(v.perFrontThread >= 30_000) });
+  });
+  if (engineIdle !== undefined) {
+    rows.push({ figure: 'engine thread CPU while idle', measured: `${engineIdle} % of a core`, reference: '—', ratio: '—',
+      target: 'must not burn a core', verdict: verdict(engineIdle < 20) });
   }
-  for (const [name, v] of Object.entries(r.reads).slice(1)) {
-    rows.push([`public reads, ${name}, per front thread`, `${n(v.perFrontThread)}/s (${n(v.throughputPerS)}/s total)`, 'target ≥ 30,000/s per front thread', verdict(v.perFrontThread >= 30_000)]);
-  }
-  if (engineIdle !== undefined) rows.push(['engine thread CPU while idle', `${engineIdle} % of a core`, 'must not burn a core', verdict(engineIdle < 20)]);
   const ws = r.websocket.openLoop as Record<string, WsKind>;
   for (const kind of ['depth', 'trade', 'orderUpdate']) {
     const k = ws[kind];
     if (!k || k.fromEngine.count === 0) continue;
-    rows.push([`WebSocket ${kind} delivery in the open-loop run, engine time T → received (p50 / p99; ${n(k.fromEngine.count)} messages)`,
-      `${us(k.fromEngine.p50Us)} / ${us(k.fromEngine.p99Us)}`, `front time E → received: ${us(k.fromFront.p50Us)} / ${us(k.fromFront.p99Us)}`, '—']);
+    rows.push({ figure: `WebSocket ${kind} delivery in the open-loop run, engine time T → received (p50 / p99; ${n(k.fromEngine.count)} messages)`,
+      measured: `${us(k.fromEngine.p50Us)} / ${us(k.fromEngine.p99Us)}`, reference: `front time E → received: ${us(k.fromFront.p50Us)} / ${us(k.fromFront.p99Us)}`,
+      ratio: '—', target: '—', verdict: '—' });
   }
-  return ['| figure | measured | ceiling or target (same run) | ratio / verdict |', '| --- | --- | --- | --- |', ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+  return rows;
+}
+
+/**
+ * The figures against what bounds them in the same run; with `targets`, also the goal set for
+ * each and whether it was met (bench/RESULTS.md only: the README keeps figures and ceilings).
+ */
+export function headlineTable(r: E2EResults, targets: boolean): string {
+  const head = ['figure', 'measured', 'ceiling, floor or reference (same run)', 'ratio', ...(targets ? ['target', 'verdict'] : [])];
+  const cells = (row: Row): string[] => [row.figure, row.measured, row.reference, row.ratio, ...(targets ? [row.target, row.verdict] : [])];
+  const line = (values: string[]): string => `| ${values.join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...headlineRows(r).map((row) => line(cells(row)))].join('\n');
 }
 
 function cpuTable(r: E2EResults): string {
@@ -117,7 +142,7 @@ export function resultsSection(r: E2EResults): string {
   const lines: string[] = [];
   lines.push(`Written by \`npm run bench:e2e\` on ${r.date.slice(0, 10)} (${r.machine}). Server: ${r.options.frontThreads} front threads, speed bump 0, durable acks (LMDB fsync before every response), loopback; the client runs on the same ${r.cores} cores.${r.options.quick ? ' **Quick mode: short phases, not for quoting.**' : ''}`);
   lines.push('');
-  lines.push(headlineTable(r));
+  lines.push(headlineTable(r, true));
   lines.push('');
   lines.push('Ceilings measured in the same run, before the server started:');
   lines.push('');
@@ -179,6 +204,6 @@ export function writeReport(root: string, r: E2EResults, write: boolean): void {
   writeFileSync(resultsPath, replaceBetween(results, RESULTS_BEGIN, RESULTS_END, section, '## End-to-end: signed orders over HTTP against the ceilings (bench/e2e)'));
   const readmePath = join(root, 'README.md');
   const readme = readFileSync(readmePath, 'utf8');
-  const table = `Latest \`npm run bench:e2e\` (${r.date.slice(0, 10)}, ${r.machine}; ${r.options.frontThreads} front threads, client on the same machine):\n\n${headlineTable(r)}`;
+  const table = `Latest \`npm run bench:e2e\` (${r.date.slice(0, 10)}, ${r.machine}; ${r.options.frontThreads} front threads, client on the same machine):\n\n${headlineTable(r, false)}`;
   writeFileSync(readmePath, replaceBetween(readme, README_BEGIN, README_END, table, '## End-to-end figures'));
 }

@@ -1,4 +1,4 @@
-// Capital commands (issue 4): funds leaving the exchange, dust conversion, and the simulated
+// Capital commands: funds leaving the exchange, dust conversion, and the simulated
 // chain's confirmation of a withdrawal.
 //
 // Withdraw moves available units out of the exchange at once: the account's available balance and

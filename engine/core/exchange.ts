@@ -121,16 +121,16 @@ export class Exchange {
         return this.cancelAll(cmd);
       case CommandKind.Tick:
         return;
-      // issue 6 (durability): the shell serialises the state after this apply; the core only
+      // The shell serialises the state after this apply; the core only
       // answers with the snapshot's sequence.
       case CommandKind.Snapshot:
         return s.out.result(ResultCode.Ok, seq, cmd.frontId, cmd.requestId);
-      // issue 3 (engine): operator commands
+      // Operator commands
       case CommandKind.SetMarketState:
         return setMarketState(s, cmd);
       case CommandKind.SetFeeRates:
         return setFeeRates(s, cmd);
-      // issue 4 (capital): see capital.ts
+      // Capital: see capital.ts
       case CommandKind.Withdraw:
         return withdraw(s, cmd);
       case CommandKind.ConvertDust:

@@ -35,7 +35,7 @@ export function validateState(s: EngineState): void {
     const cell = s.ledger.cell(pool.accountId[slot], s.lockAssetOf(slot));
     lockedExpected[cell] += s.lockUnitsOf(slot);
     if (state === OrderState.Pending) {
-      // issue 3 (engine): no pending order waits in a book whose state would refuse it.
+      // No pending order waits in a book whose state would refuse it.
       const postOnly = (pool.flags[slot] & OrderFlag.PostOnly) !== 0;
       assert(bookStateRefusal(s.books[pool.marketIndex[slot]].orderBookState, pool.isMarket(slot), postOnly) === ResultCode.Ok, 'a pending order waits in a book that refuses it');
       pendingPerMarket[pool.marketIndex[slot]]++;

@@ -92,7 +92,7 @@ export class Ledger {
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
   }
 
-  // issue 4 (capital): withdrawals and dust conversion.
+  // Withdrawals and dust conversion.
 
   /** available → out of the exchange: the asset's supply shrinks by the same amount. The caller checked available ≥ amount. */
   withdraw(accountId: number, assetIndex: number, amount: AmountUnits): void {

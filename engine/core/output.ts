@@ -30,7 +30,7 @@ import {
   type ResultCode,
   type ResultRec,
   type TradeRec,
-  // issue 3 (engine)
+  // Order book states and fee rates
   type MarketStateRec,
   type FeeRatesRec,
 } from '../types.js';
@@ -89,7 +89,7 @@ export class Output {
     updateId: 0, lastTradeId: 0, marketId: 0,
   };
 
-  // issue 3 (engine)
+  // Order book states and fee rates
   private readonly marketStateRec: MarketStateRec = {
     seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.MarketState, flags: 0, marketId: 0, state: 0,
   };
@@ -276,7 +276,7 @@ export class Output {
     this.sink.market(rec);
   }
 
-  // issue 3 (engine)
+  // Order book states and fee rates
   marketState(book: Book, frontId: number, requestId: number): void {
     const rec = this.marketStateRec;
     this.checkOpen();

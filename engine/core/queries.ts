@@ -21,7 +21,7 @@ export function runQuery(s: EngineState, cmd: Command): void {
       return queryOrder(s, cmd);
     case CommandKind.QuerySnapshot:
       return querySnapshot(s, cmd);
-    // issue 3 (engine)
+    // Fee rates
     case CommandKind.QueryFeeRates:
       return queryFeeRates(s, cmd);
     default:

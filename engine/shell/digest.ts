@@ -41,7 +41,7 @@ BYTES_BY_TYPE[RecordType.Balance] = BALANCE_BYTES;
 BYTES_BY_TYPE[RecordType.Depth] = DEPTH_BYTES;
 BYTES_BY_TYPE[RecordType.Account] = ACCOUNT_BYTES;
 BYTES_BY_TYPE[RecordType.Market] = MARKET_BYTES;
-// issue 3 (engine)
+// Order book states and fee rates
 BYTES_BY_TYPE[RecordType.MarketState] = MARKET_STATE_BYTES;
 BYTES_BY_TYPE[RecordType.FeeRates] = FEE_RATES_BYTES;
 

@@ -1,4 +1,4 @@
-// Account history in LMDB (issue 4): orders, fills, deposits, withdrawals and dust conversions
+// Account history in LMDB: orders, fills, deposits, withdrawals and dust conversions
 // per account, written by the journal worker in the same LMDB transaction as the journal batch
 // that produced them, and read by front threads through LMDB read transactions.
 //

@@ -28,8 +28,8 @@ import { osThreadId } from './thread-id.js';
 import { CLEAN_STOP_KEY, checkSnapshot } from './journal.js';
 import { LmdbJournalStore } from './journal-store.js';
 import { JournalWriter } from './journal-writer.js';
-import { MarketHistorySink } from './history-market.js'; // issue 5: trade and kline history
-import { AccountHistorySink } from './history-account.js'; // issue 4: account history
+import { MarketHistorySink } from './history-market.js'; // trade and kline history
+import { AccountHistorySink } from './history-account.js'; // account history
 
 export interface JournalWorkerData {
   dataDir: string;
@@ -70,14 +70,14 @@ async function main(): Promise<void> {
   const store = new LmdbJournalStore(data.dataDir);
   const writer = new JournalWriter(store, data.lastSeq, data.lastChecksum);
   const view = outbound.view;
-  const marketHistory = new MarketHistorySink(store.root); // issue 5: trade and kline history
-  const accountHistory = new AccountHistorySink(store.root); // issue 4: account history, same transaction
+  const marketHistory = new MarketHistorySink(store.root); // trade and kline history
+  const accountHistory = new AccountHistorySink(store.root); // account history, same transaction
 
   // The record loop: sees every outbound record, in order.
   const onRecord = (offset: number): boolean => {
-    // History sinks (issues 4 and 5) go here, one call each, before the journal's own handling.
-    marketHistory.onRecord(view, offset); // issue 5: trades and candles, same transaction
-    accountHistory.onRecord(view, offset); // issue 4: orders, fills, capital, same transaction
+    // History sinks go here, one call each, before the journal's own handling.
+    marketHistory.onRecord(view, offset); // trades and candles, same transaction
+    accountHistory.onRecord(view, offset); // orders, fills, capital, same transaction
     writer.onRecord(view, offset);
     return true;
   };
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
         control.setJournalState(JournalState.Draining);
       }
     }
-    marketHistory.endBatch(); // issue 5: the batch's candles
+    marketHistory.endBatch(); // the batch's candles
     return count;
   };
 

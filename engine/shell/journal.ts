@@ -251,7 +251,7 @@ export class DigestSink implements RecordSink {
     writeMarket(this.scratch, 0, rec);
     this.digest = digestRecord(this.scratch, 0, this.digest);
   }
-  // issue 3 (engine)
+  // Order book states and fee rates
   marketState(rec: Parameters<RecordSink['marketState']>[0]): void {
     writeMarketState(this.scratch, 0, rec);
     this.digest = digestRecord(this.scratch, 0, this.digest);

@@ -60,7 +60,7 @@ export class Sequencer {
       depth(rec) { writeDepth(out, next(), rec); },
       account(rec) { writeAccount(out, next(), rec); },
       market(rec) { writeMarket(out, next(), rec); },
-      // issue 3 (engine)
+      // Order book states and fee rates
       marketState(rec) { writeMarketState(out, next(), rec); },
       feeRates(rec) { writeFeeRates(out, next(), rec); },
     };

@@ -90,7 +90,7 @@ async function run(argv: string[]): Promise<unknown> {
     for (const name of options.keys()) throw new UsageError(`unknown option --${name}`);
     return adminRequest(port, 'POST', '/admin/snapshot', {});
   }
-  // issue 3 (engine): order book states and fee rates
+  // Order book states and fee rates
   if (command === 'set-market-state') {
     onlyOptions(options, ['symbol', 'state']);
     return setMarketState(port, required(options, 'symbol'), required(options, 'state'));
@@ -107,7 +107,7 @@ async function run(argv: string[]): Promise<unknown> {
     onlyOptions(options, ['account']);
     return getFeeRates(port, wholeNumber(options, 'account'));
   }
-  // issue 4 (capital): withdrawals to an address in the book need no two-factor code; others need
+  // Withdrawals to an address in the book need no two-factor code; others need
   // a TOTP code from the secret this prints (otpauth URI for an authenticator app).
   if (command === 'add-withdrawal-address') {
     onlyOptions(options, ['account', 'blockchain', 'address']);

@@ -84,7 +84,7 @@ export async function createAccount(port: number, options: { publicKey?: string;
   return pair ? { accountId, publicKey, secretKey: pair.secretKey, deposits } : { accountId, publicKey, deposits };
 }
 
-// issue 3 (engine): order book states and fee rates.
+// Order book states and fee rates.
 
 export interface MarketStateChange {
   symbol: string;

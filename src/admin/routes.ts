@@ -7,18 +7,18 @@
 //   GET  /admin/status    → {"status": "ok" | "stalled", "stallMs", "pipeline": what each thread is
 //                           doing (engine, journal, queued commands, seqLast, seqDurable, how far
 //                           each ring consumer is behind)}
-//   POST /admin/snapshot  → {"snapshotSeq": n}   (issue 6: a Snapshot command; the journal worker
+//   POST /admin/snapshot  → {"snapshotSeq": n}   (a Snapshot command; the journal worker
 //                           writes the file once n is durable and logs "snapshot written")
 //   POST /admin/markets/state {"symbol": "SOL_USDC", "orderBookState": "Closed"}
 //                         → {"symbol", "orderBookState", "cancelledOrders"}
 //   POST /admin/accounts/fees {"accountId": n, "makerFeeBps": 2, "takerFeeBps": 5}
 //                         → {"accountId", "makerFeeBps", "takerFeeBps"}
 //   GET  /admin/accounts/fees?accountId=n → {"accountId", "makerFeeBps", "takerFeeBps"}
-// (order book states and fee rates: issue 3; what each state does is in engine/core/operator.ts)
+// (order book states and fee rates; what each state does is in engine/core/operator.ts)
 //   POST /admin/address-book {"accountId": n, "blockchain": "Solana", "address": "..."}  → the entry
-//        marks a withdrawal address two-factor exempt for that account (issue 4)
+//        marks a withdrawal address two-factor exempt for that account
 //   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
-//        sets a new two-factor (TOTP) secret for the account's withdrawals (issue 4)
+//        sets a new two-factor (TOTP) secret for the account's withdrawals
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
@@ -64,7 +64,7 @@ function isFeeBps(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 10_000;
 }
 
-/** issue 3 (engine): order book state and fee rate commands. */
+/** Order book state and fee rate commands. */
 function operatorRoutes(front: FrontContext): Route[] {
   return [
     {
@@ -182,7 +182,7 @@ export function adminRoutes(front: FrontContext): Route[] {
         }, resultResponse(ctx, () => ({ accountId, asset: asset.symbol, quantity: body.quantity })));
       },
     },
-    // issue 6 (durability): the operator's snapshot trigger.
+    // The operator's snapshot trigger.
     {
       method: 'post',
       path: '/admin/snapshot',
@@ -192,7 +192,7 @@ export function adminRoutes(front: FrontContext): Route[] {
         }, resultResponse(ctx, (snapshotSeq) => ({ snapshotSeq })));
       },
     },
-    // issue 4 (capital): the withdrawal address book and two-factor secrets
+    // The withdrawal address book and two-factor secrets
     {
       method: 'post',
       path: '/admin/address-book',

@@ -32,9 +32,9 @@ export interface FrontContext {
   link: EngineLink;
   data: MarketData;
   log: Logger;
-  // issue 5: public trade and candle history (LMDB)
+  // Public trade and candle history (LMDB)
   history: MarketHistory;
-  /** issue 4: account history and settings, read from LMDB. */
+  /** Account history and settings, read from LMDB. */
   accountHistory: AccountHistoryReader;
   settings: AccountSettingsStore;
 }
@@ -47,7 +47,7 @@ export const scratch = {
   depth: newDepthRec(),
   account: newAccountRec(),
   market: newMarketRec(),
-  // issue 3 (engine)
+  // Order book states and fee rates
   marketState: newMarketStateRec(),
   feeRates: newFeeRatesRec(),
 };

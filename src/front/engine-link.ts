@@ -98,7 +98,7 @@ export class EngineLink {
     return this.pending.size;
   }
 
-  /** The journal's durable sequence now (issue 5: timer-driven streams check it before sending). */
+  /** The journal's durable sequence now (timer-driven streams check it before sending). */
   seqDurableNow(): number {
     return this.control.seqDurable();
   }

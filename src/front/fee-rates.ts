@@ -1,4 +1,4 @@
-// An account's fee rates, read from the engine (QueryFeeRates, issue 3): the basis points that
+// An account's fee rates, read from the engine (QueryFeeRates): the basis points that
 // GET /api/v1/account reports as spotMakerFee / spotTakerFee, and the admin endpoint shows.
 // The rates live in the engine only (set by the operator's SetFeeRates, journaled), so every
 // read goes through it and is as current as the engine at that point of the stream.

@@ -84,7 +84,7 @@ export function sendError(ctx: RequestContext, error: ApiError): void {
 export interface AuthSource {
   verifier: SignatureVerifier;
   accountIdForKey(apiKeyB64: string): number | undefined;
-  /** issue 4: refuses a signature already used inside its window, on any front thread. */
+  /** Refuses a signature already used inside its window, on any front thread. */
   replayGuard?: ReplayGuard;
   /** Per-key request limits: looked at before verification, charged after (rate-limits.ts). */
   rateLimits?: RateLimits;

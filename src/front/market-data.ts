@@ -89,7 +89,7 @@ export class MarketData {
     this.accountsByKey.set(Buffer.from(key).toString('base64'), accountId);
   }
 
-  /** issue 4: true when the account id is registered (accounts are dense: 1 … count). */
+  /** True when the account id is registered (accounts are dense: 1 … count). */
   hasAccount(accountId: number): boolean {
     for (const id of this.accountsByKey.values()) if (id === accountId) return true;
     return false;

@@ -199,7 +199,7 @@ export class Streams implements EventHandler {
         this.data.registerKey(scratch.account.key, scratch.account.accountId);
         return;
       }
-      // issue 3 (engine): the operator changed a market's order book state
+      // The operator changed a market's order book state
       case RecordType.MarketState:
         return this.onMarketState(view, offset);
       default:

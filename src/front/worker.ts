@@ -37,7 +37,7 @@ export interface FrontWorkerData {
   inboundSab: SharedArrayBuffer;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
-  /** issue 4: the replay guard shared by every front thread. */
+  /** The replay guard shared by every front thread. */
   replayGuardSab: SharedArrayBuffer;
   /** The request rate tables shared by every front thread. */
   rateLimitTables: RateLimitTables;
@@ -54,7 +54,7 @@ function main(): void {
     (error) => log.error({ err: error }, 'outbound record handler failed'),
   );
   const marketData = new MarketData(config);
-  // One LMDB environment per thread for both history readers (market: issue 5, account: issue 4).
+  // One LMDB environment per thread for both history readers (market and account).
   const marketHistory = new MarketHistory(config.dataDir);
   const accountHistory = new AccountHistoryReader(marketHistory.root, config.markets.length);
   const front: FrontContext = {
@@ -133,7 +133,7 @@ function main(): void {
             return;
           }
           listen();
-          if (data.serveAdmin) stopChain = startSimulatedChain(front); // issue 4: confirms withdrawals
+          if (data.serveAdmin) stopChain = startSimulatedChain(front); // confirms withdrawals
         } else {
           streams.onSnapshotRecord(type, view, offset);
         }

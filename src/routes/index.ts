@@ -8,16 +8,16 @@ import { depthRoutes } from './depth.js';
 import { capitalRoutes } from './capital.js';
 import { orderRoutes } from './order.js';
 import { ordersRoutes } from './orders.js';
-// issue 5: market history
+// Market history
 import { tickerRoutes } from './ticker.js';
 import { klinesRoutes } from './klines.js';
 import { tradesRoutes } from './trades.js';
 import { ordersBatchRoutes } from './orders-batch.js';
-// issue 4 (account and capital)
+// Account and capital
 import { historyRoutes } from './history.js';
 import { capitalTransferRoutes } from './capital-transfers.js';
 import { accountRoutes } from './account.js';
-import { notBuiltRoutes } from './not-built.js';
+import { notBuiltRoutes } from './not-built/index.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
   return [
@@ -27,17 +27,17 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...capitalRoutes(front),
     ...orderRoutes(front),
     ...ordersRoutes(front),
-    // issue 5: market history
+    // Market history
     ...tickerRoutes(front),
     ...klinesRoutes(front),
     ...tradesRoutes(front),
-    // issue 3 (engine): batch execution
+    // Batch execution
     ...ordersBatchRoutes(front),
-    // issue 4 (account and capital)
+    // Account and capital
     ...historyRoutes(front),
     ...capitalTransferRoutes(front),
     ...accountRoutes(front),
-    // later issues: answered 501 NOT_IMPLEMENTED until built
+    // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)
     ...notBuiltRoutes,
   ];
 }

@@ -24,7 +24,7 @@ export const STATUS_NAMES = [
 export const EXPIRY_REASON_NAMES = [
   null, 'ImmediateOrCancel', 'FillOrKill', 'PostOnlyTaker', 'SelfTradePrevention', 'InsufficientLiquidity', 'PriceOutOfBounds',
   'InsufficientFunds',
-  // issue 3 (engine): cancelled by the operator's SetMarketState
+  // Cancelled by the operator's SetMarketState
   'OrderBookClosed',
 ] as const;
 export const ORDER_EVENT_NAMES: Record<number, string> = {

@@ -259,7 +259,7 @@ export class EngineHarness {
         this.deposited.set(command.assetId, (this.deposited.get(command.assetId) ?? 0) + command.amountUnits);
       }
     }
-    // issue 4: a withdrawal leaves the exchange, so conservation counts deposits minus withdrawals.
+    // A withdrawal leaves the exchange, so conservation counts deposits minus withdrawals.
     if (command.kind === CommandKind.Withdraw) {
       const result = sink.records.find((r) => r.type === RecordType.Result && r.requestId === command.requestId);
       if (result && (result as ResultRec).code === ResultCode.Ok) {
