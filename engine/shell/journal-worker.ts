@@ -198,6 +198,10 @@ async function main(): Promise<void> {
       control.bumpJournalProgress();
       outbound.signal();
       startDurableSnapshots();
+      // Under sustained load a pass is always waiting, and awaiting only the flush never leaves
+      // the microtask queue: yield one macrotask turn (after seqDurable is published, so no
+      // acknowledgement waits for it) so that snapshot files and the stop request are handled.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       continue;
     }
     if (count === 0) {
