@@ -129,6 +129,8 @@ export interface SignedOptions {
   signWith?: string;
   /** Send this body text instead of the signed params (a tampered body). */
   bodyOverride?: string;
+  /** Leave the X-Window header out (the server then uses 5000 ms; sign with that window). */
+  omitWindowHeader?: boolean;
 }
 
 export interface ApiResponse {
@@ -160,8 +162,8 @@ export async function signed(
     'X-API-Key': account.publicKey,
     'X-Signature': signature,
     'X-Timestamp': String(timestamp),
-    'X-Window': String(window),
   };
+  if (!options.omitWindowHeader) headers['X-Window'] = String(window);
   let url = `${base}${path}`;
   let body: string | undefined;
   if (method === 'GET') {
