@@ -34,7 +34,7 @@ describe('account endpoints', () => {
     removeDir(dataDir);
   });
 
-  it('returns and updates account settings, with the configured fee rates', async () => {
+  it('returns and updates account settings, with the configured fee rates, and keeps them across a restart', async () => {
     const account = await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery');
     expect(account.status).toBe(200);
     expect(account.body).toMatchObject({ autoLend: false, spotMakerFee: '2', spotTakerFee: '5', limitOrders: 500, liquidating: false, leverageLimit: '1' });
@@ -49,6 +49,11 @@ describe('account endpoints', () => {
     expect(badLeverage.body.code).toBe('INVALID_CLIENT_REQUEST');
     expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ autoLend: true, leverageLimit: '2.5' });
     expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body.autoLend).toBe(false);
+    // Stored, not held in memory: a restart on the same data directory returns them.
+    expect(await server.stop()).toBe(0);
+    server = await startServer({ dataDir, args: ARGS });
+    expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ autoLend: true, leverageLimit: '2.5' });
+    expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ autoLend: false, leverageLimit: '1' });
   });
 
   it('reports the own fee rates of each account once the operator changes them', async () => {

@@ -72,7 +72,8 @@ describe('operator commands, batches and market order streams through the whole 
 
     expect(await adminCli(server.adminPort, ['set-market-state', '--symbol', 'SOL_USDC', '--state', 'PostOnly']))
       .toEqual({ symbol: 'SOL_USDC', orderBookState: 'PostOnly', cancelledOrders: 0 });
-    // Both front threads learn it from the engine's event; each answers from its own read model.
+    // Each front thread learns it from the engine's event and answers from its own read model;
+    // this reads the one front that serves the client's keep-alive connection.
     await waitUntil(async () => ((await bookState('SOL_USDC')) === 'PostOnly' ? true : undefined), 'PostOnly on GET market');
     const markets = (await get(server.base, '/api/v1/markets')).body;
     expect(markets.map((m: any) => [m.symbol, m.orderBookState])).toEqual([['SOL_USDC', 'PostOnly'], ['BTC_USDC', 'Open'], ['ETH_USDC', 'Open']]);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { OrderBookState, OrderStatus, ResultCode, type EngineConfig } from '../engine/types.js';
 import { EngineHarness } from './helpers/engine-harness.js';
 import { ModelExchange } from './helpers/engine-model.js';
-import { randomConfig, runRandomStream } from './helpers/engine-random.js';
+import { modelKinds, randomConfig, runRandomStream } from './helpers/engine-random.js';
 
 const SEED = 21;
 const STEPS = 1200;
@@ -14,7 +14,7 @@ const STEPS = 1200;
 /** Runs the seeded stream through the engine and `model`; returns the first seq where they differ, or -1. */
 function firstDifference(config: EngineConfig, model: ModelExchange): number {
   const h = new EngineHarness(config);
-  runRandomStream(h, SEED, STEPS);
+  runRandomStream(h, SEED, STEPS, { kinds: modelKinds(config) });
   let index = 0;
   for (const stamped of h.stream) {
     const expected = model.apply(stamped.command, stamped.seq, stamped.timeUs);

@@ -5,15 +5,18 @@
 // stream-wide rules (trade ids 1, 2, 3 … per market; depth update ids contiguous per market and
 // shared within one apply; exactly one final record per request; unique order ids), and the
 // stamped stream is replayed into a fresh engine, which must produce the same records and the
-// same state hash. A failing seed is printed; ENGINE_SEED=<n> reruns just that seed
-// (ENGINE_STEPS=<n> changes the length).
+// same state hash. The stream includes withdrawals, confirmations, dust conversions and snapshot
+// round trips (the engine is exported, imported into a fresh one, and the stream continues there),
+// so the replay also shows that continuing from a snapshot changes nothing. The fixed seeds run
+// every time, plus one fresh seed per run, named in its test; a failing seed is printed, and
+// ENGINE_SEED=<n> reruns just that seed (ENGINE_STEPS=<n> changes the length).
 import { describe, expect, it } from 'vitest';
-import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType } from '../engine/types.js';
-import { EngineHarness, QUOTE, cmd, replay, type Rec, type Stamped } from './helpers/engine-harness.js';
-import { randomConfig, runRandomStream } from './helpers/engine-random.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../engine/types.js';
+import { EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped } from './helpers/engine-harness.js';
+import { randomConfig, runRandomStream, seedLabel, seedsForRun } from './helpers/engine-random.js';
 
-const envSeed = process.env.ENGINE_SEED;
-const SEEDS = envSeed !== undefined ? [Number(envSeed)] : [1, 2, 3, 4, 5, 6, 7, 8];
+const FILE = 'test/engine-random.test.ts';
+const SEEDS = seedsForRun([1, 2, 3, 4, 5, 6, 7, 8]);
 const STEPS = Number(process.env.ENGINE_STEPS ?? 1500);
 
 /** Runs fn and, if it throws, says which seed to rerun. */
@@ -22,7 +25,7 @@ function withSeed(seed: number, fn: () => void): void {
     fn();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw new Error(`engine random stream failed with seed ${seed} (rerun: ENGINE_SEED=${seed} npx vitest run test/engine-random.test.ts)\n${message}`, { cause: error });
+    throw new Error(`engine random stream failed with seed ${seed} (rerun: ENGINE_SEED=${seed} npx vitest run ${FILE})\n${message}`, { cause: error });
   }
 }
 
@@ -80,43 +83,86 @@ function checkUniqueOrderIds(log: Rec[]): number {
   return ids.size;
 }
 
+/** Result codes per command kind over a run: "Withdraw:Ok" → count. */
+function outcomes(stream: Stamped[], log: Rec[]): Map<string, number> {
+  const kindOf = new Map(stream.map(({ command }) => [command.requestId, command.kind]));
+  const counts = new Map<string, number>();
+  for (const r of log) {
+    if (r.type !== RecordType.Result) continue;
+    const key = `${CommandKind[kindOf.get(r.requestId)!]}:${ResultCode[r.code]}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+const count = (counts: Map<string, number>, prefix: string): number =>
+  [...counts].filter(([key]) => key.startsWith(prefix)).reduce((sum, [, n]) => sum + n, 0);
+
 describe('engine: randomized streams', () => {
-  it.each(SEEDS)('seed %i: invariants, conservation and stream-wide id rules hold', (seed) => {
-    withSeed(seed, () => {
-      const config = randomConfig(seed);
-      const h = new EngineHarness(config);
-      runRandomStream(h, seed, STEPS);
-      checkTradeIds(h.log);
-      const depthChanges = checkDepthIds(h.log);
-      checkOneAnswerPerRequest(h.stream, h.log);
-      const orders = checkUniqueOrderIds(h.log);
-      // The stream must actually exercise the engine, or the checks above prove little.
-      expect(orders).toBeGreaterThan(STEPS / 4);
-      expect(h.log.filter((r) => r.type === RecordType.Trade).length).toBeGreaterThan(STEPS / 20);
-      expect(depthChanges).toBeGreaterThan(STEPS / 10);
-      expect(h.exchange.nextWakeUs()).toBe(-1);
+  for (const run of SEEDS) {
+    const { seed } = run;
+    it(`${seedLabel(run, FILE)}: invariants, conservation and stream-wide id rules hold`, () => {
+      if (run.fresh) console.info(`engine random stream: ${seedLabel(run, FILE)}`);
+      withSeed(seed, () => {
+        const config = randomConfig(seed);
+        const h = new EngineHarness(config);
+        runRandomStream(h, seed, STEPS);
+        checkTradeIds(h.log);
+        const depthChanges = checkDepthIds(h.log);
+        checkOneAnswerPerRequest(h.stream, h.log);
+        const orders = checkUniqueOrderIds(h.log);
+        // The stream must actually exercise the engine, or the checks above prove little: both
+        // books trade (the banded one too), and the capital commands and snapshot round trips ran.
+        expect(orders).toBeGreaterThan(STEPS / 4);
+        const trades = h.log.filter((r) => r.type === RecordType.Trade);
+        expect(trades.length).toBeGreaterThan(STEPS / 20);
+        expect(trades.filter((r) => r.marketId === M1).length).toBeGreaterThan(STEPS / 100);
+        expect(depthChanges).toBeGreaterThan(STEPS / 10);
+        const results = outcomes(h.stream, h.log);
+        expect(count(results, 'Withdraw:Ok')).toBeGreaterThan(0);
+        expect(count(results, 'ConfirmWithdrawal:Ok')).toBeGreaterThan(0);
+        expect(count(results, 'ConvertDust:')).toBeGreaterThan(0);
+        expect(h.snapshotRestarts).toBeGreaterThan(0);
+        expect(h.exchange.nextWakeUs()).toBe(-1);
+      });
     });
+  }
+
+  it('over the fixed seeds, dust conversions are paid and refused (for being ineligible and for want of a mark price)', () => {
+    const results = new Map<string, number>();
+    for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+      const h = new EngineHarness(randomConfig(seed));
+      runRandomStream(h, seed, STEPS);
+      for (const [key, n] of outcomes(h.stream, h.log)) results.set(key, (results.get(key) ?? 0) + n);
+    }
+    expect(count(results, 'ConvertDust:Ok')).toBeGreaterThan(0);
+    expect(count(results, 'ConvertDust:DustNotEligible')).toBeGreaterThan(0);
+    expect(count(results, 'ConvertDust:DustNoMarkPrice')).toBeGreaterThan(0);
   });
 });
 
 describe('engine: determinism', () => {
-  it.each(SEEDS.slice(0, 3))('seed %i: replaying the stamped stream gives the same records and state hash', (seed) => {
-    withSeed(seed, () => {
-      const config = randomConfig(seed);
-      const h = new EngineHarness(config);
-      runRandomStream(h, seed, Math.min(STEPS, 800));
-      const again = replay(config, h.stream);
-      expect(again.records).toEqual(h.log);
-      expect(again.exchange.stateHash()).toBe(h.exchange.stateHash());
-      // Replaying a prefix, then the rest, is the same as one pass (restart from the journal).
-      const cut = Math.floor(h.stream.length / 2);
-      const prefix = replay(config, h.stream.slice(0, cut));
-      expect(prefix.exchange.stateHash()).not.toBe(h.exchange.stateHash());
-      const rest = replay(config, []).exchange;
-      for (const { command, seq, timeUs } of h.stream) rest.apply(command, seq, timeUs, { result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {} });
-      expect(rest.stateHash()).toBe(h.exchange.stateHash());
+  for (const run of SEEDS.filter((r, i) => i < 3 || r.fresh)) {
+    const { seed } = run;
+    it(`${seedLabel(run, FILE)}: replaying the stamped stream (which crossed snapshot round trips) gives the same records and state hash`, () => {
+      withSeed(seed, () => {
+        const config = randomConfig(seed);
+        const h = new EngineHarness(config);
+        runRandomStream(h, seed, Math.min(STEPS, 800));
+        expect(h.snapshotRestarts).toBeGreaterThan(0);
+        const again = replay(config, h.stream);
+        expect(again.records).toEqual(h.log);
+        expect(again.exchange.stateHash()).toBe(h.exchange.stateHash());
+        // Replaying a prefix, then the rest, is the same as one pass (restart from the journal).
+        const cut = Math.floor(h.stream.length / 2);
+        const prefix = replay(config, h.stream.slice(0, cut));
+        expect(prefix.exchange.stateHash()).not.toBe(h.exchange.stateHash());
+        const rest = replay(config, []).exchange;
+        for (const { command, seq, timeUs } of h.stream) rest.apply(command, seq, timeUs, { result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {} });
+        expect(rest.stateHash()).toBe(h.exchange.stateHash());
+      });
     });
-  });
+  }
 
   it('the state hash covers balances, books and counters', () => {
     const config = randomConfig(11);

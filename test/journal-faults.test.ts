@@ -144,7 +144,7 @@ describe('journal fault injection', () => {
       expect(result.exchange.stateHash()).toBe(live.hashes[live.seq]);
     });
 
-    it(`seed ${seed}: crash between any two batches, with or without the unflushed batch`, async () => {
+    it(`seed ${seed}: a crash after a random number of committed batches recovers exactly the durable prefix`, async () => {
       const random = prng(seed);
       for (let trial = 0; trial < 4; trial++) {
         const { live } = await drive(seed + 100 * trial, randomInt(random, 50, 300));

@@ -50,8 +50,12 @@ describe('request signing', () => {
     const ok = await signed(server.base, alice, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, clientId: 1 });
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe('New');
-    const capital = await signed(server.base, alice, 'GET', '/api/v1/capital', 'balanceQuery');
-    expect(capital.body.USDC).toEqual({ available: '90', locked: '10', staked: '0' });
+    const withoutWindow = await signed(server.base, alice, 'POST', '/api/v1/order', 'orderExecute', { ...ORDER, clientId: 2 }, { omitWindowHeader: true });
+    expect(withoutWindow.status, withoutWindow.text).toBe(200);
+    expect(withoutWindow.body).toMatchObject({ status: 'New', clientId: 2 });
+    const capital = await signed(server.base, alice, 'GET', '/api/v1/capital', 'balanceQuery', {}, { omitWindowHeader: true });
+    expect(capital.status).toBe(200);
+    expect(capital.body.USDC).toEqual({ available: '80', locked: '20', staked: '0' });
   });
 
   it('refuses a signature made with another key, changing nothing', async () => {

@@ -1,32 +1,38 @@
 // Depth synchronisation with two front threads. Every front thread keeps its own copy of the
 // books from the outbound ring and serves both REST depth and the depth stream from it, so a
-// client may take its snapshot from one front and its stream from the other. This test opens
-// eight WebSocket connections and takes every REST snapshot on a fresh TCP connection; the kernel
-// spreads connections to the shared port over both fronts by their addresses (SO_REUSEPORT), so
-// both fronts serve some of them (the chance that sixteen connections all land on one front is
-// 2^-15). Every snapshot + stream pair must rebuild exactly the book every front reports at the end.
+// client may take its snapshot from one front and its stream from the other. The kernel spreads
+// connections to the shared port over both fronts (SO_REUSEPORT); the test reads which front
+// serves each connection (test/helpers/front-threads.ts) and opens WebSocket connections until
+// both fronts serve some, and takes each mid-stream REST snapshot from each front. Every
+// snapshot + stream pair must rebuild exactly the book that both fronts report at the end.
 
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestAccount, removeDir, signed, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount,
 } from './helpers/server.js';
 import { placeOrder } from './helpers/market-trades.js';
 import { BookReplica, StreamClient, assertContiguous } from './helpers/stream-client.js';
+import { frontOf } from './helpers/front-threads.js';
 
 interface Depth { bids: string[][]; asks: string[][]; lastUpdateId: string }
 
-/** GET depth on a new TCP connection (no keep-alive pool), so successive calls may reach either front. */
-function depthOnFreshConnection(port: number): Promise<Depth> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/api/v1/depth?symbol=SOL_USDC', agent: false, headers: { connection: 'close' } }, (res) => {
+/** Connections tried before concluding that the kernel never picks one of the fronts. */
+const MAX_TRIES = 40;
+
+/** GET depth on a new TCP connection, and the front that answered it (read while it is open). */
+function depthOnFreshConnection(server: RunningServer): Promise<{ depth: Depth; front: string }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  return new Promise<{ depth: Depth; front: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path: '/api/v1/depth?symbol=SOL_USDC', agent }, (res) => {
+      const clientPort = res.socket.localPort!;
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => { text += chunk; });
       res.on('end', () => {
         try {
           expect(res.statusCode).toBe(200);
-          resolve(JSON.parse(text) as Depth);
+          resolve({ depth: JSON.parse(text) as Depth, front: frontOf(server.child.pid!, server.port, clientPort) });
         } catch (error) {
           reject(error);
         }
@@ -34,7 +40,18 @@ function depthOnFreshConnection(port: number): Promise<Depth> {
     });
     req.on('error', reject);
     req.end();
-  });
+  }).finally(() => agent.destroy());
+}
+
+/** One depth snapshot from each of the two fronts (fresh connections until both answered). */
+async function depthFromBothFronts(server: RunningServer): Promise<Depth[]> {
+  const byFront = new Map<string, Depth>();
+  for (let i = 0; i < MAX_TRIES && byFront.size < 2; i++) {
+    const { depth, front } = await depthOnFreshConnection(server);
+    if (!byFront.has(front)) byFront.set(front, depth);
+  }
+  expect(byFront.size, 'depth answered by both fronts').toBe(2);
+  return [...byFront.values()];
 }
 
 describe('depth synchronisation across two front threads', () => {
@@ -55,12 +72,15 @@ describe('depth synchronisation across two front threads', () => {
     removeDir(dataDir);
   });
 
-  it('rebuilds the same book from any front\'s snapshot and any front\'s stream', async () => {
-    for (let i = 0; i < 8; i++) {
+  it('rebuilds the same book from either front\'s snapshot and either front\'s stream', async () => {
+    const streamFronts = new Set<string>();
+    for (let i = 0; (i < 8 || streamFronts.size < 2) && i < MAX_TRIES; i++) {
       const client = await StreamClient.connect(server.port, { compress: i % 2 === 1 });
+      streamFronts.add(frontOf(server.child.pid!, server.port, client.localPort));
       client.subscribe(['depth.SOL_USDC']);
       clients.push(client);
     }
+    expect(streamFronts.size, 'streams served by both fronts').toBe(2);
     for (const client of clients) await client.waitFor((m) => m.stream === 'depth.SOL_USDC', 'first depth message');
 
     const ids: string[] = [];
@@ -70,22 +90,19 @@ describe('depth synchronisation across two front threads', () => {
       const side = Number(prices[i]) >= 30 ? 'Ask' : 'Bid';
       const order = await placeOrder(server, maker, { side, orderType: 'Limit', price: prices[i], quantity: String(i + 1), postOnly: 'true' });
       ids.push(order.id);
-      snapshots.push(await depthOnFreshConnection(server.port)); // one snapshot per step, mid-stream
+      snapshots.push(...await depthFromBothFronts(server)); // one snapshot per step from each front, mid-stream
     }
     const cancelled = await signed(server.base, maker, 'DELETE', '/api/v1/order', 'orderCancel', { symbol: 'SOL_USDC', orderId: ids[1] });
     expect(cancelled.status).toBe(200);
     await placeOrder(server, taker, { side: 'Bid', orderType: 'Limit', price: '30.5', quantity: '2', timeInForce: 'IOC' });
     await placeOrder(server, taker, { side: 'Ask', orderType: 'Market', quantity: '1.5' });
 
-    // Every front reports the same final book once it has seen the last update.
-    const reference = await depthOnFreshConnection(server.port);
-    const finals: Depth[] = [];
-    for (let i = 0; i < 8; i++) {
-      finals.push(await waitUntil(async () => {
-        const d = await depthOnFreshConnection(server.port);
-        return Number(d.lastUpdateId) >= Number(reference.lastUpdateId) ? d : undefined;
-      }, 'a front that has seen the last update'));
-    }
+    // Both fronts report the same final book once they have seen the last update.
+    const reference = (await depthOnFreshConnection(server)).depth;
+    const finals = await waitUntil(async () => {
+      const both = await depthFromBothFronts(server);
+      return both.every((d) => Number(d.lastUpdateId) >= Number(reference.lastUpdateId)) ? both : undefined;
+    }, 'both fronts having seen the last update');
     for (const d of finals) expect(d).toMatchObject({ lastUpdateId: reference.lastUpdateId, bids: reference.bids, asks: reference.asks });
     expect(reference.asks.length + reference.bids.length).toBeGreaterThan(0);
 

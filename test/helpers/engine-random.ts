@@ -1,16 +1,23 @@
 // A seeded random command stream for the engine core: places (every time in force, post-only,
 // client ids, all self-trade modes, prices around a moving mid so books cross often), market
 // orders by quantity and by quote quantity (some malformed), under random maker/taker fee rates
-// and a narrow price band on market 1 (market orders stopping at it), cancels by
+// and a narrow price band on market 1 (its prices follow its last trade, so most fall inside the
+// band and the banded book trades too, while some fall outside it; market orders stop at it), cancels by
 // id (own, others', unknown), by client id, cancel-all, deposits (some invalid), invalid orders,
 // ticks, queries, operator commands (order book states, fee rates, some invalid), batches of
-// places at one engine time, and engine time that advances by random steps across the speed bump. The
-// generator reads the engine's outputs (order ids) to aim cancels at real orders, so it drives a
-// harness; the harness records the stamped stream for replay.
+// places at one engine time, and engine time that advances by random steps across the speed bump.
+// Optional kinds (on unless the caller leaves them out, as the differential test does for kinds
+// its reference model lacks): withdrawals (some to a dust remainder, some invalid), withdrawal
+// confirmations, dust conversions, and the operator's Snapshot command. Snapshot round trips
+// (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
+// The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
+// real orders and dust conversions at real balances, so it drives a harness; the harness records
+// the stamped stream for replay.
 
 import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/types.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
-import type { EngineConfig } from '../../engine/types.js';
+import { ResultCode, newCommand, type Command, type EngineConfig } from '../../engine/types.js';
+import { ModelExchange } from './engine-model.js';
 
 export const RANDOM_ACCOUNTS = 6;
 
@@ -33,31 +40,145 @@ export function randomConfig(seed: number): EngineConfig {
   return config;
 }
 
-/** Runs `steps` random commands through `h` (which checks invariants after each). */
-export function runRandomStream(h: EngineHarness, seed: number, steps: number): void {
-  const random = prng(seed);
-  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
-  const known: number[] = [];
-  const remember = (records: Rec[]): void => {
-    for (const r of records) if (r.type === RecordType.Order && r.event === OrderEvent.Accepted) known.push(r.orderId);
-    if (known.length > 200) known.splice(0, known.length - 200);
+/** Command kinds the stream can leave out (all of them are in it by default). */
+export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.Snapshot];
+
+export interface StreamOptions {
+  /** Which of OPTIONAL_KINDS to send (default: all). */
+  kinds?: readonly CommandKind[];
+  /** Export → import → continue round trips of the engine's state (default: on). */
+  snapshots?: boolean;
+}
+
+/**
+ * The optional kinds the reference model answers: each is sent, valid, to a fresh model, and
+ * counts as handled unless the model refuses it as an unknown command.
+ */
+export function modelKinds(config: EngineConfig): CommandKind[] {
+  const model = new ModelExchange(config);
+  let seq = 0;
+  const send = (fields: Partial<Command>): ResultCode | undefined => {
+    const records = model.apply({ ...newCommand(), frontId: 3, requestId: ++seq, ...fields }, seq, 1_000_000);
+    const result = records.find((r) => r.type === RecordType.Result);
+    return result?.type === RecordType.Result ? result.code : undefined;
   };
+  send(cmd.createAccount(1));
+  send(cmd.deposit(1, BASE, 15));
+  const probes: Record<number, Partial<Command>> = {
+    [CommandKind.Withdraw]: { kind: CommandKind.Withdraw, accountId: 1, assetId: BASE, amountUnits: 10 },
+    [CommandKind.ConfirmWithdrawal]: { kind: CommandKind.ConfirmWithdrawal, accountId: 1, orderId: 1 },
+    [CommandKind.ConvertDust]: { kind: CommandKind.ConvertDust, accountId: 1, marketId: M1, amountUnits: 5 },
+    [CommandKind.Snapshot]: { kind: CommandKind.Snapshot },
+  };
+  return OPTIONAL_KINDS.filter((kind) => {
+    const code = send(probes[kind]);
+    return code !== undefined && code !== ResultCode.InvalidCommand;
+  });
+}
+
+/** What the generator has learned from the engine's outputs so far. */
+class Observed {
+  /** Recently accepted order ids (at most 200). */
+  readonly orders: number[] = [];
+  /** Last trade price per market (0: none yet). */
+  readonly lastTrade = [0, 0];
+  /** Latest [available, locked] per "account:asset", from balance records. */
+  readonly balances = new Map<string, [number, number]>();
+  /** Sequence numbers of accepted withdrawals (their ids). */
+  readonly withdrawals: number[] = [];
+
+  remember(records: Rec[], command?: Partial<Command>): void {
+    for (const r of records) {
+      if (r.type === RecordType.Order && r.event === OrderEvent.Accepted) this.orders.push(r.orderId);
+      else if (r.type === RecordType.Trade) this.lastTrade[r.marketId] = r.priceTicks;
+      else if (r.type === RecordType.Balance) this.balances.set(`${r.accountId}:${r.assetId}`, [r.availableUnits, r.lockedUnits]);
+      else if (r.type === RecordType.Result && command?.kind === CommandKind.Withdraw && r.code === ResultCode.Ok) this.withdrawals.push(r.value);
+    }
+    if (this.orders.length > 200) this.orders.splice(0, this.orders.length - 200);
+  }
+
+  available(accountId: number, assetId: number): number {
+    return this.balances.get(`${accountId}:${assetId}`)?.[0] ?? 0;
+  }
+}
+
+/**
+ * A withdrawal, confirmation or dust conversion. Dust is made on purpose: a withdrawal leaves a
+ * base balance below one lot, and a conversion of that balance (sometimes of a stale amount) may
+ * follow; most go to banded market 1, which has a mark price once it has traded.
+ */
+function capitalCommand(random: () => number, seen: Observed, account: number, kinds: readonly CommandKind[], seq: number): Partial<Command> | undefined {
+  const choices = kinds.filter((k) => k !== CommandKind.Snapshot);
+  if (choices.length === 0) return undefined;
+  const kind = choices[randomInt(random, 0, choices.length - 1)];
+  const market = random() < 0.8 ? M1 : M0;
+  const base = market === M1 ? OTHER : BASE;
+  if (kind === CommandKind.Withdraw) {
+    const asset = [BASE, OTHER, OTHER, QUOTE, 7][randomInt(random, 0, 4)];
+    const available = seen.available(account, asset);
+    const roll = random();
+    let amountUnits: number;
+    if (roll < 0.5 && available > 9) amountUnits = available - randomInt(random, 1, 9); // leaves dust
+    else if (roll < 0.8) amountUnits = Math.max(1, Math.floor(available * random() * 0.3));
+    else amountUnits = [0, -5, available + 1, Number.MAX_SAFE_INTEGER][randomInt(random, 0, 3)];
+    return { kind, accountId: random() < 0.95 ? account : 42, assetId: asset, amountUnits, key: digestOf(seq) };
+  }
+  if (kind === CommandKind.ConfirmWithdrawal) {
+    const known = seen.withdrawals;
+    const orderId = known.length > 0 && random() < 0.85 ? known[randomInt(random, 0, known.length - 1)] : [0, seq + 5, 2 ** 40][randomInt(random, 0, 2)];
+    return { kind, accountId: random() < 0.95 ? account : 42, orderId };
+  }
+  const available = seen.available(account, base);
+  return { kind, accountId: account, marketId: random() < 0.97 ? market : 9, amountUnits: random() < 0.85 ? available : available + 1 };
+}
+
+/** The 32-byte digest a withdrawal command carries (where the funds go); any bytes do here. */
+function digestOf(seq: number): Uint8Array {
+  const key = new Uint8Array(32);
+  key[0] = seq & 0xff;
+  key[1] = (seq >>> 8) & 0xff;
+  key[31] = 0x5a;
+  return key;
+}
+
+/** Where market `market`'s prices centre: market 1's follow its last trade (its band's reference). */
+function nextMid(random: () => number, mid: number[], seen: Observed, market: number): number {
+  if (market === M1 && seen.lastTrade[M1] > 0) mid[M1] = seen.lastTrade[M1] + randomInt(random, -1, 1);
+  else mid[market] = Math.max(10, Math.min(990, mid[market] + randomInt(random, -2, 2)));
+  return mid[market];
+}
+
+/** Runs `steps` random commands through `h` (which checks invariants after each). */
+export function runRandomStream(h: EngineHarness, seed: number, steps: number, options: StreamOptions = {}): void {
+  const random = prng(seed);
+  const kinds = options.kinds ?? OPTIONAL_KINDS;
+  const snapshots = options.snapshots ?? true;
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const seen = new Observed();
+  const known = seen.orders;
+  const remember = (records: Rec[], command?: Partial<Command>): void => seen.remember(records, command);
   for (let i = 1; i <= RANDOM_ACCOUNTS; i++) {
     h.createAccount(i);
-    h.apply(cmd.deposit(i, QUOTE, randomInt(random, 2_000, 40_000)));
-    h.apply(cmd.deposit(i, BASE, randomInt(random, 50, 400)));
-    h.apply(cmd.deposit(i, OTHER, randomInt(random, 50, 400)));
+    remember(h.apply(cmd.deposit(i, QUOTE, randomInt(random, 2_000, 40_000))));
+    remember(h.apply(cmd.deposit(i, BASE, randomInt(random, 50, 400))));
+    remember(h.apply(cmd.deposit(i, OTHER, randomInt(random, 50, 400))));
   }
   const mid = [100, 300];
   // A market put in another state than Open is reopened a few steps later (at this step).
   const reopenAt = [Infinity, Infinity];
   for (let step = 0; step < steps; step++) {
     const account = randomInt(random, 1, RANDOM_ACCOUNTS);
-    const market = random() < 0.7 ? M0 : M1;
-    mid[market] = Math.max(10, Math.min(990, mid[market] + randomInt(random, -2, 2)));
+    const market = random() < 0.65 ? M0 : M1;
+    const centre = nextMid(random, mid, seen, market);
+    // Market 1's band is about ±3 ticks around its last trade: most of its prices fall inside.
+    const spread = market === M1 ? 4 : 6;
     const time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
+    if (snapshots && (step === Math.floor(steps / 2) || random() < 0.004)) {
+      if (kinds.includes(CommandKind.Snapshot)) remember(h.apply({ kind: CommandKind.Snapshot }, time));
+      h.restartFromSnapshot();
+    }
     const roll = random();
-    let command;
+    let command!: Partial<Command>;
     const reopen = reopenAt.findIndex((at) => at <= step);
     if (reopen >= 0) {
       reopenAt[reopen] = Infinity;
@@ -65,31 +186,31 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number): 
     } else if (roll < 0.1) {
       const side = random() < 0.5 ? 'bid' : 'ask';
       const stp = pick([SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth]);
-      const size = random() < 0.5 ? { qtyLots: randomInt(random, 1, 12) } : { quoteQtyUnits: randomInt(random, 1, 12) * mid[market] * 3 + randomInt(random, -40, 40) };
+      const size = random() < 0.5 ? { qtyLots: randomInt(random, 1, 12) } : { quoteQtyUnits: randomInt(random, 1, 12) * centre * 3 + randomInt(random, -40, 40) };
       command = cmd.market(account, side, size, { market, stp, tif: pick([TimeInForce.GTC, TimeInForce.IOC]) });
       const roll2 = random();
-      if (roll2 < 0.04) command.priceTicks = mid[market];
+      if (roll2 < 0.04) command.priceTicks = centre;
       else if (roll2 < 0.08) command.flags! |= 1; // post-only: invalid for a market order
       else if (roll2 < 0.1) command.timeInForce = TimeInForce.FOK;
       else if (roll2 < 0.12) command = { ...command, qtyLots: 2, quoteQtyUnits: 300 };
     } else if (roll < 0.55) {
-      command = cmd.place(account, random() < 0.5 ? 'bid' : 'ask', mid[market] + randomInt(random, -6, 6), randomInt(random, 1, 9), {
+      command = cmd.place(account, random() < 0.5 ? 'bid' : 'ask', centre + randomInt(random, -spread, spread), randomInt(random, 1, 9), {
         market,
         tif: pick([TimeInForce.GTC, TimeInForce.GTC, TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK]),
         stp: pick([SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth]),
         clientId: random() < 0.3 ? randomInt(random, 1, 5) : undefined,
       });
       if (command.timeInForce === TimeInForce.GTC && random() < 0.3) command.flags! |= 1; // post-only
-    } else if (roll < 0.72) {
+    } else if (roll < 0.7) {
       const orderId = known.length > 0 && random() < 0.9 ? pick(known) : randomInt(random, 1, 2 ** 40);
       command = cmd.cancel(account, orderId, market);
-    } else if (roll < 0.78) {
+    } else if (roll < 0.76) {
       command = cmd.cancelByClientId(account, randomInt(random, 1, 5), market);
-    } else if (roll < 0.8) {
+    } else if (roll < 0.78) {
       command = cmd.cancelAll(account, market);
-    } else if (roll < 0.85) {
+    } else if (roll < 0.83) {
       command = cmd.deposit(random() < 0.9 ? account : 42, pick([QUOTE, BASE, OTHER, 7]), pick([0, -3, 1, 500, 5_000]));
-    } else if (roll < 0.9) {
+    } else if (roll < 0.87) {
       command = pick([
         cmd.place(account, 'bid', 0, 1, { market }),
         cmd.place(account, 'ask', 100, 5000, { market }),
@@ -98,38 +219,71 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number): 
         cmd.place(account, 'bid', 999, 999, { market }),
         { kind: 50 as CommandKind },
       ]);
-    } else if (roll < 0.925) {
+    } else if (roll < 0.895) {
       command = cmd.tick();
-    } else if (roll < 0.935) {
+    } else if (roll < 0.905) {
       // Operator: a market's order book state. Mostly back to Open, so both books keep trading;
       // sometimes an invalid value or market.
       const state = random() < 0.2 ? OrderBookState.Open : pick([OrderBookState.Closed, OrderBookState.CancelOnly, OrderBookState.LimitOnly, OrderBookState.PostOnly, 5]);
       command = cmd.setMarketState(random() < 0.95 ? market : 9, state);
       if (state !== OrderBookState.Open) reopenAt[market] = step + randomInt(random, 3, 40);
-    } else if (roll < 0.945) {
+    } else if (roll < 0.915) {
       // Operator: an account's fee rates (some out of range, some for an unknown account).
       command = cmd.setFeeRates(random() < 0.95 ? account : 42, pick([0, 1, 150, 2000, 10_000, 10_001]), pick([0, 5, 300, 2500, -1]));
-    } else if (roll < 0.96) {
+    } else if (roll < 0.93) {
       // A batch: several places of one account at one engine time, as POST /api/v1/orders sends
       // them (each item its own command; malformed items are refused one by one).
       const count = randomInt(random, 2, 5);
       for (let item = 0; item < count; item++) {
         const place = random() < 0.15
           ? cmd.place(account, 'bid', 0, 1, { market })
-          : cmd.place(account, random() < 0.5 ? 'bid' : 'ask', mid[market] + randomInt(random, -4, 4), randomInt(random, 1, 5), {
+          : cmd.place(account, random() < 0.5 ? 'bid' : 'ask', centre + randomInt(random, -4, 4), randomInt(random, 1, 5), {
             market, postOnly: random() < 0.4, clientId: random() < 0.3 ? randomInt(random, 1, 5) : undefined,
           });
         if (item < count - 1) remember(h.apply(place, time));
         else command = place;
       }
-    } else if (roll < 0.965) {
+    } else if (roll < 0.935) {
       command = cmd.queryFeeRates(random() < 0.9 ? account : 42);
+    } else if (roll < 0.975) {
+      // Capital commands, when the caller sends them; otherwise a query.
+      command = capitalCommand(random, seen, account, kinds, h.seq + 1) ?? cmd.queryBalances(account);
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
     }
-    remember(h.apply(command, time));
+    remember(h.apply(command, time), command);
+    // A withdrawal that left dust is often followed by its conversion, after cancelling what
+    // locks the dust asset (locked dust cannot be converted).
+    const left = command.kind === CommandKind.Withdraw ? seen.available(account, command.assetId ?? 0) : 0;
+    if (left > 0 && left < 10 && command.assetId !== QUOTE && kinds.includes(CommandKind.ConvertDust) && random() < 0.8) {
+      const dustMarket = command.assetId === BASE ? M0 : M1;
+      if (random() < 0.8) remember(h.apply(cmd.cancelAll(account, dustMarket), time));
+      const dust = { kind: CommandKind.ConvertDust, accountId: account, marketId: dustMarket, amountUnits: seen.available(account, command.assetId ?? 0) };
+      remember(h.apply(dust, time), dust);
+    }
   }
   // Reopen both markets, and let every pending order activate so every request has had its answer.
   for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
+}
+
+export interface RunSeed {
+  seed: number;
+  /** Drawn for this run (not one of the fixed seeds). */
+  fresh: boolean;
+}
+
+/**
+ * The seeds a randomized suite runs: ENGINE_SEED=<n> alone when set; otherwise the fixed seeds
+ * plus one fresh seed drawn per run, so that every run also explores a stream no earlier run saw.
+ */
+export function seedsForRun(fixed: readonly number[]): RunSeed[] {
+  const env = process.env.ENGINE_SEED;
+  if (env !== undefined && env !== '') return [{ seed: Number(env), fresh: false }];
+  return [...fixed.map((seed) => ({ seed, fresh: false })), { seed: randomInt(Math.random, 1, 2 ** 31 - 1), fresh: true }];
+}
+
+/** A test name that says which seed ran and how to run it again. */
+export function seedLabel({ seed, fresh }: RunSeed, file: string): string {
+  return fresh ? `fresh seed ${seed} (rerun: ENGINE_SEED=${seed} npx vitest run ${file})` : `seed ${seed}`;
 }

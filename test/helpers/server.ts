@@ -49,6 +49,8 @@ export function removeDir(dir: string): void {
 /** Starts dist/src/main.js; resolves when it logs "ready", rejects if it exits first. */
 export async function startServer(options: {
   dataDir: string; args?: string[]; port?: number; adminPort?: number;
+  /** The public port's address (default 127.0.0.1; any of 127.0.0.0/8 stays on the machine). */
+  host?: string;
   /** Script to run instead of dist/src/main.js (the supervisor, say). */
   entry?: string;
   env?: Record<string, string>;
@@ -57,7 +59,7 @@ export async function startServer(options: {
   const adminPort = options.adminPort ?? (await freePort());
   const args = [
     join(ROOT, options.entry ?? 'dist/src/main.js'),
-    '--host', '127.0.0.1', '--port', String(port), '--admin-port', String(adminPort),
+    '--host', options.host ?? '127.0.0.1', '--port', String(port), '--admin-port', String(adminPort),
     '--data-dir', options.dataDir, ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_PRETTY: '0', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -80,7 +82,7 @@ export async function startServer(options: {
     void exited.then((code) => reject(new Error(`server exited with ${code} before ready:\n${lines.join('\n')}`)));
   });
   return {
-    port, adminPort, dataDir: options.dataDir, base: `http://127.0.0.1:${port}`, child, lines,
+    port, adminPort, dataDir: options.dataDir, base: `http://${options.host ?? '127.0.0.1'}:${port}`, child, lines,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
@@ -127,6 +129,8 @@ export interface SignedOptions {
   signWith?: string;
   /** Send this body text instead of the signed params (a tampered body). */
   bodyOverride?: string;
+  /** Leave the X-Window header out (the server then uses 5000 ms; sign with that window). */
+  omitWindowHeader?: boolean;
 }
 
 export interface ApiResponse {
@@ -158,8 +162,8 @@ export async function signed(
     'X-API-Key': account.publicKey,
     'X-Signature': signature,
     'X-Timestamp': String(timestamp),
-    'X-Window': String(window),
   };
+  if (!options.omitWindowHeader) headers['X-Window'] = String(window);
   let url = `${base}${path}`;
   let body: string | undefined;
   if (method === 'GET') {

@@ -25,6 +25,11 @@ export class StreamClient {
     return new StreamClient(socket);
   }
 
+  /** The client's end of the TCP connection (its local port). */
+  get localPort(): number {
+    return (this.socket as unknown as { _socket: { localPort: number } })._socket.localPort;
+  }
+
   /** The extensions the server accepted ("permessage-deflate…" or ""). */
   get extensions(): string {
     return this.socket.extensions;
