@@ -28,7 +28,8 @@ export interface WatchdogOptions {
 
 export class Watchdog {
   private last: PipelineReading;
-  private stalledSinceMs = -1;
+  /** When the last reading found the pipeline moving or idle. */
+  private lastMovedMs: number;
   private warned = false;
   private timer: NodeJS.Timeout | null = null;
   private readonly now: () => number;
@@ -36,6 +37,7 @@ export class Watchdog {
   constructor(private readonly options: WatchdogOptions) {
     this.now = options.now ?? Date.now;
     this.last = readPipeline(options.control, options.inbound, options.outbound);
+    this.lastMovedMs = this.now();
   }
 
   start(): void {
@@ -57,13 +59,12 @@ export class Watchdog {
     const now = this.now();
     if (moved || !workWaiting(reading)) {
       if (this.warned) log.info({ pipeline: describePipeline(reading) }, 'pipeline moving again');
-      this.stalledSinceMs = -1;
+      this.lastMovedMs = now;
       this.warned = false;
       control.setStallMs(0);
       return 0;
     }
-    if (this.stalledSinceMs < 0) this.stalledSinceMs = now;
-    const stalledMs = now - this.stalledSinceMs;
+    const stalledMs = now - this.lastMovedMs;
     if (stalledMs * 2 < stallTimeoutMs) return stalledMs;
     control.setStallMs(Math.max(1, stalledMs));
     const report = { stalledMs, stallTimeoutMs, pipeline: describePipeline(reading) };
