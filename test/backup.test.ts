@@ -4,7 +4,9 @@
 // journal itself after the stop, cut at the backup's sequence and replayed from its first record
 // by a third exchange (no snapshot), so the restored state is compared with an independent replay.
 // The live data directory also holds the clean-stop mark of an earlier stop, below the backup's
-// sequence, which the restore passes over.
+// sequence, which the restore passes over. A backup of a stopped exchange whose journal was
+// compacted restores from its copied snapshot to the clean stop's state hash, and a target
+// directory that is not empty is refused untouched.
 
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -172,6 +174,33 @@ describe('online backup and restore', () => {
     expect(restoredReplay.stateHash).toBe(referenceReplay.stateHash);
     if (manifest.stateHash !== null) expect(manifest.stateHash).toBe(referenceReplay.stateHash);
     expect(await accountViews(restored, [buyer, seller])).toEqual(referenceViews);
+    expect(await restored.stop('SIGTERM')).toBe(0);
+  });
+
+  it('backs up a stopped exchange whose journal was compacted: the restore starts from the copied snapshot', async () => {
+    const dir = join(work, 'compacted');
+    const args = ['--no-demo', '--front-threads', '1', '--snapshot-every', '10', '--snapshot-keep', '1'];
+    const live = await startServer({ dataDir: dir, args });
+    servers.push(live);
+    const buyer = await createTestAccount(live.adminPort, ['USDC=100000']);
+    const seller = await createTestAccount(live.adminPort, ['SOL=10000']);
+    await Promise.all([runLane(live, buyer, 'Bid', 12, 0), runLane(live, seller, 'Ask', 12, 5)]);
+    await waitUntil(() => (live.lines.some((l) => l.includes('"msg":"snapshot written"') && JSON.parse(l).removed > 0) ? true : undefined), 'compaction');
+    expect(await live.stop('SIGTERM')).toBe(0);
+    const cleanStop = readCleanStop(dir) as { seq: number; stateHash: string };
+
+    const backupDir = join(work, 'compacted-backup');
+    const backup = await backupCli(dir, backupDir);
+    expect(backup.code, backup.stderr).toBe(0);
+    const manifest = JSON.parse(backup.stdout);
+    expect(manifest.firstSeq).toBeGreaterThan(1);
+    expect(manifest).toMatchObject({ seq: cleanStop.seq, stateHash: cleanStop.stateHash });
+    expect(manifest.snapshots[0].seq).toBeGreaterThanOrEqual(manifest.firstSeq);
+
+    const restored = await start(backupDir);
+    expect(logLine(restored, 'journal replayed')).toMatchObject({
+      lastSeq: cleanStop.seq, stateHash: cleanStop.stateHash, snapshotSeq: manifest.snapshots[0].seq,
+    });
     expect(await restored.stop('SIGTERM')).toBe(0);
   });
 
