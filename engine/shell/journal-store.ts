@@ -159,10 +159,7 @@ export class LmdbJournalStore implements JournalStore {
   }
 
   listSnapshots(): number[] {
-    return readdirSync(this.snapshotDir)
-      .filter((name) => /^\d{16}\.snap$/.test(name))
-      .map((name) => Number(name.slice(0, 16)))
-      .sort((a, b) => b - a);
+    return listSnapshotFiles(this.snapshotDir);
   }
 
   readSnapshot(seq: number): Uint8Array | undefined {
@@ -216,6 +213,14 @@ export class LmdbJournalStore implements JournalStore {
   }
 }
 
-function snapshotFileName(seq: number): string {
+export function snapshotFileName(seq: number): string {
   return `${String(seq).padStart(16, '0')}${SNAPSHOT_SUFFIX}`;
+}
+
+/** Sequences of the snapshot files in `dir`, newest first (temp files of unfinished writes excluded). */
+export function listSnapshotFiles(dir: string): number[] {
+  return readdirSync(dir)
+    .filter((name) => /^\d{16}\.snap$/.test(name))
+    .map((name) => Number(name.slice(0, 16)))
+    .sort((a, b) => b - a);
 }

@@ -102,7 +102,8 @@ export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
 /** Journal layout version: 2 = records with output digests (this file). */
 export const JOURNAL_FORMAT = '2';
 const FORMAT_KEY = 'journalFormat';
-const CONFIG_KEY = 'engineConfigSha256';
+/** The engine configuration's fingerprint, stored with the journal on first start. */
+export const CONFIG_KEY = 'engineConfigSha256';
 /** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
 export const CLEAN_STOP_KEY = 'cleanStop';
 

@@ -9,7 +9,11 @@
 //   get-fee-rates --account <id>
 //   add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS>
 //   new-two-factor-secret --account <id>
+//   backup --to <DIR> [--data-dir <DIR>]   (no admin endpoint: copies the data directory itself,
+//                                          see src/admin/backup.ts)
 
+import { resolve } from 'node:path';
+import { BackupError, backupDataDir } from './backup.js';
 import { AdminError, adminRequest, createAccount, deposit, getFeeRates, setFeeRates, setMarketState, type Deposit } from './client.js';
 
 const USAGE = `usage:
@@ -20,7 +24,8 @@ const USAGE = `usage:
   npm run admin -- set-fee-rates --account <id> --maker-bps <N> --taker-bps <N> [--admin-port N]
   npm run admin -- get-fee-rates --account <id> [--admin-port N]
   npm run admin -- add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS> [--admin-port N]
-  npm run admin -- new-two-factor-secret --account <id> [--admin-port N]`;
+  npm run admin -- new-two-factor-secret --account <id> [--admin-port N]
+  npm run admin -- backup --to <DIR> [--data-dir <DIR>]   (data directory: --data-dir, DATA_DIR or ./data, as the server's)`;
 
 class UsageError extends Error {}
 
@@ -119,6 +124,11 @@ async function run(argv: string[]): Promise<unknown> {
     onlyOptions(options, ['account']);
     return adminRequest(port, 'POST', '/admin/two-factor', { accountId: wholeNumber(options, 'account') });
   }
+  if (command === 'backup') {
+    onlyOptions(options, ['to', 'data-dir']);
+    const dataDir = resolve(one(options, 'data-dir') ?? process.env.DATA_DIR ?? './data');
+    return backupDataDir(dataDir, resolve(required(options, 'to')));
+  }
   throw new UsageError(command ? `unknown command "${command}"` : 'no command given');
 }
 
@@ -128,7 +138,7 @@ run(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
-    else if (error instanceof AdminError) process.stderr.write(`error: ${error.message}\n`);
+    else if (error instanceof AdminError || error instanceof BackupError) process.stderr.write(`error: ${error.message}\n`);
     else process.stderr.write(`error: ${String(error)}\n`);
     process.exitCode = error instanceof UsageError ? 2 : 1;
   },
