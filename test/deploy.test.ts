@@ -228,6 +228,14 @@ describe('systemd unit', () => {
     const supervisorFinal = /FINAL_EXIT_CODES = new Set\(\[([\d, ]+)\]\)/.exec(read('src/supervisor.ts'))![1].split(',').map(Number);
     expect(prevented).toEqual(supervisorFinal.filter((code) => code !== 0).sort());
     expect(prevented).toEqual(expect.arrayContaining([2, 3]));
+    // The supervisor gives up after RESTART_LIMIT restarts within RESTART_WINDOW_MS: the first
+    // start and those restarts are the starts systemd allows in that window.
+    const supervisor = read('src/supervisor.ts');
+    const limit = Number(/const RESTART_LIMIT = (\d+);/.exec(supervisor)![1]);
+    const windowMs = Number(/const RESTART_WINDOW_MS = ([\d_]+);/.exec(supervisor)![1].replace(/_/g, ''));
+    const unitSection = unit.get('Unit')!;
+    expect(Number(unitSection.get('StartLimitBurst')?.[0])).toBe(limit + 1);
+    expect(timeSpanMs(unitSection.get('StartLimitIntervalSec')?.[0] ?? '')).toBe(windowMs);
   });
 
   it('runs the exchange directly as a dedicated user, on its state directory, with a stop grace above the shutdown timeout', () => {
