@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from './helpers/engine-harness.js';
 import { ModelExchange } from './helpers/engine-model.js';
 import { randomConfig, runRandomStream } from './helpers/engine-random.js';
-import { RecordType } from '../engine/types.js';
+import { RecordType } from '../engine/bus/types.js';
 
 const envSeed = process.env.ENGINE_SEED;
 const SEEDS = envSeed !== undefined ? [Number(envSeed)] : [21, 22, 23, 24, 25, 26];

@@ -8,7 +8,7 @@
 // same state hash. A failing seed is printed; ENGINE_SEED=<n> reruns just that seed
 // (ENGINE_STEPS=<n> changes the length).
 import { describe, expect, it } from 'vitest';
-import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType } from '../engine/types.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType } from '../engine/bus/types.js';
 import { EngineHarness, QUOTE, cmd, replay, type Rec, type Stamped } from './helpers/engine-harness.js';
 import { randomConfig, runRandomStream } from './helpers/engine-random.js';
 

@@ -8,9 +8,9 @@
 // generator reads the engine's outputs (order ids) to aim cancels at real orders, so it drives a
 // harness; the harness records the stamped stream for replay.
 
-import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/types.js';
+import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
-import type { EngineConfig } from '../../engine/types.js';
+import type { EngineConfig } from '../../engine/bus/types.js';
 
 export const RANDOM_ACCOUNTS = 6;
 

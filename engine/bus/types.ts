@@ -1,7 +1,7 @@
 // Plain, reusable in-memory forms of the schema's structs (schemas/exchange.fbs).
 //
 // Each interface mirrors one FlatBuffers struct field for field (camelCase names, 64-bit fields as
-// JavaScript numbers inside the safe-integer range). engine/codec.ts moves them to and from ring
+// JavaScript numbers inside the safe-integer range). engine/bus/codec.ts moves them to and from ring
 // and journal bytes; the engine core reads a Command and writes records through a RecordSink,
 // reusing one object of each kind, so the hot path allocates nothing.
 //
@@ -23,7 +23,7 @@ export {
   RecordType,
   // issue 3 (engine)
   OrderBookState,
-} from '../schemas/generated/exchange/schema.js';
+} from '../../schemas/generated/exchange/schema.js';
 import type {
   CommandKind,
   Side,
@@ -39,7 +39,7 @@ import type {
   RecordType,
   // issue 3 (engine)
   OrderBookState,
-} from '../schemas/generated/exchange/schema.js';
+} from '../../schemas/generated/exchange/schema.js';
 
 /** CommandSlot.flags bits. */
 export const CommandFlag = {
