@@ -7,6 +7,10 @@
 //
 // Units are in the names: *Ticks are price ticks, *Lots quantity lots, *Units smallest units of an
 // asset, *Us engine microseconds.
+//
+// These shapes are part of the thread contract (engine/bus), not of the engine core: the front
+// threads fill commands and read records, the engine core and its shell apply and write them, the
+// journal stores them, and src/main.ts hands the EngineConfig to the engine worker at start.
 
 export {
   CommandKind,

@@ -3,7 +3,7 @@
 // and crc32 behave. (test/schema.test.ts checks the byte layout against the generated code.)
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import * as codec from '../engine/bus/codec.js';
+import * as codec from '../../engine/bus/codec.js';
 import {
   CommandKind,
   ExpiryReason,
@@ -22,7 +22,7 @@ import {
   newCommand,
   type Command,
   type RecordHeaderFields,
-} from '../engine/bus/types.js';
+} from '../../engine/bus/types.js';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 

@@ -6,7 +6,7 @@
 // failure message and can be fixed with RING_SEED=<n> to reproduce a run.
 
 import { describe, expect, it } from 'vitest';
-import { InboundRing, OutboundRing, sequenceDiff } from '../engine/bus/ring.js';
+import { InboundRing, OutboundRing, sequenceDiff } from '../../engine/bus/ring.js';
 
 const WRAP = 2 ** 32;
 const SEED = process.env.RING_SEED !== undefined ? Number(process.env.RING_SEED) : (Date.now() % 1_000_000) + 1;
