@@ -1,4 +1,4 @@
-// Micro-benchmark: engine/codec.ts (DataView, constant offsets, numbers) against the generated
+// Micro-benchmark: engine/bus/codec.ts (DataView, constant offsets, numbers) against the generated
 // FlatBuffers accessors (bigint per 64-bit field, allocation per struct/header accessor) for the
 // hottest record, plus crc32 over one journal record. Run after a build:
 //   node dist/bench/codec.bench.js
@@ -13,7 +13,7 @@ import {
   newOrderRec,
   readOrder,
   writeOrder,
-} from '../engine/codec.js';
+} from '../engine/bus/codec.js';
 
 const bytes = new Uint8Array(new SharedArrayBuffer(SLOT_BYTES * 4));
 const dv = new DataView(bytes.buffer);

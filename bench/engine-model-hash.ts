@@ -14,7 +14,7 @@
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { OrderType, Side, type EngineConfig, type MarketSpec } from '../engine/types.js';
+import { OrderType, Side, type EngineConfig, type MarketSpec } from '../engine/bus/types.js';
 import type { ModelExchange } from '../test/helpers/engine-model.js';
 
 interface ModelOrderView {

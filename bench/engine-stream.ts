@@ -39,7 +39,7 @@ import {
   type RecordSink,
   type ResultRec,
   type TradeRec,
-} from '../engine/types.js';
+} from '../engine/bus/types.js';
 
 export const BENCH_ACCOUNTS = 1000;
 export const BENCH_MARKET_ID = 0;

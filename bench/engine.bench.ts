@@ -44,7 +44,7 @@ import {
   writeOrder,
   writeResult,
   writeTrade,
-} from '../engine/codec.js';
+} from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
 import {
   CommandKind,
@@ -62,7 +62,7 @@ import {
   type RecordSink,
   type ResultRec,
   type TradeRec,
-} from '../engine/types.js';
+} from '../engine/bus/types.js';
 import { ModelExchange } from '../test/helpers/engine-model.js';
 import { modelStateHash } from './engine-model-hash.js';
 import {

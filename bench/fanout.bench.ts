@@ -24,8 +24,8 @@ import { Streams } from '../src/front/streams.js';
 import type { FrontContext } from '../src/front/context.js';
 import { mountRoutes } from '../src/front/http.js';
 import { depthRoutes } from '../src/routes/depth.js';
-import { TRADE_BYTES, newTradeRec, writeTrade } from '../engine/codec.js';
-import { RecordType } from '../engine/types.js';
+import { TRADE_BYTES, newTradeRec, writeTrade } from '../engine/bus/codec.js';
+import { RecordType } from '../engine/bus/types.js';
 
 const SUBSCRIBER_COUNTS = [10, 100, 1000];
 const RUNS = 3;

@@ -29,12 +29,12 @@ import { pathToFileURL } from 'node:url';
 import {
   SLOT_BYTES, newBalanceRec, newDepthRec, newOrderRec, newStampedRec, newTradeRec, writeBalance, writeDepth, writeOrder,
   writeStamped, writeTrade,
-} from '../engine/codec.js';
-import { LmdbJournalStore } from '../engine/shell/journal-store.js';
+} from '../engine/bus/codec.js';
+import { LmdbJournalStore } from '../engine/store/journal-store.js';
 import { JournalWriter } from '../engine/shell/journal-writer.js';
-import { AccountHistorySink } from '../engine/shell/history-account.js';
-import { MarketHistorySink } from '../engine/shell/history-market.js';
-import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus } from '../engine/types.js';
+import { AccountHistorySink } from '../engine/store/history-account.js';
+import { MarketHistorySink } from '../engine/store/history-market.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus } from '../engine/bus/types.js';
 
 const COMMANDS = Number(process.env.HISTORY_BENCH_COMMANDS ?? 50_000);
 const BATCH = Number(process.env.HISTORY_BENCH_BATCH ?? 1_000);

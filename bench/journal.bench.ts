@@ -29,13 +29,13 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { open } from 'lmdb';
 import { Exchange } from '../engine/core/exchange.js';
-import { SLOT_BYTES } from '../engine/codec.js';
-import { OutboundRing } from '../engine/ring.js';
+import { SLOT_BYTES } from '../engine/bus/codec.js';
+import { OutboundRing } from '../engine/bus/ring.js';
 import { engineConfigFingerprint, recover } from '../engine/shell/journal.js';
-import { LmdbJournalStore, seqKey } from '../engine/shell/journal-store.js';
+import { LmdbJournalStore, seqKey } from '../engine/store/journal-store.js';
 import { JournalWriter } from '../engine/shell/journal-writer.js';
 import { Sequencer } from '../engine/shell/sequencer.js';
-import { CommandKind } from '../engine/types.js';
+import { CommandKind } from '../engine/bus/types.js';
 import { benchConfig, decodeCommand, generateStream, newStreamCommand } from './engine-stream.js';
 
 const BATCH = 8192;

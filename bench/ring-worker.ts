@@ -7,7 +7,7 @@
 // strategy; the round-trip jobs choose park or spin explicitly.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { InboundRing, OutboundRing } from '../engine/ring.js';
+import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
 
 export const MESSAGE_BYTES = 64;
 export const MESSAGE_WORDS = MESSAGE_BYTES / 4;

@@ -22,7 +22,7 @@
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { Bench } from 'tinybench';
-import { InboundRing, OutboundRing } from '../engine/ring.js';
+import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
 import { MESSAGE_BYTES, MESSAGE_WORDS, foldChecksum, type RingWorkerDone, type RingWorkerJob } from './ring-worker.js';
 
 const RUNS = Number(process.env.RING_BENCH_RUNS ?? 5);

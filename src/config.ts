@@ -11,7 +11,7 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { AssetSpec, EngineConfig, EngineLimits, MarketSpec } from '../engine/types.js';
+import type { AssetSpec, EngineConfig, EngineLimits, MarketSpec } from '../engine/bus/types.js';
 
 export interface AssetConfig {
   symbol: string;

@@ -7,7 +7,7 @@
 // insufficient funds; 401 for authentication; 404 for a resource not found; 413 for an oversized
 // body; 429/503 for overload; 500 for a bug; 501 for what is not built yet.
 
-import { ResultCode } from '../engine/types.js';
+import { ResultCode } from '../engine/bus/types.js';
 
 export interface ApiError {
   status: number;

@@ -21,15 +21,15 @@ import {
   ConfigError, DEFAULT_SHUTDOWN_TIMEOUT_MS, DEFAULT_SNAPSHOT_EVERY, DEFAULT_SNAPSHOT_KEEP, DEFAULT_STALL_TIMEOUT_MS, loadConfig, type ServerConfig,
 } from './config.js';
 import { Watchdog } from './watchdog.js';
-import { describePipeline, readPipeline } from '../engine/shell/pipeline-health.js';
+import { describePipeline, readPipeline } from '../engine/bus/pipeline-health.js';
 import { createLogger } from './log.js';
 import { createAccount, type CreatedAccount } from './admin/client.js';
-import { InboundRing, OutboundRing } from '../engine/ring.js';
-import { SLOT_BYTES } from '../engine/codec.js';
-import { Control } from '../engine/shell/control.js';
+import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
+import { SLOT_BYTES } from '../engine/bus/codec.js';
+import { Control } from '../engine/bus/control.js';
 import type { EngineWorkerData } from '../engine/shell/engine-worker.js';
 import type { JournalWorkerData } from '../engine/shell/journal-worker.js';
-import type { FrontWorkerData } from './front/worker.js';
+import type { FrontWorkerData } from './front-thread.js';
 import { ReplayGuard } from './front/replay-guard.js';
 import { FUTURE_TOLERANCE_MS } from './auth.js';
 import { createRateLimitTables } from './front/rate-limits.js';
@@ -311,7 +311,7 @@ async function main(): Promise<void> {
       replayGuardSab: replayGuard.sab,
       rateLimitTables,
     };
-    fronts.push(start('./front/worker.js', frontData, `front-${frontId}`));
+    fronts.push(start('./front-thread.js', frontData, `front-${frontId}`));
     frontWorkers.push(fronts[frontId]);
   }
   const readies = await Promise.all(fronts.map((front, frontId) => waitFor(front, 'ready', `front ${frontId}`)));

@@ -2,7 +2,7 @@
 // shared memory (ring slots, seqDurable), so a thread that stops moving — a disk that never
 // answers, a cycle of waits, a thread stuck in a loop — would otherwise leave the exchange
 // answering 503 forever with nothing in the log. Every check reads what each thread is doing
-// (engine/shell/pipeline-health.ts). While work waits (commands queued, records unread or not yet
+// (engine/bus/pipeline-health.ts). While work waits (commands queued, records unread or not yet
 // durable) and nothing moves, the watchdog counts; at half the stall timeout it logs a warning and
 // the status endpoints report the stall (control.stallMs), at the full timeout it logs what each
 // thread waits on and calls `onStall`, which ends the process so the supervisor restarts it
@@ -11,9 +11,9 @@
 // The main thread runs nothing else on its event loop once the exchange serves, so the watchdog
 // keeps running whatever the other threads do.
 
-import type { InboundRing, OutboundRing } from '../engine/ring.js';
-import type { Control } from '../engine/shell/control.js';
-import { describePipeline, progressed, readPipeline, workWaiting, type PipelineReading } from '../engine/shell/pipeline-health.js';
+import type { InboundRing, OutboundRing } from '../engine/bus/ring.js';
+import type { Control } from '../engine/bus/control.js';
+import { describePipeline, progressed, readPipeline, workWaiting, type PipelineReading } from '../engine/bus/pipeline-health.js';
 import type { Logger } from './log.js';
 
 export interface WatchdogOptions {

@@ -5,7 +5,7 @@
 // send them (clientId as a string, orderId as a number), and missing fields.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResultCode } from '../engine/types.js';
+import { ResultCode } from '../engine/bus/types.js';
 import { resultError } from '../src/errors.js';
 import { batchSigningString, paramsFromBody } from '../src/auth.js';
 import {

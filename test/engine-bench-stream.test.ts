@@ -7,7 +7,7 @@
 // published benchmark (9 % GTC, 3 % IOC, 6 % cancel, 82 % move).
 import { describe, expect, it } from 'vitest';
 import { Exchange } from '../engine/core/exchange.js';
-import type { RecordSink } from '../engine/types.js';
+import type { RecordSink } from '../engine/bus/types.js';
 import { modelStateHash } from '../bench/engine-model-hash.js';
 import { Op, benchConfig, decodeCommand, generateStream, newStreamCommand } from '../bench/engine-stream.js';
 import { ModelExchange } from './helpers/engine-model.js';

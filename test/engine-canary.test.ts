@@ -3,7 +3,7 @@
 // bug went unnoticed, the random streams would not be exercising that rule, and a real bug there
 // would pass too. The unbroken model must still agree (the control).
 import { describe, expect, it } from 'vitest';
-import { OrderBookState, OrderStatus, ResultCode, type EngineConfig } from '../engine/types.js';
+import { OrderBookState, OrderStatus, ResultCode, type EngineConfig } from '../engine/bus/types.js';
 import { EngineHarness } from './helpers/engine-harness.js';
 import { ModelExchange } from './helpers/engine-model.js';
 import { modelKinds, randomConfig, runRandomStream } from './helpers/engine-random.js';

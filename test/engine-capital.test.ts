@@ -5,7 +5,7 @@
 // command, and the stream replays to the same state hash.
 
 import { describe, expect, it } from 'vitest';
-import { CommandKind, RecordType, ResultCode } from '../engine/types.js';
+import { CommandKind, RecordType, ResultCode } from '../engine/bus/types.js';
 import { dustPayoutUnits } from '../engine/core/capital.js';
 import { BASE, BASE_PER_LOT, EngineHarness, M0, QUOTE, QUOTE_PER_TICK_LOT, cmd, replay, resultOf, testConfig } from './helpers/engine-harness.js';
 

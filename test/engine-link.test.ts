@@ -4,10 +4,10 @@
 // has drained the ring.
 
 import { describe, expect, it } from 'vitest';
-import { InboundRing, OutboundRing } from '../engine/ring.js';
-import { SLOT_BYTES, newResultRec, readCommand, readResult, writeResult } from '../engine/codec.js';
-import { Control } from '../engine/shell/control.js';
-import { CommandKind, FRONT_ID_NONE, HeaderFlag, ResultCode, newCommand } from '../engine/types.js';
+import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
+import { SLOT_BYTES, newResultRec, readCommand, readResult, writeResult } from '../engine/bus/codec.js';
+import { Control } from '../engine/bus/control.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, ResultCode, newCommand } from '../engine/bus/types.js';
 import { EngineLink } from '../src/front/engine-link.js';
 import { callEngine, type FrontContext } from '../src/front/context.js';
 import type { RequestContext } from '../src/front/http.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { Exchange } from '../engine/core/exchange.js';
 import { feeUnits, floorDiv } from '../engine/core/units.js';
-import { ExpiryReason, OrderEvent, OrderFlag, OrderStatus, OrderType, ResultCode, SelfTradePrevention, type AmountUnits } from '../engine/types.js';
+import { ExpiryReason, OrderEvent, OrderFlag, OrderStatus, OrderType, ResultCode, SelfTradePrevention, type AmountUnits } from '../engine/bus/types.js';
 import { BASE, M1, QUOTE, cmd, ordersOf, testConfig, type EngineHarness } from './helpers/engine-harness.js';
 import { A, B, C, D, START_BASE, START_QUOTE, fourAccounts, runScenario } from './helpers/engine-scenario.js';
 

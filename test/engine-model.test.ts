@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from './helpers/engine-harness.js';
 import { ModelExchange } from './helpers/engine-model.js';
 import { OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from './helpers/engine-random.js';
-import { CommandKind, RecordType } from '../engine/types.js';
+import { CommandKind, RecordType } from '../engine/bus/types.js';
 
 const FILE = 'test/engine-model.test.ts';
 const SEEDS = seedsForRun([21, 22, 23, 24, 25, 26]);

@@ -4,7 +4,7 @@
 // its final status. Same units as test/engine.test.ts: one lot = 10 base units, one tick × one lot
 // = 3 quote units. Every line also runs the invariant checker and the conservation check.
 import { describe, expect, it } from 'vitest';
-import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderEvent, OrderStatus, OrderType, RecordType, ResultCode } from '../engine/types.js';
+import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderEvent, OrderStatus, OrderType, RecordType, ResultCode } from '../engine/bus/types.js';
 import { BASE, EngineHarness, FRONT, M1, QUOTE, cmd, ordersOf, testConfig, type Rec } from './helpers/engine-harness.js';
 import { A, B, C, D, START_BASE, START_QUOTE, fourAccounts, runScenario } from './helpers/engine-scenario.js';
 

@@ -11,7 +11,7 @@
 // every time, plus one fresh seed per run, named in its test; a failing seed is printed, and
 // ENGINE_SEED=<n> reruns just that seed (ENGINE_STEPS=<n> changes the length).
 import { describe, expect, it } from 'vitest';
-import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../engine/types.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../engine/bus/types.js';
 import { EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped } from './helpers/engine-harness.js';
 import { randomConfig, runRandomStream, seedLabel, seedsForRun } from './helpers/engine-random.js';
 

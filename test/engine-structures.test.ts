@@ -9,7 +9,7 @@ import { ORDER_ID_SPAN, permuteOrderNumber, unpermuteOrderId } from '../engine/c
 import { OrderIndex } from '../engine/core/orderIndex.js';
 import { NO_SLOT } from '../engine/core/orders.js';
 import type { PriceTicks } from '../engine/core/units.js';
-import { Side } from '../engine/types.js';
+import { Side } from '../engine/bus/types.js';
 import { keyOf, prng, randomInt, testConfig } from './helpers/engine-harness.js';
 
 describe('order ids', () => {

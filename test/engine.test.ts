@@ -18,7 +18,7 @@ import {
   SelfTradePrevention,
   Side,
   TimeInForce,
-} from '../engine/types.js';
+} from '../engine/bus/types.js';
 import {
   ALL_MARKETS,
   BASE,

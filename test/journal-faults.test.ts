@@ -8,25 +8,23 @@
 
 import { describe, expect, it } from 'vitest';
 import { Exchange } from '../engine/core/exchange.js';
-import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, SLOT_BYTES } from '../engine/codec.js';
+import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, SLOT_BYTES } from '../engine/bus/codec.js';
 import {
-  CHECKSUMMED_BYTES,
   JournalChecksumError,
   JournalGapError,
   JournalOutputDigestError,
   JournalWriteError,
   StateHashMismatchError,
-  CLEAN_STOP_KEY,
-  chainChecksum,
   engineConfigFingerprint,
   recover,
   snapshotFile,
 } from '../engine/shell/journal.js';
+import { CHECKSUMMED_BYTES, CLEAN_STOP_KEY, chainChecksum } from '../engine/store/journal-layout.js';
 import { JournalWriter } from '../engine/shell/journal-writer.js';
 import { Sequencer } from '../engine/shell/sequencer.js';
-import { crc32 } from '../engine/codec.js';
-import { OutboundRing } from '../engine/ring.js';
-import { CommandKind, newCommand, type Command, type EngineConfig } from '../engine/types.js';
+import { crc32 } from '../engine/bus/codec.js';
+import { OutboundRing } from '../engine/bus/ring.js';
+import { CommandKind, newCommand, type Command, type EngineConfig } from '../engine/bus/types.js';
 import { FaultyJournalStore } from './helpers/faulty-journal-store.js';
 import { EngineHarness, prng, randomInt } from './helpers/engine-harness.js';
 import { randomConfig, runRandomStream } from './helpers/engine-random.js';

@@ -1,4 +1,4 @@
-// Multi-thread stress tests for engine/ring.ts, with small rings so they wrap many times and
+// Multi-thread stress tests for engine/bus/ring.ts, with small rings so they wrap many times and
 // sequences that cross a wrap point mid-run:
 // - inbound: 4 producer workers × 500,000 messages into a 1,024-slot ring, one consumer worker
 //   checking each producer's stream arrives whole and in order (2 M messages, ~2,000 laps);
@@ -7,7 +7,7 @@
 //
 // Workers run the compiled ring from dist/ (worker threads cannot load TypeScript); `npm test`
 // builds first through its pretest script, and this file rebuilds when dist is missing or older
-// than engine/ring.ts, so `npx vitest run test/ring-stress.test.ts` works on its own.
+// than engine/bus/ring.ts, so `npx vitest run test/ring-stress.test.ts` works on its own.
 // Nothing here measures time: every wait is bounded (5 s), a worker whose wait times out while
 // work is outstanding (a lost wake-up) or that finds a message missing raises ABORT so all
 // workers stop and report, and the assertions then fail instead of the test hanging.
@@ -17,12 +17,12 @@ import { statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { InboundRing, OutboundRing } from '../engine/ring.js';
+import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
 import { ABORT, CONTROL_BYTES } from './fixtures/ring-stress-shared.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SOURCE = fileURLToPath(new URL('../engine/ring.ts', import.meta.url));
-const COMPILED = fileURLToPath(new URL('../dist/engine/ring.js', import.meta.url));
+const SOURCE = fileURLToPath(new URL('../engine/bus/ring.ts', import.meta.url));
+const COMPILED = fileURLToPath(new URL('../dist/engine/bus/ring.js', import.meta.url));
 const WRAP = 2 ** 32;
 
 function modifiedMs(path: string): number {
@@ -41,7 +41,7 @@ function ensureCompiled(): void {
   } catch {
     // tsc still emits when other files of the project have type errors; freshness is checked below.
   }
-  if (modifiedMs(COMPILED) < modifiedMs(SOURCE)) throw new Error('dist/engine/ring.js could not be built');
+  if (modifiedMs(COMPILED) < modifiedMs(SOURCE)) throw new Error('dist/engine/bus/ring.js could not be built');
 }
 
 interface WorkerRun<T> {

@@ -1,17 +1,17 @@
-// Proves that engine/codec.ts and the FlatBuffers-generated code (schemas/generated/) agree on
+// Proves that engine/bus/codec.ts and the FlatBuffers-generated code (schemas/generated/) agree on
 // every byte of every struct in schemas/exchange.fbs:
 // - the committed generated code is exactly what the schema generates;
 // - the codec's size/offset constants equal the generated layout;
 // - for every struct and every field: codec write -> generated read, generated write (Builder +
 //   createX) -> codec read, and codec bytes == Builder bytes (padding included).
 // The field lists are parsed from exchange.fbs itself, so a field added to the schema but not to
-// the codec (or to engine/types.ts) fails here.
+// the codec (or to engine/bus/types.ts) fails here.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as flatbuffers from 'flatbuffers';
 import * as G from '../schemas/generated/exchange/schema.js';
-import * as codec from '../engine/codec.js';
-import { newCommand, RecordType } from '../engine/types.js';
+import * as codec from '../engine/bus/codec.js';
+import { newCommand, RecordType } from '../engine/bus/types.js';
 import { prng } from './helpers/engine-harness.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -283,7 +283,7 @@ describe('schema parse (sanity of this test)', () => {
     }
   });
 
-  it('maps every schema field to a field of the engine/types.ts object, and back', () => {
+  it('maps every schema field to a field of the engine/bus/types.ts object, and back', () => {
     // Property paths of the codec objects (key bytes and nested command expanded by name).
     const props = (o: Obj, prefix = ''): string[] =>
       Object.keys(o).flatMap((k) =>

@@ -11,7 +11,7 @@ import { Exchange } from '../engine/core/exchange.js';
 import { exportSnapshot, importSnapshot } from '../engine/core/snapshot.js';
 import { CollectingSink, EngineHarness, M1, cmd, tradesOf } from './helpers/engine-harness.js';
 import { legacyScenarioConfig, runLegacyScenario } from './helpers/legacy-snapshot-scenario.js';
-import { newCommand } from '../engine/types.js';
+import { newCommand } from '../engine/bus/types.js';
 
 const fixture = JSON.parse(readFileSync(new URL('./fixtures/engine-snapshot-v2.json', import.meta.url), 'utf8')) as {
   formatVersion: number; seq: number; timeUs: number; stateHash: string; payloadBase64: string;

@@ -3,9 +3,9 @@
 // idle pipeline resets the count. Driven with real rings and control words and a fake clock.
 
 import { describe, expect, it } from 'vitest';
-import { InboundRing, OutboundRing } from '../engine/ring.js';
-import { SLOT_BYTES } from '../engine/codec.js';
-import { Control, JournalState } from '../engine/shell/control.js';
+import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
+import { SLOT_BYTES } from '../engine/bus/codec.js';
+import { Control, JournalState } from '../engine/bus/control.js';
 import { Watchdog } from '../src/watchdog.js';
 import { createLogger } from '../src/log.js';
 

@@ -25,9 +25,9 @@
 //
 // ConfirmWithdrawal changes no engine state: it is journaled so that the withdrawal's
 // pending → confirmed transition is part of the sequenced history that replay and the account
-// history (engine/shell/history-account.ts) derive from.
+// history (engine/store/history-account.ts) derive from.
 
-import { FRONT_ID_NONE, ResultCode, type Command } from '../types.js';
+import { FRONT_ID_NONE, ResultCode, type Command } from '../bus/types.js';
 import type { EngineState } from './state.js';
 import { type AmountUnits } from './units.js';
 

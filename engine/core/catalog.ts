@@ -12,7 +12,7 @@
 // that are not positive integers. Configuration errors
 // throw: they are operator mistakes found at start-up, not client input.
 
-import type { AssetSpec, EngineConfig, MarketSpec } from '../types.js';
+import type { AssetSpec, EngineConfig, MarketSpec } from '../bus/types.js';
 import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './reference.js';
 
 /** The QueryOpenOrders market id meaning "every market". */

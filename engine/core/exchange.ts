@@ -51,7 +51,7 @@ import {
   type Command,
   type EngineConfig,
   type RecordSink,
-} from '../types.js';
+} from '../bus/types.js';
 import { KEY_BYTES } from './accounts.js';
 import { assert } from './assert.js';
 import { NO_LEVEL } from './book.js';

@@ -12,7 +12,7 @@
 // order waits in a book whose state would refuse it; a banded market's reference prices are
 // consistent (checkReferences).
 
-import { OrderBookState, OrderFlag, ResultCode, Side } from '../types.js';
+import { OrderBookState, OrderFlag, ResultCode, Side } from '../bus/types.js';
 import { bookStateRefusal } from './operator.js';
 import { assert, isUnsignedSafe } from './assert.js';
 import type { Book, BookSide } from './book.js';

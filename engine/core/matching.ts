@@ -46,7 +46,7 @@ import {
   Side,
   TimeInForce,
   type MarketSpec,
-} from '../types.js';
+} from '../bus/types.js';
 import { assert } from './assert.js';
 import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';

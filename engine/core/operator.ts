@@ -22,7 +22,7 @@
 // to every later fill of the account's orders, resting ones included (fills read the rates of the
 // moment, see matching.ts).
 
-import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, ResultCode, type Command } from '../types.js';
+import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, ResultCode, type Command } from '../bus/types.js';
 import { assert } from './assert.js';
 import { NO_LEVEL, type Book, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';

@@ -33,7 +33,7 @@ import {
   // Order book states and fee rates
   type MarketStateRec,
   type FeeRatesRec,
-} from '../types.js';
+} from '../bus/types.js';
 import type { Accounts } from './accounts.js';
 import { assert } from './assert.js';
 import type { Book } from './book.js';

@@ -4,7 +4,7 @@
 // engine time forward) and writes only records addressed to the request, closed by one record
 // flagged Last. A pending order shows as New: it is open and its funds are locked.
 
-import { CommandFlag, CommandKind, ExpiryReason, HeaderFlag, OrderEvent, ResultCode, type Command } from '../types.js';
+import { CommandFlag, CommandKind, ExpiryReason, HeaderFlag, OrderEvent, ResultCode, type Command } from '../bus/types.js';
 import { MARKET_ID_ALL } from './catalog.js';
 import type { BookSide } from './book.js';
 import { NO_SLOT, openStatus } from './orders.js';

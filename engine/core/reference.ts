@@ -20,7 +20,7 @@
 // (maxPriceTicks × maxMultiplierBps is, and maxMultiplierBps ≥ 10000). No clock: engine time is
 // the trade's command time.
 
-import { Side, type MarketSpec } from '../types.js';
+import { Side, type MarketSpec } from '../bus/types.js';
 import type { Book } from './book.js';
 import { BPS_PER_UNIT, floorDiv } from './units.js';
 

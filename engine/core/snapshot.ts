@@ -40,7 +40,7 @@ import type { Exchange } from './exchange.js';
 import type { EngineState } from './state.js';
 import type { Book, BookSide } from './book.js';
 import type { PriceTicks } from './units.js';
-import type { OrderBookState } from '../types.js';
+import type { OrderBookState } from '../bus/types.js';
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'

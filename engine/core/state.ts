@@ -8,7 +8,7 @@
 // and the counters that replay must reproduce (the order number behind ids, per-market trade and
 // depth update ids, the rest counters inside each book).
 
-import { OrderFlag, Side, type EngineConfig, type EngineLimits } from '../types.js';
+import { OrderFlag, Side, type EngineConfig, type EngineLimits } from '../bus/types.js';
 import { Accounts } from './accounts.js';
 import { assert } from './assert.js';
 import { Book } from './book.js';

@@ -23,8 +23,8 @@ import {
   RESULT_BYTES,
   TRADE_BYTES,
   recordType,
-} from '../codec.js';
-import { HeaderFlag, RecordType } from '../types.js';
+} from '../bus/codec.js';
+import { HeaderFlag, RecordType } from '../bus/types.js';
 
 /** The digest of a command with no outputs. */
 export const DIGEST_SEED = 0x6a09e667;

@@ -24,14 +24,14 @@
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
-import { readCommand } from '../codec.js';
-import { InboundRing, OutboundRing } from '../ring.js';
-import { Control, EngineState } from './control.js';
-import { osThreadId } from './thread-id.js';
+import { readCommand } from '../bus/codec.js';
+import { InboundRing, OutboundRing } from '../bus/ring.js';
+import { Control, EngineState } from '../bus/control.js';
+import { osThreadId } from '../bus/thread-id.js';
 import { engineConfigFingerprint, recover, snapshotFile } from './journal.js';
-import { LmdbJournalStore } from './journal-store.js';
+import { LmdbJournalStore } from '../store/journal-store.js';
 import { Sequencer } from './sequencer.js';
-import { CommandKind, FRONT_ID_NONE, newCommand, type Command, type EngineConfig } from '../types.js';
+import { CommandKind, FRONT_ID_NONE, newCommand, type Command, type EngineConfig } from '../bus/types.js';
 
 export interface EngineWorkerData {
   engine: EngineConfig;

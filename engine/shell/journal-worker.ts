@@ -11,25 +11,26 @@
 // the flush (committed is not flushed when overlappingSync defers the fsync). The batch therefore grows with
 // load on its own: while one flush is in flight, the next batch accumulates in the ring.
 //
-// Snapshots: the engine posts each snapshot file on `snapshotPort`; once the snapshot's sequence
-// is durable this worker writes the file (journal-store.ts: temp file, fsync, rename) off the
-// commit path, keeps the newest `snapshotKeep` usable snapshots, and compacts: journal records
-// older than the oldest kept snapshot are removed (the record at a snapshot's own sequence stays: its
-// checksum continues the chain). History databases in the same environment are not touched.
+// Snapshots: the engine posts each snapshot file on `snapshotPort`; once the snapshot's sequence is
+// durable this worker writes the file (engine/store/journal-store.ts: temp file, fsync, rename) off
+// the commit path, keeps the newest `snapshotKeep` usable snapshots, and compacts: journal records
+// older than the oldest kept snapshot are removed (the record at a snapshot's own sequence stays:
+// its checksum continues the chain). History databases in the same environment are not touched.
 //
 // A failed write or flush stops the process (the error propagates to the main thread, which
 // exits): it must never keep acknowledging ahead of the disk. On a clean stop it records the
 // engine's final state hash, which the next start-up checks after replay.
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { OutboundRing } from '../ring.js';
-import { Control, JournalState } from './control.js';
-import { osThreadId } from './thread-id.js';
-import { CLEAN_STOP_KEY, checkSnapshot } from './journal.js';
-import { LmdbJournalStore } from './journal-store.js';
+import { OutboundRing } from '../bus/ring.js';
+import { Control, JournalState } from '../bus/control.js';
+import { osThreadId } from '../bus/thread-id.js';
+import { checkSnapshot } from './journal.js';
+import { CLEAN_STOP_KEY } from '../store/journal-layout.js';
+import { LmdbJournalStore } from '../store/journal-store.js';
 import { JournalWriter } from './journal-writer.js';
-import { MarketHistorySink } from './history-market.js'; // trade and kline history
-import { AccountHistorySink } from './history-account.js'; // account history
+import { MarketHistorySink } from '../store/history-market.js'; // trade and kline history
+import { AccountHistorySink } from '../store/history-account.js'; // account history
 
 export interface JournalWorkerData {
   dataDir: string;

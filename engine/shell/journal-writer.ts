@@ -12,11 +12,12 @@
 // flush rejects with JournalWriteError and leaves durableSeq where it was: the worker dies and the
 // process stops, never acknowledging ahead of the disk.
 
-import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, recordFlags, recordSeq, recordType } from '../codec.js';
-import { HeaderFlag, RecordType } from '../types.js';
+import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, recordFlags, recordSeq, recordType } from '../bus/codec.js';
+import { HeaderFlag, RecordType } from '../bus/types.js';
 import { DIGEST_SEED, digestRecord, finishDigest } from './digest.js';
-import { CHECKSUMMED_BYTES, JournalWriteError, chainChecksum } from './journal.js';
-import type { JournalStore } from './journal-store.js';
+import { JournalWriteError } from './journal.js';
+import { CHECKSUMMED_BYTES, chainChecksum } from '../store/journal-layout.js';
+import type { JournalStore } from '../store/journal-store.js';
 
 export class JournalWriter {
   /** Highest sequence on disk (flushed). */

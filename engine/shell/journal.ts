@@ -1,11 +1,11 @@
 // The journal and its recovery: how the exchange rebuilds its state at start-up from the newest
-// valid snapshot plus the journal records after it (engine/shell/journal-store.ts holds both).
+// valid snapshot plus the journal records after it (engine/store/journal-store.ts holds both).
 //
 // A journal record (schemas/exchange.fbs JournalRecord, keyed by sequence) is the stamped
 // command, the digest of the outputs it produced (digest.ts) and a crc32 chained to the previous
-// record. A snapshot (a file per snapshot, see encodeSnapshotFile) is the engine state after the
-// Snapshot command at its sequence, with the state hash at export and the configuration
-// fingerprint. The journal worker writes a snapshot only once its sequence is durable, and
+// record. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// sequence, with the state hash at export and the configuration fingerprint; both layouts are in
+// engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a
 // snapshot's own sequence, whose checksum continues the chain), so a kept snapshot always has
 // every record after it.
@@ -45,7 +45,6 @@
 // journal on first start and compared on every later start.
 
 import { createHash } from 'node:crypto';
-import * as zlib from 'node:zlib';
 import { Exchange } from '../core/exchange.js';
 import { exportSnapshot, importSnapshot } from '../core/snapshot.js';
 import {
@@ -53,7 +52,6 @@ import {
   JOURNAL_DIGEST_OFFSET,
   JOURNAL_RECORD_BYTES,
   SLOT_BYTES,
-  crc32,
   newStampedRec,
   readStamped,
   writeAccount,
@@ -65,10 +63,22 @@ import {
   writeOrder,
   writeResult,
   writeTrade,
-} from '../codec.js';
-import { CommandKind, type EngineConfig, type RecordSink } from '../types.js';
+} from '../bus/codec.js';
+import type { EngineConfig, RecordSink } from '../bus/types.js';
 import { DIGEST_SEED, digestRecord, finishDigest } from './digest.js';
-import type { JournalStore } from './journal-store.js';
+import type { JournalStore } from '../store/journal-store.js';
+import {
+  CHECKSUMMED_BYTES,
+  CLEAN_STOP_KEY,
+  CONFIG_KEY,
+  FORMAT_KEY,
+  JOURNAL_FORMAT,
+  chainChecksum,
+  encodeSnapshotFile,
+} from '../store/journal-layout.js';
+import { checkSnapshot } from '../store/snapshot-check.js';
+
+export { checkSnapshot };
 
 export class JournalGapError extends Error {
   override name = 'JournalGapError';
@@ -94,25 +104,6 @@ export class JournalFormatError extends Error {
 /** A failed journal write or flush: the process stops rather than acknowledge ahead of the disk. */
 export class JournalWriteError extends Error {
   override name = 'JournalWriteError';
-}
-
-/** Bytes of the JournalRecord covered by the checksum: the stamped record and the output digest. */
-export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
-
-/** Journal layout version: 2 = records with output digests (this file). */
-export const JOURNAL_FORMAT = '2';
-const FORMAT_KEY = 'journalFormat';
-/** The engine configuration's fingerprint, stored with the journal on first start. */
-export const CONFIG_KEY = 'engineConfigSha256';
-/** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
-export const CLEAN_STOP_KEY = 'cleanStop';
-
-const nativeCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
-
-/** crc32 of bytes[0, length), continuing from `prev` (zlib's native crc32 when Node has it). */
-export function chainChecksum(bytes: Uint8Array, length: number, prev: number): number {
-  if (nativeCrc32 !== undefined) return nativeCrc32(bytes.subarray(0, length), prev) >>> 0;
-  return crc32(bytes, 0, length, prev);
 }
 
 /** SHA-256 of the engine configuration in a canonical JSON form (keys sorted). */
@@ -148,64 +139,6 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string): 
   }
   if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
   if (format === undefined) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Snapshot files
-
-const SNAPSHOT_MAGIC = 0x50534e45; // 'ENSP'
-const SNAPSHOT_HEADER_BYTES = 4 + 4 + 8 + 8 + 32 + 32 + 4 + 4;
-
-export interface SnapshotMeta {
-  seq: number;
-  timeUs: number;
-  /** Engine stateHash() at export, hex. */
-  stateHash: string;
-  /** engineConfigFingerprint of the configuration, hex. */
-  configFingerprint: string;
-}
-
-/**
- * A snapshot file: magic, header length, seq, engine time, state hash (32 bytes), configuration
- * fingerprint (32 bytes), payload length, crc32 of header and payload, then the payload
- * (engine/core/snapshot.ts bytes).
- */
-export function encodeSnapshotFile(meta: SnapshotMeta, payload: Uint8Array): Uint8Array {
-  const file = Buffer.alloc(SNAPSHOT_HEADER_BYTES + payload.length);
-  file.writeUInt32LE(SNAPSHOT_MAGIC, 0);
-  file.writeUInt32LE(SNAPSHOT_HEADER_BYTES, 4);
-  file.writeBigUInt64LE(BigInt(meta.seq), 8);
-  file.writeBigUInt64LE(BigInt(meta.timeUs), 16);
-  Buffer.from(meta.stateHash, 'hex').copy(file, 24);
-  Buffer.from(meta.configFingerprint, 'hex').copy(file, 56);
-  file.writeUInt32LE(payload.length, 88);
-  file.set(payload, SNAPSHOT_HEADER_BYTES);
-  file.writeUInt32LE(snapshotChecksum(file), 92);
-  return file;
-}
-
-function snapshotChecksum(file: Buffer): number {
-  return chainChecksum(file.subarray(SNAPSHOT_HEADER_BYTES), file.length - SNAPSHOT_HEADER_BYTES, chainChecksum(file, 92, 0));
-}
-
-/** The snapshot's header and payload, or a reason it is not usable. */
-export function decodeSnapshotFile(bytes: Uint8Array): { meta: SnapshotMeta; payload: Uint8Array } | string {
-  const file = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (file.length < SNAPSHOT_HEADER_BYTES || file.readUInt32LE(0) !== SNAPSHOT_MAGIC || file.readUInt32LE(4) !== SNAPSHOT_HEADER_BYTES) {
-    return 'not a snapshot file';
-  }
-  const length = file.readUInt32LE(88);
-  if (file.length !== SNAPSHOT_HEADER_BYTES + length) return 'truncated';
-  if (file.readUInt32LE(92) !== snapshotChecksum(file)) return 'checksum mismatch';
-  return {
-    meta: {
-      seq: Number(file.readBigUInt64LE(8)),
-      timeUs: Number(file.readBigUInt64LE(16)),
-      stateHash: file.subarray(24, 56).toString('hex'),
-      configFingerprint: file.subarray(56, 88).toString('hex'),
-    },
-    payload: file.subarray(SNAPSHOT_HEADER_BYTES),
-  };
 }
 
 /** Exports the engine state as a snapshot file for the Snapshot command at `seq`. */
@@ -372,22 +305,3 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots };
 }
 
-/**
- * Snapshot `seq` on disk with its journal record, or why it cannot serve a restart, checked
- * without loading it into an engine (recover() also loads it and compares its state hash).
- */
-export function checkSnapshot(
-  store: JournalStore, seq: number, fingerprint: string, journalLast: number, rec = newStampedRec(),
-): { meta: SnapshotMeta; payload: Uint8Array; own: Uint8Array } | string {
-  const bytes = store.readSnapshot(seq);
-  const decoded = bytes === undefined ? 'unreadable' : decodeSnapshotFile(bytes);
-  if (typeof decoded === 'string') return decoded;
-  if (decoded.meta.seq !== seq) return 'sequence differs from its name';
-  if (decoded.meta.configFingerprint !== fingerprint) return 'written under another configuration';
-  if (seq > journalLast) return `past the end of the journal (${journalLast})`;
-  const own = store.read(seq);
-  if (own === undefined || own.length !== JOURNAL_RECORD_BYTES) return 'its journal record is missing';
-  readStamped(new DataView(own.buffer, own.byteOffset, own.length), 0, rec);
-  if (rec.seq !== seq || rec.command.kind !== CommandKind.Snapshot) return 'its journal record is not a Snapshot command';
-  return { ...decoded, own };
-}

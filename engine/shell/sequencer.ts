@@ -28,10 +28,10 @@ import {
   writeOrder,
   writeResult,
   writeTrade,
-} from '../codec.js';
+} from '../bus/codec.js';
 import type { Exchange } from '../core/exchange.js';
-import type { OutboundRing } from '../ring.js';
-import { HeaderFlag, RecordType, type Command, type RecordHeaderFields, type RecordSink } from '../types.js';
+import type { OutboundRing } from '../bus/ring.js';
+import { HeaderFlag, RecordType, type Command, type RecordHeaderFields, type RecordSink } from '../bus/types.js';
 
 export class Sequencer {
   /** The claimed, written, not yet published slot (-1: none). */

@@ -31,8 +31,9 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, ren
 import { copyFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { open } from 'lmdb';
-import { LmdbJournalStore, listSnapshotFiles, snapshotFileName } from '../../engine/shell/journal-store.js';
-import { CLEAN_STOP_KEY, CONFIG_KEY, checkSnapshot } from '../../engine/shell/journal.js';
+import { LmdbJournalStore, listSnapshotFiles, snapshotFileName } from '../../engine/store/journal-store.js';
+import { CLEAN_STOP_KEY, CONFIG_KEY } from '../../engine/store/journal-layout.js';
+import { checkSnapshot } from '../../engine/store/snapshot-check.js';
 
 export const MANIFEST_FILE = 'backup.json';
 

@@ -22,10 +22,10 @@
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
-import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
-import { readResult } from '../../engine/codec.js';
+import { CommandKind, RecordType, ResultCode } from '../../engine/bus/types.js';
+import { readResult } from '../../engine/bus/codec.js';
 import { feeRatesResponse, queryFeeRates } from '../front/fee-rates.js';
-import { ORDER_BOOK_STATE_NAMES } from '../routes/markets.js';
+import { ORDER_BOOK_STATE_NAMES } from '../wire/enums.js';
 import { Errors, apiError, resultError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';

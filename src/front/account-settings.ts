@@ -1,5 +1,5 @@
 // What an account has besides engine state, kept in the LMDB database "account-settings"
-// (engine/shell/history-account.ts names it) and written directly by front threads: account
+// (engine/store/history-account.ts names it) and written directly by front threads: account
 // settings (PATCH /api/v1/account), the operator's address book of two-factor-exempt withdrawal
 // addresses, each account's two-factor secret, and withdrawal intents.
 //
@@ -21,7 +21,7 @@
 
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Database } from 'lmdb';
-import type { HistoryKey } from '../../engine/shell/history-account.js';
+import type { HistoryKey } from '../../engine/store/history-account.js';
 
 export interface AccountSettings {
   autoBorrowSettlements: boolean;

@@ -19,9 +19,9 @@ import {
   newOrderRec,
   newResultRec,
   newTradeRec,
-} from '../../engine/codec.js';
-import type { Command } from '../../engine/types.js';
-import type { AccountHistoryReader } from '../../engine/shell/history-account.js';
+} from '../../engine/bus/codec.js';
+import type { Command } from '../../engine/bus/types.js';
+import type { AccountHistoryReader } from '../../engine/store/history-account.js';
 import type { AccountSettingsStore } from './account-settings.js';
 
 export interface FrontContext {

@@ -16,11 +16,11 @@
 // Submitting never blocks: a full inbound ring is reported at once (the caller answers 503), and
 // the number of requests in flight on this thread is bounded.
 
-import { Control } from '../../engine/shell/control.js';
-import { InboundRing, OutboundRing, type OutboundConsumer } from '../../engine/ring.js';
-import { SLOT_BYTES, readHeader, recordSeq, writeCommand } from '../../engine/codec.js';
+import { Control } from '../../engine/bus/control.js';
+import { InboundRing, OutboundRing, type OutboundConsumer } from '../../engine/bus/ring.js';
+import { SLOT_BYTES, readHeader, recordSeq, writeCommand } from '../../engine/bus/codec.js';
 import { HeldRecords } from './held-records.js';
-import { describePipeline, readPipeline } from '../../engine/shell/pipeline-health.js';
+import { describePipeline, readPipeline } from '../../engine/bus/pipeline-health.js';
 import {
   FRONT_ID_NONE,
   HeaderFlag,
@@ -28,7 +28,7 @@ import {
   type Command,
   type RecordHeaderFields,
   type RecordType,
-} from '../../engine/types.js';
+} from '../../engine/bus/types.js';
 
 /** Receives the records addressed to one request; the last one has HeaderFlag.Last. */
 export interface PendingRequest {

@@ -3,8 +3,8 @@
 // The rates live in the engine only (set by the operator's SetFeeRates, journaled), so every
 // read goes through it and is as current as the engine at that point of the stream.
 
-import { RecordType, ResultCode, CommandKind } from '../../engine/types.js';
-import { readFeeRates, readResult } from '../../engine/codec.js';
+import { RecordType, ResultCode, CommandKind } from '../../engine/bus/types.js';
+import { readFeeRates, readResult } from '../../engine/bus/codec.js';
 import { resultError } from '../errors.js';
 import { sendError, type RequestContext } from './http.js';
 import { callEngine, scratch, type FrontContext } from './context.js';

@@ -7,7 +7,7 @@
 // applies on top, so the models are always exactly the engine's state at the last record drained.
 
 import type { MarketInfo, ServerConfig } from '../config.js';
-import { OrderBookState, Side } from '../../engine/types.js';
+import { OrderBookState, Side } from '../../engine/bus/types.js';
 
 export class BookModel {
   readonly bids = new Map<number, number>();

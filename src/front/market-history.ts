@@ -1,5 +1,5 @@
 // A front thread's reader of the public market history the journal worker writes into LMDB
-// (engine/shell/history-market.ts): recent and historical trades, klines of every interval, and
+// (engine/store/history-market.ts): recent and historical trades, klines of every interval, and
 // the rolling 24-hour / 7-day statistics of tickers.
 //
 // Reads happen in LMDB read transactions on this thread; each public call first renews the
@@ -26,7 +26,7 @@ import {
   type Candle,
   type MarketHistoryDbs,
   type TradeEntry,
-} from '../../engine/shell/history-market.js';
+} from '../../engine/store/history-market.js';
 
 /** The klines intervals of the public API, with their length in seconds (1month: calendar). */
 export const KLINE_INTERVALS = new Map<string, number>([
@@ -130,7 +130,7 @@ export class MarketHistory {
     while (lo < hi) {
       const mid = Math.floor((lo + hi) / 2);
       const value = this.dbs.trades.get(tradeKey(marketId, mid));
-      // A trade missing from the history (see history-market.ts) counts as "earlier".
+      // A trade missing from the history (see engine/store/history-market.ts) counts as "earlier".
       if (value === undefined || decodeTrade(value).timeUs < timeUs) lo = mid + 1;
       else hi = mid;
     }

@@ -7,7 +7,7 @@
 // pending), so nothing is lost; a confirmation submitted twice is harmless (the second finds the
 // withdrawal already confirmed and changes nothing).
 
-import { CommandKind, RecordType } from '../../engine/types.js';
+import { CommandKind, RecordType } from '../../engine/bus/types.js';
 import type { FrontContext } from './context.js';
 
 export const CONFIRM_DELAY_MS = 1000;

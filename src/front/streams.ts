@@ -63,8 +63,8 @@
 
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { DEFAULT_WS_IDLE_TIMEOUT_S, type MarketInfo } from '../config.js';
-import { RecordType, Side } from '../../engine/types.js';
-import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/codec.js';
+import { RecordType, Side } from '../../engine/bus/types.js';
+import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/bus/codec.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../auth.js';
 import { addressOwner, type ReplayGuard } from './replay-guard.js';
 import type { MessageBucket, RateLimits } from './rate-limits.js';

@@ -26,8 +26,8 @@
 //   rounded down): converted through the <ASSET>_USDC market, one engine command per asset,
 //   answered with an empty 200 once all are done; each conversion is in /wapi/v1/history/dust.
 
-import { CommandKind, RecordType, ResultCode, Side } from '../../engine/types.js';
-import { readBalance, readResult } from '../../engine/codec.js';
+import { CommandKind, RecordType, ResultCode, Side } from '../../engine/bus/types.js';
+import { readBalance, readResult } from '../../engine/bus/codec.js';
 import { queryFeeRates, type FeeRates } from '../front/fee-rates.js';
 import { Errors, resultError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';

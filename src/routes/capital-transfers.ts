@@ -16,9 +16,9 @@
 // account's lockout.
 
 import { randomBytes } from 'node:crypto';
-import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
-import { readResult } from '../../engine/codec.js';
-import { intentDigest, intentKey, type WithdrawalIntent, type WithdrawalRecord } from '../../engine/shell/history-account.js';
+import { CommandKind, RecordType, ResultCode } from '../../engine/bus/types.js';
+import { readResult } from '../../engine/bus/codec.js';
+import { intentDigest, intentKey, type WithdrawalIntent, type WithdrawalRecord } from '../../engine/store/history-account.js';
 import { Errors, apiError, resultError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';

@@ -3,8 +3,8 @@
 // listed with available, locked and staked, all three always present (ccxt computes
 // used = locked + staked). Nothing can be staked yet, so staked is "0".
 
-import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
-import { readBalance, readResult } from '../../engine/codec.js';
+import { CommandKind, RecordType, ResultCode } from '../../engine/bus/types.js';
+import { readBalance, readResult } from '../../engine/bus/codec.js';
 import { resultError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';

@@ -2,7 +2,7 @@
 // market's depth update id (the id space of the depth stream's U/u) and the engine time of that
 // state in microseconds. Both sides are listed in ascending price order, as the public API does.
 
-import { Side } from '../../engine/types.js';
+import { Side } from '../../engine/bus/types.js';
 import { Errors } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { marketFor, type FrontContext } from '../front/context.js';

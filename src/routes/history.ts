@@ -1,6 +1,6 @@
 // GET /wapi/v1/history/orders (orderHistoryQueryAll), /wapi/v1/history/fills
 // (fillHistoryQueryAll), /wapi/v1/history/dust (dustHistoryQueryAll): the signer's history, read
-// from LMDB (engine/shell/history-account.ts), never from engine memory. Orders include open ones
+// from LMDB (engine/store/history-account.ts), never from engine memory. Orders include open ones
 // (their latest state) as the venue's docs allow; /api/v1/orders is the live view.
 //
 // Filters: symbol (an unknown one is INVALID_MARKET), orderId, from/to (fills), fillType

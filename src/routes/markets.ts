@@ -13,15 +13,13 @@ import type { AssetConfig, MarketInfo } from '../config.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { Errors } from '../errors.js';
 import { isError, spotSelected } from '../wire/history-query.js';
+import { ORDER_BOOK_STATE_NAMES } from '../wire/enums.js';
 import type { FrontContext } from '../front/context.js';
-import { OrderBookState } from '../../engine/types.js';
+import { OrderBookState } from '../../engine/bus/types.js';
 
 function canonical(text: string): string {
   return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
 }
-
-/** Wire names of OrderBookState values. */
-export const ORDER_BOOK_STATE_NAMES = ['Open', 'Closed', 'CancelOnly', 'LimitOnly', 'PostOnly'] as const;
 
 export function marketJson(market: MarketInfo, orderBookState: OrderBookState = OrderBookState.Open): Record<string, unknown> {
   return {

@@ -5,8 +5,8 @@
 // Cancelling an order that is not open answers 400 INVALID_CLIENT_REQUEST "Order not found", as
 // the public venue was observed to; reading one answers 404 RESOURCE_NOT_FOUND.
 
-import { CommandFlag, CommandKind, HeaderFlag, RecordType, ResultCode, type Command } from '../../engine/types.js';
-import { readOrder, readResult } from '../../engine/codec.js';
+import { CommandFlag, CommandKind, HeaderFlag, RecordType, ResultCode, type Command } from '../../engine/bus/types.js';
+import { readOrder, readResult } from '../../engine/bus/codec.js';
 import { Errors, apiError, resultError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, scratch, type FrontContext } from '../front/context.js';

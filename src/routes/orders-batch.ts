@@ -10,8 +10,8 @@
 // goes out when every submitted item has its answer (a taker item after its speed bump).
 // A batch holds 1 to MAX_BATCH_ORDERS items; anything else is refused whole.
 
-import { HeaderFlag, RecordType } from '../../engine/types.js';
-import { readOrder, readResult } from '../../engine/codec.js';
+import { HeaderFlag, RecordType } from '../../engine/bus/types.js';
+import { readOrder, readResult } from '../../engine/bus/codec.js';
 import { Errors, resultError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { scratch, type FrontContext } from '../front/context.js';

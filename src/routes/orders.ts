@@ -2,8 +2,8 @@
 // marketType filters), DELETE cancels all of them in one market (orderCancelAll). Both answer an
 // array of Order objects, possibly empty. Batch execution (POST) is in orders-batch.ts.
 
-import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
-import { readOrder, readResult } from '../../engine/codec.js';
+import { CommandKind, RecordType, ResultCode } from '../../engine/bus/types.js';
+import { readOrder, readResult } from '../../engine/bus/codec.js';
 import { Errors, resultError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import { callEngine, marketFor, scratch, type FrontContext } from '../front/context.js';

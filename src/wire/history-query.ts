@@ -9,7 +9,7 @@
 // unknown parameter is ignored (ccxt adds its own, e.g. endTime on fetchDeposits).
 
 import { Errors, type ApiError } from '../errors.js';
-import type { Page, TimeRange } from '../../engine/shell/history-account.js';
+import type { Page, TimeRange } from '../../engine/store/history-account.js';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;

@@ -1,6 +1,6 @@
 // Wire shapes of account history (§3.2, §3.4, §6 of the wire reference): the order history item,
 // the fill, the deposit, the withdrawal and the dust conversion, built from the integer records of
-// engine/shell/history-account.ts with the configuration's decimals.
+// engine/store/history-account.ts with the configuration's decimals.
 //
 // Times: order history createdAt, fill timestamp, deposit/withdrawal createdAt and dust timestamp
 // are naive ISO date-times with milliseconds (ccxt parses fills with parse8601). Ids: order ids
@@ -10,8 +10,8 @@
 // chain with a deterministic transaction hash.
 
 import type { AssetConfig, MarketInfo, ServerConfig } from '../config.js';
-import { OrderFlag, OrderType, type OrderRec } from '../../engine/types.js';
-import type { DepositRecord, DustRecord, WithdrawalRecord } from '../../engine/shell/history-account.js';
+import { OrderFlag, OrderType, type OrderRec } from '../../engine/bus/types.js';
+import type { DepositRecord, DustRecord, WithdrawalRecord } from '../../engine/store/history-account.js';
 import { assetText, isoMillis, priceText, qtyText, quoteText } from './market-codec.js';
 import { EXPIRY_REASON_NAMES, ORDER_TYPE_NAMES, SIDE_NAMES, STATUS_NAMES, STP_NAMES, TIME_IN_FORCE_NAMES } from './orders.js';
 import { formatDecimal } from '../decimal.js';

@@ -7,7 +7,7 @@
 
 import type { MarketInfo } from '../config.js';
 import { formatDecimalBig } from '../decimal.js';
-import type { Candle, TradeEntry } from '../../engine/shell/history-market.js';
+import type { Candle, TradeEntry } from '../../engine/store/history-market.js';
 import { priceText, priceTextFixed, qtyText } from './market-codec.js';
 
 const PERCENT_DECIMALS = 6;

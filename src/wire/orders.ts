@@ -8,7 +8,7 @@
 // are always null here (slippage tolerance is not offered).
 
 import type { MarketInfo } from '../config.js';
-import { OrderEvent, OrderFlag, OrderType, type OrderRec } from '../../engine/types.js';
+import { OrderEvent, OrderFlag, OrderType, type OrderRec } from '../../engine/bus/types.js';
 import { formatDecimal } from '../decimal.js';
 import { priceText, qtyText, quoteText } from './market-codec.js';
 

@@ -15,7 +15,7 @@
 
 import type { MarketInfo } from '../config.js';
 import { Errors, type ApiError } from '../errors.js';
-import { CommandFlag, OrderType, SelfTradePrevention, Side, TimeInForce } from '../../engine/types.js';
+import { CommandFlag, OrderType, SelfTradePrevention, Side, TimeInForce } from '../../engine/bus/types.js';
 import { parsePriceTicks, parseQtyLots, parseQuoteUnits } from './market-codec.js';
 
 export interface ParsedOrder {

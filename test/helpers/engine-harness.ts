@@ -27,7 +27,7 @@ import {
   type RecordSink,
   type ResultRec,
   type TradeRec,
-} from '../../engine/types.js';
+} from '../../engine/bus/types.js';
 
 export type Rec =
   | (ResultRec & { type: RecordType.Result })

@@ -30,7 +30,7 @@ import {
   type Command,
   type EngineConfig,
   type MarketSpec,
-} from '../../engine/types.js';
+} from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
 
 interface ModelOrder {

@@ -14,9 +14,9 @@
 // real orders and dust conversions at real balances, so it drives a harness; the harness records
 // the stamped stream for replay.
 
-import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/types.js';
+import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
-import { ResultCode, newCommand, type Command, type EngineConfig } from '../../engine/types.js';
+import { ResultCode, newCommand, type Command, type EngineConfig } from '../../engine/bus/types.js';
 import { ModelExchange } from './engine-model.js';
 
 export const RANDOM_ACCOUNTS = 6;

@@ -16,7 +16,7 @@ import {
   type Command,
   type EngineConfig,
   type ResultRec,
-} from '../../engine/types.js';
+} from '../../engine/bus/types.js';
 import { BASE, EngineHarness, FRONT, OTHER, QUOTE, cmd, responseOf, tradesOf, type Rec } from './engine-harness.js';
 
 export type Ids = Record<string, number>;

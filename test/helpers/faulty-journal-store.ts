@@ -1,4 +1,4 @@
-// A JournalStore (engine/shell/journal-store.ts) over an in-memory "disk" that can be made to
+// A JournalStore (engine/store/journal-store.ts) over an in-memory "disk" that can be made to
 // fail the way real storage does, for the fault-injection tests of the journal:
 //   - commit() moves the open batch to "committed, not flushed", then to "on disk"; a batch is
 //     atomic, as an LMDB transaction is;
@@ -9,7 +9,7 @@
 //   - flipBit / rewrite / remove: damage to what is on disk.
 // Snapshots are blobs written durably at once (the real store fsyncs before the rename).
 
-import type { JournalStore, StoredRecord } from '../../engine/shell/journal-store.js';
+import type { JournalStore, StoredRecord } from '../../engine/store/journal-store.js';
 
 export class FaultyJournalStore implements JournalStore {
   disk = new Map<number, Uint8Array>();

@@ -4,7 +4,7 @@
 // waiting out the speed bump. snapshot-compat.test.ts loads that file into today's engine.
 
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, testConfig } from './engine-harness.js';
-import type { EngineConfig } from '../../engine/types.js';
+import type { EngineConfig } from '../../engine/bus/types.js';
 
 export function legacyScenarioConfig(): EngineConfig {
   const config = testConfig({ speedBumpUs: 1000, makerFeeBps: 10, takerFeeBps: 50 });

@@ -10,8 +10,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { open, type RootDatabase } from 'lmdb';
-import { ORDER_BYTES, newOrderRec, writeOrder } from '../../engine/codec.js';
-import { AccountHistoryReader, openHistoryDbs } from '../../engine/shell/history-account.js';
+import { ORDER_BYTES, newOrderRec, writeOrder } from '../../engine/bus/codec.js';
+import { AccountHistoryReader, openHistoryDbs } from '../../engine/store/history-account.js';
 import { createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
 
 const BURST_ORDERS = 2_000;

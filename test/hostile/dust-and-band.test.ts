@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { engineConfigFingerprint } from '../../engine/shell/journal.js';
 import { ConfigError, DEFAULT_MARKETS, loadConfig } from '../../src/config.js';
-import { CommandKind, ExpiryReason, OrderEvent, OrderStatus, RecordType, ResultCode, type EngineConfig } from '../../engine/types.js';
+import { CommandKind, ExpiryReason, OrderEvent, OrderStatus, RecordType, ResultCode, type EngineConfig } from '../../engine/bus/types.js';
 import { BASE, EngineHarness, M0, QUOTE, cmd, ordersOf, replay, responseOf, resultOf, testConfig, tradesOf } from '../helpers/engine-harness.js';
 
 const SECOND_US = 1_000_000;

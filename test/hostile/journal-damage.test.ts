@@ -10,8 +10,8 @@
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { seqKey } from '../../engine/shell/journal-store.js';
-import { JOURNAL_FORMAT } from '../../engine/shell/journal.js';
+import { seqKey } from '../../engine/store/journal-store.js';
+import { JOURNAL_FORMAT } from '../../engine/store/journal-layout.js';
 import { createTestAccount, removeDir, startServer, tempDataDir, type RunningServer } from '../helpers/server.js';
 
 const ARGS = ['--no-demo', '--front-threads', '1'];

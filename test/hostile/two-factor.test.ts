@@ -14,7 +14,7 @@ import {
   type ApiResponse, type RunningServer, type TestAccount,
 } from '../helpers/server.js';
 import { AccountSettingsStore, totpCode, totpStep } from '../../src/front/account-settings.js';
-import { openHistoryDbs } from '../../engine/shell/history-account.js';
+import { openHistoryDbs } from '../../engine/store/history-account.js';
 
 const ARGS = ['--no-demo', '--front-threads', '2', '--speed-bump-ms', '0'];
 const ADDRESS = 'So1anaDestinationAddress2222222222222222222';

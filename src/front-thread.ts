@@ -2,31 +2,35 @@
 // across the threads listening on it), serving REST and WebSocket; thread 0 also serves the
 // operator's admin endpoint on 127.0.0.1.
 //
+// This file is the thread's composition root: it wires the front machinery (src/front/) to the
+// public routes (src/routes/) and the admin routes (src/admin/), so it sits above all three and
+// src/front/ never has to reach up into the routes that use it.
+//
 // Start-up order: attach the rings, start draining the outbound ring, ask the engine for a
 // snapshot (accounts and books) so the read models start exact, and only then listen, so that no
 // request is served from an empty model.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
-import { DEFAULT_RATE_LIMITS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from '../config.js';
-import { createLogger } from '../log.js';
-import { SignatureVerifier } from '../auth.js';
-import { CommandKind, RecordType, ResultCode } from '../../engine/types.js';
-import { readResult } from '../../engine/codec.js';
-import { EngineLink } from './engine-link.js';
-import { osThreadId } from '../../engine/shell/thread-id.js';
-import { MarketData } from './market-data.js';
-import { MarketHistory } from './market-history.js';
-import { mountRoutes } from './http.js';
-import { Streams, mountWebSocket } from './streams.js';
-import { scratch, type FrontContext } from './context.js';
-import { publicRoutes } from '../routes/index.js';
-import { adminRoutes } from '../admin/routes.js';
-import { AccountHistoryReader } from '../../engine/shell/history-account.js';
-import { AccountSettingsStore } from './account-settings.js';
-import { startSimulatedChain } from './simulated-chain.js';
-import { ReplayGuard } from './replay-guard.js';
-import { RateLimits, type RateLimitTables } from './rate-limits.js';
+import { DEFAULT_RATE_LIMITS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
+import { createLogger } from './log.js';
+import { SignatureVerifier } from './auth.js';
+import { CommandKind, RecordType, ResultCode } from '../engine/bus/types.js';
+import { readResult } from '../engine/bus/codec.js';
+import { EngineLink } from './front/engine-link.js';
+import { osThreadId } from '../engine/bus/thread-id.js';
+import { MarketData } from './front/market-data.js';
+import { MarketHistory } from './front/market-history.js';
+import { mountRoutes } from './front/http.js';
+import { Streams, mountWebSocket } from './front/streams.js';
+import { scratch, type FrontContext } from './front/context.js';
+import { publicRoutes } from './routes/index.js';
+import { adminRoutes } from './admin/routes.js';
+import { AccountHistoryReader } from '../engine/store/history-account.js';
+import { AccountSettingsStore } from './front/account-settings.js';
+import { startSimulatedChain } from './front/simulated-chain.js';
+import { ReplayGuard } from './front/replay-guard.js';
+import { RateLimits, type RateLimitTables } from './front/rate-limits.js';
 
 export interface FrontWorkerData {
   config: ServerConfig;

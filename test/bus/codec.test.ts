@@ -1,9 +1,9 @@
-// engine/codec.ts on its own: every record type round-trips through write/read, 64-bit integers
+// engine/bus/codec.ts on its own: every record type round-trips through write/read, 64-bit integers
 // keep their exact value and two's-complement bytes, non-safe integers are refused, raw copies
 // and crc32 behave. (test/schema.test.ts checks the byte layout against the generated code.)
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import * as codec from '../engine/codec.js';
+import * as codec from '../../engine/bus/codec.js';
 import {
   CommandKind,
   ExpiryReason,
@@ -22,7 +22,7 @@ import {
   newCommand,
   type Command,
   type RecordHeaderFields,
-} from '../engine/types.js';
+} from '../../engine/bus/types.js';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 

@@ -2,7 +2,7 @@
 //
 // Purpose: every byte that crosses a thread (the SharedArrayBuffer rings) or reaches the disk (the
 // journal) has a FlatBuffers *struct* layout. This module moves the plain objects of
-// engine/types.ts to and from those bytes.
+// engine/bus/types.ts to and from those bytes.
 //
 // Why not the generated accessors (schemas/generated/): they return bigint for every 64-bit field
 // (and `createX` takes bigint), so each read or write of a long allocates, and each nested header

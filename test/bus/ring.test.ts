@@ -1,4 +1,4 @@
-// Single-thread unit tests for engine/ring.ts: ordering, fullness, gating, holding records and
+// Single-thread unit tests for engine/bus/ring.ts: ordering, fullness, gating, holding records and
 // wrap-around of the uint32 sequences. Cross-thread behaviour lives in ring-stress.test.ts.
 //
 // The randomised tests drive a ring and a deliberately naive reference model (plain arrays) with
@@ -6,7 +6,7 @@
 // failure message and can be fixed with RING_SEED=<n> to reproduce a run.
 
 import { describe, expect, it } from 'vitest';
-import { InboundRing, OutboundRing, sequenceDiff } from '../engine/ring.js';
+import { InboundRing, OutboundRing, sequenceDiff } from '../../engine/bus/ring.js';
 
 const WRAP = 2 ** 32;
 const SEED = process.env.RING_SEED !== undefined ? Number(process.env.RING_SEED) : (Date.now() % 1_000_000) + 1;

@@ -52,8 +52,8 @@
 
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import { ORDER_BYTES, newOrderRec, newResultRec, newStampedRec, newTradeRec, readOrder, readResult, readStamped, readTrade, recordType } from '../codec.js';
-import { CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type OrderRec } from '../types.js';
+import { ORDER_BYTES, newOrderRec, newResultRec, newStampedRec, newTradeRec, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
+import { CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type OrderRec } from '../bus/types.js';
 
 export type HistoryKey = Array<string | number>;
 

@@ -3,7 +3,7 @@
 // consumer sequences. The watchdog (src/watchdog.ts) compares two readings to detect a stall, and
 // logs the reading with its verdict; the status endpoints report it.
 
-import type { InboundRing, OutboundRing } from '../ring.js';
+import type { InboundRing, OutboundRing } from './ring.js';
 import { ENGINE_STATE_NAMES, JOURNAL_STATE_NAMES, type Control } from './control.js';
 
 export interface PipelineReading {

@@ -1,12 +1,16 @@
 // Plain, reusable in-memory forms of the schema's structs (schemas/exchange.fbs).
 //
 // Each interface mirrors one FlatBuffers struct field for field (camelCase names, 64-bit fields as
-// JavaScript numbers inside the safe-integer range). engine/codec.ts moves them to and from ring
+// JavaScript numbers inside the safe-integer range). engine/bus/codec.ts moves them to and from ring
 // and journal bytes; the engine core reads a Command and writes records through a RecordSink,
 // reusing one object of each kind, so the hot path allocates nothing.
 //
 // Units are in the names: *Ticks are price ticks, *Lots quantity lots, *Units smallest units of an
 // asset, *Us engine microseconds.
+//
+// These shapes are part of the thread contract (engine/bus), not of the engine core: the front
+// threads fill commands and read records, the engine core and its shell apply and write them, the
+// journal stores them, and src/main.ts hands the EngineConfig to the engine worker at start.
 
 export {
   CommandKind,
@@ -23,7 +27,7 @@ export {
   RecordType,
   // Order book states
   OrderBookState,
-} from '../schemas/generated/exchange/schema.js';
+} from '../../schemas/generated/exchange/schema.js';
 import type {
   CommandKind,
   Side,
@@ -39,7 +43,7 @@ import type {
   RecordType,
   // Order book states
   OrderBookState,
-} from '../schemas/generated/exchange/schema.js';
+} from '../../schemas/generated/exchange/schema.js';
 
 /** CommandSlot.flags bits. */
 export const CommandFlag = {

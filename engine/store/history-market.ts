@@ -27,8 +27,8 @@
 // minute continues that candle.
 
 import type { Database, RootDatabase } from 'lmdb';
-import { readTrade, recordFlags, recordType } from '../codec.js';
-import { HeaderFlag, RecordType, type TradeRec } from '../types.js';
+import { readTrade, recordFlags, recordType } from '../bus/codec.js';
+import { HeaderFlag, RecordType, type TradeRec } from '../bus/types.js';
 
 export const TRADES_DB = 'market-trades';
 export const CANDLES_DB = 'market-candles';

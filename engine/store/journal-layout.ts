@@ -1,0 +1,89 @@
+// The journal's layout on disk, shared by the journal worker that writes it and the recovery that
+// reads it (engine/shell/journal.ts): what a record's checksum covers and how it chains, the
+// format version and meta keys stored beside the records, and the snapshot file format.
+//
+// A journal record (schemas/exchange.fbs JournalRecord, keyed by sequence in
+// engine/store/journal-store.ts) is the stamped command, the digest of the outputs it produced
+// (engine/shell/digest.ts) and a crc32 chained to the previous record. A snapshot file is the
+// engine state after the Snapshot command at its sequence (engine/core/snapshot.ts bytes) behind a
+// header with the state hash at export and the configuration fingerprint.
+
+import * as zlib from 'node:zlib';
+import { JOURNAL_CHECKSUM_OFFSET, crc32 } from '../bus/codec.js';
+
+/** Bytes of the JournalRecord covered by the checksum: the stamped record and the output digest. */
+export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
+
+/** Journal layout version: 2 = records with output digests (engine/shell/journal.ts replays them). */
+export const JOURNAL_FORMAT = '2';
+/** Meta keys: the journal format and the engine configuration's fingerprint (recovery checks both). */
+export const FORMAT_KEY = 'journalFormat';
+export const CONFIG_KEY = 'engineConfigSha256';
+/** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
+export const CLEAN_STOP_KEY = 'cleanStop';
+
+const nativeCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
+
+/** crc32 of bytes[0, length), continuing from `prev` (zlib's native crc32 when Node has it). */
+export function chainChecksum(bytes: Uint8Array, length: number, prev: number): number {
+  if (nativeCrc32 !== undefined) return nativeCrc32(bytes.subarray(0, length), prev) >>> 0;
+  return crc32(bytes, 0, length, prev);
+}
+
+// Snapshot files
+
+const SNAPSHOT_MAGIC = 0x50534e45; // 'ENSP'
+const SNAPSHOT_HEADER_BYTES = 4 + 4 + 8 + 8 + 32 + 32 + 4 + 4;
+
+export interface SnapshotMeta {
+  seq: number;
+  timeUs: number;
+  /** Engine stateHash() at export, hex. */
+  stateHash: string;
+  /** engineConfigFingerprint of the configuration, hex. */
+  configFingerprint: string;
+}
+
+/**
+ * A snapshot file: magic, header length, seq, engine time, state hash (32 bytes), configuration
+ * fingerprint (32 bytes), payload length, crc32 of header and payload, then the payload
+ * (engine/core/snapshot.ts bytes).
+ */
+export function encodeSnapshotFile(meta: SnapshotMeta, payload: Uint8Array): Uint8Array {
+  const file = Buffer.alloc(SNAPSHOT_HEADER_BYTES + payload.length);
+  file.writeUInt32LE(SNAPSHOT_MAGIC, 0);
+  file.writeUInt32LE(SNAPSHOT_HEADER_BYTES, 4);
+  file.writeBigUInt64LE(BigInt(meta.seq), 8);
+  file.writeBigUInt64LE(BigInt(meta.timeUs), 16);
+  Buffer.from(meta.stateHash, 'hex').copy(file, 24);
+  Buffer.from(meta.configFingerprint, 'hex').copy(file, 56);
+  file.writeUInt32LE(payload.length, 88);
+  file.set(payload, SNAPSHOT_HEADER_BYTES);
+  file.writeUInt32LE(snapshotChecksum(file), 92);
+  return file;
+}
+
+function snapshotChecksum(file: Buffer): number {
+  return chainChecksum(file.subarray(SNAPSHOT_HEADER_BYTES), file.length - SNAPSHOT_HEADER_BYTES, chainChecksum(file, 92, 0));
+}
+
+/** The snapshot's header and payload, or a reason it is not usable. */
+export function decodeSnapshotFile(bytes: Uint8Array): { meta: SnapshotMeta; payload: Uint8Array } | string {
+  const file = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (file.length < SNAPSHOT_HEADER_BYTES || file.readUInt32LE(0) !== SNAPSHOT_MAGIC || file.readUInt32LE(4) !== SNAPSHOT_HEADER_BYTES) {
+    return 'not a snapshot file';
+  }
+  const length = file.readUInt32LE(88);
+  if (file.length !== SNAPSHOT_HEADER_BYTES + length) return 'truncated';
+  if (file.readUInt32LE(92) !== snapshotChecksum(file)) return 'checksum mismatch';
+  return {
+    meta: {
+      seq: Number(file.readBigUInt64LE(8)),
+      timeUs: Number(file.readBigUInt64LE(16)),
+      stateHash: file.subarray(24, 56).toString('hex'),
+      configFingerprint: file.subarray(56, 88).toString('hex'),
+    },
+    payload: file.subarray(SNAPSHOT_HEADER_BYTES),
+  };
+}
+

@@ -1,0 +1,157 @@
+// The layers of the house as a test: every import of every .ts file under engine/ and src/ is
+// read with the TypeScript compiler's own pre-processor (static, dynamic and re-exports, type-only
+// imports included) and checked against the rules between rooms:
+//
+//   engine/core   the pure engine: imports only engine/core, engine/bus and @noble/hashes
+//   engine/bus    the contract every thread shares (rings, codec, types, control words): imports
+//                 nothing from engine/core, engine/shell, engine/store or src
+//   engine/store  the disk layouts (journal, snapshots, LMDB history): imports only engine/store,
+//                 engine/bus, lmdb and Node's built-in modules
+//   engine/       nothing in engine/ imports src/
+//   src/          never imports engine/core or engine/shell, except src/main.ts, which starts the
+//                 worker threads and may name their entry files
+//   src/front     never imports src/routes or src/admin (the front thread's composition root,
+//                 src/front-thread.ts, sits above all three)
+//   src/admin     never imports src/routes; src/wire imports none of front, routes or admin
+//
+// The rules are tested on samples too, so a broken rule cannot pass silently.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join, posix, relative, sep } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+const BUILTINS = new Set(builtinModules);
+/** The worker entry files src/main.ts starts. */
+const WORKER_ENTRIES = new Set(['engine/shell/engine-worker.ts', 'engine/shell/journal-worker.ts']);
+
+/** A repository path ('engine/bus/ring.ts') for a relative specifier, or the bare specifier. */
+function target(file: string, specifier: string): string {
+  if (!specifier.startsWith('.')) return specifier;
+  return posix.normalize(posix.join(posix.dirname(file), specifier)).replace(/\.js$/, '.ts');
+}
+
+function isBuiltin(specifier: string): boolean {
+  return specifier.startsWith('node:') || BUILTINS.has(specifier);
+}
+
+function under(path: string, room: string): boolean {
+  return path.startsWith(`${room}/`);
+}
+
+type Rule = (file: string, to: string) => string | null;
+
+const RULES: Rule[] = [
+  (file, to) => {
+    if (!under(file, 'engine/core')) return null;
+    const allowed = under(to, 'engine/core') || under(to, 'engine/bus') || to.startsWith('@noble/hashes/');
+    return allowed ? null : 'engine/core imports only engine/core, engine/bus and @noble/hashes';
+  },
+  (file, to) => {
+    if (!under(file, 'engine/bus')) return null;
+    const banned = ['engine/core', 'engine/shell', 'engine/store', 'src'].some((room) => under(to, room));
+    return banned ? 'engine/bus imports nothing from engine/core, engine/shell, engine/store or src' : null;
+  },
+  (file, to) => {
+    if (!under(file, 'engine/store')) return null;
+    const allowed = under(to, 'engine/store') || under(to, 'engine/bus') || to === 'lmdb' || isBuiltin(to);
+    return allowed ? null : 'engine/store imports only engine/store, engine/bus, lmdb and node builtins';
+  },
+  (file, to) => (under(file, 'engine') && under(to, 'src') ? 'nothing in engine/ imports src/' : null),
+  (file, to) => {
+    if (!under(file, 'src') || !(under(to, 'engine/core') || under(to, 'engine/shell'))) return null;
+    if (file === 'src/main.ts' && WORKER_ENTRIES.has(to)) return null;
+    return 'src/ reaches the engine only through engine/bus and engine/store (src/main.ts may name the worker entry files)';
+  },
+  (file, to) => {
+    if (!under(file, 'src/front') || !(under(to, 'src/routes') || under(to, 'src/admin'))) return null;
+    return 'src/front never imports src/routes or src/admin (src/front-thread.ts composes them)';
+  },
+  (file, to) => (under(file, 'src/admin') && under(to, 'src/routes') ? 'src/admin never imports src/routes' : null),
+  (file, to) => {
+    if (!under(file, 'src/wire')) return null;
+    const banned = ['src/front', 'src/routes', 'src/admin'].some((room) => under(to, room));
+    return banned ? 'src/wire imports none of src/front, src/routes, src/admin' : null;
+  },
+];
+
+/** Every rule the import from `file` (a repository path) with `specifier` breaks, as messages. */
+function violations(file: string, specifier: string): string[] {
+  const to = target(file, specifier);
+  return RULES.map((rule) => rule(file, to)).filter((m): m is string => m !== null)
+    .map((rule) => `${file} imports '${specifier}' (${to}): ${rule}`);
+}
+
+function importsOf(file: string): string[] {
+  const info = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
+  return info.importedFiles.map((f) => f.fileName);
+}
+
+function tsFiles(room: string): string[] {
+  const walk = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return walk(path);
+    return name.endsWith('.ts') ? [relative(ROOT, path).split(sep).join('/')] : [];
+  });
+  return walk(join(ROOT, room));
+}
+
+describe('layering', () => {
+  it('the rules flag what they must and pass what they may', () => {
+    expect(violations('engine/core/book.ts', '../bus/types.js')).toEqual([]);
+    expect(violations('engine/core/stateHash.ts', '@noble/hashes/sha2.js')).toEqual([]);
+    expect(violations('engine/core/book.ts', '../shell/journal.js')).toEqual([
+      "engine/core/book.ts imports '../shell/journal.js' (engine/shell/journal.ts): engine/core imports only engine/core, engine/bus and @noble/hashes",
+    ]);
+    expect(violations('engine/core/book.ts', 'node:fs')).toHaveLength(1);
+    expect(violations('engine/bus/ring.ts', '../store/journal-store.js')).toHaveLength(1);
+    expect(violations('engine/bus/types.ts', '../../src/config.js')).toHaveLength(2);
+    expect(violations('engine/bus/types.ts', '../../schemas/generated/exchange/schema.js')).toEqual([]);
+    expect(violations('engine/store/history-market.ts', 'lmdb')).toEqual([]);
+    expect(violations('engine/store/history-market.ts', 'node:crypto')).toEqual([]);
+    expect(violations('engine/store/history-market.ts', '../core/units.js')).toHaveLength(1);
+    expect(violations('engine/shell/journal.ts', '../../src/log.js')).toHaveLength(1);
+    expect(violations('src/routes/order.ts', '../../engine/core/exchange.js')).toHaveLength(1);
+    expect(violations('src/wire/history.ts', '../../engine/shell/digest.js')).toHaveLength(1);
+    expect(violations('src/main.ts', '../engine/shell/engine-worker.js')).toEqual([]);
+    expect(violations('src/main.ts', '../engine/shell/journal.js')).toHaveLength(1);
+    expect(violations('src/front/streams.ts', '../routes/markets.js')).toHaveLength(1);
+    expect(violations('src/front/streams.ts', '../admin/routes.js')).toHaveLength(1);
+    expect(violations('src/front-thread.ts', './routes/index.js')).toEqual([]);
+    expect(violations('src/admin/routes.ts', '../routes/markets.js')).toHaveLength(1);
+    expect(violations('src/wire/orders.ts', '../front/context.js')).toHaveLength(1);
+    expect(violations('src/routes/order.ts', '../../engine/bus/codec.js')).toEqual([]);
+  });
+
+  it('the pre-processor sees static, type-only, dynamic and re-exported imports', () => {
+    const info = ts.preProcessFile([
+      "import { a } from './a.js';",
+      "import type { B } from './b.js';",
+      "export { c } from './c.js';",
+      "const d = await import('./d.js');",
+      "// import { e } from './e.js';",
+    ].join('\n'), true, true);
+    expect(info.importedFiles.map((f) => f.fileName)).toEqual(['./a.js', './b.js', './c.js', './d.js']);
+  });
+
+  it('every import under engine/ and src/ keeps to the layers', () => {
+    const files = [...tsFiles('engine'), ...tsFiles('src')];
+    expect(files.length).toBeGreaterThanOrEqual(80);
+    for (const room of ['engine/core', 'engine/bus', 'engine/store', 'engine/shell', 'src/front', 'src/routes', 'src/wire', 'src/admin']) {
+      expect(files.some((f) => under(f, room)), room).toBe(true);
+    }
+    const found = files.flatMap((file) => importsOf(file).flatMap((specifier) => violations(file, specifier)));
+    expect(found).toEqual([]);
+  });
+
+  it('every relative import names a file that exists', () => {
+    const files = [...tsFiles('engine'), ...tsFiles('src')];
+    const missing = files.flatMap((file) => importsOf(file)
+      .filter((s) => s.startsWith('.'))
+      .filter((s) => { try { return !statSync(join(ROOT, target(file, s))).isFile(); } catch { return true; } })
+      .map((s) => `${file} imports '${s}'`));
+    expect(missing).toEqual([]);
+  });
+});
+
