@@ -16,8 +16,8 @@ const MAX_LINES = 70;
 const EXCEPTIONS: Record<string, number> = {
   'engine/core/snapshot.ts exportSnapshot': 81,
   'engine/core/snapshot.ts importSnapshot': 97,
-  'engine/shell/engine-worker.ts main': 127,
-  'engine/shell/journal-worker.ts main': 153,
+  'engine/shell/engine-worker.ts main': 120,
+  'engine/shell/journal-worker.ts main': 126,
   'engine/shell/journal.ts recover': 87,
   'src/admin/routes.ts adminRoutes': 99,
   'src/config.ts buildMarket': 93,
@@ -134,6 +134,8 @@ describe('function length', () => {
       const allowed = EXCEPTIONS[key];
       if (lines > MAX_LINES && allowed === undefined) problems.push(`${key}: ${lines} lines (limit ${MAX_LINES})`);
       if (allowed !== undefined && lines > allowed) problems.push(`${key}: ${lines} lines, longer than its recorded ${allowed}`);
+      // A shortened exception records its new length, so the allowance can never grow back.
+      if (allowed !== undefined && lines < allowed && lines > MAX_LINES) problems.push(`${key}: ${lines} lines, shorter than its recorded ${allowed}; record ${lines}`);
       if (allowed !== undefined && lines <= MAX_LINES) problems.push(`${key}: ${lines} lines now; remove it from EXCEPTIONS`);
     }
     for (const key of Object.keys(EXCEPTIONS)) {

@@ -53,6 +53,25 @@ function wallClockUs(): number {
   return Math.floor((performance.timeOrigin + performance.now()) * 1000);
 }
 
+/**
+ * Claims the next outbound slot, waiting while the slowest consumer holds the ring full; the
+ * waits are visible to the watchdog (state word, progress when a slot frees).
+ */
+function outboundClaimer(outbound: OutboundRing, control: Control): () => number {
+  return () => {
+    for (;;) {
+      const seq = outbound.tryClaim();
+      if (seq >= 0) return seq;
+      outbound.flush();
+      control.setEngineState(EngineState.WaitingOutboundSpace);
+      const result = outbound.waitForConsumers(1);
+      control.setEngineState(EngineState.Applying);
+      if (result !== 'timed-out') control.bumpEngineProgress();
+      if (control.shuttingDown()) throw new Error('shutdown while the outbound ring was full');
+    }
+  };
+}
+
 function main(): void {
   const data = workerData as EngineWorkerData;
   const control = Control.attach(data.controlSab);
@@ -88,18 +107,7 @@ function main(): void {
 
   // 2. Outputs go into the next outbound slot, waiting while the slowest consumer holds the ring
   //    full (backpressure, never loss).
-  const claim = (): number => {
-    for (;;) {
-      const seq = outbound.tryClaim();
-      if (seq >= 0) return seq;
-      outbound.flush();
-      control.setEngineState(EngineState.WaitingOutboundSpace);
-      const result = outbound.waitForConsumers(1);
-      control.setEngineState(EngineState.Applying);
-      if (result !== 'timed-out') control.bumpEngineProgress();
-      if (control.shuttingDown()) throw new Error('shutdown while the outbound ring was full');
-    }
-  };
+  const claim = outboundClaimer(outbound, control);
   const sequencer = new Sequencer(exchange, outbound, claim);
   const cmd = newCommand();
   const inBytes = inbound.bytes;

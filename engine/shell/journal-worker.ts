@@ -25,7 +25,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { OutboundRing } from '../bus/ring.js';
 import { Control, JournalState } from '../bus/control.js';
 import { osThreadId } from '../bus/thread-id.js';
-import { checkSnapshot } from './journal.js';
+import { SnapshotRetention } from './snapshot-retention.js';
 import { CLEAN_STOP_KEY } from '../store/journal-layout.js';
 import { LmdbJournalStore } from '../store/journal-store.js';
 import { JournalWriter } from './journal-writer.js';
@@ -111,50 +111,13 @@ async function main(): Promise<void> {
   const waiting: SnapshotMessage[] = [];
   let snapshotWork: Promise<void> = Promise.resolve();
   let fatal: unknown = null;
-  // Retention counts only snapshots known usable: the ones written here, the one recovery loaded,
-  // and older files once checked (checkSnapshot, at most once each). A file that merely has a
-  // snapshot's name (damaged, foreign, or named past the snapshot just written) is neither kept
-  // as a restart point nor deleted: compaction must never lean on it.
   // This worker is the only snapshot writer: at its start no write runs, so a temp file is what a
   // crash during a write left behind.
   const removedTemps = store.removeSnapshotTemps();
-  const usable = new Set<number>(data.loadedSnapshotSeq > 0 ? [data.loadedSnapshotSeq] : []);
-  const unusable = new Map<number, string>();
+  const retention = new SnapshotRetention(store, data);
   const writeSnapshot = async (message: SnapshotMessage): Promise<void> => {
-    await store.writeSnapshot(message.seq, message.file);
-    usable.add(message.seq);
-    unusable.delete(message.seq);
-    const keep = Math.max(1, data.snapshotKeep);
-    const kept: number[] = [];
-    const superseded: number[] = [];
-    const ignored: Array<{ seq: number; reason: string }> = [];
-    for (const seq of store.listSnapshots()) { // newest first
-      if (seq > message.seq) {
-        ignored.push({ seq, reason: 'named past the newest snapshot' });
-        continue;
-      }
-      if (!usable.has(seq) && !unusable.has(seq)) {
-        const checked = checkSnapshot(store, seq, data.configFingerprint, store.lastSeq());
-        if (typeof checked === 'string') unusable.set(seq, checked);
-        else usable.add(seq);
-      }
-      if (!usable.has(seq)) {
-        ignored.push({ seq, reason: unusable.get(seq)! });
-        continue;
-      }
-      if (kept.length < keep) kept.push(seq);
-      else superseded.push(seq);
-    }
-    for (const old of superseded) {
-      store.deleteSnapshot(old);
-      usable.delete(old);
-    }
-    const oldestKept = kept[kept.length - 1]; // at least the snapshot just written
-    const removed = data.compact ? await store.deleteRecordsBefore(oldestKept) : 0;
-    parentPort!.postMessage({
-      type: 'snapshotWritten', seq: message.seq, stateHash: message.stateHash, bytes: message.file.length,
-      kept, compactedBefore: data.compact ? oldestKept : 0, removed, ignored,
-    });
+    const report = await retention.write(message.seq, message.file);
+    parentPort!.postMessage({ type: 'snapshotWritten', seq: message.seq, stateHash: message.stateHash, bytes: message.file.length, ...report });
   };
   const startDurableSnapshots = (): void => {
     while (waiting.length > 0 && waiting[0].seq <= writer.durableSeq) {
