@@ -5,8 +5,9 @@
 // outbound slots) and with book and account limits small enough to reach each command kind's
 // largest fan-out quickly: a cancel-all of an account's every order, a speed-bumped market order
 // (activated by a Tick) sweeping a full book, closing a market with a full book, the open-orders
-// query, the depth snapshot, and the commands whose outputs are few (account, deposit, fee rates,
-// withdrawal, dust conversion, snapshot). A second server with the default inbound ring and 512
+// query, the depth snapshot, and the commands whose outputs are few (account, deposit, fee rates
+// and their query, single cancel and order query, withdrawal and its confirmation, dust
+// conversion, snapshot). A second server with the default inbound ring and 512
 // outbound slots takes concurrent cancel-alls of many accounts at once.
 
 import { writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MARKETS } from '../../src/config.js';
 import {
-  createTestAccount, get, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount,
+  adminCli, createTestAccount, get, waitUntil, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount,
 } from '../helpers/server.js';
 
 const ORDERS_PER_ACCOUNT = 40;
@@ -114,10 +115,36 @@ describe('pipeline liveness at the largest fan-out', () => {
     expect(snapshot.status).toBe(200);
     const dust = await signed(server.base, taker, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'SOL' });
     expect(dust.status).toBeLessThan(500);
+    // One order placed, queried and cancelled by id; an account's fee rates queried.
+    const reopen = await fetch(`http://127.0.0.1:${server.adminPort}/admin/markets/state`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ symbol: 'SOL_USDC', orderBookState: 'Open' }),
+    });
+    expect(reopen.status).toBe(200);
+    const one = await signed(server.base, makerA, 'POST', '/api/v1/order', 'orderExecute', {
+      symbol: 'SOL_USDC', side: 'Bid', orderType: 'Limit', price: '140', quantity: '0.1', postOnly: true,
+    });
+    expect(one.status, one.text).toBe(200);
+    const queried = await signed(server.base, makerA, 'GET', '/api/v1/order', 'orderQuery', { symbol: 'SOL_USDC', orderId: one.body.id });
+    expect(queried.body.id).toBe(one.body.id);
+    const single = await signed(server.base, makerA, 'DELETE', '/api/v1/order', 'orderCancel', { symbol: 'SOL_USDC', orderId: one.body.id });
+    expect(single.body.status).toBe('Cancelled');
+    const rates = await fetch(`http://127.0.0.1:${server.adminPort}/admin/accounts/fees?accountId=${makerA.accountId}`);
+    expect(await rates.json()).toEqual({ accountId: makerA.accountId, makerFeeBps: 1, takerFeeBps: 3 });
+    // A withdrawal to a two-factor-exempt address, confirmed by the simulated chain (a second command).
+    const address = 'So1anaDestinationAddress1111111111111111111';
+    await adminCli(server.adminPort, ['add-withdrawal-address', '--account', String(taker.accountId), '--blockchain', 'Solana', '--address', address]);
+    const withdrawal = await signed(server.base, taker, 'POST', '/wapi/v1/capital/withdrawals', 'withdraw', { symbol: 'SOL', blockchain: 'Solana', address, quantity: '1' });
+    expect(withdrawal.status, withdrawal.text).toBe(200);
+    await waitUntil(async () => {
+      const list = await signed(server.base, taker, 'GET', '/wapi/v1/capital/withdrawals', 'withdrawalQueryAll', {});
+      return list.body.length === 1 && list.body[0].status === 'confirmed' ? true : undefined;
+    }, 'the withdrawal confirmed');
+
     const balances = await signed(server.base, taker, 'GET', '/api/v1/capital', 'balanceQuery');
     expect(balances.status).toBe(200);
-    // The sweep bought the whole book, less the 5 bp taker fee on what it received.
-    expect(Number(balances.body.SOL.available)).toBe(7.996);
+    // The sweep bought the whole book, less the 5 bp taker fee on what it received; 1 SOL withdrawn.
+    expect(Number(balances.body.SOL.available)).toBe(6.996);
   });
 
   it('many accounts cancelling hundreds of orders at once through a 512-slot outbound ring all get their answer', async () => {
