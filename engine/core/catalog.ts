@@ -13,7 +13,7 @@
 // throw: they are operator mistakes found at start-up, not client input.
 
 import type { AssetSpec, EngineConfig, MarketSpec } from '../bus/types.js';
-import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './reference.js';
+import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './book/reference.js';
 
 /** The QueryOpenOrders market id meaning "every market". */
 export const MARKET_ID_ALL = 0xffff;

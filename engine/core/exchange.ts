@@ -52,16 +52,16 @@ import {
   type EngineConfig,
   type RecordSink,
 } from '../bus/types.js';
-import { KEY_BYTES } from './accounts.js';
+import { KEY_BYTES } from './funds/accounts.js';
 import { assert } from './assert.js';
-import { NO_LEVEL } from './book.js';
-import { cancelOpenOrder, closeOrder } from './cancel.js';
+import { NO_LEVEL } from './book/book.js';
+import { cancelOpenOrder, closeOrder } from './book/cancel.js';
 import { validateState } from './invariants.js';
-import { activateOrder, isOutsideBand } from './matching.js';
-import { NO_SLOT } from './orders.js';
+import { activateOrder, isOutsideBand } from './book/matching.js';
+import { NO_SLOT } from './book/orders.js';
 import { runQuery } from './queries.js';
 import { bookStateRefusal, setFeeRates, setMarketState } from './operator.js';
-import { confirmWithdrawal, convertDust, withdraw } from './capital.js';
+import { confirmWithdrawal, convertDust, withdraw } from './funds/capital.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 import {

@@ -15,8 +15,8 @@
 import { OrderBookState, OrderFlag, ResultCode, Side } from '../bus/types.js';
 import { bookStateRefusal } from './operator.js';
 import { assert, isUnsignedSafe } from './assert.js';
-import type { Book, BookSide } from './book.js';
-import { NO_SLOT, OrderState } from './orders.js';
+import type { Book, BookSide } from './book/book.js';
+import { NO_SLOT, OrderState } from './book/orders.js';
 import type { EngineState } from './state.js';
 
 export function validateState(s: EngineState): void {

@@ -24,9 +24,9 @@
 
 import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, ResultCode, type Command } from '../bus/types.js';
 import { assert } from './assert.js';
-import { NO_LEVEL, type Book, type BookSide } from './book.js';
-import { cancelOpenOrder, closeOrder } from './cancel.js';
-import { NO_SLOT } from './orders.js';
+import { NO_LEVEL, type Book, type BookSide } from './book/book.js';
+import { cancelOpenOrder, closeOrder } from './book/cancel.js';
+import { NO_SLOT } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { BPS_PER_UNIT } from './units.js';
 

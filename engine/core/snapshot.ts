@@ -34,11 +34,11 @@
 // trade price as of the snapshot's engine time (reference.ts then moves it as usual). Such a
 // state carries the version-2 state hash (Exchange.hasStateHash).
 
-import { OrderState, NO_SLOT } from './orders.js';
+import { OrderState, NO_SLOT } from './book/orders.js';
 import { assert } from './assert.js';
 import type { Exchange } from './exchange.js';
 import type { EngineState } from './state.js';
-import type { Book, BookSide } from './book.js';
+import type { Book, BookSide } from './book/book.js';
 import type { PriceTicks } from './units.js';
 import type { OrderBookState } from '../bus/types.js';
 

@@ -9,16 +9,16 @@
 // depth update ids, the rest counters inside each book).
 
 import { OrderFlag, Side, type EngineConfig, type EngineLimits } from '../bus/types.js';
-import { Accounts } from './accounts.js';
+import { Accounts } from './funds/accounts.js';
 import { assert } from './assert.js';
-import { Book } from './book.js';
+import { Book } from './book/book.js';
 import { Catalog } from './catalog.js';
 import { ORDER_ID_SPAN, permuteOrderNumber } from './ids.js';
-import { Ledger } from './ledger.js';
-import { OrderIndex } from './orderIndex.js';
-import { NO_SLOT, OrderPool, OrderState } from './orders.js';
+import { Ledger } from './funds/ledger.js';
+import { OrderIndex } from './book/orderIndex.js';
+import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
-import { PendingQueue } from './pending.js';
+import { PendingQueue } from './book/pending.js';
 import { baseUnits, notionalUnits, subUnits, type AmountUnits } from './units.js';
 
 export class EngineState {

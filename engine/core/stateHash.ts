@@ -11,8 +11,8 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert, isUnsignedSafe } from './assert.js';
-import type { BookSide } from './book.js';
-import { NO_SLOT } from './orders.js';
+import type { BookSide } from './book/book.js';
+import { NO_SLOT } from './book/orders.js';
 import type { EngineState } from './state.js';
 
 const TWO_POW_32 = 0x100000000;

@@ -27,9 +27,9 @@
 // pending → confirmed transition is part of the sequenced history that replay and the account
 // history (engine/store/history-account.ts) derive from.
 
-import { FRONT_ID_NONE, ResultCode, type Command } from '../bus/types.js';
-import type { EngineState } from './state.js';
-import { type AmountUnits } from './units.js';
+import { FRONT_ID_NONE, ResultCode, type Command } from '../../bus/types.js';
+import type { EngineState } from '../state.js';
+import { type AmountUnits } from '../units.js';
 
 /** Dust payout as a fraction of the mark price: 95 / 100. */
 const DUST_PAYOUT_PERCENT = 95n;

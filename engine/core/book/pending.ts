@@ -6,7 +6,7 @@
 // (a pending order is in no level), so a cancel during the delay unlinks in O(1). One queue
 // serves all markets, which keeps activations in global sequence order.
 
-import { assert } from './assert.js';
+import { assert } from '../assert.js';
 import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
 
 export class PendingQueue {

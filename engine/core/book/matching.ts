@@ -46,13 +46,13 @@ import {
   Side,
   TimeInForce,
   type MarketSpec,
-} from '../bus/types.js';
-import { assert } from './assert.js';
+} from '../../bus/types.js';
+import { assert } from '../assert.js';
 import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import { beyondSweepBand, followTrade } from './reference.js';
-import type { EngineState } from './state.js';
+import type { EngineState } from '../state.js';
 import {
   BPS_PER_UNIT,
   addUnits,
@@ -63,7 +63,7 @@ import {
   subUnits,
   type AmountUnits,
   type QtyLots,
-} from './units.js';
+} from '../units.js';
 
 /**
  * True when a limit price is outside the market's band around its last trade price:

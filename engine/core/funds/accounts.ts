@@ -9,8 +9,8 @@
 // Each account has its own maker and taker fee rates (basis points), set from the configured
 // defaults when it is created; no command changes them yet, but fills read them per account.
 
-import { assert } from './assert.js';
-import { hashBytes, powerOfTwoAtLeast } from './hashing.js';
+import { assert } from '../assert.js';
+import { hashBytes, powerOfTwoAtLeast } from '../hashing.js';
 
 export const KEY_BYTES = 32;
 

@@ -20,9 +20,9 @@
 // (maxPriceTicks × maxMultiplierBps is, and maxMultiplierBps ≥ 10000). No clock: engine time is
 // the trade's command time.
 
-import { Side, type MarketSpec } from '../bus/types.js';
+import { Side, type MarketSpec } from '../../bus/types.js';
 import type { Book } from './book.js';
-import { BPS_PER_UNIT, floorDiv } from './units.js';
+import { BPS_PER_UNIT, floorDiv } from '../units.js';
 
 /** Default step: 1 % of the reference per interval. */
 export const DEFAULT_REFERENCE_STEP_BPS = 100;

@@ -18,10 +18,10 @@
 // price of its last trade (the limit band's reference; 0 until the first trade) and its guarded
 // reference price with the engine time it last moved (reference.ts).
 
-import { OrderBookState, Side } from '../bus/types.js';
-import { assert } from './assert.js';
+import { OrderBookState, Side } from '../../bus/types.js';
+import { assert } from '../assert.js';
 import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
-import type { PriceTicks, QtyLots } from './units.js';
+import type { PriceTicks, QtyLots } from '../units.js';
 
 export const NO_LEVEL = -1;
 

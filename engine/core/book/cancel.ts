@@ -7,10 +7,10 @@
 // comes at activation), so its cancel also answers that request, with the Cancelled state: no
 // request is left without an answer.
 
-import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus, Side } from '../bus/types.js';
-import { assert } from './assert.js';
+import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus, Side } from '../../bus/types.js';
+import { assert } from '../assert.js';
 import { OrderState } from './orders.js';
-import type { EngineState } from './state.js';
+import type { EngineState } from '../state.js';
 
 /**
  * Cancels a pending or resting order: emits orderCancelled, its balance and (if it rested) its

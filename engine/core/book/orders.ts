@@ -18,9 +18,9 @@
 // market counts its resting, pending and in-flight orders against maxOrdersPerBook before a
 // place is accepted, so allocation cannot fail.
 
-import { OrderStatus, OrderType, TimeInForce } from '../bus/types.js';
-import { assert } from './assert.js';
-import type { PriceTicks, QtyLots } from './units.js';
+import { OrderStatus, OrderType, TimeInForce } from '../../bus/types.js';
+import { assert } from '../assert.js';
+import type { PriceTicks, QtyLots } from '../units.js';
 
 /** Lifecycle of a pool slot. */
 export const OrderState = {

@@ -14,8 +14,8 @@
 // bounded by the supply, so no settlement step can overflow, and none needs a runtime check that
 // could fail half-way through a match.
 
-import { assert } from './assert.js';
-import { addUnits, subUnits, type AmountUnits } from './units.js';
+import { assert } from '../assert.js';
+import { addUnits, subUnits, type AmountUnits } from '../units.js';
 
 export class Ledger {
   readonly available: Float64Array;
