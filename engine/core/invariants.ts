@@ -14,6 +14,7 @@
 
 import { OrderBookState, OrderFlag, ResultCode, Side } from '../bus/types.js';
 import { bookStateRefusal } from './operator.js';
+import { rulesOfOrder } from './kinds.js';
 import { assert, isUnsignedSafe } from './assert.js';
 import type { Book, BookSide } from './book/book.js';
 import { NO_SLOT, OrderState } from './book/orders.js';
@@ -32,8 +33,9 @@ export function validateState(s: EngineState): void {
     if (state === OrderState.Free) continue;
     live++;
     checkOrder(s, slot);
-    const cell = s.ledger.cell(pool.accountId[slot], s.lockAssetOf(slot));
-    lockedExpected[cell] += s.lockUnitsOf(slot);
+    const rules = rulesOfOrder(s, slot);
+    const cell = s.ledger.cell(pool.accountId[slot], rules.holdAssetOf(s, slot));
+    lockedExpected[cell] += rules.holdUnitsOf(s, slot);
     if (state === OrderState.Pending) {
       // No pending order waits in a book whose state would refuse it.
       const postOnly = (pool.flags[slot] & OrderFlag.PostOnly) !== 0;

@@ -8,7 +8,7 @@
 // and the counters that replay must reproduce (the order number behind ids, per-market trade and
 // depth update ids, the rest counters inside each book).
 
-import { OrderFlag, Side, type EngineConfig, type EngineLimits } from '../bus/types.js';
+import { OrderFlag, type EngineConfig, type EngineLimits } from '../bus/types.js';
 import { Accounts } from './funds/accounts.js';
 import { assert } from './assert.js';
 import { Book } from './book/book.js';
@@ -19,7 +19,6 @@ import { OrderIndex } from './book/orderIndex.js';
 import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
 import { PendingQueue } from './book/pending.js';
-import { baseUnits, notionalUnits, subUnits, type AmountUnits } from './units.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -58,29 +57,6 @@ export class EngineState {
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
     this.pending = new PendingQueue(this.pool);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool);
-  }
-
-  /** The asset an order's funds are locked in: quote for a bid, base for an ask. */
-  lockAssetOf(slot: number): number {
-    const marketIndex = this.pool.marketIndex[slot];
-    return this.pool.side[slot] === Side.Bid ? this.catalog.quoteIndexOf[marketIndex] : this.catalog.baseIndexOf[marketIndex];
-  }
-
-  /**
-   * What an order's remaining quantity still locks: limit price × remaining × quoteUnitsPerTickLot
-   * for a limit bid, the unspent quote limit (quoteLimitUnits − executedQuoteUnits) for a market
-   * bid, remaining × baseUnitsPerLot for an ask. Fills, price improvement, cancels and expiries
-   * all keep the ledger's locked units equal to the sum of this over open orders.
-   */
-  lockUnitsOf(slot: number): AmountUnits {
-    const market = this.catalog.markets[this.pool.marketIndex[slot]];
-    const remaining = this.pool.remaining(slot);
-    if (this.pool.side[slot] === Side.Bid && this.pool.isMarket(slot)) {
-      return subUnits(this.pool.quoteLimitUnits[slot] as AmountUnits, this.pool.executedQuoteUnits[slot] as AmountUnits);
-    }
-    return this.pool.side[slot] === Side.Bid
-      ? notionalUnits(this.pool.price(slot), remaining, market.quoteUnitsPerTickLot)
-      : baseUnits(remaining, market.baseUnitsPerLot);
   }
 
   /** The next order id: a keyed permutation of the next order number (0 is skipped: it means none). */

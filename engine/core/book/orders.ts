@@ -11,7 +11,7 @@
 //
 // A market order (orderType Market) never rests: it is pending, then matched and ended in one
 // activation. Its qtyLots is a lot cap (the quantity asked for, or for an order by quote quantity
-// the most lots it could ever get, see exchange.ts) and quoteLimitUnits the most quote it may
+// the most lots it could ever get, see spot/hold.ts) and quoteLimitUnits the most quote it may
 // exchange in total (for a bid also exactly what it locked).
 //
 // Capacity: markets × maxOrdersPerBook (capped by maxAccounts × maxOpenOrdersPerAccount); every

@@ -14,7 +14,7 @@
 //
 // What uses it: dust conversion values dust at min(reference, last trade price) (capital.ts), and
 // a market order's sweep stops at the market's band around it (matching.ts). The limit-order band
-// stays around the last trade price (exchange.ts header).
+// stays around the last trade price (place.ts header).
 //
 // Integers only: reference × stepBps ≤ maxPriceTicks × 10000, which the catalog proved safe
 // (maxPriceTicks × maxMultiplierBps is, and maxMultiplierBps ≥ 10000). No clock: engine time is

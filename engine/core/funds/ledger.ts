@@ -114,4 +114,18 @@ export class Ledger {
     this.feeUnits[assetIndex] = subUnits(this.feeUnits[assetIndex] as AmountUnits, amount);
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
   }
+
+  /**
+   * Sum over the first `accountCount` accounts of available + locked units of an asset, plus the
+   * fees collected in it: equal to the asset's supply (conservation).
+   */
+  totalUnits(assetIndex: number, accountCount: number): number {
+    let total = BigInt(this.feeUnits[assetIndex]);
+    for (let accountId = 1; accountId <= accountCount; accountId++) {
+      const cell = this.cell(accountId, assetIndex);
+      total += BigInt(this.available[cell]) + BigInt(this.locked[cell]);
+    }
+    assert(total <= BigInt(Number.MAX_SAFE_INTEGER), 'an asset total left the safe-integer range');
+    return Number(total);
+  }
 }
