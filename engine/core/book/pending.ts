@@ -7,6 +7,8 @@
 // serves all markets, which keeps activations in global sequence order.
 
 import { assert } from '../assert.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
+import type { OrderIndex } from './orderIndex.js';
 import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
 
 export class PendingQueue {
@@ -43,5 +45,43 @@ export class PendingQueue {
     pool.next[slot] = NO_SLOT;
     pool.state[slot] = OrderState.Active;
     this.count--;
+  }
+
+  /** Snapshot: the count, then the order ids in queue order. */
+  exportTo(w: SnapshotWriter): void {
+    w.number(this.count);
+    for (let slot = this.head; slot !== NO_SLOT; slot = this.pool.next[slot]) w.number(this.pool.orderId[slot]);
+  }
+
+  /** Queues the (imported, Active) orders a snapshot names, in its order. */
+  importFrom(r: SnapshotReader, index: OrderIndex): void {
+    const count = r.number();
+    for (let i = 0; i < count; i++) {
+      const slot = index.find(r.number());
+      expectSnapshot(slot !== NO_SLOT && this.pool.state[slot] === OrderState.Active, 'a pending order is unknown or already placed');
+      this.push(slot);
+    }
+  }
+
+  /** State hash: the count, then each order in queue order. */
+  hashInto(d: StateDigest): void {
+    d.number(this.count);
+    for (let slot = this.head; slot !== NO_SLOT; slot = this.pool.next[slot]) this.pool.hashOrderInto(d, slot);
+  }
+
+  /** Well linked, in time order, counted right; empty when there is no speed bump. */
+  validate(speedBumpUs: number): void {
+    const pool = this.pool;
+    let count = 0;
+    let previous = NO_SLOT;
+    for (let slot = this.head; slot !== NO_SLOT; slot = pool.next[slot]) {
+      assert(pool.state[slot] === OrderState.Pending && pool.prev[slot] === previous, 'pending queue link broken');
+      assert(previous === NO_SLOT || pool.createdAtUs[previous] <= pool.createdAtUs[slot], 'pending queue out of time order');
+      previous = slot;
+      count++;
+      assert(count <= pool.capacity, 'pending queue has a cycle');
+    }
+    assert(this.tail === previous && count === this.count, 'pending queue tail or count is off');
+    assert(speedBumpUs > 0 || count === 0, 'pending orders without a speed bump');
   }
 }

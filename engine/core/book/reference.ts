@@ -21,6 +21,8 @@
 // the trade's command time.
 
 import { Side, type MarketSpec } from '../../bus/types.js';
+import { assert } from '../assert.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { Book } from './book.js';
 import { BPS_PER_UNIT, floorDiv } from '../units.js';
 
@@ -53,4 +55,61 @@ export function beyondSweepBand(market: MarketSpec, referenceTicks: number, take
   if (market.maxMultiplierBps === undefined || market.minMultiplierBps === undefined || referenceTicks === 0) return false;
   const scaled = levelPriceTicks * BPS_PER_UNIT;
   return takerSide === Side.Bid ? scaled > referenceTicks * market.maxMultiplierBps : scaled < referenceTicks * market.minMultiplierBps;
+}
+
+/** Snapshot of a market's reference prices: last trade price, guarded reference and its time. */
+export function exportReferencesTo(book: Book, w: SnapshotWriter): void {
+  w.number(book.bandReferenceTicks);
+  w.number(book.guardedReferenceTicks);
+  w.number(book.guardedReferenceTimeUs);
+}
+
+/**
+ * The reference prices of a snapshot. A snapshot without the guarded reference (`withGuard`
+ * false: format 2) starts a banded market's guarded reference at its last trade price as of the
+ * snapshot's engine time `lastTimeUs`; followTrade then moves it as usual.
+ */
+export function importReferencesFrom(book: Book, r: SnapshotReader, market: MarketSpec, withGuard: boolean, lastTimeUs: number): void {
+  book.bandReferenceTicks = r.number();
+  const banded = market.maxMultiplierBps !== undefined;
+  if (!withGuard) {
+    book.guardedReferenceTicks = banded ? book.bandReferenceTicks : 0;
+    book.guardedReferenceTimeUs = banded && book.bandReferenceTicks > 0 ? lastTimeUs : 0;
+    return;
+  }
+  book.guardedReferenceTicks = r.number();
+  book.guardedReferenceTimeUs = r.number();
+  const inRange = (ticks: number) => ticks === 0 || (ticks >= market.minPriceTicks && ticks <= market.maxPriceTicks);
+  expectSnapshot(inRange(book.bandReferenceTicks) && inRange(book.guardedReferenceTicks), 'a reference price is outside its market\'s price range');
+  expectSnapshot((book.guardedReferenceTicks === 0) === (book.bandReferenceTicks === 0), 'a market has one reference price without the other');
+  expectSnapshot(book.guardedReferenceTimeUs >= 0 && book.guardedReferenceTimeUs <= lastTimeUs, 'a guarded reference moved after the snapshot\'s time');
+}
+
+/**
+ * State hash of a banded market's reference prices (an unbanded one has nothing to hash).
+ * `withGuard` false leaves the guarded reference out: the hash as engines before it computed it.
+ */
+export function hashReferencesInto(book: Book, d: StateDigest, market: MarketSpec, withGuard: boolean): void {
+  if (market.maxMultiplierBps === undefined) return;
+  d.number(book.bandReferenceTicks);
+  if (!withGuard) return;
+  d.number(book.guardedReferenceTicks);
+  d.number(book.guardedReferenceTimeUs);
+}
+
+/**
+ * A banded market has both reference prices or neither (before its first trade), each within its
+ * price range, and its guarded reference moved no later than the last command; an unbanded
+ * market keeps none.
+ */
+export function validateReferences(book: Book, market: MarketSpec, lastTimeUs: number): void {
+  const guarded = book.guardedReferenceTicks;
+  if (market.maxMultiplierBps === undefined) {
+    assert(book.bandReferenceTicks === 0 && guarded === 0 && book.guardedReferenceTimeUs === 0, 'an unbanded market keeps a reference price');
+    return;
+  }
+  assert((guarded === 0) === (book.bandReferenceTicks === 0), 'a market has one reference price without the other');
+  assert(guarded === 0 || (guarded >= market.minPriceTicks && guarded <= market.maxPriceTicks), 'the guarded reference is outside the price range');
+  assert(guarded !== 0 || book.guardedReferenceTimeUs === 0, 'a guarded reference time without a reference');
+  assert(book.guardedReferenceTimeUs <= lastTimeUs, 'the guarded reference moved after the last command');
 }
