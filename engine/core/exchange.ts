@@ -1,7 +1,8 @@
 // The engine core: a pure, synchronous state machine over the sequenced command stream.
 //
-// apply() is the only way state changes. Each state-changing command first activates the
-// speed-bumped orders whose delay has ended by its engine time (in sequence order), then runs:
+// apply() is the only way state changes. Each state-changing command first runs the engine-time
+// timers due by its engine time (timers.ts: today the speed bump, whose orders activate in
+// sequence order), then runs:
 // validate the whole command (every rejection is a result code and changes nothing), mutate,
 // write outputs. Queries (CommandKind >= 64) change nothing and activate nothing. No clock,
 // randomness, I/O or floating point: replaying the same commands with the same seq and engine
@@ -19,7 +20,6 @@ import { CommandKind, ResultCode, type Command, type EngineConfig, type RecordSi
 import { assert } from './assert.js';
 import { cancelAll, cancelOrder } from './book/cancel.js';
 import { activateOrder } from './book/matching.js';
-import { NO_SLOT } from './book/orders.js';
 import { placeOrder } from './book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from './funds/capital.js';
 import { validateState } from './invariants.js';
@@ -28,6 +28,7 @@ import { runQuery } from './queries.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
+import { TimerKind } from './timers.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
 const FIRST_QUERY_KIND = 64;
@@ -53,7 +54,7 @@ export class Exchange {
     s.lastSeq = seq;
     s.lastTimeUs = timeUs;
     s.out.begin(out, seq, timeUs);
-    this.activateDue(timeUs);
+    this.runDueTimers(timeUs);
     switch (cmd.kind) {
       case CommandKind.CreateAccount:
         return createAccount(s, cmd);
@@ -88,10 +89,9 @@ export class Exchange {
     }
   }
 
-  /** Engine time at which the oldest pending order activates, or -1 when none waits. */
+  /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */
   nextWakeUs(): number {
-    const head = this.s.pending.head;
-    return head === NO_SLOT ? -1 : this.s.pool.createdAtUs[head] + this.s.speedBumpUs;
+    return this.s.timers.headDueUs();
   }
 
   stateHash(): string {
@@ -131,18 +131,25 @@ export class Exchange {
     return this.s.ledger.totalUnits(assetIndex, this.s.accounts.count);
   }
 
-  /** Activates, in sequence order, every pending order whose speed bump ended by `timeUs`. */
-  private activateDue(timeUs: number): void {
-    const s = this.s;
-    for (let steps = 0; s.pending.head !== NO_SLOT; steps++) {
-      assert(steps <= s.pool.capacity, 'activation loop ran past the number of orders');
-      const slot = s.pending.head;
-      if (s.pool.createdAtUs[slot] + s.speedBumpUs > timeUs) return;
-      const book = s.books[s.pool.marketIndex[slot]];
-      s.pending.remove(slot);
-      book.pendingCount--;
-      if (s.pool.reservesLevel(slot)) book.pendingGtc[s.pool.side[slot]]--;
-      activateOrder(s, slot);
+  /**
+   * Runs, in (due, seq) order, every timer due by `timeUs` (timers.ts): today the speed bump, whose
+   * due orders activate in sequence order. Each handler removes its timer.
+   */
+  private runDueTimers(timeUs: number): void {
+    const timers = this.s.timers;
+    for (let steps = 0; timers.count > 0 && timers.headDueUs() <= timeUs; steps++) {
+      assert(steps <= timers.capacity, 'timer loop ran past the number of timers');
+      const timer = timers.head();
+      switch (timers.kindOf(timer)) {
+        case TimerKind.SpeedBump: {
+          const slot = timers.refOf(timer);
+          this.s.pending.remove(slot);
+          activateOrder(this.s, slot);
+          break;
+        }
+        default:
+          throw new Error(`engine assertion failed: a timer of kind ${timers.kindOf(timer)} has no handler`);
+      }
     }
   }
 }

@@ -28,7 +28,8 @@ export function validateState(s: EngineState): void {
   s.index.validate(s.pool.liveCount);
   const lockedExpected = checkOpenOrders(s);
   for (const book of s.books) book.validate(s.catalog.markets[book.marketIndex], s.limits, s.lastTimeUs);
-  s.pending.validate(s.speedBumpUs);
+  s.timers.validate();
+  s.pending.validate();
   s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf);
 }
 

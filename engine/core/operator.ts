@@ -26,7 +26,6 @@ import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, Res
 import { assert } from './assert.js';
 import { NO_LEVEL, type Book, type BookSide } from './book/book.js';
 import { cancelOpenOrder, closeOrder } from './book/cancel.js';
-import { NO_SLOT } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { BPS_PER_UNIT } from './units.js';
 
@@ -82,8 +81,7 @@ export function setMarketState(s: EngineState, cmd: Command): void {
   const book: Book = s.books[marketIndex];
   book.orderBookState = cmd.amountUnits;
   let cancelled = 0;
-  for (let slot = s.pending.head, after = NO_SLOT; slot !== NO_SLOT; slot = after) {
-    after = s.pool.next[slot];
+  for (const slot of s.pending.inOrder()) {
     if (s.pool.marketIndex[slot] !== marketIndex || pendingRefusal(s, slot) === ResultCode.Ok) continue;
     cancelForClosure(s, slot);
     cancelled++;

@@ -5,7 +5,7 @@
 // open order with every field, each book's levels best first with their FIFO of order ids, the
 // speed-bump queue in order, the counters replay must reproduce), never how it is stored, so its
 // size follows the live state (not the preallocated pools) and import rebuilds every structure
-// through its own methods (accounts.add, pool.open, index.insert, side.insert, pending.push).
+// through its own methods (accounts.add, pool.open, index.insert, side.insert, pending timers).
 // Pool and level slot numbers may therefore differ after an import; nothing observable depends
 // on them (ids, outputs and stateHash do not), which is why the state hash leaves them out.
 //

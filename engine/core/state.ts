@@ -20,6 +20,7 @@ import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
 import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { PendingQueue } from './book/pending.js';
+import { Timers } from './timers.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -32,6 +33,8 @@ export class EngineState {
   readonly index: OrderIndex;
   readonly books: Book[];
   readonly pending: PendingQueue;
+  /** Every engine-time rule's timers (timers.ts): today one per pending order. */
+  readonly timers: Timers;
   readonly out: Output;
   /** The last order number turned into an id. */
   orderNumber = 0;
@@ -56,7 +59,8 @@ export class EngineState {
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
-    this.pending = new PendingQueue(this.pool);
+    this.timers = new Timers(poolCapacity);
+    this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool);
   }
 

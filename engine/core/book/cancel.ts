@@ -41,8 +41,6 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
   let levelQty = 0;
   if (state === OrderState.Pending) {
     s.pending.remove(slot);
-    book.pendingCount--;
-    if (pool.reservesLevel(slot)) book.pendingGtc[side]--;
   } else {
     levelQty = book.unlink(slot);
   }

@@ -4,8 +4,8 @@
 // One slot per open order, taken from a free list and returned when the order reaches a final
 // state, so placing and matching allocate no objects. Fields are parallel typed arrays; the
 // 53-bit ones (ids, quantities, amounts, times) are Float64Arrays used as exact integer stores.
-// `prev`/`next` link an order into exactly one queue at a time: its price level's FIFO while it
-// rests, the speed-bump queue while it is pending, the free list while the slot is free.
+// `prev`/`next` link an order into at most one queue at a time: its price level's FIFO while it
+// rests, the free list while the slot is free (a pending order waits on a timer instead, pending.ts).
 // `accountPrev`/`accountNext` link each open order into its account's list, oldest first, which
 // bounds cancel-by-clientId, cancel-all and open-order queries by maxOpenOrdersPerAccount.
 //
@@ -222,7 +222,7 @@ export class OrderPool {
 
   /**
    * Opens every order of a snapshot and indexes it. Each stays Active until its book or the
-   * speed-bump queue links it (they set the final state), so an order neither links is caught
+   * speed-bump queue takes it (they set the final state), so an order neither links is caught
    * by expectAllPlaced.
    */
   importFrom(r: SnapshotReader, accountExists: (accountId: number) => boolean, index: OrderIndex, marketCount: number): void {
@@ -264,7 +264,7 @@ export class OrderPool {
     this.frontId[slot] = r.number();
   }
 
-  /** After an import: every open order was linked into a book or the speed-bump queue. */
+  /** After an import: every open order is in a book or in the speed-bump queue. */
   expectAllPlaced(): void {
     for (let slot = 0; slot < this.capacity; slot++) {
       expectSnapshot(this.state[slot] !== OrderState.Active, 'an open order is neither in a book nor pending');

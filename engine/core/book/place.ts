@@ -45,7 +45,6 @@ export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   const pool = s.pool;
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
-  const book = s.books[marketIndex];
   const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
   const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
   const slot = pool.open(cmd.accountId);
@@ -73,8 +72,6 @@ export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
   s.out.balance(cmd.accountId, HOLD.assetIndex, FRONT_ID_NONE, 0);
   if (postOnly || s.speedBumpUs === 0) return activateOrder(s, slot);
   s.pending.push(slot);
-  book.pendingCount++;
-  if (pool.reservesLevel(slot)) book.pendingGtc[cmd.side]++;
 }
 
 /** Every check of a place, in the documented order; on Ok HOLD holds what the order holds. */
