@@ -20,7 +20,7 @@ import { OrderFlag, ResultCode, Side } from '../bus/types.js';
 import { assert, isUnsignedSafe } from './assert.js';
 import { OrderState } from './book/orders.js';
 import { rulesOfOrder } from './kinds.js';
-import { bookStateRefusal } from './operator.js';
+import { bookStateRefusal } from './book/book.js';
 import type { EngineState } from './state.js';
 
 export function validateState(s: EngineState): void {

@@ -18,7 +18,7 @@
 // price of its last trade (the limit band's reference; 0 until the first trade) and its guarded
 // reference price with the engine time it last moved (reference.ts).
 
-import { OrderBookState, Side, type EngineLimits, type MarketSpec } from '../../bus/types.js';
+import { OrderBookState, ResultCode, Side, type EngineLimits, type MarketSpec } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { OrderIndex } from './orderIndex.js';
@@ -27,6 +27,25 @@ import { exportReferencesTo, hashReferencesInto, importReferencesFrom, validateR
 import type { PriceTicks, QtyLots } from '../units.js';
 
 export const NO_LEVEL = -1;
+
+/** Ok when a market in `state` takes a new place of this kind, else the typed rejection. */
+export function bookStateRefusal(state: OrderBookState, isMarket: boolean, postOnly: boolean): ResultCode {
+  switch (state) {
+    case OrderBookState.Open:
+      return ResultCode.Ok;
+    case OrderBookState.Closed:
+      return ResultCode.MarketClosed;
+    case OrderBookState.CancelOnly:
+      return ResultCode.MarketCancelOnly;
+    case OrderBookState.LimitOnly:
+      return isMarket ? ResultCode.MarketLimitOnly : ResultCode.Ok;
+    case OrderBookState.PostOnly:
+      return postOnly ? ResultCode.Ok : ResultCode.MarketPostOnly;
+    default:
+      assert(false, 'unknown order book state');
+      return ResultCode.InvalidCommand;
+  }
+}
 
 /** Longest level shift done by a loop rather than copyWithin (measured break-even, see shiftUp). */
 const SHORT_SHIFT = 16;

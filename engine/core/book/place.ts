@@ -2,7 +2,7 @@
 // order's entry into the book, at once or after the speed bump.
 //
 // Every check runs before anything changes, in the documented order: account, market, the order's
-// shape, the market's order book state (operator.ts: MarketClosed, MarketCancelOnly,
+// shape, the market's order book state (book.ts bookStateRefusal: MarketClosed, MarketCancelOnly,
 // MarketLimitOnly, MarketPostOnly), quantity and price limits, the price band, the account's and
 // the book's order limits, the price levels a resting order may need, then the hold (spot:
 // spot/hold.ts, InsufficientFunds among others).
@@ -28,10 +28,9 @@ import {
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { rulesOf, type PlaceHold } from '../kinds.js';
-import { bookStateRefusal } from '../operator.js';
 import type { EngineState } from '../state.js';
 import type { AmountUnits, PriceTicks, QtyLots } from '../units.js';
-import { NO_LEVEL } from './book.js';
+import { NO_LEVEL, bookStateRefusal } from './book.js';
 import { activateOrder, isOutsideBand } from './matching.js';
 
 /** The only command flags a spot limit order may carry in this version (a market order: no PostOnly). */
