@@ -54,7 +54,7 @@ interface ModelView {
   feeUnits?: Map<number, number>;
 }
 
-/** Engine pool states (engine/core/orders.ts OrderState). */
+/** Engine pool states (engine/core/book/orders.ts OrderState). */
 const STATE_PENDING = 1;
 const STATE_RESTING = 3;
 

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { CommandKind, RecordType, ResultCode } from '../engine/bus/types.js';
-import { dustPayoutUnits } from '../engine/core/capital.js';
+import { dustPayoutUnits } from '../engine/core/funds/capital.js';
 import { BASE, BASE_PER_LOT, EngineHarness, M0, QUOTE, QUOTE_PER_TICK_LOT, cmd, replay, resultOf, testConfig } from './helpers/engine-harness.js';
 
 const withdraw = (accountId: number, assetId: number, amountUnits: number) => ({ kind: CommandKind.Withdraw, accountId, assetId, amountUnits });

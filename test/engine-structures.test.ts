@@ -2,12 +2,12 @@
 // table (against a Map, through clusters and wrap-around), a book side's sorted levels, the
 // account key table, and the configuration checks that keep every product a safe integer.
 import { describe, expect, it } from 'vitest';
-import { Accounts } from '../engine/core/accounts.js';
-import { BookSide, NO_LEVEL } from '../engine/core/book.js';
+import { Accounts } from '../engine/core/funds/accounts.js';
+import { BookSide, NO_LEVEL } from '../engine/core/book/book.js';
 import { Exchange } from '../engine/core/exchange.js';
 import { ORDER_ID_SPAN, permuteOrderNumber, unpermuteOrderId } from '../engine/core/ids.js';
-import { OrderIndex } from '../engine/core/orderIndex.js';
-import { NO_SLOT } from '../engine/core/orders.js';
+import { OrderIndex } from '../engine/core/book/orderIndex.js';
+import { NO_SLOT } from '../engine/core/book/orders.js';
 import type { PriceTicks } from '../engine/core/units.js';
 import { Side } from '../engine/bus/types.js';
 import { keyOf, prng, randomInt, testConfig } from './helpers/engine-harness.js';

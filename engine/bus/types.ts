@@ -226,8 +226,14 @@ export interface RecordSink {
 }
 
 /** The engine's view of one market: integers only, fixed at configuration time. */
+/** What a market trades; it selects the market's hold and settle rules (engine/core/kinds.ts). */
+export const MarketKind = { Spot: 0 } as const;
+export type MarketKind = (typeof MarketKind)[keyof typeof MarketKind];
+
 export interface MarketSpec {
   marketId: number;
+  /** Absent: Spot (and a spot market's kind stays out of the configuration fingerprint). */
+  kind?: MarketKind;
   symbol: string;
   baseAssetId: number;
   quoteAssetId: number;
@@ -282,7 +288,7 @@ export interface EngineConfig {
   makerFeeBps?: number;
   takerFeeBps?: number;
   /**
-   * The guarded reference price of a banded market (engine/core/reference.ts) moves toward trade
+   * The guarded reference price of a banded market (engine/core/book/reference.ts) moves toward trade
    * prices by at most referenceStepBps basis points of itself (at least one tick) once per
    * referenceIntervalUs of engine time. Absent: DEFAULT_REFERENCE_STEP_BPS and
    * DEFAULT_REFERENCE_INTERVAL_US.

@@ -7,13 +7,14 @@
 // (maxQtyLots × baseUnitsPerLot) could leave the safe-integer range, non-integer or non-positive
 // grid constants, a price band that is half given, below 1× above or above 1× below, or whose
 // maxPriceTicks × maxMultiplierBps could leave the safe-integer range, a dust payout cap that is
-// not a positive safe integer, duplicate ids, fee rates outside 0–10000 basis points, a guarded
+// not a positive safe integer, a market kind the engine does not trade, duplicate ids, fee rates outside 0–10000 basis points, a guarded
 // reference step outside 1–10000 basis points or an interval that is not positive, or limits
 // that are not positive integers. Configuration errors
 // throw: they are operator mistakes found at start-up, not client input.
 
-import type { AssetSpec, EngineConfig, MarketSpec } from '../bus/types.js';
-import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './reference.js';
+import { MarketKind, type AssetSpec, type EngineConfig, type MarketSpec } from '../bus/types.js';
+import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './book/reference.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from './parts.js';
 
 /** The QueryOpenOrders market id meaning "every market". */
 export const MARKET_ID_ALL = 0xffff;
@@ -57,6 +58,7 @@ function checkMarket(market: MarketSpec, indexOfAsset: Int32Array): void {
     check(BigInt(market.maxPriceTicks) * BigInt(maxMultiplierBps) <= maxSafe, `${name}: maxPriceTicks × maxMultiplierBps leaves the safe-integer range`);
   }
   if (market.dustMaxPayoutUnits !== undefined) positiveInteger(market.dustMaxPayoutUnits, `${name} dustMaxPayoutUnits`);
+  check(market.kind === undefined || market.kind === MarketKind.Spot, `${name}: unknown market kind`);
 }
 
 /** The configured dust cap, or DEFAULT_DUST_MAX_PAYOUT_WHOLE whole quote units (at most 2^53 − 1). */
@@ -79,6 +81,8 @@ export class Catalog {
   readonly quoteIndexOf: Int32Array;
   /** Most one dust conversion pays, in quote units, by market index. */
   readonly dustMaxPayoutUnitsOf: Float64Array;
+  /** What each market trades (MarketKind, Spot when the spec names none), by market index. */
+  readonly kindOf: Uint8Array;
   /** Guarded reference: step in basis points and interval in engine µs (reference.ts). */
   readonly referenceStepBps: number;
   readonly referenceIntervalUs: number;
@@ -114,6 +118,7 @@ export class Catalog {
     this.baseIndexOf = new Int32Array(this.marketCount);
     this.quoteIndexOf = new Int32Array(this.marketCount);
     this.dustMaxPayoutUnitsOf = new Float64Array(this.marketCount);
+    this.kindOf = new Uint8Array(this.marketCount);
     this.markets.forEach((market, index) => {
       checkMarket(market, this.assetIndexById);
       check(this.marketIndexById[market.marketId] < 0, `market id ${market.marketId} listed twice`);
@@ -121,6 +126,7 @@ export class Catalog {
       this.baseIndexOf[index] = this.assetIndexById[market.baseAssetId];
       this.quoteIndexOf[index] = this.assetIndexById[market.quoteAssetId];
       this.dustMaxPayoutUnitsOf[index] = dustCapOf(market, config.assets[this.quoteIndexOf[index]]);
+      this.kindOf[index] = market.kind ?? MarketKind.Spot;
     });
   }
 
@@ -132,5 +138,20 @@ export class Catalog {
   /** Index of a market id, or -1 when the id is not configured (or not an integer id). */
   marketIndex(marketId: number): number {
     return Number.isInteger(marketId) && marketId >= 0 && marketId < ID_SPACE ? this.marketIndexById[marketId] : -1;
+  }
+
+  /** Snapshot: asset and market counts (an import checks them against this configuration). */
+  exportTo(w: SnapshotWriter): void {
+    w.number(this.assetCount);
+    w.number(this.marketCount);
+  }
+
+  importFrom(r: SnapshotReader): void {
+    expectSnapshot(r.number() === this.assetCount && r.number() === this.marketCount, 'asset or market count differs from the configuration');
+  }
+
+  hashInto(d: StateDigest): void {
+    d.number(this.assetCount);
+    d.number(this.marketCount);
   }
 }

@@ -1,5 +1,6 @@
 // Operator commands of the engine core: a market's order book state (SetMarketState) and an
-// account's fee rates (SetFeeRates, QueryFeeRates), plus the rule a book state applies to places.
+// account's fee rates (SetFeeRates, QueryFeeRates); the rule a book state applies to places is the
+// book's (book/book.ts bookStateRefusal).
 // Both are journaled commands like any other, so replay rebuilds them exactly.
 //
 // Order book states (the wire's orderBookState; cancels and queries are never refused):
@@ -24,30 +25,10 @@
 
 import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, ResultCode, type Command } from '../bus/types.js';
 import { assert } from './assert.js';
-import { NO_LEVEL, type Book, type BookSide } from './book.js';
-import { cancelOpenOrder, closeOrder } from './cancel.js';
-import { NO_SLOT } from './orders.js';
+import { NO_LEVEL, bookStateRefusal, type Book, type BookSide } from './book/book.js';
+import { cancelOpenOrder, closeOrder } from './book/cancel.js';
 import type { EngineState } from './state.js';
 import { BPS_PER_UNIT } from './units.js';
-
-/** Ok when a market in `state` takes a new place of this kind, else the typed rejection. */
-export function bookStateRefusal(state: OrderBookState, isMarket: boolean, postOnly: boolean): ResultCode {
-  switch (state) {
-    case OrderBookState.Open:
-      return ResultCode.Ok;
-    case OrderBookState.Closed:
-      return ResultCode.MarketClosed;
-    case OrderBookState.CancelOnly:
-      return ResultCode.MarketCancelOnly;
-    case OrderBookState.LimitOnly:
-      return isMarket ? ResultCode.MarketLimitOnly : ResultCode.Ok;
-    case OrderBookState.PostOnly:
-      return postOnly ? ResultCode.Ok : ResultCode.MarketPostOnly;
-    default:
-      assert(false, 'unknown order book state');
-      return ResultCode.InvalidCommand;
-  }
-}
 
 function isOrderBookState(value: number): value is OrderBookState {
   return Number.isInteger(value) && value >= OrderBookState.Open && value <= OrderBookState.PostOnly;
@@ -82,8 +63,7 @@ export function setMarketState(s: EngineState, cmd: Command): void {
   const book: Book = s.books[marketIndex];
   book.orderBookState = cmd.amountUnits;
   let cancelled = 0;
-  for (let slot = s.pending.head, after = NO_SLOT; slot !== NO_SLOT; slot = after) {
-    after = s.pool.next[slot];
+  for (const slot of s.pending.inOrder()) {
     if (s.pool.marketIndex[slot] !== marketIndex || pendingRefusal(s, slot) === ResultCode.Ok) continue;
     cancelForClosure(s, slot);
     cancelled++;

@@ -34,12 +34,12 @@ import {
   type MarketStateRec,
   type FeeRatesRec,
 } from '../bus/types.js';
-import type { Accounts } from './accounts.js';
+import type { Accounts } from './funds/accounts.js';
 import { assert } from './assert.js';
-import type { Book } from './book.js';
+import type { Book } from './book/book.js';
 import type { Catalog } from './catalog.js';
-import type { Ledger } from './ledger.js';
-import type { OrderPool } from './orders.js';
+import type { Ledger } from './funds/ledger.js';
+import type { OrderPool } from './book/orders.js';
 
 /** A sink that drops everything; the output before the first apply. */
 const NOWHERE: RecordSink = {

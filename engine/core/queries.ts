@@ -6,8 +6,8 @@
 
 import { CommandFlag, CommandKind, ExpiryReason, HeaderFlag, OrderEvent, ResultCode, type Command } from '../bus/types.js';
 import { MARKET_ID_ALL } from './catalog.js';
-import type { BookSide } from './book.js';
-import { NO_SLOT, openStatus } from './orders.js';
+import type { BookSide } from './book/book.js';
+import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
 

@@ -8,18 +8,19 @@
 // and the counters that replay must reproduce (the order number behind ids, per-market trade and
 // depth update ids, the rest counters inside each book).
 
-import { OrderFlag, Side, type EngineConfig, type EngineLimits } from '../bus/types.js';
-import { Accounts } from './accounts.js';
+import { OrderFlag, type EngineConfig, type EngineLimits } from '../bus/types.js';
+import { Accounts } from './funds/accounts.js';
 import { assert } from './assert.js';
-import { Book } from './book.js';
+import { Book } from './book/book.js';
 import { Catalog } from './catalog.js';
 import { ORDER_ID_SPAN, permuteOrderNumber } from './ids.js';
-import { Ledger } from './ledger.js';
-import { OrderIndex } from './orderIndex.js';
-import { NO_SLOT, OrderPool, OrderState } from './orders.js';
+import { Ledger } from './funds/ledger.js';
+import { OrderIndex } from './book/orderIndex.js';
+import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
-import { PendingQueue } from './pending.js';
-import { baseUnits, notionalUnits, subUnits, type AmountUnits } from './units.js';
+import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
+import { PendingQueue } from './book/pending.js';
+import { Timers } from './timers.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -32,6 +33,8 @@ export class EngineState {
   readonly index: OrderIndex;
   readonly books: Book[];
   readonly pending: PendingQueue;
+  /** Every engine-time rule's timers (timers.ts): today one per pending order. */
+  readonly timers: Timers;
   readonly out: Output;
   /** The last order number turned into an id. */
   orderNumber = 0;
@@ -56,31 +59,9 @@ export class EngineState {
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
-    this.pending = new PendingQueue(this.pool);
+    this.timers = new Timers(poolCapacity);
+    this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool);
-  }
-
-  /** The asset an order's funds are locked in: quote for a bid, base for an ask. */
-  lockAssetOf(slot: number): number {
-    const marketIndex = this.pool.marketIndex[slot];
-    return this.pool.side[slot] === Side.Bid ? this.catalog.quoteIndexOf[marketIndex] : this.catalog.baseIndexOf[marketIndex];
-  }
-
-  /**
-   * What an order's remaining quantity still locks: limit price × remaining × quoteUnitsPerTickLot
-   * for a limit bid, the unspent quote limit (quoteLimitUnits − executedQuoteUnits) for a market
-   * bid, remaining × baseUnitsPerLot for an ask. Fills, price improvement, cancels and expiries
-   * all keep the ledger's locked units equal to the sum of this over open orders.
-   */
-  lockUnitsOf(slot: number): AmountUnits {
-    const market = this.catalog.markets[this.pool.marketIndex[slot]];
-    const remaining = this.pool.remaining(slot);
-    if (this.pool.side[slot] === Side.Bid && this.pool.isMarket(slot)) {
-      return subUnits(this.pool.quoteLimitUnits[slot] as AmountUnits, this.pool.executedQuoteUnits[slot] as AmountUnits);
-    }
-    return this.pool.side[slot] === Side.Bid
-      ? notionalUnits(this.pool.price(slot), remaining, market.quoteUnitsPerTickLot)
-      : baseUnits(remaining, market.baseUnitsPerLot);
   }
 
   /** The next order id: a keyed permutation of the next order number (0 is skipped: it means none). */
@@ -126,5 +107,23 @@ export class EngineState {
       if (named && pool.marketIndex[slot] === marketIndex) return slot;
     }
     return NO_SLOT;
+  }
+
+  /** Snapshot: the order number behind ids, and seq and engine time of the last command. */
+  exportCountersTo(w: SnapshotWriter): void {
+    w.number(this.orderNumber);
+    w.number(this.lastSeq);
+    w.number(this.lastTimeUs);
+  }
+
+  importCountersFrom(r: SnapshotReader): void {
+    this.orderNumber = r.number();
+    this.lastSeq = r.number();
+    this.lastTimeUs = r.number();
+  }
+
+  /** State hash: the order number (seq and time are the journal's, not the state's). */
+  hashCountersInto(d: StateDigest): void {
+    d.number(this.orderNumber);
   }
 }

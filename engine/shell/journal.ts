@@ -64,7 +64,7 @@ import {
   writeResult,
   writeTrade,
 } from '../bus/codec.js';
-import type { EngineConfig, RecordSink } from '../bus/types.js';
+import { MarketKind, type EngineConfig, type RecordSink } from '../bus/types.js';
 import { DIGEST_SEED, digestRecord, finishDigest } from './digest.js';
 import type { JournalStore } from '../store/journal-store.js';
 import {
@@ -116,7 +116,22 @@ export function engineConfigFingerprint(config: unknown): string {
     }
     return value;
   };
-  return createHash('sha256').update(JSON.stringify(canonical(config))).digest('hex');
+  return createHash('sha256').update(JSON.stringify(canonical(withoutSpotKinds(config)))).digest('hex');
+}
+
+/**
+ * The configuration with each spot market's kind left out: Spot is the default, so a journal
+ * written before markets had a kind keeps its fingerprint whether or not the kind is spelled out.
+ */
+function withoutSpotKinds(config: unknown): unknown {
+  const markets = (config as { markets?: unknown } | null)?.markets;
+  if (!Array.isArray(markets)) return config;
+  const spotless = markets.map((market: unknown) => {
+    if ((market as { kind?: unknown } | null)?.kind !== MarketKind.Spot) return market;
+    const { kind: _kind, ...rest } = market as Record<string, unknown>;
+    return rest;
+  });
+  return { ...(config as Record<string, unknown>), markets: spotless };
 }
 
 /**

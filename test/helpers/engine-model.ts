@@ -5,10 +5,10 @@
 // by "account:asset". No pools, no indices, no incremental counters to get wrong. Fed the same
 // stamped stream as the real engine, it must write exactly the same records. Order ids reuse the
 // engine's permutation (tested on its own in engine-structures.test.ts). Market orders and fees
-// follow the rules written in the headers of engine/core/exchange.ts and matching.ts, computed
+// follow the rules written in the headers of engine/core/book/place.ts, spot/hold.ts, spot/settle.ts and book/matching.ts, computed
 // here with bigint arithmetic instead of the engine's checked integer helpers; order book states
 // and fee rates follow engine/core/operator.ts; the guarded reference price and the market-order
-// band follow engine/core/reference.ts, dust conversion and withdrawals engine/core/capital.ts.
+// band follow engine/core/book/reference.ts, dust conversion and withdrawals engine/core/funds/capital.ts.
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {

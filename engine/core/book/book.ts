@@ -18,12 +18,34 @@
 // price of its last trade (the limit band's reference; 0 until the first trade) and its guarded
 // reference price with the engine time it last moved (reference.ts).
 
-import { OrderBookState, Side } from '../bus/types.js';
-import { assert } from './assert.js';
+import { OrderBookState, ResultCode, Side, type EngineLimits, type MarketSpec } from '../../bus/types.js';
+import { assert } from '../assert.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
+import type { OrderIndex } from './orderIndex.js';
 import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
-import type { PriceTicks, QtyLots } from './units.js';
+import { exportReferencesTo, hashReferencesInto, importReferencesFrom, validateReferences } from './reference.js';
+import type { PriceTicks, QtyLots } from '../units.js';
 
 export const NO_LEVEL = -1;
+
+/** Ok when a market in `state` takes a new place of this kind, else the typed rejection. */
+export function bookStateRefusal(state: OrderBookState, isMarket: boolean, postOnly: boolean): ResultCode {
+  switch (state) {
+    case OrderBookState.Open:
+      return ResultCode.Ok;
+    case OrderBookState.Closed:
+      return ResultCode.MarketClosed;
+    case OrderBookState.CancelOnly:
+      return ResultCode.MarketCancelOnly;
+    case OrderBookState.LimitOnly:
+      return isMarket ? ResultCode.MarketLimitOnly : ResultCode.Ok;
+    case OrderBookState.PostOnly:
+      return postOnly ? ResultCode.Ok : ResultCode.MarketPostOnly;
+    default:
+      assert(false, 'unknown order book state');
+      return ResultCode.InvalidCommand;
+  }
+}
 
 /** Longest level shift done by a loop rather than copyWithin (measured break-even, see shiftUp). */
 const SHORT_SHIFT = 16;
@@ -160,6 +182,100 @@ export class BookSide {
     }
   }
 
+  /** Snapshot: the level count, then per level best first its price, quantity, order count and order ids. */
+  exportTo(w: SnapshotWriter, pool: OrderPool): void {
+    w.number(this.count);
+    for (let rank = 0; rank < this.count; rank++) {
+      const level = this.atRank(rank);
+      w.number(this.levelPrice[level]);
+      w.number(this.levelQty[level]);
+      w.number(this.levelOrders[level]);
+      for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.next[slot]) w.number(pool.orderId[slot]);
+    }
+  }
+
+  /** Rebuilds the levels of a snapshot, linking the (imported, Active) orders they name; returns how many. */
+  importFrom(r: SnapshotReader, pool: OrderPool, index: OrderIndex, marketIndex: number): number {
+    const levelCount = r.number();
+    expectSnapshot(levelCount >= 0 && levelCount <= this.capacity, 'more levels than a side holds');
+    let orders = 0;
+    for (let rank = 0; rank < levelCount; rank++) {
+      const price = r.number();
+      expectSnapshot(price > 0 && this.find(price as PriceTicks) < 0, 'a level price is repeated or not positive');
+      const level = this.insert(price as PriceTicks);
+      this.levelQty[level] = r.number();
+      const count = r.number();
+      expectSnapshot(count > 0, 'an empty level');
+      this.levelOrders[level] = count;
+      for (let i = 0; i < count; i++) {
+        const slot = index.find(r.number());
+        expectSnapshot(slot !== NO_SLOT && pool.state[slot] === OrderState.Active && pool.side[slot] === this.side, 'a level names an unknown or misplaced order');
+        expectSnapshot(pool.marketIndex[slot] === marketIndex && pool.priceTicks[slot] === price, 'a level holds an order of another market or price');
+        const tail = this.levelTail[level];
+        pool.prev[slot] = tail;
+        pool.next[slot] = NO_SLOT;
+        if (tail === NO_SLOT) this.levelHead[level] = slot;
+        else pool.next[tail] = slot;
+        this.levelTail[level] = slot;
+        pool.level[slot] = level;
+        pool.state[slot] = OrderState.Resting;
+        orders++;
+      }
+    }
+    return orders;
+  }
+
+  /** State hash: the level count, then per level best first its price, quantity, count and orders. */
+  hashInto(d: StateDigest, pool: OrderPool): void {
+    d.number(this.count);
+    for (let rank = 0; rank < this.count; rank++) {
+      const level = this.atRank(rank);
+      d.number(this.levelPrice[level]);
+      d.number(this.levelQty[level]);
+      d.number(this.levelOrders[level]);
+      for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.next[slot]) pool.hashOrderInto(d, slot);
+    }
+  }
+
+  /**
+   * Keys strictly sorted and equal to their prices; every level non-empty, its quantity the sum of
+   * its orders' remaining lots, its queue well linked and in time priority; levels plus
+   * `reservedLevels` within `maxLevels`. Returns the number of resting orders.
+   */
+  validate(pool: OrderPool, marketIndex: number, reservedLevels: number, maxLevels: number): number {
+    assert(this.count + reservedLevels <= maxLevels, 'levels plus reservations exceed the limit');
+    let orders = 0;
+    for (let position = 0; position < this.count; position++) {
+      const level = this.levelAt[position];
+      assert(position === 0 || this.keys[position - 1] < this.keys[position], 'levels not strictly sorted');
+      assert(this.keys[position] === this.sortKey(this.levelPrice[level]), 'level key differs from its price');
+      orders += this.validateLevel(pool, marketIndex, level);
+    }
+    return orders;
+  }
+
+  private validateLevel(pool: OrderPool, marketIndex: number, level: number): number {
+    let qty = 0;
+    let count = 0;
+    let lastRest = 0;
+    let previous = NO_SLOT;
+    for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.next[slot]) {
+      assert(pool.state[slot] === OrderState.Resting && pool.level[slot] === level && pool.prev[slot] === previous, 'level queue link broken');
+      assert(pool.side[slot] === this.side && pool.marketIndex[slot] === marketIndex, 'order on the wrong book side');
+      assert(pool.priceTicks[slot] === this.levelPrice[level], 'order price differs from its level');
+      assert(pool.restNumber[slot] > lastRest, 'time priority broken within a level');
+      lastRest = pool.restNumber[slot];
+      qty += pool.remainingLots[slot];
+      count++;
+      previous = slot;
+      assert(count <= pool.capacity, 'level queue has a cycle');
+    }
+    assert(count > 0 && count === this.levelOrders[level], 'empty level or wrong level order count');
+    assert(this.levelTail[level] === previous, 'level tail is wrong');
+    assert(qty === this.levelQty[level], 'level quantity differs from its orders');
+    return count;
+  }
+
   /**
    * First position whose key is ≥ key. A key past the best (an improving price, or the book
    * filling outward from the touch) is answered before the binary search.
@@ -275,8 +391,72 @@ export class Book {
     return levelQty;
   }
 
-  /** The rest counter, for the state hash. */
-  restCount(): number {
-    return this.restCounter;
+  /**
+   * Snapshot: update id, last trade id, reference prices, the apply that last moved the update
+   * id, order book state, rest counter, resting and pending counts, level reservations, then the
+   * bids and the asks.
+   */
+  exportTo(w: SnapshotWriter): void {
+    w.number(this.updateId);
+    w.number(this.lastTradeId);
+    exportReferencesTo(this, w);
+    w.number(this.updateIdSeq);
+    w.number(this.orderBookState);
+    w.number(this.restCounter);
+    w.number(this.restingCount);
+    w.number(this.pendingCount);
+    w.number(this.pendingGtc[Side.Bid]);
+    w.number(this.pendingGtc[Side.Ask]);
+    this.bids.exportTo(w, this.pool);
+    this.asks.exportTo(w, this.pool);
+  }
+
+  /** The book of a snapshot (`withGuard` false: format 2, without the guarded reference). */
+  importFrom(r: SnapshotReader, index: OrderIndex, market: MarketSpec, withGuard: boolean, lastTimeUs: number): void {
+    this.updateId = r.number();
+    this.lastTradeId = r.number();
+    importReferencesFrom(this, r, market, withGuard, lastTimeUs);
+    this.updateIdSeq = r.number();
+    this.orderBookState = r.number() as OrderBookState;
+    this.restCounter = r.number();
+    const restingCount = r.number();
+    this.pendingCount = r.number();
+    this.pendingGtc[Side.Bid] = r.number();
+    this.pendingGtc[Side.Ask] = r.number();
+    const linked = this.bids.importFrom(r, this.pool, index, this.marketIndex) + this.asks.importFrom(r, this.pool, index, this.marketIndex);
+    expectSnapshot(linked === restingCount, 'a book counts other resting orders than its levels hold');
+    this.restingCount = restingCount;
+  }
+
+  /** State hash: ids, reference prices (banded markets), counters, state, then bids and asks with their orders. */
+  hashInto(d: StateDigest, market: MarketSpec, withGuard: boolean): void {
+    d.number(this.updateId);
+    d.number(this.lastTradeId);
+    hashReferencesInto(this, d, market, withGuard);
+    d.number(this.restCounter);
+    d.number(this.restingCount);
+    d.number(this.pendingCount);
+    d.number(this.orderBookState);
+    this.bids.hashInto(d, this.pool);
+    this.asks.hashInto(d, this.pool);
+  }
+
+  /**
+   * Both sides valid and holding restingCount orders, within the book's order limit, not crossed;
+   * a closed book holds no orders; the reference prices consistent.
+   */
+  validate(market: MarketSpec, limits: EngineLimits, lastTimeUs: number): void {
+    const maxLevels = limits.maxPriceLevelsPerSide;
+    const bids = this.bids.validate(this.pool, this.marketIndex, this.pendingGtc[Side.Bid], maxLevels);
+    const asks = this.asks.validate(this.pool, this.marketIndex, this.pendingGtc[Side.Ask], maxLevels);
+    assert(bids + asks === this.restingCount, 'book resting count is off');
+    assert(this.restingCount + this.pendingCount <= limits.maxOrdersPerBook, 'book holds more orders than its limit');
+    const bestBid = this.bids.best();
+    const bestAsk = this.asks.best();
+    if (bestBid !== NO_LEVEL && bestAsk !== NO_LEVEL) {
+      assert(this.bids.levelPrice[bestBid] < this.asks.levelPrice[bestAsk], 'book is crossed');
+    }
+    assert(this.orderBookState !== OrderBookState.Closed || this.restingCount + this.pendingCount === 0, 'a closed book holds orders');
+    validateReferences(this, market, lastTimeUs);
   }
 }

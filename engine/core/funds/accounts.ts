@@ -9,8 +9,12 @@
 // Each account has its own maker and taker fee rates (basis points), set from the configured
 // defaults when it is created; no command changes them yet, but fills read them per account.
 
-import { assert } from './assert.js';
-import { hashBytes, powerOfTwoAtLeast } from './hashing.js';
+import { assert } from '../assert.js';
+import { hashBytes, powerOfTwoAtLeast } from '../hashing.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
+
+/** Writes, reads or hashes the rest of one account's row (its balances, funds/ledger.ts). */
+type AccountRow = (accountId: number) => void;
 
 export const KEY_BYTES = 32;
 
@@ -79,5 +83,41 @@ export class Accounts {
     const base = accountId * KEY_BYTES;
     for (let i = 0; i < KEY_BYTES; i++) if (this.keys[base + i] !== key[i]) return false;
     return true;
+  }
+
+  /** Snapshot: the count, then per account its key, fee rates and the rest of its row. */
+  exportTo(w: SnapshotWriter, row: AccountRow): void {
+    w.number(this.count);
+    for (let accountId = 1; accountId <= this.count; accountId++) {
+      w.raw(this.keyOf(accountId));
+      w.number(this.makerFeeBps[accountId]);
+      w.number(this.takerFeeBps[accountId]);
+      row(accountId);
+    }
+  }
+
+  /** Rebuilds the accounts of a snapshot (through add, so the key table is this engine's own). */
+  importFrom(r: SnapshotReader, row: AccountRow): void {
+    const accountCount = r.number();
+    expectSnapshot(accountCount >= 0 && accountCount <= this.capacity, 'more accounts than the configuration allows');
+    for (let accountId = 1; accountId <= accountCount; accountId++) {
+      const key = r.raw(KEY_BYTES).slice();
+      expectSnapshot(this.find(key) === 0, 'an account key appears twice');
+      expectSnapshot(this.add(key) === accountId, 'account ids are not dense');
+      this.makerFeeBps[accountId] = r.number();
+      this.takerFeeBps[accountId] = r.number();
+      row(accountId);
+    }
+  }
+
+  /** State hash: the count, then per account its key, the rest of its row and its fee rates. */
+  hashInto(d: StateDigest, row: AccountRow): void {
+    d.number(this.count);
+    for (let accountId = 1; accountId <= this.count; accountId++) {
+      d.bytes(this.keyOf(accountId));
+      row(accountId);
+      d.number(this.makerFeeBps[accountId]);
+      d.number(this.takerFeeBps[accountId]);
+    }
   }
 }

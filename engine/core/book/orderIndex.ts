@@ -6,8 +6,8 @@
 // Feistel outputs, already well spread, but the hash still mixes both 32-bit halves because
 // lookups also take arbitrary ids from clients. Key 0 marks an empty cell (no order has id 0).
 
-import { assert } from './assert.js';
-import { mixId, powerOfTwoAtLeast } from './hashing.js';
+import { assert } from '../assert.js';
+import { mixId, powerOfTwoAtLeast } from '../hashing.js';
 import { NO_SLOT } from './orders.js';
 
 export class OrderIndex {
@@ -64,5 +64,10 @@ export class OrderIndex {
     this.keys[hole] = 0;
     this.slots[hole] = NO_SLOT;
     this.size--;
+  }
+
+  /** Holds exactly the `liveCount` open orders (each one's entry is checked by the invariants). */
+  validate(liveCount: number): void {
+    assert(this.size === liveCount, 'order index size differs from the live orders');
   }
 }

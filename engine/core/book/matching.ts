@@ -1,11 +1,11 @@
 // Activation of an order: post-only and fill-or-kill checks, matching against the opposite side
-// in price-time priority at the makers' prices, settlement of each fill, and the order's end
-// (filled, expired, or resting as a maker).
+// in price-time priority at the makers' prices, each fill settled by its market's rules
+// (kinds.ts: spot/settle.ts today), and the order's end (filled, expired, or resting as a maker).
 //
-// The taker's funds were locked when it was sequenced (limit price × quantity for a bid, the
-// base quantity for an ask), so settlement only moves units that are already locked: a fill can
-// never find the money missing. A bid filling below its limit gets the difference released from
-// locked to available on that fill. Every loop is bounded by the number of open orders.
+// The book is product-agnostic: an order's hold (what it may still spend) is its market's rule,
+// and every release here gives back exactly what that rule says the order still holds, so the
+// ledger's locked units keep matching the open orders. Every loop is bounded by the number of
+// open orders.
 //
 // A market order has no price: every level within its band is marketable. Each fill takes the whole lots its
 // lot cap and its quote limit allow at the maker's price (rounded down, so the quote executed
@@ -23,16 +23,11 @@
 // A quote-quantity market order's last fill event says Filled when the order will end Filled
 // (takerFillStatus), so that stream and REST agree on its final status.
 //
-// Fees: each fill charges the taker its taker rate and the maker its maker rate (per account, in
-// basis points) on what each receives: the buyer pays in base, the seller in quote.
-// fee = floor(received × bps / 10000), exact (units.ts feeUnits); the fee goes to the ledger's fee
-// column, the rest to the party. Rounding down never creates money.
-//
 // Output order for one activation (all stream events, then the addressed response):
-//   order Accepted; per fill: trade, maker Fill, taker Fill, balances (maker base, maker quote,
-//   taker base, taker quote), depth of the maker's level; per self-trade maker cancel: order
-//   Cancelled, balance, depth; then order Expired + balance, or depth of the resting remainder;
-//   a market order that filled: balance (its unspent lock released);
+//   order Accepted; per fill: trade, maker Fill, taker Fill, the parties' balances (spot: maker
+//   base, maker quote, taker base, taker quote), depth of the maker's level; per self-trade maker
+//   cancel: order Cancelled, balance, depth; then order Expired + balance, or depth of the resting
+//   remainder; a market order that filled: balance (its unspent hold released);
 //   finally the order's state, addressed to its place request, flagged Last.
 
 import {
@@ -46,24 +41,24 @@ import {
   Side,
   TimeInForce,
   type MarketSpec,
-} from '../bus/types.js';
-import { assert } from './assert.js';
+} from '../../bus/types.js';
+import { assert } from '../assert.js';
 import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import { beyondSweepBand, followTrade } from './reference.js';
-import type { EngineState } from './state.js';
+import { rulesOf, rulesOfOrder, type Fill } from '../kinds.js';
+import type { EngineState } from '../state.js';
 import {
   BPS_PER_UNIT,
   addUnits,
-  baseUnits,
-  feeUnits,
   floorDiv,
   notionalUnits,
   subUnits,
   type AmountUnits,
+  type PriceTicks,
   type QtyLots,
-} from './units.js';
+} from '../units.js';
 
 /**
  * True when a limit price is outside the market's band around its last trade price:
@@ -95,7 +90,7 @@ export function activateOrder(s: EngineState, taker: number): void {
   let reason: ExpiryReason = ExpiryReason.None;
   const marketIndex = pool.marketIndex[taker];
   s.sweepReferenceTicks = pool.isMarket(taker) ? sweepReference(s, taker) : 0;
-  // A delayed limit order meets the band of the last price when it takes effect (exchange.ts header).
+  // A delayed limit order meets the band of the last price when it takes effect (place.ts header).
   if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
     reason = ExpiryReason.PriceBand;
   } else if ((pool.flags[taker] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
@@ -207,61 +202,50 @@ function fillLots(s: EngineState, taker: number, maker: number): QtyLots {
   return Math.min(lots, floorDiv(quoteLeftUnits, lotQuoteUnits)) as QtyLots;
 }
 
-/** The fee rate of the order in `slot` for a fill in which it is the taker or the maker. */
-function feeBpsOf(s: EngineState, slot: number, isTaker: boolean): number {
-  const accountId = s.pool.accountId[slot];
-  return isTaker ? s.accounts.takerFeeBps[accountId] : s.accounts.makerFeeBps[accountId];
-}
+/** The fill being settled (one at a time: the engine core runs on one thread). */
+const FILL: Fill = {
+  marketIndex: 0, taker: NO_SLOT, maker: NO_SLOT, buyer: NO_SLOT, seller: NO_SLOT,
+  priceTicks: 0 as PriceTicks, qtyLots: 0 as QtyLots, quoteUnits: 0 as AmountUnits,
+  buyerFeeUnits: 0 as AmountUnits, sellerFeeUnits: 0 as AmountUnits,
+};
 
-/** One fill of `qtyLots` between the taker and the maker at the head of the best level, at the maker's price. */
+/**
+ * One fill of `qtyLots` between the taker and the maker at the head of the best level, at the
+ * maker's price; its market's rules settle it (kinds.ts).
+ */
 function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): void {
   const pool = s.pool;
   const marketIndex = pool.marketIndex[taker];
   const book = s.books[marketIndex];
   const market = s.catalog.markets[marketIndex];
-  const baseIndex = s.catalog.baseIndexOf[marketIndex];
-  const quoteIndex = s.catalog.quoteIndexOf[marketIndex];
+  const rules = rulesOf(s.catalog.kindOf[marketIndex]);
   const priceTicks = pool.price(maker);
   assert(qtyLots > 0 && pool.state[maker] === OrderState.Resting, 'fill against an empty or non-resting maker');
   assert(qtyLots <= pool.remainingLots[taker] && qtyLots <= pool.remainingLots[maker], 'fill larger than an order');
-  const buyer = pool.side[taker] === Side.Bid ? taker : maker;
-  const seller = buyer === taker ? maker : taker;
-  const baseAmount = baseUnits(qtyLots, market.baseUnitsPerLot);
-  const quoteAmount = notionalUnits(priceTicks, qtyLots, market.quoteUnitsPerTickLot);
-  // A limit buyer locked its own limit price for these lots; what it did not pay is price
-  // improvement. A market buyer locked a quote budget; what it did not spend is released at its end.
-  const buyerLocked = pool.isMarket(buyer) ? quoteAmount : notionalUnits(pool.price(buyer), qtyLots, market.quoteUnitsPerTickLot);
-  const improvement = subUnits(buyerLocked, quoteAmount);
-  const buyerFee = feeUnits(baseAmount, feeBpsOf(s, buyer, buyer === taker));
-  const sellerFee = feeUnits(quoteAmount, feeBpsOf(s, seller, seller === taker));
-  const buyerAccount = pool.accountId[buyer];
-  const sellerAccount = pool.accountId[seller];
-  s.ledger.spendLocked(buyerAccount, quoteIndex, quoteAmount);
-  if (improvement > 0) s.ledger.unlock(buyerAccount, quoteIndex, improvement);
-  s.ledger.credit(buyerAccount, baseIndex, subUnits(baseAmount, buyerFee));
-  s.ledger.collectFee(baseIndex, buyerFee);
-  s.ledger.spendLocked(sellerAccount, baseIndex, baseAmount);
-  s.ledger.credit(sellerAccount, quoteIndex, subUnits(quoteAmount, sellerFee));
-  s.ledger.collectFee(quoteIndex, sellerFee);
+  const f = FILL;
+  f.marketIndex = marketIndex;
+  f.taker = taker;
+  f.maker = maker;
+  f.buyer = pool.side[taker] === Side.Bid ? taker : maker;
+  f.seller = f.buyer === taker ? maker : taker;
+  f.priceTicks = priceTicks;
+  f.qtyLots = qtyLots;
+  f.quoteUnits = notionalUnits(priceTicks, qtyLots, market.quoteUnitsPerTickLot);
+  rules.settle(s, f);
 
   book.reduce(maker, qtyLots);
   pool.remainingLots[taker] -= qtyLots;
-  addExecution(s, maker, qtyLots, quoteAmount);
-  addExecution(s, taker, qtyLots, quoteAmount);
+  addExecution(s, maker, qtyLots, f.quoteUnits);
+  addExecution(s, taker, qtyLots, f.quoteUnits);
   const tradeId = ++book.lastTradeId;
   if (market.maxMultiplierBps !== undefined) {
     book.bandReferenceTicks = priceTicks;
     followTrade(book, priceTicks, s.lastTimeUs, s.catalog.referenceStepBps, s.catalog.referenceIntervalUs);
   }
-  s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.orderId[buyer], pool.orderId[seller], buyer === maker);
-  s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === buyer ? buyerFee : sellerFee);
-  s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === buyer ? buyerFee : sellerFee);
-  const makerAccount = pool.accountId[maker];
-  const takerAccount = pool.accountId[taker];
-  s.out.balance(makerAccount, baseIndex, FRONT_ID_NONE, 0);
-  s.out.balance(makerAccount, quoteIndex, FRONT_ID_NONE, 0);
-  s.out.balance(takerAccount, baseIndex, FRONT_ID_NONE, 0);
-  s.out.balance(takerAccount, quoteIndex, FRONT_ID_NONE, 0);
+  s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.orderId[f.buyer], pool.orderId[f.seller], f.buyer === maker);
+  s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
+  s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
+  rules.reportSettlement(s, f);
 
   const makerSide = pool.side[maker] as Side;
   let levelQty = book.sideOf(makerSide).levelQty[pool.level[maker]];
@@ -343,8 +327,9 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason): v
 function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void {
   const pool = s.pool;
   const accountId = pool.accountId[taker];
-  const assetIndex = s.lockAssetOf(taker);
-  s.ledger.unlock(accountId, assetIndex, s.lockUnitsOf(taker));
+  const rules = rulesOfOrder(s, taker);
+  const assetIndex = rules.holdAssetOf(s, taker);
+  s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
   s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
   s.out.order(taker, OrderEvent.None, OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
@@ -361,8 +346,9 @@ function finishMarketTaker(s: EngineState, taker: number, stopReason: ExpiryReas
   const done = pool.remainingLots[taker] === 0 || (stopReason === ExpiryReason.None && pool.executedLots[taker] > 0);
   if (!done) return expireTaker(s, taker, stopReason === ExpiryReason.None ? ExpiryReason.InsufficientLiquidity : stopReason);
   const accountId = pool.accountId[taker];
-  const assetIndex = s.lockAssetOf(taker);
-  s.ledger.unlock(accountId, assetIndex, s.lockUnitsOf(taker));
+  const rules = rulesOfOrder(s, taker);
+  const assetIndex = rules.holdAssetOf(s, taker);
+  s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
   s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
   closeOrder(s, taker);

@@ -1,5 +1,9 @@
-// Capital commands: funds leaving the exchange, dust conversion, and the simulated
-// chain's confirmation of a withdrawal.
+// Capital commands: accounts and deposits, funds leaving the exchange, dust conversion, and the
+// simulated chain's confirmation of a withdrawal.
+//
+// CreateAccount adds an account for a new, non-zero 32-byte key (DuplicateKey, AccountLimitReached);
+// Deposit credits available units, refused once the asset's supply would leave the safe-integer
+// range (AmountOutOfRange), which bounds every later settlement (ledger.ts).
 //
 // Withdraw moves available units out of the exchange at once: the account's available balance and
 // the asset's supply shrink by the same amount, so conservation reads, for every asset,
@@ -11,7 +15,7 @@
 // ConvertDust sells an account's whole dust balance of one asset to the exchange at 95% of the
 // dust market's mark price, rounded down, and never more than the market's dust payout cap
 // (MarketSpec.dustMaxPayoutUnits, by default 10 whole quote units). The mark price is
-// min(guarded reference price, last trade price): the guarded reference (reference.ts) moves
+// min(guarded reference price, last trade price): the guarded reference (book/reference.ts) moves
 // only by bounded steps per interval of engine time, so wash trades that walk the last price up
 // do not raise what the exchange pays, and taking the lower of the two never pays more than
 // either says. The dust goes to the exchange's fee column (its own
@@ -27,12 +31,37 @@
 // pending → confirmed transition is part of the sequenced history that replay and the account
 // history (engine/store/history-account.ts) derive from.
 
-import { FRONT_ID_NONE, ResultCode, type Command } from '../bus/types.js';
-import type { EngineState } from './state.js';
-import { type AmountUnits } from './units.js';
+import { FRONT_ID_NONE, ResultCode, type Command } from '../../bus/types.js';
+import type { EngineState } from '../state.js';
+import { type AmountUnits } from '../units.js';
+import { KEY_BYTES } from './accounts.js';
 
 /** Dust payout as a fraction of the mark price: 95 / 100. */
 const DUST_PAYOUT_PERCENT = 95n;
+
+export function createAccount(s: EngineState, cmd: Command): void {
+  let code: ResultCode = ResultCode.Ok;
+  if (cmd.key.length !== KEY_BYTES || cmd.key.every((byte) => byte === 0)) code = ResultCode.InvalidCommand;
+  else if (s.accounts.find(cmd.key) !== 0) code = ResultCode.DuplicateKey;
+  else if (s.accounts.count >= s.accounts.capacity) code = ResultCode.AccountLimitReached;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  const accountId = s.accounts.add(cmd.key);
+  s.out.account(accountId, FRONT_ID_NONE, 0);
+  s.out.result(ResultCode.Ok, accountId, cmd.frontId, cmd.requestId);
+}
+
+export function deposit(s: EngineState, cmd: Command): void {
+  const assetIndex = s.catalog.assetIndex(cmd.assetId);
+  const amount = cmd.amountUnits as AmountUnits;
+  let code: ResultCode = ResultCode.Ok;
+  if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+  else if (assetIndex < 0) code = ResultCode.UnknownAsset;
+  else if (!s.ledger.canDeposit(assetIndex, amount)) code = ResultCode.AmountOutOfRange;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  s.ledger.deposit(cmd.accountId, assetIndex, amount);
+  s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+  s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
+}
 
 export function withdraw(s: EngineState, cmd: Command): void {
   const assetIndex = s.catalog.assetIndex(cmd.assetId);

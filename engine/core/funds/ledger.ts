@@ -14,8 +14,9 @@
 // bounded by the supply, so no settlement step can overflow, and none needs a runtime check that
 // could fail half-way through a match.
 
-import { assert } from './assert.js';
-import { addUnits, subUnits, type AmountUnits } from './units.js';
+import { assert, isUnsignedSafe } from '../assert.js';
+import type { SnapshotReader, SnapshotWriter, StateDigest } from '../parts.js';
+import { addUnits, subUnits, type AmountUnits } from '../units.js';
 
 export class Ledger {
   readonly available: Float64Array;
@@ -113,5 +114,86 @@ export class Ledger {
     const cell = this.cell(accountId, assetIndex);
     this.feeUnits[assetIndex] = subUnits(this.feeUnits[assetIndex] as AmountUnits, amount);
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+  }
+
+  /**
+   * Sum over the first `accountCount` accounts of available + locked units of an asset, plus the
+   * fees collected in it: equal to the asset's supply (conservation).
+   */
+  totalUnits(assetIndex: number, accountCount: number): number {
+    let total = BigInt(this.feeUnits[assetIndex]);
+    for (let accountId = 1; accountId <= accountCount; accountId++) {
+      const cell = this.cell(accountId, assetIndex);
+      total += BigInt(this.available[cell]) + BigInt(this.locked[cell]);
+    }
+    assert(total <= BigInt(Number.MAX_SAFE_INTEGER), 'an asset total left the safe-integer range');
+    return Number(total);
+  }
+
+  /** Snapshot of one account's row: available, then locked, per asset. */
+  exportRowTo(w: SnapshotWriter, accountId: number): void {
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+      w.number(this.availableUnits(accountId, assetIndex));
+      w.number(this.lockedUnits(accountId, assetIndex));
+    }
+  }
+
+  importRowFrom(r: SnapshotReader, accountId: number): void {
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+      const cell = this.cell(accountId, assetIndex);
+      this.available[cell] = r.number();
+      this.locked[cell] = r.number();
+    }
+  }
+
+  hashRowInto(d: StateDigest, accountId: number): void {
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+      d.number(this.availableUnits(accountId, assetIndex));
+      d.number(this.lockedUnits(accountId, assetIndex));
+    }
+  }
+
+  /** Snapshot of the asset columns: supply, then collected fees, per asset. */
+  exportTo(w: SnapshotWriter): void {
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+      w.number(this.supply[assetIndex]);
+      w.number(this.feeUnits[assetIndex]);
+    }
+  }
+
+  importFrom(r: SnapshotReader): void {
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+      this.supply[assetIndex] = r.number();
+      this.feeUnits[assetIndex] = r.number();
+    }
+  }
+
+  hashInto(d: StateDigest): void {
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+      d.number(this.supply[assetIndex]);
+      d.number(this.feeUnits[assetIndex]);
+    }
+  }
+
+  /**
+   * Every balance is a safe non-negative integer, locked units equal `lockedExpected` (what the
+   * open orders hold, by cell), accounts past `accountCount` hold nothing, and each asset is
+   * conserved: its balances plus its collected fees sum to its supply.
+   */
+  validate(lockedExpected: Float64Array, accountCount: number, assetIdOf: Uint16Array): void {
+    const totals = new Array<bigint>(this.assetCount).fill(0n);
+    for (let accountId = 0; accountId * this.assetCount < this.locked.length; accountId++) {
+      for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+        const cell = accountId * this.assetCount + assetIndex;
+        assert(isUnsignedSafe(this.available[cell]) && isUnsignedSafe(this.locked[cell]), 'balance is not a safe non-negative integer');
+        assert(this.locked[cell] === lockedExpected[cell], `locked units of account ${accountId} differ from its open orders`);
+        assert(accountId <= accountCount || this.available[cell] === 0, 'balance of an account that does not exist');
+        totals[assetIndex] += BigInt(this.available[cell]) + BigInt(this.locked[cell]);
+      }
+    }
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
+      assert(isUnsignedSafe(this.feeUnits[assetIndex]), 'collected fees are not a safe non-negative integer');
+      assert(totals[assetIndex] + BigInt(this.feeUnits[assetIndex]) === BigInt(this.supply[assetIndex]), `asset ${assetIdOf[assetIndex]} is not conserved`);
+    }
   }
 }

@@ -1,0 +1,98 @@
+// Taking an open order off the exchange before it is done: cancels by the owner (CancelOrder,
+// CancelAll) and self-trade-prevention cancels of a maker.
+//
+// An open order is either pending (in the speed-bump queue) or resting (in its level). Either way
+// the cancel releases exactly what the order still holds (its market's rule, kinds.ts), so the ledger's locked units keep
+// matching the open orders. A pending order never got the response to its place command (that
+// comes at activation), so its cancel also answers that request, with the Cancelled state: no
+// request is left without an answer.
+
+import {
+  CommandFlag,
+  ExpiryReason,
+  FRONT_ID_NONE,
+  HeaderFlag,
+  OrderEvent,
+  OrderStatus,
+  ResultCode,
+  Side,
+  type Command,
+} from '../../bus/types.js';
+import { assert } from '../assert.js';
+import { rulesOfOrder } from '../kinds.js';
+import { NO_SLOT, OrderState } from './orders.js';
+import type { EngineState } from '../state.js';
+
+/**
+ * Cancels a pending or resting order: emits orderCancelled, its balance and (if it rested) its
+ * level's depth. The slot stays open so the caller can write its response; then closeOrder.
+ */
+export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReason): void {
+  const pool = s.pool;
+  const state = pool.state[slot];
+  assert(state === OrderState.Pending || state === OrderState.Resting, 'cancelling an order that is not open');
+  const marketIndex = pool.marketIndex[slot];
+  const book = s.books[marketIndex];
+  const side = pool.side[slot] as Side;
+  const accountId = pool.accountId[slot];
+  const rules = rulesOfOrder(s, slot);
+  const assetIndex = rules.holdAssetOf(s, slot);
+  const lockUnits = rules.holdUnitsOf(s, slot);
+  let levelQty = 0;
+  if (state === OrderState.Pending) {
+    s.pending.remove(slot);
+  } else {
+    levelQty = book.unlink(slot);
+  }
+  s.ledger.unlock(accountId, assetIndex, lockUnits);
+  s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, reason, FRONT_ID_NONE, 0, 0);
+  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+  if (state === OrderState.Resting) {
+    s.out.depth(marketIndex, side, pool.priceTicks[slot], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  } else {
+    s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, reason, pool.frontId[slot], pool.requestId[slot], HeaderFlag.Last);
+  }
+}
+
+/** Frees the slot of an order in a final state; it is out of every queue already. */
+export function closeOrder(s: EngineState, slot: number): void {
+  assert(s.pool.state[slot] === OrderState.Active, 'closing an order still queued');
+  s.index.remove(s.pool.orderId[slot]);
+  s.pool.close(slot);
+}
+
+/** CancelOrder: one open order of the account, named by order id or client id. */
+export function cancelOrder(s: EngineState, cmd: Command): void {
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  let slot = NO_SLOT;
+  let code: ResultCode = ResultCode.Ok;
+  if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+  else if (marketIndex < 0) code = ResultCode.UnknownMarket;
+  else {
+    const byClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
+    slot = s.findOpenOrder(cmd.accountId, marketIndex, byClientId, cmd.orderId, cmd.clientId);
+    if (slot === NO_SLOT) code = ResultCode.UnknownOrder;
+  }
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  cancelOpenOrder(s, slot, ExpiryReason.None);
+  s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+  closeOrder(s, slot);
+}
+
+/** CancelAll: every open order of the account in one market, oldest first; answers the count. */
+export function cancelAll(s: EngineState, cmd: Command): void {
+  const pool = s.pool;
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
+  if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
+  let cancelled = 0;
+  for (let slot = pool.accountHead[cmd.accountId], after = NO_SLOT; slot !== NO_SLOT; slot = after) {
+    after = pool.accountNext[slot];
+    if (pool.marketIndex[slot] !== marketIndex) continue;
+    cancelOpenOrder(s, slot, ExpiryReason.None);
+    s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
+    closeOrder(s, slot);
+    cancelled++;
+  }
+  s.out.result(ResultCode.Ok, cancelled, cmd.frontId, cmd.requestId);
+}

@@ -1,0 +1,147 @@
+// PlaceOrder: the book's checks of a place, the hold its market's rules compute (kinds.ts), and the
+// order's entry into the book, at once or after the speed bump.
+//
+// Every check runs before anything changes, in the documented order: account, market, the order's
+// shape, the market's order book state (book.ts bookStateRefusal: MarketClosed, MarketCancelOnly,
+// MarketLimitOnly, MarketPostOnly), quantity and price limits, the price band, the account's and
+// the book's order limits, the price levels a resting order may need, then the hold (spot:
+// spot/hold.ts, InsufficientFunds among others).
+//
+// A banded market (MarketSpec multipliers) refuses a limit price outside
+// [last × minMultiplierBps, last × maxMultiplierBps] / 10000 around its last trade price, once it
+// has one (PriceOutOfBand, checked after the price limits). A speed-bumped limit order is checked
+// again when it takes effect, against the last price then: one now outside the band expires
+// (ExpiryReason.PriceBand, "PriceOutOfBounds" on the wire) without trading. A market order has no
+// price to refuse; its sweep stops at the band around the market's guarded reference price
+// instead, the rest expiring with the same reason (matching.ts, reference.ts).
+
+import {
+  CommandFlag,
+  FRONT_ID_NONE,
+  OrderFlag,
+  OrderType,
+  ResultCode,
+  SelfTradePrevention,
+  Side,
+  TimeInForce,
+  type Command,
+} from '../../bus/types.js';
+import { assert } from '../assert.js';
+import { rulesOf, type PlaceHold } from '../kinds.js';
+import type { EngineState } from '../state.js';
+import type { AmountUnits, PriceTicks, QtyLots } from '../units.js';
+import { NO_LEVEL, bookStateRefusal } from './book.js';
+import { activateOrder, isOutsideBand } from './matching.js';
+
+/** The only command flags a spot limit order may carry in this version (a market order: no PostOnly). */
+const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId;
+
+/** The hold of the place being applied (one at a time: no per-command allocation). */
+const HOLD: PlaceHold = { assetIndex: 0, units: 0 as AmountUnits, lots: 0 as QtyLots, quoteLimitUnits: 0 as AmountUnits };
+
+export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
+  const code = validatePlace(s, cmd);
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  const pool = s.pool;
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
+  const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
+  const slot = pool.open(cmd.accountId);
+  pool.orderId[slot] = s.nextOrderId();
+  pool.priceTicks[slot] = cmd.priceTicks;
+  pool.qtyLots[slot] = HOLD.lots;
+  pool.remainingLots[slot] = HOLD.lots;
+  pool.orderType[slot] = cmd.orderType;
+  if (cmd.orderType === OrderType.Market) {
+    pool.quoteQtyUnits[slot] = cmd.quoteQtyUnits;
+    pool.quoteLimitUnits[slot] = HOLD.quoteLimitUnits;
+  }
+  pool.createdAtUs[slot] = timeUs;
+  pool.clientId[slot] = hasClientId ? cmd.clientId : 0;
+  pool.requestId[slot] = cmd.requestId;
+  pool.frontId[slot] = cmd.frontId;
+  pool.marketIndex[slot] = marketIndex;
+  pool.side[slot] = cmd.side;
+  pool.timeInForce[slot] = cmd.timeInForce;
+  pool.selfTradePrevention[slot] = cmd.selfTradePrevention;
+  pool.flags[slot] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0);
+  s.index.insert(pool.orderId[slot], slot);
+  s.ledger.lock(cmd.accountId, HOLD.assetIndex, HOLD.units);
+  assert(rulesOf(s.catalog.kindOf[marketIndex]).holdUnitsOf(s, slot) === HOLD.units, 'hold differs from what the order can spend');
+  s.out.balance(cmd.accountId, HOLD.assetIndex, FRONT_ID_NONE, 0);
+  if (postOnly || s.speedBumpUs === 0) return activateOrder(s, slot);
+  s.pending.push(slot);
+}
+
+/** Every check of a place, in the documented order; on Ok HOLD holds what the order holds. */
+function validatePlace(s: EngineState, cmd: Command): ResultCode {
+  if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  if (marketIndex < 0) return ResultCode.UnknownMarket;
+  const isMarket = cmd.orderType === OrderType.Market;
+  if (!(isMarket ? isSupportedMarketOrder(cmd) : isSupportedLimitOrder(cmd))) return ResultCode.InvalidCommand;
+  const book = s.books[marketIndex];
+  const stateCode = bookStateRefusal(book.orderBookState, isMarket, (cmd.flags & CommandFlag.PostOnly) !== 0);
+  if (stateCode !== ResultCode.Ok) return stateCode;
+  const market = s.catalog.markets[marketIndex];
+  const byQuote = isMarket && cmd.quoteQtyUnits > 0;
+  if (!byQuote && cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+  if (!byQuote && cmd.qtyLots > market.maxQtyLots) return ResultCode.QuantityAboveMaximum;
+  if (!isMarket && cmd.priceTicks < market.minPriceTicks) return ResultCode.PriceBelowMinimum;
+  if (!isMarket && cmd.priceTicks > market.maxPriceTicks) return ResultCode.PriceAboveMaximum;
+  if (!isMarket && isOutsideBand(market, book.bandReferenceTicks, cmd.priceTicks)) return ResultCode.PriceOutOfBand;
+  if (s.pool.accountOpenCount[cmd.accountId] >= s.limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
+  // The order itself takes a slot while it matches, even if it will not rest.
+  if (book.restingCount + book.pendingCount >= s.limits.maxOrdersPerBook) return ResultCode.BookFull;
+  if (!isMarket && cmd.timeInForce === TimeInForce.GTC) {
+    // A GTC order may rest; a delayed one cannot know yet whether its price level will exist,
+    // so it reserves a level until it activates.
+    const bookSide = book.sideOf(cmd.side);
+    const delayed = (cmd.flags & CommandFlag.PostOnly) === 0 && s.speedBumpUs > 0;
+    const needsLevel = delayed || bookSide.find(cmd.priceTicks as PriceTicks) === NO_LEVEL;
+    if (needsLevel && bookSide.count + book.pendingGtc[cmd.side] >= s.limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
+  }
+  return rulesOf(s.catalog.kindOf[marketIndex]).hold(s, cmd, marketIndex, HOLD);
+}
+
+/** Enum values, flags and client id a place of either type must have. */
+function hasKnownFields(cmd: Command, supportedFlags: number): boolean {
+  if (cmd.side !== Side.Bid && cmd.side !== Side.Ask) return false;
+  const stp = cmd.selfTradePrevention;
+  if (stp !== SelfTradePrevention.RejectTaker && stp !== SelfTradePrevention.RejectMaker && stp !== SelfTradePrevention.RejectBoth) return false;
+  if ((cmd.flags & ~supportedFlags) !== 0) return false;
+  if ((cmd.flags & CommandFlag.HasClientId) !== 0 && !(Number.isInteger(cmd.clientId) && cmd.clientId >= 0 && cmd.clientId <= 0xffffffff)) return false;
+  // Compared one by one: these are 64-bit fields, and bitwise operators would cut them to 32 bits.
+  const noConditions =
+    cmd.triggerPriceTicks === 0 && cmd.triggerQtyLots === 0 && cmd.takeProfitTriggerTicks === 0 &&
+    cmd.takeProfitLimitTicks === 0 && cmd.stopLossTriggerTicks === 0 && cmd.stopLossLimitTicks === 0 && cmd.slippageTolerance === 0;
+  const noTriggerModes = cmd.triggerBy === 0 && cmd.takeProfitTriggerBy === 0 && cmd.stopLossTriggerBy === 0 && cmd.slippageToleranceType === 0;
+  return noConditions && noTriggerModes;
+}
+
+/**
+ * Shape checks of a limit place beyond the documented rejections: known enum values, only the
+ * flags this version honours, post-only only with GTC, no conditional parts, integer price and
+ * quantity, no quote quantity, and a 32-bit client id. Anything else is InvalidCommand rather
+ * than half-honoured.
+ */
+function isSupportedLimitOrder(cmd: Command): boolean {
+  if (cmd.orderType !== OrderType.Limit) return false;
+  const tif = cmd.timeInForce;
+  if (tif !== TimeInForce.GTC && tif !== TimeInForce.IOC && tif !== TimeInForce.FOK) return false;
+  if (!hasKnownFields(cmd, SUPPORTED_PLACE_FLAGS)) return false;
+  if ((cmd.flags & CommandFlag.PostOnly) !== 0 && tif !== TimeInForce.GTC) return false;
+  return Number.isSafeInteger(cmd.priceTicks) && Number.isSafeInteger(cmd.qtyLots) && cmd.quoteQtyUnits === 0;
+}
+
+/**
+ * Shape checks of a market place: no price, no post-only, GTC or IOC (either way the remainder
+ * expires; fill-or-kill is not offered for market orders), and exactly one of a positive integer
+ * quantity or quote quantity.
+ */
+function isSupportedMarketOrder(cmd: Command): boolean {
+  if (cmd.timeInForce !== TimeInForce.GTC && cmd.timeInForce !== TimeInForce.IOC) return false;
+  if (!hasKnownFields(cmd, CommandFlag.HasClientId)) return false;
+  if (cmd.priceTicks !== 0 || !Number.isSafeInteger(cmd.qtyLots) || !Number.isSafeInteger(cmd.quoteQtyUnits)) return false;
+  return (cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0);
+}

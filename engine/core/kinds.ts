@@ -1,0 +1,76 @@
+// Market kinds: the one place where what a market trades selects its product rules.
+//
+// The book (book/) is product-agnostic: it places, matches and cancels orders and reports each
+// fill. What an open order holds and what a fill moves between accounts depend on what the market
+// trades; the book asks the market's rules through rulesOf, whose switch on the kind is the only
+// one (exchange-core's shape: matching settles through it, placing holds through it). Spot is the
+// only kind today (spot/); perpetuals and margin add a case here and a room beside spot/.
+
+import { MarketKind, type Command, type ResultCode } from '../bus/types.js';
+import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
+import { reportSpotSettlement, settleSpot } from './spot/settle.js';
+import type { EngineState } from './state.js';
+import type { AmountUnits, PriceTicks, QtyLots } from './units.js';
+
+/** What a place that passed the book's checks holds, as its market's rules computed it. */
+export interface PlaceHold {
+  /** The asset the hold sits in and how many units it takes from available. */
+  assetIndex: number;
+  units: AmountUnits;
+  /** The order's lot quantity (for a market order: its lot cap). */
+  lots: QtyLots;
+  /** A market order's quote limit (the most quote it may exchange in total). */
+  quoteLimitUnits: AmountUnits;
+}
+
+/** One fill as the book reports it; the rules write the fees they charged each party. */
+export interface Fill {
+  marketIndex: number;
+  /** Pool slots of the parties: the taker and the maker, the buyer and the seller. */
+  taker: number;
+  maker: number;
+  buyer: number;
+  seller: number;
+  /** The maker's price, the lots traded and their notional in quote units. */
+  priceTicks: PriceTicks;
+  qtyLots: QtyLots;
+  quoteUnits: AmountUnits;
+  buyerFeeUnits: AmountUnits;
+  sellerFeeUnits: AmountUnits;
+}
+
+export interface ProductRules {
+  /** Computes the hold of a place (into `hold`); Ok, or why the account cannot hold it. */
+  hold(s: EngineState, cmd: Command, marketIndex: number, hold: PlaceHold): ResultCode;
+  /** The asset an open order's hold sits in. */
+  holdAssetOf(s: EngineState, slot: number): number;
+  /** What an open order's remaining quantity still holds: every release gives back exactly this. */
+  holdUnitsOf(s: EngineState, slot: number): AmountUnits;
+  /** A fill's ledger moves, from the parties' holds; writes the fees into the fill. */
+  settle(s: EngineState, fill: Fill): void;
+  /** The balance records of a settled fill's parties. */
+  reportSettlement(s: EngineState, fill: Fill): void;
+}
+
+const SPOT: ProductRules = {
+  hold: spotHold,
+  holdAssetOf,
+  holdUnitsOf,
+  settle: settleSpot,
+  reportSettlement: reportSpotSettlement,
+};
+
+/** The rules of a market kind: the one switch on the kind. */
+export function rulesOf(kind: number): ProductRules {
+  switch (kind) {
+    case MarketKind.Spot:
+      return SPOT;
+    default:
+      throw new Error(`engine assertion failed: market kind ${kind} has no rules`);
+  }
+}
+
+/** The rules of the market an open order belongs to. */
+export function rulesOfOrder(s: EngineState, slot: number): ProductRules {
+  return rulesOf(s.catalog.kindOf[s.pool.marketIndex[slot]]);
+}

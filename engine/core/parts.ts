@@ -1,0 +1,146 @@
+// The three ways every structure of the engine core describes itself (each beside its rules):
+//   exportTo / importFrom  its part of the snapshot (SnapshotWriter, SnapshotReader);
+//   hashInto               its contribution to the state hash (StateDigest);
+//   validate               its invariants (assert).
+// snapshot.ts, stateHash.ts and invariants.ts are lists of these parts.
+//
+// Both encodings are deterministic and integer-only: every value is a safe integer written as two
+// little-endian 32-bit words (the snapshot's high word signed, so the few counters that start at -1
+// fit; the hash's unsigned), keys as raw bytes.
+
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { assert, isUnsignedSafe } from './assert.js';
+
+const TWO_POW_32 = 0x100000000;
+const CHUNK_BYTES = 4096;
+
+/** A snapshot whose bytes do not describe a state of this configuration. */
+export class SnapshotFormatError extends Error {
+  override name = 'SnapshotFormatError';
+}
+
+/** Throws SnapshotFormatError unless `condition` holds: an import's check of the bytes it reads. */
+export function expectSnapshot(condition: boolean, what: string): asserts condition {
+  if (!condition) throw new SnapshotFormatError(`snapshot: ${what}`);
+}
+
+export class SnapshotWriter {
+  private bytes = new Uint8Array(1 << 16);
+  private view = new DataView(this.bytes.buffer);
+  length = 0;
+
+  private reserve(extra: number): void {
+    if (this.length + extra <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < this.length + extra) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+    this.view = new DataView(grown.buffer);
+  }
+
+  word(value: number): void {
+    this.reserve(4);
+    this.view.setUint32(this.length, value >>> 0, true);
+    this.length += 4;
+  }
+
+  /** A safe integer (≥ -2^53): low word, then the high word as a signed 32-bit value. */
+  number(value: number): void {
+    assert(Number.isSafeInteger(value), 'snapshot of a value that is not a safe integer');
+    const low = ((value % TWO_POW_32) + TWO_POW_32) % TWO_POW_32;
+    this.reserve(8);
+    this.view.setUint32(this.length, low, true);
+    this.view.setInt32(this.length + 4, (value - low) / TWO_POW_32, true);
+    this.length += 8;
+  }
+
+  raw(bytes: Uint8Array): void {
+    this.reserve(bytes.length);
+    this.bytes.set(bytes, this.length);
+    this.length += bytes.length;
+  }
+
+  finish(): Uint8Array {
+    return this.bytes.slice(0, this.length);
+  }
+}
+
+export class SnapshotReader {
+  private readonly view: DataView;
+  private position = 0;
+
+  constructor(private readonly bytes: Uint8Array) {
+    this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  private need(count: number): void {
+    if (this.position + count > this.bytes.length) throw new SnapshotFormatError('snapshot ends early');
+  }
+
+  word(): number {
+    this.need(4);
+    const value = this.view.getUint32(this.position, true);
+    this.position += 4;
+    return value;
+  }
+
+  number(): number {
+    this.need(8);
+    const low = this.view.getUint32(this.position, true);
+    const high = this.view.getInt32(this.position + 4, true);
+    this.position += 8;
+    const value = high * TWO_POW_32 + low;
+    if (!Number.isSafeInteger(value)) throw new SnapshotFormatError('snapshot holds a value outside the safe-integer range');
+    return value;
+  }
+
+  raw(count: number): Uint8Array {
+    this.need(count);
+    const out = this.bytes.subarray(this.position, this.position + count);
+    this.position += count;
+    return out;
+  }
+
+  atEnd(): boolean {
+    return this.position === this.bytes.length;
+  }
+}
+
+
+/** SHA-256 over the state's canonical walk, fed in chunks. */
+export class StateDigest {
+  private readonly hash = sha256.create();
+  private readonly chunk = new Uint8Array(CHUNK_BYTES);
+  private readonly view = new DataView(this.chunk.buffer);
+  private used = 0;
+
+  word(value: number): void {
+    if (this.used === CHUNK_BYTES) this.flush();
+    this.view.setUint32(this.used, value >>> 0, true);
+    this.used += 4;
+  }
+
+  number(value: number): void {
+    assert(isUnsignedSafe(value), 'state hash of a value that is not a safe non-negative integer');
+    const low = value % TWO_POW_32;
+    this.word(low);
+    this.word((value - low) / TWO_POW_32);
+  }
+
+  bytes(bytes: Uint8Array): void {
+    this.flush();
+    this.hash.update(bytes);
+  }
+
+  hex(): string {
+    this.flush();
+    return bytesToHex(this.hash.digest());
+  }
+
+  private flush(): void {
+    if (this.used > 0) this.hash.update(this.chunk.subarray(0, this.used));
+    this.used = 0;
+  }
+}

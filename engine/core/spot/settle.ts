@@ -1,0 +1,58 @@
+// A spot fill's ledger moves: the buyer pays quote from what its order holds and receives base,
+// the seller delivers base from its hold and receives quote.
+//
+// Settlement only moves units that are already locked, so a fill can never find the money missing.
+// A limit buyer held its own limit price for these lots; what it did not pay is price improvement,
+// released from locked to available on this fill. A market buyer held a quote budget; what it did
+// not spend is released when the order ends (book/matching.ts).
+//
+// Fees: each fill charges the taker its taker rate and the maker its maker rate (per account, in
+// basis points) on what each receives: the buyer pays in base, the seller in quote.
+// fee = floor(received × bps / 10000), exact (units.ts feeUnits); the fee goes to the ledger's fee
+// column, the rest to the party. Rounding down never creates money, and every credit is bounded by
+// the asset's supply (funds/ledger.ts), so no step can overflow half-way through a match.
+
+import { FRONT_ID_NONE } from '../../bus/types.js';
+import type { Fill } from '../kinds.js';
+import type { EngineState } from '../state.js';
+import { baseUnits, feeUnits, notionalUnits, subUnits } from '../units.js';
+
+/** The fee rate of the order in `slot` for a fill in which it is the taker or the maker. */
+function feeBpsOf(s: EngineState, slot: number, isTaker: boolean): number {
+  const accountId = s.pool.accountId[slot];
+  return isTaker ? s.accounts.takerFeeBps[accountId] : s.accounts.makerFeeBps[accountId];
+}
+
+export function settleSpot(s: EngineState, fill: Fill): void {
+  const pool = s.pool;
+  const market = s.catalog.markets[fill.marketIndex];
+  const baseIndex = s.catalog.baseIndexOf[fill.marketIndex];
+  const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
+  const { buyer, seller, qtyLots, quoteUnits } = fill;
+  const baseAmount = baseUnits(qtyLots, market.baseUnitsPerLot);
+  const buyerHeld = pool.isMarket(buyer) ? quoteUnits : notionalUnits(pool.price(buyer), qtyLots, market.quoteUnitsPerTickLot);
+  const improvement = subUnits(buyerHeld, quoteUnits);
+  fill.buyerFeeUnits = feeUnits(baseAmount, feeBpsOf(s, buyer, buyer === fill.taker));
+  fill.sellerFeeUnits = feeUnits(quoteUnits, feeBpsOf(s, seller, seller === fill.taker));
+  const buyerAccount = pool.accountId[buyer];
+  const sellerAccount = pool.accountId[seller];
+  s.ledger.spendLocked(buyerAccount, quoteIndex, quoteUnits);
+  if (improvement > 0) s.ledger.unlock(buyerAccount, quoteIndex, improvement);
+  s.ledger.credit(buyerAccount, baseIndex, subUnits(baseAmount, fill.buyerFeeUnits));
+  s.ledger.collectFee(baseIndex, fill.buyerFeeUnits);
+  s.ledger.spendLocked(sellerAccount, baseIndex, baseAmount);
+  s.ledger.credit(sellerAccount, quoteIndex, subUnits(quoteUnits, fill.sellerFeeUnits));
+  s.ledger.collectFee(quoteIndex, fill.sellerFeeUnits);
+}
+
+/** Balances of a fill: maker base, maker quote, taker base, taker quote. */
+export function reportSpotSettlement(s: EngineState, fill: Fill): void {
+  const baseIndex = s.catalog.baseIndexOf[fill.marketIndex];
+  const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
+  const makerAccount = s.pool.accountId[fill.maker];
+  const takerAccount = s.pool.accountId[fill.taker];
+  s.out.balance(makerAccount, baseIndex, FRONT_ID_NONE, 0);
+  s.out.balance(makerAccount, quoteIndex, FRONT_ID_NONE, 0);
+  s.out.balance(takerAccount, baseIndex, FRONT_ID_NONE, 0);
+  s.out.balance(takerAccount, quoteIndex, FRONT_ID_NONE, 0);
+}
