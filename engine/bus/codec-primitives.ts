@@ -2,8 +2,12 @@
 // errors, and the 32-byte public key. engine/bus/generated/codec.ts (generated from the schema)
 // calls them from every writer and reader; engine/bus/codec.ts states the invariants they keep.
 
-import { KEY_BYTES } from './generated/records.js';
-
+/**
+ * KEY_BYTES of the generated records (the schema's key_0..key_3), as a local constant: an imported
+ * binding is a cell load in the key loops on the hot path, a local const folds away.
+ * test/bus/codec.test.ts round-trips every key byte, so a different schema length fails there.
+ */
+const KEY_BYTES = 32;
 const TWO32 = 4294967296;
 const TWO_NEG32 = 1 / TWO32;
 
