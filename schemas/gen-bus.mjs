@@ -428,6 +428,22 @@ function genConstants(model) {
   return out;
 }
 
+/** The RecordSink that encodes: one method per sink, each the record's own writer. */
+function genEncodingSink(model) {
+  const sinks = model.recs.filter((l) => l.record.sink);
+  return `/**
+ * A RecordSink that encodes each record into \`view\` at the offset \`claim()\` returns, then calls
+ * \`done\` with that offset. Each method calls its own record's writer, so every writer stays
+ * monomorphic.
+ */
+export function encodingSink(view: DataView, claim: () => number, done: (offset: number) => void): RecordSink {
+  return {
+${sinks.map((l) => `    ${l.record.sink}(rec) {\n      const at = claim();\n      write${l.stem}(view, at, rec);\n      done(at);\n    },\n`).join('')}  };
+}
+
+`;
+}
+
 function genCodec(model) {
   const ifaces = [...model.parts, ...model.recs].map((l) => l.iface);
   let out = HEADER + `//
@@ -440,7 +456,8 @@ import type { RecordType } from '../../../schemas/generated/exchange/schema.js';
 import { badField, badInt, getI64, getKey, put64, setKey } from '../codec-primitives.js';
 import { KEY_BYTES, newCommand } from './records.js';
 import type {
-${ifaces.map((i) => `  ${i},\n`).join('')}} from './records.js';
+${ifaces.map((i) => `  ${i},\n`).join('')}  RecordSink,
+} from './records.js';
 
 `;
   out += genConstants(model) + '\n';
@@ -453,7 +470,8 @@ ${ifaces.map((i) => `  ${i},\n`).join('')}} from './records.js';
     out += `\n// ---------------------------------------------------------------------------------------------\n// ${l.name}\n\n`;
     out += genNewRec(model, l) + '\n' + genWriter(model, l) + '\n' + genReader(model, l);
   }
-  return out;
+  out += '\n// ---------------------------------------------------------------------------------------------\n// The encoding RecordSink\n\n';
+  return out + genEncodingSink(model).replace(/\n+$/, '\n');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -80,17 +80,6 @@ const newHeader = (): Obj => ({ seq: 0, timeUs: 0, requestId: 0, frontId: 0, typ
 const bindings: Record<string, Binding> = {
   RecordHeader: { size: codec.HEADER_BYTES, make: newHeader, write: codec.writeHeader as any, read: codec.readHeader as any },
   CommandSlot: { size: codec.COMMAND_BYTES, make: newCommand as any, write: codec.writeCommand as any, read: codec.readCommand as any },
-  StampedRecord: { size: codec.STAMPED_BYTES, make: codec.newStampedRec, write: codec.writeStamped as any, read: codec.readStamped as any, fixedType: RecordType.Stamped },
-  ResultRecord: { size: codec.RESULT_BYTES, make: codec.newResultRec, write: codec.writeResult as any, read: codec.readResult as any, fixedType: RecordType.Result },
-  OrderRecord: { size: codec.ORDER_BYTES, make: codec.newOrderRec, write: codec.writeOrder as any, read: codec.readOrder as any, fixedType: RecordType.Order },
-  TradeRecord: { size: codec.TRADE_BYTES, make: codec.newTradeRec, write: codec.writeTrade as any, read: codec.readTrade as any, fixedType: RecordType.Trade },
-  BalanceRecord: { size: codec.BALANCE_BYTES, make: codec.newBalanceRec, write: codec.writeBalance as any, read: codec.readBalance as any, fixedType: RecordType.Balance },
-  DepthRecord: { size: codec.DEPTH_BYTES, make: codec.newDepthRec, write: codec.writeDepth as any, read: codec.readDepth as any, fixedType: RecordType.Depth },
-  AccountRecord: { size: codec.ACCOUNT_BYTES, make: codec.newAccountRec, write: codec.writeAccount as any, read: codec.readAccount as any, fixedType: RecordType.Account },
-  MarketRecord: { size: codec.MARKET_BYTES, make: codec.newMarketRec, write: codec.writeMarket as any, read: codec.readMarket as any, fixedType: RecordType.Market },
-  // Order book states and fee rates
-  MarketStateRecord: { size: codec.MARKET_STATE_BYTES, make: codec.newMarketStateRec, write: codec.writeMarketState as any, read: codec.readMarketState as any, fixedType: RecordType.MarketState },
-  FeeRatesRecord: { size: codec.FEE_RATES_BYTES, make: codec.newFeeRatesRec, write: codec.writeFeeRates as any, read: codec.readFeeRates as any, fixedType: RecordType.FeeRates },
   // The journal value: the codec's Stamped record at offset 0, the u32 output digest at
   // JOURNAL_DIGEST_OFFSET and the u32 checksum at JOURNAL_CHECKSUM_OFFSET (the journal writer owns both).
   JournalRecord: {
@@ -109,6 +98,21 @@ const bindings: Record<string, Binding> = {
     },
   },
 };
+
+// Every record type of the kind table: XRecord is written by codec.writeX, read by codec.readX,
+// made by codec.newXRec, sized by codec.X_BYTES (the generated names).
+const codecFns = codec as unknown as Record<string, any>;
+for (const [name, type] of Object.entries(RecordType)) {
+  if (typeof type !== 'number' || type === RecordType.None) continue;
+  const upper = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+  bindings[`${name}Record`] = {
+    size: codecFns[`${upper}_BYTES`],
+    make: codecFns[`new${name}Rec`],
+    write: codecFns[`write${name}`],
+    read: codecFns[`read${name}`],
+    fixedType: type,
+  };
+}
 
 type Value = number | bigint | boolean;
 interface Accessor {

@@ -32,21 +32,7 @@ export {
 // The record interfaces, the RecordSink and newCommand/resetCommand are generated from the schema
 // (schemas/gen.mjs), as is the kind table (which commands mutate, what answers them, the size
 // tables, the enum name tables).
-export type {
-  Command,
-  RecordHeaderFields,
-  StampedRec,
-  ResultRec,
-  OrderRec,
-  TradeRec,
-  BalanceRec,
-  DepthRec,
-  AccountRec,
-  MarketRec,
-  MarketStateRec,
-  FeeRatesRec,
-  RecordSink,
-} from './generated/records.js';
+export type * from './generated/records.js';
 export { newCommand, resetCommand } from './generated/records.js';
 export * from './generated/kinds.js';
 

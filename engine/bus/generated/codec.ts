@@ -22,6 +22,7 @@ import type {
   MarketRec,
   MarketStateRec,
   FeeRatesRec,
+  RecordSink,
 } from './records.js';
 
 /** CommandSlot.sizeOf() */
@@ -698,4 +699,62 @@ export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
   r.accountId = dv.getUint32(off + 24, true);
   r.makerFeeBps = dv.getUint16(off + 28, true);
   r.takerFeeBps = dv.getUint16(off + 30, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The encoding RecordSink
+
+/**
+ * A RecordSink that encodes each record into `view` at the offset `claim()` returns, then calls
+ * `done` with that offset. Each method calls its own record's writer, so every writer stays
+ * monomorphic.
+ */
+export function encodingSink(view: DataView, claim: () => number, done: (offset: number) => void): RecordSink {
+  return {
+    result(rec) {
+      const at = claim();
+      writeResult(view, at, rec);
+      done(at);
+    },
+    order(rec) {
+      const at = claim();
+      writeOrder(view, at, rec);
+      done(at);
+    },
+    trade(rec) {
+      const at = claim();
+      writeTrade(view, at, rec);
+      done(at);
+    },
+    balance(rec) {
+      const at = claim();
+      writeBalance(view, at, rec);
+      done(at);
+    },
+    depth(rec) {
+      const at = claim();
+      writeDepth(view, at, rec);
+      done(at);
+    },
+    account(rec) {
+      const at = claim();
+      writeAccount(view, at, rec);
+      done(at);
+    },
+    market(rec) {
+      const at = claim();
+      writeMarket(view, at, rec);
+      done(at);
+    },
+    marketState(rec) {
+      const at = claim();
+      writeMarketState(view, at, rec);
+      done(at);
+    },
+    feeRates(rec) {
+      const at = claim();
+      writeFeeRates(view, at, rec);
+      done(at);
+    },
+  };
 }
