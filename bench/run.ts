@@ -1,6 +1,7 @@
 // `npm run bench`: runs the benchmark suites and writes bench/RESULTS.md.
 //
 //   ringHandoff      main thread ⇄ worker: SharedArrayBuffer rings against postMessage
+//   codec            the codec generated from the schema against the hand-written one it replaced
 //   signatureVerify  ed25519 verify: node:crypto (cached KeyObject) against sodium-native
 //                    against @noble/ed25519
 //   engineCore       the matching engine alone on exchange-core's command mix, against
@@ -17,6 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { runRingBench } from './ring.bench.js';
+import { runCodecBench } from './codec.bench.js';
 import { runVerifyBench } from './verify.bench.js';
 import { runEngineBench } from './engine.bench.js';
 import { runJournalBench } from './journal.bench.js';
@@ -31,6 +33,8 @@ async function main(): Promise<void> {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at start`;
   process.stdout.write('ring handoff…\n');
   const ring = await runRingBench();
+  process.stdout.write('codec…\n');
+  const codec = await runCodecBench();
   process.stdout.write('signature verification…\n');
   const verify = await runVerifyBench();
   process.stdout.write('engine core…\n');
@@ -51,6 +55,10 @@ baseline measured in the same run, not as absolute times.
 ## Ring handoff against postMessage (bench/ring.bench.ts)
 
 ${ring.trim()}
+
+## Generated codec against the hand-written one (bench/codec.bench.ts)
+
+${codec.trim()}
 
 ## ed25519 verification (bench/verify.bench.ts)
 

@@ -5,13 +5,17 @@
 // - for every struct and every field: codec write -> generated read, generated write (Builder +
 //   createX) -> codec read, and codec bytes == Builder bytes (padding included).
 // The field lists are parsed from exchange.fbs itself, so a field added to the schema but not to
-// the codec (or to engine/bus/types.ts) fails here.
+// the codec (or to engine/bus/types.ts) fails here. The codec and the record interfaces are
+// themselves generated from the schema (engine/bus/generated/), so this also proves the generator;
+// the kind table it generates (command kinds, size tables, enum names, scratch records) is checked
+// against flatc's enums and sizes below.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as flatbuffers from 'flatbuffers';
 import * as G from '../schemas/generated/exchange/schema.js';
 import * as codec from '../engine/bus/codec.js';
-import { newCommand, RecordType } from '../engine/bus/types.js';
+import * as kinds from '../engine/bus/generated/kinds.js';
+import { newCommand, resetCommand, RecordType } from '../engine/bus/types.js';
 import { prng } from './helpers/engine-harness.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -76,17 +80,6 @@ const newHeader = (): Obj => ({ seq: 0, timeUs: 0, requestId: 0, frontId: 0, typ
 const bindings: Record<string, Binding> = {
   RecordHeader: { size: codec.HEADER_BYTES, make: newHeader, write: codec.writeHeader as any, read: codec.readHeader as any },
   CommandSlot: { size: codec.COMMAND_BYTES, make: newCommand as any, write: codec.writeCommand as any, read: codec.readCommand as any },
-  StampedRecord: { size: codec.STAMPED_BYTES, make: codec.newStampedRec, write: codec.writeStamped as any, read: codec.readStamped as any, fixedType: RecordType.Stamped },
-  ResultRecord: { size: codec.RESULT_BYTES, make: codec.newResultRec, write: codec.writeResult as any, read: codec.readResult as any, fixedType: RecordType.Result },
-  OrderRecord: { size: codec.ORDER_BYTES, make: codec.newOrderRec, write: codec.writeOrder as any, read: codec.readOrder as any, fixedType: RecordType.Order },
-  TradeRecord: { size: codec.TRADE_BYTES, make: codec.newTradeRec, write: codec.writeTrade as any, read: codec.readTrade as any, fixedType: RecordType.Trade },
-  BalanceRecord: { size: codec.BALANCE_BYTES, make: codec.newBalanceRec, write: codec.writeBalance as any, read: codec.readBalance as any, fixedType: RecordType.Balance },
-  DepthRecord: { size: codec.DEPTH_BYTES, make: codec.newDepthRec, write: codec.writeDepth as any, read: codec.readDepth as any, fixedType: RecordType.Depth },
-  AccountRecord: { size: codec.ACCOUNT_BYTES, make: codec.newAccountRec, write: codec.writeAccount as any, read: codec.readAccount as any, fixedType: RecordType.Account },
-  MarketRecord: { size: codec.MARKET_BYTES, make: codec.newMarketRec, write: codec.writeMarket as any, read: codec.readMarket as any, fixedType: RecordType.Market },
-  // Order book states and fee rates
-  MarketStateRecord: { size: codec.MARKET_STATE_BYTES, make: codec.newMarketStateRec, write: codec.writeMarketState as any, read: codec.readMarketState as any, fixedType: RecordType.MarketState },
-  FeeRatesRecord: { size: codec.FEE_RATES_BYTES, make: codec.newFeeRatesRec, write: codec.writeFeeRates as any, read: codec.readFeeRates as any, fixedType: RecordType.FeeRates },
   // The journal value: the codec's Stamped record at offset 0, the u32 output digest at
   // JOURNAL_DIGEST_OFFSET and the u32 checksum at JOURNAL_CHECKSUM_OFFSET (the journal writer owns both).
   JournalRecord: {
@@ -105,6 +98,21 @@ const bindings: Record<string, Binding> = {
     },
   },
 };
+
+// Every record type of the kind table: XRecord is written by codec.writeX, read by codec.readX,
+// made by codec.newXRec, sized by codec.X_BYTES (the generated names).
+const codecFns = codec as unknown as Record<string, any>;
+for (const [name, type] of Object.entries(RecordType)) {
+  if (typeof type !== 'number' || type === RecordType.None) continue;
+  const upper = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+  bindings[`${name}Record`] = {
+    size: codecFns[`${upper}_BYTES`],
+    make: codecFns[`new${name}Rec`],
+    write: codecFns[`write${name}`],
+    read: codecFns[`read${name}`],
+    fixedType: type,
+  };
+}
 
 type Value = number | bigint | boolean;
 interface Accessor {
@@ -266,6 +274,74 @@ describe('generated code', () => {
   it('is exactly what schemas/exchange.fbs generates', async () => {
     const { diff } = (await import('../schemas/gen.mjs' as string)) as { diff: () => Promise<string[]> };
     expect(await diff()).toEqual([]);
+  });
+});
+
+describe('the generation check', () => {
+  it('reports a committed generated file that differs from the schema by one byte', async () => {
+    const { compare } = (await import('../schemas/gen.mjs' as string)) as {
+      compare: (dir: string, fresh: Record<string, string>, label: string) => string[];
+    };
+    const dir = new URL('../engine/bus/generated/', import.meta.url).pathname;
+    const text = readFileSync(new URL('codec.ts', `file://${dir}`), 'utf8');
+    const fresh = {
+      'codec.ts': text.replace('off + 112, r.accountId', 'off + 113, r.accountId'),
+      'kinds.ts': readFileSync(new URL('kinds.ts', `file://${dir}`), 'utf8'),
+      'records.ts': readFileSync(new URL('records.ts', `file://${dir}`), 'utf8'),
+    };
+    expect(fresh['codec.ts']).not.toBe(text);
+    expect(compare(dir, fresh, '')).toEqual(['differs: codec.ts']);
+    delete (fresh as Record<string, string>)['kinds.ts'];
+    expect(compare(dir, fresh, '')).toContain('not generated by the schema: kinds.ts');
+  });
+});
+
+describe('kind table (engine/bus/generated/kinds.ts)', () => {
+  const flatcEnum = (name: string): Record<string, number> =>
+    Object.fromEntries(Object.entries(generated[name]).filter(([, v]) => typeof v === 'number')) as Record<string, number>;
+
+  it('lists every command kind but None once, mutating below 64 and queries from 64', () => {
+    const all = flatcEnum('CommandKind');
+    expect(kinds.COMMAND_KINDS.map((c) => c.name).sort()).toEqual(Object.keys(all).filter((n) => n !== 'None').sort());
+    for (const c of kinds.COMMAND_KINDS) {
+      expect(c.kind, c.name).toBe(all[c.name]);
+      expect(c.mutating, c.name).toBe(c.kind < 64);
+      expect(kinds.MUTATING_BY_KIND[c.kind], c.name).toBe(c.mutating ? 1 : 0);
+      for (const t of c.answer) expect(kinds.RECORD_BYTES_BY_TYPE[t], `${c.name} answers ${t}`).toBeGreaterThan(0);
+    }
+  });
+
+  it('sizes every record type as flatc does; engine outputs in full, the rest by header', () => {
+    const types = flatcEnum('RecordType');
+    const scratch = kinds.newRecordScratch() as Record<string, Obj>;
+    const outputs = new Set(Object.values(scratch).map((r) => r.type as number));
+    for (const [name, t] of Object.entries(types)) {
+      if (t === 0) continue;
+      const size: number = generated[`${name}Record`].sizeOf();
+      expect(kinds.RECORD_BYTES_BY_TYPE[t], name).toBe(size);
+      expect(kinds.BYTES_BY_TYPE[t], name).toBe(outputs.has(t) ? size : codec.HEADER_BYTES);
+    }
+    // The Stamped record is the shell's, not an engine output: its header alone enters a digest.
+    expect(outputs.has(RecordType.Stamped)).toBe(false);
+    expect(outputs.size).toBe(Object.keys(types).length - 2);
+  });
+
+  it('names every value of every enum both ways, as flatc does', () => {
+    for (const name of enums.keys()) {
+      const upper = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+      const names = (kinds as Record<string, unknown>)[`${upper}_NAMES`] as Record<number, string>;
+      const values = (kinds as Record<string, unknown>)[`${upper}_VALUES`] as Record<string, number>;
+      expect(values, name).toEqual(flatcEnum(name));
+      for (const [n, v] of Object.entries(values)) expect(names[v], `${name}.${n}`).toBe(n);
+    }
+  });
+
+  it('resetCommand restores every field newCommand sets', () => {
+    const cmd = newCommand();
+    const ls = leaves('CommandSlot');
+    const filled = toCodec('CommandSlot', ls, makeValues(ls, 3, mulberry32(3)));
+    resetCommand(filled as ReturnType<typeof newCommand>);
+    expect(filled).toEqual(cmd);
   });
 });
 

@@ -28,22 +28,13 @@ export {
   // Order book states
   OrderBookState,
 } from '../../schemas/generated/exchange/schema.js';
-import type {
-  CommandKind,
-  Side,
-  OrderType,
-  TimeInForce,
-  SelfTradePrevention,
-  TriggerBy,
-  SlippageToleranceType,
-  OrderStatus,
-  ExpiryReason,
-  OrderEvent,
-  ResultCode,
-  RecordType,
-  // Order book states
-  OrderBookState,
-} from '../../schemas/generated/exchange/schema.js';
+
+// The record interfaces, the RecordSink and newCommand/resetCommand are generated from the schema
+// (schemas/gen.mjs), as is the kind table (which commands mutate, what answers them, the size
+// tables, the enum name tables).
+export type * from './generated/records.js';
+export { newCommand, resetCommand } from './generated/records.js';
+export * from './generated/kinds.js';
 
 /** CommandSlot.flags bits. */
 export const CommandFlag = {
@@ -79,151 +70,6 @@ export const HeaderFlag = {
 
 /** RecordHeader.frontId of a record addressed to no request (a stream event). */
 export const FRONT_ID_NONE = 0xffff;
-
-export interface Command {
-  priceTicks: number;
-  qtyLots: number;
-  quoteQtyUnits: number;
-  amountUnits: number;
-  orderId: number;
-  triggerPriceTicks: number;
-  triggerQtyLots: number;
-  takeProfitTriggerTicks: number;
-  takeProfitLimitTicks: number;
-  stopLossTriggerTicks: number;
-  stopLossLimitTicks: number;
-  slippageTolerance: number;
-  /** ed25519 public key of CreateAccount: 32 bytes (key_0..key_3 in the schema). */
-  key: Uint8Array;
-  requestId: number;
-  accountId: number;
-  clientId: number;
-  frontId: number;
-  marketId: number;
-  assetId: number;
-  kind: CommandKind;
-  side: Side;
-  orderType: OrderType;
-  timeInForce: TimeInForce;
-  selfTradePrevention: SelfTradePrevention;
-  flags: number;
-  triggerBy: TriggerBy;
-  takeProfitTriggerBy: TriggerBy;
-  stopLossTriggerBy: TriggerBy;
-  slippageToleranceType: SlippageToleranceType;
-}
-
-export interface RecordHeaderFields {
-  seq: number;
-  timeUs: number;
-  requestId: number;
-  frontId: number;
-  type: RecordType;
-  flags: number;
-}
-
-export interface StampedRec extends RecordHeaderFields {
-  command: Command;
-}
-
-export interface ResultRec extends RecordHeaderFields {
-  value: number;
-  code: ResultCode;
-}
-
-export interface OrderRec extends RecordHeaderFields {
-  orderId: number;
-  priceTicks: number;
-  qtyLots: number;
-  quoteQtyUnits: number;
-  executedQtyLots: number;
-  executedQuoteUnits: number;
-  lastFillQtyLots: number;
-  lastFillPriceTicks: number;
-  tradeId: number;
-  feeUnits: number;
-  createdAtUs: number;
-  accountId: number;
-  clientId: number;
-  marketId: number;
-  feeAssetId: number;
-  event: OrderEvent;
-  side: Side;
-  orderType: OrderType;
-  timeInForce: TimeInForce;
-  selfTradePrevention: SelfTradePrevention;
-  status: OrderStatus;
-  expiryReason: ExpiryReason;
-  /** OrderRecord.flags (OrderFlag bits); `flags` is the header's (HeaderFlag bits). */
-  orderFlags: number;
-}
-
-export interface TradeRec extends RecordHeaderFields {
-  tradeId: number;
-  priceTicks: number;
-  qtyLots: number;
-  buyerOrderId: number;
-  sellerOrderId: number;
-  marketId: number;
-  buyerIsMaker: boolean;
-}
-
-export interface BalanceRec extends RecordHeaderFields {
-  availableUnits: number;
-  lockedUnits: number;
-  accountId: number;
-  assetId: number;
-}
-
-export interface DepthRec extends RecordHeaderFields {
-  priceTicks: number;
-  qtyLots: number;
-  updateId: number;
-  marketId: number;
-  side: Side;
-}
-
-export interface AccountRec extends RecordHeaderFields {
-  key: Uint8Array;
-  accountId: number;
-}
-
-export interface MarketRec extends RecordHeaderFields {
-  updateId: number;
-  lastTradeId: number;
-  marketId: number;
-}
-
-// Order book state and fee rates.
-export interface MarketStateRec extends RecordHeaderFields {
-  marketId: number;
-  state: OrderBookState;
-}
-
-export interface FeeRatesRec extends RecordHeaderFields {
-  accountId: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-}
-
-/**
- * Where the engine core writes its outputs. The core fills one reused record object per kind and
- * passes it; a sink copies what it needs before returning (the shell encodes it into the outbound
- * ring, a test collects copies). The header fields seq/timeUs/requestId/frontId/flags are set by
- * the core from the command being applied.
- */
-export interface RecordSink {
-  result(rec: ResultRec): void;
-  order(rec: OrderRec): void;
-  trade(rec: TradeRec): void;
-  balance(rec: BalanceRec): void;
-  depth(rec: DepthRec): void;
-  account(rec: AccountRec): void;
-  market(rec: MarketRec): void;
-  // Order book states and fee rates
-  marketState(rec: MarketStateRec): void;
-  feeRates(rec: FeeRatesRec): void;
-}
 
 /** The engine's view of one market: integers only, fixed at configuration time. */
 /** What a market trades; it selects the market's hold and settle rules (engine/core/kinds.ts). */
@@ -295,38 +141,4 @@ export interface EngineConfig {
    */
   referenceStepBps?: number;
   referenceIntervalUs?: number;
-}
-
-export function newCommand(): Command {
-  return {
-    priceTicks: 0,
-    qtyLots: 0,
-    quoteQtyUnits: 0,
-    amountUnits: 0,
-    orderId: 0,
-    triggerPriceTicks: 0,
-    triggerQtyLots: 0,
-    takeProfitTriggerTicks: 0,
-    takeProfitLimitTicks: 0,
-    stopLossTriggerTicks: 0,
-    stopLossLimitTicks: 0,
-    slippageTolerance: 0,
-    key: new Uint8Array(32),
-    requestId: 0,
-    accountId: 0,
-    clientId: 0,
-    frontId: 0,
-    marketId: 0,
-    assetId: 0,
-    kind: 0,
-    side: 0,
-    orderType: 0,
-    timeInForce: 0,
-    selfTradePrevention: 0,
-    flags: 0,
-    triggerBy: 0,
-    takeProfitTriggerBy: 0,
-    stopLossTriggerBy: 0,
-    slippageToleranceType: 0,
-  };
 }

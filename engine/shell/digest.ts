@@ -7,24 +7,14 @@
 //
 // Each record contributes its encoded bytes (the struct size of its type, never the stale tail
 // of a ring slot) as 32-bit little-endian words, with HeaderFlag.CommandEnd masked out (the shell
-// sets it on whichever record happens to be last). A record type this file does not know
-// contributes its header only. The word mix is murmur3's: not cryptographic, but any change of a
-// single bit changes the digest, and it costs a few nanoseconds per word, off the engine thread.
+// sets it on whichever record happens to be last). A record type that is no engine output (the
+// Stamped record) or that this build does not know contributes its header only (BYTES_BY_TYPE,
+// generated from the schema's kind table). The word mix is murmur3's: not cryptographic, but any
+// change of a single bit changes the digest, and it costs a few nanoseconds per word, off the
+// engine thread.
 
-import {
-  ACCOUNT_BYTES,
-  BALANCE_BYTES,
-  DEPTH_BYTES,
-  HEADER_BYTES,
-  MARKET_BYTES,
-  MARKET_STATE_BYTES,
-  FEE_RATES_BYTES,
-  ORDER_BYTES,
-  RESULT_BYTES,
-  TRADE_BYTES,
-  recordType,
-} from '../bus/codec.js';
-import { HeaderFlag, RecordType } from '../bus/types.js';
+import { recordType } from '../bus/codec.js';
+import { BYTES_BY_TYPE, HeaderFlag } from '../bus/types.js';
 
 /** The digest of a command with no outputs. */
 export const DIGEST_SEED = 0x6a09e667;
@@ -32,18 +22,6 @@ export const DIGEST_SEED = 0x6a09e667;
 /** Word of the header holding frontId (u16), type (u8) and flags (u8, the top byte). */
 const FLAGS_WORD = 20;
 const FLAGS_WORD_MASK = ~(HeaderFlag.CommandEnd << 24);
-
-const BYTES_BY_TYPE = new Int32Array(256).fill(HEADER_BYTES);
-BYTES_BY_TYPE[RecordType.Result] = RESULT_BYTES;
-BYTES_BY_TYPE[RecordType.Order] = ORDER_BYTES;
-BYTES_BY_TYPE[RecordType.Trade] = TRADE_BYTES;
-BYTES_BY_TYPE[RecordType.Balance] = BALANCE_BYTES;
-BYTES_BY_TYPE[RecordType.Depth] = DEPTH_BYTES;
-BYTES_BY_TYPE[RecordType.Account] = ACCOUNT_BYTES;
-BYTES_BY_TYPE[RecordType.Market] = MARKET_BYTES;
-// Order book states and fee rates
-BYTES_BY_TYPE[RecordType.MarketState] = MARKET_STATE_BYTES;
-BYTES_BY_TYPE[RecordType.FeeRates] = FEE_RATES_BYTES;
 
 /** Folds the record at `offset` into `digest`; returns the new digest (an int32). */
 export function digestRecord(view: DataView, offset: number, digest: number): number {

@@ -53,16 +53,8 @@ import {
   JOURNAL_RECORD_BYTES,
   SLOT_BYTES,
   newStampedRec,
+  encodingSink,
   readStamped,
-  writeAccount,
-  writeBalance,
-  writeDepth,
-  writeMarket,
-  writeMarketState,
-  writeFeeRates,
-  writeOrder,
-  writeResult,
-  writeTrade,
 } from '../bus/codec.js';
 import { MarketKind, type EngineConfig, type RecordSink } from '../bus/types.js';
 import { DIGEST_SEED, digestRecord, finishDigest } from './digest.js';
@@ -165,49 +157,16 @@ export function snapshotFile(exchange: Exchange, seq: number, timeUs: number, co
 // ---------------------------------------------------------------------------------------------
 // Replay
 
-/** A RecordSink that folds every output into the output digest, encoded as the ring holds it. */
-export class DigestSink implements RecordSink {
+/** Folds every output written to its sink into the output digest, encoded as the ring holds it. */
+export class DigestSink {
   digest = DIGEST_SEED;
   private readonly scratch = new DataView(new ArrayBuffer(SLOT_BYTES));
+  /** Encodes each output at offset 0 of the scratch slot and folds it in. */
+  readonly sink: RecordSink = encodingSink(this.scratch, () => 0, () => {
+    this.digest = digestRecord(this.scratch, 0, this.digest);
+  });
   begin(): void {
     this.digest = DIGEST_SEED;
-  }
-  result(rec: Parameters<RecordSink['result']>[0]): void {
-    writeResult(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  order(rec: Parameters<RecordSink['order']>[0]): void {
-    writeOrder(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  trade(rec: Parameters<RecordSink['trade']>[0]): void {
-    writeTrade(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  balance(rec: Parameters<RecordSink['balance']>[0]): void {
-    writeBalance(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  depth(rec: Parameters<RecordSink['depth']>[0]): void {
-    writeDepth(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  account(rec: Parameters<RecordSink['account']>[0]): void {
-    writeAccount(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  market(rec: Parameters<RecordSink['market']>[0]): void {
-    writeMarket(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  // Order book states and fee rates
-  marketState(rec: Parameters<RecordSink['marketState']>[0]): void {
-    writeMarketState(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  }
-  feeRates(rec: Parameters<RecordSink['feeRates']>[0]): void {
-    writeFeeRates(this.scratch, 0, rec);
-    this.digest = digestRecord(this.scratch, 0, this.digest);
   }
   finish(): number {
     return finishDigest(this.digest);
@@ -286,7 +245,7 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   };
   checkCleanStop(startSeq - 1);
 
-  const sink = new DigestSink();
+  const digests = new DigestSink();
   let lastSeq = startSeq - 1;
   let replayed = 0;
   for (const { seq, value } of store.range(startSeq)) {
@@ -300,9 +259,9 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
     if (stored !== expected) throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
     readStamped(view, 0, rec);
     if (rec.seq !== seq) throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
-    sink.begin();
-    exchange.apply(rec.command, rec.seq, rec.timeUs, sink);
-    const digest = sink.finish();
+    digests.begin();
+    exchange.apply(rec.command, rec.seq, rec.timeUs, digests.sink);
+    const digest = digests.finish();
     const storedDigest = view.getUint32(JOURNAL_DIGEST_OFFSET, true);
     if (digest !== storedDigest) {
       throw new JournalOutputDigestError(`journal record ${seq}: replayed outputs digest to ${digest}, the live engine's to ${storedDigest}`);

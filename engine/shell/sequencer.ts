@@ -17,17 +17,9 @@ import {
   STAMPED_COMMAND_OFFSET,
   addRecordFlags,
   copyBytes,
-  writeAccount,
-  writeBalance,
+  encodingSink,
   writeCommand,
-  writeDepth,
   writeHeader,
-  writeMarket,
-  writeMarketState,
-  writeFeeRates,
-  writeOrder,
-  writeResult,
-  writeTrade,
 } from '../bus/codec.js';
 import type { Exchange } from '../core/exchange.js';
 import type { OutboundRing } from '../bus/ring.js';
@@ -52,18 +44,9 @@ export class Sequencer {
       this.held = s;
       return outbound.offsetOf(s);
     };
-    this.sink = {
-      result(rec) { writeResult(out, next(), rec); },
-      order(rec) { writeOrder(out, next(), rec); },
-      trade(rec) { writeTrade(out, next(), rec); },
-      balance(rec) { writeBalance(out, next(), rec); },
-      depth(rec) { writeDepth(out, next(), rec); },
-      account(rec) { writeAccount(out, next(), rec); },
-      market(rec) { writeMarket(out, next(), rec); },
-      // Order book states and fee rates
-      marketState(rec) { writeMarketState(out, next(), rec); },
-      feeRates(rec) { writeFeeRates(out, next(), rec); },
-    };
+    // Each record is published when the next one is claimed (next), so nothing is left to do
+    // once it is written.
+    this.sink = encodingSink(out, next, () => {});
   }
 
   /**

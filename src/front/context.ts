@@ -9,17 +9,7 @@ import type { MarketData } from './market-data.js';
 import type { MarketHistory } from './market-history.js';
 import { sendError, type RequestContext } from './http.js';
 import { Errors } from '../errors.js';
-import {
-  newAccountRec,
-  newBalanceRec,
-  newDepthRec,
-  newMarketRec,
-  newMarketStateRec,
-  newFeeRatesRec,
-  newOrderRec,
-  newResultRec,
-  newTradeRec,
-} from '../../engine/bus/codec.js';
+import { newRecordScratch } from '../../engine/bus/types.js';
 import type { Command } from '../../engine/bus/types.js';
 import type { AccountHistoryReader } from '../../engine/store/history-account.js';
 import type { AccountSettingsStore } from './account-settings.js';
@@ -39,18 +29,7 @@ export interface FrontContext {
   settings: AccountSettingsStore;
 }
 
-export const scratch = {
-  order: newOrderRec(),
-  result: newResultRec(),
-  balance: newBalanceRec(),
-  trade: newTradeRec(),
-  depth: newDepthRec(),
-  account: newAccountRec(),
-  market: newMarketRec(),
-  // Order book states and fee rates
-  marketState: newMarketStateRec(),
-  feeRates: newFeeRatesRec(),
-};
+export const scratch = newRecordScratch();
 
 /** Submits a command for a request; answers the request itself when it cannot. True if submitted. */
 export function callEngine(front: FrontContext, ctx: RequestContext, fill: (cmd: Command) => void, pending: PendingRequest): boolean {

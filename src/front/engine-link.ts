@@ -25,6 +25,7 @@ import {
   FRONT_ID_NONE,
   HeaderFlag,
   newCommand,
+  resetCommand,
   type Command,
   type RecordHeaderFields,
   type RecordType,
@@ -201,36 +202,4 @@ export class EngineLink {
     if (count > 0 || released > 0) this.events!.onBatchEnd();
     return count;
   }
-}
-
-function resetCommand(cmd: Command): void {
-  cmd.priceTicks = 0;
-  cmd.qtyLots = 0;
-  cmd.quoteQtyUnits = 0;
-  cmd.amountUnits = 0;
-  cmd.orderId = 0;
-  cmd.triggerPriceTicks = 0;
-  cmd.triggerQtyLots = 0;
-  cmd.takeProfitTriggerTicks = 0;
-  cmd.takeProfitLimitTicks = 0;
-  cmd.stopLossTriggerTicks = 0;
-  cmd.stopLossLimitTicks = 0;
-  cmd.slippageTolerance = 0;
-  cmd.key.fill(0);
-  cmd.requestId = 0;
-  cmd.accountId = 0;
-  cmd.clientId = 0;
-  cmd.frontId = 0;
-  cmd.marketId = 0;
-  cmd.assetId = 0;
-  cmd.kind = 0;
-  cmd.side = 0;
-  cmd.orderType = 0;
-  cmd.timeInForce = 0;
-  cmd.selfTradePrevention = 0;
-  cmd.flags = 0;
-  cmd.triggerBy = 0;
-  cmd.takeProfitTriggerBy = 0;
-  cmd.stopLossTriggerBy = 0;
-  cmd.slippageToleranceType = 0;
 }
