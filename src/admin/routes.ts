@@ -22,7 +22,7 @@
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
-import { ORDER_BOOK_STATE_NAMES } from '../wire/enums.js';
+import { ORDER_BOOK_STATE } from '../wire/enums.js';
 import { Errors, apiError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
@@ -68,13 +68,13 @@ function operatorRoutes(front: FrontContext): Route[] {
           sendError(ctx, Errors.invalidMarket(String(body.symbol).slice(0, 40)));
           return;
         }
-        const state = ORDER_BOOK_STATE_NAMES.indexOf(body.orderBookState as (typeof ORDER_BOOK_STATE_NAMES)[number]);
-        if (state < 0) {
-          sendError(ctx, Errors.invalid(`orderBookState must be one of ${ORDER_BOOK_STATE_NAMES.join(', ')}`));
+        const state = ORDER_BOOK_STATE.value(body.orderBookState);
+        if (state === undefined) {
+          sendError(ctx, Errors.invalid(`orderBookState must be one of ${ORDER_BOOK_STATE.names.join(', ')}`));
           return;
         }
         engineCalls(front).setMarketState(
-          sendResult(ctx, (cancelledOrders) => ({ symbol: market.symbol, orderBookState: ORDER_BOOK_STATE_NAMES[state], cancelledOrders })),
+          sendResult(ctx, (cancelledOrders) => ({ symbol: market.symbol, orderBookState: ORDER_BOOK_STATE.name(state), cancelledOrders })),
           market.spec.marketId, state);
       },
     },

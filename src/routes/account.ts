@@ -22,13 +22,13 @@
 //   rounded down): answered with an empty 200 once every conversion is done; each conversion is
 //   in /wapi/v1/history/dust.
 
-import { Side } from '../../engine/bus/types.js';
 import { Errors, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import { DEFAULT_SETTINGS, type AccountSettings } from '../front/account-settings.js';
 import { DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type Collateral, type FeeRates } from '../front/engine-calls/index.js';
 import { parsePriceTicks } from '../wire/market-codec.js';
+import { SIDE } from '../wire/enums.js';
 import { formatDecimal, formatDecimalBig, parseDecimal } from '../decimal.js';
 
 function boolParam(query: URLSearchParams, name: string): boolean | undefined | ApiError {
@@ -148,7 +148,8 @@ export function accountRoutes(front: FrontContext): Route[] {
         const market = front.marketsBySymbol.get(symbol);
         if (!market) return sendError(ctx, Errors.invalidMarket(symbol.slice(0, 40)));
         const sideText = q.get('side');
-        if (sideText !== 'Bid' && sideText !== 'Ask') return sendError(ctx, Errors.invalid('side must be Bid or Ask'));
+        const side = SIDE.value(sideText);
+        if (side === undefined) return sendError(ctx, Errors.invalid(`side must be ${SIDE.choices()}`));
         let priceTicks = 0;
         const priceText = q.get('price');
         if (priceText !== null) {
@@ -163,7 +164,6 @@ export function accountRoutes(front: FrontContext): Route[] {
           if (value === true) return sendError(ctx, Errors.notImplemented(name));
           flags[name] = value;
         }
-        const side = sideText === 'Bid' ? Side.Bid : Side.Ask;
         engine.maxOrderLots(replyTo(ctx, (lots) => {
           sendJson(ctx, 200, JSON.stringify({
             autoBorrow: flags.autoBorrow ?? null, autoBorrowRepay: flags.autoBorrowRepay ?? null, autoLendRedeem: flags.autoLendRedeem ?? null,
