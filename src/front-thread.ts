@@ -20,7 +20,7 @@ import { osThreadId } from '../engine/bus/thread-id.js';
 import { MarketData } from './front/market-data.js';
 import { MarketHistory } from './front/market-history.js';
 import { mountRoutes } from './front/http.js';
-import { Streams, mountWebSocket } from './front/streams.js';
+import { Streams, mountWebSocket } from './front/streams/index.js';
 import type { FrontContext } from './front/context.js';
 import { querySnapshot } from './front/engine-calls/index.js';
 import { publicRoutes } from './routes/index.js';

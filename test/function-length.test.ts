@@ -22,8 +22,6 @@ const EXCEPTIONS: Record<string, number> = {
   'src/admin/routes.ts adminRoutes': 90,
   'src/config.ts buildMarket': 93,
   'src/front/http.ts mountRoutes': 87,
-  'src/front/streams.ts mountWebSocket': 135,
-  'src/front/streams.ts mountWebSocket.message': 76,
   'src/front-thread.ts main': 106,
   'src/main.ts main': 163,
   'src/routes/account.ts accountRoutes': 112,

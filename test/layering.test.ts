@@ -159,8 +159,8 @@ describe('layering', () => {
     expect(violations('src/wire/history.ts', '../../engine/shell/digest.js')).toHaveLength(1);
     expect(violations('src/main.ts', '../engine/shell/engine-worker.js')).toEqual([]);
     expect(violations('src/main.ts', '../engine/shell/journal.js')).toHaveLength(1);
-    expect(violations('src/front/streams.ts', '../routes/markets.js')).toHaveLength(1);
-    expect(violations('src/front/streams.ts', '../admin/routes.js')).toHaveLength(1);
+    expect(violations('src/front/streams/streams.ts', '../../routes/markets.js')).toHaveLength(1);
+    expect(violations('src/front/streams/connection.ts', '../../admin/routes.js')).toHaveLength(1);
     expect(violations('src/front-thread.ts', './routes/index.js')).toEqual([]);
     expect(violations('src/admin/routes.ts', '../routes/markets.js')).toHaveLength(1);
     expect(violations('src/wire/orders.ts', '../front/context.js')).toHaveLength(1);
