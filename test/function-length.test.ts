@@ -24,7 +24,6 @@ const EXCEPTIONS: Record<string, number> = {
   'src/front/http.ts mountRoutes': 87,
   'src/front-thread.ts main': 106,
   'src/main.ts main': 163,
-  'src/routes/account.ts accountRoutes': 112,
 };
 
 interface Measured {

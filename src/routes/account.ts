@@ -116,6 +116,32 @@ export function accountRoutes(front: FrontContext): Route[] {
         engine.collateral(replyTo(ctx, (collateral) => sendJson(ctx, 200, JSON.stringify(collateralJson(front, collateral)))), input.accountId);
       },
     },
+    ...limitRoutes(front),
+    {
+      method: 'post',
+      path: '/api/v1/account/convertDust',
+      instruction: 'convertDust',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        let only: number | undefined;
+        if (body.symbol !== undefined && body.symbol !== null) {
+          if (typeof body.symbol !== 'string') return sendError(ctx, Errors.invalid('symbol must be an asset symbol'));
+          const asset = front.assetsBySymbol.get(body.symbol);
+          if (!asset) return sendError(ctx, Errors.invalidAsset(body.symbol.slice(0, 20)));
+          if (asset.symbol === DUST_PAYOUT_SYMBOL) return sendError(ctx, Errors.preconditionFailed(`${DUST_PAYOUT_SYMBOL} cannot be converted to itself`));
+          only = front.config.assets.indexOf(asset);
+          if (!usdcMarketOf(front, only)) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
+        }
+        engine.convertAllDust(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
+      },
+    },
+  ];
+}
+
+/** maxWithdrawalQuantity and maxOrderQuantity. */
+function limitRoutes(front: FrontContext): Route[] {
+  const engine = engineCalls(front);
+  return [
     {
       method: 'get',
       path: '/api/v1/account/limits/withdrawal',
@@ -171,24 +197,6 @@ export function accountRoutes(front: FrontContext): Route[] {
             price: priceText, reduceOnly: flags.reduceOnly ?? null, side: sideText, symbol,
           }));
         }), input.accountId, market, side, priceTicks);
-      },
-    },
-    {
-      method: 'post',
-      path: '/api/v1/account/convertDust',
-      instruction: 'convertDust',
-      handle: (ctx, input) => {
-        const body = (input.body ?? {}) as Record<string, unknown>;
-        let only: number | undefined;
-        if (body.symbol !== undefined && body.symbol !== null) {
-          if (typeof body.symbol !== 'string') return sendError(ctx, Errors.invalid('symbol must be an asset symbol'));
-          const asset = front.assetsBySymbol.get(body.symbol);
-          if (!asset) return sendError(ctx, Errors.invalidAsset(body.symbol.slice(0, 20)));
-          if (asset.symbol === DUST_PAYOUT_SYMBOL) return sendError(ctx, Errors.preconditionFailed(`${DUST_PAYOUT_SYMBOL} cannot be converted to itself`));
-          only = front.config.assets.indexOf(asset);
-          if (!usdcMarketOf(front, only)) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
-        }
-        engine.convertAllDust(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
       },
     },
   ];

@@ -11,9 +11,9 @@
 
 import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type Side } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
-import { Errors, apiError } from '../../errors.js';
+import { apiError } from '../../errors.js';
 import { sendError, type RequestContext } from '../http.js';
-import { scratch, type FrontContext } from '../context.js';
+import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
 import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
 import {
@@ -188,10 +188,9 @@ export class EngineCalls {
   }
 
   private call<T>(reply: Reply<T>, fill: Fill, answer: PendingRequest): boolean {
-    const submitted = this.front.link.submit(fill, answer);
-    if (submitted === 'ring_full') reply.fail(Errors.engineBusy);
-    else if (submitted === 'too_many_pending') reply.fail(Errors.tooManyPending);
-    return submitted === 'ok';
+    const error = submitError(this.front.link.submit(fill, answer));
+    if (error !== null) reply.fail(error);
+    return error === null;
   }
 }
 
