@@ -19,7 +19,6 @@ const EXCEPTIONS: Record<string, number> = {
   'engine/shell/engine-worker.ts main': 120,
   'engine/shell/journal-worker.ts main': 126,
   'engine/shell/journal.ts recover': 87,
-  'src/admin/routes.ts adminRoutes': 90,
   'src/config.ts buildMarket': 93,
   'src/front/http.ts mountRoutes': 87,
   'src/front-thread.ts main': 106,

@@ -167,7 +167,13 @@ export function adminRoutes(front: FrontContext): Route[] {
         engineCalls(front).snapshot(sendResult(ctx, (snapshotSeq) => ({ snapshotSeq })));
       },
     },
-    // The withdrawal address book and two-factor secrets
+    ...withdrawalSettingsRoutes(front),
+  ];
+}
+
+/** The withdrawal address book and two-factor secrets. */
+function withdrawalSettingsRoutes(front: FrontContext): Route[] {
+  return [
     {
       method: 'post',
       path: '/admin/address-book',
