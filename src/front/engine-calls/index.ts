@@ -9,7 +9,7 @@
 // (the batch route, the withdrawal's undo) gives its own Reply. Every method returns whether the
 // command was submitted; when it was not, the Reply has already been told why.
 
-import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type Side } from '../../../engine/bus/types.js';
+import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type OrderBookState, type Side } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
 import { apiError } from '../../errors.js';
 import { sendError, type RequestContext } from '../http.js';
@@ -20,7 +20,6 @@ import {
   balancesAnswer, feeRatesAnswer, orderAnswer, orderListAnswer, resultAnswer,
   type Accepted, type Balances, type FeeRates, type OrderView, type Reply,
 } from './answers.js';
-
 import { collateralOf, convertDust, maxOrderLots, type Collateral } from './spot-risk.js';
 import type { MarketInfo } from '../../config.js';
 
@@ -163,7 +162,7 @@ export class EngineCalls {
   }
 
   /** Ok with the number of orders the new state cancelled. */
-  setMarketState(reply: Reply<Accepted>, marketId: number, state: number): boolean {
+  setMarketState(reply: Reply<Accepted>, marketId: number, state: OrderBookState): boolean {
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.SetMarketState;
       cmd.marketId = marketId;
