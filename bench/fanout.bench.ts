@@ -20,7 +20,7 @@ import uWS, { type WebSocket } from 'uWebSockets.js';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { MarketData } from '../src/front/market-data.js';
-import { Streams } from '../src/front/streams.js';
+import { Streams } from '../src/front/streams/index.js';
 import type { FrontContext } from '../src/front/context.js';
 import { mountRoutes } from '../src/front/http.js';
 import { depthRoutes } from '../src/routes/depth.js';

@@ -15,15 +15,14 @@ import uWS, { type us_listen_socket } from 'uWebSockets.js';
 import { DEFAULT_RATE_LIMITS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
 import { createLogger } from './log.js';
 import { SignatureVerifier } from './auth.js';
-import { CommandKind, RecordType, ResultCode } from '../engine/bus/types.js';
-import { readResult } from '../engine/bus/codec.js';
 import { EngineLink } from './front/engine-link.js';
 import { osThreadId } from '../engine/bus/thread-id.js';
 import { MarketData } from './front/market-data.js';
 import { MarketHistory } from './front/market-history.js';
 import { mountRoutes } from './front/http.js';
-import { Streams, mountWebSocket } from './front/streams.js';
-import { scratch, type FrontContext } from './front/context.js';
+import { Streams, mountWebSocket } from './front/streams/index.js';
+import type { FrontContext } from './front/context.js';
+import { querySnapshot } from './front/engine-calls/index.js';
 import { publicRoutes } from './routes/index.js';
 import { adminRoutes } from './admin/routes.js';
 import { AccountHistoryReader } from '../engine/store/history-account.js';
@@ -122,26 +121,22 @@ function main(): void {
   let stopChain = (): void => {};
   let snapshotStarted = false;
   const requestSnapshot = (): void => {
-    const submitted = link.submit((cmd) => {
-      cmd.kind = CommandKind.QuerySnapshot;
-    }, {
-      onRecord(type, view, offset) {
-        if (!snapshotStarted) {
-          snapshotStarted = true;
-          marketData.reset();
-        }
-        if (type === RecordType.Result) {
-          readResult(view, offset, scratch.result);
-          if (scratch.result.code !== ResultCode.Ok) {
-            parentPort!.postMessage({ type: 'fatal', message: `snapshot failed with code ${scratch.result.code}` });
-            return;
-          }
-          listen();
-          if (data.serveAdmin) stopChain = startSimulatedChain(front); // confirms withdrawals
-        } else {
-          streams.onSnapshotRecord(type, view, offset);
-        }
-      },
+    const begin = (): void => {
+      if (snapshotStarted) return;
+      snapshotStarted = true;
+      marketData.reset();
+    };
+    const submitted = querySnapshot(link, (type, view, offset) => {
+      begin();
+      streams.onSnapshotRecord(type, view, offset);
+    }, (failure) => {
+      begin();
+      if (failure !== null) {
+        parentPort!.postMessage({ type: 'fatal', message: `snapshot failed with ${failure}` });
+        return;
+      }
+      listen();
+      if (data.serveAdmin) stopChain = startSimulatedChain(front); // confirms withdrawals
     });
     if (submitted !== 'ok') setTimeout(requestSnapshot, 10);
   };

@@ -17,14 +17,10 @@ const EXCEPTIONS: Record<string, number> = {
   'engine/shell/engine-worker.ts main': 120,
   'engine/shell/journal-worker.ts main': 126,
   'engine/shell/journal.ts recover': 87,
-  'src/admin/routes.ts adminRoutes': 99,
   'src/config.ts buildMarket': 93,
   'src/front/http.ts mountRoutes': 87,
-  'src/front/streams.ts mountWebSocket': 135,
-  'src/front/streams.ts mountWebSocket.message': 76,
-  'src/front-thread.ts main': 110,
+  'src/front-thread.ts main': 106,
   'src/main.ts main': 163,
-  'src/routes/account.ts accountRoutes': 113,
 };
 
 interface Measured {

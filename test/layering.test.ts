@@ -14,6 +14,10 @@
 //   src/front     never imports src/routes or src/admin (the front thread's composition root,
 //                 src/front-thread.ts, sits above all three)
 //   src/admin     never imports src/routes; src/wire imports none of front, routes or admin
+//   src/routes, src/admin
+//                 reach the engine only through the engine calls (src/front/engine-calls/): they
+//                 import neither the codec (engine/bus/codec.js) nor the names CommandKind and
+//                 RecordType, so no route fills a command slot or decodes a record by hand
 //
 // The rules are tested on samples too, so a broken rule cannot pass silently.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -77,6 +81,45 @@ const RULES: Rule[] = [
   },
 ];
 
+/** Names a route may not import: command kinds and record types are the engine calls' business. */
+const ENGINE_CALL_NAMES = new Set(['CommandKind', 'RecordType']);
+
+function isRouteFile(file: string): boolean {
+  return under(file, 'src/routes') || under(file, 'src/admin');
+}
+
+/** Every import of a route file that bypasses the engine calls, read with the compiler's parser. */
+function engineCallViolations(file: string, text: string): string[] {
+  if (!isRouteFile(file)) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const specifier = node.moduleSpecifier.text;
+      if (target(file, specifier) === 'engine/bus/codec.ts') {
+        found.push(`${file} imports '${specifier}': routes reach the engine only through src/front/engine-calls`);
+      }
+      for (const name of importedNames(node)) {
+        if (ENGINE_CALL_NAMES.has(name)) found.push(`${file} imports ${name} from '${specifier}': routes reach the engine only through src/front/engine-calls`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The names an import or export declaration brings in (by their original names). */
+function importedNames(node: ts.ImportDeclaration | ts.ExportDeclaration): string[] {
+  const names: string[] = [];
+  const bindings = ts.isImportDeclaration(node) ? node.importClause?.namedBindings : node.exportClause;
+  if (bindings && (ts.isNamedImports(bindings) || ts.isNamedExports(bindings))) {
+    for (const element of bindings.elements) names.push((element.propertyName ?? element.name).text);
+  }
+  if (ts.isImportDeclaration(node) && bindings && ts.isNamespaceImport(bindings)) names.push('*');
+  return names;
+}
+
 /** Every rule the import from `file` (a repository path) with `specifier` breaks, as messages. */
 function violations(file: string, specifier: string): string[] {
   const to = target(file, specifier);
@@ -118,12 +161,11 @@ describe('layering', () => {
     expect(violations('src/wire/history.ts', '../../engine/shell/digest.js')).toHaveLength(1);
     expect(violations('src/main.ts', '../engine/shell/engine-worker.js')).toEqual([]);
     expect(violations('src/main.ts', '../engine/shell/journal.js')).toHaveLength(1);
-    expect(violations('src/front/streams.ts', '../routes/markets.js')).toHaveLength(1);
-    expect(violations('src/front/streams.ts', '../admin/routes.js')).toHaveLength(1);
+    expect(violations('src/front/streams/streams.ts', '../../routes/markets.js')).toHaveLength(1);
+    expect(violations('src/front/streams/connection.ts', '../../admin/routes.js')).toHaveLength(1);
     expect(violations('src/front-thread.ts', './routes/index.js')).toEqual([]);
     expect(violations('src/admin/routes.ts', '../routes/markets.js')).toHaveLength(1);
     expect(violations('src/wire/orders.ts', '../front/context.js')).toHaveLength(1);
-    expect(violations('src/routes/order.ts', '../../engine/bus/codec.js')).toEqual([]);
   });
 
   it('the pre-processor sees static, type-only, dynamic and re-exported imports', () => {
@@ -144,6 +186,22 @@ describe('layering', () => {
       expect(files.some((f) => under(f, room)), room).toBe(true);
     }
     const found = files.flatMap((file) => importsOf(file).flatMap((specifier) => violations(file, specifier)));
+    expect(found).toEqual([]);
+  });
+
+  it('the engine-calls rule flags a route that fills slots or decodes records by hand', () => {
+    expect(engineCallViolations('src/routes/order.ts', "import { CommandKind, type Command } from '../../engine/bus/types.js';")).toHaveLength(1);
+    expect(engineCallViolations('src/admin/routes.ts', "import { RecordType as R } from '../../engine/bus/types.js';")).toHaveLength(1);
+    expect(engineCallViolations('src/routes/order.ts', "import { readOrder } from '../../engine/bus/codec.js';")).toHaveLength(1);
+    expect(engineCallViolations('src/routes/order.ts', "export { CommandKind } from '../front/engine-calls/index.js';")).toHaveLength(1);
+    expect(engineCallViolations('src/routes/depth.ts', "import { Side } from '../../engine/bus/types.js';")).toEqual([]);
+    expect(engineCallViolations('src/front/engine-calls/index.ts', "import { CommandKind } from '../../../engine/bus/types.js';")).toEqual([]);
+  });
+
+  it('src/routes and src/admin reach the engine only through the engine calls', () => {
+    const files = [...tsFiles('src/routes'), ...tsFiles('src/admin')];
+    expect(files.length).toBeGreaterThanOrEqual(10);
+    const found = files.flatMap((file) => engineCallViolations(file, readFileSync(join(ROOT, file), 'utf8')));
     expect(found).toEqual([]);
   });
 

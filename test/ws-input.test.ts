@@ -1,4 +1,4 @@
-// WebSocket request handling against hostile or careless clients (src/front/streams.ts): a private
+// WebSocket request handling against hostile or careless clients (src/front/streams/connection.ts): a private
 // subscribe signature replayed from another address is refused while the same client may reuse it,
 // a message naming more streams than a connection may hold gets one error frame and changes
 // nothing, and `id` is echoed only when it is a short string or a number.

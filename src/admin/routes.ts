@@ -22,27 +22,18 @@
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
-import { CommandKind, RecordType, ResultCode } from '../../engine/bus/types.js';
-import { readResult } from '../../engine/bus/codec.js';
-import { feeRatesResponse, queryFeeRates } from '../front/fee-rates.js';
-import { ORDER_BOOK_STATE_NAMES } from '../wire/enums.js';
-import { Errors, apiError, resultError } from '../errors.js';
+import { ORDER_BOOK_STATE } from '../wire/enums.js';
+import { Errors, apiError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
-import { callEngine, scratch, type FrontContext } from '../front/context.js';
-import type { PendingRequest } from '../front/engine-link.js';
+import type { FrontContext } from '../front/context.js';
+import { engineCalls, replyTo, type Accepted, type Reply } from '../front/engine-calls/index.js';
 import { parseAssetUnits } from '../wire/market-codec.js';
 import { isCanonicalBase64, isStrongPublicKey } from '../auth.js';
 import { isPlausibleAddress } from '../wire/addresses.js';
 
-function resultResponse(ctx: RequestContext, onOk: (value: number) => unknown): PendingRequest {
-  return {
-    onRecord(type, view, offset) {
-      if (type !== RecordType.Result) return;
-      readResult(view, offset, scratch.result);
-      if (scratch.result.code === ResultCode.Ok) sendJson(ctx, 200, JSON.stringify(onOk(scratch.result.value)));
-      else sendError(ctx, resultError(scratch.result.code));
-    },
-  };
+/** Answers the request with the JSON `onOk` makes of the command's result value. */
+function sendResult(ctx: RequestContext, onOk: (value: number) => unknown): Reply<Accepted> {
+  return replyTo(ctx, (accepted) => sendJson(ctx, 200, JSON.stringify(onOk(accepted.value))));
 }
 
 /**
@@ -77,16 +68,14 @@ function operatorRoutes(front: FrontContext): Route[] {
           sendError(ctx, Errors.invalidMarket(String(body.symbol).slice(0, 40)));
           return;
         }
-        const state = ORDER_BOOK_STATE_NAMES.indexOf(body.orderBookState as (typeof ORDER_BOOK_STATE_NAMES)[number]);
-        if (state < 0) {
-          sendError(ctx, Errors.invalid(`orderBookState must be one of ${ORDER_BOOK_STATE_NAMES.join(', ')}`));
+        const state = ORDER_BOOK_STATE.value(body.orderBookState);
+        if (state === undefined) {
+          sendError(ctx, Errors.invalid(`orderBookState must be one of ${ORDER_BOOK_STATE.names.join(', ')}`));
           return;
         }
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.SetMarketState;
-          cmd.marketId = market.spec.marketId;
-          cmd.amountUnits = state;
-        }, resultResponse(ctx, (cancelledOrders) => ({ symbol: market.symbol, orderBookState: ORDER_BOOK_STATE_NAMES[state], cancelledOrders })));
+        engineCalls(front).setMarketState(
+          sendResult(ctx, (cancelledOrders) => ({ symbol: market.symbol, orderBookState: ORDER_BOOK_STATE.name(state), cancelledOrders })),
+          market.spec.marketId, state);
       },
     },
     {
@@ -103,12 +92,7 @@ function operatorRoutes(front: FrontContext): Route[] {
           return;
         }
         const { accountId, makerFeeBps, takerFeeBps } = body;
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.SetFeeRates;
-          cmd.accountId = accountId;
-          cmd.amountUnits = makerFeeBps;
-          cmd.quoteQtyUnits = takerFeeBps;
-        }, feeRatesResponse(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))));
+        engineCalls(front).setFeeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), accountId, makerFeeBps, takerFeeBps);
       },
     },
     {
@@ -121,7 +105,7 @@ function operatorRoutes(front: FrontContext): Route[] {
           sendError(ctx, Errors.invalid('accountId must be a positive integer'));
           return;
         }
-        queryFeeRates(front, ctx, accountId, (rates) => sendJson(ctx, 200, JSON.stringify(rates)));
+        engineCalls(front).feeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), accountId);
       },
     },
   ];
@@ -148,10 +132,7 @@ export function adminRoutes(front: FrontContext): Route[] {
           sendError(ctx, Errors.invalid('publicKey must be the base64 of a 32-byte ed25519 public key that is not a weak point'));
           return;
         }
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.CreateAccount;
-          cmd.key.set(key);
-        }, resultResponse(ctx, (accountId) => ({ accountId, publicKey: body.publicKey })));
+        engineCalls(front).createAccount(sendResult(ctx, (accountId) => ({ accountId, publicKey: body.publicKey })), key);
       },
     },
     {
@@ -174,12 +155,8 @@ export function adminRoutes(front: FrontContext): Route[] {
           sendError(ctx, units);
           return;
         }
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.Deposit;
-          cmd.accountId = accountId;
-          cmd.assetId = front.config.assets.indexOf(asset);
-          cmd.amountUnits = units;
-        }, resultResponse(ctx, () => ({ accountId, asset: asset.symbol, quantity: body.quantity })));
+        engineCalls(front).deposit(sendResult(ctx, () => ({ accountId, asset: asset.symbol, quantity: body.quantity })),
+          accountId, front.config.assets.indexOf(asset), units);
       },
     },
     // The operator's snapshot trigger.
@@ -187,12 +164,16 @@ export function adminRoutes(front: FrontContext): Route[] {
       method: 'post',
       path: '/admin/snapshot',
       handle: (ctx) => {
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.Snapshot;
-        }, resultResponse(ctx, (snapshotSeq) => ({ snapshotSeq })));
+        engineCalls(front).snapshot(sendResult(ctx, (snapshotSeq) => ({ snapshotSeq })));
       },
     },
-    // The withdrawal address book and two-factor secrets
+    ...withdrawalSettingsRoutes(front),
+  ];
+}
+
+/** The withdrawal address book and two-factor secrets. */
+function withdrawalSettingsRoutes(front: FrontContext): Route[] {
+  return [
     {
       method: 'post',
       path: '/admin/address-book',

@@ -4,11 +4,11 @@
 
 import type { Logger } from 'pino';
 import type { MarketInfo, ServerConfig, AssetConfig } from '../config.js';
-import type { EngineLink, PendingRequest } from './engine-link.js';
+import type { EngineLink, PendingRequest, SubmitResult } from './engine-link.js';
 import type { MarketData } from './market-data.js';
 import type { MarketHistory } from './market-history.js';
 import { sendError, type RequestContext } from './http.js';
-import { Errors } from '../errors.js';
+import { Errors, type ApiError } from '../errors.js';
 import { newRecordScratch } from '../../engine/bus/types.js';
 import type { Command } from '../../engine/bus/types.js';
 import type { AccountHistoryReader } from '../../engine/store/history-account.js';
@@ -31,12 +31,21 @@ export interface FrontContext {
 
 export const scratch = newRecordScratch();
 
-/** Submits a command for a request; answers the request itself when it cannot. True if submitted. */
+/** The error a request gets when its command could not be submitted (503); null when it was. */
+export function submitError(submitted: SubmitResult): ApiError | null {
+  if (submitted === 'ring_full') return Errors.engineBusy;
+  if (submitted === 'too_many_pending') return Errors.tooManyPending;
+  return null;
+}
+
+/**
+ * Submits a command for a request; answers the request itself when it cannot. True if submitted.
+ * Routes use the engine calls (engine-calls/), which submit the same way.
+ */
 export function callEngine(front: FrontContext, ctx: RequestContext, fill: (cmd: Command) => void, pending: PendingRequest): boolean {
-  const submitted = front.link.submit(fill, pending);
-  if (submitted === 'ring_full') sendError(ctx, Errors.engineBusy);
-  else if (submitted === 'too_many_pending') sendError(ctx, Errors.tooManyPending);
-  return submitted === 'ok';
+  const error = submitError(front.link.submit(fill, pending));
+  if (error !== null) sendError(ctx, error);
+  return error === null;
 }
 
 export function marketFor(front: FrontContext, symbol: unknown): MarketInfo | undefined {

@@ -23,7 +23,7 @@
 // different accepted requests colliding on 64 bits is a 2^-64 event per pair.
 //
 // Owners: REST requests record owner 0, and any second use is a replay. WebSocket subscribe
-// signatures (src/front/streams.ts) record a nonzero hash of the client's address, and a second use
+// signatures (src/front/streams/connection.ts) record a nonzero hash of the client's address, and a second use
 // from the same address is allowed: the subscribe signing string holds only a timestamp and a
 // window, so one client's connections subscribing in the same millisecond sign identically.
 //

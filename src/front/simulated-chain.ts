@@ -7,8 +7,8 @@
 // pending), so nothing is lost; a confirmation submitted twice is harmless (the second finds the
 // withdrawal already confirmed and changes nothing).
 
-import { CommandKind, RecordType } from '../../engine/bus/types.js';
 import type { FrontContext } from './context.js';
+import { confirmWithdrawal } from './engine-calls/index.js';
 
 export const CONFIRM_DELAY_MS = 1000;
 const POLL_MS = 250;
@@ -19,15 +19,7 @@ export function startSimulatedChain(front: FrontContext): () => void {
     const dueUs = (Date.now() - CONFIRM_DELAY_MS) * 1000;
     for (const [id, accountId, timeUs] of front.accountHistory.pendingWithdrawals()) {
       if (timeUs > dueUs || inFlight.has(id)) continue;
-      const submitted = front.link.submit((cmd) => {
-        cmd.kind = CommandKind.ConfirmWithdrawal;
-        cmd.accountId = accountId;
-        cmd.orderId = id;
-      }, {
-        onRecord(type) {
-          if (type === RecordType.Result) inFlight.delete(id);
-        },
-      });
+      const submitted = confirmWithdrawal(front.link, accountId, id, () => inFlight.delete(id));
       if (submitted === 'ok') inFlight.add(id);
     }
   };

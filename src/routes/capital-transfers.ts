@@ -16,12 +16,11 @@
 // account's lockout.
 
 import { randomBytes } from 'node:crypto';
-import { CommandKind, RecordType, ResultCode } from '../../engine/bus/types.js';
-import { readResult } from '../../engine/bus/codec.js';
 import { intentDigest, intentKey, type WithdrawalIntent, type WithdrawalRecord } from '../../engine/store/history-account.js';
-import { Errors, apiError, resultError, type ApiError } from '../errors.js';
+import { Errors, apiError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
-import { callEngine, scratch, type FrontContext } from '../front/context.js';
+import type { FrontContext } from '../front/context.js';
+import { engineCalls } from '../front/engine-calls/index.js';
 import type { TwoFactorClaim } from '../front/account-settings.js';
 import { parseAssetUnits } from '../wire/market-codec.js';
 import { isError, parseIdParam, parsePage, parseTimeRange } from '../wire/history-query.js';
@@ -184,36 +183,25 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
     await undo();
     return;
   }
-  const submitted = callEngine(front, ctx, (cmd) => {
-    cmd.kind = CommandKind.Withdraw;
-    cmd.accountId = accountId;
-    cmd.assetId = w.assetId;
-    cmd.amountUnits = w.amountUnits;
-    cmd.key.set(digest);
-  }, {
-    onRecord(type, view, offset, header) {
-      if (type !== RecordType.Result) return;
-      readResult(view, offset, scratch.result);
-      if (scratch.result.code !== ResultCode.Ok) {
-        // Refused: nothing will consume the intent (the journal worker removes accepted ones).
-        const code = scratch.result.code;
-        undo().then(
-          () => sendError(ctx, resultError(code)),
-          (error: unknown) => {
-            front.log.error({ err: error }, 'could not undo a refused withdrawal');
-            sendError(ctx, resultError(code));
-          },
-        );
-        return;
-      }
+  engineCalls(front).withdraw({
+    ok: (accepted) => {
       const record: WithdrawalRecord = {
-        id: scratch.result.value, accountId, assetId: w.assetId, amountUnits: w.amountUnits, timeUs: header.timeUs,
+        id: accepted.value, accountId, assetId: w.assetId, amountUnits: w.amountUnits, timeUs: accepted.timeUs,
         blockchain: intent.blockchain, address: intent.address, clientId: intent.clientId,
         status: 'pending', transactionHash: null, confirmedUs: null,
       };
       sendJson(ctx, 200, JSON.stringify(withdrawalJson(front.config, record)));
     },
-  });
-  // Not submitted (engine busy, answered above): nothing will consume the intent.
-  if (!submitted) await undo();
+    // Refused by the engine, or never submitted (engine busy): nothing will consume the intent
+    // (the journal worker removes accepted ones), so it goes before the client hears.
+    fail: (error) => {
+      undo().then(
+        () => sendError(ctx, error),
+        (undoError: unknown) => {
+          front.log.error({ err: undoError }, 'could not undo a refused withdrawal');
+          sendError(ctx, error);
+        },
+      );
+    },
+  }, accountId, w.assetId, w.amountUnits, digest);
 }

@@ -10,6 +10,7 @@
 import { Errors } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { type FrontContext } from '../front/context.js';
+import { DUST_PAYOUT_SYMBOL } from '../front/engine-calls/index.js';
 import { isError, parseFillType, parseIdParam, parsePage, parseTimeRange, spotSelected } from '../wire/history-query.js';
 import { dustJson, fillJson, orderHistoryJson } from '../wire/history.js';
 import type { ApiError } from '../errors.js';
@@ -77,6 +78,3 @@ export function historyRoutes(front: FrontContext): Route[] {
     },
   ];
 }
-
-/** Dust converts to USDC (the spec's rule): through the <ASSET>_USDC market. */
-export const DUST_PAYOUT_SYMBOL = 'USDC';

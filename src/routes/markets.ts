@@ -13,7 +13,7 @@ import type { AssetConfig, MarketInfo } from '../config.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { Errors } from '../errors.js';
 import { isError, spotSelected } from '../wire/history-query.js';
-import { ORDER_BOOK_STATE_NAMES } from '../wire/enums.js';
+import { ORDER_BOOK_STATE } from '../wire/enums.js';
 import type { FrontContext } from '../front/context.js';
 import { OrderBookState } from '../../engine/bus/types.js';
 
@@ -53,7 +53,7 @@ export function marketJson(market: MarketInfo, orderBookState: OrderBookState = 
     fundingRateUpperBound: null,
     fundingRateLowerBound: null,
     openInterestLimit: null,
-    orderBookState: ORDER_BOOK_STATE_NAMES[orderBookState],
+    orderBookState: ORDER_BOOK_STATE.name(orderBookState),
     createdAt: market.createdAt,
     visible: true,
     positionLimitWeight: null,

@@ -5,66 +5,20 @@
 // Cancelling an order that is not open answers 400 INVALID_CLIENT_REQUEST "Order not found", as
 // the public venue was observed to; reading one answers 404 RESOURCE_NOT_FOUND.
 
-import { CommandFlag, CommandKind, HeaderFlag, RecordType, ResultCode, type Command } from '../../engine/bus/types.js';
-import { readOrder, readResult } from '../../engine/bus/codec.js';
-import { Errors, apiError, resultError, type ApiError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
-import { callEngine, scratch, type FrontContext } from '../front/context.js';
-import type { PendingRequest } from '../front/engine-link.js';
+import type { FrontContext } from '../front/context.js';
+import { engineCalls, replyTo, type OrderView, type Reply } from '../front/engine-calls/index.js';
 import { orderJson } from '../wire/orders.js';
-import { parseOrder, parseOrderTarget, type ParsedOrder } from '../wire/parse-order.js';
-import type { MarketInfo } from '../config.js';
+import { parseOrder, parseOrderTarget } from '../wire/parse-order.js';
 
-/** Answers a request with the single Order record the engine addresses to it, or its error. */
-export function singleOrderResponse(front: FrontContext, ctx: RequestContext, unknownOrder: ApiError): PendingRequest {
-  return {
-    onRecord(type, view, offset, header) {
-      if (type === RecordType.Order && (header.flags & HeaderFlag.Last) !== 0) {
-        readOrder(view, offset, scratch.order);
-        const market = front.config.markets[scratch.order.marketId];
-        sendJson(ctx, 200, JSON.stringify(orderJson(market, scratch.order)));
-      } else if (type === RecordType.Result) {
-        readResult(view, offset, scratch.result);
-        const code = scratch.result.code;
-        sendError(ctx, code === ResultCode.UnknownOrder ? unknownOrder : resultError(code));
-      }
-    },
-  };
-}
-
-/** Fills a PlaceOrder command from a parsed order (also used by the batch route). */
-export function placeCommand(accountId: number, order: ParsedOrder): (cmd: Command) => void {
-  return (cmd) => {
-    cmd.kind = CommandKind.PlaceOrder;
-    cmd.accountId = accountId;
-    cmd.marketId = order.market.spec.marketId;
-    cmd.side = order.side;
-    cmd.orderType = order.orderType;
-    cmd.timeInForce = order.timeInForce;
-    cmd.selfTradePrevention = order.selfTradePrevention;
-    cmd.flags = order.flags;
-    cmd.priceTicks = order.priceTicks;
-    cmd.qtyLots = order.qtyLots;
-    cmd.quoteQtyUnits = order.quoteQtyUnits;
-    cmd.clientId = order.clientId;
-  };
-}
-
-const CANCEL_NOT_FOUND = apiError(400, 'INVALID_CLIENT_REQUEST', 'Order not found');
-const QUERY_NOT_FOUND = apiError(404, 'RESOURCE_NOT_FOUND', 'Order not found');
-
-function targetCommand(kind: CommandKind, accountId: number, market: MarketInfo, orderId: number, clientId: number, byClientId: boolean) {
-  return (cmd: Command) => {
-    cmd.kind = kind;
-    cmd.accountId = accountId;
-    cmd.marketId = market.spec.marketId;
-    cmd.orderId = orderId;
-    cmd.clientId = clientId;
-    if (byClientId) cmd.flags |= CommandFlag.HasClientId;
-  };
+/** Answers the request with the order in the REST Order shape, or the engine's error. */
+function sendOrder(front: FrontContext, ctx: RequestContext): Reply<OrderView> {
+  return replyTo(ctx, (order) => sendJson(ctx, 200, JSON.stringify(orderJson(front.config.markets[order.marketId], order))));
 }
 
 export function orderRoutes(front: FrontContext): Route[] {
+  const engine = engineCalls(front);
   return [
     {
       method: 'post',
@@ -80,7 +34,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           sendError(ctx, order);
           return;
         }
-        callEngine(front, ctx, placeCommand(input.accountId, order), singleOrderResponse(front, ctx, QUERY_NOT_FOUND));
+        engine.placeOrder(sendOrder(front, ctx), input.accountId, order);
       },
     },
     {
@@ -93,9 +47,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           sendError(ctx, target);
           return;
         }
-        callEngine(front, ctx,
-          targetCommand(CommandKind.CancelOrder, input.accountId, target.market, target.orderId, target.clientId, target.byClientId),
-          singleOrderResponse(front, ctx, CANCEL_NOT_FOUND));
+        engine.cancelOrder(sendOrder(front, ctx), input.accountId, target);
       },
     },
     {
@@ -108,9 +60,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           sendError(ctx, target);
           return;
         }
-        callEngine(front, ctx,
-          targetCommand(CommandKind.QueryOrder, input.accountId, target.market, target.orderId, target.clientId, target.byClientId),
-          singleOrderResponse(front, ctx, QUERY_NOT_FOUND));
+        engine.queryOrder(sendOrder(front, ctx), input.accountId, target);
       },
     },
   ];

@@ -10,14 +10,12 @@
 // goes out when every submitted item has its answer (a taker item after its speed bump).
 // A batch holds 1 to MAX_BATCH_ORDERS items; anything else is refused whole.
 
-import { HeaderFlag, RecordType } from '../../engine/bus/types.js';
-import { readOrder, readResult } from '../../engine/bus/codec.js';
-import { Errors, resultError, type ApiError } from '../errors.js';
+import { Errors, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
-import { scratch, type FrontContext } from '../front/context.js';
+import type { FrontContext } from '../front/context.js';
+import { engineCalls } from '../front/engine-calls/index.js';
 import { orderJson } from '../wire/orders.js';
 import { parseOrder } from '../wire/parse-order.js';
-import { placeCommand } from './order.js';
 
 /** Largest batch accepted (ccxt's createOrders assumes at most 20; the venue documents none). */
 export const MAX_BATCH_ORDERS = 50;
@@ -27,6 +25,7 @@ function errEntry(error: ApiError): Record<string, unknown> {
 }
 
 export function ordersBatchRoutes(front: FrontContext): Route[] {
+  const engine = engineCalls(front);
   return [
     {
       method: 'post',
@@ -57,23 +56,20 @@ export function ordersBatchRoutes(front: FrontContext): Route[] {
             entries[index] = errEntry(order);
             return;
           }
-          const submitted = front.link.submit(placeCommand(input.accountId, order), {
-            onRecord(type, view, offset, header) {
-              if (type === RecordType.Order && (header.flags & HeaderFlag.Last) !== 0) {
-                readOrder(view, offset, scratch.order);
-                entries[index] = { ...orderJson(front.config.markets[scratch.order.marketId], scratch.order), operation: 'Ok' };
-              } else if (type === RecordType.Result) {
-                readResult(view, offset, scratch.result);
-                entries[index] = errEntry(resultError(scratch.result.code));
-              } else {
-                return;
-              }
-              waiting--;
-              finish();
-            },
-          });
-          if (submitted === 'ok') waiting++;
-          else entries[index] = errEntry(submitted === 'ring_full' ? Errors.engineBusy : Errors.tooManyPending);
+          // A refusal before the item reached the engine (a full queue) arrives during the call,
+          // while `submitted` is still false: it is an entry, never something to wait for.
+          let submitted = false;
+          const settle = (entry: Record<string, unknown>): void => {
+            entries[index] = entry;
+            if (!submitted) return;
+            waiting--;
+            finish();
+          };
+          submitted = engine.placeOrder({
+            ok: (placed) => settle({ ...orderJson(front.config.markets[placed.marketId], placed), operation: 'Ok' }),
+            fail: (error) => settle(errEntry(error)),
+          }, input.accountId, order);
+          if (submitted) waiting++;
         });
         submitting = false;
         finish();

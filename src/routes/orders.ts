@@ -2,36 +2,27 @@
 // marketType filters), DELETE cancels all of them in one market (orderCancelAll). Both answer an
 // array of Order objects, possibly empty. Batch execution (POST) is in orders-batch.ts.
 
-import { CommandKind, RecordType, ResultCode } from '../../engine/bus/types.js';
-import { readOrder, readResult } from '../../engine/bus/codec.js';
-import { Errors, resultError } from '../errors.js';
+import { Errors } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
-import { callEngine, marketFor, scratch, type FrontContext } from '../front/context.js';
-import type { PendingRequest } from '../front/engine-link.js';
+import { marketFor, type FrontContext } from '../front/context.js';
+import { engineCalls, replyTo, type OrderView } from '../front/engine-calls/index.js';
 import { orderJson } from '../wire/orders.js';
 import { isError, spotSelected } from '../wire/history-query.js';
 
-const ALL_MARKETS = 0xffff;
 /** orderCancelAll's optional filter; without one every open order of the market is cancelled. */
 const CANCEL_ORDER_TYPES = new Set(['RestingLimitOrder', 'ConditionalOrder']);
 
-function orderListResponse(front: FrontContext, ctx: RequestContext): PendingRequest {
+/** Collects orders in the REST Order shape and answers the array once the engine is done. */
+function orderList(front: FrontContext, ctx: RequestContext) {
   const orders: Array<Record<string, unknown>> = [];
   return {
-    onRecord(type, view, offset) {
-      if (type === RecordType.Order) {
-        readOrder(view, offset, scratch.order);
-        orders.push(orderJson(front.config.markets[scratch.order.marketId], scratch.order));
-      } else if (type === RecordType.Result) {
-        readResult(view, offset, scratch.result);
-        if (scratch.result.code === ResultCode.Ok) sendJson(ctx, 200, JSON.stringify(orders));
-        else sendError(ctx, resultError(scratch.result.code));
-      }
-    },
+    reply: replyTo<number>(ctx, () => sendJson(ctx, 200, JSON.stringify(orders))),
+    onOrder: (order: OrderView) => { orders.push(orderJson(front.config.markets[order.marketId], order)); },
   };
 }
 
 export function ordersRoutes(front: FrontContext): Route[] {
+  const engine = engineCalls(front);
   return [
     {
       method: 'get',
@@ -48,7 +39,7 @@ export function ordersRoutes(front: FrontContext): Route[] {
           return;
         }
         const symbol = input.query.get('symbol');
-        let marketId = ALL_MARKETS;
+        let marketId: number | null = null;
         if (symbol !== null) {
           const market = marketFor(front, symbol);
           if (!market) {
@@ -57,11 +48,8 @@ export function ordersRoutes(front: FrontContext): Route[] {
           }
           marketId = market.spec.marketId;
         }
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.QueryOpenOrders;
-          cmd.accountId = input.accountId;
-          cmd.marketId = marketId;
-        }, orderListResponse(front, ctx));
+        const list = orderList(front, ctx);
+        engine.openOrders(list.reply, input.accountId, marketId, list.onOrder);
       },
     },
     {
@@ -84,11 +72,8 @@ export function ordersRoutes(front: FrontContext): Route[] {
           sendJson(ctx, 200, '[]'); // no conditional orders exist yet
           return;
         }
-        callEngine(front, ctx, (cmd) => {
-          cmd.kind = CommandKind.CancelAll;
-          cmd.accountId = input.accountId;
-          cmd.marketId = market.spec.marketId;
-        }, orderListResponse(front, ctx));
+        const list = orderList(front, ctx);
+        engine.cancelAll(list.reply, input.accountId, market.spec.marketId, list.onOrder);
       },
     },
   ];

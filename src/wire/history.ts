@@ -13,7 +13,7 @@ import type { AssetConfig, MarketInfo, ServerConfig } from '../config.js';
 import { OrderFlag, OrderType, type OrderRec } from '../../engine/bus/types.js';
 import type { DepositRecord, DustRecord, WithdrawalRecord } from '../../engine/store/history-account.js';
 import { assetText, isoMillis, priceText, qtyText, quoteText } from './market-codec.js';
-import { EXPIRY_REASON_NAMES, ORDER_TYPE_NAMES, SIDE_NAMES, STATUS_NAMES, STP_NAMES, TIME_IN_FORCE_NAMES } from './orders.js';
+import { EXPIRY_REASON, ORDER_STATUS, ORDER_TYPE, SELF_TRADE_PREVENTION, SIDE, TIME_IN_FORCE } from './enums.js';
 import { formatDecimal } from '../decimal.js';
 
 /** An order history item: the Order keys, createdAt as a date-time, plus expiryReason and systemOrderType. */
@@ -26,17 +26,17 @@ export function orderHistoryJson(market: MarketInfo, rec: OrderRec): Record<stri
     createdAt: isoMillis(rec.createdAtUs),
     executedQuantity: qtyText(market, rec.executedQtyLots),
     executedQuoteQuantity: quoteText(market, rec.executedQuoteUnits),
-    expiryReason: EXPIRY_REASON_NAMES[rec.expiryReason] ?? null,
-    orderType: ORDER_TYPE_NAMES[rec.orderType],
+    expiryReason: EXPIRY_REASON.name(rec.expiryReason) ?? null,
+    orderType: ORDER_TYPE.name(rec.orderType),
     postOnly: (rec.orderFlags & OrderFlag.PostOnly) !== 0,
     price: isMarket ? null : priceText(market, rec.priceTicks),
     quantity: byQuote ? null : qtyText(market, rec.qtyLots),
     quoteQuantity: byQuote ? quoteText(market, rec.quoteQtyUnits) : null,
-    selfTradePrevention: STP_NAMES[rec.selfTradePrevention],
-    status: STATUS_NAMES[rec.status],
-    side: SIDE_NAMES[rec.side],
+    selfTradePrevention: SELF_TRADE_PREVENTION.name(rec.selfTradePrevention),
+    status: ORDER_STATUS.name(rec.status),
+    side: SIDE.name(rec.side),
     symbol: market.symbol,
-    timeInForce: TIME_IN_FORCE_NAMES[rec.timeInForce],
+    timeInForce: TIME_IN_FORCE.name(rec.timeInForce),
     systemOrderType: null,
     strategyId: null,
     slippageTolerance: null,
@@ -62,7 +62,7 @@ export function fillJson(config: ServerConfig, rec: OrderRec): Record<string, un
     orderId: String(rec.orderId),
     clientId: (rec.orderFlags & OrderFlag.HasClientId) !== 0 ? String(rec.clientId) : null,
     symbol: market.symbol,
-    side: SIDE_NAMES[rec.side],
+    side: SIDE.name(rec.side),
     price: priceText(market, rec.lastFillPriceTicks),
     quantity: qtyText(market, rec.lastFillQtyLots),
     fee: formatDecimal(rec.feeUnits, feeAsset.decimals),

@@ -9,33 +9,9 @@
 
 import type { MarketInfo } from '../config.js';
 import { OrderEvent, OrderFlag, OrderType, type OrderRec } from '../../engine/bus/types.js';
+import { EXPIRY_REASON, ORDER_EVENT, ORDER_STATUS, ORDER_TYPE, ORDER_TYPE_STREAM, SELF_TRADE_PREVENTION, SIDE, TIME_IN_FORCE } from './enums.js';
 import { formatDecimal } from '../decimal.js';
 import { priceText, qtyText, quoteText } from './market-codec.js';
-
-export const SIDE_NAMES = ['Bid', 'Ask'] as const;
-export const ORDER_TYPE_NAMES = ['Limit', 'Market'] as const;
-export const ORDER_TYPE_STREAM_NAMES = ['LIMIT', 'MARKET'] as const;
-export const TIME_IN_FORCE_NAMES = ['GTC', 'IOC', 'FOK'] as const;
-export const STP_NAMES = ['RejectTaker', 'RejectMaker', 'RejectBoth'] as const;
-export const STATUS_NAMES = [
-  'New', 'PartiallyFilled', 'Filled', 'Cancelled', 'Expired', 'TriggerPending', 'TriggerFailed',
-] as const;
-/** ExpiryReason enum → the REST expiryReason names (the stream's `R` uses the same names). */
-export const EXPIRY_REASON_NAMES = [
-  null, 'ImmediateOrCancel', 'FillOrKill', 'PostOnlyTaker', 'SelfTradePrevention', 'InsufficientLiquidity', 'PriceOutOfBounds',
-  'InsufficientFunds',
-  // Cancelled by the operator's SetMarketState
-  'OrderBookClosed',
-] as const;
-export const ORDER_EVENT_NAMES: Record<number, string> = {
-  [OrderEvent.Accepted]: 'orderAccepted',
-  [OrderEvent.Cancelled]: 'orderCancelled',
-  [OrderEvent.Expired]: 'orderExpired',
-  [OrderEvent.Fill]: 'orderFill',
-  [OrderEvent.Modified]: 'orderModified',
-  [OrderEvent.TriggerPlaced]: 'triggerPlaced',
-  [OrderEvent.TriggerFailed]: 'triggerFailed',
-};
 
 /** The type-specific fields of the REST Order object (§3.3). */
 function orderSizeJson(market: MarketInfo, rec: OrderRec): Record<string, unknown> {
@@ -57,19 +33,19 @@ function orderSizeJson(market: MarketInfo, rec: OrderRec): Record<string, unknow
 /** The REST Order object of a limit or market order (trigger orders are not offered yet). */
 export function orderJson(market: MarketInfo, rec: OrderRec): Record<string, unknown> {
   return {
-    orderType: ORDER_TYPE_NAMES[rec.orderType],
+    orderType: ORDER_TYPE.name(rec.orderType),
     id: String(rec.orderId),
     clientId: (rec.orderFlags & OrderFlag.HasClientId) !== 0 ? rec.clientId : null,
     symbol: market.symbol,
-    side: SIDE_NAMES[rec.side],
+    side: SIDE.name(rec.side),
     ...orderSizeJson(market, rec),
     executedQuantity: qtyText(market, rec.executedQtyLots),
     executedQuoteQuantity: quoteText(market, rec.executedQuoteUnits),
     reduceOnly: null,
-    timeInForce: TIME_IN_FORCE_NAMES[rec.timeInForce],
-    selfTradePrevention: STP_NAMES[rec.selfTradePrevention],
-    status: STATUS_NAMES[rec.status],
-    expiryReason: EXPIRY_REASON_NAMES[rec.expiryReason] ?? null,
+    timeInForce: TIME_IN_FORCE.name(rec.timeInForce),
+    selfTradePrevention: SELF_TRADE_PREVENTION.name(rec.selfTradePrevention),
+    status: ORDER_STATUS.name(rec.status),
+    expiryReason: EXPIRY_REASON.name(rec.expiryReason) ?? null,
     createdAt: Math.floor(rec.createdAtUs / 1000),
     relatedOrderId: null,
     strategyId: null,
@@ -94,21 +70,21 @@ export function orderUpdateJson(
   feeSymbol: string,
 ): Record<string, unknown> {
   const data: Record<string, unknown> = {
-    e: ORDER_EVENT_NAMES[rec.event] ?? 'orderUpdate',
+    e: ORDER_EVENT.name(rec.event) ?? 'orderUpdate',
     E: eventTimeUs,
     s: market.symbol,
   };
   if ((rec.orderFlags & OrderFlag.HasClientId) !== 0) data.c = rec.clientId;
-  data.S = SIDE_NAMES[rec.side];
-  data.o = ORDER_TYPE_STREAM_NAMES[rec.orderType];
-  data.f = TIME_IN_FORCE_NAMES[rec.timeInForce];
+  data.S = SIDE.name(rec.side);
+  data.o = ORDER_TYPE_STREAM.name(rec.orderType);
+  data.f = TIME_IN_FORCE.name(rec.timeInForce);
   const isMarket = rec.orderType === OrderType.Market;
   // An order by quote quantity shows it as Q (and q as 0, as the venue does); a market order has no p.
   if (rec.quoteQtyUnits > 0) data.Q = quoteText(market, rec.quoteQtyUnits);
   data.q = qtyText(market, rec.qtyLots);
   if (!isMarket) data.p = priceText(market, rec.priceTicks);
-  data.X = STATUS_NAMES[rec.status];
-  if (rec.event === OrderEvent.Expired) data.R = EXPIRY_REASON_NAMES[rec.expiryReason] ?? 'Unknown';
+  data.X = ORDER_STATUS.name(rec.status);
+  if (rec.event === OrderEvent.Expired) data.R = EXPIRY_REASON.name(rec.expiryReason) ?? 'Unknown';
   data.i = String(rec.orderId);
   data.t = rec.event === OrderEvent.Fill ? rec.tradeId : null;
   if (rec.event === OrderEvent.Fill) {
@@ -120,7 +96,7 @@ export function orderUpdateJson(
   }
   data.z = qtyText(market, rec.executedQtyLots);
   data.Z = quoteText(market, rec.executedQuoteUnits);
-  data.V = STP_NAMES[rec.selfTradePrevention];
+  data.V = SELF_TRADE_PREVENTION.name(rec.selfTradePrevention);
   data.T = rec.timeUs;
   data.O = 'USER';
   data.r = false;

@@ -16,6 +16,7 @@
 import type { MarketInfo } from '../config.js';
 import { Errors, type ApiError } from '../errors.js';
 import { CommandFlag, OrderType, SelfTradePrevention, Side, TimeInForce } from '../../engine/bus/types.js';
+import { ORDER_TYPE, SELF_TRADE_PREVENTION, SIDE, SLIPPAGE_TOLERANCE_TYPE, TIME_IN_FORCE, TRIGGER_BY, type WireEnum } from './enums.js';
 import { parsePriceTicks, parseQtyLots, parseQuoteUnits } from './market-codec.js';
 
 export interface ParsedOrder {
@@ -34,15 +35,6 @@ export interface ParsedOrder {
   clientId: number;
 }
 
-// Maps, not object literals: a lookup by client text must not find Object.prototype's names
-// ("constructor", "__proto__", "toString" …).
-const SIDES = new Map<string, Side>([['Bid', Side.Bid], ['Ask', Side.Ask]]);
-const TIME_IN_FORCE = new Map<string, TimeInForce>([['GTC', TimeInForce.GTC], ['IOC', TimeInForce.IOC], ['FOK', TimeInForce.FOK]]);
-const STP = new Map<string, SelfTradePrevention>([
-  ['RejectTaker', SelfTradePrevention.RejectTaker],
-  ['RejectMaker', SelfTradePrevention.RejectMaker],
-  ['RejectBoth', SelfTradePrevention.RejectBoth],
-]);
 const NOT_YET = [
   'triggerPrice', 'triggerQuantity', 'stopLossTriggerPrice', 'stopLossLimitPrice', 'takeProfitTriggerPrice',
   'takeProfitLimitPrice', 'slippageTolerance',
@@ -64,11 +56,11 @@ const FLAGS_NOT_YET = ['reduceOnly', 'autoLend', 'autoLendRedeem', 'autoBorrow',
  * tolerance): a valid value alone changes nothing (the feature's own field is refused above), but
  * a value outside the wire reference's enum is refused like any other bad enum.
  */
-const QUALIFIER_ENUMS: Array<[string, Set<string>]> = [
-  ['triggerBy', new Set(['MarkPrice', 'LastPrice', 'IndexPrice'])],
-  ['stopLossTriggerBy', new Set(['MarkPrice', 'LastPrice', 'IndexPrice'])],
-  ['takeProfitTriggerBy', new Set(['MarkPrice', 'LastPrice', 'IndexPrice'])],
-  ['slippageToleranceType', new Set(['TickSize', 'Percent'])],
+const QUALIFIER_ENUMS: Array<[string, WireEnum<number>]> = [
+  ['triggerBy', TRIGGER_BY],
+  ['stopLossTriggerBy', TRIGGER_BY],
+  ['takeProfitTriggerBy', TRIGGER_BY],
+  ['slippageToleranceType', SLIPPAGE_TOLERANCE_TYPE],
 ];
 
 function present(value: unknown): boolean {
@@ -104,9 +96,7 @@ function parseBrokerId(value: unknown): number {
 function checkQualifiers(body: Record<string, unknown>): ApiError | null {
   for (const [key, allowed] of QUALIFIER_ENUMS) {
     const value = body[key];
-    if (present(value) && !(typeof value === 'string' && allowed.has(value))) {
-      return Errors.invalid(`${key} must be ${[...allowed].join(', ').replace(/, (\w+)$/, ' or $1')}`);
-    }
+    if (present(value) && allowed.value(value) === undefined) return Errors.invalid(`${key} must be ${allowed.choices()}`);
   }
   if (present(body.brokerId) && parseBrokerId(body.brokerId) < 0) return Errors.invalid('brokerId must be an integer from 0 to 65535');
   return null;
@@ -121,12 +111,12 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
   const market = markets.get(symbol);
   if (!market) return Errors.invalidMarket(symbol.slice(0, 40));
 
-  const side = typeof body.side === 'string' ? SIDES.get(body.side) : undefined;
-  if (side === undefined) return Errors.invalid('side must be Bid or Ask');
+  const side = SIDE.value(body.side);
+  if (side === undefined) return Errors.invalid(`side must be ${SIDE.choices()}`);
 
-  const typeText = typeof body.orderType === 'string' ? body.orderType : '';
-  const isMarket = typeText === 'Market' || typeText === 'MARKET';
-  if (!isMarket && typeText !== 'Limit' && typeText !== 'LIMIT') return Errors.invalid('orderType must be Limit or Market');
+  const orderType = ORDER_TYPE.value(body.orderType);
+  if (orderType === undefined) return Errors.invalid(`orderType must be ${ORDER_TYPE.choices()}`);
+  const isMarket = orderType === OrderType.Market;
 
   for (const key of NOT_YET) if (present(body[key])) return Errors.notImplemented(`${key}`);
   for (const key of FLAGS_NOT_YET) {
@@ -142,15 +132,15 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
 
   let timeInForce = TimeInForce.GTC;
   if (present(body.timeInForce)) {
-    const tif = typeof body.timeInForce === 'string' ? TIME_IN_FORCE.get(body.timeInForce) : undefined;
-    if (tif === undefined) return Errors.invalid('timeInForce must be GTC, IOC or FOK');
+    const tif = TIME_IN_FORCE.value(body.timeInForce);
+    if (tif === undefined) return Errors.invalid(`timeInForce must be ${TIME_IN_FORCE.choices()}`);
     timeInForce = tif;
   }
   if (isMarket && timeInForce === TimeInForce.FOK) return Errors.invalidOrder('FOK is not supported for market orders');
   let selfTradePrevention = SelfTradePrevention.RejectTaker;
   if (present(body.selfTradePrevention)) {
-    const stp = typeof body.selfTradePrevention === 'string' ? STP.get(body.selfTradePrevention) : undefined;
-    if (stp === undefined) return Errors.invalid('selfTradePrevention must be RejectTaker, RejectMaker or RejectBoth');
+    const stp = SELF_TRADE_PREVENTION.value(body.selfTradePrevention);
+    if (stp === undefined) return Errors.invalid(`selfTradePrevention must be ${SELF_TRADE_PREVENTION.choices()}`);
     selfTradePrevention = stp;
   }
   let flags = 0;
@@ -167,7 +157,6 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
     if (clientId < 0) return Errors.invalid('clientId must be an integer from 0 to 4294967295');
     flags |= CommandFlag.HasClientId;
   }
-  const orderType = isMarket ? OrderType.Market : OrderType.Limit;
   return { market, side, orderType, timeInForce, selfTradePrevention, flags, priceTicks, qtyLots, quoteQtyUnits, clientId };
 }
 

@@ -1,0 +1,253 @@
+// The one table of engine calls: every command a front thread sends the engine is built here,
+// from typed parameters, and answered here, as a typed value or a mapped error. A route parses
+// and validates its input, calls one method, and formats the answer; it never fills a command
+// slot, names a command kind or a record type, or decodes a record.
+//
+// Each call takes a Reply first. `replyTo(ctx, ok)` makes the usual one: errors (the engine's
+// result codes, and a full inbound ring or too many requests in flight, both 503) are sent to the
+// client in one place, and `ok` formats the success. A caller that must collect errors instead
+// (the batch route, the withdrawal's undo) gives its own Reply. Every method returns whether the
+// command was submitted; when it was not, the Reply has already been told why.
+
+import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type OrderBookState, type Side } from '../../../engine/bus/types.js';
+import { readResult } from '../../../engine/bus/codec.js';
+import { apiError } from '../../errors.js';
+import { sendError, type RequestContext } from '../http.js';
+import { scratch, submitError, type FrontContext } from '../context.js';
+import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
+import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
+import {
+  balancesAnswer, feeRatesAnswer, orderAnswer, orderListAnswer, resultAnswer,
+  type Accepted, type Balances, type FeeRates, type OrderView, type Reply,
+} from './answers.js';
+import { collateralOf, convertDust, maxOrderLots, type Collateral } from './spot-risk.js';
+import type { MarketInfo } from '../../config.js';
+
+export type { Accepted, Balances, FeeRates, OrderView, Reply } from './answers.js';
+export { DUST_PAYOUT_SYMBOL, usdcMarketOf, type AssetCollateral, type Collateral } from './spot-risk.js';
+
+/** A Reply that sends errors to the client and hands the value to `ok`. */
+export function replyTo<T>(ctx: RequestContext, ok: (value: T) => void): Reply<T> {
+  return { ok, fail: (error) => sendError(ctx, error) };
+}
+
+/** Cancelling an order that is not open: the public venue answers 400, not 404. */
+const CANCEL_NOT_FOUND = apiError(400, 'INVALID_CLIENT_REQUEST', 'Order not found');
+
+type Fill = (cmd: Command) => void;
+
+/** The market id a query uses for "every market" (the engine's MARKET_ID_ALL). */
+const ALL_MARKETS = 0xffff;
+
+export class EngineCalls {
+  constructor(private readonly front: FrontContext) {}
+
+  // --- Orders
+
+  placeOrder(reply: Reply<OrderView>, accountId: number, order: ParsedOrder): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.PlaceOrder;
+      cmd.accountId = accountId;
+      cmd.marketId = order.market.spec.marketId;
+      cmd.side = order.side;
+      cmd.orderType = order.orderType;
+      cmd.timeInForce = order.timeInForce;
+      cmd.selfTradePrevention = order.selfTradePrevention;
+      cmd.flags = order.flags;
+      cmd.priceTicks = order.priceTicks;
+      cmd.qtyLots = order.qtyLots;
+      cmd.quoteQtyUnits = order.quoteQtyUnits;
+      cmd.clientId = order.clientId;
+    }, orderAnswer(reply));
+  }
+
+  cancelOrder(reply: Reply<OrderView>, accountId: number, target: OrderTarget): boolean {
+    return this.call(reply, targetFill(CommandKind.CancelOrder, accountId, target), orderAnswer(reply, CANCEL_NOT_FOUND));
+  }
+
+  queryOrder(reply: Reply<OrderView>, accountId: number, target: OrderTarget): boolean {
+    return this.call(reply, targetFill(CommandKind.QueryOrder, accountId, target), orderAnswer(reply));
+  }
+
+  /** The account's open orders, oldest first, in one market or (marketId null) all; ok with the count. */
+  openOrders(reply: Reply<number>, accountId: number, marketId: number | null, onOrder: (order: OrderView) => void): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryOpenOrders;
+      cmd.accountId = accountId;
+      cmd.marketId = marketId ?? ALL_MARKETS;
+    }, orderListAnswer(reply, onOrder));
+  }
+
+  /** Cancels every open order of the account in one market; each cancelled order reaches `onOrder`. */
+  cancelAll(reply: Reply<number>, accountId: number, marketId: number, onOrder: (order: OrderView) => void): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.CancelAll;
+      cmd.accountId = accountId;
+      cmd.marketId = marketId;
+    }, orderListAnswer(reply, onOrder));
+  }
+
+  // --- Funds
+
+  balances(reply: Reply<Balances>, accountId: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryBalances;
+      cmd.accountId = accountId;
+    }, balancesAnswer(reply, this.front.config.assets.length));
+  }
+
+  /** Takes `amountUnits` out of the account; ok with the withdrawal's id. `intentDigest` names its destination. */
+  withdraw(reply: Reply<Accepted>, accountId: number, assetId: number, amountUnits: number, intentDigest: Uint8Array): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.Withdraw;
+      cmd.accountId = accountId;
+      cmd.assetId = assetId;
+      cmd.amountUnits = amountUnits;
+      cmd.key.set(intentDigest);
+    }, resultAnswer(reply));
+  }
+
+  /** Converts one dust balance (`amountUnits` of the market's base asset) at the market's mark price. */
+  convertDust(reply: Reply<Accepted>, accountId: number, marketId: number, amountUnits: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.ConvertDust;
+      cmd.accountId = accountId;
+      cmd.marketId = marketId;
+      cmd.amountUnits = amountUnits;
+    }, resultAnswer(reply));
+  }
+
+  // --- Risk figures computed on the front thread from the engine's balances (spot-risk.ts)
+
+  collateral(reply: Reply<Collateral>, accountId: number): boolean {
+    return this.balances({ fail: reply.fail, ok: (balances) => reply.ok(collateralOf(this.front, balances)) }, accountId);
+  }
+
+  /** Whole lots the account could order now in `market` (priceTicks 0: a market order). */
+  maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number): boolean {
+    return this.balances({
+      fail: reply.fail,
+      ok: (balances) => reply.ok(maxOrderLots(this.front, market, side, priceTicks, balances)),
+    }, accountId);
+  }
+
+  /** Converts the account's dust balances (or the one asset `only`), one engine command per asset. */
+  convertAllDust(reply: Reply<void>, accountId: number, only: number | undefined): void {
+    convertDust(this.front, this, reply, accountId, only);
+  }
+
+  feeRates(reply: Reply<FeeRates>, accountId: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryFeeRates;
+      cmd.accountId = accountId;
+    }, feeRatesAnswer(reply));
+  }
+
+  // --- Operator commands (the admin endpoint)
+
+  createAccount(reply: Reply<Accepted>, publicKey: Uint8Array): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.CreateAccount;
+      cmd.key.set(publicKey);
+    }, resultAnswer(reply));
+  }
+
+  deposit(reply: Reply<Accepted>, accountId: number, assetId: number, amountUnits: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.Deposit;
+      cmd.accountId = accountId;
+      cmd.assetId = assetId;
+      cmd.amountUnits = amountUnits;
+    }, resultAnswer(reply));
+  }
+
+  /** Ok with the number of orders the new state cancelled. */
+  setMarketState(reply: Reply<Accepted>, marketId: number, state: OrderBookState): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.SetMarketState;
+      cmd.marketId = marketId;
+      cmd.amountUnits = state; // the command slot carries the state in amountUnits
+    }, resultAnswer(reply));
+  }
+
+  setFeeRates(reply: Reply<FeeRates>, accountId: number, makerFeeBps: number, takerFeeBps: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.SetFeeRates;
+      cmd.accountId = accountId;
+      cmd.amountUnits = makerFeeBps; // the command slot carries the rates in amountUnits and quoteQtyUnits
+      cmd.quoteQtyUnits = takerFeeBps;
+    }, feeRatesAnswer(reply));
+  }
+
+  /** Ok with the sequence the snapshot is taken at (the journal worker writes it once durable). */
+  snapshot(reply: Reply<Accepted>): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.Snapshot;
+    }, resultAnswer(reply));
+  }
+
+  private call<T>(reply: Reply<T>, fill: Fill, answer: PendingRequest): boolean {
+    const error = submitError(this.front.link.submit(fill, answer));
+    if (error !== null) reply.fail(error);
+    return error === null;
+  }
+}
+
+function targetFill(kind: CommandKind, accountId: number, target: OrderTarget): Fill {
+  return (cmd) => {
+    cmd.kind = kind;
+    cmd.accountId = accountId;
+    cmd.marketId = target.market.spec.marketId;
+    cmd.orderId = target.orderId;
+    cmd.clientId = target.clientId;
+    if (target.byClientId) cmd.flags |= CommandFlag.HasClientId;
+  };
+}
+
+const CALLS = new WeakMap<FrontContext, EngineCalls>();
+
+/** The engine calls of one front thread (one table per context, made on first use). */
+export function engineCalls(front: FrontContext): EngineCalls {
+  let calls = CALLS.get(front);
+  if (calls === undefined) {
+    calls = new EngineCalls(front);
+    CALLS.set(front, calls);
+  }
+  return calls;
+}
+
+// --- Calls of the thread's own machinery, not of a request: they report the raw submit result,
+// since their callers retry or skip rather than answer a client.
+
+/**
+ * Asks the engine for its state (accounts, books) to seed the read models: every record but the
+ * closing Result goes to `onRecord`; `onDone` gets the Result's code name, or null when it is Ok.
+ */
+export function querySnapshot(
+  link: EngineLink,
+  onRecord: (type: RecordType, view: DataView, offset: number) => void,
+  onDone: (failure: string | null) => void,
+): SubmitResult {
+  return link.submit((cmd) => {
+    cmd.kind = CommandKind.QuerySnapshot;
+  }, {
+    onRecord(type, view, offset) {
+      if (type !== RecordType.Result) return onRecord(type, view, offset);
+      readResult(view, offset, scratch.result);
+      onDone(scratch.result.code === ResultCode.Ok ? null : `code ${scratch.result.code}`);
+    },
+  });
+}
+
+/** Confirms a pending withdrawal (the simulated chain); `onDone` runs once the engine answered. */
+export function confirmWithdrawal(link: EngineLink, accountId: number, withdrawalId: number, onDone: () => void): SubmitResult {
+  return link.submit((cmd) => {
+    cmd.kind = CommandKind.ConfirmWithdrawal;
+    cmd.accountId = accountId;
+    cmd.orderId = withdrawalId;
+  }, {
+    onRecord(type) {
+      if (type === RecordType.Result) onDone();
+    },
+  });
+}

@@ -1,0 +1,55 @@
+// What every stream family shares: the output (uWS pub/sub, through which every message leaves)
+// and the hooks a family may take from the stream core (streams.ts). The core decodes each event
+// record once, updates the read models, then hands the typed record to the families that want it.
+
+import type { TemplatedApp } from 'uWebSockets.js';
+import { performance } from 'node:perf_hooks';
+import type { MarketInfo } from '../../config.js';
+import type { BalanceRec, DepthRec, OrderRec, TradeRec } from '../../../engine/bus/types.js';
+import type { FrontContext } from '../context.js';
+import type { MarketData } from '../market-data.js';
+
+/** The streams' clock: quiet-book depth, aggregated depth, ticker and kline all run on it. */
+export const TICK_MS = 100;
+
+export function nowUs(): number {
+  return Math.floor((performance.timeOrigin + performance.now()) * 1000);
+}
+
+/** Where families publish, and what they read: the thread's context and its read models. */
+export class StreamOutput {
+  constructor(
+    private readonly app: TemplatedApp,
+    readonly front: FrontContext,
+    readonly data: MarketData,
+  ) {}
+
+  /** Whether anyone listens on `topic` (payloads are built only when someone does). */
+  wanted(topic: string): boolean {
+    return this.app.numSubscribers(topic) > 0;
+  }
+
+  /** Sends `{stream, data}` to the topic's subscribers; `stream` is the name they subscribed to. */
+  publish(topic: string, stream: string, data: Record<string, unknown>): void {
+    this.app.publish(topic, JSON.stringify({ stream, data }), false, true);
+  }
+}
+
+/** One family of streams (depth, trades, tickers, klines, account): its names and its events. */
+export interface StreamFamily {
+  /**
+   * The uWS topic of a stream name this family serves, or null when the name is not one of its
+   * (or is private and `accountId` is 0: no verified signer).
+   */
+  topicOf(name: string, markets: Map<string, MarketInfo>, accountId: number): string | null;
+  onDepth?(rec: DepthRec): void;
+  onTrade?(rec: TradeRec): void;
+  onOrder?(rec: OrderRec): void;
+  onBalance?(rec: BalanceRec): void;
+  /** After each drained batch; `changed[marketId]` is true for each book the batch changed. */
+  onBatchEnd?(changed: readonly boolean[]): void;
+  /** Every TICK_MS; `tickCount` counts the ticks since start. */
+  onTick?(tickCount: number, nowMs: number): void;
+  /** A connection subscribed to `name` (topic `topic`). */
+  onSubscribed?(name: string, topic: string): void;
+}
