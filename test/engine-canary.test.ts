@@ -90,9 +90,18 @@ const PLANTED: Record<string, Patch> = {
       b.locked = locked;
     };
   },
-  'a withdrawal confirmation takes any positive id': (m) => {
+  'a zero withdrawal is accepted': (m) => {
+    const original = (m.withdraw as (cmd: Command) => void).bind(m);
+    const call = (name: string, ...args: unknown[]) => (m[name] as (...a: unknown[]) => unknown).apply(m, args);
+    m.withdraw = (cmd: Command) => {
+      if (cmd.amountUnits !== 0 || !call('accountExists', cmd.accountId) || !call('assetExists', cmd.assetId)) return original(cmd);
+      call('balanceRec', cmd.accountId, cmd.assetId);
+      call('result', cmd, ResultCode.Ok, m.seq);
+    };
+  },
+  'a withdrawal confirmation takes its own sequence number': (m) => {
     const original = (m.confirmWithdrawal as (cmd: Command) => void).bind(m);
-    m.confirmWithdrawal = (cmd: Command) => original(cmd.orderId > 0 && Number.isSafeInteger(cmd.orderId) ? { ...cmd, orderId: 1 } : cmd);
+    m.confirmWithdrawal = (cmd: Command) => original(cmd.orderId === m.seq ? { ...cmd, orderId: 1 } : cmd);
   },
   'the snapshot command answers 0 instead of its sequence number': (m) => {
     const original = (m.apply as (cmd: Command, seq: number, timeUs: number) => Record<string, unknown>[]).bind(m);

@@ -123,7 +123,8 @@ class Observed {
  * follow; most go to banded market 1, which has a mark price once it has traded.
  */
 function capitalCommand(random: () => number, seen: Observed, account: number, kinds: readonly CommandKind[], seq: number): Partial<Command> | undefined {
-  const choices = kinds.filter((k) => k !== CommandKind.Snapshot);
+  // Withdrawals twice as often as the others: they have the most ways to be refused.
+  const choices = kinds.filter((k) => k !== CommandKind.Snapshot).flatMap((k) => (k === CommandKind.Withdraw ? [k, k] : [k]));
   if (choices.length === 0) return undefined;
   const kind = choices[randomInt(random, 0, choices.length - 1)];
   const market = random() < 0.8 ? M1 : M0;
@@ -142,7 +143,8 @@ function capitalCommand(random: () => number, seen: Observed, account: number, k
   }
   if (kind === CommandKind.ConfirmWithdrawal) {
     const known = seen.withdrawals;
-    const orderId = known.length > 0 && random() < 0.85 ? known[randomInt(random, 0, known.length - 1)] : [0, seq + 5, 2 ** 40][randomInt(random, 0, 2)];
+    // Invalid ids include the confirmation's own sequence number: not an earlier command.
+    const orderId = known.length > 0 && random() < 0.85 ? known[randomInt(random, 0, known.length - 1)] : [0, seq, seq + 5, 2 ** 40][randomInt(random, 0, 3)];
     return { kind, accountId: random() < 0.95 ? account : 42, orderId };
   }
   const available = seen.available(account, base);
@@ -293,7 +295,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       }
     } else if (roll < 0.935) {
       command = cmd.queryFeeRates(random() < 0.9 ? account : 42);
-    } else if (roll < 0.975) {
+    } else if (roll < 0.985) {
       // Capital commands, when the caller sends them; otherwise a query.
       command = capitalCommand(random, seen, account, kinds, h.seq + 1) ?? cmd.queryBalances(account);
     } else {
