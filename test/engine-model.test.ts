@@ -3,20 +3,27 @@
 // Every record of every command must be identical, field for field and in the same order; the
 // stream's queries (balances, open orders, snapshots) make the final states comparable too. The
 // engine side restarts from snapshot round trips mid-stream, so its records after each restart are
-// compared too. Command kinds the model does not answer (modelKinds probes it) are left out of the
-// stream, and the test names say which. The fixed seeds run every time, plus one fresh seed per run
+// compared too. The model answers every command kind the stream sends (withdrawals, their
+// confirmations, dust conversions and the Snapshot command included); a kind it did not answer
+// (modelKinds probes it) would be left out of the stream, and the test names would say which. The fixed seeds run every time, plus one fresh seed per run
 // named in its test; ENGINE_SEED=<n> reruns one seed, ENGINE_STEPS=<n> changes the length.
 import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from './helpers/engine-harness.js';
 import { ModelExchange } from './helpers/engine-model.js';
 import { OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from './helpers/engine-random.js';
-import { CommandKind, RecordType } from '../engine/bus/types.js';
+import { CommandKind, RecordType, ResultCode, type ResultRec } from '../engine/bus/types.js';
 
 const FILE = 'test/engine-model.test.ts';
 const SEEDS = seedsForRun([21, 22, 23, 24, 25, 26]);
 const STEPS = Number(process.env.ENGINE_STEPS ?? 1200);
 const left = OPTIONAL_KINDS.filter((kind) => !modelKinds(randomConfig(1)).includes(kind)).map((kind) => CommandKind[kind]);
 const leftOut = left.length > 0 ? ` (left out, the model lacks them: ${left.join(', ')})` : '';
+
+/** The Ok results the engine gave to commands of `kind`. */
+function okResults(h: EngineHarness, kind: CommandKind): ResultRec[] {
+  const requests = new Set(h.stream.filter((s) => s.command.kind === kind).map((s) => s.command.requestId));
+  return h.log.flatMap((r) => (r.type === RecordType.Result && r.code === ResultCode.Ok && requests.has(r.requestId) ? [r] : []));
+}
 
 describe('engine core against the reference model', () => {
   for (const run of SEEDS) {
@@ -41,6 +48,10 @@ describe('engine core against the reference model', () => {
       expect(trades.length).toBeGreaterThan(STEPS / 20);
       // The banded market trades too, so the model's band rules are compared on real fills.
       expect(trades.filter((r) => r.marketId === 1).length).toBeGreaterThan(STEPS / 100);
+      // Every optional kind the model answers is compared on accepted commands too, and dust
+      // conversions on real payouts.
+      for (const kind of modelKinds(config)) expect(okResults(h, kind).length, `${CommandKind[kind]} accepted`).toBeGreaterThan(0);
+      expect(okResults(h, CommandKind.ConvertDust).filter((r) => r.value > 0).length).toBeGreaterThan(0);
     });
   }
 });

@@ -116,6 +116,11 @@ export class ModelExchange {
       case CommandKind.Tick: break;
       case CommandKind.SetMarketState: this.setMarketState(cmd); break;
       case CommandKind.SetFeeRates: this.setFeeRates(cmd); break;
+      case CommandKind.Withdraw: this.withdraw(cmd); break;
+      case CommandKind.ConfirmWithdrawal: this.confirmWithdrawal(cmd); break;
+      case CommandKind.ConvertDust: this.convertDust(cmd); break;
+      // The state is written out beside the engine; the answer names the sequence it stands at.
+      case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
     }
     return this.out;
@@ -623,6 +628,90 @@ export class ModelExchange {
       this.orderRec(o, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
     }
     this.result(cmd, ResultCode.Ok, mine.length);
+  }
+
+  // ---- capital commands ----
+
+  private assetExists(assetId: number): boolean {
+    return this.config.assets.some((a) => a.assetId === assetId);
+  }
+
+  /** Available units leave the exchange; the withdrawal's id is the command's own sequence number. */
+  private withdraw(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    if (!this.assetExists(cmd.assetId)) return this.result(cmd, ResultCode.UnknownAsset, 0);
+    const amount = cmd.amountUnits;
+    if (!Number.isSafeInteger(amount) || amount <= 0) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
+    const b = this.bal(cmd.accountId, cmd.assetId);
+    if (BigInt(b.available) < BigInt(amount)) return this.result(cmd, ResultCode.InsufficientFunds, 0);
+    b.available = Number(BigInt(b.available) - BigInt(amount));
+    this.supply.set(cmd.assetId, Number(BigInt(this.supply.get(cmd.assetId) ?? 0) - BigInt(amount)));
+    this.balanceRec(cmd.accountId, cmd.assetId);
+    this.result(cmd, ResultCode.Ok, this.seq);
+  }
+
+  /** Changes nothing: the id must name an earlier command, and the account must exist. */
+  private confirmWithdrawal(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    const id = cmd.orderId;
+    const earlier = Number.isSafeInteger(id) && id >= 1 && id < this.seq;
+    this.result(cmd, earlier ? ResultCode.Ok : ResultCode.InvalidCommand, 0);
+  }
+
+  /** Dust is valued at the lower of the guarded reference and the last trade (0n: no such price). */
+  private dustMarkTicks(market: MarketSpec): bigint {
+    if (market.maxMultiplierBps === undefined) return 0n;
+    const state = this.marketState.get(market.marketId)!;
+    const guard = BigInt(state.guardTicks);
+    const last = BigInt(state.lastPriceTicks);
+    return guard < last ? guard : last;
+  }
+
+  /** The most one conversion pays: the market's own cap, else ten whole quote units. */
+  private dustCap(market: MarketSpec): bigint {
+    if (market.dustMaxPayoutUnits !== undefined) return BigInt(market.dustMaxPayoutUnits);
+    const decimals = this.config.assets.find((a) => a.assetId === market.quoteAssetId)!.decimals;
+    const tenWhole = 10n * 10n ** BigInt(decimals);
+    const maxSafe = BigInt(Number.MAX_SAFE_INTEGER);
+    return tenWhole < maxSafe ? tenWhole : maxSafe;
+  }
+
+  /** 95 % of the dust's value at the mark price, rounded down, then capped. */
+  private dustPayout(market: MarketSpec, dustUnits: number, markTicks: bigint): bigint {
+    const value = (BigInt(dustUnits) * markTicks * BigInt(market.quoteUnitsPerTickLot) * 95n) / (BigInt(market.baseUnitsPerLot) * 100n);
+    const cap = this.dustCap(market);
+    return value < cap ? value : cap;
+  }
+
+  private dustCode(cmd: Command, market: MarketSpec): ResultCode {
+    const dust = this.bal(cmd.accountId, market.baseAssetId);
+    if (dust.locked > 0 || dust.available === 0) return ResultCode.DustNotEligible;
+    if (BigInt(dust.available) >= BigInt(market.minQtyLots) * BigInt(market.baseUnitsPerLot)) return ResultCode.DustNotEligible;
+    if (dust.available !== cmd.amountUnits) return ResultCode.DustBalanceChanged;
+    const mark = this.dustMarkTicks(market);
+    if (mark === 0n) return ResultCode.DustNoMarkPrice;
+    const treasury = BigInt(this.feeUnits.get(market.quoteAssetId) ?? 0);
+    return treasury < this.dustPayout(market, dust.available, mark) ? ResultCode.DustTreasuryShort : ResultCode.Ok;
+  }
+
+  /** The exchange takes the whole dust balance into its fee column and pays from its quote fees. */
+  private convertDust(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    const market = this.market(cmd.marketId);
+    if (!market) return this.result(cmd, ResultCode.UnknownMarket, 0);
+    const code = this.dustCode(cmd, market);
+    if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
+    const dust = this.bal(cmd.accountId, market.baseAssetId);
+    const payout = this.dustPayout(market, dust.available, this.dustMarkTicks(market));
+    const addFee = (assetId: number, units: bigint) => this.feeUnits.set(assetId, Number(BigInt(this.feeUnits.get(assetId) ?? 0) + units));
+    addFee(market.baseAssetId, BigInt(dust.available));
+    dust.available = 0;
+    addFee(market.quoteAssetId, -payout);
+    const paid = this.bal(cmd.accountId, market.quoteAssetId);
+    paid.available = Number(BigInt(paid.available) + payout);
+    this.balanceRec(cmd.accountId, market.baseAssetId);
+    this.balanceRec(cmd.accountId, market.quoteAssetId);
+    this.result(cmd, ResultCode.Ok, Number(payout));
   }
 
   // ---- queries ----

@@ -6,9 +6,13 @@
 // id (own, others', unknown), by client id, cancel-all, deposits (some invalid), invalid orders,
 // ticks, queries, operator commands (order book states, fee rates, some invalid), batches of
 // places at one engine time, and engine time that advances by random steps across the speed bump.
-// Optional kinds (on unless the caller leaves them out, as the differential test does for kinds
-// its reference model lacks): withdrawals (some to a dust remainder, some invalid), withdrawal
-// confirmations, dust conversions, and the operator's Snapshot command. Snapshot round trips
+// Optional kinds (on unless the caller leaves them out, as the differential test would for kinds
+// its reference model lacked): withdrawals (some to a dust remainder, some of more than is
+// available, some invalid), withdrawal confirmations, dust conversions (in rounds: withdraw to a
+// dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
+// 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
+// command. Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
 // real orders and dust conversions at real balances, so it drives a harness; the harness records
@@ -37,6 +41,13 @@ export function randomConfig(seed: number): EngineConfig {
   // the last price (market orders stop at its band) and catches up.
   config.referenceStepBps = 100;
   config.referenceIntervalUs = 3_000;
+  // Its dust payout cap: the default (ten whole quote units, never reached by these small
+  // balances) or one that the larger conversions reach.
+  const dustCap = [undefined, 300, 500][randomInt(random, 0, 2)];
+  if (dustCap !== undefined) config.markets[1].dustMaxPayoutUnits = dustCap;
+  // Some streams keep the reference ten times slower, so that it is often well below or above
+  // the last price when dust is converted (valued at the lower of the two).
+  if (random() < 0.5) config.referenceIntervalUs = 30_000;
   return config;
 }
 
@@ -100,6 +111,10 @@ class Observed {
   available(accountId: number, assetId: number): number {
     return this.balances.get(`${accountId}:${assetId}`)?.[0] ?? 0;
   }
+
+  locked(accountId: number, assetId: number): number {
+    return this.balances.get(`${accountId}:${assetId}`)?.[1] ?? 0;
+  }
 }
 
 /**
@@ -108,7 +123,8 @@ class Observed {
  * follow; most go to banded market 1, which has a mark price once it has traded.
  */
 function capitalCommand(random: () => number, seen: Observed, account: number, kinds: readonly CommandKind[], seq: number): Partial<Command> | undefined {
-  const choices = kinds.filter((k) => k !== CommandKind.Snapshot);
+  // Withdrawals twice as often as the others: they have the most ways to be refused.
+  const choices = kinds.filter((k) => k !== CommandKind.Snapshot).flatMap((k) => (k === CommandKind.Withdraw ? [k, k] : [k]));
   if (choices.length === 0) return undefined;
   const kind = choices[randomInt(random, 0, choices.length - 1)];
   const market = random() < 0.8 ? M1 : M0;
@@ -116,20 +132,53 @@ function capitalCommand(random: () => number, seen: Observed, account: number, k
   if (kind === CommandKind.Withdraw) {
     const asset = [BASE, OTHER, OTHER, QUOTE, 7][randomInt(random, 0, 4)];
     const available = seen.available(account, asset);
+    const locked = seen.locked(account, asset);
     const roll = random();
     let amountUnits: number;
     if (roll < 0.5 && available > 9) amountUnits = available - randomInt(random, 1, 9); // leaves dust
     else if (roll < 0.8) amountUnits = Math.max(1, Math.floor(available * random() * 0.3));
+    else if (roll < 0.88 && locked > 0) amountUnits = available + randomInt(random, 1, locked); // the rest is in open orders
     else amountUnits = [0, -5, available + 1, Number.MAX_SAFE_INTEGER][randomInt(random, 0, 3)];
     return { kind, accountId: random() < 0.95 ? account : 42, assetId: asset, amountUnits, key: digestOf(seq) };
   }
   if (kind === CommandKind.ConfirmWithdrawal) {
     const known = seen.withdrawals;
-    const orderId = known.length > 0 && random() < 0.85 ? known[randomInt(random, 0, known.length - 1)] : [0, seq + 5, 2 ** 40][randomInt(random, 0, 2)];
+    // Invalid ids include the confirmation's own sequence number: not an earlier command.
+    const orderId = known.length > 0 && random() < 0.85 ? known[randomInt(random, 0, known.length - 1)] : [0, seq, seq + 5, 2 ** 40][randomInt(random, 0, 3)];
     return { kind, accountId: random() < 0.95 ? account : 42, orderId };
   }
   const available = seen.available(account, base);
-  return { kind, accountId: account, marketId: random() < 0.97 ? market : 9, amountUnits: random() < 0.85 ? available : available + 1 };
+  const roll = random();
+  const target = roll < 0.9 ? { accountId: account, marketId: market } : roll < 0.95 ? { accountId: 42, marketId: market } : { accountId: account, marketId: 9 };
+  return { kind, ...target, amountUnits: random() < 0.85 ? available : available + 1 };
+}
+
+/**
+ * Converts what a withdrawal left of market `market`'s base asset, mostly after cancelling what
+ * locks it (locked dust cannot be converted), sometimes of a stale amount (the balance changed
+ * between reading it and converting it).
+ */
+function convertAfterWithdrawal(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number): void {
+  const asset = market === M0 ? BASE : OTHER;
+  if (random() < 0.8) seen.remember(h.apply(cmd.cancelAll(account, market)));
+  const amountUnits = seen.available(account, asset) + (random() < 0.1 ? randomInt(random, -1, 1) : 0);
+  const dust = { kind: CommandKind.ConvertDust, accountId: account, marketId: market, amountUnits };
+  seen.remember(h.apply(dust), dust);
+}
+
+/**
+ * An account withdraws all but a few units of market `market`'s base asset, converts that dust,
+ * and deposits again (so that it keeps trading).
+ */
+function dustRound(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number): void {
+  const asset = market === M0 ? BASE : OTHER;
+  const available = seen.available(account, asset);
+  if (available > 9) {
+    const withdrawal = { kind: CommandKind.Withdraw, accountId: account, assetId: asset, amountUnits: available - randomInt(random, 1, 9), key: digestOf(h.seq + 1) };
+    seen.remember(h.apply(withdrawal), withdrawal);
+  }
+  convertAfterWithdrawal(h, random, seen, account, market);
+  seen.remember(h.apply(cmd.deposit(account, asset, randomInt(random, 50, 400))));
 }
 
 /** The 32-byte digest a withdrawal command carries (where the funds go); any bytes do here. */
@@ -153,6 +202,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
   const random = prng(seed);
   const kinds = options.kinds ?? OPTIONAL_KINDS;
   const snapshots = options.snapshots ?? true;
+  const dustRounds = kinds.includes(CommandKind.Withdraw) && kinds.includes(CommandKind.ConvertDust);
   const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
   const seen = new Observed();
   const known = seen.orders;
@@ -245,22 +295,22 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       }
     } else if (roll < 0.935) {
       command = cmd.queryFeeRates(random() < 0.9 ? account : 42);
-    } else if (roll < 0.975) {
+    } else if (roll < 0.985) {
       // Capital commands, when the caller sends them; otherwise a query.
       command = capitalCommand(random, seen, account, kinds, h.seq + 1) ?? cmd.queryBalances(account);
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
     }
+    const untraded = seen.lastTrade[M1] === 0;
     remember(h.apply(command, time), command);
-    // A withdrawal that left dust is often followed by its conversion, after cancelling what
-    // locks the dust asset (locked dust cannot be converted).
+    // A withdrawal that left dust is often followed by its conversion.
     const left = command.kind === CommandKind.Withdraw ? seen.available(account, command.assetId ?? 0) : 0;
     if (left > 0 && left < 10 && command.assetId !== QUOTE && kinds.includes(CommandKind.ConvertDust) && random() < 0.8) {
-      const dustMarket = command.assetId === BASE ? M0 : M1;
-      if (random() < 0.8) remember(h.apply(cmd.cancelAll(account, dustMarket), time));
-      const dust = { kind: CommandKind.ConvertDust, accountId: account, marketId: dustMarket, amountUnits: seen.available(account, command.assetId ?? 0) };
-      remember(h.apply(dust, time), dust);
+      convertAfterWithdrawal(h, random, seen, account, command.assetId === BASE ? M0 : M1);
     }
+    // Dust rounds: often, and right after market 1's first trade, when the exchange has
+    // collected few fees (none at zero rates) and a conversion often finds too little to pay.
+    if (dustRounds && ((untraded && seen.lastTrade[M1] > 0) || random() < 0.025)) dustRound(h, random, seen, account, random() < 0.9 ? M1 : M0);
   }
   // Reopen both markets, and let every pending order activate so every request has had its answer.
   for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));
