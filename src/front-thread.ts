@@ -12,7 +12,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
-import { DEFAULT_RATE_LIMITS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
+import { DEFAULT_RATE_LIMITS, DEFAULT_STALL_TIMEOUT_MS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
 import { createLogger } from './log.js';
 import { SignatureVerifier } from './auth.js';
 import { CommandKind, RecordType, ResultCode } from '../engine/bus/types.js';
@@ -25,7 +25,11 @@ import { mountRoutes } from './front/http.js';
 import { Streams, mountWebSocket } from './front/streams.js';
 import { scratch, type FrontContext } from './front/context.js';
 import { publicRoutes } from './routes/index.js';
-import { adminRoutes } from './admin/routes.js';
+import { adminRoutes, type Operations } from './admin/routes.js';
+import { createMetricsRegistry } from './admin/metrics.js';
+import { readHealth } from './admin/health.js';
+import { SharedMetrics } from '../engine/bus/metrics.js';
+import { FrontMetrics } from './front/front-metrics.js';
 import { AccountHistoryReader } from '../engine/store/history-account.js';
 import { AccountSettingsStore } from './front/account-settings.js';
 import { startSimulatedChain } from './front/simulated-chain.js';
@@ -41,6 +45,8 @@ export interface FrontWorkerData {
   inboundSab: SharedArrayBuffer;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** The shared operating counters (engine/bus/metrics.ts). */
+  metricsSab: SharedArrayBuffer;
   /** The replay guard shared by every front thread. */
   replayGuardSab: SharedArrayBuffer;
   /** The request rate tables shared by every front thread. */
@@ -48,6 +54,15 @@ export interface FrontWorkerData {
 }
 
 const MAX_PENDING_REQUESTS = 65_536;
+
+/** The admin port's metrics registry and health report, read from every thread's shared counters. */
+function operations(front: FrontContext, metrics: FrontMetrics, replayGuard: ReplayGuard): Operations {
+  const stallTimeoutMs = front.config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  const registry = createMetricsRegistry({
+    shared: metrics.shared, link: front.link, replayGuard, routeNames: metrics.routeNames, dataDir: front.config.dataDir, stallTimeoutMs,
+  });
+  return { registry, health: () => readHealth(metrics.shared, front.link, stallTimeoutMs, Date.now()) };
+}
 
 function main(): void {
   const data = workerData as FrontWorkerData;
@@ -57,6 +72,9 @@ function main(): void {
     data.frontId, data.inboundSab, data.outboundSab, data.consumerIndex, data.controlSab, MAX_PENDING_REQUESTS,
     (error) => log.error({ err: error }, 'outbound record handler failed'),
   );
+  const shared = SharedMetrics.attach(data.metricsSab);
+  const metrics = new FrontMetrics(shared, data.frontId, log);
+  link.metrics = metrics;
   const marketData = new MarketData(config);
   // One LMDB environment per thread for both history readers (market and account).
   const marketHistory = new MarketHistory(config.dataDir);
@@ -75,6 +93,7 @@ function main(): void {
       maxFailures: config.twoFactorMaxFailures ?? DEFAULT_TWO_FACTOR_MAX_FAILURES,
       lockoutMs: (config.twoFactorLockoutS ?? DEFAULT_TWO_FACTOR_LOCKOUT_S) * 1000,
     }),
+    metrics,
   };
   const verifier = new SignatureVerifier();
   const rateLimits = new RateLimits(config.rateLimits ?? DEFAULT_RATE_LIMITS, data.rateLimitTables);
@@ -88,10 +107,10 @@ function main(): void {
 
   const app = uWS.App();
   const streams = new Streams(app, front, marketData);
-  mountRoutes(app, publicRoutes(front), auth, onError, rateLimits);
+  mountRoutes(app, publicRoutes(front), auth, onError, rateLimits, metrics);
   mountWebSocket(app, front, verifier, streams, auth.replayGuard, rateLimits);
   const adminApp = data.serveAdmin ? uWS.App() : null;
-  if (adminApp) mountRoutes(adminApp, adminRoutes(front), null, onError);
+  if (adminApp) mountRoutes(adminApp, adminRoutes(front, operations(front, metrics, auth.replayGuard)), null, onError, null, metrics);
 
   const listenSockets: us_listen_socket[] = [];
   const listen = (): void => {
@@ -103,6 +122,7 @@ function main(): void {
       listenSockets.push(socket);
       const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
       if (!adminApp) {
+        metrics.serving();
         parentPort!.postMessage({ type: 'ready', port, adminPort: null, tid: osThreadId() });
         return;
       }
@@ -112,6 +132,7 @@ function main(): void {
           return;
         }
         listenSockets.push(adminSocket);
+        metrics.serving();
         const adminPort = uWS.us_socket_local_port(adminSocket as unknown as uWS.us_socket);
         parentPort!.postMessage({ type: 'ready', port, adminPort, tid: osThreadId() });
       });
@@ -119,6 +140,7 @@ function main(): void {
   };
 
   link.start(streams);
+  metrics.start();
   let stopChain = (): void => {};
   let snapshotStarted = false;
   const requestSnapshot = (): void => {
@@ -155,6 +177,7 @@ function main(): void {
     adminApp?.close();
     link.stop();
     streams.stop();
+    metrics.stop();
     front.history.close();
     parentPort!.close();
   });

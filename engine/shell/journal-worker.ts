@@ -23,7 +23,9 @@
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { OutboundRing } from '../bus/ring.js';
+import { performance } from 'node:perf_hooks';
 import { Control, JournalState } from '../bus/control.js';
+import { SharedMetrics } from '../bus/metrics.js';
 import { osThreadId } from '../bus/thread-id.js';
 import { SnapshotRetention } from './snapshot-retention.js';
 import { CLEAN_STOP_KEY } from '../store/journal-layout.js';
@@ -36,6 +38,8 @@ export interface JournalWorkerData {
   dataDir: string;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** The shared operating counters (engine/bus/metrics.ts); absent: nothing is counted. */
+  metricsSab?: SharedArrayBuffer;
   consumerIndex: number;
   lastSeq: number;
   lastChecksum: number;
@@ -73,6 +77,7 @@ async function main(): Promise<void> {
   const view = outbound.view;
   const marketHistory = new MarketHistorySink(store.root); // trade and kline history
   const accountHistory = new AccountHistorySink(store.root); // account history, same transaction
+  const metrics = data.metricsSab ? SharedMetrics.attach(data.metricsSab) : null;
 
   // The record loop: sees every outbound record, in order.
   const onRecord = (offset: number): boolean => {
@@ -117,6 +122,7 @@ async function main(): Promise<void> {
   const retention = new SnapshotRetention(store, data);
   const writeSnapshot = async (message: SnapshotMessage): Promise<void> => {
     const report = await retention.write(message.seq, message.file);
+    metrics?.snapshotWritten(message.seq, message.file.length, Date.now());
     parentPort!.postMessage({ type: 'snapshotWritten', seq: message.seq, stateHash: message.stateHash, bytes: message.file.length, ...report });
   };
   const startDurableSnapshots = (): void => {
@@ -158,7 +164,10 @@ async function main(): Promise<void> {
     const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(drain);
     if (writer.hasBatch()) {
       control.setJournalState(JournalState.Flushing);
+      const durableBefore = writer.durableSeq;
+      const flushStarted = performance.now();
       control.setSeqDurable(await writer.commit());
+      metrics?.observeJournalBatch(writer.durableSeq - durableBefore, (performance.now() - flushStarted) * 1000);
       control.bumpJournalProgress();
       outbound.signal();
       startDurableSnapshots();

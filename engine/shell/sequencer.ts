@@ -31,6 +31,7 @@ import {
 } from '../bus/codec.js';
 import type { Exchange } from '../core/exchange.js';
 import type { OutboundRing } from '../bus/ring.js';
+import type { SharedMetrics } from '../bus/metrics.js';
 import { HeaderFlag, RecordType, type Command, type RecordHeaderFields, type RecordSink } from '../bus/types.js';
 
 export class Sequencer {
@@ -38,12 +39,18 @@ export class Sequencer {
   private held = -1;
   private readonly header: RecordHeaderFields = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Stamped, flags: 0 };
   readonly sink: RecordSink;
+  /** The code of the first Result record the current command produced (-1: none yet). */
+  private resultCode = -1;
 
-  /** `claim` returns a claimed outbound sequence, waiting for consumers while the ring is full. */
+  /**
+   * `claim` returns a claimed outbound sequence, waiting for consumers while the ring is full;
+   * `metrics`, when given, counts every command by kind and result code.
+   */
   constructor(
     private readonly exchange: Exchange,
     private readonly outbound: OutboundRing,
     private readonly claim: () => number,
+    private readonly metrics: SharedMetrics | null = null,
   ) {
     const out = outbound.view;
     const next = (): number => {
@@ -53,7 +60,10 @@ export class Sequencer {
       return outbound.offsetOf(s);
     };
     this.sink = {
-      result(rec) { writeResult(out, next(), rec); },
+      result: (rec) => {
+        if (this.resultCode < 0) this.resultCode = rec.code;
+        writeResult(out, next(), rec);
+      },
       order(rec) { writeOrder(out, next(), rec); },
       trade(rec) { writeTrade(out, next(), rec); },
       balance(rec) { writeBalance(out, next(), rec); },
@@ -83,7 +93,9 @@ export class Sequencer {
     writeHeader(this.outbound.view, off, header);
     if (srcBytes) copyBytes(srcBytes, srcOffset, this.outbound.bytes, off + STAMPED_COMMAND_OFFSET, COMMAND_BYTES);
     else writeCommand(this.outbound.view, off + STAMPED_COMMAND_OFFSET, cmd);
+    this.resultCode = -1;
     this.exchange.apply(cmd, seq, timeUs, this.sink);
+    this.metrics?.countCommand(cmd.kind, this.resultCode);
     addRecordFlags(this.outbound.view, this.outbound.offsetOf(this.held), HeaderFlag.CommandEnd);
     this.outbound.publish(this.held);
     this.held = -1;
@@ -91,7 +103,9 @@ export class Sequencer {
 
   /** Applies a query (no seq of its own, no stamp, no CommandEnd). */
   query(cmd: Command, lastSeq: number, timeUs: number): void {
+    this.resultCode = -1;
     this.exchange.apply(cmd, lastSeq, timeUs, this.sink);
+    this.metrics?.countCommand(cmd.kind, this.resultCode);
     if (this.held >= 0) this.outbound.publish(this.held);
     this.held = -1;
   }

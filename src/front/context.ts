@@ -23,6 +23,7 @@ import {
 import type { Command } from '../../engine/bus/types.js';
 import type { AccountHistoryReader } from '../../engine/store/history-account.js';
 import type { AccountSettingsStore } from './account-settings.js';
+import type { FrontMetrics } from './front-metrics.js';
 
 export interface FrontContext {
   frontId: number;
@@ -37,6 +38,8 @@ export interface FrontContext {
   /** Account history and settings, read from LMDB. */
   accountHistory: AccountHistoryReader;
   settings: AccountSettingsStore;
+  /** This thread's operating counters (absent in tests that build a context by hand). */
+  metrics?: FrontMetrics;
 }
 
 export const scratch = {
@@ -55,6 +58,7 @@ export const scratch = {
 /** Submits a command for a request; answers the request itself when it cannot. True if submitted. */
 export function callEngine(front: FrontContext, ctx: RequestContext, fill: (cmd: Command) => void, pending: PendingRequest): boolean {
   const submitted = front.link.submit(fill, pending);
+  if (submitted === 'ok') ctx.engineBound = true;
   if (submitted === 'ring_full') sendError(ctx, Errors.engineBusy);
   else if (submitted === 'too_many_pending') sendError(ctx, Errors.tooManyPending);
   return submitted === 'ok';

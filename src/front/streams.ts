@@ -439,6 +439,7 @@ export class Streams implements EventHandler {
   }
 
   private publish(topic: string, stream: string, data: Record<string, unknown>): void {
+    this.front.metrics?.add('wsMessagesSent', this.app.numSubscribers(topic));
     this.app.publish(topic, JSON.stringify({ stream, data }), false, true);
   }
 }
@@ -525,6 +526,7 @@ export function mountWebSocket(
       const address = res.getRemoteAddress();
       const admitted = admitConnection(limits, address);
       if (isApiError(admitted)) {
+        if (admitted.status === 429) front.metrics?.add('rateLimited');
         res.writeStatus(statusLine(admitted.status)).writeHeader('Content-Type', 'application/json; charset=utf-8');
         if (admitted.retryAfterS !== undefined) res.writeHeader('Retry-After', String(admitted.retryAfterS));
         res.end(errorBody(admitted));
@@ -545,14 +547,17 @@ export function mountWebSocket(
     // (nothing more is queued for it, nobody else waits on it), then gets close code 1008 as soon
     // as it has read what was already queued (a close frame sent into a full buffer would itself
     // be dropped); a peer that reads nothing for SLOW_CONSUMER_GRACE_MS is cut off.
+    open: () => front.metrics?.add('wsConnections'),
     dropped: (ws: WebSocket<SocketData>) => {
       const state = ws.getUserData();
       if (state.closed || state.dropping) return;
       state.dropping = true;
+      front.metrics?.add('wsSlowConsumers');
       front.log.warn({ subscriptions: state.subscriptions.size, bufferedBytes: ws.getBufferedAmount() }, 'closing slow WebSocket consumer');
       setImmediate(() => {
         if (state.closed) return;
         for (const topic of state.subscriptions.values()) ws.unsubscribe(topic);
+        front.metrics?.add('wsSubscriptions', -state.subscriptions.size);
         state.subscriptions.clear();
         state.graceTimer = setTimeout(() => {
           if (!state.closed) ws.close();
@@ -566,6 +571,8 @@ export function mountWebSocket(
     close: (ws: WebSocket<SocketData>) => {
       const state = ws.getUserData();
       state.closed = true;
+      front.metrics?.add('wsConnections', -1);
+      front.metrics?.add('wsSubscriptions', -state.subscriptions.size);
       if (state.graceTimer !== null) clearTimeout(state.graceTimer);
       if (state.connectionKey !== null) limits!.closeConnection(state.connectionKey);
     },
@@ -612,6 +619,7 @@ export function mountWebSocket(
         // A signature check costs what an HTTP request's does: it is charged to the address first.
         const limited = limits?.takeAddress(state.address, Date.now());
         const verdict = limited ? null : subscriberAccount(request.signature, front, verifier, replayGuard, state.owner);
+        if (limited) front.metrics?.add('rateLimited');
         if (limited) ws.send(errorFrame(request.id, CODE_RATE_LIMITED, limited.message));
         else if (typeof verdict === 'string') ws.send(errorFrame(request.id, 4001, verdict));
         else if (verdict !== null) accountId = verdict;
@@ -626,6 +634,7 @@ export function mountWebSocket(
           if (topic !== undefined) {
             ws.unsubscribe(topic);
             subscriptions.delete(name);
+            front.metrics?.add('wsSubscriptions', -1);
           }
           continue;
         }
@@ -642,6 +651,7 @@ export function mountWebSocket(
         }
         ws.subscribe(resolved.topic);
         subscriptions.set(name, resolved.topic);
+        front.metrics?.add('wsSubscriptions');
         streams.onSubscribed(name, resolved.topic);
       }
     },

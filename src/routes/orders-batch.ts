@@ -72,6 +72,7 @@ export function ordersBatchRoutes(front: FrontContext): Route[] {
               finish();
             },
           });
+          if (submitted === 'ok') ctx.engineBound = true;
           if (submitted === 'ok') waiting++;
           else entries[index] = errEntry(submitted === 'ring_full' ? Errors.engineBusy : Errors.tooManyPending);
         });
