@@ -21,7 +21,7 @@ const LINE_CELLS = 8;
 /** Command kinds and result codes are small enums (schemas/exchange.fbs); one cell per pair. */
 export const KIND_SLOTS = 128;
 export const CODE_SLOTS = 64;
-/** The code cell of a command that produced no result record. */
+/** The code cell of a result code beyond CODE_SLOTS (none is, today). */
 export const CODE_NONE = CODE_SLOTS - 1;
 
 /** Route cells per front thread; slot 0 counts requests no route matched, the last one overflow. */
@@ -138,7 +138,7 @@ export class SharedMetrics {
 
   // Writers — engine worker
 
-  /** One state-changing command or query applied, with the code of its result (CODE_NONE: none). */
+  /** One state-changing command or query applied, with the code of its result. */
   countCommand(kind: number, code: number): void {
     if (!this.enabled) return;
     const k = kind < KIND_SLOTS ? kind : 0;

@@ -32,15 +32,20 @@ import {
 import type { Exchange } from '../core/exchange.js';
 import type { OutboundRing } from '../bus/ring.js';
 import type { SharedMetrics } from '../bus/metrics.js';
-import { HeaderFlag, RecordType, type Command, type RecordHeaderFields, type RecordSink } from '../bus/types.js';
+import { HeaderFlag, RecordType, ResultCode, type Command, type RecordHeaderFields, type RecordSink } from '../bus/types.js';
 
 export class Sequencer {
   /** The claimed, written, not yet published slot (-1: none). */
   private held = -1;
   private readonly header: RecordHeaderFields = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Stamped, flags: 0 };
   readonly sink: RecordSink;
-  /** The code of the first Result record the current command produced (-1: none yet). */
-  private resultCode = -1;
+  /**
+   * The code of the first Result record the current command produced. The core reports every
+   * rejection as a Result record, while a success may be reported by other records alone (an
+   * accepted order by its Order record), so a command without one counts as Ok.
+   */
+  private resultCode: number = ResultCode.Ok;
+  private resultSeen = false;
 
   /**
    * `claim` returns a claimed outbound sequence, waiting for consumers while the ring is full;
@@ -61,7 +66,8 @@ export class Sequencer {
     };
     this.sink = {
       result: (rec) => {
-        if (this.resultCode < 0) this.resultCode = rec.code;
+        if (!this.resultSeen) this.resultCode = rec.code;
+        this.resultSeen = true;
         writeResult(out, next(), rec);
       },
       order(rec) { writeOrder(out, next(), rec); },
@@ -93,7 +99,8 @@ export class Sequencer {
     writeHeader(this.outbound.view, off, header);
     if (srcBytes) copyBytes(srcBytes, srcOffset, this.outbound.bytes, off + STAMPED_COMMAND_OFFSET, COMMAND_BYTES);
     else writeCommand(this.outbound.view, off + STAMPED_COMMAND_OFFSET, cmd);
-    this.resultCode = -1;
+    this.resultCode = ResultCode.Ok;
+    this.resultSeen = false;
     this.exchange.apply(cmd, seq, timeUs, this.sink);
     this.metrics?.countCommand(cmd.kind, this.resultCode);
     addRecordFlags(this.outbound.view, this.outbound.offsetOf(this.held), HeaderFlag.CommandEnd);
@@ -103,7 +110,8 @@ export class Sequencer {
 
   /** Applies a query (no seq of its own, no stamp, no CommandEnd). */
   query(cmd: Command, lastSeq: number, timeUs: number): void {
-    this.resultCode = -1;
+    this.resultCode = ResultCode.Ok;
+    this.resultSeen = false;
     this.exchange.apply(cmd, lastSeq, timeUs, this.sink);
     this.metrics?.countCommand(cmd.kind, this.resultCode);
     if (this.held >= 0) this.outbound.publish(this.held);

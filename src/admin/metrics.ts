@@ -34,7 +34,7 @@ export interface MetricsSources {
 type Labels = Record<string, string | number>;
 
 const kindName = (kind: number): string => CommandKind[kind] ?? `kind_${kind}`;
-const resultName = (code: number): string => (code === CODE_NONE ? 'none' : ResultCode[code] ?? `code_${code}`);
+const resultName = (code: number): string => (code === CODE_NONE ? 'other' : ResultCode[code] ?? `code_${code}`);
 
 /** Bytes of every file under `dir` (the journal, history and snapshot files). */
 export function directoryBytes(dir: string): number {
