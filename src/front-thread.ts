@@ -64,17 +64,21 @@ function operations(front: FrontContext, metrics: FrontMetrics, replayGuard: Rep
   return { registry, health: () => readHealth(metrics.shared, front.link, stallTimeoutMs, Date.now()) };
 }
 
+/** Tells the main thread this front thread listens, and marks it serving for the health endpoint. */
+function postReady(metrics: FrontMetrics, port: number, adminPort: number | null): void {
+  metrics.serving();
+  parentPort!.postMessage({ type: 'ready', port, adminPort, tid: osThreadId() });
+}
+
 function main(): void {
   const data = workerData as FrontWorkerData;
   const { config } = data;
   const log = createLogger(`front-${data.frontId}`);
+  const metrics = new FrontMetrics(SharedMetrics.attach(data.metricsSab), data.frontId, log);
   const link = new EngineLink(
     data.frontId, data.inboundSab, data.outboundSab, data.consumerIndex, data.controlSab, MAX_PENDING_REQUESTS,
-    (error) => log.error({ err: error }, 'outbound record handler failed'),
+    (error) => log.error({ err: error }, 'outbound record handler failed'), metrics,
   );
-  const shared = SharedMetrics.attach(data.metricsSab);
-  const metrics = new FrontMetrics(shared, data.frontId, log);
-  link.metrics = metrics;
   const marketData = new MarketData(config);
   // One LMDB environment per thread for both history readers (market and account).
   const marketHistory = new MarketHistory(config.dataDir);
@@ -121,26 +125,19 @@ function main(): void {
       }
       listenSockets.push(socket);
       const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
-      if (!adminApp) {
-        metrics.serving();
-        parentPort!.postMessage({ type: 'ready', port, adminPort: null, tid: osThreadId() });
-        return;
-      }
+      if (!adminApp) return postReady(metrics, port, null);
       adminApp.listen('127.0.0.1', config.adminPort, (adminSocket) => {
         if (!adminSocket) {
           parentPort!.postMessage({ type: 'fatal', message: `cannot listen on 127.0.0.1:${config.adminPort} (admin)` });
           return;
         }
         listenSockets.push(adminSocket);
-        metrics.serving();
-        const adminPort = uWS.us_socket_local_port(adminSocket as unknown as uWS.us_socket);
-        parentPort!.postMessage({ type: 'ready', port, adminPort, tid: osThreadId() });
+        postReady(metrics, port, uWS.us_socket_local_port(adminSocket as unknown as uWS.us_socket));
       });
     });
   };
 
   link.start(streams);
-  metrics.start();
   let stopChain = (): void => {};
   let snapshotStarted = false;
   const requestSnapshot = (): void => {

@@ -224,8 +224,7 @@ async function main(): Promise<void> {
 
   const inbound = InboundRing.create({ slotCount: config.inboundSlotCount, slotBytes: SLOT_BYTES });
   const outbound = OutboundRing.create({
-    slotCount: config.outboundSlotCount,
-    slotBytes: SLOT_BYTES,
+    slotCount: config.outboundSlotCount, slotBytes: SLOT_BYTES,
     consumerCount: 1 + config.frontThreads,
   });
   const control = Control.create();
@@ -259,8 +258,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     inboundSab: inbound.sab,
     outboundSab: outbound.sab,
-    controlSab: control.sab,
-    metricsSab: metrics.sab,
+    controlSab: control.sab, metricsSab: metrics.sab,
     snapshotPort: snapshots.port1,
     snapshotEvery: config.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
   };
@@ -274,8 +272,7 @@ async function main(): Promise<void> {
   const journalData: JournalWorkerData = {
     dataDir: config.dataDir,
     outboundSab: outbound.sab,
-    controlSab: control.sab,
-    metricsSab: metrics.sab,
+    controlSab: control.sab, metricsSab: metrics.sab,
     consumerIndex: 0,
     lastSeq: replay.lastSeq as number,
     lastChecksum: replay.lastChecksum as number,
@@ -311,8 +308,7 @@ async function main(): Promise<void> {
       serveAdmin: frontId === 0,
       inboundSab: inbound.sab,
       outboundSab: outbound.sab,
-      controlSab: control.sab,
-      metricsSab: metrics.sab,
+      controlSab: control.sab, metricsSab: metrics.sab,
       replayGuardSab: replayGuard.sab,
       rateLimitTables,
     };

@@ -21,10 +21,10 @@ const EXCEPTIONS: Record<string, number> = {
   'engine/shell/journal.ts recover': 87,
   'src/admin/routes.ts adminRoutes': 99,
   'src/config.ts buildMarket': 93,
-  'src/front/http.ts mountRoutes': 87,
-  'src/front/streams.ts mountWebSocket': 135,
+  'src/front/http.ts mountRoutes': 85,
+  'src/front/streams.ts mountWebSocket': 132,
   'src/front/streams.ts mountWebSocket.message': 76,
-  'src/front-thread.ts main': 110,
+  'src/front-thread.ts main': 109,
   'src/main.ts main': 163,
   'src/routes/account.ts accountRoutes': 113,
 };

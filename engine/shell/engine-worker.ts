@@ -111,8 +111,7 @@ function main(): void {
   // 2. Outputs go into the next outbound slot, waiting while the slowest consumer holds the ring
   //    full (backpressure, never loss).
   const claim = outboundClaimer(outbound, control);
-  const metrics = data.metricsSab ? SharedMetrics.attach(data.metricsSab) : null;
-  const sequencer = new Sequencer(exchange, outbound, claim, metrics);
+  const sequencer = new Sequencer(exchange, outbound, claim, data.metricsSab ? SharedMetrics.attach(data.metricsSab) : null);
   const cmd = newCommand();
   const inBytes = inbound.bytes;
 

@@ -67,6 +67,16 @@ interface SnapshotMessage {
   file: Uint8Array;
 }
 
+/** Makes the open batch durable and publishes seqDurable; counts the batch's size and flush time. */
+async function commitBatch(writer: JournalWriter, control: Control, metrics: SharedMetrics | null): Promise<void> {
+  control.setJournalState(JournalState.Flushing);
+  const durableBefore = writer.durableSeq;
+  const flushStarted = performance.now();
+  control.setSeqDurable(await writer.commit());
+  metrics?.observeJournalBatch(writer.durableSeq - durableBefore, (performance.now() - flushStarted) * 1000);
+  control.bumpJournalProgress();
+}
+
 async function main(): Promise<void> {
   const data = workerData as JournalWorkerData;
   const control = Control.attach(data.controlSab);
@@ -163,12 +173,7 @@ async function main(): Promise<void> {
     const seen = outbound.signalValue();
     const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(drain);
     if (writer.hasBatch()) {
-      control.setJournalState(JournalState.Flushing);
-      const durableBefore = writer.durableSeq;
-      const flushStarted = performance.now();
-      control.setSeqDurable(await writer.commit());
-      metrics?.observeJournalBatch(writer.durableSeq - durableBefore, (performance.now() - flushStarted) * 1000);
-      control.bumpJournalProgress();
+      await commitBatch(writer, control, metrics);
       outbound.signal();
       startDurableSnapshots();
       // Under sustained load a pass is always waiting, and awaiting only the flush never leaves

@@ -163,8 +163,7 @@ function operatingRoutes(ops: Operations): Route[] {
 
 export function adminRoutes(front: FrontContext, ops: Operations | null = null): Route[] {
   return [
-    ...(ops ? operatingRoutes(ops) : []),
-    ...operatorRoutes(front),
+    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front),
     {
       method: 'get',
       path: '/admin/status',

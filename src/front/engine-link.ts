@@ -63,8 +63,6 @@ export class EngineLink {
   private readonly pressureSlots: number;
   private running = false;
   private events: EventHandler | null = null;
-  /** Counts refused submits (full ring, too many pending), when set. */
-  metrics: FrontMetrics | null = null;
 
   constructor(
     readonly frontId: number,
@@ -74,6 +72,8 @@ export class EngineLink {
     controlSab: SharedArrayBuffer,
     private readonly maxPending: number,
     private readonly onHandlerError: (error: unknown) => void = () => {},
+    /** Counts refused submits (full ring, too many pending). */
+    private readonly metrics: FrontMetrics | null = null,
   ) {
     this.inbound = InboundRing.attach(inboundSab);
     this.outbound = OutboundRing.attach(outboundSab);

@@ -18,6 +18,32 @@ import type { Logger } from 'pino';
 import { FrontState, type FrontCounter, type SharedMetrics } from '../../engine/bus/metrics.js';
 import type { RequestContext, RequestObserver } from './http.js';
 
+/**
+ * A connection's subscriptions (stream name → topic) that keep the thread's subscription gauge in
+ * step as streams are added, removed and cleared.
+ */
+export class CountedSubscriptions extends Map<string, string> {
+  constructor(private readonly metrics: FrontMetrics | undefined) {
+    super();
+  }
+
+  override set(name: string, topic: string): this {
+    if (!this.has(name)) this.metrics?.add('wsSubscriptions');
+    return super.set(name, topic);
+  }
+
+  override delete(name: string): boolean {
+    const had = super.delete(name);
+    if (had) this.metrics?.add('wsSubscriptions', -1);
+    return had;
+  }
+
+  override clear(): void {
+    this.metrics?.add('wsSubscriptions', -this.size);
+    super.clear();
+  }
+}
+
 /** How often a front thread writes its heartbeat and event-loop delay. */
 export const HEALTH_PERIOD_MS = 500;
 /**
@@ -35,6 +61,7 @@ export class FrontMetrics implements RequestObserver {
 
   constructor(readonly shared: SharedMetrics, readonly frontId: number, private readonly log: Logger) {
     this.loop = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
+    this.start();
   }
 
   routeIndex(name: string): number {
@@ -44,6 +71,12 @@ export class FrontMetrics implements RequestObserver {
 
   add(counter: FrontCounter, delta = 1): void {
     this.shared.addFront(this.frontId, counter, delta);
+  }
+
+  /** A WebSocket connection closed: it and its remaining subscriptions no longer count. */
+  socketClosed(subscriptions: Map<string, string>): void {
+    this.add('wsConnections', -1);
+    subscriptions.clear();
   }
 
   answered(ctx: RequestContext, status: number): void {
@@ -62,7 +95,7 @@ export class FrontMetrics implements RequestObserver {
   }
 
   /** Starts the periodic health words; `serving` marks the thread ready. */
-  start(): void {
+  private start(): void {
     this.loop.enable();
     this.writeHealth();
     this.timer = setInterval(() => this.writeHealth(), HEALTH_PERIOD_MS);

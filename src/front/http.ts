@@ -268,6 +268,19 @@ function parseBody(ctx: RequestContext, route: Route, raw: Buffer): { ok: true; 
   return { ok: true, value };
 }
 
+/** Routes by "method path", the paths that have any route, and each route's counting index. */
+function routeTable(routes: Route[], observer: RequestObserver | null): { table: Map<string, Route>; paths: Set<string>; routeIndices: Map<Route, number> } {
+  const table = new Map<string, Route>();
+  const paths = new Set<string>();
+  const routeIndices = new Map<Route, number>();
+  for (const route of routes) {
+    table.set(`${route.method} ${route.path}`, route);
+    paths.add(route.path);
+    routeIndices.set(route, observer?.routeIndex(`${route.method.toUpperCase()} ${route.path}`) ?? 0);
+  }
+  return { table, paths, routeIndices };
+}
+
 /**
  * Registers one dispatcher for all routes on `app`. `auth` is null on apps without signed routes
  * (the admin app); `limits`, when given, counts every request against its client address before
@@ -277,14 +290,7 @@ export function mountRoutes(
   app: TemplatedApp, routes: Route[], auth: AuthSource | null, onError: (error: unknown) => void, limits: RateLimits | null = null,
   observer: RequestObserver | null = null,
 ): void {
-  const table = new Map<string, Route>();
-  const paths = new Set<string>();
-  const routeIndices = new Map<Route, number>();
-  for (const route of routes) {
-    table.set(`${route.method} ${route.path}`, route);
-    paths.add(route.path);
-    routeIndices.set(route, observer?.routeIndex(`${route.method.toUpperCase()} ${route.path}`) ?? 0);
-  }
+  const { table, paths, routeIndices } = routeTable(routes, observer);
 
   const run = (ctx: RequestContext, route: Route, body: unknown): void => {
     try {
@@ -333,8 +339,7 @@ export function mountRoutes(
       timestamp: req.getHeader('x-timestamp'),
       window: req.getHeader('x-window') || undefined,
       closeAfterAnswer: hasBody(req),
-      startedAtMs: observer ? performance.now() : 0,
-      observer,
+      startedAtMs: observer ? performance.now() : 0, observer,
     };
     res.onAborted(() => {
       ctx.aborted = true;

@@ -61,7 +61,7 @@
 // a connection sending more than --ws-messages-per-s messages a second, after a burst of four
 // seconds' worth, is closed with 1008 rather than answered message by message.
 
-import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
+import uWS, { type HttpResponse, type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { DEFAULT_WS_IDLE_TIMEOUT_S, type MarketInfo } from '../config.js';
 import { RecordType, Side } from '../../engine/bus/types.js';
 import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../engine/bus/codec.js';
@@ -73,6 +73,7 @@ import { errorBody, statusLine, type ApiError } from '../errors.js';
 import type { EventHandler } from './engine-link.js';
 import type { BookModel, MarketData } from './market-data.js';
 import { scratch, type FrontContext } from './context.js';
+import { CountedSubscriptions } from './front-metrics.js';
 import { assetText, priceTextFixed, qtyTextFixed } from '../wire/market-codec.js';
 import { orderUpdateJson } from '../wire/orders.js';
 import { klineStreamJson, tickerStreamJson } from '../wire/market-json.js';
@@ -482,6 +483,20 @@ function admitConnection(limits: RateLimits | undefined, address: ArrayBuffer): 
   return limits.takeAddress(address, Date.now()) ?? limits.openConnection(address);
 }
 
+/** Answers a refused upgrade with its error (counted when a rate limit refused it). */
+function refuseUpgrade(res: HttpResponse, refusal: ApiError, front: FrontContext): void {
+  if (refusal.status === 429) front.metrics?.add('rateLimited');
+  res.writeStatus(statusLine(refusal.status)).writeHeader('Content-Type', 'application/json; charset=utf-8');
+  if (refusal.retryAfterS !== undefined) res.writeHeader('Retry-After', String(refusal.retryAfterS));
+  res.end(errorBody(refusal));
+}
+
+/** Logs and counts a connection being closed for not reading fast enough. */
+function reportSlowConsumer(front: FrontContext, ws: WebSocket<SocketData>, state: SocketData): void {
+  front.metrics?.add('wsSlowConsumers');
+  front.log.warn({ subscriptions: state.subscriptions.size, bufferedBytes: ws.getBufferedAmount() }, 'closing slow WebSocket consumer');
+}
+
 function isApiError(value: ClientKey | ApiError | null): value is ApiError {
   return value !== null && 'status' in value;
 }
@@ -525,16 +540,10 @@ export function mountWebSocket(
     upgrade: (res, req, context) => {
       const address = res.getRemoteAddress();
       const admitted = admitConnection(limits, address);
-      if (isApiError(admitted)) {
-        if (admitted.status === 429) front.metrics?.add('rateLimited');
-        res.writeStatus(statusLine(admitted.status)).writeHeader('Content-Type', 'application/json; charset=utf-8');
-        if (admitted.retryAfterS !== undefined) res.writeHeader('Retry-After', String(admitted.retryAfterS));
-        res.end(errorBody(admitted));
-        return;
-      }
+      if (isApiError(admitted)) return refuseUpgrade(res, admitted, front);
       res.upgrade<SocketData>(
         {
-          subscriptions: new Map(), owner: addressOwner(new Uint8Array(address)), address: address.slice(0), closed: false, dropping: false, graceTimer: null,
+          subscriptions: new CountedSubscriptions(front.metrics), owner: addressOwner(new Uint8Array(address)), address: address.slice(0), closed: false, dropping: false, graceTimer: null,
           connectionKey: admitted, messages: { tatMs: 0 },
         },
         req.getHeader('sec-websocket-key'),
@@ -552,12 +561,10 @@ export function mountWebSocket(
       const state = ws.getUserData();
       if (state.closed || state.dropping) return;
       state.dropping = true;
-      front.metrics?.add('wsSlowConsumers');
-      front.log.warn({ subscriptions: state.subscriptions.size, bufferedBytes: ws.getBufferedAmount() }, 'closing slow WebSocket consumer');
+      reportSlowConsumer(front, ws, state);
       setImmediate(() => {
         if (state.closed) return;
         for (const topic of state.subscriptions.values()) ws.unsubscribe(topic);
-        front.metrics?.add('wsSubscriptions', -state.subscriptions.size);
         state.subscriptions.clear();
         state.graceTimer = setTimeout(() => {
           if (!state.closed) ws.close();
@@ -571,8 +578,7 @@ export function mountWebSocket(
     close: (ws: WebSocket<SocketData>) => {
       const state = ws.getUserData();
       state.closed = true;
-      front.metrics?.add('wsConnections', -1);
-      front.metrics?.add('wsSubscriptions', -state.subscriptions.size);
+      front.metrics?.socketClosed(state.subscriptions);
       if (state.graceTimer !== null) clearTimeout(state.graceTimer);
       if (state.connectionKey !== null) limits!.closeConnection(state.connectionKey);
     },
@@ -619,7 +625,6 @@ export function mountWebSocket(
         // A signature check costs what an HTTP request's does: it is charged to the address first.
         const limited = limits?.takeAddress(state.address, Date.now());
         const verdict = limited ? null : subscriberAccount(request.signature, front, verifier, replayGuard, state.owner);
-        if (limited) front.metrics?.add('rateLimited');
         if (limited) ws.send(errorFrame(request.id, CODE_RATE_LIMITED, limited.message));
         else if (typeof verdict === 'string') ws.send(errorFrame(request.id, 4001, verdict));
         else if (verdict !== null) accountId = verdict;
@@ -634,7 +639,6 @@ export function mountWebSocket(
           if (topic !== undefined) {
             ws.unsubscribe(topic);
             subscriptions.delete(name);
-            front.metrics?.add('wsSubscriptions', -1);
           }
           continue;
         }
@@ -651,7 +655,6 @@ export function mountWebSocket(
         }
         ws.subscribe(resolved.topic);
         subscriptions.set(name, resolved.topic);
-        front.metrics?.add('wsSubscriptions');
         streams.onSubscribed(name, resolved.topic);
       }
     },
