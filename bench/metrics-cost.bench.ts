@@ -4,10 +4,12 @@
 //
 // The same seeded command stream (exchange-core's mix, bench/engine-stream.ts) runs through the
 // engine shell's write side three ways, interleaved run by run so that a noisy neighbour hurts all
-// three alike: no metrics object at all, a SharedMetrics with counting disabled (METRICS=0), and
+// three alike (the order rotates from run to run, so none always follows the same one): no metrics object at all, a SharedMetrics with counting disabled (METRICS=0), and
 // counting enabled (one Atomics.add on a BigInt64 cell per command). Each way must end in the same
 // state hash, and the enabled way must have counted every command, so a fast wrong run cannot win.
-// Reports the median commands per second of each way over RUNS runs and the enabled way's cost.
+// Reports the median commands per second of each way over RUNS runs, and the enabled way's cost as
+// the median of its per-run ratio to the run's no-metrics figure (paired, so that a slow patch of
+// the machine cancels out).
 
 import { performance } from 'node:perf_hooks';
 import { Exchange } from '../engine/core/exchange.js';
@@ -18,8 +20,9 @@ import { SharedMetrics, CODE_SLOTS, KIND_SLOTS } from '../engine/bus/metrics.js'
 import { CommandKind } from '../engine/bus/types.js';
 import { benchConfig, decodeCommand, generateStream, newStreamCommand, type EngineStream } from './engine-stream.js';
 
-const OPS = Number(process.env.METRICS_BENCH_OPS ?? 1_000_000);
-const RUNS = Number(process.env.METRICS_BENCH_RUNS ?? 7);
+const OPS = Number(process.env.METRICS_BENCH_OPS ?? 300_000);
+const RUNS = Number(process.env.METRICS_BENCH_RUNS ?? 15);
+const WAYS = ['none', 'disabled', 'enabled'] as const;
 
 type Way = 'none' | 'disabled' | 'enabled';
 
@@ -72,6 +75,7 @@ export interface MetricsCostResult {
   runs: number;
   medianCommandsPerS: Record<Way, number>;
   enabledCostPct: number;
+  disabledCostPct: number;
 }
 
 export function runMetricsCostBench(): MetricsCostResult {
@@ -79,7 +83,10 @@ export function runMetricsCostBench(): MetricsCostResult {
   const results: Record<Way, RunResult[]> = { none: [], disabled: [], enabled: [] };
   runOnce(stream, 'enabled'); // warm-up: JIT for every path
   for (let run = 0; run < RUNS; run++) {
-    for (const way of ['none', 'disabled', 'enabled'] as const) results[way].push(runOnce(stream, way));
+    for (let i = 0; i < WAYS.length; i++) {
+      const way = WAYS[(run + i) % WAYS.length];
+      results[way].push(runOnce(stream, way));
+    }
   }
   const hashes = new Set(Object.values(results).flat().map((r) => r.stateHash));
   if (hashes.size !== 1) throw new Error(`state hashes differ between runs: ${[...hashes].join(', ')}`);
@@ -89,7 +96,8 @@ export function runMetricsCostBench(): MetricsCostResult {
     disabled: median(results.disabled.map((r) => r.commandsPerS)),
     enabled: median(results.enabled.map((r) => r.commandsPerS)),
   };
-  return { ops: OPS, runs: RUNS, medianCommandsPerS, enabledCostPct: (1 - medianCommandsPerS.enabled / medianCommandsPerS.none) * 100 };
+  const pairedCostPct = (way: Way): number => median(results[way].map((r, i) => (1 - r.commandsPerS / results.none[i].commandsPerS) * 100));
+  return { ops: OPS, runs: RUNS, medianCommandsPerS, enabledCostPct: pairedCostPct('enabled'), disabledCostPct: pairedCostPct('disabled') };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
