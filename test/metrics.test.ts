@@ -129,6 +129,19 @@ describe('GET /metrics and GET /admin/health', () => {
     }, 'connections closed');
   });
 
+  it('reports the snapshot the operator asked for once it is written', async () => {
+    expect(valueOf(await scrape(server), 'exchange_snapshot_bytes')).toBe(0);
+    const response = await fetch(`http://127.0.0.1:${server.adminPort}/admin/snapshot`, { method: 'POST' });
+    expect(response.status).toBe(200);
+    const samples = await waitUntil(async () => {
+      const s = await scrape(server);
+      return valueOf(s, 'exchange_snapshot_bytes') > 0 ? s : undefined;
+    }, 'snapshot written');
+    expect(valueOf(samples, 'exchange_commands_since_snapshot')).toBe(0);
+    expect(valueOf(samples, 'exchange_snapshot_age_seconds')).toBeGreaterThanOrEqual(0);
+    expect(valueOf(samples, 'exchange_engine_commands_total', { kind: 'Snapshot', result: 'Ok' })).toBe(1);
+  });
+
   it('is served on the admin port only', async () => {
     const response = await get(server.base, '/metrics');
     expect(response.status).toBe(404);

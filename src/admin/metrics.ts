@@ -127,11 +127,11 @@ function pipelineMetrics(registry: Registry, { shared, link, dataDir }: MetricsS
     },
   });
   new Gauge({
-    name: 'exchange_snapshot_bytes', help: 'Size of the last snapshot this process wrote (0: none yet)', registers: [registry],
+    name: 'exchange_snapshot_bytes', help: 'Size of the newest snapshot, the one recovery loaded or this process wrote since (0: none)', registers: [registry],
     collect() { this.set(shared.snapshot().bytes); },
   });
   new Gauge({
-    name: 'exchange_snapshot_age_seconds', help: 'Time since this process last wrote a snapshot (0 until it writes one)', registers: [registry],
+    name: 'exchange_snapshot_age_seconds', help: 'Time since the newest snapshot was written (0: none)', registers: [registry],
     collect() {
       this.reset();
       const { writtenAtMs } = shared.snapshot();
@@ -139,7 +139,7 @@ function pipelineMetrics(registry: Registry, { shared, link, dataDir }: MetricsS
     },
   });
   new Gauge({
-    name: 'exchange_commands_since_snapshot', help: 'Commands sequenced after the last snapshot this process wrote', registers: [registry],
+    name: 'exchange_commands_since_snapshot', help: 'Commands sequenced after the newest snapshot', registers: [registry],
     collect() {
       const { seq } = shared.snapshot();
       this.set(seq > 0 ? link.reading().pipeline.seqLast - seq : 0);
