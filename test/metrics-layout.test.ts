@@ -99,7 +99,10 @@ describe('per-thread progress verdicts', () => {
     expect(threadsOk(stuckFront, stuckFront)).toEqual([true, true, true, false]);
     const stuckJournal = { ...idle, seqLast: 11, outboundBehind: [2, 0, 0] };
     expect(threadsOk(stuckJournal, stuckJournal)).toEqual([true, false, true, true]);
-    const waitingSpace = { ...idle, engine: 'waiting for outbound ring space' };
-    expect(threadsOk(waitingSpace, waitingSpace)[0]).toBe(false);
+    // Waiting on another thread is not being stuck: the one waited on is flagged instead.
+    const frontsWaitDurable = { ...idle, seqLast: 11, outboundBehind: [0, 3, 3] };
+    expect(threadsOk(frontsWaitDurable, frontsWaitDurable)).toEqual([true, false, true, true]);
+    const engineWaitsSpace = { ...idle, inboundQueued: 5, engine: 'waiting for outbound ring space', outboundBehind: [0, 0, 9] };
+    expect(threadsOk(engineWaitsSpace, engineWaitsSpace)).toEqual([true, true, true, false]);
   });
 });

@@ -228,3 +228,34 @@ describe('access log at debug level, with metrics off', () => {
     expect(health.status).toBe(200);
   });
 });
+
+describe('GET /admin/health while the journal hangs', () => {
+  const dataDir = tempDataDir();
+  let server: RunningServer;
+
+  afterAll(async () => {
+    await server?.stop('SIGKILL');
+    removeDir(dataDir);
+  });
+
+  it('reports the journal not live, the others live, and answers 503', async () => {
+    // The journal's first commit never completes (as a disk that stops answering would); the
+    // watchdog would end the process at 20 s, health reports from half of that.
+    server = await startServer({ dataDir, args: ['--no-demo', '--stall-timeout-ms', '20000'], env: { EXCHANGE_FAILPOINT: 'journal-hang:1' } });
+    expect((await fetch(`http://127.0.0.1:${server.adminPort}/admin/health`)).status).toBe(200);
+    void fetch(`http://127.0.0.1:${server.adminPort}/admin/deposits`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ accountId: 1, asset: 'USDC', quantity: '1' }),
+    }).catch(() => undefined);
+    const report = await waitUntil(async () => {
+      const response = await fetch(`http://127.0.0.1:${server.adminPort}/admin/health`);
+      const body = await response.json() as any;
+      return response.status === 503 ? body : undefined;
+    }, 'health to report the stall', 15_000);
+    expect(report.live).toBe(false);
+    expect(report.ready).toBe(false);
+    expect(report.threads.journal).toMatchObject({ live: false, state: 'waiting for the disk flush' });
+    expect(report.threads.journal.lastProgressAgeMs).toBeGreaterThanOrEqual(10_000);
+    expect(report.threads.engine.live).toBe(true);
+    expect(report.threads['front-0'].live).toBe(true);
+  });
+});
