@@ -80,7 +80,7 @@ function engineMetrics(registry: Registry, { shared }: MetricsSources): void {
       for (let kind = 0; kind < KIND_SLOTS; kind++) {
         for (let code = 0; code < CODE_SLOTS; code++) {
           const count = shared.commandCount(kind, code);
-          if (count > 0 || (code === ResultCode.Ok && CommandKind[kind] !== undefined)) this.inc({ kind: kindName(kind), result: resultName(code) }, count);
+          if (count > 0 || (code === ResultCode.Ok && kind !== CommandKind.None && CommandKind[kind] !== undefined)) this.inc({ kind: kindName(kind), result: resultName(code) }, count);
         }
       }
     },
