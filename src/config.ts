@@ -112,6 +112,8 @@ export interface ServerConfig {
   shutdownTimeoutMs?: number;
   /** Request rate limits of the public port (DEFAULT_RATE_LIMITS when absent). */
   rateLimits?: RateLimitConfig;
+  /** Count operating metrics (GET /metrics on the admin port); off: the counters stay at zero. */
+  metrics?: boolean;
 }
 
 /** Request rate limits; a rate or count of 0 turns that limit off. */
@@ -454,6 +456,7 @@ const KNOWN_FLAGS = new Set([
   'stall-timeout-ms', 'shutdown-timeout-ms',
   'address-requests-per-s', 'address-request-burst', 'key-requests-per-s', 'key-request-burst',
   'ws-connections-per-address', 'ws-messages-per-s',
+  'no-metrics',
 ]);
 
 type PickSetting = (flag: string, envName: string) => string | undefined;
@@ -509,6 +512,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     twoFactorMaxFailures: integerSetting(pick('two-factor-max-failures', 'TWO_FACTOR_MAX_FAILURES'), DEFAULT_TWO_FACTOR_MAX_FAILURES, 'two-factor wrong codes before a lockout', 1, 1000),
     twoFactorLockoutS: integerSetting(pick('two-factor-lockout-s', 'TWO_FACTOR_LOCKOUT_S'), DEFAULT_TWO_FACTOR_LOCKOUT_S, 'two-factor lockout (s)', 1, 7 * 86_400),
     rateLimits: rateLimitSettings(pick),
+    metrics: flags['no-metrics'] !== true && envSwitch(env, 'METRICS'),
   });
 }
 

@@ -12,7 +12,7 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
-import { DEFAULT_RATE_LIMITS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
+import { DEFAULT_RATE_LIMITS, DEFAULT_STALL_TIMEOUT_MS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
 import { createLogger } from './log.js';
 import { SignatureVerifier } from './auth.js';
 import { EngineLink } from './front/engine-link.js';
@@ -24,7 +24,11 @@ import { Streams, mountWebSocket } from './front/streams/index.js';
 import type { FrontContext } from './front/context.js';
 import { querySnapshot } from './front/engine-calls/index.js';
 import { publicRoutes } from './routes/index.js';
-import { adminRoutes } from './admin/routes.js';
+import { adminRoutes, type Operations } from './admin/routes.js';
+import { createMetricsRegistry } from './admin/metrics.js';
+import { readHealth } from './admin/health.js';
+import { SharedMetrics } from '../engine/bus/metrics.js';
+import { FrontMetrics } from './front/front-metrics.js';
 import { AccountHistoryReader } from '../engine/store/history-account.js';
 import { AccountSettingsStore } from './front/account-settings.js';
 import { startSimulatedChain } from './front/simulated-chain.js';
@@ -40,6 +44,8 @@ export interface FrontWorkerData {
   inboundSab: SharedArrayBuffer;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** The shared operating counters (engine/bus/metrics.ts). */
+  metricsSab: SharedArrayBuffer;
   /** The replay guard shared by every front thread. */
   replayGuardSab: SharedArrayBuffer;
   /** The request rate tables shared by every front thread. */
@@ -48,13 +54,29 @@ export interface FrontWorkerData {
 
 const MAX_PENDING_REQUESTS = 65_536;
 
+/** The admin port's metrics registry and health report, read from every thread's shared counters. */
+function operations(front: FrontContext, metrics: FrontMetrics, replayGuard: ReplayGuard): Operations {
+  const stallTimeoutMs = front.config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+  const registry = createMetricsRegistry({
+    shared: metrics.shared, link: front.link, replayGuard, routeNames: metrics.routeNames, dataDir: front.config.dataDir, stallTimeoutMs,
+  });
+  return { registry, health: () => readHealth(metrics.shared, front.link, stallTimeoutMs, Date.now()) };
+}
+
+/** Tells the main thread this front thread listens, and marks it serving for the health endpoint. */
+function postReady(metrics: FrontMetrics, port: number, adminPort: number | null): void {
+  metrics.serving();
+  parentPort!.postMessage({ type: 'ready', port, adminPort, tid: osThreadId() });
+}
+
 function main(): void {
   const data = workerData as FrontWorkerData;
   const { config } = data;
   const log = createLogger(`front-${data.frontId}`);
+  const metrics = new FrontMetrics(SharedMetrics.attach(data.metricsSab), data.frontId, log);
   const link = new EngineLink(
     data.frontId, data.inboundSab, data.outboundSab, data.consumerIndex, data.controlSab, MAX_PENDING_REQUESTS,
-    (error) => log.error({ err: error }, 'outbound record handler failed'),
+    (error) => log.error({ err: error }, 'outbound record handler failed'), metrics,
   );
   const marketData = new MarketData(config);
   // One LMDB environment per thread for both history readers (market and account).
@@ -74,6 +96,7 @@ function main(): void {
       maxFailures: config.twoFactorMaxFailures ?? DEFAULT_TWO_FACTOR_MAX_FAILURES,
       lockoutMs: (config.twoFactorLockoutS ?? DEFAULT_TWO_FACTOR_LOCKOUT_S) * 1000,
     }),
+    metrics,
   };
   const verifier = new SignatureVerifier();
   const rateLimits = new RateLimits(config.rateLimits ?? DEFAULT_RATE_LIMITS, data.rateLimitTables);
@@ -87,10 +110,10 @@ function main(): void {
 
   const app = uWS.App();
   const streams = new Streams(app, front, marketData);
-  mountRoutes(app, publicRoutes(front), auth, onError, rateLimits);
+  mountRoutes(app, publicRoutes(front), auth, onError, rateLimits, metrics);
   mountWebSocket(app, front, verifier, streams, auth.replayGuard, rateLimits);
   const adminApp = data.serveAdmin ? uWS.App() : null;
-  if (adminApp) mountRoutes(adminApp, adminRoutes(front), null, onError);
+  if (adminApp) mountRoutes(adminApp, adminRoutes(front, operations(front, metrics, auth.replayGuard)), null, onError, null, metrics);
 
   const listenSockets: us_listen_socket[] = [];
   const listen = (): void => {
@@ -101,18 +124,14 @@ function main(): void {
       }
       listenSockets.push(socket);
       const port = uWS.us_socket_local_port(socket as unknown as uWS.us_socket);
-      if (!adminApp) {
-        parentPort!.postMessage({ type: 'ready', port, adminPort: null, tid: osThreadId() });
-        return;
-      }
+      if (!adminApp) return postReady(metrics, port, null);
       adminApp.listen('127.0.0.1', config.adminPort, (adminSocket) => {
         if (!adminSocket) {
           parentPort!.postMessage({ type: 'fatal', message: `cannot listen on 127.0.0.1:${config.adminPort} (admin)` });
           return;
         }
         listenSockets.push(adminSocket);
-        const adminPort = uWS.us_socket_local_port(adminSocket as unknown as uWS.us_socket);
-        parentPort!.postMessage({ type: 'ready', port, adminPort, tid: osThreadId() });
+        postReady(metrics, port, uWS.us_socket_local_port(adminSocket as unknown as uWS.us_socket));
       });
     });
   };
@@ -150,6 +169,7 @@ function main(): void {
     adminApp?.close();
     link.stop();
     streams.stop();
+    metrics.stop();
     front.history.close();
     parentPort!.close();
   });

@@ -27,6 +27,7 @@ import { createAccount, type CreatedAccount } from './admin/client.js';
 import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
 import { SLOT_BYTES } from '../engine/bus/codec.js';
 import { Control } from '../engine/bus/control.js';
+import { SharedMetrics } from '../engine/bus/metrics.js';
 import type { EngineWorkerData } from '../engine/shell/engine-worker.js';
 import type { JournalWorkerData } from '../engine/shell/journal-worker.js';
 import type { FrontWorkerData } from './front-thread.js';
@@ -223,11 +224,11 @@ async function main(): Promise<void> {
 
   const inbound = InboundRing.create({ slotCount: config.inboundSlotCount, slotBytes: SLOT_BYTES });
   const outbound = OutboundRing.create({
-    slotCount: config.outboundSlotCount,
-    slotBytes: SLOT_BYTES,
+    slotCount: config.outboundSlotCount, slotBytes: SLOT_BYTES,
     consumerCount: 1 + config.frontThreads,
   });
   const control = Control.create();
+  const metrics = SharedMetrics.create(config.frontThreads, config.metrics ?? true, Date.now());
   const replayGuard = ReplayGuard.create(); // one table for every front thread
   const rateLimitTables = createRateLimitTables();
   const workers: Worker[] = [];
@@ -257,7 +258,7 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     inboundSab: inbound.sab,
     outboundSab: outbound.sab,
-    controlSab: control.sab,
+    controlSab: control.sab, metricsSab: metrics.sab,
     snapshotPort: snapshots.port1,
     snapshotEvery: config.snapshotEvery ?? DEFAULT_SNAPSHOT_EVERY,
   };
@@ -271,7 +272,7 @@ async function main(): Promise<void> {
   const journalData: JournalWorkerData = {
     dataDir: config.dataDir,
     outboundSab: outbound.sab,
-    controlSab: control.sab,
+    controlSab: control.sab, metricsSab: metrics.sab,
     consumerIndex: 0,
     lastSeq: replay.lastSeq as number,
     lastChecksum: replay.lastChecksum as number,
@@ -307,7 +308,7 @@ async function main(): Promise<void> {
       serveAdmin: frontId === 0,
       inboundSab: inbound.sab,
       outboundSab: outbound.sab,
-      controlSab: control.sab,
+      controlSab: control.sab, metricsSab: metrics.sab,
       replayGuardSab: replayGuard.sab,
       rateLimitTables,
     };
@@ -353,7 +354,7 @@ async function main(): Promise<void> {
   whenSupervisorGone(() => void shutdown('supervisor gone'));
 
   const watchdog = new Watchdog({
-    control, inbound, outbound, log,
+    control, inbound, outbound, log, metrics,
     stallTimeoutMs: config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS,
     onStall: () => exitAfterFailure(1),
   });

@@ -13,7 +13,8 @@
 
 import type { InboundRing, OutboundRing } from '../engine/bus/ring.js';
 import type { Control } from '../engine/bus/control.js';
-import { describePipeline, progressed, readPipeline, workWaiting, type PipelineReading } from '../engine/bus/pipeline-health.js';
+import { describePipeline, progressed, readPipeline, threadsOk, workWaiting, type PipelineReading } from '../engine/bus/pipeline-health.js';
+import type { SharedMetrics } from '../engine/bus/metrics.js';
 import type { Logger } from './log.js';
 
 export interface WatchdogOptions {
@@ -24,6 +25,8 @@ export interface WatchdogOptions {
   log: Logger;
   onStall: (report: Record<string, unknown>) => void;
   now?: () => number;
+  /** Where each thread's last progress time goes, for the health endpoint. */
+  metrics?: SharedMetrics;
 }
 
 export class Watchdog {
@@ -38,6 +41,8 @@ export class Watchdog {
     this.now = options.now ?? Date.now;
     this.last = readPipeline(options.control, options.inbound, options.outbound);
     this.lastMovedMs = this.now();
+    // Every thread has just started: the health endpoint counts from here.
+    for (let thread = 0; thread < 2 + (options.metrics?.frontCount ?? 0); thread++) options.metrics?.markThreadOk(thread, this.lastMovedMs);
   }
 
   start(): void {
@@ -55,8 +60,9 @@ export class Watchdog {
     const { control, inbound, outbound, stallTimeoutMs, log } = this.options;
     const reading = readPipeline(control, inbound, outbound);
     const moved = progressed(this.last, reading);
-    this.last = reading;
     const now = this.now();
+    this.markThreads(reading, now);
+    this.last = reading;
     if (moved || !workWaiting(reading)) {
       if (this.warned) log.info({ pipeline: describePipeline(reading) }, 'pipeline moving again');
       this.lastMovedMs = now;
@@ -77,5 +83,13 @@ export class Watchdog {
       log.warn(report, 'pipeline not moving while work waits');
     }
     return stalledMs;
+  }
+
+  private markThreads(reading: PipelineReading, now: number): void {
+    const metrics = this.options.metrics;
+    if (!metrics) return;
+    threadsOk(this.last, reading).forEach((ok, thread) => {
+      if (ok) metrics.markThreadOk(thread, now);
+    });
   }
 }

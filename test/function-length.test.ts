@@ -18,8 +18,8 @@ const EXCEPTIONS: Record<string, number> = {
   'engine/shell/journal-worker.ts main': 126,
   'engine/shell/journal.ts recover': 87,
   'src/config.ts buildMarket': 93,
-  'src/front/http.ts mountRoutes': 87,
-  'src/front-thread.ts main': 106,
+  'src/front/http.ts mountRoutes': 85,
+  'src/front-thread.ts main': 105,
   'src/main.ts main': 163,
 };
 

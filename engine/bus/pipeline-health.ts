@@ -4,7 +4,7 @@
 // logs the reading with its verdict; the status endpoints report it.
 
 import type { InboundRing, OutboundRing } from './ring.js';
-import { ENGINE_STATE_NAMES, JOURNAL_STATE_NAMES, type Control } from './control.js';
+import { ENGINE_STATE_NAMES, EngineState, JOURNAL_STATE_NAMES, type Control } from './control.js';
 
 export interface PipelineReading {
   /** Commands in the inbound ring the engine has not taken yet. */
@@ -71,4 +71,25 @@ export function describePipeline(r: PipelineReading): Record<string, unknown> {
     journalBehind: r.outboundBehind[0],
     frontsBehind: r.outboundBehind.slice(1),
   };
+}
+
+/**
+ * Per thread (engine, journal, then each front), whether it moved between the two readings or has
+ * nothing it could do: the health endpoint counts a thread's last progress from the last reading
+ * where this held, so an idle thread is as healthy as a busy one that moves. A thread that waits
+ * on another is not blamed for it: the engine waiting for outbound space waits on the consumers,
+ * and a front thread behind while records are not yet durable waits on the journal.
+ */
+export function threadsOk(before: PipelineReading, after: PipelineReading): boolean[] {
+  const engineWaitingSpace = after.engine === ENGINE_STATE_NAMES[EngineState.WaitingOutboundSpace];
+  const engine = before.engineProgress !== after.engineProgress
+    || before.inboundGating !== after.inboundGating
+    || after.inboundQueued === 0 || engineWaitingSpace;
+  const durabilityBehind = after.seqLast > after.seqDurable;
+  const journal = before.journalProgress !== after.journalProgress
+    || before.seqDurable !== after.seqDurable
+    || (after.outboundBehind[0] === 0 && !durabilityBehind);
+  const fronts = after.outboundSequences.slice(1).map((seq, i) => seq !== before.outboundSequences[i + 1]
+    || after.outboundBehind[i + 1] === 0 || durabilityBehind);
+  return [engine, journal, ...fronts];
 }

@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { readCommand } from '../bus/codec.js';
 import { InboundRing, OutboundRing } from '../bus/ring.js';
 import { Control, EngineState } from '../bus/control.js';
+import { SharedMetrics } from '../bus/metrics.js';
 import { osThreadId } from '../bus/thread-id.js';
 import { engineConfigFingerprint, recover, snapshotFile } from './journal.js';
 import { LmdbJournalStore } from '../store/journal-store.js';
@@ -39,6 +40,8 @@ export interface EngineWorkerData {
   inboundSab: SharedArrayBuffer;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** The shared operating counters (engine/bus/metrics.ts); absent: nothing is counted. */
+  metricsSab?: SharedArrayBuffer;
   /** Where snapshot files go (the journal worker's end writes them). */
   snapshotPort: MessagePort;
   /** Inject a Snapshot command after this many commands since the last one (0: never). */
@@ -108,7 +111,7 @@ function main(): void {
   // 2. Outputs go into the next outbound slot, waiting while the slowest consumer holds the ring
   //    full (backpressure, never loss).
   const claim = outboundClaimer(outbound, control);
-  const sequencer = new Sequencer(exchange, outbound, claim);
+  const sequencer = new Sequencer(exchange, outbound, claim, data.metricsSab ? SharedMetrics.attach(data.metricsSab) : null);
   const cmd = newCommand();
   const inBytes = inbound.bytes;
 

@@ -23,11 +23,15 @@
 
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { OutboundRing } from '../bus/ring.js';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { Control, JournalState } from '../bus/control.js';
+import { SharedMetrics } from '../bus/metrics.js';
 import { osThreadId } from '../bus/thread-id.js';
 import { SnapshotRetention } from './snapshot-retention.js';
 import { CLEAN_STOP_KEY } from '../store/journal-layout.js';
-import { LmdbJournalStore } from '../store/journal-store.js';
+import { LmdbJournalStore, snapshotFileName } from '../store/journal-store.js';
 import { JournalWriter } from './journal-writer.js';
 import { MarketHistorySink } from '../store/history-market.js'; // trade and kline history
 import { AccountHistorySink } from '../store/history-account.js'; // account history
@@ -36,6 +40,8 @@ export interface JournalWorkerData {
   dataDir: string;
   outboundSab: SharedArrayBuffer;
   controlSab: SharedArrayBuffer;
+  /** The shared operating counters (engine/bus/metrics.ts); absent: nothing is counted. */
+  metricsSab?: SharedArrayBuffer;
   consumerIndex: number;
   lastSeq: number;
   lastChecksum: number;
@@ -63,6 +69,34 @@ interface SnapshotMessage {
   file: Uint8Array;
 }
 
+/**
+ * The shared counters, if any, starting from the snapshot recovery loaded (its file's size and
+ * time), so that the snapshot age means something before this process writes one.
+ */
+function attachMetrics(data: JournalWorkerData): SharedMetrics | null {
+  if (!data.metricsSab) return null;
+  const metrics = SharedMetrics.attach(data.metricsSab);
+  if (data.loadedSnapshotSeq > 0) {
+    try {
+      const file = statSync(join(data.dataDir, 'snapshots', snapshotFileName(data.loadedSnapshotSeq)));
+      metrics.snapshotWritten(data.loadedSnapshotSeq, file.size, file.mtimeMs);
+    } catch {
+      // Removed since recovery read it (an operator's hand): the age starts at the next snapshot.
+    }
+  }
+  return metrics;
+}
+
+/** Makes the open batch durable and publishes seqDurable; counts the batch's size and flush time. */
+async function commitBatch(writer: JournalWriter, control: Control, metrics: SharedMetrics | null): Promise<void> {
+  control.setJournalState(JournalState.Flushing);
+  const durableBefore = writer.durableSeq;
+  const flushStarted = performance.now();
+  control.setSeqDurable(await writer.commit());
+  metrics?.observeJournalBatch(writer.durableSeq - durableBefore, (performance.now() - flushStarted) * 1000);
+  control.bumpJournalProgress();
+}
+
 async function main(): Promise<void> {
   const data = workerData as JournalWorkerData;
   const control = Control.attach(data.controlSab);
@@ -73,6 +107,7 @@ async function main(): Promise<void> {
   const view = outbound.view;
   const marketHistory = new MarketHistorySink(store.root); // trade and kline history
   const accountHistory = new AccountHistorySink(store.root); // account history, same transaction
+  const metrics = attachMetrics(data);
 
   // The record loop: sees every outbound record, in order.
   const onRecord = (offset: number): boolean => {
@@ -117,6 +152,7 @@ async function main(): Promise<void> {
   const retention = new SnapshotRetention(store, data);
   const writeSnapshot = async (message: SnapshotMessage): Promise<void> => {
     const report = await retention.write(message.seq, message.file);
+    metrics?.snapshotWritten(message.seq, message.file.length, Date.now());
     parentPort!.postMessage({ type: 'snapshotWritten', seq: message.seq, stateHash: message.stateHash, bytes: message.file.length, ...report });
   };
   const startDurableSnapshots = (): void => {
@@ -157,9 +193,7 @@ async function main(): Promise<void> {
     const seen = outbound.signalValue();
     const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(drain);
     if (writer.hasBatch()) {
-      control.setJournalState(JournalState.Flushing);
-      control.setSeqDurable(await writer.commit());
-      control.bumpJournalProgress();
+      await commitBatch(writer, control, metrics);
       outbound.signal();
       startDurableSnapshots();
       // Under sustained load a pass is always waiting, and awaiting only the flush never leaves

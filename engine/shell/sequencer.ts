@@ -23,19 +23,31 @@ import {
 } from '../bus/codec.js';
 import type { Exchange } from '../core/exchange.js';
 import type { OutboundRing } from '../bus/ring.js';
-import { HeaderFlag, RecordType, type Command, type RecordHeaderFields, type RecordSink } from '../bus/types.js';
+import type { SharedMetrics } from '../bus/metrics.js';
+import { HeaderFlag, RecordType, ResultCode, type Command, type RecordHeaderFields, type RecordSink } from '../bus/types.js';
 
 export class Sequencer {
   /** The claimed, written, not yet published slot (-1: none). */
   private held = -1;
   private readonly header: RecordHeaderFields = { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.Stamped, flags: 0 };
   readonly sink: RecordSink;
+  /**
+   * The code of the first Result record the current command produced. The core reports every
+   * rejection as a Result record, while a success may be reported by other records alone (an
+   * accepted order by its Order record), so a command without one counts as Ok.
+   */
+  private resultCode: number = ResultCode.Ok;
+  private resultSeen = false;
 
-  /** `claim` returns a claimed outbound sequence, waiting for consumers while the ring is full. */
+  /**
+   * `claim` returns a claimed outbound sequence, waiting for consumers while the ring is full;
+   * `metrics`, when given, counts every command by kind and result code.
+   */
   constructor(
     private readonly exchange: Exchange,
     private readonly outbound: OutboundRing,
     private readonly claim: () => number,
+    private readonly metrics: SharedMetrics | null = null,
   ) {
     const out = outbound.view;
     const next = (): number => {
@@ -45,8 +57,16 @@ export class Sequencer {
       return outbound.offsetOf(s);
     };
     // Each record is published when the next one is claimed (next), so nothing is left to do
-    // once it is written.
-    this.sink = encodingSink(out, next, () => {});
+    // once it is written. The command's first Result record is its result code for the metrics
+    // (a command without one was accepted).
+    const sink = encodingSink(out, next, () => {});
+    const writeResultRecord = sink.result;
+    sink.result = (rec) => {
+      if (!this.resultSeen) this.resultCode = rec.code;
+      this.resultSeen = true;
+      writeResultRecord(rec);
+    };
+    this.sink = sink;
   }
 
   /**
@@ -66,7 +86,10 @@ export class Sequencer {
     writeHeader(this.outbound.view, off, header);
     if (srcBytes) copyBytes(srcBytes, srcOffset, this.outbound.bytes, off + STAMPED_COMMAND_OFFSET, COMMAND_BYTES);
     else writeCommand(this.outbound.view, off + STAMPED_COMMAND_OFFSET, cmd);
+    this.resultCode = ResultCode.Ok;
+    this.resultSeen = false;
     this.exchange.apply(cmd, seq, timeUs, this.sink);
+    this.metrics?.countCommand(cmd.kind, this.resultCode);
     addRecordFlags(this.outbound.view, this.outbound.offsetOf(this.held), HeaderFlag.CommandEnd);
     this.outbound.publish(this.held);
     this.held = -1;
@@ -74,7 +97,10 @@ export class Sequencer {
 
   /** Applies a query (no seq of its own, no stamp, no CommandEnd). */
   query(cmd: Command, lastSeq: number, timeUs: number): void {
+    this.resultCode = ResultCode.Ok;
+    this.resultSeen = false;
     this.exchange.apply(cmd, lastSeq, timeUs, this.sink);
+    this.metrics?.countCommand(cmd.kind, this.resultCode);
     if (this.held >= 0) this.outbound.publish(this.held);
     this.held = -1;
   }

@@ -19,6 +19,9 @@
 //        marks a withdrawal address two-factor exempt for that account
 //   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
 //        sets a new two-factor (TOTP) secret for the account's withdrawals
+//   GET  /metrics         → Prometheus text exposition (metrics.ts)
+//   GET  /admin/health    → {"ready", "live", "threads": {engine, journal, front-0…: {live, state,
+//                           lastProgressAgeMs}}}, 200 when live and ready, else 503 (health.ts)
 //
 // Being reachable only from the machine itself is the whole of its access control.
 
@@ -30,6 +33,14 @@ import { engineCalls, replyTo, type Accepted, type Reply } from '../front/engine
 import { parseAssetUnits } from '../wire/market-codec.js';
 import { isCanonicalBase64, isStrongPublicKey } from '../auth.js';
 import { isPlausibleAddress } from '../wire/addresses.js';
+import type { Registry } from 'prom-client';
+import type { HealthReport } from './health.js';
+
+/** The operating endpoints' sources, built by the front thread that serves the admin port. */
+export interface Operations {
+  registry: Registry;
+  health(): HealthReport;
+}
 
 /** Answers the request with the JSON `onOk` makes of the command's result value. */
 function sendResult(ctx: RequestContext, onOk: (value: number) => unknown): Reply<Accepted> {
@@ -111,9 +122,32 @@ function operatorRoutes(front: FrontContext): Route[] {
   ];
 }
 
-export function adminRoutes(front: FrontContext): Route[] {
+/** GET /metrics and GET /admin/health. */
+function operatingRoutes(ops: Operations): Route[] {
   return [
-    ...operatorRoutes(front),
+    {
+      method: 'get',
+      path: '/metrics',
+      handle: (ctx) => {
+        ops.registry.metrics()
+          .then((text) => sendJson(ctx, 200, text, ops.registry.contentType))
+          .catch(() => sendError(ctx, apiError(500, 'SERVER_ERROR', 'Could not collect the metrics')));
+      },
+    },
+    {
+      method: 'get',
+      path: '/admin/health',
+      handle: (ctx) => {
+        const report = ops.health();
+        sendJson(ctx, report.live && report.ready ? 200 : 503, JSON.stringify(report));
+      },
+    },
+  ];
+}
+
+export function adminRoutes(front: FrontContext, ops: Operations | null = null): Route[] {
+  return [
+    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front),
     {
       method: 'get',
       path: '/admin/status',

@@ -13,6 +13,7 @@ import { newRecordScratch } from '../../engine/bus/types.js';
 import type { Command } from '../../engine/bus/types.js';
 import type { AccountHistoryReader } from '../../engine/store/history-account.js';
 import type { AccountSettingsStore } from './account-settings.js';
+import type { FrontMetrics } from './front-metrics.js';
 
 export interface FrontContext {
   frontId: number;
@@ -27,6 +28,8 @@ export interface FrontContext {
   /** Account history and settings, read from LMDB. */
   accountHistory: AccountHistoryReader;
   settings: AccountSettingsStore;
+  /** This thread's operating counters (absent in tests that build a context by hand). */
+  metrics?: FrontMetrics;
 }
 
 export const scratch = newRecordScratch();
@@ -43,7 +46,9 @@ export function submitError(submitted: SubmitResult): ApiError | null {
  * Routes use the engine calls (engine-calls/), which submit the same way.
  */
 export function callEngine(front: FrontContext, ctx: RequestContext, fill: (cmd: Command) => void, pending: PendingRequest): boolean {
-  const error = submitError(front.link.submit(fill, pending));
+  const submitted = front.link.submit(fill, pending);
+  if (submitted === 'ok') ctx.engineBound = true;
+  const error = submitError(submitted);
   if (error !== null) sendError(ctx, error);
   return error === null;
 }

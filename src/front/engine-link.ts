@@ -20,7 +20,8 @@ import { Control } from '../../engine/bus/control.js';
 import { InboundRing, OutboundRing, type OutboundConsumer } from '../../engine/bus/ring.js';
 import { SLOT_BYTES, readHeader, recordSeq, writeCommand } from '../../engine/bus/codec.js';
 import { HeldRecords } from './held-records.js';
-import { describePipeline, readPipeline } from '../../engine/bus/pipeline-health.js';
+import { describePipeline, readPipeline, type PipelineReading } from '../../engine/bus/pipeline-health.js';
+import type { FrontMetrics } from './front-metrics.js';
 import {
   FRONT_ID_NONE,
   HeaderFlag,
@@ -72,6 +73,8 @@ export class EngineLink {
     controlSab: SharedArrayBuffer,
     private readonly maxPending: number,
     private readonly onHandlerError: (error: unknown) => void = () => {},
+    /** Counts refused submits (full ring, too many pending). */
+    private readonly metrics: FrontMetrics | null = null,
   ) {
     this.inbound = InboundRing.attach(inboundSab);
     this.outbound = OutboundRing.attach(outboundSab);
@@ -88,6 +91,11 @@ export class EngineLink {
   /** What each thread of the pipeline is doing now, as an operator reads it. */
   pipeline(): Record<string, unknown> {
     return { ...describePipeline(readPipeline(this.control, this.inbound, this.outbound)), frontHeldRecords: this.held.count };
+  }
+
+  /** The pipeline reading itself and the rings' sizes, for the metrics endpoint. */
+  reading(): { pipeline: PipelineReading; inboundSlots: number; outboundSlots: number } {
+    return { pipeline: readPipeline(this.control, this.inbound, this.outbound), inboundSlots: this.inbound.slotCount, outboundSlots: this.outbound.slotCount };
   }
 
   /** Records held out of the ring until durable (for operators and tests). */
@@ -109,12 +117,18 @@ export class EngineLink {
    * Never blocks. On 'ok' the request's records will reach `request`.
    */
   submit(fill: (cmd: Command) => void, request: PendingRequest): SubmitResult {
-    if (this.pending.size >= this.maxPending) return 'too_many_pending';
+    if (this.pending.size >= this.maxPending) {
+      this.metrics?.add('tooManyPending');
+      return 'too_many_pending';
+    }
     const cmd = this.command;
     resetCommand(cmd);
     fill(cmd); // may throw: nothing is claimed yet
     const seq = this.inbound.tryClaim();
-    if (seq < 0) return 'ring_full';
+    if (seq < 0) {
+      this.metrics?.add('ringFull');
+      return 'ring_full';
+    }
     const requestId = this.nextRequestId;
     this.nextRequestId = requestId >= 0xfffffffe ? 1 : requestId + 1;
     cmd.requestId = requestId;

@@ -9,6 +9,7 @@
 // Paths are normalised so that a base URL with a trailing slash (ccxt builds `base + '/' + path`,
 // giving `//api/v1/...`) still routes.
 
+import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, TemplatedApp } from 'uWebSockets.js';
 import { Errors, errorBody, statusLine, type ApiError } from '../errors.js';
 import {
@@ -44,6 +45,23 @@ export interface RequestContext {
    * client sends), and for a request whose framing is in doubt.
    */
   closeAfterAnswer?: boolean;
+  // Operating: what the request observer (front-metrics.ts) needs once it is answered.
+  /** When the dispatcher took the request (performance.now(), ms). */
+  startedAtMs?: number;
+  /** The route's counting index (0: no route matched). */
+  routeIndex?: number;
+  /** The signer's account, once the signature verified. */
+  accountId?: number;
+  /** Set once the request was submitted to the engine: its answer counts as an acknowledgement. */
+  engineBound?: boolean;
+  observer?: RequestObserver | null;
+}
+
+/** Told about every answered request: counts it and writes the access log. */
+export interface RequestObserver {
+  /** The counting index of a route, asked once per route when it is mounted. */
+  routeIndex(name: string): number;
+  answered(ctx: RequestContext, status: number): void;
 }
 
 export interface RouteInput {
@@ -75,6 +93,7 @@ export function sendJson(ctx: RequestContext, status: number, body: string, cont
     // closeConnection uWS sends `Connection: close` and shuts the socket once the answer is out.
     res.end(ctx.method === 'head' ? '' : body, ctx.closeAfterAnswer === true);
   });
+  ctx.observer?.answered(ctx, status);
 }
 
 export function sendError(ctx: RequestContext, error: ApiError): void {
@@ -249,6 +268,19 @@ function parseBody(ctx: RequestContext, route: Route, raw: Buffer): { ok: true; 
   return { ok: true, value };
 }
 
+/** Routes by "method path", the paths that have any route, and each route's counting index. */
+function routeTable(routes: Route[], observer: RequestObserver | null): { table: Map<string, Route>; paths: Set<string>; routeIndices: Map<Route, number> } {
+  const table = new Map<string, Route>();
+  const paths = new Set<string>();
+  const routeIndices = new Map<Route, number>();
+  for (const route of routes) {
+    table.set(`${route.method} ${route.path}`, route);
+    paths.add(route.path);
+    routeIndices.set(route, observer?.routeIndex(`${route.method.toUpperCase()} ${route.path}`) ?? 0);
+  }
+  return { table, paths, routeIndices };
+}
+
 /**
  * Registers one dispatcher for all routes on `app`. `auth` is null on apps without signed routes
  * (the admin app); `limits`, when given, counts every request against its client address before
@@ -256,13 +288,9 @@ function parseBody(ctx: RequestContext, route: Route, raw: Buffer): { ok: true; 
  */
 export function mountRoutes(
   app: TemplatedApp, routes: Route[], auth: AuthSource | null, onError: (error: unknown) => void, limits: RateLimits | null = null,
+  observer: RequestObserver | null = null,
 ): void {
-  const table = new Map<string, Route>();
-  const paths = new Set<string>();
-  for (const route of routes) {
-    table.set(`${route.method} ${route.path}`, route);
-    paths.add(route.path);
-  }
+  const { table, paths, routeIndices } = routeTable(routes, observer);
 
   const run = (ctx: RequestContext, route: Route, body: unknown): void => {
     try {
@@ -286,6 +314,7 @@ export function mountRoutes(
           return;
         }
         accountId = result;
+        ctx.accountId = result;
       }
       route.handle(ctx, { body, query, accountId });
     } catch (error) {
@@ -310,6 +339,7 @@ export function mountRoutes(
       timestamp: req.getHeader('x-timestamp'),
       window: req.getHeader('x-window') || undefined,
       closeAfterAnswer: hasBody(req),
+      startedAtMs: observer ? performance.now() : 0, observer,
     };
     res.onAborted(() => {
       ctx.aborted = true;
@@ -333,6 +363,7 @@ export function mountRoutes(
       sendError(ctx, paths.has(path) ? Errors.methodNotAllowed : Errors.notFound);
       return;
     }
+    ctx.routeIndex = routeIndices.get(route);
     if (method === 'get') {
       run(ctx, route, null);
       return;

@@ -140,6 +140,20 @@ export class ReplayGuard {
   get capacity(): number {
     return this.slotCount;
   }
+
+  /**
+   * Slots holding a signature whose window has not ended, for the metrics endpoint: one read per
+   * slot without the lock (a reading, not a decision), a few milliseconds for the default table.
+   */
+  liveCount(nowMs: number): number {
+    const nowSec = Math.floor((nowMs - EPOCH_MS) / 1000);
+    const t = this.table;
+    let live = 0;
+    for (let base = HEADER_INTS + 2; base < t.length; base += SLOT_INTS) {
+      if (t[base] > nowSec) live++;
+    }
+    return live;
+  }
 }
 
 /** A nonzero 32-bit owner for `check` from a client address (FNV-1a over its bytes). */

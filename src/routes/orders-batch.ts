@@ -69,6 +69,7 @@ export function ordersBatchRoutes(front: FrontContext): Route[] {
             ok: (placed) => settle({ ...orderJson(front.config.markets[placed.marketId], placed), operation: 'Ok' }),
             fail: (error) => settle(errEntry(error)),
           }, input.accountId, order);
+          if (submitted) ctx.engineBound = true;
           if (submitted) waiting++;
         });
         submitting = false;

@@ -16,6 +16,8 @@ import type { PendingRequest } from '../engine-link.js';
 export interface Reply<T> {
   ok(value: T): void;
   fail(error: ApiError): void;
+  /** Called once the command is in the engine's ring (the request's acknowledgement latency counts from there). */
+  submitted?(): void;
 }
 
 /** One order as the engine reports it; valid only during the callback that receives it. */

@@ -28,7 +28,7 @@ export { DUST_PAYOUT_SYMBOL, usdcMarketOf, type AssetCollateral, type Collateral
 
 /** A Reply that sends errors to the client and hands the value to `ok`. */
 export function replyTo<T>(ctx: RequestContext, ok: (value: T) => void): Reply<T> {
-  return { ok, fail: (error) => sendError(ctx, error) };
+  return { ok, fail: (error) => sendError(ctx, error), submitted: () => { ctx.engineBound = true; } };
 }
 
 /** Cancelling an order that is not open: the public venue answers 400, not 404. */
@@ -189,6 +189,7 @@ export class EngineCalls {
   private call<T>(reply: Reply<T>, fill: Fill, answer: PendingRequest): boolean {
     const error = submitError(this.front.link.submit(fill, answer));
     if (error !== null) reply.fail(error);
+    else reply.submitted?.();
     return error === null;
   }
 }

@@ -35,6 +35,7 @@
 // a connection sending more than --ws-messages-per-s messages a second, after a burst of four
 // seconds' worth, is closed with 1008 rather than answered message by message.
 
+import { CountedSubscriptions } from '../front-metrics.js';
 import uWS, { type TemplatedApp, type WebSocket } from 'uWebSockets.js';
 import { DEFAULT_WS_IDLE_TIMEOUT_S } from '../../config.js';
 import { checkWindow, signingString, type SignatureVerifier } from '../../auth.js';
@@ -177,6 +178,7 @@ class Connections {
     const address = res.getRemoteAddress();
     const admitted = admitConnection(this.limits, address);
     if (isApiError(admitted)) {
+      if (admitted.status === 429) this.front.metrics?.add('rateLimited');
       res.writeStatus(statusLine(admitted.status)).writeHeader('Content-Type', 'application/json; charset=utf-8');
       if (admitted.retryAfterS !== undefined) res.writeHeader('Retry-After', String(admitted.retryAfterS));
       res.end(errorBody(admitted));
@@ -184,7 +186,7 @@ class Connections {
     }
     res.upgrade<SocketData>(
       {
-        subscriptions: new Map(), owner: addressOwner(new Uint8Array(address)), address: address.slice(0), closed: false, dropping: false, graceTimer: null,
+        subscriptions: new CountedSubscriptions(this.front.metrics), owner: addressOwner(new Uint8Array(address)), address: address.slice(0), closed: false, dropping: false, graceTimer: null,
         connectionKey: admitted, messages: { tatMs: 0 },
       },
       req.getHeader('sec-websocket-key'),
@@ -202,6 +204,7 @@ class Connections {
     const state = ws.getUserData();
     if (state.closed || state.dropping) return;
     state.dropping = true;
+    this.front.metrics?.add('wsSlowConsumers');
     this.front.log.warn({ subscriptions: state.subscriptions.size, bufferedBytes: ws.getBufferedAmount() }, 'closing slow WebSocket consumer');
     setImmediate(() => {
       if (state.closed) return;
@@ -217,6 +220,7 @@ class Connections {
   close(ws: WebSocket<SocketData>): void {
     const state = ws.getUserData();
     state.closed = true;
+    this.front.metrics?.socketClosed(state.subscriptions);
     if (state.graceTimer !== null) clearTimeout(state.graceTimer);
     if (state.connectionKey !== null) this.limits!.closeConnection(state.connectionKey);
   }
@@ -309,6 +313,7 @@ export function mountWebSocket(
     idleTimeout: front.config.wsIdleTimeoutS ?? DEFAULT_WS_IDLE_TIMEOUT_S,
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => connections.upgrade(res, req, context),
+    open: () => front.metrics?.add('wsConnections'),
     dropped: (ws: WebSocket<SocketData>) => connections.dropped(ws),
     drain: (ws: WebSocket<SocketData>) => {
       if (ws.getUserData().dropping) endIfDrained(ws);

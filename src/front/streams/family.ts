@@ -31,6 +31,7 @@ export class StreamOutput {
 
   /** Sends `{stream, data}` to the topic's subscribers; `stream` is the name they subscribed to. */
   publish(topic: string, stream: string, data: Record<string, unknown>): void {
+    this.front.metrics?.add('wsMessagesSent', this.app.numSubscribers(topic));
     this.app.publish(topic, JSON.stringify({ stream, data }), false, true);
   }
 }
