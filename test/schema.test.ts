@@ -29,6 +29,8 @@ for (const m of fbs.matchAll(/enum\s+(\w+)\s*:\s*(\w+)\s*\{([^}]*)\}/g)) {
   enums.set(m[1], { base: m[2], values });
 }
 const structs = new Map<string, { name: string; type: string }[]>();
+// A struct with attributes is a (store) struct, an LMDB history value in big-endian byte order
+// that flatc's accessors do not read: test/hostile/history-values.test.ts holds those to their bytes.
 for (const m of fbs.matchAll(/struct\s+(\w+)\s*\{([^}]*)\}/g)) {
   structs.set(
     m[1],

@@ -28,14 +28,18 @@
 // A listing across all markets merges the per-market ranges (one iterator per configured market,
 // a k-way merge on the key's time part), so each order and each fill costs one index write.
 //   ['fm', account, marketId, timeUs, seq, ordinal]        → OrderRecord bytes of the fill event
-//   ['d',  account, timeUs, id]                            → JSON deposit    (id = its seq)
-//   ['w',  account, timeUs, id]                            → JSON withdrawal (id = its seq)
-//   ['wi', id]                                             → JSON [account, timeUs] (find by id)
+//   ['d',  account, timeUs, id]                            → JSON DepositValue    (id = its seq)
+//   ['w',  account, timeUs, id]                            → JSON WithdrawalValue (id = its seq)
+//   ['wi', id]                                             → JSON WithdrawalPlace [account, timeUs]
+//                                                            (find by id)
 //   ['wp', id]                                             → empty   (withdrawals still pending)
-//   ['u',  account, timeUs, id]                            → JSON dust conversion (id = its seq)
-//   ['lp', marketId]                                       → JSON [priceTicks, tradeId, timeUs] of
-//                                                            the market's last trade (mark prices
-//                                                            for collateral and dust, restart-proof)
+//   ['u',  account, timeUs, id]                            → JSON DustValue (id = its seq)
+//   ['lp', marketId]                                       → JSON LastPriceValue [priceTicks,
+//                                                            tradeId, timeUs] of the market's last
+//                                                            trade (mark prices for collateral and
+//                                                            dust, restart-proof)
+// The JSON values are declared in schemas/exchange.fbs as (json) tables; the generated
+// engine/store/generated/values.ts writes their text and checks their shape when they are read.
 // Amounts are stored as integers (units, ticks, lots) with asset and market ids; front threads
 // format them with the configuration. Every filter is a key range, so a page costs
 // O(offset + limit) entries, never a scan of the account's whole history. Exceptions, chosen to
@@ -54,6 +58,11 @@ import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import { ORDER_BYTES, newOrderRec, newResultRec, newStampedRec, newTradeRec, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
 import { CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type OrderRec } from '../bus/types.js';
+import {
+  depositValueJson, dustValueJson, lastPriceValueJson, parseDepositValue, parseDustValue, parseLastPriceValue, parseWithdrawalPlace,
+  parseWithdrawalValue, withdrawalIntentFrom, withdrawalPlaceJson, withdrawalValueJson,
+  type DepositValue, type DustValue, type WithdrawalIntent, type WithdrawalStatus, type WithdrawalValue,
+} from './generated/values.js';
 
 export type HistoryKey = Array<string | number>;
 
@@ -67,47 +76,12 @@ export function openHistoryDbs(root: RootDatabase): { history: Database<Buffer, 
   };
 }
 
-export interface DepositRecord {
-  id: number;
-  accountId: number;
-  assetId: number;
-  amountUnits: number;
-  timeUs: number;
-}
-
-export type WithdrawalStatus = 'pending' | 'confirmed';
-
-export interface WithdrawalRecord {
-  id: number;
-  accountId: number;
-  assetId: number;
-  amountUnits: number;
-  timeUs: number;
-  blockchain: string;
-  address: string;
-  clientId: string | null;
-  status: WithdrawalStatus;
-  /** Simulated chain: a digest of the withdrawal, set when it is confirmed. */
-  transactionHash: string | null;
-  confirmedUs: number | null;
-}
-
-export interface DustRecord {
-  id: number;
-  accountId: number;
-  marketId: number;
-  amountUnits: number;
-  payoutUnits: number;
-  timeUs: number;
-}
-
-/** What the front thread stores before submitting a Withdraw; the command carries its digest. */
-export interface WithdrawalIntent {
-  accountId: number;
-  blockchain: string;
-  address: string;
-  clientId: string | null;
-}
+// The values are declared in schemas/exchange.fbs ((json) tables) and encoded and checked by
+// engine/store/generated/values.ts; the names below are the ones the rest of the code reads.
+export type DepositRecord = DepositValue;
+export type WithdrawalRecord = WithdrawalValue;
+export type DustRecord = DustValue;
+export type { WithdrawalIntent, WithdrawalStatus };
 
 /** The 32-byte digest a Withdraw command carries for its intent. */
 export function intentDigest(intent: WithdrawalIntent, nonce: string): Buffer {
@@ -121,10 +95,6 @@ export function intentKey(digest: Uint8Array): HistoryKey {
 /** The simulated chain's transaction hash of a confirmed withdrawal: deterministic, 32 bytes hex. */
 export function simulatedTransactionHash(id: number, address: string): string {
   return createHash('sha256').update(`withdrawal:${id}:${address}`).digest('hex');
-}
-
-function json(value: unknown): Buffer {
-  return Buffer.from(JSON.stringify(value));
 }
 
 function isFinal(status: OrderStatus): boolean {
@@ -158,13 +128,13 @@ export class AccountHistorySink {
     this.history = dbs.history;
     this.settings = dbs.settings;
     for (const { key, value } of this.history.getRange({ start: ['lp', 0], end: ['lp', 0x10000] })) {
-      this.lastPriceWritten.set(key[1] as number, (JSON.parse(value.toString()) as number[])[0]);
+      this.lastPriceWritten.set(key[1] as number, parseLastPriceValue(value.toString()).priceTicks);
     }
     for (const { key } of this.history.getRange({ start: ['wp', 0], end: ['wp', Number.MAX_SAFE_INTEGER] })) {
       const id = key[1] as number;
-      const where = JSON.parse(this.history.get(['wi', id])!.toString()) as [number, number];
-      const value = this.history.get(['w', where[0], where[1], id]);
-      if (value) this.pending.set(id, JSON.parse(value.toString()) as WithdrawalRecord);
+      const where = parseWithdrawalPlace(this.history.get(['wi', id])!.toString());
+      const value = this.history.get(['w', where.accountId, where.timeUs, id]);
+      if (value) this.pending.set(id, parseWithdrawalValue(value.toString()));
     }
   }
 
@@ -176,7 +146,7 @@ export class AccountHistorySink {
       readTrade(view, offset, this.trade);
       if (this.lastPriceWritten.get(this.trade.marketId) === this.trade.priceTicks) return;
       this.lastPriceWritten.set(this.trade.marketId, this.trade.priceTicks);
-      this.history.put(['lp', this.trade.marketId], json([this.trade.priceTicks, this.trade.tradeId, this.trade.timeUs]));
+      this.history.put(['lp', this.trade.marketId], Buffer.from(lastPriceValueJson(this.trade)));
       return;
     }
     if (type === RecordType.Result && this.awaitingResult) {
@@ -229,21 +199,22 @@ export class AccountHistorySink {
     const id = s.seq;
     if (c.kind === CommandKind.Deposit) {
       const deposit: DepositRecord = { id, accountId: c.accountId, assetId: c.assetId, amountUnits: c.amountUnits, timeUs: s.timeUs };
-      this.history.put(['d', c.accountId, s.timeUs, id], json(deposit));
+      this.history.put(['d', c.accountId, s.timeUs, id], Buffer.from(depositValueJson(deposit)));
     } else if (c.kind === CommandKind.ConvertDust) {
       const dust: DustRecord = { id, accountId: c.accountId, marketId: c.marketId, amountUnits: c.amountUnits, payoutUnits: value, timeUs: s.timeUs };
-      this.history.put(['u', c.accountId, s.timeUs, id], json(dust));
+      this.history.put(['u', c.accountId, s.timeUs, id], Buffer.from(dustValueJson(dust)));
     } else if (c.kind === CommandKind.Withdraw) {
       const key = intentKey(c.key);
-      const intent = this.settings.get(key) as WithdrawalIntent | undefined;
+      const stored = this.settings.get(key);
+      const intent = stored === undefined ? undefined : withdrawalIntentFrom(stored);
       const withdrawal: WithdrawalRecord = {
         id, accountId: c.accountId, assetId: c.assetId, amountUnits: c.amountUnits, timeUs: s.timeUs,
         blockchain: intent?.blockchain ?? '', address: intent?.address ?? '', clientId: intent?.clientId ?? null,
         status: 'pending', transactionHash: null, confirmedUs: null,
       };
       if (intent) this.settings.remove(key);
-      this.history.put(['w', c.accountId, s.timeUs, id], json(withdrawal));
-      this.history.put(['wi', id], json([c.accountId, s.timeUs]));
+      this.history.put(['w', c.accountId, s.timeUs, id], Buffer.from(withdrawalValueJson(withdrawal)));
+      this.history.put(['wi', id], Buffer.from(withdrawalPlaceJson({ accountId: c.accountId, timeUs: s.timeUs })));
       this.history.put(['wp', id], Buffer.alloc(0));
       this.pending.set(id, withdrawal);
     }
@@ -256,7 +227,7 @@ export class AccountHistorySink {
     withdrawal.status = 'confirmed';
     withdrawal.confirmedUs = this.stamped.timeUs;
     withdrawal.transactionHash = simulatedTransactionHash(id, withdrawal.address);
-    this.history.put(['w', withdrawal.accountId, withdrawal.timeUs, id], json(withdrawal));
+    this.history.put(['w', withdrawal.accountId, withdrawal.timeUs, id], Buffer.from(withdrawalValueJson(withdrawal)));
     this.history.remove(['wp', id]);
   }
 }
@@ -414,12 +385,12 @@ export class AccountHistoryReader {
     return out;
   }
 
-  private jsonRange<T>(prefix: HistoryKey, range: TimeRange, page: Page, keep: (value: T) => boolean = () => true): T[] {
+  private jsonRange<T>(prefix: HistoryKey, range: TimeRange, page: Page, parse: (text: string) => T, keep: (value: T) => boolean = () => true): T[] {
     const out: T[] = [];
     let skip = page.offset;
     for (const { value } of this.range(prefix, range.fromUs, range.toUs, page, 0)) {
       if (out.length >= page.limit) break;
-      const item = JSON.parse(value.toString()) as T;
+      const item = parse(value.toString());
       if (!keep(item)) continue;
       if (skip > 0) {
         skip--;
@@ -431,31 +402,31 @@ export class AccountHistoryReader {
   }
 
   deposits(accountId: number, range: TimeRange, page: Page): DepositRecord[] {
-    return this.jsonRange<DepositRecord>(['d', accountId], range, page);
+    return this.jsonRange(['d', accountId], range, page, parseDepositValue);
   }
 
   withdrawals(accountId: number, filter: { id?: number; clientId?: string }, range: TimeRange, page: Page): WithdrawalRecord[] {
     if (filter.id !== undefined) {
       const where = this.history.get(['wi', filter.id]);
       if (!where) return [];
-      const [owner, timeUs] = JSON.parse(where.toString()) as [number, number];
+      const { accountId: owner, timeUs } = parseWithdrawalPlace(where.toString());
       if (owner !== accountId || timeUs < range.fromUs || timeUs > range.toUs || page.offset > 0) return [];
       const value = this.history.get(['w', owner, timeUs, filter.id]);
-      const item = value ? (JSON.parse(value.toString()) as WithdrawalRecord) : undefined;
+      const item = value ? parseWithdrawalValue(value.toString()) : undefined;
       return item && (filter.clientId === undefined || item.clientId === filter.clientId) ? [item] : [];
     }
-    return this.jsonRange<WithdrawalRecord>(['w', accountId], range, page, (w) => filter.clientId === undefined || w.clientId === filter.clientId);
+    return this.jsonRange(['w', accountId], range, page, parseWithdrawalValue, (w) => filter.clientId === undefined || w.clientId === filter.clientId);
   }
 
   dust(accountId: number, filter: { id?: number; marketId?: number }, page: Page): DustRecord[] {
-    return this.jsonRange<DustRecord>(['u', accountId], { fromUs: 0, toUs: MAX_ID - 1 }, page,
+    return this.jsonRange(['u', accountId], { fromUs: 0, toUs: MAX_ID - 1 }, page, parseDustValue,
       (d) => (filter.id === undefined || d.id === filter.id) && (filter.marketId === undefined || d.marketId === filter.marketId));
   }
 
   /** The last trade price of a market in ticks, or 0 before its first trade. */
   lastPriceTicks(marketId: number): number {
     const value = this.history.get(['lp', marketId]);
-    return value ? (JSON.parse(value.toString()) as [number, number, number])[0] : 0;
+    return value ? parseLastPriceValue(value.toString()).priceTicks : 0;
   }
 
   /** Every withdrawal not yet confirmed: [id, accountId, timeUs] (the simulated chain's work list). */
@@ -465,7 +436,7 @@ export class AccountHistoryReader {
       const id = key[1] as number;
       const where = this.history.get(['wi', id]);
       if (!where) continue;
-      const [accountId, timeUs] = JSON.parse(where.toString()) as [number, number];
+      const { accountId, timeUs } = parseWithdrawalPlace(where.toString());
       out.push([id, accountId, timeUs]);
     }
     return out;

@@ -5,7 +5,9 @@
 //
 // Layout (two databases in the journal's environment, binary keys ordered big-endian):
 //   market-trades   [marketId u16][tradeId u64]              → TradeValue (48 bytes)
-//   market-candles  [marketId u16][resolution u8][startS u64] → CandleValue (64 bytes)
+//   market-candles  [marketId u16][resolution u8][startS u64] → CandleValue (72 bytes)
+// The values are declared in schemas/exchange.fbs (big-endian (store) structs) and encoded by
+// engine/store/generated/values.ts.
 // Trade ids are per market and contiguous from 1 (the engine's sequence), so "the newest n" and
 // "offset from the newest" are key ranges. Candles keep integers only: prices in ticks, volume in
 // lots, quote volume in tick·lots (× the market's quoteUnitsPerTickLot = quote units), sums as
@@ -29,6 +31,10 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { readTrade, recordFlags, recordType } from '../bus/codec.js';
 import { HeaderFlag, RecordType, type TradeRec } from '../bus/types.js';
+import {
+  CANDLE_VALUE_BYTES, TRADE_VALUE_BYTES, newCandleValue, newTradeValue, readCandleValue, readTradeValue, writeCandleValue,
+  writeTradeValue, type TradeValue,
+} from './generated/values.js';
 
 export const TRADES_DB = 'market-trades';
 export const CANDLES_DB = 'market-candles';
@@ -39,15 +45,8 @@ export const enum CandleResolution {
 }
 export const RESOLUTION_SECONDS = [60, 3600] as const;
 
-export interface TradeEntry {
-  tradeId: number;
-  priceTicks: number;
-  qtyLots: number;
-  timeUs: number;
-  /** The journal sequence of the command that made the trade (readers hide seq > seqDurable). */
-  seq: number;
-  buyerIsMaker: boolean;
-}
+/** One stored trade: the schema's TradeValue. */
+export type TradeEntry = TradeValue;
 
 export interface Candle {
   startS: number;
@@ -59,7 +58,10 @@ export interface Candle {
   /** Σ priceTicks × qtyLots; × quoteUnitsPerTickLot gives quote units. */
   quoteTickLots: bigint;
   tradeCount: number;
-  /** Engine time of the first and last trade in the candle. */
+  /**
+   * Engine time of the first and last trade in the candle. A candle read back from LMDB knows the
+   * last at millisecond precision and the first only to the high half CandleValue stores.
+   */
   firstTimeUs: number;
   lastTimeUs: number;
   /**
@@ -69,10 +71,10 @@ export interface Candle {
   lastSeq: number;
 }
 
-const TRADE_VALUE_BYTES = 48;
-const CANDLE_VALUE_BYTES = 72;
 const TWO_32 = 0x1_0000_0000;
 
+// Keys are written here; the values' layouts are the schema's (TradeValue, CandleValue), through
+// the generated codec.
 function put53(dv: DataView, off: number, value: number): void {
   dv.setUint32(off, Math.floor(value / TWO_32));
   dv.setUint32(off + 4, value >>> 0);
@@ -101,59 +103,56 @@ export function candleKey(marketId: number, resolution: CandleResolution, startS
 
 export function encodeTrade(t: TradeEntry): Buffer {
   const value = Buffer.alloc(TRADE_VALUE_BYTES);
-  const dv = new DataView(value.buffer, value.byteOffset, TRADE_VALUE_BYTES);
-  put53(dv, 0, t.tradeId);
-  put53(dv, 8, t.priceTicks);
-  put53(dv, 16, t.qtyLots);
-  put53(dv, 24, t.timeUs);
-  put53(dv, 32, t.seq);
-  dv.setUint8(40, t.buyerIsMaker ? 1 : 0);
+  writeTradeValue(new DataView(value.buffer, value.byteOffset, TRADE_VALUE_BYTES), 0, t);
   return value;
 }
 
 export function decodeTrade(value: Uint8Array): TradeEntry {
-  const dv = new DataView(value.buffer, value.byteOffset, value.byteLength);
-  return {
-    tradeId: get53(dv, 0),
-    priceTicks: get53(dv, 8),
-    qtyLots: get53(dv, 16),
-    timeUs: get53(dv, 24),
-    seq: get53(dv, 32),
-    buyerIsMaker: dv.getUint8(40) !== 0,
-  };
+  const t = newTradeValue();
+  readTradeValue(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, t);
+  return t;
 }
 
+/** The stored form of a candle, reused by encodeCandle (the journal worker encodes one at a time). */
+const candleValue = newCandleValue();
+
+/**
+ * A candle's stored value: its trade times in milliseconds (the REST trade timestamp's unit), and
+ * of the first trade's time only the high half (see CandleValue in the schema).
+ */
 export function encodeCandle(c: Candle): Buffer {
+  const v = candleValue;
+  v.openTicks = c.openTicks;
+  v.highTicks = c.highTicks;
+  v.lowTicks = c.lowTicks;
+  v.closeTicks = c.closeTicks;
+  v.volumeLots = c.volumeLots;
+  v.quoteTickLots = c.quoteTickLots;
+  v.tradeCount = c.tradeCount;
+  v.firstTimeMsHigh = Math.floor(Math.floor(c.firstTimeUs / 1000) / TWO_32);
+  v.lastTimeMs = Math.floor(c.lastTimeUs / 1000);
+  v.lastSeq = c.lastSeq;
   const value = Buffer.alloc(CANDLE_VALUE_BYTES);
-  const dv = new DataView(value.buffer, value.byteOffset, CANDLE_VALUE_BYTES);
-  put53(dv, 0, c.openTicks);
-  put53(dv, 8, c.highTicks);
-  put53(dv, 16, c.lowTicks);
-  put53(dv, 24, c.closeTicks);
-  dv.setBigUint64(32, c.volumeLots);
-  dv.setBigUint64(40, c.quoteTickLots);
-  dv.setUint32(48, c.tradeCount);
-  put53(dv, 52, Math.floor(c.firstTimeUs / 1000));
-  // First and last trade times at millisecond precision (the REST trade timestamp's unit).
-  put53(dv, 56, Math.floor(c.lastTimeUs / 1000));
-  put53(dv, 64, c.lastSeq);
+  writeCandleValue(new DataView(value.buffer, value.byteOffset, CANDLE_VALUE_BYTES), 0, v);
   return value;
 }
 
+/** A stored candle; its firstTimeUs keeps only the high half the value stores (nothing serves it). */
 export function decodeCandle(startS: number, value: Uint8Array): Candle {
-  const dv = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  const v = newCandleValue();
+  readCandleValue(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, v);
   return {
     startS,
-    openTicks: get53(dv, 0),
-    highTicks: get53(dv, 8),
-    lowTicks: get53(dv, 16),
-    closeTicks: get53(dv, 24),
-    volumeLots: dv.getBigUint64(32),
-    quoteTickLots: dv.getBigUint64(40),
-    tradeCount: dv.getUint32(48),
-    firstTimeUs: get53(dv, 52) * 1000,
-    lastTimeUs: get53(dv, 56) * 1000,
-    lastSeq: get53(dv, 64),
+    openTicks: v.openTicks,
+    highTicks: v.highTicks,
+    lowTicks: v.lowTicks,
+    closeTicks: v.closeTicks,
+    volumeLots: v.volumeLots,
+    quoteTickLots: v.quoteTickLots,
+    tradeCount: v.tradeCount,
+    firstTimeUs: v.firstTimeMsHigh * TWO_32 * 1000,
+    lastTimeUs: v.lastTimeMs * 1000,
+    lastSeq: v.lastSeq,
   };
 }
 

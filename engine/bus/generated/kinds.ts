@@ -383,3 +383,14 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   MarketState: 9,
   FeeRates: 10,
 });
+
+/** WithdrawalStatus: value → name. */
+export const WITHDRAWAL_STATUS_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'pending',
+  1: 'confirmed',
+});
+/** WithdrawalStatus: name → value. */
+export const WITHDRAWAL_STATUS_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  pending: 0,
+  confirmed: 1,
+});

@@ -4,12 +4,16 @@
 
 export { AccountRecord } from './schema/account-record.js';
 export { BalanceRecord } from './schema/balance-record.js';
+export { CandleValue } from './schema/candle-value.js';
 export { CommandKind } from './schema/command-kind.js';
 export { CommandSlot } from './schema/command-slot.js';
+export { DepositValue } from './schema/deposit-value.js';
 export { DepthRecord } from './schema/depth-record.js';
+export { DustValue } from './schema/dust-value.js';
 export { ExpiryReason } from './schema/expiry-reason.js';
 export { FeeRatesRecord } from './schema/fee-rates-record.js';
 export { JournalRecord } from './schema/journal-record.js';
+export { LastPriceValue } from './schema/last-price-value.js';
 export { MarketRecord } from './schema/market-record.js';
 export { MarketStateRecord } from './schema/market-state-record.js';
 export { OrderBookState } from './schema/order-book-state.js';
@@ -27,4 +31,9 @@ export { SlippageToleranceType } from './schema/slippage-tolerance-type.js';
 export { StampedRecord } from './schema/stamped-record.js';
 export { TimeInForce } from './schema/time-in-force.js';
 export { TradeRecord } from './schema/trade-record.js';
+export { TradeValue } from './schema/trade-value.js';
 export { TriggerBy } from './schema/trigger-by.js';
+export { WithdrawalIntent } from './schema/withdrawal-intent.js';
+export { WithdrawalPlace } from './schema/withdrawal-place.js';
+export { WithdrawalStatus } from './schema/withdrawal-status.js';
+export { WithdrawalValue } from './schema/withdrawal-value.js';
