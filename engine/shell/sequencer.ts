@@ -17,7 +17,6 @@ import {
   STAMPED_COMMAND_OFFSET,
   addRecordFlags,
   copyBytes,
-  encodingSink,
   writeCommand,
   writeHeader,
 } from '../bus/codec.js';
@@ -37,7 +36,6 @@ export class Sequencer {
     private readonly outbound: OutboundRing,
     private readonly claim: () => number,
   ) {
-    const out = outbound.view;
     const next = (): number => {
       const s = this.claim();
       if (this.held >= 0) this.outbound.publish(this.held);
@@ -46,7 +44,7 @@ export class Sequencer {
     };
     // Each record is published when the next one is claimed (next), so nothing is left to do
     // once it is written.
-    this.sink = encodingSink(out, next, () => {});
+    this.sink = { view: outbound.view, claim: next, written() {} };
   }
 
   /**
