@@ -558,6 +558,17 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   }
   out += `];
 
+/**
+ * The mutating command kinds, as a type: the engine's dispatch switches over it and ends in a
+ * default that takes \`never\`, so a kind added to the schema without its rule does not compile.
+ */
+export type MutatingCommandKind =
+${commands.filter((v) => v.attrs.mutating).map((v) => `  | CommandKind.${v.name}`).join('\n')};
+
+/** The query kinds, as a type (the same check for the engine's query dispatch). */
+export type QueryCommandKind =
+${commands.filter((v) => v.attrs.query).map((v) => `  | CommandKind.${v.name}`).join('\n')};
+
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
 for (const c of COMMAND_KINDS) MUTATING_BY_KIND[c.kind] = c.mutating ? 1 : 0;
