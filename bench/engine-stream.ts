@@ -28,6 +28,7 @@ import {
   OrderEvent,
   OrderStatus,
   OrderType,
+  RecordType,
   ResultCode,
   SelfTradePrevention,
   Side,
@@ -40,6 +41,7 @@ import {
   type ResultRec,
   type TradeRec,
 } from '../engine/bus/types.js';
+import { SLOT_BYTES, decodeRecord } from '../engine/bus/codec.js';
 
 export const BENCH_ACCOUNTS = 1000;
 export const BENCH_MARKET_ID = 0;
@@ -171,8 +173,9 @@ interface Live {
   priceTicks: number;
 }
 
-/** Watches the generating engine's records: open orders, trades, rejections. */
+/** Watches the generating engine's records, decoded as written: open orders, trades, rejections. */
 class TrackingSink implements RecordSink {
+  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES));
   readonly live = new Map<number, Live>();
   /** Dense list of open ids for uniform random picks (swap-remove). */
   readonly ids: number[] = [];
@@ -181,11 +184,24 @@ class TrackingSink implements RecordSink {
   tradesThisCommand = 0;
   trades = 0;
   rejected = 0;
+  /** The id of the latest Accepted order record. */
+  lastAccepted = 0;
 
-  result(rec: ResultRec): void {
+  claim(): number {
+    return 0;
+  }
+  written(at: number): void {
+    const rec = decodeRecord(this.view, at);
+    if (rec.type === RecordType.Result) this.result(rec);
+    else if (rec.type === RecordType.Order) this.order(rec);
+    else if (rec.type === RecordType.Trade) this.trade(rec);
+  }
+
+  private result(rec: ResultRec): void {
     if (rec.code !== ResultCode.Ok) this.rejected++;
   }
-  order(rec: OrderRec): void {
+  private order(rec: OrderRec): void {
+    if (rec.event === OrderEvent.Accepted) this.lastAccepted = rec.orderId;
     const id = rec.orderId;
     const status = rec.status;
     if (status === OrderStatus.Filled || status === OrderStatus.Cancelled || status === OrderStatus.Expired) {
@@ -202,17 +218,11 @@ class TrackingSink implements RecordSink {
       this.ids.push(id);
     }
   }
-  trade(rec: TradeRec): void {
+  private trade(rec: TradeRec): void {
     this.tradesThisCommand++;
     this.trades++;
     this.lastTradePrice = rec.priceTicks;
   }
-  balance(): void {}
-  depth(): void {}
-  account(): void {}
-  market(): void {}
-  marketState(): void {}
-  feeRates(): void {}
 
   private remove(id: number): void {
     const p = this.pos.get(id);
@@ -263,21 +273,6 @@ export function generateStream(seed: number, ops: number, config: EngineConfig =
   };
   // The id of each place is read from the generating engine's Accepted record, which keeps this
   // file independent of how ids are made.
-  let lastAccepted = 0;
-  const idSink: RecordSink = {
-    result: (r) => sink.result(r),
-    order: (r) => {
-      if (r.event === OrderEvent.Accepted) lastAccepted = r.orderId;
-      sink.order(r);
-    },
-    trade: (r) => sink.trade(r),
-    balance() {},
-    depth() {},
-    account() {},
-    market() {},
-    marketState() {},
-    feeRates() {},
-  };
   const cmd = baseCommand();
   const emit = (op: number): void => {
     const i = s.count++;
@@ -290,9 +285,9 @@ export function generateStream(seed: number, ops: number, config: EngineConfig =
     s.qtyLots[i] = cmd.qtyLots;
     sink.tradesThisCommand = 0;
     const rejectedBefore = sink.rejected;
-    lastAccepted = 0;
-    ex.apply(cmd, ++seq, seq, idSink);
-    s.orderId[i] = cmd.kind === CommandKind.PlaceOrder ? lastAccepted : cmd.orderId;
+    sink.lastAccepted = 0;
+    ex.apply(cmd, ++seq, seq, sink);
+    s.orderId[i] = cmd.kind === CommandKind.PlaceOrder ? sink.lastAccepted : cmd.orderId;
     if (sink.rejected !== rejectedBefore) s.rejected++;
     if (sink.tradesThisCommand > 0) {
       s.traded[i] = 1;

@@ -1,6 +1,6 @@
 // engineCoreOnly: the matching engine core alone, one thread, against nodejs-order-book.
 //
-//   typed-array stream ──decode──► Command ──Exchange.apply──► RecordSink ──write*()──► 1,024 × 256 B slots
+//   typed-array stream ──decode──► Command ──Exchange.apply──► emit*() ──► RecordSink: 1,024 × 256 B slots
 //   (generated ahead,    (reused)            (balances, ids,    (encodes EVERY record with the codec,
 //    bench/engine-stream.ts)                  depth, trades)     like the outbound ring, no consumer)
 //
@@ -33,35 +33,16 @@
 import { OrderBook, Side as LibSide } from 'nodejs-order-book';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import {
-  SLOT_BYTES,
-  writeAccount,
-  writeBalance,
-  writeDepth,
-  writeMarket,
-  writeMarketState,
-  writeFeeRates,
-  writeOrder,
-  writeResult,
-  writeTrade,
-} from '../engine/bus/codec.js';
+import { SLOT_BYTES, decodeRecord, recordType } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
 import {
   CommandKind,
   OrderEvent,
+  RecordType,
   Side,
   TimeInForce,
-  type AccountRec,
-  type BalanceRec,
-  type DepthRec,
   type EngineConfig,
-  type MarketRec,
-  type MarketStateRec,
-  type FeeRatesRec,
-  type OrderRec,
   type RecordSink,
-  type ResultRec,
-  type TradeRec,
 } from '../engine/bus/types.js';
 import { ModelExchange } from '../test/helpers/engine-model.js';
 import { modelStateHash } from './engine-model-hash.js';
@@ -86,43 +67,35 @@ const BOOK_ORDERS = Number(process.env.ENGINE_BENCH_BOOK_ORDERS ?? 1_000_000);
 const SEED = 20240601;
 const SINK_SLOTS = 1024;
 
-/** Encodes every record into the next of SINK_SLOTS ring-slot-sized places, as the shell would. */
+/** Takes every record into the next of SINK_SLOTS ring-slot-sized places, as the shell would. */
 class EncodingSink implements RecordSink {
-  readonly bytes = new Uint8Array(SLOT_BYTES * SINK_SLOTS);
-  private readonly dv = new DataView(this.bytes.buffer);
+  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES * SINK_SLOTS));
   private off = 0;
   records = 0;
   trades = 0;
 
-  private next(): number {
+  claim(): number {
     const off = this.off;
     this.off = (off + SLOT_BYTES) % (SLOT_BYTES * SINK_SLOTS);
     this.records++;
     return off;
   }
-  result(r: ResultRec): void { writeResult(this.dv, this.next(), r); }
-  order(r: OrderRec): void { writeOrder(this.dv, this.next(), r); }
-  trade(r: TradeRec): void { writeTrade(this.dv, this.next(), r); this.trades++; }
-  balance(r: BalanceRec): void { writeBalance(this.dv, this.next(), r); }
-  depth(r: DepthRec): void { writeDepth(this.dv, this.next(), r); }
-  account(r: AccountRec): void { writeAccount(this.dv, this.next(), r); }
-  market(r: MarketRec): void { writeMarket(this.dv, this.next(), r); }
-  marketState(r: MarketStateRec): void { writeMarketState(this.dv, this.next(), r); }
-  feeRates(r: FeeRatesRec): void { writeFeeRates(this.dv, this.next(), r); }
+  written(at: number): void {
+    if (recordType(this.view, at) === RecordType.Trade) this.trades++;
+  }
 }
 
 /** Collects the order ids the setup's places get (Accepted records), for the library's id map. */
 class AcceptedIds implements RecordSink {
   readonly ids: number[] = [];
-  result(): void {}
-  order(r: OrderRec): void { if (r.event === OrderEvent.Accepted) this.ids.push(r.orderId); }
-  trade(): void {}
-  balance(): void {}
-  depth(): void {}
-  account(): void {}
-  market(): void {}
-  marketState(): void {}
-  feeRates(): void {}
+  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES));
+  claim(): number {
+    return 0;
+  }
+  written(at: number): void {
+    const r = decodeRecord(this.view, at);
+    if (r.type === RecordType.Order && r.event === OrderEvent.Accepted) this.ids.push(r.orderId);
+  }
 }
 
 function gc(): void {

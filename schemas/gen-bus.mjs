@@ -2,11 +2,11 @@
 // side, declared once in the schema (its structs, enums and kind-table attributes).
 //
 // - records.ts: the plain in-memory forms of the structs (Command, RecordHeaderFields, XRec), the
-//   RecordSink interface, newCommand and resetCommand.
+//   RecordSink byte destination and the OutputRec union, newCommand and resetCommand.
 // - codec.ts: the monomorphic DataView codec (newXRec, writeX, readX, the header accessors) with
 //   every field offset a literal constant, computed here with FlatBuffers' struct layout rule
 //   (each field aligned to its own size, the struct padded to its widest field); the size and
-//   offset constants.
+//   offset constants; emitX (encode an engine output into a RecordSink) and decodeRecord.
 // - kinds.ts: the command table (mutating or query, answer records, wire names), the size tables,
 //   the enum name tables and the scratch set of records.
 //
@@ -261,6 +261,32 @@ function zeroOf(m) {
   return '0';
 }
 
+/**
+ * The byte destination the engine core writes its outputs into, and the union of those outputs.
+ * It names no record kind: a new record type needs no change to any sink.
+ */
+function genSinkInterface(model) {
+  const outputs = model.recs.filter((l) => l.record.sink);
+  return `/**
+ * Where the engine core writes its outputs: a byte destination. For each record the core calls
+ * claim() for the offset in \`view\` where the record goes (room for one ring slot there),
+ * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
+ * written(offset). A sink that wants the record as an object decodes it (decodeRecord); one that
+ * needs nothing after the write has an empty written().
+ */
+export interface RecordSink {
+  readonly view: DataView;
+  claim(): number;
+  written(offset: number): void;
+}
+
+/** Every record the engine core writes, told apart by its header's type. */
+export type OutputRec =
+${outputs.map((l) => `  | (${l.iface} & { type: RecordType.${l.record.type} })`).join('\n')};
+
+`;
+}
+
 function genRecords(model) {
   const enumTypes = [...model.schema.enums.keys()].filter((e) => [...model.parts, ...model.recs]
     .some((l) => l.members.some((m) => m.tsType === e)));
@@ -270,11 +296,7 @@ function genRecords(model) {
   out += `import type {\n${enumTypes.map((e) => `  ${e},\n`).join('')}} from '../../../schemas/generated/exchange/schema.js';\n\n`;
   out += 'export const KEY_BYTES = 32;\n\n';
   for (const l of [...model.parts, ...model.recs]) out += genInterface(model, l) + '\n';
-  out += '/**\n * Where the engine core writes its outputs: one method per record type with a sink in the\n'
-    + ' * schema. The core fills one reused record object per kind and passes it; a sink copies what it\n'
-    + ' * needs before returning. The header fields are set by the core from the command being applied.\n */\n';
-  out += `export interface RecordSink {\n${model.recs.filter((l) => l.record.sink)
-    .map((l) => `  ${l.record.sink}(rec: ${l.iface}): void;\n`).join('')}}\n\n`;
+  out += genSinkInterface(model);
   out += `export function newCommand(): Command {\n  return {\n${cmd.members.map((m) => `    ${m.prop}: ${zeroOf(m)},\n`).join('')}  };\n}\n\n`;
   out += '/** Sets every field of `cmd` back to newCommand()\'s values, in place (the key bytes to zero). */\n';
   out += `export function resetCommand(cmd: Command): void {\n${cmd.members
@@ -430,20 +452,37 @@ function genConstants(model) {
   return out;
 }
 
-/** The RecordSink that encodes: one method per sink, each the record's own writer. */
-function genEncodingSink(model) {
-  const sinks = model.recs.filter((l) => l.record.sink);
-  return `/**
- * A RecordSink that encodes each record into \`view\` at the offset \`claim()\` returns, then calls
- * \`done\` with that offset. Each method calls its own record's writer, so every writer stays
- * monomorphic.
+/**
+ * The emitters, one per engine output: claim a place in the sink, encode there, tell the sink.
+ * Each calls its own record's writer, so every writer stays monomorphic. Then the decoder by
+ * type, for sinks that want objects back.
  */
-export function encodingSink(view: DataView, claim: () => number, done: (offset: number) => void): RecordSink {
-  return {
-${sinks.map((l) => `    ${l.record.sink}(rec) {\n      const at = claim();\n      write${l.stem}(view, at, rec);\n      done(at);\n    },\n`).join('')}  };
+function genEmitters(model) {
+  const outputs = model.recs.filter((l) => l.record.sink);
+  let out = '';
+  for (const l of outputs) {
+    out += `/** Encodes \`r\` into the place \`sink\` claims, then reports the place written. */
+export function emit${l.stem}(sink: RecordSink, r: ${l.iface}): void {
+  const at = sink.claim();
+  write${l.stem}(sink.view, at, r);
+  sink.written(at);
 }
 
 `;
+  }
+  out += `/**
+ * Decodes the engine output at \`off\` into a new object of its type (allocates; not for the hot
+ * path). Throws a RangeError for a type the engine does not write.
+ */
+export function decodeRecord(dv: DataView, off: number): OutputRec {
+  switch (recordType(dv, off)) {
+${outputs.map((l) => `    case ${l.record.value} /* RecordType.${l.record.type} */: {\n      const r = new${l.stem}Rec();\n      read${l.stem}(dv, off, r);\n      return r as OutputRec;\n    }\n`).join('')}    default:
+      throw new RangeError(\`codec: record type \${recordType(dv, off)} at \${off} is not an engine output\`);
+  }
+}
+
+`;
+  return out;
 }
 
 function genCodec(model) {
@@ -458,7 +497,8 @@ import type { RecordType } from '../../../schemas/generated/exchange/schema.js';
 import { badField, badInt, getI64, getKey, put64, setKey } from '../codec-primitives.js';
 import { KEY_BYTES, newCommand } from './records.js';
 import type {
-${ifaces.map((i) => `  ${i},\n`).join('')}  RecordSink,
+${ifaces.map((i) => `  ${i},\n`).join('')}  OutputRec,
+  RecordSink,
 } from './records.js';
 
 `;
@@ -472,8 +512,8 @@ ${ifaces.map((i) => `  ${i},\n`).join('')}  RecordSink,
     out += `\n// ---------------------------------------------------------------------------------------------\n// ${l.name}\n\n`;
     out += genNewRec(model, l) + '\n' + genWriter(model, l) + '\n' + genReader(model, l);
   }
-  out += '\n// ---------------------------------------------------------------------------------------------\n// The encoding RecordSink\n\n';
-  return out + genEncodingSink(model).replace(/\n+$/, '\n');
+  out += '\n// ---------------------------------------------------------------------------------------------\n// Into a RecordSink, and back\n\n';
+  return out + genEmitters(model).replace(/\n+$/, '\n');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -519,6 +559,17 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
     out += `  { kind: ${v.value}, name: '${v.name}', mutating: ${Boolean(v.attrs.mutating)}, answer: [${answer.join(', ')}], wire: ${JSON.stringify(v.attrs.wire ?? '')} },\n`;
   }
   out += `];
+
+/**
+ * The mutating command kinds, as a type: the engine's dispatch switches over it and ends in a
+ * default that takes \`never\`, so a kind added to the schema without its rule does not compile.
+ */
+export type MutatingCommandKind =
+${commands.filter((v) => v.attrs.mutating).map((v) => `  | CommandKind.${v.name}`).join('\n')};
+
+/** The query kinds, as a type (the same check for the engine's query dispatch). */
+export type QueryCommandKind =
+${commands.filter((v) => v.attrs.query).map((v) => `  | CommandKind.${v.name}`).join('\n')};
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);

@@ -8,11 +8,12 @@
 import { describe, expect, it } from 'vitest';
 import { Exchange } from '../engine/core/exchange.js';
 import type { RecordSink } from '../engine/bus/types.js';
+import { SLOT_BYTES } from '../engine/bus/codec.js';
 import { modelStateHash } from '../bench/engine-model-hash.js';
 import { Op, benchConfig, decodeCommand, generateStream, newStreamCommand } from '../bench/engine-stream.js';
 import { ModelExchange } from './helpers/engine-model.js';
 
-const NOWHERE: RecordSink = { result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {} };
+const NOWHERE: RecordSink = { view: new DataView(new ArrayBuffer(SLOT_BYTES)), claim: () => 0, written() {} };
 
 describe('engine benchmark stream', () => {
   it('has the intended mix, trades, and no rejected commands', () => {

@@ -2,8 +2,9 @@
 //
 // Each interface mirrors one FlatBuffers struct field for field (camelCase names, 64-bit fields as
 // JavaScript numbers inside the safe-integer range). engine/bus/codec.ts moves them to and from ring
-// and journal bytes; the engine core reads a Command and writes records through a RecordSink,
-// reusing one object of each kind, so the hot path allocates nothing.
+// and journal bytes; the engine core reads a Command and encodes each record it writes straight
+// into a RecordSink's bytes (a byte destination that names no record kind), reusing one object
+// of each kind, so the hot path allocates nothing.
 //
 // Units are in the names: *Ticks are price ticks, *Lots quantity lots, *Units smallest units of an
 // asset, *Us engine microseconds.

@@ -16,7 +16,7 @@
 // beside operator.ts (market states, fee rates), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
-import { CommandKind, ResultCode, type Command, type EngineConfig, type RecordSink } from '../bus/types.js';
+import { CommandKind, ResultCode, type Command, type EngineConfig, type MutatingCommandKind, type RecordSink } from '../bus/types.js';
 import { assert } from './assert.js';
 import { cancelAll, cancelOrder } from './book/cancel.js';
 import { activateOrder } from './book/matching.js';
@@ -24,7 +24,7 @@ import { placeOrder } from './book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from './funds/capital.js';
 import { validateState } from './invariants.js';
 import { setFeeRates, setMarketState } from './operator.js';
-import { runQuery } from './queries.js';
+import { refuseUnknownKind, runQuery } from './queries.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
@@ -55,7 +55,11 @@ export class Exchange {
     s.lastTimeUs = timeUs;
     s.out.begin(out, seq, timeUs);
     this.runDueTimers(timeUs);
-    switch (cmd.kind) {
+    // Below FIRST_QUERY_KIND every kind of the schema is mutating; any other number (a slot no
+    // front should have sent) reaches the default, whose `never` makes a schema kind without its
+    // case here a compile error.
+    const kind = cmd.kind as MutatingCommandKind;
+    switch (kind) {
       case CommandKind.CreateAccount:
         return createAccount(s, cmd);
       case CommandKind.Deposit:
@@ -85,7 +89,7 @@ export class Exchange {
       case CommandKind.ConfirmWithdrawal:
         return confirmWithdrawal(s, cmd);
       default:
-        s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+        return refuseUnknownKind(s, cmd, kind);
     }
   }
 

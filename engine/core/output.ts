@@ -1,15 +1,16 @@
-// Writes the core's outputs through the RecordSink, one reused record object per kind.
+// Writes the core's outputs into the RecordSink, one reused record object per kind.
 //
-// The sink copies what it needs before returning (see RecordSink), so the hot path fills the
-// same seven objects over and over and allocates nothing. Every record's header gets the seq and
+// Each record is filled here and encoded into the sink's bytes by its generated emitter (emitX),
+// so the hot path fills the same objects over and over and allocates nothing, and a sink is only
+// a place for bytes: it names no record kind. Every record's header gets the seq and
 // engine time of the apply in progress (set by begin), its addressing (a request's
 // frontId/requestId, or FRONT_ID_NONE and 0 for a stream event) and its flags.
 //
 // Why each writer stores its own header fields rather than calling one shared stamp(): V8 keys a
-// property store's inline cache on the object's hidden class, and the seven records have seven
-// classes, so one shared function would see them all and go megamorphic (a slow generic store
-// per field). Written out per kind, every store site sees exactly one class. For the same reason
-// the records are plain literals, header first, with no spread.
+// property store's inline cache on the object's hidden class, and each record kind has its own
+// class, so one shared function would see them all and go megamorphic (a slow generic store per
+// field). Written out per kind, every store site sees exactly one class. For the same reason the
+// records come from the generated newXRec(), plain literals with the header first and no spread.
 
 import {
   FRONT_ID_NONE,
@@ -19,21 +20,32 @@ import {
   OrderType,
   RecordType,
   Side,
-  type AccountRec,
-  type BalanceRec,
-  type DepthRec,
   type ExpiryReason,
-  type MarketRec,
-  type OrderRec,
   type OrderStatus,
   type RecordSink,
   type ResultCode,
-  type ResultRec,
-  type TradeRec,
-  // Order book states and fee rates
-  type MarketStateRec,
-  type FeeRatesRec,
 } from '../bus/types.js';
+import {
+  SLOT_BYTES,
+  emitAccount,
+  emitBalance,
+  emitDepth,
+  emitFeeRates,
+  emitMarket,
+  emitMarketState,
+  emitOrder,
+  emitResult,
+  emitTrade,
+  newAccountRec,
+  newBalanceRec,
+  newDepthRec,
+  newFeeRatesRec,
+  newMarketRec,
+  newMarketStateRec,
+  newOrderRec,
+  newResultRec,
+  newTradeRec,
+} from '../bus/codec.js';
 import type { Accounts } from './funds/accounts.js';
 import { assert } from './assert.js';
 import type { Book } from './book/book.js';
@@ -41,61 +53,22 @@ import type { Catalog } from './catalog.js';
 import type { Ledger } from './funds/ledger.js';
 import type { OrderPool } from './book/orders.js';
 
-/** A sink that drops everything; the output before the first apply. */
-const NOWHERE: RecordSink = {
-  result() {},
-  order() {},
-  trade() {},
-  balance() {},
-  depth() {},
-  account() {},
-  market() {},
-  marketState() {},
-  feeRates() {},
-};
+/** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
+const NOWHERE: RecordSink = { view: new DataView(new ArrayBuffer(SLOT_BYTES)), claim: () => 0, written() {} };
 
 export class Output {
   private sink: RecordSink = NOWHERE;
   private seq = 0;
   private timeUs = 0;
-  private readonly resultRec: ResultRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Result, flags: 0, value: 0, code: 0,
-  };
-  private readonly orderRec: OrderRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Order, flags: 0,
-    orderId: 0, priceTicks: 0, qtyLots: 0, quoteQtyUnits: 0, executedQtyLots: 0,
-    executedQuoteUnits: 0, lastFillQtyLots: 0, lastFillPriceTicks: 0, tradeId: 0, feeUnits: 0,
-    createdAtUs: 0, accountId: 0, clientId: 0, marketId: 0, feeAssetId: 0, event: 0, side: 0,
-    orderType: 0, timeInForce: 0, selfTradePrevention: 0, status: 0, expiryReason: 0, orderFlags: 0,
-  };
-  private readonly tradeRec: TradeRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Trade, flags: 0,
-    tradeId: 0, priceTicks: 0, qtyLots: 0, buyerOrderId: 0, sellerOrderId: 0, marketId: 0, buyerIsMaker: false,
-  };
-  private readonly balanceRec: BalanceRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Balance, flags: 0,
-    availableUnits: 0, lockedUnits: 0, accountId: 0, assetId: 0,
-  };
-  private readonly depthRec: DepthRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Depth, flags: 0,
-    priceTicks: 0, qtyLots: 0, updateId: 0, marketId: 0, side: 0,
-  };
-  private readonly accountRec: AccountRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Account, flags: 0,
-    key: new Uint8Array(32), accountId: 0,
-  };
-  private readonly marketRec: MarketRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.Market, flags: 0,
-    updateId: 0, lastTradeId: 0, marketId: 0,
-  };
-
-  // Order book states and fee rates
-  private readonly marketStateRec: MarketStateRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.MarketState, flags: 0, marketId: 0, state: 0,
-  };
-  private readonly feeRatesRec: FeeRatesRec = {
-    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.FeeRates, flags: 0, accountId: 0, makerFeeBps: 0, takerFeeBps: 0,
-  };
+  private readonly resultRec = newResultRec();
+  private readonly orderRec = newOrderRec();
+  private readonly tradeRec = newTradeRec();
+  private readonly balanceRec = newBalanceRec();
+  private readonly depthRec = newDepthRec();
+  private readonly accountRec = newAccountRec();
+  private readonly marketRec = newMarketRec();
+  private readonly marketStateRec = newMarketStateRec();
+  private readonly feeRatesRec = newFeeRatesRec();
 
   constructor(
     private readonly catalog: Catalog,
@@ -127,7 +100,7 @@ export class Output {
     rec.flags = HeaderFlag.Last;
     rec.code = code;
     rec.value = value;
-    this.sink.result(rec);
+    emitResult(this.sink, rec);
   }
 
   /** An order record without fill details: an Accepted/Cancelled/Expired event or a state row. */
@@ -141,7 +114,7 @@ export class Output {
     rec.requestId = requestId;
     rec.type = RecordType.Order;
     rec.flags = flags;
-    this.sink.order(rec);
+    emitOrder(this.sink, rec);
   }
 
   /** An orderFill event (always a stream event); feeUnits is the fee of this fill, in the asset received. */
@@ -160,7 +133,7 @@ export class Output {
     rec.requestId = 0;
     rec.type = RecordType.Order;
     rec.flags = 0;
-    this.sink.order(rec);
+    emitOrder(this.sink, rec);
   }
 
   private fillOrder(slot: number, event: OrderEvent, status: OrderStatus, expiryReason: ExpiryReason): void {
@@ -211,7 +184,7 @@ export class Output {
     rec.sellerOrderId = sellerOrderId;
     rec.marketId = this.catalog.markets[marketIndex].marketId;
     rec.buyerIsMaker = buyerIsMaker;
-    this.sink.trade(rec);
+    emitTrade(this.sink, rec);
   }
 
   balance(accountId: number, assetIndex: number, frontId: number, requestId: number): void {
@@ -227,7 +200,7 @@ export class Output {
     rec.lockedUnits = this.ledger.lockedUnits(accountId, assetIndex);
     rec.accountId = accountId;
     rec.assetId = this.catalog.assetIdOf[assetIndex];
-    this.sink.balance(rec);
+    emitBalance(this.sink, rec);
   }
 
   depth(marketIndex: number, side: Side, priceTicks: number, qtyLots: number, updateId: number, frontId: number, requestId: number): void {
@@ -244,7 +217,7 @@ export class Output {
     rec.updateId = updateId;
     rec.marketId = this.catalog.markets[marketIndex].marketId;
     rec.side = side;
-    this.sink.depth(rec);
+    emitDepth(this.sink, rec);
   }
 
   account(accountId: number, frontId: number, requestId: number): void {
@@ -258,7 +231,7 @@ export class Output {
     rec.flags = 0;
     rec.key.set(this.accounts.keyOf(accountId));
     rec.accountId = accountId;
-    this.sink.account(rec);
+    emitAccount(this.sink, rec);
   }
 
   market(book: Book, frontId: number, requestId: number): void {
@@ -273,7 +246,7 @@ export class Output {
     rec.updateId = book.updateId;
     rec.lastTradeId = book.lastTradeId;
     rec.marketId = this.catalog.markets[book.marketIndex].marketId;
-    this.sink.market(rec);
+    emitMarket(this.sink, rec);
   }
 
   // Order book states and fee rates
@@ -288,7 +261,7 @@ export class Output {
     rec.flags = 0;
     rec.marketId = this.catalog.markets[book.marketIndex].marketId;
     rec.state = book.orderBookState;
-    this.sink.marketState(rec);
+    emitMarketState(this.sink, rec);
   }
 
   feeRates(accountId: number, frontId: number, requestId: number, flags: number): void {
@@ -303,6 +276,6 @@ export class Output {
     rec.accountId = accountId;
     rec.makerFeeBps = this.accounts.makerFeeBps[accountId];
     rec.takerFeeBps = this.accounts.takerFeeBps[accountId];
-    this.sink.feeRates(rec);
+    emitFeeRates(this.sink, rec);
   }
 }

@@ -4,15 +4,26 @@
 // engine time forward) and writes only records addressed to the request, closed by one record
 // flagged Last. A pending order shows as New: it is open and its funds are locked.
 
-import { CommandFlag, CommandKind, ExpiryReason, HeaderFlag, OrderEvent, ResultCode, type Command } from '../bus/types.js';
+import { CommandFlag, CommandKind, ExpiryReason, HeaderFlag, OrderEvent, ResultCode, type Command, type QueryCommandKind } from '../bus/types.js';
 import { MARKET_ID_ALL } from './catalog.js';
 import type { BookSide } from './book/book.js';
 import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
 
+/**
+ * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
+ * exchange.ts and runQuery pass their kind here from the default branch, where it is typed
+ * `never`, so a schema kind without its case is a compile error.
+ */
+export function refuseUnknownKind(s: EngineState, cmd: Command, _kind: never): void {
+  s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+}
+
+/** Answers a query (kind 64 and up). */
 export function runQuery(s: EngineState, cmd: Command): void {
-  switch (cmd.kind) {
+  const kind = cmd.kind as QueryCommandKind;
+  switch (kind) {
     case CommandKind.QueryBalances:
       return queryBalances(s, cmd);
     case CommandKind.QueryOpenOrders:
@@ -25,7 +36,7 @@ export function runQuery(s: EngineState, cmd: Command): void {
     case CommandKind.QueryFeeRates:
       return queryFeeRates(s, cmd);
     default:
-      s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+      return refuseUnknownKind(s, cmd, kind);
   }
 }
 

@@ -53,7 +53,6 @@ import {
   JOURNAL_RECORD_BYTES,
   SLOT_BYTES,
   newStampedRec,
-  encodingSink,
   readStamped,
 } from '../bus/codec.js';
 import { MarketKind, type EngineConfig, type RecordSink } from '../bus/types.js';
@@ -160,11 +159,14 @@ export function snapshotFile(exchange: Exchange, seq: number, timeUs: number, co
 /** Folds every output written to its sink into the output digest, encoded as the ring holds it. */
 export class DigestSink {
   digest = DIGEST_SEED;
-  private readonly scratch = new DataView(new ArrayBuffer(SLOT_BYTES));
-  /** Encodes each output at offset 0 of the scratch slot and folds it in. */
-  readonly sink: RecordSink = encodingSink(this.scratch, () => 0, () => {
-    this.digest = digestRecord(this.scratch, 0, this.digest);
-  });
+  /** Each output is encoded at offset 0 of one scratch slot and folded in once written. */
+  readonly sink: RecordSink = {
+    view: new DataView(new ArrayBuffer(SLOT_BYTES)),
+    claim: () => 0,
+    written: (at) => {
+      this.digest = digestRecord(this.sink.view, at, this.digest);
+    },
+  };
   begin(): void {
     this.digest = DIGEST_SEED;
   }

@@ -17,7 +17,9 @@ import {
   STAMPED_COMMAND_OFFSET,
   addRecordFlags,
   copyBytes,
-  encodingSink,
+  newResultRec,
+  readResult,
+  recordType,
   writeCommand,
   writeHeader,
 } from '../bus/codec.js';
@@ -49,7 +51,6 @@ export class Sequencer {
     private readonly claim: () => number,
     private readonly metrics: SharedMetrics | null = null,
   ) {
-    const out = outbound.view;
     const next = (): number => {
       const s = this.claim();
       if (this.held >= 0) this.outbound.publish(this.held);
@@ -59,14 +60,18 @@ export class Sequencer {
     // Each record is published when the next one is claimed (next), so nothing is left to do
     // once it is written. The command's first Result record is its result code for the metrics
     // (a command without one was accepted).
-    const sink = encodingSink(out, next, () => {});
-    const writeResultRecord = sink.result;
-    sink.result = (rec) => {
-      if (!this.resultSeen) this.resultCode = rec.code;
-      this.resultSeen = true;
-      writeResultRecord(rec);
+    const view = outbound.view;
+    const result = newResultRec();
+    this.sink = {
+      view,
+      claim: next,
+      written: (offset: number) => {
+        if (this.resultSeen || recordType(view, offset) !== RecordType.Result) return;
+        readResult(view, offset, result);
+        this.resultCode = result.code;
+        this.resultSeen = true;
+      },
     };
-    this.sink = sink;
   }
 
   /**

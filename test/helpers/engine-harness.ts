@@ -15,30 +15,18 @@ import {
   Side,
   TimeInForce,
   newCommand,
-  type AccountRec,
-  type BalanceRec,
   type Command,
-  type DepthRec,
   type EngineConfig,
-  type MarketRec,
-  type MarketStateRec,
-  type FeeRatesRec,
+  type DepthRec,
   type OrderRec,
-  type RecordSink,
+  type OutputRec,
   type ResultRec,
   type TradeRec,
+  type RecordSink,
 } from '../../engine/bus/types.js';
+import { SLOT_BYTES, decodeRecord } from '../../engine/bus/codec.js';
 
-export type Rec =
-  | (ResultRec & { type: RecordType.Result })
-  | (OrderRec & { type: RecordType.Order })
-  | (TradeRec & { type: RecordType.Trade })
-  | (BalanceRec & { type: RecordType.Balance })
-  | (DepthRec & { type: RecordType.Depth })
-  | (AccountRec & { type: RecordType.Account })
-  | (MarketRec & { type: RecordType.Market })
-  | (MarketStateRec & { type: RecordType.MarketState })
-  | (FeeRatesRec & { type: RecordType.FeeRates });
+export type Rec = OutputRec;
 
 export const QUOTE = 0; // asset id of the quote asset (USDC-like)
 export const BASE = 1; // base asset of market 0
@@ -175,35 +163,15 @@ export const cmd = {
   },
 };
 
-/** A sink that keeps a copy of every record (the core reuses its record objects). */
+/** A sink that decodes every record written into it back to an object, in order. */
 export class CollectingSink implements RecordSink {
   records: Rec[] = [];
-  result(rec: ResultRec): void {
-    this.records.push({ ...rec } as Rec);
+  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES));
+  claim(): number {
+    return 0;
   }
-  order(rec: OrderRec): void {
-    this.records.push({ ...rec } as Rec);
-  }
-  trade(rec: TradeRec): void {
-    this.records.push({ ...rec } as Rec);
-  }
-  balance(rec: BalanceRec): void {
-    this.records.push({ ...rec } as Rec);
-  }
-  depth(rec: DepthRec): void {
-    this.records.push({ ...rec } as Rec);
-  }
-  account(rec: AccountRec): void {
-    this.records.push({ ...rec, key: rec.key.slice() } as Rec);
-  }
-  market(rec: MarketRec): void {
-    this.records.push({ ...rec } as Rec);
-  }
-  marketState(rec: MarketStateRec): void {
-    this.records.push({ ...rec } as Rec);
-  }
-  feeRates(rec: FeeRatesRec): void {
-    this.records.push({ ...rec } as Rec);
+  written(offset: number): void {
+    this.records.push(decodeRecord(this.view, offset));
   }
 }
 

@@ -22,6 +22,7 @@ import type {
   MarketRec,
   MarketStateRec,
   FeeRatesRec,
+  OutputRec,
   RecordSink,
 } from './records.js';
 
@@ -702,59 +703,123 @@ export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The encoding RecordSink
+// Into a RecordSink, and back
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitResult(sink: RecordSink, r: ResultRec): void {
+  const at = sink.claim();
+  writeResult(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitOrder(sink: RecordSink, r: OrderRec): void {
+  const at = sink.claim();
+  writeOrder(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitTrade(sink: RecordSink, r: TradeRec): void {
+  const at = sink.claim();
+  writeTrade(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitBalance(sink: RecordSink, r: BalanceRec): void {
+  const at = sink.claim();
+  writeBalance(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitDepth(sink: RecordSink, r: DepthRec): void {
+  const at = sink.claim();
+  writeDepth(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitAccount(sink: RecordSink, r: AccountRec): void {
+  const at = sink.claim();
+  writeAccount(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitMarket(sink: RecordSink, r: MarketRec): void {
+  const at = sink.claim();
+  writeMarket(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitMarketState(sink: RecordSink, r: MarketStateRec): void {
+  const at = sink.claim();
+  writeMarketState(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitFeeRates(sink: RecordSink, r: FeeRatesRec): void {
+  const at = sink.claim();
+  writeFeeRates(sink.view, at, r);
+  sink.written(at);
+}
 
 /**
- * A RecordSink that encodes each record into `view` at the offset `claim()` returns, then calls
- * `done` with that offset. Each method calls its own record's writer, so every writer stays
- * monomorphic.
+ * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
+ * path). Throws a RangeError for a type the engine does not write.
  */
-export function encodingSink(view: DataView, claim: () => number, done: (offset: number) => void): RecordSink {
-  return {
-    result(rec) {
-      const at = claim();
-      writeResult(view, at, rec);
-      done(at);
-    },
-    order(rec) {
-      const at = claim();
-      writeOrder(view, at, rec);
-      done(at);
-    },
-    trade(rec) {
-      const at = claim();
-      writeTrade(view, at, rec);
-      done(at);
-    },
-    balance(rec) {
-      const at = claim();
-      writeBalance(view, at, rec);
-      done(at);
-    },
-    depth(rec) {
-      const at = claim();
-      writeDepth(view, at, rec);
-      done(at);
-    },
-    account(rec) {
-      const at = claim();
-      writeAccount(view, at, rec);
-      done(at);
-    },
-    market(rec) {
-      const at = claim();
-      writeMarket(view, at, rec);
-      done(at);
-    },
-    marketState(rec) {
-      const at = claim();
-      writeMarketState(view, at, rec);
-      done(at);
-    },
-    feeRates(rec) {
-      const at = claim();
-      writeFeeRates(view, at, rec);
-      done(at);
-    },
-  };
+export function decodeRecord(dv: DataView, off: number): OutputRec {
+  switch (recordType(dv, off)) {
+    case 2 /* RecordType.Result */: {
+      const r = newResultRec();
+      readResult(dv, off, r);
+      return r as OutputRec;
+    }
+    case 3 /* RecordType.Order */: {
+      const r = newOrderRec();
+      readOrder(dv, off, r);
+      return r as OutputRec;
+    }
+    case 4 /* RecordType.Trade */: {
+      const r = newTradeRec();
+      readTrade(dv, off, r);
+      return r as OutputRec;
+    }
+    case 5 /* RecordType.Balance */: {
+      const r = newBalanceRec();
+      readBalance(dv, off, r);
+      return r as OutputRec;
+    }
+    case 6 /* RecordType.Depth */: {
+      const r = newDepthRec();
+      readDepth(dv, off, r);
+      return r as OutputRec;
+    }
+    case 7 /* RecordType.Account */: {
+      const r = newAccountRec();
+      readAccount(dv, off, r);
+      return r as OutputRec;
+    }
+    case 8 /* RecordType.Market */: {
+      const r = newMarketRec();
+      readMarket(dv, off, r);
+      return r as OutputRec;
+    }
+    case 9 /* RecordType.MarketState */: {
+      const r = newMarketStateRec();
+      readMarketState(dv, off, r);
+      return r as OutputRec;
+    }
+    case 10 /* RecordType.FeeRates */: {
+      const r = newFeeRatesRec();
+      readFeeRates(dv, off, r);
+      return r as OutputRec;
+    }
+    default:
+      throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
+  }
 }

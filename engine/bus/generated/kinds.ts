@@ -38,6 +38,32 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
 ];
 
+/**
+ * The mutating command kinds, as a type: the engine's dispatch switches over it and ends in a
+ * default that takes `never`, so a kind added to the schema without its rule does not compile.
+ */
+export type MutatingCommandKind =
+  | CommandKind.CreateAccount
+  | CommandKind.Deposit
+  | CommandKind.PlaceOrder
+  | CommandKind.CancelOrder
+  | CommandKind.CancelAll
+  | CommandKind.Tick
+  | CommandKind.Snapshot
+  | CommandKind.SetMarketState
+  | CommandKind.SetFeeRates
+  | CommandKind.Withdraw
+  | CommandKind.ConvertDust
+  | CommandKind.ConfirmWithdrawal;
+
+/** The query kinds, as a type (the same check for the engine's query dispatch). */
+export type QueryCommandKind =
+  | CommandKind.QueryBalances
+  | CommandKind.QueryOpenOrders
+  | CommandKind.QueryOrder
+  | CommandKind.QuerySnapshot
+  | CommandKind.QueryFeeRates;
+
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
 for (const c of COMMAND_KINDS) MUTATING_BY_KIND[c.kind] = c.mutating ? 1 : 0;

@@ -180,21 +180,29 @@ export interface FeeRatesRec extends RecordHeaderFields {
 }
 
 /**
- * Where the engine core writes its outputs: one method per record type with a sink in the
- * schema. The core fills one reused record object per kind and passes it; a sink copies what it
- * needs before returning. The header fields are set by the core from the command being applied.
+ * Where the engine core writes its outputs: a byte destination. For each record the core calls
+ * claim() for the offset in `view` where the record goes (room for one ring slot there),
+ * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
+ * written(offset). A sink that wants the record as an object decodes it (decodeRecord); one that
+ * needs nothing after the write has an empty written().
  */
 export interface RecordSink {
-  result(rec: ResultRec): void;
-  order(rec: OrderRec): void;
-  trade(rec: TradeRec): void;
-  balance(rec: BalanceRec): void;
-  depth(rec: DepthRec): void;
-  account(rec: AccountRec): void;
-  market(rec: MarketRec): void;
-  marketState(rec: MarketStateRec): void;
-  feeRates(rec: FeeRatesRec): void;
+  readonly view: DataView;
+  claim(): number;
+  written(offset: number): void;
 }
+
+/** Every record the engine core writes, told apart by its header's type. */
+export type OutputRec =
+  | (ResultRec & { type: RecordType.Result })
+  | (OrderRec & { type: RecordType.Order })
+  | (TradeRec & { type: RecordType.Trade })
+  | (BalanceRec & { type: RecordType.Balance })
+  | (DepthRec & { type: RecordType.Depth })
+  | (AccountRec & { type: RecordType.Account })
+  | (MarketRec & { type: RecordType.Market })
+  | (MarketStateRec & { type: RecordType.MarketState })
+  | (FeeRatesRec & { type: RecordType.FeeRates });
 
 export function newCommand(): Command {
   return {
