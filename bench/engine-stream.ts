@@ -213,6 +213,7 @@ class TrackingSink implements RecordSink {
   market(): void {}
   marketState(): void {}
   feeRates(): void {}
+  systemState(): void {}
 
   private remove(id: number): void {
     const p = this.pos.get(id);
@@ -277,6 +278,7 @@ export function generateStream(seed: number, ops: number, config: EngineConfig =
     market() {},
     marketState() {},
     feeRates() {},
+    systemState() {},
   };
   const cmd = baseCommand();
   const emit = (op: number): void => {

@@ -41,6 +41,7 @@ import {
   writeMarket,
   writeMarketState,
   writeFeeRates,
+  writeSystemState,
   writeOrder,
   writeResult,
   writeTrade,
@@ -58,6 +59,7 @@ import {
   type MarketRec,
   type MarketStateRec,
   type FeeRatesRec,
+  type SystemStateRec,
   type OrderRec,
   type RecordSink,
   type ResultRec,
@@ -109,6 +111,7 @@ class EncodingSink implements RecordSink {
   market(r: MarketRec): void { writeMarket(this.dv, this.next(), r); }
   marketState(r: MarketStateRec): void { writeMarketState(this.dv, this.next(), r); }
   feeRates(r: FeeRatesRec): void { writeFeeRates(this.dv, this.next(), r); }
+  systemState(r: SystemStateRec): void { writeSystemState(this.dv, this.next(), r); }
 }
 
 /** Collects the order ids the setup's places get (Accepted records), for the library's id map. */
@@ -123,6 +126,7 @@ class AcceptedIds implements RecordSink {
   market(): void {}
   marketState(): void {}
   feeRates(): void {}
+  systemState(): void {}
 }
 
 function gc(): void {

@@ -33,6 +33,7 @@ import {
   // Order book states and fee rates
   type MarketStateRec,
   type FeeRatesRec,
+  type SystemStateRec,
 } from '../bus/types.js';
 import type { Accounts } from './funds/accounts.js';
 import { assert } from './assert.js';
@@ -52,6 +53,7 @@ const NOWHERE: RecordSink = {
   market() {},
   marketState() {},
   feeRates() {},
+  systemState() {},
 };
 
 export class Output {
@@ -304,5 +306,23 @@ export class Output {
     rec.makerFeeBps = this.accounts.makerFeeBps[accountId];
     rec.takerFeeBps = this.accounts.takerFeeBps[accountId];
     this.sink.feeRates(rec);
+  }
+
+  // The whole exchange's state (system.ts)
+  private readonly systemStateRec: SystemStateRec = {
+    seq: 0, timeUs: 0, requestId: 0, frontId: FRONT_ID_NONE, type: RecordType.SystemState, flags: 0, state: 0,
+  };
+
+  systemState(state: number, frontId: number, requestId: number): void {
+    const rec = this.systemStateRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.SystemState;
+    rec.flags = 0;
+    rec.state = state;
+    this.sink.systemState(rec);
   }
 }

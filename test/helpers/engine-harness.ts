@@ -23,6 +23,7 @@ import {
   type MarketRec,
   type MarketStateRec,
   type FeeRatesRec,
+  type SystemStateRec,
   type OrderRec,
   type RecordSink,
   type ResultRec,
@@ -38,7 +39,8 @@ export type Rec =
   | (AccountRec & { type: RecordType.Account })
   | (MarketRec & { type: RecordType.Market })
   | (MarketStateRec & { type: RecordType.MarketState })
-  | (FeeRatesRec & { type: RecordType.FeeRates });
+  | (FeeRatesRec & { type: RecordType.FeeRates })
+  | (SystemStateRec & { type: RecordType.SystemState });
 
 export const QUOTE = 0; // asset id of the quote asset (USDC-like)
 export const BASE = 1; // base asset of market 0
@@ -203,6 +205,9 @@ export class CollectingSink implements RecordSink {
     this.records.push({ ...rec } as Rec);
   }
   feeRates(rec: FeeRatesRec): void {
+    this.records.push({ ...rec } as Rec);
+  }
+  systemState(rec: SystemStateRec): void {
     this.records.push({ ...rec } as Rec);
   }
 }

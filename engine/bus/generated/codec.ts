@@ -22,6 +22,7 @@ import type {
   MarketRec,
   MarketStateRec,
   FeeRatesRec,
+  SystemStateRec,
   RecordSink,
 } from './records.js';
 
@@ -51,6 +52,8 @@ export const MARKET_BYTES = 48;
 export const MARKET_STATE_BYTES = 32;
 /** FeeRatesRecord.sizeOf() */
 export const FEE_RATES_BYTES = 32;
+/** SystemStateRecord.sizeOf() */
+export const SYSTEM_STATE_BYTES = 32;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -702,6 +705,35 @@ export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SystemStateRecord
+
+export function newSystemStateRec(): SystemStateRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 11 /* RecordType.SystemState */,
+    flags: 0,
+    state: 0,
+  };
+}
+
+export function writeSystemState(dv: DataView, off: number, r: SystemStateRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 11 /* RecordType.SystemState */, r.flags);
+  dv.setUint8(off + 24, r.state);
+  // padding (25..31)
+  dv.setUint8(off + 25, 0);
+  dv.setUint16(off + 26, 0, true);
+  dv.setUint32(off + 28, 0, true);
+}
+
+export function readSystemState(dv: DataView, off: number, r: SystemStateRec): void {
+  readHeader(dv, off, r);
+  r.state = dv.getUint8(off + 24);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The encoding RecordSink
 
 /**
@@ -754,6 +786,11 @@ export function encodingSink(view: DataView, claim: () => number, done: (offset:
     feeRates(rec) {
       const at = claim();
       writeFeeRates(view, at, rec);
+      done(at);
+    },
+    systemState(rec) {
+      const at = claim();
+      writeSystemState(view, at, rec);
       done(at);
     },
   };

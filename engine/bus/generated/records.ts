@@ -15,6 +15,7 @@ import type {
   OrderStatus,
   ExpiryReason,
   OrderBookState,
+  SystemState,
   OrderEvent,
   ResultCode,
   RecordType,
@@ -180,6 +181,14 @@ export interface FeeRatesRec extends RecordHeaderFields {
 }
 
 /**
+ * The whole exchange's state; an event when SetSystemState changes it, and a row of
+ * QuerySnapshot after the MarketStateRecords.
+ */
+export interface SystemStateRec extends RecordHeaderFields {
+  state: SystemState;
+}
+
+/**
  * Where the engine core writes its outputs: one method per record type with a sink in the
  * schema. The core fills one reused record object per kind and passes it; a sink copies what it
  * needs before returning. The header fields are set by the core from the command being applied.
@@ -194,6 +203,7 @@ export interface RecordSink {
   market(rec: MarketRec): void;
   marketState(rec: MarketStateRec): void;
   feeRates(rec: FeeRatesRec): void;
+  systemState(rec: SystemStateRec): void;
 }
 
 export function newCommand(): Command {
