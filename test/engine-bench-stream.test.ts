@@ -12,7 +12,7 @@ import { modelStateHash } from '../bench/engine-model-hash.js';
 import { Op, benchConfig, decodeCommand, generateStream, newStreamCommand } from '../bench/engine-stream.js';
 import { ModelExchange } from './helpers/engine-model.js';
 
-const NOWHERE: RecordSink = { result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {} };
+const NOWHERE: RecordSink = { result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {}, systemState() {} };
 
 describe('engine benchmark stream', () => {
   it('has the intended mix, trades, and no rejected commands', () => {

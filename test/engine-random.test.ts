@@ -158,7 +158,7 @@ describe('engine: determinism', () => {
         const prefix = replay(config, h.stream.slice(0, cut));
         expect(prefix.exchange.stateHash()).not.toBe(h.exchange.stateHash());
         const rest = replay(config, []).exchange;
-        for (const { command, seq, timeUs } of h.stream) rest.apply(command, seq, timeUs, { result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {} });
+        for (const { command, seq, timeUs } of h.stream) rest.apply(command, seq, timeUs, { result() {}, order() {}, trade() {}, balance() {}, depth() {}, account() {}, market() {}, marketState() {}, feeRates() {}, systemState() {} });
         expect(rest.stateHash()).toBe(h.exchange.stateHash());
       });
     });
