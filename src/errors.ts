@@ -5,7 +5,7 @@
 //
 // Status choice (the public API documents none per code): 400 for invalid input, limits and
 // insufficient funds; 401 for authentication; 404 for a resource not found; 413 for an oversized
-// body; 429/503 for overload; 500 for a bug; 501 for what is not built yet.
+// body; 429/503 for overload; 503 for maintenance; 500 for a bug; 501 for what is not built yet.
 
 import { ResultCode } from '../engine/bus/types.js';
 
@@ -75,6 +75,9 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   [ResultCode.DustNoMarkPrice]: apiError(400, 'PRECONDITION_FAILED', 'The asset has no mark price yet (its USDC market has not traded)'),
   [ResultCode.DustTreasuryShort]: apiError(400, 'PRECONDITION_FAILED', 'Dust conversion is unavailable: the exchange cannot pay it out now'),
   [ResultCode.DustBalanceChanged]: apiError(400, 'PRECONDITION_FAILED', 'The balance changed during the conversion; retry'),
+  // The whole exchange: the venue's answer to orders, cancels, borrows and withdrawals in maintenance
+  [ResultCode.SystemMaintenance]: apiError(503, 'MAINTENANCE', 'System under maintenance'),
+  [ResultCode.InvalidSystemState]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Invalid system state'),
 };
 
 export function resultError(code: ResultCode): ApiError {
@@ -95,6 +98,8 @@ export const Errors = {
   engineBusy: apiError(503, 'TOO_MANY_REQUESTS', 'Engine is busy: the inbound queue is full, retry'),
   tooManyPending: apiError(503, 'TOO_MANY_REQUESTS', 'Too many requests in flight on this connection thread, retry'),
   shuttingDown: apiError(503, 'MAINTENANCE', 'Server is shutting down'),
+  /** What the engine answers while in maintenance, given at once by the front that knows it. */
+  maintenance: apiError(503, 'MAINTENANCE', 'System under maintenance'),
   notImplemented: (what: string) => apiError(501, 'NOT_IMPLEMENTED', `${what} is not implemented yet`),
   invalid: (message: string) => apiError(400, 'INVALID_CLIENT_REQUEST', message),
   invalidMarket: (symbol: string) => apiError(400, 'INVALID_MARKET', `Invalid market symbol: ${symbol}`),

@@ -28,6 +28,8 @@ export {
   RecordType,
   // Order book states
   OrderBookState,
+  // The whole exchange's state (maintenance)
+  SystemState,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink and newCommand/resetCommand are generated from the schema

@@ -13,7 +13,7 @@
 //   funds/   the ledger, accounts and capital commands (deposits, withdrawals, dust);
 //   spot/    what a spot order holds and what a spot fill moves, chosen by the market's kind
 //            through the one switch in kinds.ts;
-// beside operator.ts (market states, fee rates), queries.ts (reads), invariants.ts, snapshot.ts
+// beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
 import { CommandKind, ResultCode, type Command, type EngineConfig, type MutatingCommandKind, type RecordSink } from '../bus/types.js';
@@ -24,6 +24,7 @@ import { placeOrder } from './book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from './funds/capital.js';
 import { validateState } from './invariants.js';
 import { setFeeRates, setMarketState } from './operator.js';
+import { setSystemState, systemRefusal } from './system.js';
 import { refuseUnknownKind, runQuery } from './queries.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
@@ -55,6 +56,8 @@ export class Exchange {
     s.lastTimeUs = timeUs;
     s.out.begin(out, seq, timeUs);
     this.runDueTimers(timeUs);
+    const refusal = systemRefusal(s, cmd.kind);
+    if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
     // Below FIRST_QUERY_KIND every kind of the schema is mutating; any other number (a slot no
     // front should have sent) reaches the default, whose `never` makes a schema kind without its
     // case here a compile error.
@@ -88,6 +91,9 @@ export class Exchange {
         return convertDust(s, cmd);
       case CommandKind.ConfirmWithdrawal:
         return confirmWithdrawal(s, cmd);
+      // The whole exchange: see system.ts
+      case CommandKind.SetSystemState:
+        return setSystemState(s, cmd);
       default:
         return refuseUnknownKind(s, cmd, kind);
     }

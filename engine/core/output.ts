@@ -35,6 +35,7 @@ import {
   emitMarketState,
   emitOrder,
   emitResult,
+  emitSystemState,
   emitTrade,
   newAccountRec,
   newBalanceRec,
@@ -44,6 +45,7 @@ import {
   newMarketStateRec,
   newOrderRec,
   newResultRec,
+  newSystemStateRec,
   newTradeRec,
 } from '../bus/codec.js';
 import type { Accounts } from './funds/accounts.js';
@@ -277,5 +279,21 @@ export class Output {
     rec.makerFeeBps = this.accounts.makerFeeBps[accountId];
     rec.takerFeeBps = this.accounts.takerFeeBps[accountId];
     emitFeeRates(this.sink, rec);
+  }
+
+  // The whole exchange's state (system.ts)
+  private readonly systemStateRec = newSystemStateRec();
+
+  systemState(state: number, frontId: number, requestId: number): void {
+    const rec = this.systemStateRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.SystemState;
+    rec.flags = 0;
+    rec.state = state;
+    emitSystemState(this.sink, rec);
   }
 }

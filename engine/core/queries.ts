@@ -78,7 +78,7 @@ function queryOrder(s: EngineState, cmd: Command): void {
 
 /**
  * What a front thread needs to start its read models: every account (to register keys), every
- * market's counters, every market's order book state, then every level of every book, best first, bids before asks, each carrying
+ * market's counters, every market's order book state, the exchange's system state, then every level of every book, best first, bids before asks, each carrying
  * its market's current update id. Result value = number of records before it.
  */
 function querySnapshot(s: EngineState, cmd: Command): void {
@@ -92,6 +92,8 @@ function querySnapshot(s: EngineState, cmd: Command): void {
     s.out.marketState(book, cmd.frontId, cmd.requestId);
     count++;
   }
+  s.out.systemState(s.systemState, cmd.frontId, cmd.requestId);
+  count++;
   for (const book of s.books) {
     count += snapshotSide(s, book.marketIndex, book.bids, book.updateId, cmd);
     count += snapshotSide(s, book.marketIndex, book.asks, book.updateId, cmd);

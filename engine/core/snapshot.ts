@@ -27,6 +27,7 @@
 //             pendingCount, pendingGtc bid, pendingGtc ask, then for bids and asks: level count;
 //             per level best first: price, qty, order count, the order ids
 //   pending: count, order ids in queue order
+//   system state (format 4 on; system.ts)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -34,24 +35,30 @@
 // trade price as of the snapshot's engine time (book/reference.ts then moves it as usual). Such a
 // state carries the version-2 state hash (Exchange.hasStateHash).
 //
+// Version 3 (before the exchange kept a system state) is still read: it lacks the system state
+// word, and import starts Ok; such a state has the same hash as before (system.ts).
+//
 // Each structure writes and reads its own part beside its rules (parts.ts); this file is the
 // versioned list of those parts, in file order, between the magic words.
 
 import type { Exchange } from './exchange.js';
 import { SnapshotFormatError, SnapshotReader, SnapshotWriter, expectSnapshot } from './parts.js';
 import type { EngineState } from './state.js';
+import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 3;
+const FORMAT_VERSION = 4;
+/** The last version without the exchange's system state; import still reads it. */
+const FORMAT_VERSION_NO_SYSTEM_STATE = 3;
 /** The last version without the guarded reference price; import still reads it. */
 const FORMAT_VERSION_NO_GUARD = 2;
 
 interface SnapshotPart {
   exportTo(s: EngineState, w: SnapshotWriter): void;
-  /** `version` is the file's format version (FORMAT_VERSION or FORMAT_VERSION_NO_GUARD). */
+  /** `version` is the file's format version (FORMAT_VERSION or an older one still read). */
   importFrom(s: EngineState, r: SnapshotReader, version: number): void;
 }
 
@@ -84,6 +91,8 @@ const PARTS: readonly SnapshotPart[] = [
   },
   // the speed-bump queue
   { exportTo: (s, w) => s.pending.exportTo(w), importFrom: (s, r) => s.pending.importFrom(r, s.index) },
+  // the exchange's system state
+  { exportTo: exportSystemStateTo, importFrom: (s, r, version) => importSystemStateFrom(s, r, version > FORMAT_VERSION_NO_SYSTEM_STATE) },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */
@@ -115,7 +124,7 @@ export function decodeState(s: EngineState, bytes: Uint8Array): void {
   expectSnapshot(s.lastSeq === -1 && s.accounts.count === 0 && s.pool.liveCount === 0, 'import needs a fresh engine');
   expectSnapshot(r.word() === MAGIC, 'not an engine snapshot (magic)');
   const version = r.word();
-  expectSnapshot(version === FORMAT_VERSION || version === FORMAT_VERSION_NO_GUARD, 'unknown snapshot format version');
+  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && version <= FORMAT_VERSION, 'unknown snapshot format version');
   for (const part of PARTS) part.importFrom(s, r, version);
   expectSnapshot(r.word() === END_MAGIC && r.atEnd(), 'snapshot does not end where its contents do');
   s.pool.expectAllPlaced();

@@ -8,7 +8,7 @@
 // and the counters that replay must reproduce (the order number behind ids, per-market trade and
 // depth update ids, the rest counters inside each book).
 
-import { OrderFlag, type EngineConfig, type EngineLimits } from '../bus/types.js';
+import { OrderFlag, SystemState, type EngineConfig, type EngineLimits } from '../bus/types.js';
 import { Accounts } from './funds/accounts.js';
 import { assert } from './assert.js';
 import { Book } from './book/book.js';
@@ -41,6 +41,8 @@ export class EngineState {
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
   lastSeq = -1;
   lastTimeUs = 0;
+  /** The whole exchange's state (system.ts): Ok, or Maintenance. */
+  systemState: SystemState = SystemState.Ok;
   /**
    * Scratch of one activation, not state: the reference price whose band stops the market order
    * being matched (0: unbounded). Set by activateOrder before matching, read by matching only.

@@ -7,6 +7,7 @@
 //   set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly>
 //   set-fee-rates --account <id> --maker-bps <N> --taker-bps <N>
 //   get-fee-rates --account <id>
+//   maintenance on|off
 //   add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS>
 //   new-two-factor-secret --account <id>
 //   backup --to <DIR> [--data-dir <DIR>]   (no admin endpoint: copies the data directory itself,
@@ -14,7 +15,7 @@
 
 import { resolve } from 'node:path';
 import { BackupError, backupDataDir } from './backup.js';
-import { AdminError, adminRequest, createAccount, deposit, getFeeRates, setFeeRates, setMarketState, type Deposit } from './client.js';
+import { AdminError, adminRequest, createAccount, deposit, getFeeRates, setFeeRates, setMaintenance, setMarketState, type Deposit } from './client.js';
 
 const USAGE = `usage:
   npm run admin -- create-account [--public-key <base64>] [--deposit ASSET=QTY ...] [--admin-port N]
@@ -23,17 +24,26 @@ const USAGE = `usage:
   npm run admin -- set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly> [--admin-port N]
   npm run admin -- set-fee-rates --account <id> --maker-bps <N> --taker-bps <N> [--admin-port N]
   npm run admin -- get-fee-rates --account <id> [--admin-port N]
+  npm run admin -- maintenance on|off [--admin-port N]
   npm run admin -- add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS> [--admin-port N]
   npm run admin -- new-two-factor-secret --account <id> [--admin-port N]
   npm run admin -- backup --to <DIR> [--data-dir <DIR>]   (data directory: --data-dir, DATA_DIR or ./data, as the server's)`;
 
 class UsageError extends Error {}
 
-function parse(argv: string[]): { command: string; options: Map<string, string[]> } {
+/** Commands that take one plain argument (the others take only --options). */
+const WITH_ARGUMENT = new Set(['maintenance']);
+
+function parse(argv: string[]): { command: string; argument: string | undefined; options: Map<string, string[]> } {
   const [command, ...rest] = argv;
   const options = new Map<string, string[]>();
+  let argument: string | undefined;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
+    if (!arg.startsWith('--') && WITH_ARGUMENT.has(command) && argument === undefined) {
+      argument = arg;
+      continue;
+    }
     if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
     const eq = arg.indexOf('=');
     const name = eq > 0 ? arg.slice(2, eq) : arg.slice(2);
@@ -43,7 +53,7 @@ function parse(argv: string[]): { command: string; options: Map<string, string[]
     else throw new UsageError(`--${name} needs a value`);
     options.set(name, [...(options.get(name) ?? []), value]);
   }
-  return { command: command ?? '', options };
+  return { command: command ?? '', argument, options };
 }
 
 function one(options: Map<string, string[]>, name: string): string | undefined {
@@ -69,7 +79,7 @@ function onlyOptions(options: Map<string, string[]>, allowed: string[]): void {
 }
 
 async function run(argv: string[]): Promise<unknown> {
-  const { command, options } = parse(argv);
+  const { command, argument, options } = parse(argv);
   const portText = one(options, 'admin-port') ?? process.env.ADMIN_PORT ?? '8081';
   if (!/^\d+$/.test(portText)) throw new UsageError('--admin-port must be a number');
   const port = Number(portText);
@@ -111,6 +121,12 @@ async function run(argv: string[]): Promise<unknown> {
   if (command === 'get-fee-rates') {
     onlyOptions(options, ['account']);
     return getFeeRates(port, wholeNumber(options, 'account'));
+  }
+  // Maintenance: orders, cancels and withdrawals answer 503 until it is turned off (kept across restarts).
+  if (command === 'maintenance') {
+    onlyOptions(options, []);
+    if (argument !== 'on' && argument !== 'off') throw new UsageError('maintenance takes on or off');
+    return setMaintenance(port, argument === 'on');
   }
   // Withdrawals to an address in the book need no two-factor code; others need
   // a TOTP code from the secret this prints (otpauth URI for an authenticator app).

@@ -108,6 +108,11 @@ export async function setFeeRates(port: number, rates: FeeRates): Promise<FeeRat
   return (await adminRequest(port, 'POST', '/admin/accounts/fees', rates)) as unknown as FeeRates;
 }
 
+/** Turns maintenance on or off (answered once the change is durable). */
+export async function setMaintenance(port: number, enabled: boolean): Promise<{ maintenance: boolean }> {
+  return (await adminRequest(port, 'POST', '/admin/maintenance', { enabled })) as unknown as { maintenance: boolean };
+}
+
 export async function getFeeRates(port: number, accountId: number): Promise<FeeRates> {
   return (await adminRequest(port, 'GET', `/admin/accounts/fees?accountId=${accountId}`)) as unknown as FeeRates;
 }

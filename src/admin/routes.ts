@@ -15,6 +15,8 @@
 //                         → {"accountId", "makerFeeBps", "takerFeeBps"}
 //   GET  /admin/accounts/fees?accountId=n → {"accountId", "makerFeeBps", "takerFeeBps"}
 // (order book states and fee rates; what each state does is in engine/core/operator.ts)
+//   POST /admin/maintenance {"enabled": true} → {"maintenance": true}  (SetSystemState; what
+//                         maintenance refuses is in engine/core/system.ts)
 //   POST /admin/address-book {"accountId": n, "blockchain": "Solana", "address": "..."}  → the entry
 //        marks a withdrawal address two-factor exempt for that account
 //   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
@@ -26,6 +28,7 @@
 // Being reachable only from the machine itself is the whole of its access control.
 
 import { ORDER_BOOK_STATE } from '../wire/enums.js';
+import { SystemState } from '../../engine/bus/types.js';
 import { Errors, apiError } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
@@ -66,7 +69,7 @@ function isFeeBps(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 10_000;
 }
 
-/** Order book state and fee rate commands. */
+/** Order book state, fee rate and maintenance commands. */
 function operatorRoutes(front: FrontContext): Route[] {
   return [
     {
@@ -117,6 +120,15 @@ function operatorRoutes(front: FrontContext): Route[] {
           return;
         }
         engineCalls(front).feeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), accountId);
+      },
+    },
+    {
+      method: 'post',
+      path: '/admin/maintenance',
+      handle: (ctx, input) => {
+        const enabled = ((input.body ?? {}) as Record<string, unknown>).enabled;
+        if (typeof enabled !== 'boolean') return sendError(ctx, Errors.invalid('enabled must be true or false'));
+        engineCalls(front).setSystemState(sendResult(ctx, () => ({ maintenance: enabled })), enabled ? SystemState.Maintenance : SystemState.Ok);
       },
     },
   ];

@@ -1,13 +1,14 @@
 // A front thread's read models, built from the outbound event stream: each market's aggregated
 // book (absolute level quantities, its order book state, stamped with the market's depth update id, the id space shared
-// by REST depth.lastUpdateId and the depth stream's U/u) and the registry of API keys.
+// by REST depth.lastUpdateId and the depth stream's U/u), the registry of API keys, and the
+// exchange's system state (maintenance).
 //
 // A front thread starts with a QuerySnapshot that passes through the engine in order: the reply
 // resets these models to the engine's state at that point of the stream, and every later event
 // applies on top, so the models are always exactly the engine's state at the last record drained.
 
 import type { MarketInfo, ServerConfig } from '../config.js';
-import { OrderBookState, Side } from '../../engine/bus/types.js';
+import { OrderBookState, Side, SystemState } from '../../engine/bus/types.js';
 
 export class BookModel {
   readonly bids = new Map<number, number>();
@@ -75,6 +76,8 @@ export class MarketData {
   readonly books: BookModel[];
   /** base64 ed25519 public key → account id. */
   readonly accountsByKey = new Map<string, number>();
+  /** The engine's SystemState (SystemState records): in Maintenance, trading and withdrawals are refused. */
+  systemState: SystemState = SystemState.Ok;
 
   constructor(config: ServerConfig) {
     this.books = config.markets.map((market) => new BookModel(market));
@@ -83,6 +86,11 @@ export class MarketData {
   reset(): void {
     for (const book of this.books) book.clear();
     this.accountsByKey.clear();
+    this.systemState = SystemState.Ok;
+  }
+
+  inMaintenance(): boolean {
+    return this.systemState === SystemState.Maintenance;
   }
 
   registerKey(key: Uint8Array, accountId: number): void {

@@ -149,6 +149,8 @@ export function capitalTransferRoutes(front: FrontContext): Route[] {
       instruction: 'withdraw',
       handle: (ctx, input) => {
         if (input.body === null) return sendError(ctx, Errors.invalid('A withdrawal body is required'));
+        // Before the two-factor check, so that maintenance spends no code.
+        if (front.data.inMaintenance()) return sendError(ctx, Errors.maintenance);
         const parsed = parseWithdrawal(input.body as Record<string, unknown>, front, input.accountId);
         if ('status' in parsed) return sendError(ctx, parsed);
         void submitWithdrawal(front, ctx, input.accountId, parsed).catch((error: unknown) => {

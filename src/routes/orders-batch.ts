@@ -8,7 +8,8 @@
 // not atomic, as each item has its own result). An item that fails to parse, or finds the engine
 // queue full, is an Err entry and never reaches the engine; the others are unaffected. The answer
 // goes out when every submitted item has its answer (a taker item after its speed bump).
-// A batch holds 1 to MAX_BATCH_ORDERS items; anything else is refused whole.
+// A batch holds 1 to MAX_BATCH_ORDERS items; anything else is refused whole, as is every batch
+// while the exchange is in maintenance (503 MAINTENANCE).
 
 import { Errors, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
@@ -42,6 +43,8 @@ export function ordersBatchRoutes(front: FrontContext): Route[] {
           sendError(ctx, Errors.invalid(`A batch holds 1 to ${MAX_BATCH_ORDERS} orders`));
           return;
         }
+        // In maintenance every item would be refused: the whole batch is, at once.
+        if (front.data.inMaintenance()) return sendError(ctx, Errors.maintenance);
         const entries: Array<Record<string, unknown> | null> = items.map(() => null);
         let waiting = 0;
         let submitting = true;

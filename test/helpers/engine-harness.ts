@@ -161,6 +161,10 @@ export const cmd = {
   queryFeeRates(accountId: number): Partial<Command> {
     return { kind: CommandKind.QueryFeeRates, accountId };
   },
+  /** The whole exchange's state: 0 Ok, 1 Maintenance (other values are refused). */
+  setSystemState(state: number): Partial<Command> {
+    return { kind: CommandKind.SetSystemState, amountUnits: state };
+  },
 };
 
 /** A sink that decodes every record written into it back to an object, in order. */

@@ -87,6 +87,8 @@ export class ModelExchange {
   private out: Rec[] = [];
   /** Fee rates set by SetFeeRates, by account id; absent: the configured defaults. */
   private readonly feeRates = new Map<number, { maker: number; taker: number }>();
+  /** SetSystemState: while in maintenance, places, cancels, withdrawals and dust conversions are refused. */
+  private maintenance = false;
 
   constructor(private readonly config: EngineConfig) {
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
@@ -107,6 +109,11 @@ export class ModelExchange {
       next.state = 'active';
       this.activate(next);
     }
+    const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust];
+    if (this.maintenance && refusedKinds.includes(cmd.kind)) {
+      this.result(cmd, ResultCode.SystemMaintenance, 0);
+      return this.out;
+    }
     switch (cmd.kind) {
       case CommandKind.CreateAccount: this.createAccount(cmd); break;
       case CommandKind.Deposit: this.deposit(cmd); break;
@@ -119,6 +126,7 @@ export class ModelExchange {
       case CommandKind.Withdraw: this.withdraw(cmd); break;
       case CommandKind.ConfirmWithdrawal: this.confirmWithdrawal(cmd); break;
       case CommandKind.ConvertDust: this.convertDust(cmd); break;
+      case CommandKind.SetSystemState: this.setSystemState(cmd); break;
       // The state is written out beside the engine; the answer names the sequence it stands at.
       case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
@@ -492,6 +500,13 @@ export class ModelExchange {
     this.result(cmd, ResultCode.Ok, pending.length + resting.length);
   }
 
+  private setSystemState(cmd: Command): void {
+    if (cmd.amountUnits !== 0 && cmd.amountUnits !== 1) return this.result(cmd, ResultCode.InvalidSystemState, 0);
+    this.maintenance = cmd.amountUnits === 1;
+    this.out.push({ ...this.header(RecordType.SystemState, FRONT_ID_NONE, 0, 0), state: cmd.amountUnits } as Rec);
+    this.result(cmd, ResultCode.Ok, 0);
+  }
+
   private feeRatesRec(accountId: number, frontId: number, requestId: number, flags: number): void {
     const rates = this.rates(accountId);
     this.out.push({ ...this.header(RecordType.FeeRates, frontId, requestId, flags), accountId, makerFeeBps: rates.maker, takerFeeBps: rates.taker } as Rec);
@@ -748,6 +763,7 @@ export class ModelExchange {
         for (const m of this.config.markets) {
           this.out.push({ ...this.header(RecordType.MarketState, cmd.frontId, cmd.requestId, 0), marketId: m.marketId, state: this.marketState.get(m.marketId)!.orderBookState } as Rec);
         }
+        this.out.push({ ...this.header(RecordType.SystemState, cmd.frontId, cmd.requestId, 0), state: this.maintenance ? 1 : 0 } as Rec);
         for (const m of this.config.markets) {
           for (const side of [Side.Bid, Side.Ask]) {
             for (const price of this.levels(m, side)) {

@@ -11,7 +11,7 @@
 // available, some invalid), withdrawal confirmations, dust conversions (in rounds: withdraw to a
 // dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
 // 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
-// command. Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// command, and the operator's maintenance (SetSystemState, a few steps at a time). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
@@ -52,7 +52,7 @@ export function randomConfig(seed: number): EngineConfig {
 }
 
 /** Command kinds the stream can leave out (all of them are in it by default). */
-export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.Snapshot];
+export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.Snapshot, CommandKind.SetSystemState];
 
 export interface StreamOptions {
   /** Which of OPTIONAL_KINDS to send (default: all). */
@@ -80,6 +80,7 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.ConfirmWithdrawal]: { kind: CommandKind.ConfirmWithdrawal, accountId: 1, orderId: 1 },
     [CommandKind.ConvertDust]: { kind: CommandKind.ConvertDust, accountId: 1, marketId: M1, amountUnits: 5 },
     [CommandKind.Snapshot]: { kind: CommandKind.Snapshot },
+    [CommandKind.SetSystemState]: cmd.setSystemState(0),
   };
   return OPTIONAL_KINDS.filter((kind) => {
     const code = send(probes[kind]);
@@ -124,7 +125,8 @@ class Observed {
  */
 function capitalCommand(random: () => number, seen: Observed, account: number, kinds: readonly CommandKind[], seq: number): Partial<Command> | undefined {
   // Withdrawals twice as often as the others: they have the most ways to be refused.
-  const choices = kinds.filter((k) => k !== CommandKind.Snapshot).flatMap((k) => (k === CommandKind.Withdraw ? [k, k] : [k]));
+  const capital: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust];
+  const choices = kinds.filter((k) => capital.includes(k)).flatMap((k) => (k === CommandKind.Withdraw ? [k, k] : [k]));
   if (choices.length === 0) return undefined;
   const kind = choices[randomInt(random, 0, choices.length - 1)];
   const market = random() < 0.8 ? M1 : M0;
@@ -216,6 +218,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
   const mid = [100, 300];
   // A market put in another state than Open is reopened a few steps later (at this step).
   const reopenAt = [Infinity, Infinity];
+  // Maintenance, when the stream starts it, ends a few steps later (at this step).
+  let maintenanceEndsAt = Infinity;
   for (let step = 0; step < steps; step++) {
     const account = randomInt(random, 1, RANDOM_ACCOUNTS);
     const market = random() < 0.65 ? M0 : M1;
@@ -233,6 +237,9 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     if (reopen >= 0) {
       reopenAt[reopen] = Infinity;
       command = cmd.setMarketState(reopen, OrderBookState.Open);
+    } else if (maintenanceEndsAt <= step) {
+      maintenanceEndsAt = Infinity;
+      command = cmd.setSystemState(0);
     } else if (roll < 0.1) {
       const side = random() < 0.5 ? 'bid' : 'ask';
       const stp = pick([SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth]);
@@ -298,6 +305,11 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     } else if (roll < 0.985) {
       // Capital commands, when the caller sends them; otherwise a query.
       command = capitalCommand(random, seen, account, kinds, h.seq + 1) ?? cmd.queryBalances(account);
+    } else if (roll < 0.987 && kinds.includes(CommandKind.SetSystemState)) {
+      // Operator: maintenance for a few steps (refusing places, cancels and capital), sometimes
+      // an invalid state.
+      command = cmd.setSystemState(pick([1, 1, 1, 2]));
+      if (command.amountUnits === 1) maintenanceEndsAt = step + randomInt(random, 2, 8);
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
     }
@@ -314,6 +326,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
   }
   // Reopen both markets, and let every pending order activate so every request has had its answer.
   for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));
+  if (kinds.includes(CommandKind.SetSystemState)) remember(h.apply(cmd.setSystemState(0)));
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
 }
 

@@ -35,6 +35,7 @@ function probes(publicKey: string): Record<string, { query?: string; body?: unkn
     'get /admin/accounts/fees': { query: 'accountId=1' },
     'post /admin/address-book': { body: { accountId: 1, blockchain: 'Solana', address: ADDRESS } },
     'post /admin/two-factor': { body: { accountId: 1 } },
+    'post /admin/maintenance': { body: { enabled: false } },
   };
 }
 

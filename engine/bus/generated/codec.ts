@@ -22,6 +22,7 @@ import type {
   MarketRec,
   MarketStateRec,
   FeeRatesRec,
+  SystemStateRec,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -52,6 +53,8 @@ export const MARKET_BYTES = 48;
 export const MARKET_STATE_BYTES = 32;
 /** FeeRatesRecord.sizeOf() */
 export const FEE_RATES_BYTES = 32;
+/** SystemStateRecord.sizeOf() */
+export const SYSTEM_STATE_BYTES = 32;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -703,6 +706,35 @@ export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SystemStateRecord
+
+export function newSystemStateRec(): SystemStateRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 11 /* RecordType.SystemState */,
+    flags: 0,
+    state: 0,
+  };
+}
+
+export function writeSystemState(dv: DataView, off: number, r: SystemStateRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 11 /* RecordType.SystemState */, r.flags);
+  dv.setUint8(off + 24, r.state);
+  // padding (25..31)
+  dv.setUint8(off + 25, 0);
+  dv.setUint16(off + 26, 0, true);
+  dv.setUint32(off + 28, 0, true);
+}
+
+export function readSystemState(dv: DataView, off: number, r: SystemStateRec): void {
+  readHeader(dv, off, r);
+  r.state = dv.getUint8(off + 24);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -768,6 +800,13 @@ export function emitFeeRates(sink: RecordSink, r: FeeRatesRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitSystemState(sink: RecordSink, r: SystemStateRec): void {
+  const at = sink.claim();
+  writeSystemState(sink.view, at, r);
+  sink.written(at);
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
@@ -817,6 +856,11 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
     case 10 /* RecordType.FeeRates */: {
       const r = newFeeRatesRec();
       readFeeRates(dv, off, r);
+      return r as OutputRec;
+    }
+    case 11 /* RecordType.SystemState */: {
+      const r = newSystemStateRec();
+      readSystemState(dv, off, r);
       return r as OutputRec;
     }
     default:

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -31,10 +31,11 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 10, name: 'Withdraw', mutating: true, answer: [5, 2], wire: "withdraw POST /wapi/v1/capital/withdrawals" },
   { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
+  { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, GET /api/v1/capital/collateral" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
-  { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 6, 2], wire: "front thread start" },
+  { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 11, 6, 2], wire: "front thread start" },
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
 ];
 
@@ -54,7 +55,8 @@ export type MutatingCommandKind =
   | CommandKind.SetFeeRates
   | CommandKind.Withdraw
   | CommandKind.ConvertDust
-  | CommandKind.ConfirmWithdrawal;
+  | CommandKind.ConfirmWithdrawal
+  | CommandKind.SetSystemState;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -80,6 +82,7 @@ RECORD_BYTES_BY_TYPE[7] = 64; // Account
 RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
 RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
+RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -95,6 +98,7 @@ BYTES_BY_TYPE[7] = 64; // Account
 BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
 BYTES_BY_TYPE[10] = 32; // FeeRates
+BYTES_BY_TYPE[11] = 32; // SystemState
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -108,6 +112,7 @@ export function newRecordScratch() {
     market: newMarketRec(),
     marketState: newMarketStateRec(),
     feeRates: newFeeRatesRec(),
+    systemState: newSystemStateRec(),
   };
 }
 
@@ -126,6 +131,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   10: 'Withdraw',
   11: 'ConvertDust',
   12: 'ConfirmWithdrawal',
+  13: 'SetSystemState',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
@@ -147,6 +153,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   Withdraw: 10,
   ConvertDust: 11,
   ConfirmWithdrawal: 12,
+  SetSystemState: 13,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
@@ -293,6 +300,17 @@ export const ORDER_BOOK_STATE_VALUES: Readonly<Record<string, number>> = Object.
   PostOnly: 4,
 });
 
+/** SystemState: value → name. */
+export const SYSTEM_STATE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Ok',
+  1: 'Maintenance',
+});
+/** SystemState: name → value. */
+export const SYSTEM_STATE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Ok: 0,
+  Maintenance: 1,
+});
+
 /** OrderEvent: value → name. */
 export const ORDER_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
   0: 'None',
@@ -347,6 +365,8 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   31: 'DustNoMarkPrice',
   32: 'DustTreasuryShort',
   33: 'DustBalanceChanged',
+  40: 'SystemMaintenance',
+  41: 'InvalidSystemState',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -379,6 +399,8 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustNoMarkPrice: 31,
   DustTreasuryShort: 32,
   DustBalanceChanged: 33,
+  SystemMaintenance: 40,
+  InvalidSystemState: 41,
 });
 
 /** RecordType: value → name. */
@@ -394,6 +416,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   8: 'Market',
   9: 'MarketState',
   10: 'FeeRates',
+  11: 'SystemState',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -408,6 +431,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   Market: 8,
   MarketState: 9,
   FeeRates: 10,
+  SystemState: 11,
 });
 
 /** WithdrawalStatus: value → name. */

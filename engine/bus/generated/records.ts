@@ -15,6 +15,7 @@ import type {
   OrderStatus,
   ExpiryReason,
   OrderBookState,
+  SystemState,
   OrderEvent,
   ResultCode,
   RecordType,
@@ -180,6 +181,14 @@ export interface FeeRatesRec extends RecordHeaderFields {
 }
 
 /**
+ * The whole exchange's state; an event when SetSystemState changes it, and a row of
+ * QuerySnapshot after the MarketStateRecords.
+ */
+export interface SystemStateRec extends RecordHeaderFields {
+  state: SystemState;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -202,7 +211,8 @@ export type OutputRec =
   | (AccountRec & { type: RecordType.Account })
   | (MarketRec & { type: RecordType.Market })
   | (MarketStateRec & { type: RecordType.MarketState })
-  | (FeeRatesRec & { type: RecordType.FeeRates });
+  | (FeeRatesRec & { type: RecordType.FeeRates })
+  | (SystemStateRec & { type: RecordType.SystemState });
 
 export function newCommand(): Command {
   return {

@@ -29,6 +29,8 @@ export { SelfTradePrevention } from './schema/self-trade-prevention.js';
 export { Side } from './schema/side.js';
 export { SlippageToleranceType } from './schema/slippage-tolerance-type.js';
 export { StampedRecord } from './schema/stamped-record.js';
+export { SystemState } from './schema/system-state.js';
+export { SystemStateRecord } from './schema/system-state-record.js';
 export { TimeInForce } from './schema/time-in-force.js';
 export { TradeRecord } from './schema/trade-record.js';
 export { TradeValue } from './schema/trade-value.js';

@@ -9,9 +9,9 @@
 // (the batch route, the withdrawal's undo) gives its own Reply. Every method returns whether the
 // command was submitted; when it was not, the Reply has already been told why.
 
-import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type OrderBookState, type Side } from '../../../engine/bus/types.js';
+import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
-import { apiError } from '../../errors.js';
+import { Errors, apiError } from '../../errors.js';
 import { sendError, type RequestContext } from '../http.js';
 import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
@@ -45,6 +45,7 @@ export class EngineCalls {
   // --- Orders
 
   placeOrder(reply: Reply<OrderView>, accountId: number, order: ParsedOrder): boolean {
+    if (this.refusedInMaintenance(reply)) return false;
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.PlaceOrder;
       cmd.accountId = accountId;
@@ -62,6 +63,7 @@ export class EngineCalls {
   }
 
   cancelOrder(reply: Reply<OrderView>, accountId: number, target: OrderTarget): boolean {
+    if (this.refusedInMaintenance(reply)) return false;
     return this.call(reply, targetFill(CommandKind.CancelOrder, accountId, target), orderAnswer(reply, CANCEL_NOT_FOUND));
   }
 
@@ -80,6 +82,7 @@ export class EngineCalls {
 
   /** Cancels every open order of the account in one market; each cancelled order reaches `onOrder`. */
   cancelAll(reply: Reply<number>, accountId: number, marketId: number, onOrder: (order: OrderView) => void): boolean {
+    if (this.refusedInMaintenance(reply)) return false;
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.CancelAll;
       cmd.accountId = accountId;
@@ -98,6 +101,7 @@ export class EngineCalls {
 
   /** Takes `amountUnits` out of the account; ok with the withdrawal's id. `intentDigest` names its destination. */
   withdraw(reply: Reply<Accepted>, accountId: number, assetId: number, amountUnits: number, intentDigest: Uint8Array): boolean {
+    if (this.refusedInMaintenance(reply)) return false;
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.Withdraw;
       cmd.accountId = accountId;
@@ -109,6 +113,7 @@ export class EngineCalls {
 
   /** Converts one dust balance (`amountUnits` of the market's base asset) at the market's mark price. */
   convertDust(reply: Reply<Accepted>, accountId: number, marketId: number, amountUnits: number): boolean {
+    if (this.refusedInMaintenance(reply)) return false;
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.ConvertDust;
       cmd.accountId = accountId;
@@ -184,6 +189,25 @@ export class EngineCalls {
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.Snapshot;
     }, resultAnswer(reply));
+  }
+
+  /** Sets the whole exchange's state (SystemState: Ok or Maintenance); ok once durable. */
+  setSystemState(reply: Reply<Accepted>, state: SystemState): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.SetSystemState;
+      cmd.amountUnits = state; // the command slot carries the state in amountUnits
+    }, resultAnswer(reply));
+  }
+
+  /**
+   * In maintenance the engine refuses places, cancels, withdrawals and dust conversions; a front
+   * that knows it (SystemState records) answers at once. The engine's check stays the authority,
+   * for commands already on their way when maintenance starts.
+   */
+  private refusedInMaintenance(reply: Pick<Reply<unknown>, 'fail'>): boolean {
+    if (!this.front.data.inMaintenance()) return false;
+    reply.fail(Errors.maintenance);
+    return true;
   }
 
   private call<T>(reply: Reply<T>, fill: Fill, answer: PendingRequest): boolean {

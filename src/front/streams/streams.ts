@@ -1,13 +1,13 @@
 // The stream core: the front thread's EventHandler for the engine's durable event records.
 //
 // Each record is decoded once, applied to the read models first (books, last trade ids, the key
-// registry, order book states), then handed to the stream families of the table in table.ts,
+// registry, order book states, the system state), then handed to the stream families of the table in table.ts,
 // which fan it out through uWS pub/sub. The core also runs the streams' clock (TICK_MS) and tells
 // the families when a drained batch ends, with the markets whose book it changed.
 
 import type { TemplatedApp } from 'uWebSockets.js';
 import { RecordType } from '../../../engine/bus/types.js';
-import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readTrade } from '../../../engine/bus/codec.js';
+import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readSystemState, readTrade } from '../../../engine/bus/codec.js';
 import type { MarketInfo } from '../../config.js';
 import type { EventHandler } from '../engine-link.js';
 import type { MarketData } from '../market-data.js';
@@ -73,6 +73,8 @@ export class Streams implements EventHandler {
       case RecordType.Account: return this.onAccount(view, offset);
       // The operator changed a market's order book state
       case RecordType.MarketState: return this.onMarketState(view, offset);
+      // The operator started or ended maintenance
+      case RecordType.SystemState: return this.onSystemState(view, offset);
       default: return;
     }
   }
@@ -89,6 +91,8 @@ export class Streams implements EventHandler {
       book.timeUs = scratch.market.timeUs;
     } else if (type === RecordType.MarketState) {
       this.onMarketState(view, offset);
+    } else if (type === RecordType.SystemState) {
+      this.onSystemState(view, offset);
     } else if (type === RecordType.Depth) {
       readDepth(view, offset, scratch.depth);
       this.data.books[scratch.depth.marketId].setLevel(scratch.depth.side, scratch.depth.priceTicks, scratch.depth.qtyLots);
@@ -128,6 +132,11 @@ export class Streams implements EventHandler {
   private onMarketState(view: DataView, offset: number): void {
     readMarketState(view, offset, scratch.marketState);
     this.data.books[scratch.marketState.marketId].orderBookState = scratch.marketState.state;
+  }
+
+  private onSystemState(view: DataView, offset: number): void {
+    readSystemState(view, offset, scratch.systemState);
+    this.data.systemState = scratch.systemState.state;
   }
 
   private tick(): void {

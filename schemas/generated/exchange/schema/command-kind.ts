@@ -16,6 +16,7 @@ export enum CommandKind {
   Withdraw = 10,
   ConvertDust = 11,
   ConfirmWithdrawal = 12,
+  SetSystemState = 13,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,

@@ -13,5 +13,6 @@ export enum RecordType {
   Account = 7,
   Market = 8,
   MarketState = 9,
-  FeeRates = 10
+  FeeRates = 10,
+  SystemState = 11
 }

@@ -31,5 +31,7 @@ export enum ResultCode {
   DustNotEligible = 30,
   DustNoMarkPrice = 31,
   DustTreasuryShort = 32,
-  DustBalanceChanged = 33
+  DustBalanceChanged = 33,
+  SystemMaintenance = 40,
+  InvalidSystemState = 41
 }
