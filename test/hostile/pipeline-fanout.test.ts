@@ -72,6 +72,7 @@ describe('pipeline liveness at the largest fan-out', () => {
     const makerA = await createTestAccount(server.adminPort, ['USDC=100000', 'SOL=1000']);
     const makerB = await createTestAccount(server.adminPort, ['USDC=100000', 'SOL=1000']);
     const taker = await createTestAccount(server.adminPort, ['USDC=1000000']);
+    const dusty = await createTestAccount(server.adminPort, ['SOL=0.001']);
 
     // Cancel-all of an account's every order: one command, ORDERS_PER_ACCOUNT cancellations.
     await placeResting(server, makerA, 'Bid', ORDERS_PER_ACCOUNT);
@@ -113,8 +114,12 @@ describe('pipeline liveness at the largest fan-out', () => {
     expect(fees.status).toBe(200);
     const snapshot = await fetch(`http://127.0.0.1:${server.adminPort}/admin/snapshot`, { method: 'POST' });
     expect(snapshot.status).toBe(200);
-    const dust = await signed(server.base, taker, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'SOL' });
-    expect(dust.status).toBeLessThan(500);
+    // Dust valued at the guarded reference (the sweep's first trade, 150): 0.001 × 150 × 95 %,
+    // paid from the makers' fees of the sweep.
+    const dust = await signed(server.base, dusty, 'POST', '/api/v1/account/convertDust', 'convertDust', { symbol: 'SOL' });
+    expect(dust.status, dust.text).toBe(200);
+    const dustBalances = (await signed(server.base, dusty, 'GET', '/api/v1/capital', 'balanceQuery')).body;
+    expect([Number(dustBalances.SOL.available), Number(dustBalances.USDC.available)]).toEqual([0, 0.1425]);
     // One order placed, queried and cancelled by id; an account's fee rates queried.
     const reopen = await fetch(`http://127.0.0.1:${server.adminPort}/admin/markets/state`, {
       method: 'POST', headers: { 'Content-Type': 'application/json' },
