@@ -4,12 +4,12 @@
 // an arrow returns) to the line of its end. The functions that were longer when the rule came in
 // are listed below with their lengths. A listed function may not grow, and once it is 70 lines or
 // fewer (or gone) it must leave the list, so the list only ever shrinks.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { ROOT, tsFiles } from './helpers/source-files.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const MAX_LINES = 70;
 
 /** Functions allowed past MAX_LINES, by "file name", with the length they may not exceed. */
@@ -75,15 +75,6 @@ function measure(path: string, text: string): Measured[] {
   };
   visit(source, []);
   return out;
-}
-
-function tsFiles(room: string): string[] {
-  const walk = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return walk(path);
-    return name.endsWith('.ts') ? [relative(ROOT, path).split(sep).join('/')] : [];
-  });
-  return walk(join(ROOT, room));
 }
 
 describe('function length', () => {

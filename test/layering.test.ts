@@ -20,13 +20,13 @@
 //                 RecordType, so no route fills a command slot or decodes a record by hand
 //
 // The rules are tested on samples too, so a broken rule cannot pass silently.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { join, posix, relative, sep } from 'node:path';
+import { join, posix } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { ROOT, tsFiles } from './helpers/source-files.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const BUILTINS = new Set(builtinModules);
 /** The worker entry files src/main.ts starts. */
 const WORKER_ENTRIES = new Set(['engine/shell/engine-worker.ts', 'engine/shell/journal-worker.ts']);
@@ -130,15 +130,6 @@ function violations(file: string, specifier: string): string[] {
 function importsOf(file: string): string[] {
   const info = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
   return info.importedFiles.map((f) => f.fileName);
-}
-
-function tsFiles(room: string): string[] {
-  const walk = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return walk(path);
-    return name.endsWith('.ts') ? [relative(ROOT, path).split(sep).join('/')] : [];
-  });
-  return walk(join(ROOT, room));
 }
 
 describe('layering', () => {
