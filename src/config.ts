@@ -544,6 +544,11 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
   for (const key of Object.keys(file)) {
     if (!MARKETS_FILE_KEYS.has(key)) throw new ConfigError(`the markets file has an unknown key "${key}" (known: ${[...MARKETS_FILE_KEYS].join(', ')})`);
   }
+  // uWebSockets.js listens with SO_REUSEPORT, so the public and the admin app would both take one
+  // port and the kernel would hand each connection to either: operator routes on the public side.
+  if (settings.port !== 0 && settings.port === settings.adminPort) {
+    throw new ConfigError(`the public port and the admin port must differ (both ${settings.port})`);
+  }
   for (const count of [settings.inboundSlotCount, settings.outboundSlotCount]) {
     if ((count & (count - 1)) !== 0) throw new ConfigError(`ring slot counts must be powers of two (${count})`);
   }

@@ -53,6 +53,9 @@ describe('configuration', () => {
     expect(loadConfig(['--no-demo', '--no-compact'], {})).toMatchObject({ demoAccounts: false, compactJournal: false });
     expect(() => loadConfig(['--port', 'abc'], {})).toThrow(ConfigError);
     expect(() => loadConfig(['--inbound-slots', '1000'], {})).toThrow(/powers of two/);
+    // Both apps listen with SO_REUSEPORT: one port for both would mix operator and public routes.
+    expect(() => loadConfig(['--port', '9100', '--admin-port', '9100'], {})).toThrow(/public port and the admin port must differ/);
+    expect(loadConfig(['--port', '0', '--admin-port', '0'], {})).toMatchObject({ port: 0, adminPort: 0 });
   });
 
   it('refuses a market whose tick × step is not a whole number of quote units', () => {

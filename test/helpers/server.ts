@@ -56,7 +56,9 @@ export async function startServer(options: {
   env?: Record<string, string>;
 }): Promise<RunningServer> {
   const port = options.port ?? (await freePort());
-  const adminPort = options.adminPort ?? (await freePort());
+  // Two probes in a row may be handed the same free port; the two listeners must differ.
+  let adminPort = options.adminPort ?? (await freePort());
+  while (options.adminPort === undefined && adminPort === port) adminPort = await freePort();
   const args = [
     join(ROOT, options.entry ?? 'dist/src/main.js'),
     '--host', options.host ?? '127.0.0.1', '--port', String(port), '--admin-port', String(adminPort),
