@@ -40,9 +40,9 @@ describe('EngineLink on a full inbound ring', () => {
     for (let i = 0; i < 10; i++) {
       results.push(link.submit((cmd) => {
         cmd.kind = CommandKind.PlaceOrder;
-        cmd.qtyLots = 1000 + i;
-        cmd.priceTicks = 2000 + i;
-        cmd.accountId = 7;
+        cmd.placeOrder.qtyLots = 1000 + i;
+        cmd.placeOrder.priceTicks = 2000 + i;
+        cmd.placeOrder.accountId = 7;
       }, ignore));
     }
     expect(results).toEqual([...Array(8).fill('ok'), 'ring_full', 'ring_full']);
@@ -52,7 +52,7 @@ describe('EngineLink on a full inbound ring', () => {
     const cmd = newCommand();
     inbound.poll((offset) => {
       readCommand(inbound.view, offset, cmd);
-      seen.push([cmd.kind, cmd.qtyLots, cmd.priceTicks, cmd.frontId]);
+      seen.push([cmd.kind, cmd.placeOrder.qtyLots, cmd.placeOrder.priceTicks, cmd.frontId]);
     }, 100);
     expect(seen).toEqual(Array.from({ length: 8 }, (_, i) => [CommandKind.PlaceOrder, 1000 + i, 2000 + i, 3]));
 
@@ -62,7 +62,7 @@ describe('EngineLink on a full inbound ring', () => {
 
   it('publishes a None command, not stale bytes, when encoding a claimed command fails', () => {
     const { inbound, link } = setup(4);
-    expect(() => link.submit((cmd) => { cmd.kind = CommandKind.Deposit; cmd.amountUnits = 1.5; }, ignore)).not.toThrow();
+    expect(() => link.submit((cmd) => { cmd.kind = CommandKind.Deposit; cmd.deposit.amountUnits = 1.5; }, ignore)).not.toThrow();
     const cmd = newCommand();
     let count = 0;
     inbound.poll((offset) => {
@@ -71,7 +71,7 @@ describe('EngineLink on a full inbound ring', () => {
     }, 10);
     expect(count).toBe(1);
     expect(cmd.kind).toBe(CommandKind.None);
-    expect(cmd.amountUnits).toBe(0);
+    expect(new Uint8Array(inbound.view.buffer, inbound.view.byteOffset, 24 + 8).slice(24)).toEqual(new Uint8Array(8)); // the deposit's amount never reached the slot
   });
 
   it('answers HTTP 503 with a JSON error body when the ring is full', () => {

@@ -43,6 +43,7 @@
 
 import type { Exchange } from './exchange.js';
 import { SnapshotFormatError, SnapshotReader, SnapshotWriter, expectSnapshot } from './parts.js';
+import { ResultCode, type CommandHeader } from '../bus/types.js';
 import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 
@@ -96,6 +97,14 @@ const PARTS: readonly SnapshotPart[] = [
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */
+/**
+ * Snapshot: the shell serialises the state after this apply; the core only answers with the
+ * snapshot's sequence (the command's own).
+ */
+export function snapshot(s: EngineState, cmd: CommandHeader): void {
+  s.out.result(ResultCode.Ok, s.lastSeq, cmd.frontId, cmd.requestId);
+}
+
 export function exportSnapshot(exchange: Exchange): Uint8Array {
   return exchange.exportSnapshot();
 }

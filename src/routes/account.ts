@@ -88,9 +88,9 @@ export function accountRoutes(front: FrontContext): Route[] {
       method: 'get',
       path: '/api/v1/account',
       instruction: 'accountQuery',
-      handle: (ctx, input) => engine.feeRates(replyTo(ctx, (fees) => {
+      handle: (ctx, input) => engine.queryFeeRates(replyTo(ctx, (fees) => {
         sendJson(ctx, 200, JSON.stringify(accountJson(front, front.settings.settings(input.accountId), fees)));
-      }), input.accountId),
+      }), { accountId: input.accountId }),
     },
     {
       method: 'patch',

@@ -26,8 +26,11 @@ export const KEY_BYTES = 32;
 /**
  * One inbound ring slot: the largest command of the whole API fits (an order with trigger,
  * take-profit and stop-loss prices, slippage tolerance and the auto-borrow/lend flags).
+ * These are byte positions, named as the first commands used them: code reads and writes a command
+ * through its CommandHeader and its kind's payload below, never through these names (only the
+ * layout checks and test tools do).
  */
-export interface Command {
+export interface CommandSlot {
   priceTicks: number;
   qtyLots: number;
   quoteQtyUnits: number;
@@ -214,7 +217,8 @@ export type OutputRec =
   | (FeeRatesRec & { type: RecordType.FeeRates })
   | (SystemStateRec & { type: RecordType.SystemState });
 
-export function newCommand(): Command {
+/** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
+export function newCommandSlot(): CommandSlot {
   return {
     priceTicks: 0,
     qtyLots: 0,
@@ -248,35 +252,472 @@ export function newCommand(): Command {
   };
 }
 
-/** Sets every field of `cmd` back to newCommand()'s values, in place (the key bytes to zero). */
+// ---------------------------------------------------------------------------------------------
+// Commands: the header and one payload per kind (schemas/gen-commands.mjs)
+
+/** The common head of every command (CommandHeader): who asked, and which kind it is. */
+export interface CommandHeader {
+  requestId: number;
+  frontId: number;
+  kind: CommandKind;
+}
+
+export interface CreateAccountPayload {
+  /**
+   * ed25519 public key, as four little-endian 64-bit words.
+   * 32 bytes: key_0..key_3 of the schema, in order.
+   */
+  key: Uint8Array;
+}
+
+export interface DepositPayload {
+  amountUnits: number;
+  accountId: number;
+  assetId: number;
+}
+
+export interface PlaceOrderPayload {
+  priceTicks: number;
+  qtyLots: number;
+  quoteQtyUnits: number;
+  triggerPriceTicks: number;
+  triggerQtyLots: number;
+  takeProfitTriggerTicks: number;
+  takeProfitLimitTicks: number;
+  stopLossTriggerTicks: number;
+  stopLossLimitTicks: number;
+  slippageTolerance: number;
+  accountId: number;
+  clientId: number;
+  marketId: number;
+  side: Side;
+  orderType: OrderType;
+  timeInForce: TimeInForce;
+  selfTradePrevention: SelfTradePrevention;
+  /**
+   * bit 0 postOnly, 1 reduceOnly, 2 hasClientId, 3 autoLend, 4 autoLendRedeem, 5 autoBorrow,
+   * 6 autoBorrowRepay
+   */
+  flags: number;
+  triggerBy: TriggerBy;
+  takeProfitTriggerBy: TriggerBy;
+  stopLossTriggerBy: TriggerBy;
+  slippageToleranceType: SlippageToleranceType;
+}
+
+/** One order of an account: by order_id, or by client_id when flags has bit 2 (hasClientId). */
+export interface OrderTargetPayload {
+  orderId: number;
+  accountId: number;
+  clientId: number;
+  marketId: number;
+  flags: number;
+}
+
+/** An account's orders in one market (QueryOpenOrders: 0xFFFF for every market). */
+export interface AccountMarketPayload {
+  accountId: number;
+  marketId: number;
+}
+
+export interface SetMarketStatePayload {
+  marketId: number;
+  state: OrderBookState;
+}
+
+/** Basis points of what the party receives, 0 to 10000. */
+export interface SetFeeRatesPayload {
+  accountId: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+}
+
+export interface WithdrawPayload {
+  amountUnits: number;
+  /**
+   * The digest of the withdrawal's destination, which the front thread stores beside the journal.
+   * 32 bytes: intent_digest_0..intent_digest_3 of the schema, in order.
+   */
+  intentDigest: Uint8Array;
+  accountId: number;
+  assetId: number;
+}
+
+/** The dust balance (base units) the conversion was computed for. */
+export interface ConvertDustPayload {
+  amountUnits: number;
+  accountId: number;
+  marketId: number;
+}
+
+/** The withdrawal id: the sequence number of its Withdraw command. */
+export interface ConfirmWithdrawalPayload {
+  withdrawalId: number;
+  accountId: number;
+}
+
+export interface SetSystemStatePayload {
+  state: SystemState;
+}
+
+export interface AccountPayload {
+  accountId: number;
+}
+
+/** A CreateAccount command as its rule reads it: the header and the CreateAccountPayload. */
+export interface CreateAccountCommand extends CommandHeader, CreateAccountPayload {}
+
+/** A Deposit command as its rule reads it: the header and the DepositPayload. */
+export interface DepositCommand extends CommandHeader, DepositPayload {}
+
+/** A PlaceOrder command as its rule reads it: the header and the PlaceOrderPayload. */
+export interface PlaceOrderCommand extends CommandHeader, PlaceOrderPayload {}
+
+/** A CancelOrder command as its rule reads it: the header and the OrderTargetPayload. */
+export interface CancelOrderCommand extends CommandHeader, OrderTargetPayload {}
+
+/** A CancelAll command as its rule reads it: the header and the AccountMarketPayload. */
+export interface CancelAllCommand extends CommandHeader, AccountMarketPayload {}
+
+/** A SetMarketState command as its rule reads it: the header and the SetMarketStatePayload. */
+export interface SetMarketStateCommand extends CommandHeader, SetMarketStatePayload {}
+
+/** A SetFeeRates command as its rule reads it: the header and the SetFeeRatesPayload. */
+export interface SetFeeRatesCommand extends CommandHeader, SetFeeRatesPayload {}
+
+/** A Withdraw command as its rule reads it: the header and the WithdrawPayload. */
+export interface WithdrawCommand extends CommandHeader, WithdrawPayload {}
+
+/** A ConvertDust command as its rule reads it: the header and the ConvertDustPayload. */
+export interface ConvertDustCommand extends CommandHeader, ConvertDustPayload {}
+
+/** A ConfirmWithdrawal command as its rule reads it: the header and the ConfirmWithdrawalPayload. */
+export interface ConfirmWithdrawalCommand extends CommandHeader, ConfirmWithdrawalPayload {}
+
+/** A SetSystemState command as its rule reads it: the header and the SetSystemStatePayload. */
+export interface SetSystemStateCommand extends CommandHeader, SetSystemStatePayload {}
+
+/** A QueryBalances command as its rule reads it: the header and the AccountPayload. */
+export interface QueryBalancesCommand extends CommandHeader, AccountPayload {}
+
+/** A QueryOpenOrders command as its rule reads it: the header and the AccountMarketPayload. */
+export interface QueryOpenOrdersCommand extends CommandHeader, AccountMarketPayload {}
+
+/** A QueryOrder command as its rule reads it: the header and the OrderTargetPayload. */
+export interface QueryOrderCommand extends CommandHeader, OrderTargetPayload {}
+
+/** A QueryFeeRates command as its rule reads it: the header and the AccountPayload. */
+export interface QueryFeeRatesCommand extends CommandHeader, AccountPayload {}
+
+/**
+ * A command in memory: its header, and one reusable object per kind with a payload, of which the
+ * one of `kind` holds this command. The engine's dispatch copies the header into that object
+ * before it calls the kind's rule.
+ */
+export interface Command extends CommandHeader {
+  createAccount: CreateAccountCommand;
+  deposit: DepositCommand;
+  placeOrder: PlaceOrderCommand;
+  cancelOrder: CancelOrderCommand;
+  cancelAll: CancelAllCommand;
+  setMarketState: SetMarketStateCommand;
+  setFeeRates: SetFeeRatesCommand;
+  withdraw: WithdrawCommand;
+  convertDust: ConvertDustCommand;
+  confirmWithdrawal: ConfirmWithdrawalCommand;
+  setSystemState: SetSystemStateCommand;
+  queryBalances: QueryBalancesCommand;
+  queryOpenOrders: QueryOpenOrdersCommand;
+  queryOrder: QueryOrderCommand;
+  queryFeeRates: QueryFeeRatesCommand;
+}
+
+export function newCommand(): Command {
+  return {
+    requestId: 0, frontId: 0, kind: 0,
+    createAccount: { requestId: 0, frontId: 0, kind: 1 /* CommandKind.CreateAccount */, key: new Uint8Array(KEY_BYTES) },
+    deposit: { requestId: 0, frontId: 0, kind: 2 /* CommandKind.Deposit */, amountUnits: 0, accountId: 0, assetId: 0 },
+    placeOrder: { requestId: 0, frontId: 0, kind: 3 /* CommandKind.PlaceOrder */, priceTicks: 0, qtyLots: 0, quoteQtyUnits: 0, triggerPriceTicks: 0, triggerQtyLots: 0, takeProfitTriggerTicks: 0, takeProfitLimitTicks: 0, stopLossTriggerTicks: 0, stopLossLimitTicks: 0, slippageTolerance: 0, accountId: 0, clientId: 0, marketId: 0, side: 0, orderType: 0, timeInForce: 0, selfTradePrevention: 0, flags: 0, triggerBy: 0, takeProfitTriggerBy: 0, stopLossTriggerBy: 0, slippageToleranceType: 0 },
+    cancelOrder: { requestId: 0, frontId: 0, kind: 4 /* CommandKind.CancelOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
+    cancelAll: { requestId: 0, frontId: 0, kind: 5 /* CommandKind.CancelAll */, accountId: 0, marketId: 0 },
+    setMarketState: { requestId: 0, frontId: 0, kind: 8 /* CommandKind.SetMarketState */, marketId: 0, state: 0 },
+    setFeeRates: { requestId: 0, frontId: 0, kind: 9 /* CommandKind.SetFeeRates */, accountId: 0, makerFeeBps: 0, takerFeeBps: 0 },
+    withdraw: { requestId: 0, frontId: 0, kind: 10 /* CommandKind.Withdraw */, amountUnits: 0, intentDigest: new Uint8Array(KEY_BYTES), accountId: 0, assetId: 0 },
+    convertDust: { requestId: 0, frontId: 0, kind: 11 /* CommandKind.ConvertDust */, amountUnits: 0, accountId: 0, marketId: 0 },
+    confirmWithdrawal: { requestId: 0, frontId: 0, kind: 12 /* CommandKind.ConfirmWithdrawal */, withdrawalId: 0, accountId: 0 },
+    setSystemState: { requestId: 0, frontId: 0, kind: 13 /* CommandKind.SetSystemState */, state: 0 },
+    queryBalances: { requestId: 0, frontId: 0, kind: 64 /* CommandKind.QueryBalances */, accountId: 0 },
+    queryOpenOrders: { requestId: 0, frontId: 0, kind: 65 /* CommandKind.QueryOpenOrders */, accountId: 0, marketId: 0 },
+    queryOrder: { requestId: 0, frontId: 0, kind: 66 /* CommandKind.QueryOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
+    queryFeeRates: { requestId: 0, frontId: 0, kind: 68 /* CommandKind.QueryFeeRates */, accountId: 0 },
+  };
+}
+
+function resetCreateAccountPayload(p: CreateAccountPayload): void {
+  p.key.fill(0);
+}
+
+function resetDepositPayload(p: DepositPayload): void {
+  p.amountUnits = 0;
+  p.accountId = 0;
+  p.assetId = 0;
+}
+
+function resetPlaceOrderPayload(p: PlaceOrderPayload): void {
+  p.priceTicks = 0;
+  p.qtyLots = 0;
+  p.quoteQtyUnits = 0;
+  p.triggerPriceTicks = 0;
+  p.triggerQtyLots = 0;
+  p.takeProfitTriggerTicks = 0;
+  p.takeProfitLimitTicks = 0;
+  p.stopLossTriggerTicks = 0;
+  p.stopLossLimitTicks = 0;
+  p.slippageTolerance = 0;
+  p.accountId = 0;
+  p.clientId = 0;
+  p.marketId = 0;
+  p.side = 0;
+  p.orderType = 0;
+  p.timeInForce = 0;
+  p.selfTradePrevention = 0;
+  p.flags = 0;
+  p.triggerBy = 0;
+  p.takeProfitTriggerBy = 0;
+  p.stopLossTriggerBy = 0;
+  p.slippageToleranceType = 0;
+}
+
+function resetOrderTargetPayload(p: OrderTargetPayload): void {
+  p.orderId = 0;
+  p.accountId = 0;
+  p.clientId = 0;
+  p.marketId = 0;
+  p.flags = 0;
+}
+
+function resetAccountMarketPayload(p: AccountMarketPayload): void {
+  p.accountId = 0;
+  p.marketId = 0;
+}
+
+function resetSetMarketStatePayload(p: SetMarketStatePayload): void {
+  p.marketId = 0;
+  p.state = 0;
+}
+
+function resetSetFeeRatesPayload(p: SetFeeRatesPayload): void {
+  p.accountId = 0;
+  p.makerFeeBps = 0;
+  p.takerFeeBps = 0;
+}
+
+function resetWithdrawPayload(p: WithdrawPayload): void {
+  p.amountUnits = 0;
+  p.intentDigest.fill(0);
+  p.accountId = 0;
+  p.assetId = 0;
+}
+
+function resetConvertDustPayload(p: ConvertDustPayload): void {
+  p.amountUnits = 0;
+  p.accountId = 0;
+  p.marketId = 0;
+}
+
+function resetConfirmWithdrawalPayload(p: ConfirmWithdrawalPayload): void {
+  p.withdrawalId = 0;
+  p.accountId = 0;
+}
+
+function resetSetSystemStatePayload(p: SetSystemStatePayload): void {
+  p.state = 0;
+}
+
+function resetAccountPayload(p: AccountPayload): void {
+  p.accountId = 0;
+}
+
+/** Sets the header and every payload back to newCommand()'s values, in place (key bytes to zero). */
 export function resetCommand(cmd: Command): void {
-  cmd.priceTicks = 0;
-  cmd.qtyLots = 0;
-  cmd.quoteQtyUnits = 0;
-  cmd.amountUnits = 0;
-  cmd.orderId = 0;
-  cmd.triggerPriceTicks = 0;
-  cmd.triggerQtyLots = 0;
-  cmd.takeProfitTriggerTicks = 0;
-  cmd.takeProfitLimitTicks = 0;
-  cmd.stopLossTriggerTicks = 0;
-  cmd.stopLossLimitTicks = 0;
-  cmd.slippageTolerance = 0;
-  cmd.key.fill(0);
   cmd.requestId = 0;
-  cmd.accountId = 0;
-  cmd.clientId = 0;
   cmd.frontId = 0;
-  cmd.marketId = 0;
-  cmd.assetId = 0;
   cmd.kind = 0;
-  cmd.side = 0;
-  cmd.orderType = 0;
-  cmd.timeInForce = 0;
-  cmd.selfTradePrevention = 0;
-  cmd.flags = 0;
-  cmd.triggerBy = 0;
-  cmd.takeProfitTriggerBy = 0;
-  cmd.stopLossTriggerBy = 0;
-  cmd.slippageToleranceType = 0;
+  resetCreateAccountPayload(cmd.createAccount);
+  resetDepositPayload(cmd.deposit);
+  resetPlaceOrderPayload(cmd.placeOrder);
+  resetOrderTargetPayload(cmd.cancelOrder);
+  resetAccountMarketPayload(cmd.cancelAll);
+  resetSetMarketStatePayload(cmd.setMarketState);
+  resetSetFeeRatesPayload(cmd.setFeeRates);
+  resetWithdrawPayload(cmd.withdraw);
+  resetConvertDustPayload(cmd.convertDust);
+  resetConfirmWithdrawalPayload(cmd.confirmWithdrawal);
+  resetSetSystemStatePayload(cmd.setSystemState);
+  resetAccountPayload(cmd.queryBalances);
+  resetAccountMarketPayload(cmd.queryOpenOrders);
+  resetOrderTargetPayload(cmd.queryOrder);
+  resetAccountPayload(cmd.queryFeeRates);
+}
+
+/** Makes `cmd` a CreateAccount command carrying `p` (the sender sets requestId and frontId). */
+export function fillCreateAccount(cmd: Command, p: CreateAccountPayload): void {
+  cmd.kind = 1 /* CommandKind.CreateAccount */;
+  const c = cmd.createAccount;
+  c.key.set(p.key);
+}
+
+/** Makes `cmd` a Deposit command carrying `p` (the sender sets requestId and frontId). */
+export function fillDeposit(cmd: Command, p: DepositPayload): void {
+  cmd.kind = 2 /* CommandKind.Deposit */;
+  const c = cmd.deposit;
+  c.amountUnits = p.amountUnits;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a PlaceOrder command carrying `p` (the sender sets requestId and frontId). */
+export function fillPlaceOrder(cmd: Command, p: PlaceOrderPayload): void {
+  cmd.kind = 3 /* CommandKind.PlaceOrder */;
+  const c = cmd.placeOrder;
+  c.priceTicks = p.priceTicks;
+  c.qtyLots = p.qtyLots;
+  c.quoteQtyUnits = p.quoteQtyUnits;
+  c.triggerPriceTicks = p.triggerPriceTicks;
+  c.triggerQtyLots = p.triggerQtyLots;
+  c.takeProfitTriggerTicks = p.takeProfitTriggerTicks;
+  c.takeProfitLimitTicks = p.takeProfitLimitTicks;
+  c.stopLossTriggerTicks = p.stopLossTriggerTicks;
+  c.stopLossLimitTicks = p.stopLossLimitTicks;
+  c.slippageTolerance = p.slippageTolerance;
+  c.accountId = p.accountId;
+  c.clientId = p.clientId;
+  c.marketId = p.marketId;
+  c.side = p.side;
+  c.orderType = p.orderType;
+  c.timeInForce = p.timeInForce;
+  c.selfTradePrevention = p.selfTradePrevention;
+  c.flags = p.flags;
+  c.triggerBy = p.triggerBy;
+  c.takeProfitTriggerBy = p.takeProfitTriggerBy;
+  c.stopLossTriggerBy = p.stopLossTriggerBy;
+  c.slippageToleranceType = p.slippageToleranceType;
+}
+
+/** Makes `cmd` a CancelOrder command carrying `p` (the sender sets requestId and frontId). */
+export function fillCancelOrder(cmd: Command, p: OrderTargetPayload): void {
+  cmd.kind = 4 /* CommandKind.CancelOrder */;
+  const c = cmd.cancelOrder;
+  c.orderId = p.orderId;
+  c.accountId = p.accountId;
+  c.clientId = p.clientId;
+  c.marketId = p.marketId;
+  c.flags = p.flags;
+}
+
+/** Makes `cmd` a CancelAll command carrying `p` (the sender sets requestId and frontId). */
+export function fillCancelAll(cmd: Command, p: AccountMarketPayload): void {
+  cmd.kind = 5 /* CommandKind.CancelAll */;
+  const c = cmd.cancelAll;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a Tick command (the sender sets requestId and frontId). */
+export function fillTick(cmd: Command): void {
+  cmd.kind = 6 /* CommandKind.Tick */;
+}
+
+/** Makes `cmd` a Snapshot command (the sender sets requestId and frontId). */
+export function fillSnapshot(cmd: Command): void {
+  cmd.kind = 7 /* CommandKind.Snapshot */;
+}
+
+/** Makes `cmd` a SetMarketState command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetMarketState(cmd: Command, p: SetMarketStatePayload): void {
+  cmd.kind = 8 /* CommandKind.SetMarketState */;
+  const c = cmd.setMarketState;
+  c.marketId = p.marketId;
+  c.state = p.state;
+}
+
+/** Makes `cmd` a SetFeeRates command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetFeeRates(cmd: Command, p: SetFeeRatesPayload): void {
+  cmd.kind = 9 /* CommandKind.SetFeeRates */;
+  const c = cmd.setFeeRates;
+  c.accountId = p.accountId;
+  c.makerFeeBps = p.makerFeeBps;
+  c.takerFeeBps = p.takerFeeBps;
+}
+
+/** Makes `cmd` a Withdraw command carrying `p` (the sender sets requestId and frontId). */
+export function fillWithdraw(cmd: Command, p: WithdrawPayload): void {
+  cmd.kind = 10 /* CommandKind.Withdraw */;
+  const c = cmd.withdraw;
+  c.amountUnits = p.amountUnits;
+  c.intentDigest.set(p.intentDigest);
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a ConvertDust command carrying `p` (the sender sets requestId and frontId). */
+export function fillConvertDust(cmd: Command, p: ConvertDustPayload): void {
+  cmd.kind = 11 /* CommandKind.ConvertDust */;
+  const c = cmd.convertDust;
+  c.amountUnits = p.amountUnits;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a ConfirmWithdrawal command carrying `p` (the sender sets requestId and frontId). */
+export function fillConfirmWithdrawal(cmd: Command, p: ConfirmWithdrawalPayload): void {
+  cmd.kind = 12 /* CommandKind.ConfirmWithdrawal */;
+  const c = cmd.confirmWithdrawal;
+  c.withdrawalId = p.withdrawalId;
+  c.accountId = p.accountId;
+}
+
+/** Makes `cmd` a SetSystemState command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetSystemState(cmd: Command, p: SetSystemStatePayload): void {
+  cmd.kind = 13 /* CommandKind.SetSystemState */;
+  const c = cmd.setSystemState;
+  c.state = p.state;
+}
+
+/** Makes `cmd` a QueryBalances command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryBalances(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 64 /* CommandKind.QueryBalances */;
+  const c = cmd.queryBalances;
+  c.accountId = p.accountId;
+}
+
+/** Makes `cmd` a QueryOpenOrders command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryOpenOrders(cmd: Command, p: AccountMarketPayload): void {
+  cmd.kind = 65 /* CommandKind.QueryOpenOrders */;
+  const c = cmd.queryOpenOrders;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a QueryOrder command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryOrder(cmd: Command, p: OrderTargetPayload): void {
+  cmd.kind = 66 /* CommandKind.QueryOrder */;
+  const c = cmd.queryOrder;
+  c.orderId = p.orderId;
+  c.accountId = p.accountId;
+  c.clientId = p.clientId;
+  c.marketId = p.marketId;
+  c.flags = p.flags;
+}
+
+/** Makes `cmd` a QuerySnapshot command (the sender sets requestId and frontId). */
+export function fillQuerySnapshot(cmd: Command): void {
+  cmd.kind = 67 /* CommandKind.QuerySnapshot */;
+}
+
+/** Makes `cmd` a QueryFeeRates command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryFeeRates(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 68 /* CommandKind.QueryFeeRates */;
+  const c = cmd.queryFeeRates;
+  c.accountId = p.accountId;
 }

@@ -2,11 +2,18 @@
 
 /* eslint-disable @typescript-eslint/no-unused-vars, @typescript-eslint/no-explicit-any, @typescript-eslint/no-non-null-assertion */
 
+export { AccountMarketPayload } from './schema/account-market-payload.js';
+export { AccountPayload } from './schema/account-payload.js';
 export { AccountRecord } from './schema/account-record.js';
 export { BalanceRecord } from './schema/balance-record.js';
 export { CandleValue } from './schema/candle-value.js';
+export { CommandHeader } from './schema/command-header.js';
 export { CommandKind } from './schema/command-kind.js';
 export { CommandSlot } from './schema/command-slot.js';
+export { ConfirmWithdrawalPayload } from './schema/confirm-withdrawal-payload.js';
+export { ConvertDustPayload } from './schema/convert-dust-payload.js';
+export { CreateAccountPayload } from './schema/create-account-payload.js';
+export { DepositPayload } from './schema/deposit-payload.js';
 export { DepositValue } from './schema/deposit-value.js';
 export { DepthRecord } from './schema/depth-record.js';
 export { DustValue } from './schema/dust-value.js';
@@ -20,12 +27,17 @@ export { OrderBookState } from './schema/order-book-state.js';
 export { OrderEvent } from './schema/order-event.js';
 export { OrderRecord } from './schema/order-record.js';
 export { OrderStatus } from './schema/order-status.js';
+export { OrderTargetPayload } from './schema/order-target-payload.js';
 export { OrderType } from './schema/order-type.js';
+export { PlaceOrderPayload } from './schema/place-order-payload.js';
 export { RecordHeader } from './schema/record-header.js';
 export { RecordType } from './schema/record-type.js';
 export { ResultCode } from './schema/result-code.js';
 export { ResultRecord } from './schema/result-record.js';
 export { SelfTradePrevention } from './schema/self-trade-prevention.js';
+export { SetFeeRatesPayload } from './schema/set-fee-rates-payload.js';
+export { SetMarketStatePayload } from './schema/set-market-state-payload.js';
+export { SetSystemStatePayload } from './schema/set-system-state-payload.js';
 export { Side } from './schema/side.js';
 export { SlippageToleranceType } from './schema/slippage-tolerance-type.js';
 export { StampedRecord } from './schema/stamped-record.js';
@@ -35,6 +47,7 @@ export { TimeInForce } from './schema/time-in-force.js';
 export { TradeRecord } from './schema/trade-record.js';
 export { TradeValue } from './schema/trade-value.js';
 export { TriggerBy } from './schema/trigger-by.js';
+export { WithdrawPayload } from './schema/withdraw-payload.js';
 export { WithdrawalIntent } from './schema/withdrawal-intent.js';
 export { WithdrawalPlace } from './schema/withdrawal-place.js';
 export { WithdrawalStatus } from './schema/withdrawal-status.js';

@@ -126,7 +126,7 @@ export function convertDust(front: FrontContext, engine: EngineCalls, reply: Rep
       const next = (index: number): void => {
         if (index === jobs.length) return reply.ok();
         const job = jobs[index];
-        engine.convertDust({ fail: reply.fail, ok: () => next(index + 1) }, accountId, job.market.spec.marketId, job.units);
+        engine.convertDust({ fail: reply.fail, ok: () => next(index + 1) }, { accountId, marketId: job.market.spec.marketId, amountUnits: job.units });
       };
       next(0);
     },
