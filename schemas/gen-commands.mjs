@@ -26,11 +26,11 @@ function placeStruct(schema, layouts, slot, name) {
   const baseOf = (type) => schema.enums.get(type)?.base ?? type;
   return layout.fields.map((f) => {
     if (schema.structs.has(f.type)) throw new Error(`gen: ${name}.${f.name}: a command field is a scalar`);
-    if (!withSlot) return { ...f, base: baseOf(f.type) };
+    if (!withSlot) return { ...f, base: baseOf(f.type), slotField: null };
     const on = slotFields.get(f.attrs.slot);
     if (!on) throw new Error(`gen: ${name}.${f.name}: no slot field ${f.attrs.slot}`);
     if (f.size > on.size) throw new Error(`gen: ${name}.${f.name} is wider than its slot field ${on.name}`);
-    return { ...f, offset: on.offset, size: on.size, base: baseOf(on.type) };
+    return { ...f, offset: on.offset, size: on.size, base: baseOf(on.type), slotField: on.name };
   });
 }
 
@@ -45,13 +45,13 @@ function commandMembers(schema, name, placed) {
         const g = placed[i + k];
         if (g?.name !== `${run[1]}_${k}` || g.base !== 'ulong' || g.offset !== f.offset + 8 * k) throw new Error(`gen: ${name}: ${run[1]}_0..3 must be four adjacent ulongs`);
       }
-      out.push({ kind: 'key', prop: camel(run[1]), field: run[1], offset: f.offset, size: 32, doc: f.doc });
+      out.push({ kind: 'key', prop: camel(run[1]), field: run[1], offset: f.offset, size: 32, slotField: f.slotField && 'key', doc: f.doc });
       i += 3;
       continue;
     }
     if (f.base === 'ulong') throw new Error(`gen: ${name}.${f.name}: ulong only as a run X_0..X_3`);
     const tsType = schema.enums.has(f.type) ? f.type : f.base === 'bool' ? 'boolean' : 'number';
-    out.push({ kind: 'scalar', prop: camel(f.name), base: f.base, tsType, offset: f.offset, size: f.size, field: f.name, doc: f.doc });
+    out.push({ kind: 'scalar', prop: camel(f.name), base: f.base, tsType, offset: f.offset, size: f.size, field: f.name, slotField: f.slotField, doc: f.doc });
   }
   return out;
 }
@@ -162,7 +162,45 @@ ${cm.kinds.filter((k) => k.payload).map((k) => `  ${k.prop}: ${k.name}Command;\n
     out += k.payload ? `  const c = cmd.${k.prop};\n${sets}` : '';
     out += '}\n';
   }
-  return out;
+  return out + genSlotMapping(cm);
+}
+
+/** The CommandSlot property a member lies on (`key` for a 32-byte run). */
+function slotProp(m) {
+  return m.kind === 'key' ? 'key' : camel(m.slotField);
+}
+
+/** commandFromSlot and slotFromCommand: the payload fields to and from their slot positions, by property. */
+function genSlotMapping(cm) {
+  // Payloads with slot attributes only: a payload in its own layout has no slot names.
+  const kinds = cm.kinds.filter((k) => k.payload && k.payload.members.every((m) => m.kind === 'key' || m.slotField));
+  const from = kinds.map((k) => `    case ${k.value} /* CommandKind.${k.name} */: { const p = c.${k.prop}; ${k.payload.members.map((m) => `p.${m.prop} = slot.${slotProp(m)};`).join(' ')} break; }\n`).join('');
+  const to = kinds.map((k) => `    case ${k.value} /* CommandKind.${k.name} */: { const p = c.${k.prop}; ${k.payload.members.map((m) => `slot.${slotProp(m)} = p.${m.prop};`).join(' ')} break; }\n`).join('');
+  return `
+/**
+ * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
+ * fields they lie on, values as they are, unchecked): for test tools and reference models that
+ * build commands field by field (key bytes shared, not copied). Fills \`c\` (a new Command by default) and returns it.
+ */
+export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): Command {
+  c.requestId = slot.requestId;
+  c.frontId = slot.frontId;
+  c.kind = slot.kind;
+  switch (c.kind) {
+${from}  }
+  return c;
+}
+
+/** The CommandSlot a command fills (its header and its kind's payload; every other field zero). */
+export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()): CommandSlot {
+  slot.requestId = c.requestId;
+  slot.frontId = c.frontId;
+  slot.kind = c.kind;
+  switch (c.kind) {
+${to}  }
+  return slot;
+}
+`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -41,10 +41,8 @@
 
 export * from './generated/codec.js';
 export { KEY_BYTES } from './generated/records.js';
-import {
-  COMMAND_BYTES, JOURNAL_RECORD_CHECKSUM_OFFSET, JOURNAL_RECORD_OUTPUT_DIGEST_OFFSET, readCommand, readCommandSlot, writeCommand, writeCommandSlot,
-} from './generated/codec.js';
-import { newCommand, newCommandSlot, type Command, type CommandSlot } from './generated/records.js';
+export { commandFromSlot, slotFromCommand } from './generated/records.js';
+import { JOURNAL_RECORD_CHECKSUM_OFFSET, JOURNAL_RECORD_OUTPUT_DIGEST_OFFSET } from './generated/codec.js';
 
 /** Ring slot size: every record (the largest is a StampedRecord, 184 bytes) fits one slot. */
 export const SLOT_BYTES = 256;
@@ -52,29 +50,6 @@ export const SLOT_BYTES = 256;
 export const JOURNAL_DIGEST_OFFSET = JOURNAL_RECORD_OUTPUT_DIGEST_OFFSET;
 /** Offset of JournalRecord.checksum (u32, little-endian). */
 export const JOURNAL_CHECKSUM_OFFSET = JOURNAL_RECORD_CHECKSUM_OFFSET;
-
-// ---------------------------------------------------------------------------------------------
-// Commands by slot position
-
-const SLOT_SCRATCH = new DataView(new ArrayBuffer(COMMAND_BYTES));
-
-/**
- * The command whose slot bytes `slot` spells by position (test tools and benchmarks that build
- * commands field by field, as the slot names them): encoded, then read as its kind's payload.
- * Fills `into` (a new Command by default) and returns it; allocates only that default.
- */
-export function commandFromSlot(slot: CommandSlot, into: Command = newCommand()): Command {
-  writeCommandSlot(SLOT_SCRATCH, 0, slot);
-  readCommand(SLOT_SCRATCH, 0, into);
-  return into;
-}
-
-/** The slot positions a command's bytes spell (the other way round; for reference models). */
-export function slotFromCommand(cmd: Command, into: CommandSlot = newCommandSlot()): CommandSlot {
-  writeCommand(SLOT_SCRATCH, 0, cmd);
-  readCommandSlot(SLOT_SCRATCH, 0, into);
-  return into;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Raw bytes

@@ -721,3 +721,57 @@ export function fillQueryFeeRates(cmd: Command, p: AccountPayload): void {
   const c = cmd.queryFeeRates;
   c.accountId = p.accountId;
 }
+
+/**
+ * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
+ * fields they lie on, values as they are, unchecked): for test tools and reference models that
+ * build commands field by field (key bytes shared, not copied). Fills `c` (a new Command by default) and returns it.
+ */
+export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): Command {
+  c.requestId = slot.requestId;
+  c.frontId = slot.frontId;
+  c.kind = slot.kind;
+  switch (c.kind) {
+    case 1 /* CommandKind.CreateAccount */: { const p = c.createAccount; p.key = slot.key; break; }
+    case 2 /* CommandKind.Deposit */: { const p = c.deposit; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 3 /* CommandKind.PlaceOrder */: { const p = c.placeOrder; p.priceTicks = slot.priceTicks; p.qtyLots = slot.qtyLots; p.quoteQtyUnits = slot.quoteQtyUnits; p.triggerPriceTicks = slot.triggerPriceTicks; p.triggerQtyLots = slot.triggerQtyLots; p.takeProfitTriggerTicks = slot.takeProfitTriggerTicks; p.takeProfitLimitTicks = slot.takeProfitLimitTicks; p.stopLossTriggerTicks = slot.stopLossTriggerTicks; p.stopLossLimitTicks = slot.stopLossLimitTicks; p.slippageTolerance = slot.slippageTolerance; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.side = slot.side; p.orderType = slot.orderType; p.timeInForce = slot.timeInForce; p.selfTradePrevention = slot.selfTradePrevention; p.flags = slot.flags; p.triggerBy = slot.triggerBy; p.takeProfitTriggerBy = slot.takeProfitTriggerBy; p.stopLossTriggerBy = slot.stopLossTriggerBy; p.slippageToleranceType = slot.slippageToleranceType; break; }
+    case 4 /* CommandKind.CancelOrder */: { const p = c.cancelOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
+    case 5 /* CommandKind.CancelAll */: { const p = c.cancelAll; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
+    case 8 /* CommandKind.SetMarketState */: { const p = c.setMarketState; p.marketId = slot.marketId; p.state = slot.amountUnits; break; }
+    case 9 /* CommandKind.SetFeeRates */: { const p = c.setFeeRates; p.accountId = slot.accountId; p.makerFeeBps = slot.amountUnits; p.takerFeeBps = slot.quoteQtyUnits; break; }
+    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; p.amountUnits = slot.amountUnits; p.intentDigest = slot.key; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
+    case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; p.withdrawalId = slot.orderId; p.accountId = slot.accountId; break; }
+    case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; p.state = slot.amountUnits; break; }
+    case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; p.accountId = slot.accountId; break; }
+    case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
+    case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
+    case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; p.accountId = slot.accountId; break; }
+  }
+  return c;
+}
+
+/** The CommandSlot a command fills (its header and its kind's payload; every other field zero). */
+export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()): CommandSlot {
+  slot.requestId = c.requestId;
+  slot.frontId = c.frontId;
+  slot.kind = c.kind;
+  switch (c.kind) {
+    case 1 /* CommandKind.CreateAccount */: { const p = c.createAccount; slot.key = p.key; break; }
+    case 2 /* CommandKind.Deposit */: { const p = c.deposit; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 3 /* CommandKind.PlaceOrder */: { const p = c.placeOrder; slot.priceTicks = p.priceTicks; slot.qtyLots = p.qtyLots; slot.quoteQtyUnits = p.quoteQtyUnits; slot.triggerPriceTicks = p.triggerPriceTicks; slot.triggerQtyLots = p.triggerQtyLots; slot.takeProfitTriggerTicks = p.takeProfitTriggerTicks; slot.takeProfitLimitTicks = p.takeProfitLimitTicks; slot.stopLossTriggerTicks = p.stopLossTriggerTicks; slot.stopLossLimitTicks = p.stopLossLimitTicks; slot.slippageTolerance = p.slippageTolerance; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.side = p.side; slot.orderType = p.orderType; slot.timeInForce = p.timeInForce; slot.selfTradePrevention = p.selfTradePrevention; slot.flags = p.flags; slot.triggerBy = p.triggerBy; slot.takeProfitTriggerBy = p.takeProfitTriggerBy; slot.stopLossTriggerBy = p.stopLossTriggerBy; slot.slippageToleranceType = p.slippageToleranceType; break; }
+    case 4 /* CommandKind.CancelOrder */: { const p = c.cancelOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }
+    case 5 /* CommandKind.CancelAll */: { const p = c.cancelAll; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
+    case 8 /* CommandKind.SetMarketState */: { const p = c.setMarketState; slot.marketId = p.marketId; slot.amountUnits = p.state; break; }
+    case 9 /* CommandKind.SetFeeRates */: { const p = c.setFeeRates; slot.accountId = p.accountId; slot.amountUnits = p.makerFeeBps; slot.quoteQtyUnits = p.takerFeeBps; break; }
+    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; slot.amountUnits = p.amountUnits; slot.key = p.intentDigest; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
+    case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; slot.orderId = p.withdrawalId; slot.accountId = p.accountId; break; }
+    case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; slot.amountUnits = p.state; break; }
+    case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; slot.accountId = p.accountId; break; }
+    case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
+    case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }
+    case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; slot.accountId = p.accountId; break; }
+  }
+  return slot;
+}
