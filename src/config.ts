@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AssetSpec, EngineConfig, EngineLimits, MarketSpec } from '../engine/bus/types.js';
+import { buildMarginParams, type BorrowLendConfig, type CollateralConfig, type MarginParams } from './margin-config.js';
 
 export interface AssetConfig {
   symbol: string;
@@ -20,6 +21,10 @@ export interface AssetConfig {
   decimals: number;
   /** Blockchain name of its token (wire enum), for the assets listing. */
   blockchain: string;
+  /** Collateral parameters (GET /api/v1/collateral); absent: collateral weight 0, not borrowable. */
+  collateral?: CollateralConfig;
+  /** Borrow/lend pool parameters; absent: no pool for this asset. */
+  borrowLend?: BorrowLendConfig;
 }
 
 export interface MarketConfig {
@@ -92,6 +97,12 @@ export interface ServerConfig {
   assets: AssetConfig[];
   markets: MarketInfo[];
   engine: EngineConfig;
+  /**
+   * Collateral and borrow/lend pool parameters in integer form (src/margin-config.ts). Outside
+   * `engine` on purpose: nothing the engine applies reads them yet, so they stay out of the
+   * configuration fingerprint and journals written without them keep replaying.
+   */
+  margin: MarginParams;
   // Durability
   /** Snapshot after this many commands since the last snapshot (0: only on the operator's request). */
   snapshotEvery?: number;
@@ -169,13 +180,59 @@ export const DEFAULT_PRICE_BAND = { maxMultiplier: '1.25', minMultiplier: '0.75'
  */
 export const DEFAULT_FEES = { makerFeeBps: 2, takerFeeBps: 5 } as const;
 
-/** Asset decimals and market grids as the public venue uses them for these spot books. */
+/** Borrow IMF/MMF of a volatile asset: about 5× on a borrow, as the venue's support pages put it. */
+const VOLATILE_BORROW_MARGIN = {
+  imfFunction: { type: 'sqrt', base: '0.2', factor: '0.0001275' },
+  mmfFunction: { type: 'sqrt', base: '0.125', factor: '0.0000765' },
+} as const;
+
+/** The rest of a pool's parameters, shared by the default pools (proposed defaults, see README). */
+const POOL_DEFAULTS = {
+  borrowRateMin: '0', borrowRateMax: '1', optimalUtilization: '0.7', maxUtilization: '0.95',
+  throttleUtilizationThreshold: '0.8', throttleUtilizationBound: '0.9', throttleUpdateFraction: '0.1', fee: '0',
+} as const;
+
+/**
+ * Asset decimals and market grids as the public venue uses them for these spot books, with each
+ * asset's collateral parameters and borrow/lend pool. Weights, IMF/MMF bases and the wire's
+ * example factors (0.0001275, 0.0000765) follow the venue's published shapes; the haircut curve,
+ * the rate curve and the throttle are proposed defaults (README, "Margin parameters").
+ */
 export const DEFAULT_MARKETS: MarketsFile = {
   assets: [
-    { symbol: 'USDC', displayName: 'USD Coin', decimals: 6, blockchain: 'Solana' },
-    { symbol: 'SOL', displayName: 'Solana', decimals: 9, blockchain: 'Solana' },
-    { symbol: 'BTC', displayName: 'Bitcoin', decimals: 8, blockchain: 'Bitcoin' },
-    { symbol: 'ETH', displayName: 'Ethereum', decimals: 8, blockchain: 'Ethereum' },
+    {
+      symbol: 'USDC', displayName: 'USD Coin', decimals: 6, blockchain: 'Solana',
+      collateral: {
+        imfFunction: { type: 'sqrt', base: '0.1', factor: '0.0001275' },
+        mmfFunction: { type: 'sqrt', base: '0.0625', factor: '0.0000765' },
+        haircutFunction: { weight: '1', kind: { type: 'identity' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.1', openBorrowLendLimit: '100000000', stepSize: '0.01' },
+    },
+    {
+      symbol: 'SOL', displayName: 'Solana', decimals: 9, blockchain: 'Solana',
+      collateral: {
+        ...VOLATILE_BORROW_MARGIN,
+        haircutFunction: { weight: '0.85', kind: { type: 'inverseSqrt', base: '1.1', positiveCurvePenalty: '0.0003' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.08', openBorrowLendLimit: '1000000', stepSize: '0.01' },
+    },
+    {
+      symbol: 'BTC', displayName: 'Bitcoin', decimals: 8, blockchain: 'Bitcoin',
+      collateral: {
+        ...VOLATILE_BORROW_MARGIN,
+        haircutFunction: { weight: '0.9', kind: { type: 'inverseSqrt', base: '1.1', positiveCurvePenalty: '0.007' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.05', openBorrowLendLimit: '1000', stepSize: '0.00001' },
+    },
+    {
+      symbol: 'ETH', displayName: 'Ethereum', decimals: 8, blockchain: 'Ethereum',
+      collateral: {
+        ...VOLATILE_BORROW_MARGIN,
+        haircutFunction: { weight: '0.9', kind: { type: 'inverseSqrt', base: '1.1', positiveCurvePenalty: '0.0015' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.05', openBorrowLendLimit: '20000', stepSize: '0.0001' },
+    },
   ],
   markets: [
     {
@@ -516,7 +573,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
   });
 }
 
-type Settings = Omit<ServerConfig, 'assets' | 'markets' | 'engine'>;
+type Settings = Omit<ServerConfig, 'assets' | 'markets' | 'engine' | 'margin'>;
 
 /**
  * The guarded reference settings of the markets file, in engine units; only those given, so that
@@ -553,6 +610,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
     if ((count & (count - 1)) !== 0) throw new ConfigError(`ring slot counts must be powers of two (${count})`);
   }
   validateAssets(file.assets);
+  const margin = buildMarginParams(file.assets, (message) => new ConfigError(message));
   validateLimits(file.limits);
   for (const name of ['makerFeeBps', 'takerFeeBps'] as const) {
     const bps = file[name];
@@ -572,6 +630,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
     ...settings,
     assets: file.assets,
     markets,
+    margin,
     engine: {
       assets,
       markets: markets.map((m) => m.spec),

@@ -52,7 +52,8 @@ export interface Collateral {
 }
 
 /**
- * Spot collateral: every asset weighted 1 (no haircuts configured), valued at the last trade price
+ * Spot collateral: every asset weighted 1 (the haircuts GET /api/v1/collateral publishes are not
+ * applied to spot-only accounts), valued at the last trade price
  * of its <ASSET>_USDC market (USDC at 1); an asset whose market has not traded is valued at 0.
  */
 export function collateralOf(front: FrontContext, balances: Balances): Collateral {
