@@ -10,7 +10,8 @@
 //
 // This file keeps only apply, its time checks and the dispatch. The rules live in rooms:
 //   book/    product-agnostic: places, levels, queues, matching, cancels (it reports fills);
-//   funds/   the ledger, accounts and capital commands (deposits, withdrawals, dust);
+//   funds/   the ledger, accounts, capital commands (deposits, withdrawals, dust) and spot risk
+//            (collateral, the largest order, converting all dust: risk.ts);
 //   spot/    what a spot order holds and what a spot fill moves, chosen by the market's kind
 //            through the one switch in kinds.ts;
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
@@ -22,6 +23,7 @@ import { cancelAll, cancelOrder } from './book/cancel.js';
 import { activateOrder } from './book/matching.js';
 import { placeOrder } from './book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from './funds/capital.js';
+import { convertAllDust } from './funds/risk.js';
 import { validateState } from './invariants.js';
 import { setFeeRates, setMarketState } from './operator.js';
 import { setSystemState, systemRefusal } from './system.js';
@@ -91,6 +93,9 @@ export class Exchange {
         return convertDust(s, cmd);
       case CommandKind.ConfirmWithdrawal:
         return confirmWithdrawal(s, cmd);
+      // Spot risk: see funds/risk.ts
+      case CommandKind.ConvertAllDust:
+        return convertAllDust(s, cmd);
       // The whole exchange: see system.ts
       case CommandKind.SetSystemState:
         return setSystemState(s, cmd);

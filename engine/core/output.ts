@@ -29,7 +29,9 @@ import {
   SLOT_BYTES,
   emitAccount,
   emitBalance,
+  emitCollateral,
   emitDepth,
+  emitDust,
   emitFeeRates,
   emitMarket,
   emitMarketState,
@@ -39,7 +41,9 @@ import {
   emitTrade,
   newAccountRec,
   newBalanceRec,
+  newCollateralRec,
   newDepthRec,
+  newDustRec,
   newFeeRatesRec,
   newMarketRec,
   newMarketStateRec,
@@ -296,4 +300,53 @@ export class Output {
     rec.state = state;
     emitSystemState(this.sink, rec);
   }
+
+  // Spot risk answers (funds/risk.ts)
+  private readonly collateralRec = newCollateralRec();
+  private readonly dustRec = newDustRec();
+
+  /**
+   * One asset's collateral line: its balance, the mark price (ticks of `marketId`) and the value of
+   * the whole and of the available balance, each given as high × 2^53 + low.
+   */
+  collateral(accountId: number, assetIndex: number, marketId: number, markTicks: number, totalValue: bigint, availableValue: bigint, frontId: number, requestId: number): void {
+    const rec = this.collateralRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Collateral;
+    rec.flags = 0;
+    rec.availableUnits = this.ledger.availableUnits(accountId, assetIndex);
+    rec.lockedUnits = this.ledger.lockedUnits(accountId, assetIndex);
+    rec.markTicks = markTicks;
+    rec.totalValueHigh = Number(totalValue / WIDE_BASE);
+    rec.totalValueLow = Number(totalValue % WIDE_BASE);
+    rec.availableValueHigh = Number(availableValue / WIDE_BASE);
+    rec.availableValueLow = Number(availableValue % WIDE_BASE);
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    rec.marketId = marketId;
+    emitCollateral(this.sink, rec);
+  }
+
+  /** One dust conversion of ConvertAllDust. */
+  dust(accountId: number, marketIndex: number, amountUnits: number, payoutUnits: number, frontId: number, requestId: number): void {
+    const rec = this.dustRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Dust;
+    rec.flags = 0;
+    rec.amountUnits = amountUnits;
+    rec.payoutUnits = payoutUnits;
+    rec.accountId = accountId;
+    rec.marketId = this.catalog.markets[marketIndex].marketId;
+    emitDust(this.sink, rec);
+  }
 }
+
+/** A wide value's split: high × 2^53 + low (schemas/exchange.fbs, CollateralRecord). */
+const WIDE_BASE = 2n ** 53n;

@@ -4,9 +4,9 @@
 // POST /api/v1/account/convertDust (convertDust).
 //
 // Live balances, fee rates and the risk figures (collateral, maximum order quantity, dust
-// conversion) come through the engine calls (src/front/engine-calls/: the figures are computed in
-// spot-risk.ts from the engine's balances and the markets' last trade prices); settings come from
-// the settings store. This file only validates and formats, at the quote asset's decimals.
+// conversion) are the engine's answers (engine/core/funds/risk.ts), through the engine calls
+// (src/front/engine-calls/); settings come from the settings store. This file only validates and
+// formats, at the quote asset's decimals.
 //
 // Choices where the spec is silent:
 // - Fees: spotMakerFee / spotTakerFee are the account's own rates in basis points, read from the
@@ -16,15 +16,17 @@
 //   borrowLimit and positionLimit are "0":
 //   nothing can be borrowed and there are no positions. limitOrders is the open-order limit per
 //   account; triggerOrders 0 (no trigger orders yet).
-// - Collateral: spot only (the rules are in spot-risk.ts); an asset whose market has not traded
-//   shows assetMarkPrice "0". There are no liabilities, so marginFraction is null.
+// - Collateral: spot only, valued at mark as the venue does (never at the last trade): the
+//   engine's guarded reference price of the asset's USDC market; an asset whose market has none
+//   yet (never traded) shows assetMarkPrice "0". There are no liabilities, so marginFraction is null.
 // - Dust (spec: balance below the minimum tradable quantity, not USDC, 95% of the mark price
-//   rounded down): answered with an empty 200 once every conversion is done; each conversion is
-//   in /wapi/v1/history/dust.
+//   rounded down): one engine command converts every dust balance (or the one asset named), all
+//   or none; answered with an empty 200; each conversion is in /wapi/v1/history/dust.
 
 import { Errors, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
+import type { MarketInfo } from '../config.js';
 import { DEFAULT_SETTINGS, type AccountSettings } from '../front/account-settings.js';
 import { DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type Collateral, type FeeRates } from '../front/engine-calls/index.js';
 import { parsePriceTicks } from '../wire/market-codec.js';
@@ -123,14 +125,14 @@ export function accountRoutes(front: FrontContext): Route[] {
       instruction: 'convertDust',
       handle: (ctx, input) => {
         const body = (input.body ?? {}) as Record<string, unknown>;
-        let only: number | undefined;
+        let only: MarketInfo | undefined;
         if (body.symbol !== undefined && body.symbol !== null) {
           if (typeof body.symbol !== 'string') return sendError(ctx, Errors.invalid('symbol must be an asset symbol'));
           const asset = front.assetsBySymbol.get(body.symbol);
           if (!asset) return sendError(ctx, Errors.invalidAsset(body.symbol.slice(0, 20)));
           if (asset.symbol === DUST_PAYOUT_SYMBOL) return sendError(ctx, Errors.preconditionFailed(`${DUST_PAYOUT_SYMBOL} cannot be converted to itself`));
-          only = front.config.assets.indexOf(asset);
-          if (!usdcMarketOf(front, only)) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
+          only = usdcMarketOf(front, front.config.assets.indexOf(asset));
+          if (!only) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
         }
         engine.convertAllDust(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
       },
@@ -202,14 +204,19 @@ function limitRoutes(front: FrontContext): Route[] {
   ];
 }
 
-/** The collateral answer (§3.2 collateralQuery) in wire form. */
+/**
+ * The collateral answer (§3.2 collateralQuery) in wire form. Every asset is weighted 1: the engine's
+ * collateral query values holdings unweighted, and the haircuts GET /api/v1/collateral publishes
+ * apply once the engine values the margin account.
+ */
 function collateralJson(front: FrontContext, c: Collateral): Record<string, unknown> {
-  const quoteAsset = front.config.assets.find((a) => a.symbol === DUST_PAYOUT_SYMBOL);
+  const quoteAssetId = front.config.assets.findIndex((a) => a.symbol === DUST_PAYOUT_SYMBOL);
+  const quoteAsset = front.config.assets[quoteAssetId];
   const money = (units: bigint) => formatDecimalBig(units, quoteAsset?.decimals ?? 0);
   const collateral = c.assets.map((line) => {
     const asset = front.config.assets[line.assetId];
-    const market = line.markMarket;
-    const markText = line.markTicks === null ? '1'
+    const market = front.config.markets.find((m) => m.spec.marketId === line.marketId);
+    const markText = line.assetId === quoteAssetId ? '1'
       : market && line.markTicks > 0 ? formatDecimal(line.markTicks * market.tickUnits, market.priceDecimals) : '0';
     return {
       symbol: asset.symbol,

@@ -19,7 +19,7 @@
 // the stamped stream for replay.
 
 import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
-import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
+import { ALL_MARKETS, BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
 import { ResultCode, newCommand, type Command, type EngineConfig } from '../../engine/bus/types.js';
 import { ModelExchange } from './engine-model.js';
 
@@ -52,7 +52,7 @@ export function randomConfig(seed: number): EngineConfig {
 }
 
 /** Command kinds the stream can leave out (all of them are in it by default). */
-export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.Snapshot, CommandKind.SetSystemState];
+export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.Snapshot, CommandKind.SetSystemState];
 
 export interface StreamOptions {
   /** Which of OPTIONAL_KINDS to send (default: all). */
@@ -79,6 +79,7 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.Withdraw]: { kind: CommandKind.Withdraw, accountId: 1, assetId: BASE, amountUnits: 10 },
     [CommandKind.ConfirmWithdrawal]: { kind: CommandKind.ConfirmWithdrawal, accountId: 1, orderId: 1 },
     [CommandKind.ConvertDust]: { kind: CommandKind.ConvertDust, accountId: 1, marketId: M1, amountUnits: 5 },
+    [CommandKind.ConvertAllDust]: { kind: CommandKind.ConvertAllDust, accountId: 1, assetId: QUOTE, marketId: ALL_MARKETS },
     [CommandKind.Snapshot]: { kind: CommandKind.Snapshot },
     [CommandKind.SetSystemState]: cmd.setSystemState(0),
   };
@@ -156,15 +157,30 @@ function capitalCommand(random: () => number, seen: Observed, account: number, k
 }
 
 /**
+ * A spot risk query: collateral valued in the quote asset (sometimes in another or an unknown
+ * asset), or the largest order on either side at no price (a market order), a price on the grid
+ * or an invalid one.
+ */
+function riskQuery(random: () => number, account: number, market: number): Partial<Command> {
+  const accountId = random() < 0.95 ? account : 42;
+  if (random() < 0.4) return { kind: CommandKind.QueryCollateral, accountId, assetId: [QUOTE, QUOTE, QUOTE, BASE, 7][randomInt(random, 0, 4)] };
+  const priceTicks = [0, 0, randomInt(random, 1, 300), -1, 10_000_000][randomInt(random, 0, 4)];
+  return { kind: CommandKind.QueryMaxOrderQty, accountId, marketId: random() < 0.95 ? market : 9, side: [0, 1, 0, 1, 3][randomInt(random, 0, 4)], priceTicks };
+}
+
+/**
  * Converts what a withdrawal left of market `market`'s base asset, mostly after cancelling what
  * locks it (locked dust cannot be converted), sometimes of a stale amount (the balance changed
  * between reading it and converting it).
  */
-function convertAfterWithdrawal(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number): void {
+function convertAfterWithdrawal(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number, kinds: readonly CommandKind[]): void {
   const asset = market === M0 ? BASE : OTHER;
   if (random() < 0.8) seen.remember(h.apply(cmd.cancelAll(account, market)));
   const amountUnits = seen.available(account, asset) + (random() < 0.1 ? randomInt(random, -1, 1) : 0);
-  const dust = { kind: CommandKind.ConvertDust, accountId: account, marketId: market, amountUnits };
+  // Or every dust balance at once (of this market, or of all), when the stream sends ConvertAllDust.
+  const dust = kinds.includes(CommandKind.ConvertAllDust) && random() < 0.5
+    ? { kind: CommandKind.ConvertAllDust, accountId: account, assetId: QUOTE, marketId: random() < 0.5 ? market : ALL_MARKETS }
+    : { kind: CommandKind.ConvertDust, accountId: account, marketId: market, amountUnits };
   seen.remember(h.apply(dust), dust);
 }
 
@@ -172,14 +188,14 @@ function convertAfterWithdrawal(h: EngineHarness, random: () => number, seen: Ob
  * An account withdraws all but a few units of market `market`'s base asset, converts that dust,
  * and deposits again (so that it keeps trading).
  */
-function dustRound(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number): void {
+function dustRound(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number, kinds: readonly CommandKind[]): void {
   const asset = market === M0 ? BASE : OTHER;
   const available = seen.available(account, asset);
   if (available > 9) {
     const withdrawal = { kind: CommandKind.Withdraw, accountId: account, assetId: asset, amountUnits: available - randomInt(random, 1, 9), key: digestOf(h.seq + 1) };
     seen.remember(h.apply(withdrawal), withdrawal);
   }
-  convertAfterWithdrawal(h, random, seen, account, market);
+  convertAfterWithdrawal(h, random, seen, account, market, kinds);
   seen.remember(h.apply(cmd.deposit(account, asset, randomInt(random, 50, 400))));
 }
 
@@ -311,18 +327,18 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       command = cmd.setSystemState(pick([1, 1, 1, 2]));
       if (command.amountUnits === 1) maintenanceEndsAt = step + randomInt(random, 2, 8);
     } else {
-      command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
+      command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market), riskQuery(random, account, market), riskQuery(random, account, market)]);
     }
     const untraded = seen.lastTrade[M1] === 0;
     remember(h.apply(command, time), command);
     // A withdrawal that left dust is often followed by its conversion.
     const left = command.kind === CommandKind.Withdraw ? seen.available(account, command.assetId ?? 0) : 0;
     if (left > 0 && left < 10 && command.assetId !== QUOTE && kinds.includes(CommandKind.ConvertDust) && random() < 0.8) {
-      convertAfterWithdrawal(h, random, seen, account, command.assetId === BASE ? M0 : M1);
+      convertAfterWithdrawal(h, random, seen, account, command.assetId === BASE ? M0 : M1, kinds);
     }
     // Dust rounds: often, and right after market 1's first trade, when the exchange has
     // collected few fees (none at zero rates) and a conversion often finds too little to pay.
-    if (dustRounds && ((untraded && seen.lastTrade[M1] > 0) || random() < 0.025)) dustRound(h, random, seen, account, random() < 0.9 ? M1 : M0);
+    if (dustRounds && ((untraded && seen.lastTrade[M1] > 0) || random() < 0.025)) dustRound(h, random, seen, account, random() < 0.9 ? M1 : M0, kinds);
   }
   // Reopen both markets, and let every pending order activate so every request has had its answer.
   for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));

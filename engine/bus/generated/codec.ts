@@ -23,6 +23,8 @@ import type {
   MarketStateRec,
   FeeRatesRec,
   SystemStateRec,
+  CollateralRec,
+  DustRec,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -55,6 +57,10 @@ export const MARKET_STATE_BYTES = 32;
 export const FEE_RATES_BYTES = 32;
 /** SystemStateRecord.sizeOf() */
 export const SYSTEM_STATE_BYTES = 32;
+/** CollateralRecord.sizeOf() */
+export const COLLATERAL_BYTES = 88;
+/** DustRecord.sizeOf() */
+export const DUST_BYTES = 48;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -735,6 +741,125 @@ export function readSystemState(dv: DataView, off: number, r: SystemStateRec): v
 }
 
 // ---------------------------------------------------------------------------------------------
+// CollateralRecord
+
+export function newCollateralRec(): CollateralRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 32 /* RecordType.Collateral */,
+    flags: 0,
+    availableUnits: 0,
+    lockedUnits: 0,
+    markTicks: 0,
+    totalValueHigh: 0,
+    totalValueLow: 0,
+    availableValueHigh: 0,
+    availableValueLow: 0,
+    assetId: 0,
+    marketId: 0,
+  };
+}
+
+const COLLATERAL_I64_FIELDS = [
+  'availableUnits',
+  'lockedUnits',
+  'markTicks',
+  'totalValueHigh',
+  'totalValueLow',
+  'availableValueHigh',
+  'availableValueLow',
+] as const;
+
+export function writeCollateral(dv: DataView, off: number, r: CollateralRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 32 /* RecordType.Collateral */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.availableUnits) &&
+      Number.isSafeInteger(r.lockedUnits) &&
+      Number.isSafeInteger(r.markTicks) &&
+      Number.isSafeInteger(r.totalValueHigh) &&
+      Number.isSafeInteger(r.totalValueLow) &&
+      Number.isSafeInteger(r.availableValueHigh) &&
+      Number.isSafeInteger(r.availableValueLow)
+    )
+  ) badField(r, COLLATERAL_I64_FIELDS);
+  put64(dv, off + 24, r.availableUnits);
+  put64(dv, off + 32, r.lockedUnits);
+  put64(dv, off + 40, r.markTicks);
+  put64(dv, off + 48, r.totalValueHigh);
+  put64(dv, off + 56, r.totalValueLow);
+  put64(dv, off + 64, r.availableValueHigh);
+  put64(dv, off + 72, r.availableValueLow);
+  dv.setUint16(off + 80, r.assetId, true);
+  dv.setUint16(off + 82, r.marketId, true);
+  // padding (84..87)
+  dv.setUint32(off + 84, 0, true);
+}
+
+export function readCollateral(dv: DataView, off: number, r: CollateralRec): void {
+  readHeader(dv, off, r);
+  r.availableUnits = getI64(dv, off + 24);
+  r.lockedUnits = getI64(dv, off + 32);
+  r.markTicks = getI64(dv, off + 40);
+  r.totalValueHigh = getI64(dv, off + 48);
+  r.totalValueLow = getI64(dv, off + 56);
+  r.availableValueHigh = getI64(dv, off + 64);
+  r.availableValueLow = getI64(dv, off + 72);
+  r.assetId = dv.getUint16(off + 80, true);
+  r.marketId = dv.getUint16(off + 82, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DustRecord
+
+export function newDustRec(): DustRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 33 /* RecordType.Dust */,
+    flags: 0,
+    amountUnits: 0,
+    payoutUnits: 0,
+    accountId: 0,
+    marketId: 0,
+  };
+}
+
+const DUST_I64_FIELDS = [
+  'amountUnits',
+  'payoutUnits',
+] as const;
+
+export function writeDust(dv: DataView, off: number, r: DustRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 33 /* RecordType.Dust */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.amountUnits) &&
+      Number.isSafeInteger(r.payoutUnits)
+    )
+  ) badField(r, DUST_I64_FIELDS);
+  put64(dv, off + 24, r.amountUnits);
+  put64(dv, off + 32, r.payoutUnits);
+  dv.setUint32(off + 40, r.accountId, true);
+  dv.setUint16(off + 44, r.marketId, true);
+  // padding (46..47)
+  dv.setUint16(off + 46, 0, true);
+}
+
+export function readDust(dv: DataView, off: number, r: DustRec): void {
+  readHeader(dv, off, r);
+  r.amountUnits = getI64(dv, off + 24);
+  r.payoutUnits = getI64(dv, off + 32);
+  r.accountId = dv.getUint32(off + 40, true);
+  r.marketId = dv.getUint16(off + 44, true);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -807,6 +932,20 @@ export function emitSystemState(sink: RecordSink, r: SystemStateRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitCollateral(sink: RecordSink, r: CollateralRec): void {
+  const at = sink.claim();
+  writeCollateral(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitDust(sink: RecordSink, r: DustRec): void {
+  const at = sink.claim();
+  writeDust(sink.view, at, r);
+  sink.written(at);
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
@@ -861,6 +1000,16 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
     case 11 /* RecordType.SystemState */: {
       const r = newSystemStateRec();
       readSystemState(dv, off, r);
+      return r as OutputRec;
+    }
+    case 32 /* RecordType.Collateral */: {
+      const r = newCollateralRec();
+      readCollateral(dv, off, r);
+      return r as OutputRec;
+    }
+    case 33 /* RecordType.Dust */: {
+      const r = newDustRec();
+      readDust(dv, off, r);
       return r as OutputRec;
     }
     default:

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -29,14 +29,17 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 8, name: 'SetMarketState', mutating: true, answer: [9, 2], wire: "POST /admin/markets/state" },
   { kind: 9, name: 'SetFeeRates', mutating: true, answer: [10, 2], wire: "POST /admin/accounts/fees" },
   { kind: 10, name: 'Withdraw', mutating: true, answer: [5, 2], wire: "withdraw POST /wapi/v1/capital/withdrawals" },
-  { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
+  { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "journal replay; convertDust sends ConvertAllDust" },
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
-  { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, GET /api/v1/capital/collateral" },
+  { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
+  { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
   { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 11, 6, 2], wire: "front thread start" },
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
+  { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
+  { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
 ];
 
 /**
@@ -56,7 +59,8 @@ export type MutatingCommandKind =
   | CommandKind.Withdraw
   | CommandKind.ConvertDust
   | CommandKind.ConfirmWithdrawal
-  | CommandKind.SetSystemState;
+  | CommandKind.SetSystemState
+  | CommandKind.ConvertAllDust;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -64,7 +68,9 @@ export type QueryCommandKind =
   | CommandKind.QueryOpenOrders
   | CommandKind.QueryOrder
   | CommandKind.QuerySnapshot
-  | CommandKind.QueryFeeRates;
+  | CommandKind.QueryFeeRates
+  | CommandKind.QueryMaxOrderQty
+  | CommandKind.QueryCollateral;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -83,6 +89,8 @@ RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
 RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
+RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
+RECORD_BYTES_BY_TYPE[33] = 48; // Dust
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -99,6 +107,8 @@ BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
 BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
+BYTES_BY_TYPE[32] = 88; // Collateral
+BYTES_BY_TYPE[33] = 48; // Dust
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -113,6 +123,8 @@ export function newRecordScratch() {
     marketState: newMarketStateRec(),
     feeRates: newFeeRatesRec(),
     systemState: newSystemStateRec(),
+    collateral: newCollateralRec(),
+    dust: newDustRec(),
   };
 }
 
@@ -132,11 +144,14 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   11: 'ConvertDust',
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
+  24: 'ConvertAllDust',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
   67: 'QuerySnapshot',
   68: 'QueryFeeRates',
+  72: 'QueryMaxOrderQty',
+  80: 'QueryCollateral',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -154,11 +169,14 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConvertDust: 11,
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
+  ConvertAllDust: 24,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
   QuerySnapshot: 67,
   QueryFeeRates: 68,
+  QueryMaxOrderQty: 72,
+  QueryCollateral: 80,
 });
 
 /** Side: value → name. */
@@ -417,6 +435,8 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   9: 'MarketState',
   10: 'FeeRates',
   11: 'SystemState',
+  32: 'Collateral',
+  33: 'Dust',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -432,6 +452,8 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   MarketState: 9,
   FeeRates: 10,
   SystemState: 11,
+  Collateral: 32,
+  Dust: 33,
 });
 
 /** WithdrawalStatus: value → name. */

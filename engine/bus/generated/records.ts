@@ -189,6 +189,39 @@ export interface SystemStateRec extends RecordHeaderFields {
 }
 
 /**
+ * Spot risk answers (funds). A value that may pass 2^53 is a pair of longs: value =
+ * high × 2^53 + low, 0 ≤ low < 2^53 (a balance times a price stays below 2^106).
+ *
+ * One asset's line of QueryCollateral: its balance, the mark price it is valued at (ticks of
+ * market_id, the asset's market quoted in the valuation asset; 0xFFFF and 0 ticks for the
+ * valuation asset itself and for an asset without such a market; 0 ticks for a market without a
+ * guarded reference price yet), and the value of available + locked and of available alone, in
+ * units of the valuation asset, rounded down.
+ */
+export interface CollateralRec extends RecordHeaderFields {
+  availableUnits: number;
+  lockedUnits: number;
+  markTicks: number;
+  totalValueHigh: number;
+  totalValueLow: number;
+  availableValueHigh: number;
+  availableValueLow: number;
+  assetId: number;
+  marketId: number;
+}
+
+/**
+ * One conversion of ConvertAllDust: amount_units of the market's base asset taken, payout_units of
+ * its quote asset paid; addressed to the request (the history writer keeps it).
+ */
+export interface DustRec extends RecordHeaderFields {
+  amountUnits: number;
+  payoutUnits: number;
+  accountId: number;
+  marketId: number;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -212,7 +245,9 @@ export type OutputRec =
   | (MarketRec & { type: RecordType.Market })
   | (MarketStateRec & { type: RecordType.MarketState })
   | (FeeRatesRec & { type: RecordType.FeeRates })
-  | (SystemStateRec & { type: RecordType.SystemState });
+  | (SystemStateRec & { type: RecordType.SystemState })
+  | (CollateralRec & { type: RecordType.Collateral })
+  | (DustRec & { type: RecordType.Dust });
 
 export function newCommand(): Command {
   return {

@@ -5,10 +5,12 @@
 export { AccountRecord } from './schema/account-record.js';
 export { BalanceRecord } from './schema/balance-record.js';
 export { CandleValue } from './schema/candle-value.js';
+export { CollateralRecord } from './schema/collateral-record.js';
 export { CommandKind } from './schema/command-kind.js';
 export { CommandSlot } from './schema/command-slot.js';
 export { DepositValue } from './schema/deposit-value.js';
 export { DepthRecord } from './schema/depth-record.js';
+export { DustRecord } from './schema/dust-record.js';
 export { DustValue } from './schema/dust-value.js';
 export { ExpiryReason } from './schema/expiry-reason.js';
 export { FeeRatesRecord } from './schema/fee-rates-record.js';

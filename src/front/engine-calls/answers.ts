@@ -1,13 +1,13 @@
 // The answer collectors: each turns the records the engine addresses to one request into a typed
 // answer for a Reply. This file and the stream handlers are the only front code that decodes
 // outbound records; routes receive plain values (an order view, balances, fee rates, a result
-// value) and never see a record type, the codec or the scratch records.
+// value, a collateral statement) and never see a record type, the codec or the scratch records.
 //
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
 import { HeaderFlag, RecordType, ResultCode, type OrderRec } from '../../../engine/bus/types.js';
-import { readBalance, readFeeRates, readOrder, readResult } from '../../../engine/bus/codec.js';
+import { readBalance, readCollateral, readFeeRates, readOrder, readResult } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
 import type { PendingRequest } from '../engine-link.js';
@@ -115,6 +115,57 @@ export function feeRatesAnswer(reply: Reply<FeeRates>): PendingRequest {
       } else if (type === RecordType.Result) {
         readResult(view, offset, scratch.result);
         if (scratch.result.code !== ResultCode.Ok) reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
+}
+
+/** One asset's line of the engine's collateral answer (QueryCollateral), in the asset's units and the valuation asset's. */
+export interface AssetCollateral {
+  assetId: number;
+  availableUnits: number;
+  lockedUnits: number;
+  /** The market whose ticks `markTicks` counts in; null for the valuation asset (valued at 1) and an asset without a market. */
+  marketId: number | null;
+  /** The mark price (the market's guarded reference price); 0 when there is none yet (valued at 0). */
+  markTicks: number;
+  /** Value of available + locked, and of available alone, rounded down. */
+  totalValue: bigint;
+  availableValue: bigint;
+}
+
+export interface Collateral {
+  assets: AssetCollateral[];
+  assetsValue: bigint;
+  availableValue: bigint;
+  lockedValue: bigint;
+}
+
+/** The CollateralRecord's market id of a line without a market. */
+const NO_MARKET = 0xffff;
+const WIDE_BASE = 2n ** 53n;
+
+/** QueryCollateral: one Collateral record per asset, then the Result; the totals are their sums. */
+export function collateralAnswer(reply: Reply<Collateral>): PendingRequest {
+  const out: Collateral = { assets: [], assetsValue: 0n, availableValue: 0n, lockedValue: 0n };
+  return {
+    onRecord(type, view, offset) {
+      if (type === RecordType.Collateral) {
+        const r = scratch.collateral;
+        readCollateral(view, offset, r);
+        const totalValue = BigInt(r.totalValueHigh) * WIDE_BASE + BigInt(r.totalValueLow);
+        const availableValue = BigInt(r.availableValueHigh) * WIDE_BASE + BigInt(r.availableValueLow);
+        out.assets.push({
+          assetId: r.assetId, availableUnits: r.availableUnits, lockedUnits: r.lockedUnits,
+          marketId: r.marketId === NO_MARKET ? null : r.marketId, markTicks: r.markTicks, totalValue, availableValue,
+        });
+        out.assetsValue += totalValue;
+        out.availableValue += availableValue;
+        out.lockedValue += totalValue - availableValue;
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        if (scratch.result.code === ResultCode.Ok) reply.ok(out);
+        else reply.fail(resultError(scratch.result.code));
       }
     },
   };

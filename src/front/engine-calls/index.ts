@@ -17,14 +17,25 @@ import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
 import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
 import {
-  balancesAnswer, feeRatesAnswer, orderAnswer, orderListAnswer, resultAnswer,
-  type Accepted, type Balances, type FeeRates, type OrderView, type Reply,
+  balancesAnswer, collateralAnswer, feeRatesAnswer, orderAnswer, orderListAnswer, resultAnswer,
+  type Accepted, type Balances, type Collateral, type FeeRates, type OrderView, type Reply,
 } from './answers.js';
-import { collateralOf, convertDust, maxOrderLots, type Collateral } from './spot-risk.js';
 import type { MarketInfo } from '../../config.js';
 
-export type { Accepted, Balances, FeeRates, OrderView, Reply } from './answers.js';
-export { DUST_PAYOUT_SYMBOL, usdcMarketOf, type AssetCollateral, type Collateral } from './spot-risk.js';
+export type { Accepted, AssetCollateral, Balances, Collateral, FeeRates, OrderView, Reply } from './answers.js';
+
+/** Dust converts to USDC (the spec's rule) and collateral is valued in it: through <ASSET>_USDC. */
+export const DUST_PAYOUT_SYMBOL = 'USDC';
+
+/** The <ASSET>_USDC market of an asset, the one dust converts through. */
+export function usdcMarketOf(front: FrontContext, assetId: number): MarketInfo | undefined {
+  return front.config.markets.find((m) => m.spec.baseAssetId === assetId && m.quoteSymbol === DUST_PAYOUT_SYMBOL);
+}
+
+/** The asset id of USDC, the valuation and dust payout asset (-1 when not configured). */
+function usdcAssetId(front: FrontContext): number {
+  return front.config.assets.findIndex((a) => a.symbol === DUST_PAYOUT_SYMBOL);
+}
 
 /** A Reply that sends errors to the client and hands the value to `ok`. */
 export function replyTo<T>(ctx: RequestContext, ok: (value: T) => void): Reply<T> {
@@ -111,34 +122,40 @@ export class EngineCalls {
     }, resultAnswer(reply));
   }
 
-  /** Converts one dust balance (`amountUnits` of the market's base asset) at the market's mark price. */
-  convertDust(reply: Reply<Accepted>, accountId: number, marketId: number, amountUnits: number): boolean {
-    if (this.refusedInMaintenance(reply)) return false;
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.ConvertDust;
-      cmd.accountId = accountId;
-      cmd.marketId = marketId;
-      cmd.amountUnits = amountUnits;
-    }, resultAnswer(reply));
-  }
+  // --- Spot risk, answered by the engine (engine/core/funds/risk.ts)
 
-  // --- Risk figures computed on the front thread from the engine's balances (spot-risk.ts)
-
+  /** Every asset valued in USDC at its market's mark price (the engine's guarded reference). */
   collateral(reply: Reply<Collateral>, accountId: number): boolean {
-    return this.balances({ fail: reply.fail, ok: (balances) => reply.ok(collateralOf(this.front, balances)) }, accountId);
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryCollateral;
+      cmd.accountId = accountId;
+      cmd.assetId = usdcAssetId(this.front);
+    }, collateralAnswer(reply));
   }
 
   /** Whole lots the account could order now in `market` (priceTicks 0: a market order). */
   maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number): boolean {
-    return this.balances({
-      fail: reply.fail,
-      ok: (balances) => reply.ok(maxOrderLots(this.front, market, side, priceTicks, balances)),
-    }, accountId);
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryMaxOrderQty;
+      cmd.accountId = accountId;
+      cmd.marketId = market.spec.marketId;
+      cmd.side = side;
+      cmd.priceTicks = priceTicks;
+    }, resultAnswer({ ...reply, ok: (accepted) => reply.ok(accepted.value) }));
   }
 
-  /** Converts the account's dust balances (or the one asset `only`), one engine command per asset. */
-  convertAllDust(reply: Reply<void>, accountId: number, only: number | undefined): void {
-    convertDust(this.front, this, reply, accountId, only);
+  /**
+   * Converts every dust balance of the account to USDC in one engine command, all or none
+   * (`market`: only that <ASSET>_USDC market's); ok with the total payout in USDC units.
+   */
+  convertAllDust(reply: Reply<Accepted>, accountId: number, market: MarketInfo | undefined): boolean {
+    if (this.refusedInMaintenance(reply)) return false;
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.ConvertAllDust;
+      cmd.accountId = accountId;
+      cmd.assetId = usdcAssetId(this.front);
+      cmd.marketId = market?.spec.marketId ?? ALL_MARKETS;
+    }, resultAnswer(reply));
   }
 
   feeRates(reply: Reply<FeeRates>, accountId: number): boolean {
