@@ -21,6 +21,7 @@ import {
   RecordType,
   Side,
   type ExpiryReason,
+  type IndexPriceSource,
   type OrderStatus,
   type RecordSink,
   type ResultCode,
@@ -31,6 +32,7 @@ import {
   emitBalance,
   emitDepth,
   emitFeeRates,
+  emitIndexPrice,
   emitMarket,
   emitMarketState,
   emitOrder,
@@ -41,6 +43,7 @@ import {
   newBalanceRec,
   newDepthRec,
   newFeeRatesRec,
+  newIndexPriceRec,
   newMarketRec,
   newMarketStateRec,
   newOrderRec,
@@ -295,5 +298,25 @@ export class Output {
     rec.flags = 0;
     rec.state = state;
     emitSystemState(this.sink, rec);
+  }
+
+  // Index prices (margin/index-prices.ts)
+  private readonly indexPriceRec = newIndexPriceRec();
+
+  indexPrice(assetId: number, priceE9: number, updatedUs: number, source: IndexPriceSource, stale: boolean, frontId: number, requestId: number, flags: number): void {
+    const rec = this.indexPriceRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.IndexPrice;
+    rec.flags = flags;
+    rec.priceE9 = priceE9;
+    rec.updatedUs = updatedUs;
+    rec.assetId = assetId;
+    rec.source = source;
+    rec.stale = stale;
+    emitIndexPrice(this.sink, rec);
   }
 }

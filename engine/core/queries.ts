@@ -10,6 +10,7 @@ import type { BookSide } from './book/book.js';
 import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
+import { queryIndexPrices } from './margin/index-prices.js';
 
 /**
  * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
@@ -20,8 +21,8 @@ export function refuseUnknownKind(s: EngineState, cmd: Command, _kind: never): v
   s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
 }
 
-/** Answers a query (kind 64 and up). */
-export function runQuery(s: EngineState, cmd: Command): void {
+/** Answers a query (kind 64 and up) at engine time `timeUs` (the query's own stamp). */
+export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
   const kind = cmd.kind as QueryCommandKind;
   switch (kind) {
     case CommandKind.QueryBalances:
@@ -35,6 +36,9 @@ export function runQuery(s: EngineState, cmd: Command): void {
     // Fee rates
     case CommandKind.QueryFeeRates:
       return queryFeeRates(s, cmd);
+    // Margin
+    case CommandKind.QueryIndexPrices:
+      return queryIndexPrices(s, cmd, timeUs);
     default:
       return refuseUnknownKind(s, cmd, kind);
   }

@@ -23,6 +23,7 @@ import type {
   MarketStateRec,
   FeeRatesRec,
   SystemStateRec,
+  IndexPriceRec,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -55,6 +56,8 @@ export const MARKET_STATE_BYTES = 32;
 export const FEE_RATES_BYTES = 32;
 /** SystemStateRecord.sizeOf() */
 export const SYSTEM_STATE_BYTES = 32;
+/** IndexPriceRecord.sizeOf() */
+export const INDEX_PRICE_BYTES = 48;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -735,6 +738,56 @@ export function readSystemState(dv: DataView, off: number, r: SystemStateRec): v
 }
 
 // ---------------------------------------------------------------------------------------------
+// IndexPriceRecord
+
+export function newIndexPriceRec(): IndexPriceRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 64 /* RecordType.IndexPrice */,
+    flags: 0,
+    priceE9: 0,
+    updatedUs: 0,
+    assetId: 0,
+    source: 0,
+    stale: false,
+  };
+}
+
+const INDEX_PRICE_I64_FIELDS = [
+  'priceE9',
+  'updatedUs',
+] as const;
+
+export function writeIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.IndexPrice */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.priceE9) &&
+      Number.isSafeInteger(r.updatedUs)
+    )
+  ) badField(r, INDEX_PRICE_I64_FIELDS);
+  put64(dv, off + 24, r.priceE9);
+  put64(dv, off + 32, r.updatedUs);
+  dv.setUint16(off + 40, r.assetId, true);
+  dv.setUint8(off + 42, r.source);
+  dv.setUint8(off + 43, r.stale ? 1 : 0);
+  // padding (44..47)
+  dv.setUint32(off + 44, 0, true);
+}
+
+export function readIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
+  readHeader(dv, off, r);
+  r.priceE9 = getI64(dv, off + 24);
+  r.updatedUs = getI64(dv, off + 32);
+  r.assetId = dv.getUint16(off + 40, true);
+  r.source = dv.getUint8(off + 42);
+  r.stale = dv.getUint8(off + 43) !== 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -807,6 +860,13 @@ export function emitSystemState(sink: RecordSink, r: SystemStateRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
+  const at = sink.claim();
+  writeIndexPrice(sink.view, at, r);
+  sink.written(at);
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
@@ -861,6 +921,11 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
     case 11 /* RecordType.SystemState */: {
       const r = newSystemStateRec();
       readSystemState(dv, off, r);
+      return r as OutputRec;
+    }
+    case 64 /* RecordType.IndexPrice */: {
+      const r = newIndexPriceRec();
+      readIndexPrice(dv, off, r);
       return r as OutputRec;
     }
     default:

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newIndexPriceRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -32,11 +32,13 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
+  { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, GET /api/v1/capital/collateral" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
   { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 11, 6, 2], wire: "front thread start" },
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
+  { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
 ];
 
 /**
@@ -56,7 +58,8 @@ export type MutatingCommandKind =
   | CommandKind.Withdraw
   | CommandKind.ConvertDust
   | CommandKind.ConfirmWithdrawal
-  | CommandKind.SetSystemState;
+  | CommandKind.SetSystemState
+  | CommandKind.SetIndexPrice;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -64,7 +67,8 @@ export type QueryCommandKind =
   | CommandKind.QueryOpenOrders
   | CommandKind.QueryOrder
   | CommandKind.QuerySnapshot
-  | CommandKind.QueryFeeRates;
+  | CommandKind.QueryFeeRates
+  | CommandKind.QueryIndexPrices;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -83,6 +87,7 @@ RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
 RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
+RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -99,6 +104,7 @@ BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
 BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
+BYTES_BY_TYPE[64] = 48; // IndexPrice
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -113,6 +119,7 @@ export function newRecordScratch() {
     marketState: newMarketStateRec(),
     feeRates: newFeeRatesRec(),
     systemState: newSystemStateRec(),
+    indexPrice: newIndexPriceRec(),
   };
 }
 
@@ -132,11 +139,13 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   11: 'ConvertDust',
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
+  40: 'SetIndexPrice',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
   67: 'QuerySnapshot',
   68: 'QueryFeeRates',
+  96: 'QueryIndexPrices',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -154,11 +163,13 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConvertDust: 11,
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
+  SetIndexPrice: 40,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
   QuerySnapshot: 67,
   QueryFeeRates: 68,
+  QueryIndexPrices: 96,
 });
 
 /** Side: value → name. */
@@ -311,6 +322,23 @@ export const SYSTEM_STATE_VALUES: Readonly<Record<string, number>> = Object.free
   Maintenance: 1,
 });
 
+/** IndexPriceSource: value → name. */
+export const INDEX_PRICE_SOURCE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'None',
+  1: 'Operator',
+  2: 'Feed',
+  3: 'Default',
+  4: 'Fixed',
+});
+/** IndexPriceSource: name → value. */
+export const INDEX_PRICE_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  None: 0,
+  Operator: 1,
+  Feed: 2,
+  Default: 3,
+  Fixed: 4,
+});
+
 /** OrderEvent: value → name. */
 export const ORDER_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
   0: 'None',
@@ -367,6 +395,9 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'DustBalanceChanged',
   40: 'SystemMaintenance',
   41: 'InvalidSystemState',
+  400: 'IndexPriceNotPositive',
+  401: 'IndexPriceFixed',
+  402: 'InvalidIndexPriceSource',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -401,6 +432,9 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustBalanceChanged: 33,
   SystemMaintenance: 40,
   InvalidSystemState: 41,
+  IndexPriceNotPositive: 400,
+  IndexPriceFixed: 401,
+  InvalidIndexPriceSource: 402,
 });
 
 /** RecordType: value → name. */
@@ -417,6 +451,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   9: 'MarketState',
   10: 'FeeRates',
   11: 'SystemState',
+  64: 'IndexPrice',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -432,6 +467,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   MarketState: 9,
   FeeRates: 10,
   SystemState: 11,
+  IndexPrice: 64,
 });
 
 /** WithdrawalStatus: value → name. */
