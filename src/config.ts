@@ -125,6 +125,13 @@ export interface ServerConfig {
   rateLimits?: RateLimitConfig;
   /** Count operating metrics (GET /metrics on the admin port); off: the counters stay at zero. */
   metrics?: boolean;
+  // Index prices (engine/core/margin/index-prices.ts, src/front/index-default.ts)
+  /** An index older than this is stale (engine.indexMaxAgeUs carries it when not the default). */
+  indexMaxAgeMs?: number;
+  /** Front thread 0 derives each asset's index from its USDC book's mid (off: only the operator and feeds set them). */
+  indexDefault?: boolean;
+  /** How often it does. */
+  indexDefaultIntervalMs?: number;
 }
 
 /** Request rate limits; a rate or count of 0 turns that limit off. */
@@ -163,6 +170,9 @@ export const DEFAULT_TWO_FACTOR_LOCKOUT_S = 900;
 // what an operator would accept as an outage.
 export const DEFAULT_STALL_TIMEOUT_MS = 15_000;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+// Index prices: the engine's default maximum age (30 s), and a default index every 5 s.
+export const DEFAULT_INDEX_MAX_AGE_MS = 30_000;
+export const DEFAULT_INDEX_DEFAULT_INTERVAL_MS = 5_000;
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -462,7 +472,7 @@ function readMarketsFile(file: string): MarketsFile {
 type Flags = Record<string, string | true>;
 
 /** Flags that take no value: present or absent. */
-const SWITCHES = new Set(['no-demo', 'no-compact']);
+const SWITCHES = new Set(['no-demo', 'no-compact', 'no-index-default']);
 
 function parseFlags(argv: string[]): Flags {
   const flags: Flags = {};
@@ -514,6 +524,7 @@ const KNOWN_FLAGS = new Set([
   'address-requests-per-s', 'address-request-burst', 'key-requests-per-s', 'key-request-burst',
   'ws-connections-per-address', 'ws-messages-per-s',
   'no-metrics',
+  'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
 ]);
 
 type PickSetting = (flag: string, envName: string) => string | undefined;
@@ -570,6 +581,9 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     twoFactorLockoutS: integerSetting(pick('two-factor-lockout-s', 'TWO_FACTOR_LOCKOUT_S'), DEFAULT_TWO_FACTOR_LOCKOUT_S, 'two-factor lockout (s)', 1, 7 * 86_400),
     rateLimits: rateLimitSettings(pick),
     metrics: flags['no-metrics'] !== true && envSwitch(env, 'METRICS'),
+    indexMaxAgeMs: integerSetting(pick('index-max-age-ms', 'INDEX_MAX_AGE_MS'), DEFAULT_INDEX_MAX_AGE_MS, 'index maximum age (ms)', 1000, 86_400_000),
+    indexDefault: flags['no-index-default'] !== true && envSwitch(env, 'INDEX_DEFAULT'),
+    indexDefaultIntervalMs: integerSetting(pick('index-default-interval-ms', 'INDEX_DEFAULT_INTERVAL_MS'), DEFAULT_INDEX_DEFAULT_INTERVAL_MS, 'index default interval (ms)', 100, 3_600_000),
   });
 }
 
@@ -642,6 +656,21 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       makerFeeBps: file.makerFeeBps ?? DEFAULT_FEES.makerFeeBps,
       takerFeeBps: file.takerFeeBps ?? DEFAULT_FEES.takerFeeBps,
       ...referenceSettings(file),
+      ...indexSettings(settings),
     },
   };
+}
+
+/**
+ * The index maximum age in engine units, only when it is not the engine's default, so that a
+ * configuration at the default keeps the fingerprint journals written before it recorded. A
+ * default index refreshed less often than that age would leave its prices stale between updates.
+ */
+function indexSettings(settings: Settings): Pick<EngineConfig, 'indexMaxAgeUs'> {
+  const maxAgeMs = settings.indexMaxAgeMs ?? DEFAULT_INDEX_MAX_AGE_MS;
+  const intervalMs = settings.indexDefaultIntervalMs ?? DEFAULT_INDEX_DEFAULT_INTERVAL_MS;
+  if (settings.indexDefault !== false && intervalMs >= maxAgeMs) {
+    throw new ConfigError(`the index default interval (${intervalMs} ms) must be shorter than the index maximum age (${maxAgeMs} ms)`);
+  }
+  return maxAgeMs === DEFAULT_INDEX_MAX_AGE_MS ? {} : { indexMaxAgeUs: maxAgeMs * 1000 };
 }

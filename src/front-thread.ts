@@ -32,6 +32,7 @@ import { FrontMetrics } from './front/front-metrics.js';
 import { AccountHistoryReader } from '../engine/store/history-account.js';
 import { AccountSettingsStore } from './front/account-settings.js';
 import { startSimulatedChain } from './front/simulated-chain.js';
+import { startIndexDefault } from './front/index-default.js';
 import { ReplayGuard } from './front/replay-guard.js';
 import { RateLimits, type RateLimitTables } from './front/rate-limits.js';
 
@@ -61,6 +62,19 @@ function operations(front: FrontContext, metrics: FrontMetrics, replayGuard: Rep
     shared: metrics.shared, link: front.link, replayGuard, routeNames: metrics.routeNames, dataDir: front.config.dataDir, stallTimeoutMs,
   });
   return { registry, health: () => readHealth(metrics.shared, front.link, stallTimeoutMs, Date.now()) };
+}
+
+/**
+ * The admin thread's own work: the simulated chain confirms withdrawals, and (unless turned off)
+ * the default index prices come from the books. Returns their stop.
+ */
+function startOperatorTasks(front: FrontContext): () => void {
+  const stopChain = startSimulatedChain(front);
+  const stopIndexDefault = front.config.indexDefault !== false ? startIndexDefault(front) : () => {};
+  return () => {
+    stopChain();
+    stopIndexDefault();
+  };
 }
 
 /** Tells the main thread this front thread listens, and marks it serving for the health endpoint. */
@@ -137,7 +151,7 @@ function main(): void {
   };
 
   link.start(streams);
-  let stopChain = (): void => {};
+  let stopOperatorTasks = (): void => {};
   let snapshotStarted = false;
   const requestSnapshot = (): void => {
     const begin = (): void => {
@@ -155,7 +169,7 @@ function main(): void {
         return;
       }
       listen();
-      if (data.serveAdmin) stopChain = startSimulatedChain(front); // confirms withdrawals
+      if (data.serveAdmin) stopOperatorTasks = startOperatorTasks(front);
     });
     if (submitted !== 'ok') setTimeout(requestSnapshot, 10);
   };
@@ -164,7 +178,7 @@ function main(): void {
   parentPort!.on('message', (message: { type: string }) => {
     if (message.type !== 'stop') return;
     for (const socket of listenSockets) uWS.us_listen_socket_close(socket);
-    stopChain();
+    stopOperatorTasks();
     app.close();
     adminApp?.close();
     link.stop();

@@ -30,6 +30,8 @@ export {
   OrderBookState,
   // The whole exchange's state (maintenance)
   SystemState,
+  // Margin: where an index price came from
+  IndexPriceSource,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink and newCommand/resetCommand are generated from the schema
@@ -144,4 +146,9 @@ export interface EngineConfig {
    */
   referenceStepBps?: number;
   referenceIntervalUs?: number;
+  /**
+   * An asset's index price older than this (engine microseconds) is stale: margin refuses new
+   * borrowing against it (engine/core/margin/index-prices.ts). Absent: DEFAULT_INDEX_MAX_AGE_US.
+   */
+  indexMaxAgeUs?: number;
 }

@@ -14,6 +14,7 @@
 //            (collateral, the largest order, converting all dust: risk.ts);
 //   spot/    what a spot order holds and what a spot fill moves, chosen by the market's kind
 //            through the one switch in kinds.ts;
+//   margin/  index prices today (collateral, borrow/lend and margin join it);
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
@@ -27,6 +28,7 @@ import { convertAllDust } from './funds/risk.js';
 import { validateState } from './invariants.js';
 import { setFeeRates, setMarketState } from './operator.js';
 import { setSystemState, systemRefusal } from './system.js';
+import { setIndexPrice } from './margin/index-prices.js';
 import { refuseUnknownKind, runQuery } from './queries.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
@@ -49,7 +51,7 @@ export class Exchange {
     assert(Number.isSafeInteger(seq) && seq >= 0 && Number.isSafeInteger(timeUs) && timeUs >= 0, 'seq and engine time must be safe integers');
     if (cmd.kind >= FIRST_QUERY_KIND) {
       s.out.begin(out, seq, timeUs);
-      runQuery(s, cmd);
+      runQuery(s, cmd, timeUs);
       return;
     }
     assert(seq > s.lastSeq, 'sequence numbers must increase');
@@ -99,6 +101,9 @@ export class Exchange {
       // The whole exchange: see system.ts
       case CommandKind.SetSystemState:
         return setSystemState(s, cmd);
+      // Margin: see margin/index-prices.ts
+      case CommandKind.SetIndexPrice:
+        return setIndexPrice(s, cmd);
       default:
         return refuseUnknownKind(s, cmd, kind);
     }

@@ -21,6 +21,7 @@ import {
   RecordType,
   Side,
   type ExpiryReason,
+  type IndexPriceSource,
   type OrderStatus,
   type RecordSink,
   type ResultCode,
@@ -33,6 +34,7 @@ import {
   emitDepth,
   emitDust,
   emitFeeRates,
+  emitIndexPrice,
   emitMarket,
   emitMarketState,
   emitOrder,
@@ -45,6 +47,7 @@ import {
   newDepthRec,
   newDustRec,
   newFeeRatesRec,
+  newIndexPriceRec,
   newMarketRec,
   newMarketStateRec,
   newOrderRec,
@@ -345,6 +348,26 @@ export class Output {
     rec.accountId = accountId;
     rec.marketId = this.catalog.markets[marketIndex].marketId;
     emitDust(this.sink, rec);
+  }
+
+  // Index prices (margin/index-prices.ts)
+  private readonly indexPriceRec = newIndexPriceRec();
+
+  indexPrice(assetId: number, priceE9: number, updatedUs: number, source: IndexPriceSource, stale: boolean, frontId: number, requestId: number, flags: number): void {
+    const rec = this.indexPriceRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.IndexPrice;
+    rec.flags = flags;
+    rec.priceE9 = priceE9;
+    rec.updatedUs = updatedUs;
+    rec.assetId = assetId;
+    rec.source = source;
+    rec.stale = stale;
+    emitIndexPrice(this.sink, rec);
   }
 }
 

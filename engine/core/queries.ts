@@ -11,6 +11,7 @@ import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
 import { queryCollateral, queryMaxOrderQty } from './funds/risk.js';
+import { queryIndexPrices } from './margin/index-prices.js';
 
 /**
  * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
@@ -21,8 +22,8 @@ export function refuseUnknownKind(s: EngineState, cmd: Command, _kind: never): v
   s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
 }
 
-/** Answers a query (kind 64 and up). */
-export function runQuery(s: EngineState, cmd: Command): void {
+/** Answers a query (kind 64 and up) at engine time `timeUs` (the query's own stamp). */
+export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
   const kind = cmd.kind as QueryCommandKind;
   switch (kind) {
     case CommandKind.QueryBalances:
@@ -41,6 +42,9 @@ export function runQuery(s: EngineState, cmd: Command): void {
       return queryMaxOrderQty(s, cmd);
     case CommandKind.QueryCollateral:
       return queryCollateral(s, cmd);
+    // Margin
+    case CommandKind.QueryIndexPrices:
+      return queryIndexPrices(s, cmd, timeUs);
     default:
       return refuseUnknownKind(s, cmd, kind);
   }

@@ -5,7 +5,7 @@
 //   accounts   maxAccounts keys;                        ledger  (maxAccounts + 1) × assets balances
 //   pool       min(markets × maxOrdersPerBook, maxAccounts × maxOpenOrdersPerAccount) orders
 //   index      2 × pool cells;                          books   2 × maxPriceLevelsPerSide levels each
-// and the counters that replay must reproduce (the order number behind ids, per-market trade and
+// the index prices of every asset (margin/index-prices.ts), and the counters that replay must reproduce (the order number behind ids, per-market trade and
 // depth update ids, the rest counters inside each book).
 
 import { OrderFlag, SystemState, type EngineConfig, type EngineLimits } from '../bus/types.js';
@@ -20,6 +20,7 @@ import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
 import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { PendingQueue } from './book/pending.js';
+import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './margin/index-prices.js';
 import { Timers } from './timers.js';
 
 export class EngineState {
@@ -36,6 +37,8 @@ export class EngineState {
   /** Every engine-time rule's timers (timers.ts): today one per pending order. */
   readonly timers: Timers;
   readonly out: Output;
+  /** Each asset's index price, its engine time and source (margin/index-prices.ts). */
+  readonly indexPrices: IndexPrices;
   /** The last order number turned into an id. */
   orderNumber = 0;
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
@@ -64,6 +67,8 @@ export class EngineState {
     this.timers = new Timers(poolCapacity);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool);
+    const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
+    this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
   }
 
   /** The next order id: a keyed permutation of the next order number (0 is skipped: it means none). */

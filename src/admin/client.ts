@@ -136,3 +136,21 @@ export async function setMaintenance(port: number, enabled: boolean): Promise<{ 
 export async function getFeeRates(port: number, accountId: number): Promise<FeeRates> {
   return (await adminRequest(port, 'GET', `/admin/accounts/fees?accountId=${accountId}`)) as unknown as FeeRates;
 }
+
+// Index prices (USDC per whole unit of an asset, decimal strings).
+
+export interface IndexPriceSet {
+  symbol: string;
+  price: string;
+  source: string;
+  timestamp: number;
+}
+
+/** Sets index prices (asset symbol → decimal string) from the operator or a feed; answered once durable. */
+export async function setIndexPrices(port: number, prices: Record<string, string>, source: 'Operator' | 'Feed' = 'Operator'): Promise<{ prices: IndexPriceSet[] }> {
+  return (await adminRequest(port, 'POST', '/admin/index-prices', { prices, source })) as unknown as { prices: IndexPriceSet[] };
+}
+
+export async function getIndexPrices(port: number): Promise<Record<string, unknown>> {
+  return adminRequest(port, 'GET', '/admin/index-prices');
+}

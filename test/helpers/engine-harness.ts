@@ -165,6 +165,13 @@ export const cmd = {
   setSystemState(state: number): Partial<Command> {
     return { kind: CommandKind.SetSystemState, amountUnits: state };
   },
+  /** An asset's index price in 10^-9 USDC per whole unit; source 1 Operator, 2 Feed, 3 Default. */
+  setIndexPrice(assetId: number, priceE9: number, source = 1): Partial<Command> {
+    return { kind: CommandKind.SetIndexPrice, assetId, priceTicks: priceE9, amountUnits: source };
+  },
+  queryIndexPrices(): Partial<Command> {
+    return { kind: CommandKind.QueryIndexPrices };
+  },
 };
 
 /** A sink that decodes every record written into it back to an object, in order. */

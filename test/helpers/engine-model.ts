@@ -10,6 +10,7 @@
 // and fee rates follow engine/core/operator.ts; the guarded reference price and the market-order
 // band follow engine/core/book/reference.ts, dust conversion and withdrawals engine/core/funds/capital.ts,
 // collateral, the largest order and converting all dust engine/core/funds/risk.ts.
+// index prices engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -90,6 +91,8 @@ export class ModelExchange {
   private readonly feeRates = new Map<number, { maker: number; taker: number }>();
   /** SetSystemState: while in maintenance, places, cancels, withdrawals and dust conversions are refused. */
   private maintenance = false;
+  /** SetIndexPrice: the last price, its engine time and source by asset id. */
+  private readonly indexPrices = new Map<number, { priceE9: number; timeUs: number; source: number }>();
 
   constructor(private readonly config: EngineConfig) {
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
@@ -129,6 +132,7 @@ export class ModelExchange {
       case CommandKind.ConvertDust: this.convertDust(cmd); break;
       case CommandKind.ConvertAllDust: this.convertAllDust(cmd); break;
       case CommandKind.SetSystemState: this.setSystemState(cmd); break;
+      case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); break;
       // The state is written out beside the engine; the answer names the sequence it stands at.
       case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
@@ -502,6 +506,28 @@ export class ModelExchange {
     this.result(cmd, ResultCode.Ok, pending.length + resting.length);
   }
 
+  private setIndexPrice(cmd: Command): void {
+    const asset = this.config.assets.find((a) => a.assetId === cmd.assetId);
+    if (!asset) return this.result(cmd, ResultCode.UnknownAsset, 0);
+    if (asset.symbol === 'USDC') return this.result(cmd, ResultCode.IndexPriceFixed, 0);
+    if (!Number.isSafeInteger(cmd.priceTicks) || cmd.priceTicks <= 0) return this.result(cmd, ResultCode.IndexPriceNotPositive, 0);
+    if (![1, 2, 3].includes(cmd.amountUnits)) return this.result(cmd, ResultCode.InvalidIndexPriceSource, 0);
+    this.indexPrices.set(asset.assetId, { priceE9: cmd.priceTicks, timeUs: this.timeUs, source: cmd.amountUnits });
+    this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9: cmd.priceTicks, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
+    this.result(cmd, ResultCode.Ok, cmd.priceTicks);
+  }
+
+  /** QueryIndexPrices: every asset in configuration order; stale when unset or older than the maximum age. */
+  private queryIndexPrices(cmd: Command): void {
+    const maxAgeUs = this.config.indexMaxAgeUs ?? 30_000_000;
+    for (const asset of this.config.assets) {
+      const row = asset.symbol === 'USDC' ? { priceE9: 1_000_000_000, timeUs: 0, source: 4 } : this.indexPrices.get(asset.assetId) ?? { priceE9: 0, timeUs: 0, source: 0 };
+      const stale = row.source !== 4 && (row.source === 0 || this.timeUs - row.timeUs > maxAgeUs);
+      this.out.push({ ...this.header(RecordType.IndexPrice, cmd.frontId, cmd.requestId, 0), priceE9: row.priceE9, updatedUs: row.timeUs, assetId: asset.assetId, source: row.source, stale } as Rec);
+    }
+    this.result(cmd, ResultCode.Ok, this.config.assets.length);
+  }
+
   private setSystemState(cmd: Command): void {
     if (cmd.amountUnits !== 0 && cmd.amountUnits !== 1) return this.result(cmd, ResultCode.InvalidSystemState, 0);
     this.maintenance = cmd.amountUnits === 1;
@@ -736,6 +762,8 @@ export class ModelExchange {
   private query(cmd: Command): void {
     const market = this.market(cmd.marketId);
     switch (cmd.kind) {
+      case CommandKind.QueryIndexPrices:
+        return this.queryIndexPrices(cmd);
       case CommandKind.QueryBalances:
         if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
         for (const asset of this.config.assets) this.balanceRec(cmd.accountId, asset.assetId, cmd.frontId, cmd.requestId);

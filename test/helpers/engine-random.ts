@@ -11,7 +11,8 @@
 // available, some invalid), withdrawal confirmations, dust conversions (in rounds: withdraw to a
 // dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
 // 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
-// command, and the operator's maintenance (SetSystemState, a few steps at a time). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// command, the operator's maintenance (SetSystemState, a few steps at a time), and index prices
+// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
@@ -48,11 +49,15 @@ export function randomConfig(seed: number): EngineConfig {
   // Some streams keep the reference ten times slower, so that it is often well below or above
   // the last price when dust is converted (valued at the lower of the two).
   if (random() < 0.5) config.referenceIntervalUs = 30_000;
+  // Index prices go stale within a few steps of engine time, so queries show both flags.
+  config.indexMaxAgeUs = 20_000;
   return config;
 }
 
 /** Command kinds the stream can leave out (all of them are in it by default). */
-export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.Snapshot, CommandKind.SetSystemState];
+export const OPTIONAL_KINDS: readonly CommandKind[] = [
+  CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.Snapshot, CommandKind.SetSystemState, CommandKind.SetIndexPrice,
+];
 
 export interface StreamOptions {
   /** Which of OPTIONAL_KINDS to send (default: all). */
@@ -82,11 +87,26 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.ConvertAllDust]: { kind: CommandKind.ConvertAllDust, accountId: 1, assetId: QUOTE, marketId: ALL_MARKETS },
     [CommandKind.Snapshot]: { kind: CommandKind.Snapshot },
     [CommandKind.SetSystemState]: cmd.setSystemState(0),
+    [CommandKind.SetIndexPrice]: cmd.setIndexPrice(BASE, 150_000_000_000),
   };
   return OPTIONAL_KINDS.filter((kind) => {
     const code = send(probes[kind]);
     return code !== undefined && code !== ResultCode.InvalidCommand;
   });
+}
+
+/**
+ * Index prices: a price of a priced asset (some zero or negative), of USDC (fixed) or of an unknown
+ * asset, from any source (some invalid), or a query of them all.
+ */
+function indexPriceCommand(random: () => number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  if (random() < 0.3) return cmd.queryIndexPrices();
+  const roll = random();
+  const asset = roll < 0.1 ? pick([QUOTE, 77]) : pick([BASE, OTHER]);
+  const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3]) : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
+  const source = roll >= 0.2 && roll < 0.3 ? pick([0, 4, 9]) : pick([1, 2, 3]);
+  return cmd.setIndexPrice(asset, price, source);
 }
 
 /** What the generator has learned from the engine's outputs so far. */
@@ -326,6 +346,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       // an invalid state.
       command = cmd.setSystemState(pick([1, 1, 1, 2]));
       if (command.amountUnits === 1) maintenanceEndsAt = step + randomInt(random, 2, 8);
+    } else if (roll < 0.997 && kinds.includes(CommandKind.SetIndexPrice)) {
+      command = indexPriceCommand(random);
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market), riskQuery(random, account, market), riskQuery(random, account, market)]);
     }

@@ -25,6 +25,7 @@ import type {
   SystemStateRec,
   CollateralRec,
   DustRec,
+  IndexPriceRec,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -61,6 +62,8 @@ export const SYSTEM_STATE_BYTES = 32;
 export const COLLATERAL_BYTES = 88;
 /** DustRecord.sizeOf() */
 export const DUST_BYTES = 48;
+/** IndexPriceRecord.sizeOf() */
+export const INDEX_PRICE_BYTES = 48;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -860,6 +863,56 @@ export function readDust(dv: DataView, off: number, r: DustRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// IndexPriceRecord
+
+export function newIndexPriceRec(): IndexPriceRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 64 /* RecordType.IndexPrice */,
+    flags: 0,
+    priceE9: 0,
+    updatedUs: 0,
+    assetId: 0,
+    source: 0,
+    stale: false,
+  };
+}
+
+const INDEX_PRICE_I64_FIELDS = [
+  'priceE9',
+  'updatedUs',
+] as const;
+
+export function writeIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.IndexPrice */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.priceE9) &&
+      Number.isSafeInteger(r.updatedUs)
+    )
+  ) badField(r, INDEX_PRICE_I64_FIELDS);
+  put64(dv, off + 24, r.priceE9);
+  put64(dv, off + 32, r.updatedUs);
+  dv.setUint16(off + 40, r.assetId, true);
+  dv.setUint8(off + 42, r.source);
+  dv.setUint8(off + 43, r.stale ? 1 : 0);
+  // padding (44..47)
+  dv.setUint32(off + 44, 0, true);
+}
+
+export function readIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
+  readHeader(dv, off, r);
+  r.priceE9 = getI64(dv, off + 24);
+  r.updatedUs = getI64(dv, off + 32);
+  r.assetId = dv.getUint16(off + 40, true);
+  r.source = dv.getUint8(off + 42);
+  r.stale = dv.getUint8(off + 43) !== 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -946,72 +999,32 @@ export function emitDust(sink: RecordSink, r: DustRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
+  const at = sink.claim();
+  writeIndexPrice(sink.view, at, r);
+  sink.written(at);
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
  */
 export function decodeRecord(dv: DataView, off: number): OutputRec {
   switch (recordType(dv, off)) {
-    case 2 /* RecordType.Result */: {
-      const r = newResultRec();
-      readResult(dv, off, r);
-      return r as OutputRec;
-    }
-    case 3 /* RecordType.Order */: {
-      const r = newOrderRec();
-      readOrder(dv, off, r);
-      return r as OutputRec;
-    }
-    case 4 /* RecordType.Trade */: {
-      const r = newTradeRec();
-      readTrade(dv, off, r);
-      return r as OutputRec;
-    }
-    case 5 /* RecordType.Balance */: {
-      const r = newBalanceRec();
-      readBalance(dv, off, r);
-      return r as OutputRec;
-    }
-    case 6 /* RecordType.Depth */: {
-      const r = newDepthRec();
-      readDepth(dv, off, r);
-      return r as OutputRec;
-    }
-    case 7 /* RecordType.Account */: {
-      const r = newAccountRec();
-      readAccount(dv, off, r);
-      return r as OutputRec;
-    }
-    case 8 /* RecordType.Market */: {
-      const r = newMarketRec();
-      readMarket(dv, off, r);
-      return r as OutputRec;
-    }
-    case 9 /* RecordType.MarketState */: {
-      const r = newMarketStateRec();
-      readMarketState(dv, off, r);
-      return r as OutputRec;
-    }
-    case 10 /* RecordType.FeeRates */: {
-      const r = newFeeRatesRec();
-      readFeeRates(dv, off, r);
-      return r as OutputRec;
-    }
-    case 11 /* RecordType.SystemState */: {
-      const r = newSystemStateRec();
-      readSystemState(dv, off, r);
-      return r as OutputRec;
-    }
-    case 32 /* RecordType.Collateral */: {
-      const r = newCollateralRec();
-      readCollateral(dv, off, r);
-      return r as OutputRec;
-    }
-    case 33 /* RecordType.Dust */: {
-      const r = newDustRec();
-      readDust(dv, off, r);
-      return r as OutputRec;
-    }
+    case 2 /* RecordType.Result */: { const r = newResultRec(); readResult(dv, off, r); return r as OutputRec; }
+    case 3 /* RecordType.Order */: { const r = newOrderRec(); readOrder(dv, off, r); return r as OutputRec; }
+    case 4 /* RecordType.Trade */: { const r = newTradeRec(); readTrade(dv, off, r); return r as OutputRec; }
+    case 5 /* RecordType.Balance */: { const r = newBalanceRec(); readBalance(dv, off, r); return r as OutputRec; }
+    case 6 /* RecordType.Depth */: { const r = newDepthRec(); readDepth(dv, off, r); return r as OutputRec; }
+    case 7 /* RecordType.Account */: { const r = newAccountRec(); readAccount(dv, off, r); return r as OutputRec; }
+    case 8 /* RecordType.Market */: { const r = newMarketRec(); readMarket(dv, off, r); return r as OutputRec; }
+    case 9 /* RecordType.MarketState */: { const r = newMarketStateRec(); readMarketState(dv, off, r); return r as OutputRec; }
+    case 10 /* RecordType.FeeRates */: { const r = newFeeRatesRec(); readFeeRates(dv, off, r); return r as OutputRec; }
+    case 11 /* RecordType.SystemState */: { const r = newSystemStateRec(); readSystemState(dv, off, r); return r as OutputRec; }
+    case 32 /* RecordType.Collateral */: { const r = newCollateralRec(); readCollateral(dv, off, r); return r as OutputRec; }
+    case 33 /* RecordType.Dust */: { const r = newDustRec(); readDust(dv, off, r); return r as OutputRec; }
+    case 64 /* RecordType.IndexPrice */: { const r = newIndexPriceRec(); readIndexPrice(dv, off, r); return r as OutputRec; }
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

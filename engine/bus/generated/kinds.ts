@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -33,6 +33,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
   { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
+  { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
@@ -40,6 +41,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
+  { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
 ];
 
 /**
@@ -60,7 +62,8 @@ export type MutatingCommandKind =
   | CommandKind.ConvertDust
   | CommandKind.ConfirmWithdrawal
   | CommandKind.SetSystemState
-  | CommandKind.ConvertAllDust;
+  | CommandKind.ConvertAllDust
+  | CommandKind.SetIndexPrice;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -70,7 +73,8 @@ export type QueryCommandKind =
   | CommandKind.QuerySnapshot
   | CommandKind.QueryFeeRates
   | CommandKind.QueryMaxOrderQty
-  | CommandKind.QueryCollateral;
+  | CommandKind.QueryCollateral
+  | CommandKind.QueryIndexPrices;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -91,6 +95,7 @@ RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
+RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -109,6 +114,7 @@ BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 88; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
+BYTES_BY_TYPE[64] = 48; // IndexPrice
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -125,6 +131,7 @@ export function newRecordScratch() {
     systemState: newSystemStateRec(),
     collateral: newCollateralRec(),
     dust: newDustRec(),
+    indexPrice: newIndexPriceRec(),
   };
 }
 
@@ -145,6 +152,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
   24: 'ConvertAllDust',
+  40: 'SetIndexPrice',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
@@ -152,6 +160,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   68: 'QueryFeeRates',
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
+  96: 'QueryIndexPrices',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -170,6 +179,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
   ConvertAllDust: 24,
+  SetIndexPrice: 40,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
@@ -177,6 +187,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryFeeRates: 68,
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
+  QueryIndexPrices: 96,
 });
 
 /** Side: value → name. */
@@ -329,6 +340,23 @@ export const SYSTEM_STATE_VALUES: Readonly<Record<string, number>> = Object.free
   Maintenance: 1,
 });
 
+/** IndexPriceSource: value → name. */
+export const INDEX_PRICE_SOURCE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'None',
+  1: 'Operator',
+  2: 'Feed',
+  3: 'Default',
+  4: 'Fixed',
+});
+/** IndexPriceSource: name → value. */
+export const INDEX_PRICE_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  None: 0,
+  Operator: 1,
+  Feed: 2,
+  Default: 3,
+  Fixed: 4,
+});
+
 /** OrderEvent: value → name. */
 export const ORDER_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
   0: 'None',
@@ -385,6 +413,9 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'DustBalanceChanged',
   40: 'SystemMaintenance',
   41: 'InvalidSystemState',
+  400: 'IndexPriceNotPositive',
+  401: 'IndexPriceFixed',
+  402: 'InvalidIndexPriceSource',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -419,6 +450,9 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustBalanceChanged: 33,
   SystemMaintenance: 40,
   InvalidSystemState: 41,
+  IndexPriceNotPositive: 400,
+  IndexPriceFixed: 401,
+  InvalidIndexPriceSource: 402,
 });
 
 /** RecordType: value → name. */
@@ -437,6 +471,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   11: 'SystemState',
   32: 'Collateral',
   33: 'Dust',
+  64: 'IndexPrice',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -454,6 +489,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   SystemState: 11,
   Collateral: 32,
   Dust: 33,
+  IndexPrice: 64,
 });
 
 /** WithdrawalStatus: value → name. */

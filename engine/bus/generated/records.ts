@@ -16,6 +16,7 @@ import type {
   ExpiryReason,
   OrderBookState,
   SystemState,
+  IndexPriceSource,
   OrderEvent,
   ResultCode,
   RecordType,
@@ -222,6 +223,19 @@ export interface DustRec extends RecordHeaderFields {
 }
 
 /**
+ * An asset's index price (USDC per whole unit ×10^9, 0 before any), the engine time of its last
+ * update and its source; an event when SetIndexPrice sets it, and a row of QueryIndexPrices, whose
+ * stale flag says it is older than the configured maximum age at the query's engine time.
+ */
+export interface IndexPriceRec extends RecordHeaderFields {
+  priceE9: number;
+  updatedUs: number;
+  assetId: number;
+  source: IndexPriceSource;
+  stale: boolean;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -247,7 +261,8 @@ export type OutputRec =
   | (FeeRatesRec & { type: RecordType.FeeRates })
   | (SystemStateRec & { type: RecordType.SystemState })
   | (CollateralRec & { type: RecordType.Collateral })
-  | (DustRec & { type: RecordType.Dust });
+  | (DustRec & { type: RecordType.Dust })
+  | (IndexPriceRec & { type: RecordType.IndexPrice });
 
 export function newCommand(): Command {
   return {

@@ -14,6 +14,8 @@ export { DustRecord } from './schema/dust-record.js';
 export { DustValue } from './schema/dust-value.js';
 export { ExpiryReason } from './schema/expiry-reason.js';
 export { FeeRatesRecord } from './schema/fee-rates-record.js';
+export { IndexPriceRecord } from './schema/index-price-record.js';
+export { IndexPriceSource } from './schema/index-price-source.js';
 export { JournalRecord } from './schema/journal-record.js';
 export { LastPriceValue } from './schema/last-price-value.js';
 export { MarketRecord } from './schema/market-record.js';

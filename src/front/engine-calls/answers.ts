@@ -6,8 +6,8 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { HeaderFlag, RecordType, ResultCode, type OrderRec } from '../../../engine/bus/types.js';
-import { readBalance, readCollateral, readFeeRates, readOrder, readResult } from '../../../engine/bus/codec.js';
+import { HeaderFlag, RecordType, ResultCode, type IndexPriceSource, type OrderRec } from '../../../engine/bus/types.js';
+import { readBalance, readCollateral, readFeeRates, readIndexPrice, readOrder, readResult } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
 import type { PendingRequest } from '../engine-link.js';
@@ -165,6 +165,41 @@ export function collateralAnswer(reply: Reply<Collateral>): PendingRequest {
       } else if (type === RecordType.Result) {
         readResult(view, offset, scratch.result);
         if (scratch.result.code === ResultCode.Ok) reply.ok(out);
+        else reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
+}
+
+/** One asset's index price as the engine reports it (priceE9: USDC per whole unit × 10^9, 0: none). */
+export interface IndexPriceRow {
+  assetId: number;
+  priceE9: number;
+  /** Engine time of its last update (0: never). */
+  updatedUs: number;
+  source: IndexPriceSource;
+  stale: boolean;
+}
+
+/** Every asset's index price, with the engine time the query was answered at. */
+export interface IndexPrices {
+  timeUs: number;
+  rows: IndexPriceRow[];
+}
+
+/** QueryIndexPrices: one IndexPrice record per asset, then the Result. */
+export function indexPricesAnswer(reply: Reply<IndexPrices>): PendingRequest {
+  const answer: IndexPrices = { timeUs: 0, rows: [] };
+  return {
+    onRecord(type, view, offset, header) {
+      if (type === RecordType.IndexPrice) {
+        readIndexPrice(view, offset, scratch.indexPrice);
+        const { assetId, priceE9, updatedUs, source, stale } = scratch.indexPrice;
+        answer.rows.push({ assetId, priceE9, updatedUs, source, stale });
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        answer.timeUs = header.timeUs;
+        if (scratch.result.code === ResultCode.Ok) reply.ok(answer);
         else reply.fail(resultError(scratch.result.code));
       }
     },

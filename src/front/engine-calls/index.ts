@@ -9,7 +9,7 @@
 // (the batch route, the withdrawal's undo) gives its own Reply. Every method returns whether the
 // command was submitted; when it was not, the Reply has already been told why.
 
-import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
+import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type IndexPriceSource, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
 import { Errors, apiError } from '../../errors.js';
 import { sendError, type RequestContext } from '../http.js';
@@ -17,12 +17,12 @@ import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
 import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
 import {
-  balancesAnswer, collateralAnswer, feeRatesAnswer, orderAnswer, orderListAnswer, resultAnswer,
-  type Accepted, type Balances, type Collateral, type FeeRates, type OrderView, type Reply,
+  balancesAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, orderAnswer, orderListAnswer, resultAnswer,
+  type Accepted, type Balances, type Collateral, type FeeRates, type IndexPrices, type OrderView, type Reply,
 } from './answers.js';
 import type { MarketInfo } from '../../config.js';
 
-export type { Accepted, AssetCollateral, Balances, Collateral, FeeRates, OrderView, Reply } from './answers.js';
+export type { Accepted, AssetCollateral, Balances, Collateral, FeeRates, IndexPriceRow, IndexPrices, OrderView, Reply } from './answers.js';
 
 /** Dust converts to USDC (the spec's rule) and collateral is valued in it: through <ASSET>_USDC. */
 export const DUST_PAYOUT_SYMBOL = 'USDC';
@@ -214,6 +214,25 @@ export class EngineCalls {
       cmd.kind = CommandKind.SetSystemState;
       cmd.amountUnits = state; // the command slot carries the state in amountUnits
     }, resultAnswer(reply));
+  }
+
+  // --- Margin: index prices (engine/core/margin/index-prices.ts)
+
+  /** Sets one asset's index price (USDC per whole unit × 10^9) from `source`; ok with the price, once durable. */
+  setIndexPrice(reply: Reply<Accepted>, assetId: number, priceE9: number, source: IndexPriceSource): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.SetIndexPrice;
+      cmd.assetId = assetId;
+      cmd.priceTicks = priceE9; // the command slot carries the price in priceTicks, the source in amountUnits
+      cmd.amountUnits = source;
+    }, resultAnswer(reply));
+  }
+
+  /** Every asset's index price, age and staleness at the query's engine time. */
+  indexPrices(reply: Reply<IndexPrices>): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryIndexPrices;
+    }, indexPricesAnswer(reply));
   }
 
   /**

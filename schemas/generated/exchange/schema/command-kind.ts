@@ -18,11 +18,13 @@ export enum CommandKind {
   ConfirmWithdrawal = 12,
   SetSystemState = 13,
   ConvertAllDust = 24,
+  SetIndexPrice = 40,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
   QuerySnapshot = 67,
   QueryFeeRates = 68,
   QueryMaxOrderQty = 72,
-  QueryCollateral = 80
+  QueryCollateral = 80,
+  QueryIndexPrices = 96
 }

@@ -16,5 +16,6 @@ export enum RecordType {
   FeeRates = 10,
   SystemState = 11,
   Collateral = 32,
-  Dust = 33
+  Dust = 33,
+  IndexPrice = 64
 }
