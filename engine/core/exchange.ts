@@ -13,6 +13,7 @@
 //   funds/   the ledger, accounts and capital commands (deposits, withdrawals, dust);
 //   spot/    what a spot order holds and what a spot fill moves, chosen by the market's kind
 //            through the one switch in kinds.ts;
+//   margin/  the unified account: today each account's settings (leverage limit, automation);
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
@@ -25,6 +26,7 @@ import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from
 import { validateState } from './invariants.js';
 import { setFeeRates, setMarketState } from './operator.js';
 import { setSystemState, systemRefusal } from './system.js';
+import { updateAccountSettings } from './margin/account-settings.js';
 import { refuseUnknownKind, runQuery } from './queries.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
@@ -94,6 +96,9 @@ export class Exchange {
       // The whole exchange: see system.ts
       case CommandKind.SetSystemState:
         return setSystemState(s, cmd);
+      // Margin: see margin/account-settings.ts
+      case CommandKind.UpdateAccountSettings:
+        return updateAccountSettings(s, cmd);
       default:
         return refuseUnknownKind(s, cmd, kind);
     }

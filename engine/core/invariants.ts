@@ -31,6 +31,7 @@ export function validateState(s: EngineState): void {
   s.timers.validate();
   s.pending.validate();
   s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf);
+  s.accountSettings.validate(s.accounts.count);
 }
 
 /**

@@ -28,6 +28,7 @@ import {
 import {
   SLOT_BYTES,
   emitAccount,
+  emitAccountSettings,
   emitBalance,
   emitDepth,
   emitFeeRates,
@@ -38,6 +39,7 @@ import {
   emitSystemState,
   emitTrade,
   newAccountRec,
+  newAccountSettingsRec,
   newBalanceRec,
   newDepthRec,
   newFeeRatesRec,
@@ -49,6 +51,7 @@ import {
   newTradeRec,
 } from '../bus/codec.js';
 import type { Accounts } from './funds/accounts.js';
+import type { AccountSettings } from './margin/account-settings.js';
 import { assert } from './assert.js';
 import type { Book } from './book/book.js';
 import type { Catalog } from './catalog.js';
@@ -77,6 +80,7 @@ export class Output {
     private readonly accounts: Accounts,
     private readonly ledger: Ledger,
     private readonly pool: OrderPool,
+    private readonly settings: AccountSettings,
   ) {}
 
   /** Starts the outputs of one apply. */
@@ -295,5 +299,23 @@ export class Output {
     rec.flags = 0;
     rec.state = state;
     emitSystemState(this.sink, rec);
+  }
+
+  // Margin: an account's settings (margin/account-settings.ts)
+  private readonly accountSettingsRec = newAccountSettingsRec();
+
+  accountSettings(accountId: number, frontId: number, requestId: number, flags: number): void {
+    const rec = this.accountSettingsRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.AccountSettings;
+    rec.flags = flags;
+    rec.accountId = accountId;
+    rec.leverageLimitHundredths = this.settings.leverageLimitHundredths[accountId];
+    rec.settings = this.settings.flags[accountId];
+    emitAccountSettings(this.sink, rec);
   }
 }

@@ -10,6 +10,7 @@ import type { BookSide } from './book/book.js';
 import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
+import { queryAccountSettings } from './margin/account-settings.js';
 
 /**
  * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
@@ -35,6 +36,9 @@ export function runQuery(s: EngineState, cmd: Command): void {
     // Fee rates
     case CommandKind.QueryFeeRates:
       return queryFeeRates(s, cmd);
+    // Margin
+    case CommandKind.QueryAccountSettings:
+      return queryAccountSettings(s, cmd);
     default:
       return refuseUnknownKind(s, cmd, kind);
   }

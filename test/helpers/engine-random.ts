@@ -11,7 +11,7 @@
 // available, some invalid), withdrawal confirmations, dust conversions (in rounds: withdraw to a
 // dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
 // 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
-// command, and the operator's maintenance (SetSystemState, a few steps at a time). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// command, the operator's maintenance (SetSystemState, a few steps at a time), and accounts' margin settings (UpdateAccountSettings, some invalid, and their query). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
@@ -52,7 +52,9 @@ export function randomConfig(seed: number): EngineConfig {
 }
 
 /** Command kinds the stream can leave out (all of them are in it by default). */
-export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.Snapshot, CommandKind.SetSystemState];
+export const OPTIONAL_KINDS: readonly CommandKind[] = [
+  CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.Snapshot, CommandKind.SetSystemState, CommandKind.UpdateAccountSettings,
+];
 
 export interface StreamOptions {
   /** Which of OPTIONAL_KINDS to send (default: all). */
@@ -81,10 +83,29 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.ConvertDust]: { kind: CommandKind.ConvertDust, accountId: 1, marketId: M1, amountUnits: 5 },
     [CommandKind.Snapshot]: { kind: CommandKind.Snapshot },
     [CommandKind.SetSystemState]: cmd.setSystemState(0),
+    [CommandKind.UpdateAccountSettings]: cmd.updateAccountSettings(1, { autoLend: true }),
   };
   return OPTIONAL_KINDS.filter((kind) => {
     const code = send(probes[kind]);
     return code !== undefined && code !== ResultCode.InvalidCommand;
+  });
+}
+
+/**
+ * An account's settings, or their query: partial updates of the automation flags and the leverage
+ * limit (back to the defaults often, so states on and off the defaults both occur), and some
+ * invalid ones (out-of-range limits, words naming bits no command sets, an unknown account).
+ */
+function accountSettingsCommand(random: () => number, account: number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const target = random() < 0.95 ? account : 42;
+  const roll = random();
+  if (roll < 0.3) return cmd.queryAccountSettings(target);
+  if (roll < 0.4) return cmd.updateAccountSettings(target, {}, pick([0x10, 0x1010, 0x200, 0x10000, -1]));
+  const flag = () => (random() < 0.5 ? undefined : random() < 0.5);
+  return cmd.updateAccountSettings(target, {
+    autoBorrowSettlements: flag(), autoLend: flag(), autoRepayBorrows: flag(),
+    leverageLimitHundredths: random() < 0.5 ? undefined : pick([100, 100, 250, 1_000, 10_000, 99, 10_001, 0]),
   });
 }
 
@@ -310,6 +331,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       // an invalid state.
       command = cmd.setSystemState(pick([1, 1, 1, 2]));
       if (command.amountUnits === 1) maintenanceEndsAt = step + randomInt(random, 2, 8);
+    } else if (roll < 0.995 && kinds.includes(CommandKind.UpdateAccountSettings)) {
+      command = accountSettingsCommand(random, account);
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
     }
@@ -327,6 +350,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
   // Reopen both markets, and let every pending order activate so every request has had its answer.
   for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));
   if (kinds.includes(CommandKind.SetSystemState)) remember(h.apply(cmd.setSystemState(0)));
+  // One valid settings update, so every stream compares at least one accepted.
+  if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(1, { autoLend: true, leverageLimitHundredths: 250 })));
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
 }
 

@@ -23,6 +23,7 @@ import type {
   MarketStateRec,
   FeeRatesRec,
   SystemStateRec,
+  AccountSettingsRec,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -55,6 +56,8 @@ export const MARKET_STATE_BYTES = 32;
 export const FEE_RATES_BYTES = 32;
 /** SystemStateRecord.sizeOf() */
 export const SYSTEM_STATE_BYTES = 32;
+/** AccountSettingsRecord.sizeOf() */
+export const ACCOUNT_SETTINGS_BYTES = 40;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -735,6 +738,41 @@ export function readSystemState(dv: DataView, off: number, r: SystemStateRec): v
 }
 
 // ---------------------------------------------------------------------------------------------
+// AccountSettingsRecord
+
+export function newAccountSettingsRec(): AccountSettingsRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 64 /* RecordType.AccountSettings */,
+    flags: 0,
+    accountId: 0,
+    leverageLimitHundredths: 0,
+    settings: 0,
+  };
+}
+
+export function writeAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.AccountSettings */, r.flags);
+  dv.setUint32(off + 24, r.accountId, true);
+  dv.setUint32(off + 28, r.leverageLimitHundredths, true);
+  dv.setUint8(off + 32, r.settings);
+  // padding (33..39)
+  dv.setUint8(off + 33, 0);
+  dv.setUint16(off + 34, 0, true);
+  dv.setUint32(off + 36, 0, true);
+}
+
+export function readAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
+  readHeader(dv, off, r);
+  r.accountId = dv.getUint32(off + 24, true);
+  r.leverageLimitHundredths = dv.getUint32(off + 28, true);
+  r.settings = dv.getUint8(off + 32);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -807,6 +845,13 @@ export function emitSystemState(sink: RecordSink, r: SystemStateRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitAccountSettings(sink: RecordSink, r: AccountSettingsRec): void {
+  const at = sink.claim();
+  writeAccountSettings(sink.view, at, r);
+  sink.written(at);
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
@@ -861,6 +906,11 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
     case 11 /* RecordType.SystemState */: {
       const r = newSystemStateRec();
       readSystemState(dv, off, r);
+      return r as OutputRec;
+    }
+    case 64 /* RecordType.AccountSettings */: {
+      const r = newAccountSettingsRec();
+      readAccountSettings(dv, off, r);
       return r as OutputRec;
     }
     default:

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newAccountSettingsRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -32,11 +32,13 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
+  { kind: 40, name: 'UpdateAccountSettings', mutating: true, answer: [64, 2], wire: "accountUpdate PATCH /api/v1/account" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, GET /api/v1/capital/collateral" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
   { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 11, 6, 2], wire: "front thread start" },
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
+  { kind: 96, name: 'QueryAccountSettings', mutating: false, answer: [64], wire: "accountQuery GET /api/v1/account" },
 ];
 
 /**
@@ -56,7 +58,8 @@ export type MutatingCommandKind =
   | CommandKind.Withdraw
   | CommandKind.ConvertDust
   | CommandKind.ConfirmWithdrawal
-  | CommandKind.SetSystemState;
+  | CommandKind.SetSystemState
+  | CommandKind.UpdateAccountSettings;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -64,7 +67,8 @@ export type QueryCommandKind =
   | CommandKind.QueryOpenOrders
   | CommandKind.QueryOrder
   | CommandKind.QuerySnapshot
-  | CommandKind.QueryFeeRates;
+  | CommandKind.QueryFeeRates
+  | CommandKind.QueryAccountSettings;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -83,6 +87,7 @@ RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
 RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
+RECORD_BYTES_BY_TYPE[64] = 40; // AccountSettings
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -99,6 +104,7 @@ BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
 BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
+BYTES_BY_TYPE[64] = 40; // AccountSettings
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -113,6 +119,7 @@ export function newRecordScratch() {
     marketState: newMarketStateRec(),
     feeRates: newFeeRatesRec(),
     systemState: newSystemStateRec(),
+    accountSettings: newAccountSettingsRec(),
   };
 }
 
@@ -132,11 +139,13 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   11: 'ConvertDust',
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
+  40: 'UpdateAccountSettings',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
   67: 'QuerySnapshot',
   68: 'QueryFeeRates',
+  96: 'QueryAccountSettings',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -154,11 +163,13 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConvertDust: 11,
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
+  UpdateAccountSettings: 40,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
   QuerySnapshot: 67,
   QueryFeeRates: 68,
+  QueryAccountSettings: 96,
 });
 
 /** Side: value → name. */
@@ -367,6 +378,8 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'DustBalanceChanged',
   40: 'SystemMaintenance',
   41: 'InvalidSystemState',
+  400: 'LeverageLimitOutOfRange',
+  401: 'MaxLeverageReached',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -401,6 +414,8 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustBalanceChanged: 33,
   SystemMaintenance: 40,
   InvalidSystemState: 41,
+  LeverageLimitOutOfRange: 400,
+  MaxLeverageReached: 401,
 });
 
 /** RecordType: value → name. */
@@ -417,6 +432,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   9: 'MarketState',
   10: 'FeeRates',
   11: 'SystemState',
+  64: 'AccountSettings',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -432,6 +448,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   MarketState: 9,
   FeeRates: 10,
   SystemState: 11,
+  AccountSettings: 64,
 });
 
 /** WithdrawalStatus: value → name. */

@@ -189,6 +189,17 @@ export interface SystemStateRec extends RecordHeaderFields {
 }
 
 /**
+ * One account's settings (margin): the answer to UpdateAccountSettings and to
+ * QueryAccountSettings. settings holds AccountSettingFlag bits: the three automation flags and
+ * Liquidating (engine/core/margin/account-settings.ts).
+ */
+export interface AccountSettingsRec extends RecordHeaderFields {
+  accountId: number;
+  leverageLimitHundredths: number;
+  settings: number;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -212,7 +223,8 @@ export type OutputRec =
   | (MarketRec & { type: RecordType.Market })
   | (MarketStateRec & { type: RecordType.MarketState })
   | (FeeRatesRec & { type: RecordType.FeeRates })
-  | (SystemStateRec & { type: RecordType.SystemState });
+  | (SystemStateRec & { type: RecordType.SystemState })
+  | (AccountSettingsRec & { type: RecordType.AccountSettings });
 
 export function newCommand(): Command {
   return {

@@ -17,9 +17,11 @@ export enum CommandKind {
   ConvertDust = 11,
   ConfirmWithdrawal = 12,
   SetSystemState = 13,
+  UpdateAccountSettings = 40,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
   QuerySnapshot = 67,
-  QueryFeeRates = 68
+  QueryFeeRates = 68,
+  QueryAccountSettings = 96
 }

@@ -14,5 +14,6 @@ export enum RecordType {
   Market = 8,
   MarketState = 9,
   FeeRates = 10,
-  SystemState = 11
+  SystemState = 11,
+  AccountSettings = 64
 }

@@ -33,5 +33,7 @@ export enum ResultCode {
   DustTreasuryShort = 32,
   DustBalanceChanged = 33,
   SystemMaintenance = 40,
-  InvalidSystemState = 41
+  InvalidSystemState = 41,
+  LeverageLimitOutOfRange = 400,
+  MaxLeverageReached = 401
 }
