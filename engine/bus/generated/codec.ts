@@ -746,7 +746,7 @@ export function newAccountSettingsRec(): AccountSettingsRec {
     timeUs: 0,
     requestId: 0,
     frontId: 0,
-    type: 64 /* RecordType.AccountSettings */,
+    type: 65 /* RecordType.AccountSettings */,
     flags: 0,
     accountId: 0,
     leverageLimitHundredths: 0,
@@ -755,7 +755,7 @@ export function newAccountSettingsRec(): AccountSettingsRec {
 }
 
 export function writeAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
-  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.AccountSettings */, r.flags);
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 65 /* RecordType.AccountSettings */, r.flags);
   dv.setUint32(off + 24, r.accountId, true);
   dv.setUint32(off + 28, r.leverageLimitHundredths, true);
   dv.setUint8(off + 32, r.settings);
@@ -908,7 +908,7 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       readSystemState(dv, off, r);
       return r as OutputRec;
     }
-    case 64 /* RecordType.AccountSettings */: {
+    case 65 /* RecordType.AccountSettings */: {
       const r = newAccountSettingsRec();
       readAccountSettings(dv, off, r);
       return r as OutputRec;

@@ -32,13 +32,13 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
-  { kind: 40, name: 'UpdateAccountSettings', mutating: true, answer: [64, 2], wire: "accountUpdate PATCH /api/v1/account" },
+  { kind: 41, name: 'UpdateAccountSettings', mutating: true, answer: [65, 2], wire: "accountUpdate PATCH /api/v1/account" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, GET /api/v1/capital/collateral" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
   { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 11, 6, 2], wire: "front thread start" },
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
-  { kind: 96, name: 'QueryAccountSettings', mutating: false, answer: [64], wire: "accountQuery GET /api/v1/account" },
+  { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
 ];
 
 /**
@@ -87,7 +87,7 @@ RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
 RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
-RECORD_BYTES_BY_TYPE[64] = 40; // AccountSettings
+RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -104,7 +104,7 @@ BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
 BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
-BYTES_BY_TYPE[64] = 40; // AccountSettings
+BYTES_BY_TYPE[65] = 40; // AccountSettings
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -139,13 +139,13 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   11: 'ConvertDust',
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
-  40: 'UpdateAccountSettings',
+  41: 'UpdateAccountSettings',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
   67: 'QuerySnapshot',
   68: 'QueryFeeRates',
-  96: 'QueryAccountSettings',
+  97: 'QueryAccountSettings',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -163,13 +163,13 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConvertDust: 11,
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
-  UpdateAccountSettings: 40,
+  UpdateAccountSettings: 41,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
   QuerySnapshot: 67,
   QueryFeeRates: 68,
-  QueryAccountSettings: 96,
+  QueryAccountSettings: 97,
 });
 
 /** Side: value → name. */
@@ -378,8 +378,8 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'DustBalanceChanged',
   40: 'SystemMaintenance',
   41: 'InvalidSystemState',
-  400: 'LeverageLimitOutOfRange',
-  401: 'MaxLeverageReached',
+  403: 'LeverageLimitOutOfRange',
+  404: 'MaxLeverageReached',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -414,8 +414,8 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustBalanceChanged: 33,
   SystemMaintenance: 40,
   InvalidSystemState: 41,
-  LeverageLimitOutOfRange: 400,
-  MaxLeverageReached: 401,
+  LeverageLimitOutOfRange: 403,
+  MaxLeverageReached: 404,
 });
 
 /** RecordType: value → name. */
@@ -432,7 +432,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   9: 'MarketState',
   10: 'FeeRates',
   11: 'SystemState',
-  64: 'AccountSettings',
+  65: 'AccountSettings',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -448,7 +448,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   MarketState: 9,
   FeeRates: 10,
   SystemState: 11,
-  AccountSettings: 64,
+  AccountSettings: 65,
 });
 
 /** WithdrawalStatus: value → name. */

@@ -17,11 +17,11 @@ export enum CommandKind {
   ConvertDust = 11,
   ConfirmWithdrawal = 12,
   SetSystemState = 13,
-  UpdateAccountSettings = 40,
+  UpdateAccountSettings = 41,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
   QuerySnapshot = 67,
   QueryFeeRates = 68,
-  QueryAccountSettings = 96
+  QueryAccountSettings = 97
 }

@@ -15,5 +15,5 @@ export enum RecordType {
   MarketState = 9,
   FeeRates = 10,
   SystemState = 11,
-  AccountSettings = 64
+  AccountSettings = 65
 }

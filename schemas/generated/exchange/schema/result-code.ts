@@ -34,6 +34,6 @@ export enum ResultCode {
   DustBalanceChanged = 33,
   SystemMaintenance = 40,
   InvalidSystemState = 41,
-  LeverageLimitOutOfRange = 400,
-  MaxLeverageReached = 401
+  LeverageLimitOutOfRange = 403,
+  MaxLeverageReached = 404
 }
