@@ -11,8 +11,9 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { AssetSpec, EngineConfig, EngineLimits, MarketSpec } from '../engine/bus/types.js';
 import { buildMarginParams, type BorrowLendConfig, type CollateralConfig, type MarginParams } from './margin-config.js';
+import { parseDecimal } from './decimal.js';
+import { LEVERAGE_HUNDREDTHS_PER_UNIT, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, type AssetSpec, type EngineConfig, type EngineLimits, type MarketSpec } from '../engine/bus/types.js';
 
 export interface AssetConfig {
   symbol: string;
@@ -65,6 +66,11 @@ export interface MarketsFile {
    */
   referenceStepBps?: number;
   referenceIntervalMs?: number;
+  /**
+   * The platform's maximum leverage, the highest leverageLimit an account may set (a decimal
+   * string from 1 to 1000, at most 2 decimals). Absent: 100.
+   */
+  maxLeverage?: string;
 }
 
 /** A market with both its wire form and its integer form. */
@@ -446,7 +452,7 @@ function validateLimits(limits: unknown): void {
   if (accounts !== undefined && accounts >= 0x7fffffff) throw new ConfigError('limits: maxAccounts must be below 2147483647 (a 31-bit account id)');
 }
 
-const MARKETS_FILE_KEYS = new Set(['assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs']);
+const MARKETS_FILE_KEYS = new Set(['assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs', 'maxLeverage']);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -608,6 +614,19 @@ function referenceSettings(file: MarketsFile): Pick<EngineConfig, 'referenceStep
   return out;
 }
 
+/**
+ * The platform's maximum leverage in hundredths, only when the markets file names it, so that a
+ * configuration without it keeps its fingerprint (the engine applies the same default).
+ */
+function leverageSettings(file: MarketsFile): Pick<EngineConfig, 'maxLeverageHundredths'> {
+  if (file.maxLeverage === undefined) return {};
+  const hundredths = typeof file.maxLeverage === 'string' ? parseDecimal(file.maxLeverage, 2) : -1;
+  if (!(hundredths >= LEVERAGE_HUNDREDTHS_PER_UNIT && hundredths <= MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS)) {
+    throw new ConfigError('maxLeverage must be a decimal string from 1 to 1000 with at most 2 decimals');
+  }
+  return { maxLeverageHundredths: hundredths };
+}
+
 export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig {
   if (!isObject(file) || !Array.isArray(file.assets) || !Array.isArray(file.markets)) {
     throw new ConfigError('the markets file needs "assets" and "markets" arrays');
@@ -657,6 +676,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       takerFeeBps: file.takerFeeBps ?? DEFAULT_FEES.takerFeeBps,
       ...referenceSettings(file),
       ...indexSettings(settings),
+      ...leverageSettings(file),
     },
   };
 }

@@ -14,7 +14,8 @@
 //            (collateral, the largest order, converting all dust: risk.ts);
 //   spot/    what a spot order holds and what a spot fill moves, chosen by the market's kind
 //            through the one switch in kinds.ts;
-//   margin/  index prices today (collateral, borrow/lend and margin join it);
+//   margin/  the unified account: index prices and each account's settings (leverage limit,
+//            automation flags) today; collateral, borrow/lend and margin join them;
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
@@ -29,6 +30,7 @@ import { validateState } from './invariants.js';
 import { setFeeRates, setMarketState } from './operator.js';
 import { setSystemState, systemRefusal } from './system.js';
 import { setIndexPrice } from './margin/index-prices.js';
+import { updateAccountSettings } from './margin/account-settings.js';
 import { refuseUnknownKind, runQuery } from './queries.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
@@ -104,6 +106,9 @@ export class Exchange {
       // Margin: see margin/index-prices.ts
       case CommandKind.SetIndexPrice:
         return setIndexPrice(s, cmd);
+      // Margin: see margin/account-settings.ts
+      case CommandKind.UpdateAccountSettings:
+        return updateAccountSettings(s, cmd);
       default:
         return refuseUnknownKind(s, cmd, kind);
     }

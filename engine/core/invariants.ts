@@ -33,6 +33,7 @@ export function validateState(s: EngineState): void {
   s.pending.validate();
   s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf);
   s.indexPrices.validate(s.lastTimeUs);
+  s.accountSettings.validate(s.accounts.count);
 }
 
 /**

@@ -29,6 +29,7 @@ import {
 import {
   SLOT_BYTES,
   emitAccount,
+  emitAccountSettings,
   emitBalance,
   emitCollateral,
   emitDepth,
@@ -42,6 +43,7 @@ import {
   emitSystemState,
   emitTrade,
   newAccountRec,
+  newAccountSettingsRec,
   newBalanceRec,
   newCollateralRec,
   newDepthRec,
@@ -56,6 +58,7 @@ import {
   newTradeRec,
 } from '../bus/codec.js';
 import type { Accounts } from './funds/accounts.js';
+import type { AccountSettings } from './margin/account-settings.js';
 import { assert } from './assert.js';
 import type { Book } from './book/book.js';
 import type { Catalog } from './catalog.js';
@@ -84,6 +87,7 @@ export class Output {
     private readonly accounts: Accounts,
     private readonly ledger: Ledger,
     private readonly pool: OrderPool,
+    private readonly settings: AccountSettings,
   ) {}
 
   /** Starts the outputs of one apply. */
@@ -368,6 +372,24 @@ export class Output {
     rec.source = source;
     rec.stale = stale;
     emitIndexPrice(this.sink, rec);
+  }
+
+  // Margin: an account's settings (margin/account-settings.ts)
+  private readonly accountSettingsRec = newAccountSettingsRec();
+
+  accountSettings(accountId: number, frontId: number, requestId: number, flags: number): void {
+    const rec = this.accountSettingsRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.AccountSettings;
+    rec.flags = flags;
+    rec.accountId = accountId;
+    rec.leverageLimitHundredths = this.settings.leverageLimitHundredths[accountId];
+    rec.settings = this.settings.flags[accountId];
+    emitAccountSettings(this.sink, rec);
   }
 }
 

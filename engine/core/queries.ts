@@ -12,6 +12,7 @@ import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
 import { queryCollateral, queryMaxOrderQty } from './funds/risk.js';
 import { queryIndexPrices } from './margin/index-prices.js';
+import { queryAccountSettings } from './margin/account-settings.js';
 
 /**
  * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
@@ -45,6 +46,9 @@ export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
     // Margin
     case CommandKind.QueryIndexPrices:
       return queryIndexPrices(s, cmd, timeUs);
+    // Margin
+    case CommandKind.QueryAccountSettings:
+      return queryAccountSettings(s, cmd);
     default:
       return refuseUnknownKind(s, cmd, kind);
   }

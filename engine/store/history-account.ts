@@ -54,9 +54,10 @@
 // only, a response repeating the state its event just wrote is skipped, and a market's last
 // price is written only when it changes.
 //
-// A second database, "account-settings", holds what is not engine state: account settings
-// (PATCH /api/v1/account), the operator's address book (two-factor-exempt addresses) and
-// two-factor secrets, and withdrawal intents. Front threads write it directly.
+// A second database, "account-settings", holds what is not engine state: the operator's address
+// book (two-factor-exempt addresses), two-factor secrets and withdrawal intents. Front threads
+// write it directly. Account settings (PATCH /api/v1/account) are engine state; the ones older
+// versions kept here are moved into the engine once at start (src/front/legacy-settings.ts).
 
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';

@@ -3,10 +3,20 @@
 // (maxOrderQuantity), GET /api/v1/account/limits/withdrawal (maxWithdrawalQuantity) and
 // POST /api/v1/account/convertDust (convertDust).
 //
-// Live balances, fee rates and the risk figures (collateral, maximum order quantity, dust
-// conversion) are the engine's answers (engine/core/funds/risk.ts), through the engine calls
-// (src/front/engine-calls/); settings come from the settings store. This file only validates and
-// formats, at the quote asset's decimals.
+// Live balances, fee rates, the account's settings and the risk figures (collateral, maximum
+// order quantity, dust conversion) are the engine's answers (engine/core/funds/risk.ts,
+// engine/core/margin/account-settings.ts), through the engine calls (src/front/engine-calls/).
+// This file only validates and formats, at the quote asset's decimals.
+//
+// Settings (margin: engine/core/margin/account-settings.ts): PATCH sends one journaled
+// UpdateAccountSettings and answers, once it is durable, with the four settings as the engine
+// now holds them (the echo the API spec names); a body naming none reads them instead. GET reads
+// them with a query that passes through the engine in order after the account's own commands, so
+// a GET after an acknowledged PATCH always shows it, on any front thread (a read model fed by
+// events could lag behind the acknowledgement on another thread). leverageLimit is a decimal
+// string from 1 to the platform's maximum (maxLeverage, default 100) with at most 2 decimals;
+// the engine checks the range again and refuses a lower limit than the account's exposure
+// already uses with MAX_LEVERAGE_REACHED. liquidating is the engine's flag of the account.
 //
 // Choices where the spec is silent:
 // - Fees: spotMakerFee / spotTakerFee are the account's own rates in basis points, read from the
@@ -27,8 +37,10 @@ import { Errors, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import type { MarketInfo } from '../config.js';
-import { DEFAULT_SETTINGS, type AccountSettings } from '../front/account-settings.js';
-import { DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type Collateral, type FeeRates } from '../front/engine-calls/index.js';
+import {
+  DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type AccountSettingsUpdate, type AccountSettingsView, type Collateral, type FeeRates,
+} from '../front/engine-calls/index.js';
+import { DEFAULT_MAX_LEVERAGE_HUNDREDTHS } from '../../engine/bus/types.js';
 import { parsePriceTicks } from '../wire/market-codec.js';
 import { SIDE } from '../wire/enums.js';
 import { formatDecimal, formatDecimalBig, parseDecimal } from '../decimal.js';
@@ -44,7 +56,17 @@ function isApiError(value: unknown): value is ApiError {
   return typeof value === 'object' && value !== null && 'code' in value && 'status' in value;
 }
 
-export function accountJson(front: FrontContext, settings: AccountSettings, fees: FeeRates): Record<string, unknown> {
+/** The four settings PATCH answers with, in wire form. */
+export function settingsJson(settings: AccountSettingsView): Record<string, unknown> {
+  return {
+    autoBorrowSettlements: settings.autoBorrowSettlements,
+    autoLend: settings.autoLend,
+    autoRepayBorrows: settings.autoRepayBorrows,
+    leverageLimit: formatDecimal(settings.leverageLimitHundredths, 2),
+  };
+}
+
+export function accountJson(front: FrontContext, settings: AccountSettingsView, fees: FeeRates): Record<string, unknown> {
   const engine = front.config.engine;
   return {
     autoBorrowSettlements: settings.autoBorrowSettlements,
@@ -54,9 +76,9 @@ export function accountJson(front: FrontContext, settings: AccountSettings, fees
     borrowLimit: '0',
     futuresMakerFee: String(fees.makerFeeBps),
     futuresTakerFee: String(fees.takerFeeBps),
-    leverageLimit: settings.leverageLimit,
+    leverageLimit: formatDecimal(settings.leverageLimitHundredths, 2),
     limitOrders: engine.limits.maxOpenOrdersPerAccount,
-    liquidating: false,
+    liquidating: settings.liquidating,
     positionLimit: '0',
     spotMakerFee: String(fees.makerFeeBps),
     spotTakerFee: String(fees.takerFeeBps),
@@ -64,9 +86,9 @@ export function accountJson(front: FrontContext, settings: AccountSettings, fees
   };
 }
 
-/** PATCH body → the settings to change, or the error. Pure. */
-export function parseSettingsUpdate(body: Record<string, unknown>): Partial<AccountSettings> | ApiError {
-  const update: Partial<AccountSettings> = {};
+/** PATCH body → the settings to change, or the error; `maxLeverageHundredths` is the platform's maximum. Pure. */
+export function parseSettingsUpdate(body: Record<string, unknown>, maxLeverageHundredths = DEFAULT_MAX_LEVERAGE_HUNDREDTHS): AccountSettingsUpdate | ApiError {
+  const update: AccountSettingsUpdate = {};
   for (const key of ['autoBorrowSettlements', 'autoLend', 'autoRepayBorrows'] as const) {
     const value = body[key];
     if (value === undefined || value === null) continue;
@@ -77,8 +99,10 @@ export function parseSettingsUpdate(body: Record<string, unknown>): Partial<Acco
   if (leverage !== undefined && leverage !== null) {
     const text = typeof leverage === 'string' ? leverage : typeof leverage === 'number' ? String(leverage) : null;
     const hundredths = text === null ? -1 : parseDecimal(text, 2);
-    if (hundredths < 100 || hundredths > 10_000) return Errors.invalid('leverageLimit must be a decimal string from 1 to 100 with at most 2 decimals');
-    update.leverageLimit = formatDecimal(hundredths, 2);
+    if (hundredths < 100 || hundredths > maxLeverageHundredths) {
+      return Errors.invalid(`leverageLimit must be a decimal string from 1 to ${formatDecimal(maxLeverageHundredths, 2)} with at most 2 decimals`);
+    }
+    update.leverageLimitHundredths = hundredths;
   }
   return update;
 }
@@ -91,7 +115,7 @@ export function accountRoutes(front: FrontContext): Route[] {
       path: '/api/v1/account',
       instruction: 'accountQuery',
       handle: (ctx, input) => engine.feeRates(replyTo(ctx, (fees) => {
-        sendJson(ctx, 200, JSON.stringify(accountJson(front, front.settings.settings(input.accountId), fees)));
+        engine.accountSettings(replyTo(ctx, (settings) => sendJson(ctx, 200, JSON.stringify(accountJson(front, settings, fees)))), input.accountId);
       }), input.accountId),
     },
     {
@@ -99,14 +123,12 @@ export function accountRoutes(front: FrontContext): Route[] {
       path: '/api/v1/account',
       instruction: 'accountUpdate',
       handle: (ctx, input) => {
-        const update = parseSettingsUpdate((input.body ?? {}) as Record<string, unknown>);
+        const update = parseSettingsUpdate((input.body ?? {}) as Record<string, unknown>, front.config.engine.maxLeverageHundredths);
         if (isApiError(update)) return sendError(ctx, update);
-        front.settings.updateSettings(input.accountId, update)
-          .then((settings) => sendJson(ctx, 200, JSON.stringify({ ...DEFAULT_SETTINGS, ...settings })))
-          .catch((error: unknown) => {
-            front.log.error({ err: error }, 'settings update failed');
-            sendError(ctx, { status: 500, code: 'SERVER_ERROR', message: 'Could not store the settings' });
-          });
+        const answer = replyTo(ctx, (settings: AccountSettingsView) => sendJson(ctx, 200, JSON.stringify(settingsJson(settings))));
+        // A body that names no setting changes nothing: it reads them, without a journal record.
+        if (Object.keys(update).length === 0) engine.accountSettings(answer, input.accountId);
+        else engine.updateAccountSettings(answer, input.accountId, update);
       },
     },
     {

@@ -93,6 +93,8 @@ export class ModelExchange {
   private maintenance = false;
   /** SetIndexPrice: the last price, its engine time and source by asset id. */
   private readonly indexPrices = new Map<number, { priceE9: number; timeUs: number; source: number }>();
+  /** UpdateAccountSettings, by account id: the automation flag bits and the leverage limit in hundredths; absent: none and 1×. */
+  private readonly accountSettings = new Map<number, { flags: number; leverage: number }>();
 
   constructor(private readonly config: EngineConfig) {
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
@@ -133,6 +135,7 @@ export class ModelExchange {
       case CommandKind.ConvertAllDust: this.convertAllDust(cmd); break;
       case CommandKind.SetSystemState: this.setSystemState(cmd); break;
       case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); break;
+      case CommandKind.UpdateAccountSettings: this.updateAccountSettings(cmd); break;
       // The state is written out beside the engine; the answer names the sequence it stands at.
       case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
@@ -540,6 +543,34 @@ export class ModelExchange {
     this.out.push({ ...this.header(RecordType.FeeRates, frontId, requestId, flags), accountId, makerFeeBps: rates.maker, takerFeeBps: rates.taker } as Rec);
   }
 
+  /**
+   * UpdateAccountSettings (engine/core/margin/account-settings.ts): the word's low byte names the
+   * settings that change (flags 1, 2, 4; leverage 8), its next byte the new flags; the leverage
+   * limit runs from 100 to the configured maximum. No account has exposure, so no lower limit is
+   * refused.
+   */
+  private updateAccountSettings(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    const word = cmd.quoteQtyUnits;
+    const change = word & 0xff;
+    const values = Math.floor(word / 256);
+    const wellFormed = Number.isInteger(word) && word >= 0 && word <= 0xffff && (change & ~15) === 0 && (values & ~(change & 7)) === 0;
+    const setsLeverage = (change & 8) !== 0;
+    if (!wellFormed || (!setsLeverage && cmd.amountUnits !== 0)) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    const max = this.config.maxLeverageHundredths ?? 10_000;
+    if (setsLeverage && !(Number.isInteger(cmd.amountUnits) && cmd.amountUnits >= 100 && cmd.amountUnits <= max)) return this.result(cmd, ResultCode.LeverageLimitOutOfRange, 0);
+    const now = this.accountSettings.get(cmd.accountId) ?? { flags: 0, leverage: 100 };
+    const next = { flags: (now.flags & ~(change & 7)) | values, leverage: setsLeverage ? cmd.amountUnits : now.leverage };
+    this.accountSettings.set(cmd.accountId, next);
+    this.accountSettingsRec(cmd.accountId, cmd.frontId, cmd.requestId, 0);
+    this.result(cmd, ResultCode.Ok, 0);
+  }
+
+  private accountSettingsRec(accountId: number, frontId: number, requestId: number, flags: number): void {
+    const settings = this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 };
+    this.out.push({ ...this.header(RecordType.AccountSettings, frontId, requestId, flags), accountId, leverageLimitHundredths: settings.leverage, settings: settings.flags } as Rec);
+  }
+
   private setFeeRates(cmd: Command): void {
     if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
     const ok = (v: number) => Number.isInteger(v) && v >= 0 && v <= 10000;
@@ -813,6 +844,9 @@ export class ModelExchange {
         return this.collateral(cmd);
       case CommandKind.QueryMaxOrderQty:
         return this.maxOrderQty(cmd);
+      case CommandKind.QueryAccountSettings:
+        if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+        return this.accountSettingsRec(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }

@@ -11,8 +11,9 @@
 // available, some invalid), withdrawal confirmations, dust conversions (in rounds: withdraw to a
 // dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
 // 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
-// command, the operator's maintenance (SetSystemState, a few steps at a time), and index prices
-// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// command, the operator's maintenance (SetSystemState, a few steps at a time), index prices
+// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps), and accounts'
+// margin settings (UpdateAccountSettings, some invalid, and their query). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
@@ -57,6 +58,7 @@ export function randomConfig(seed: number): EngineConfig {
 /** Command kinds the stream can leave out (all of them are in it by default). */
 export const OPTIONAL_KINDS: readonly CommandKind[] = [
   CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.Snapshot, CommandKind.SetSystemState, CommandKind.SetIndexPrice,
+  CommandKind.UpdateAccountSettings,
 ];
 
 export interface StreamOptions {
@@ -88,6 +90,7 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.Snapshot]: { kind: CommandKind.Snapshot },
     [CommandKind.SetSystemState]: cmd.setSystemState(0),
     [CommandKind.SetIndexPrice]: cmd.setIndexPrice(BASE, 150_000_000_000),
+    [CommandKind.UpdateAccountSettings]: cmd.updateAccountSettings(1, { autoLend: true }),
   };
   return OPTIONAL_KINDS.filter((kind) => {
     const code = send(probes[kind]);
@@ -107,6 +110,24 @@ function indexPriceCommand(random: () => number): Partial<Command> {
   const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3]) : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
   const source = roll >= 0.2 && roll < 0.3 ? pick([0, 4, 9]) : pick([1, 2, 3]);
   return cmd.setIndexPrice(asset, price, source);
+}
+
+/**
+ * An account's settings, or their query: partial updates of the automation flags and the leverage
+ * limit (back to the defaults often, so states on and off the defaults both occur), and some
+ * invalid ones (out-of-range limits, words naming bits no command sets, an unknown account).
+ */
+function accountSettingsCommand(random: () => number, account: number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const target = random() < 0.95 ? account : 42;
+  const roll = random();
+  if (roll < 0.3) return cmd.queryAccountSettings(target);
+  if (roll < 0.4) return cmd.updateAccountSettings(target, {}, pick([0x10, 0x1010, 0x200, 0x10000, -1]));
+  const flag = () => (random() < 0.5 ? undefined : random() < 0.5);
+  return cmd.updateAccountSettings(target, {
+    autoBorrowSettlements: flag(), autoLend: flag(), autoRepayBorrows: flag(),
+    leverageLimitHundredths: random() < 0.5 ? undefined : pick([100, 100, 250, 1_000, 10_000, 99, 10_001, 0]),
+  });
 }
 
 /** What the generator has learned from the engine's outputs so far. */
@@ -338,16 +359,18 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       }
     } else if (roll < 0.935) {
       command = cmd.queryFeeRates(random() < 0.9 ? account : 42);
-    } else if (roll < 0.985) {
+    } else if (roll < 0.98) {
       // Capital commands, when the caller sends them; otherwise a query.
       command = capitalCommand(random, seen, account, kinds, h.seq + 1) ?? cmd.queryBalances(account);
-    } else if (roll < 0.987 && kinds.includes(CommandKind.SetSystemState)) {
+    } else if (roll < 0.982 && kinds.includes(CommandKind.SetSystemState)) {
       // Operator: maintenance for a few steps (refusing places, cancels and capital), sometimes
       // an invalid state.
       command = cmd.setSystemState(pick([1, 1, 1, 2]));
       if (command.amountUnits === 1) maintenanceEndsAt = step + randomInt(random, 2, 8);
-    } else if (roll < 0.997 && kinds.includes(CommandKind.SetIndexPrice)) {
+    } else if (roll < 0.99 && kinds.includes(CommandKind.SetIndexPrice)) {
       command = indexPriceCommand(random);
+    } else if (roll < 0.998 && kinds.includes(CommandKind.UpdateAccountSettings)) {
+      command = accountSettingsCommand(random, account);
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market), riskQuery(random, account, market), riskQuery(random, account, market)]);
     }
@@ -365,6 +388,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
   // Reopen both markets, and let every pending order activate so every request has had its answer.
   for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));
   if (kinds.includes(CommandKind.SetSystemState)) remember(h.apply(cmd.setSystemState(0)));
+  // One valid settings update, so every stream compares at least one accepted.
+  if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(1, { autoLend: true, leverageLimitHundredths: 250 })));
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
 }
 

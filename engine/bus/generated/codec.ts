@@ -26,6 +26,7 @@ import type {
   CollateralRec,
   DustRec,
   IndexPriceRec,
+  AccountSettingsRec,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -64,6 +65,8 @@ export const COLLATERAL_BYTES = 88;
 export const DUST_BYTES = 48;
 /** IndexPriceRecord.sizeOf() */
 export const INDEX_PRICE_BYTES = 48;
+/** AccountSettingsRecord.sizeOf() */
+export const ACCOUNT_SETTINGS_BYTES = 40;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -913,6 +916,41 @@ export function readIndexPrice(dv: DataView, off: number, r: IndexPriceRec): voi
 }
 
 // ---------------------------------------------------------------------------------------------
+// AccountSettingsRecord
+
+export function newAccountSettingsRec(): AccountSettingsRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 65 /* RecordType.AccountSettings */,
+    flags: 0,
+    accountId: 0,
+    leverageLimitHundredths: 0,
+    settings: 0,
+  };
+}
+
+export function writeAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 65 /* RecordType.AccountSettings */, r.flags);
+  dv.setUint32(off + 24, r.accountId, true);
+  dv.setUint32(off + 28, r.leverageLimitHundredths, true);
+  dv.setUint8(off + 32, r.settings);
+  // padding (33..39)
+  dv.setUint8(off + 33, 0);
+  dv.setUint16(off + 34, 0, true);
+  dv.setUint32(off + 36, 0, true);
+}
+
+export function readAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
+  readHeader(dv, off, r);
+  r.accountId = dv.getUint32(off + 24, true);
+  r.leverageLimitHundredths = dv.getUint32(off + 28, true);
+  r.settings = dv.getUint8(off + 32);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -1006,6 +1044,13 @@ export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitAccountSettings(sink: RecordSink, r: AccountSettingsRec): void {
+  const at = sink.claim();
+  writeAccountSettings(sink.view, at, r);
+  sink.written(at);
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
@@ -1025,6 +1070,7 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
     case 32 /* RecordType.Collateral */: { const r = newCollateralRec(); readCollateral(dv, off, r); return r as OutputRec; }
     case 33 /* RecordType.Dust */: { const r = newDustRec(); readDust(dv, off, r); return r as OutputRec; }
     case 64 /* RecordType.IndexPrice */: { const r = newIndexPriceRec(); readIndexPrice(dv, off, r); return r as OutputRec; }
+    case 65 /* RecordType.AccountSettings */: { const r = newAccountSettingsRec(); readAccountSettings(dv, off, r); return r as OutputRec; }
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

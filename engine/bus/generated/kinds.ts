@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -34,6 +34,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
   { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
   { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
+  { kind: 41, name: 'UpdateAccountSettings', mutating: true, answer: [65, 2], wire: "accountUpdate PATCH /api/v1/account" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
@@ -42,6 +43,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
+  { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
 ];
 
 /**
@@ -63,7 +65,8 @@ export type MutatingCommandKind =
   | CommandKind.ConfirmWithdrawal
   | CommandKind.SetSystemState
   | CommandKind.ConvertAllDust
-  | CommandKind.SetIndexPrice;
+  | CommandKind.SetIndexPrice
+  | CommandKind.UpdateAccountSettings;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -74,7 +77,8 @@ export type QueryCommandKind =
   | CommandKind.QueryFeeRates
   | CommandKind.QueryMaxOrderQty
   | CommandKind.QueryCollateral
-  | CommandKind.QueryIndexPrices;
+  | CommandKind.QueryIndexPrices
+  | CommandKind.QueryAccountSettings;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -96,6 +100,7 @@ RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
+RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -115,6 +120,7 @@ BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 88; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
 BYTES_BY_TYPE[64] = 48; // IndexPrice
+BYTES_BY_TYPE[65] = 40; // AccountSettings
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -132,6 +138,7 @@ export function newRecordScratch() {
     collateral: newCollateralRec(),
     dust: newDustRec(),
     indexPrice: newIndexPriceRec(),
+    accountSettings: newAccountSettingsRec(),
   };
 }
 
@@ -153,6 +160,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   13: 'SetSystemState',
   24: 'ConvertAllDust',
   40: 'SetIndexPrice',
+  41: 'UpdateAccountSettings',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
@@ -161,6 +169,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
   96: 'QueryIndexPrices',
+  97: 'QueryAccountSettings',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -180,6 +189,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   SetSystemState: 13,
   ConvertAllDust: 24,
   SetIndexPrice: 40,
+  UpdateAccountSettings: 41,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
@@ -188,6 +198,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
   QueryIndexPrices: 96,
+  QueryAccountSettings: 97,
 });
 
 /** Side: value → name. */
@@ -416,6 +427,8 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   400: 'IndexPriceNotPositive',
   401: 'IndexPriceFixed',
   402: 'InvalidIndexPriceSource',
+  403: 'LeverageLimitOutOfRange',
+  404: 'MaxLeverageReached',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -453,6 +466,8 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   IndexPriceNotPositive: 400,
   IndexPriceFixed: 401,
   InvalidIndexPriceSource: 402,
+  LeverageLimitOutOfRange: 403,
+  MaxLeverageReached: 404,
 });
 
 /** RecordType: value → name. */
@@ -472,6 +487,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   32: 'Collateral',
   33: 'Dust',
   64: 'IndexPrice',
+  65: 'AccountSettings',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -490,6 +506,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   Collateral: 32,
   Dust: 33,
   IndexPrice: 64,
+  AccountSettings: 65,
 });
 
 /** WithdrawalStatus: value → name. */

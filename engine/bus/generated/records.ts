@@ -236,6 +236,17 @@ export interface IndexPriceRec extends RecordHeaderFields {
 }
 
 /**
+ * One account's settings (margin): the answer to UpdateAccountSettings and to
+ * QueryAccountSettings. settings holds AccountSettingFlag bits: the three automation flags and
+ * Liquidating (engine/core/margin/account-settings.ts).
+ */
+export interface AccountSettingsRec extends RecordHeaderFields {
+  accountId: number;
+  leverageLimitHundredths: number;
+  settings: number;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -262,7 +273,8 @@ export type OutputRec =
   | (SystemStateRec & { type: RecordType.SystemState })
   | (CollateralRec & { type: RecordType.Collateral })
   | (DustRec & { type: RecordType.Dust })
-  | (IndexPriceRec & { type: RecordType.IndexPrice });
+  | (IndexPriceRec & { type: RecordType.IndexPrice })
+  | (AccountSettingsRec & { type: RecordType.AccountSettings });
 
 export function newCommand(): Command {
   return {

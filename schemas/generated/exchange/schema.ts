@@ -3,6 +3,7 @@
 /* eslint-disable @typescript-eslint/no-unused-vars, @typescript-eslint/no-explicit-any, @typescript-eslint/no-non-null-assertion */
 
 export { AccountRecord } from './schema/account-record.js';
+export { AccountSettingsRecord } from './schema/account-settings-record.js';
 export { BalanceRecord } from './schema/balance-record.js';
 export { CandleValue } from './schema/candle-value.js';
 export { CollateralRecord } from './schema/collateral-record.js';

@@ -6,8 +6,8 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { HeaderFlag, RecordType, ResultCode, type IndexPriceSource, type OrderRec } from '../../../engine/bus/types.js';
-import { readBalance, readCollateral, readFeeRates, readIndexPrice, readOrder, readResult } from '../../../engine/bus/codec.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type IndexPriceSource, type OrderRec } from '../../../engine/bus/types.js';
+import { readAccountSettings, readBalance, readCollateral, readFeeRates, readIndexPrice, readOrder, readResult } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
 import type { PendingRequest } from '../engine-link.js';
@@ -30,6 +30,16 @@ export interface FeeRates {
   accountId: number;
   makerFeeBps: number;
   takerFeeBps: number;
+}
+
+/** One account's margin settings as the engine keeps them (engine/core/margin/account-settings.ts). */
+export interface AccountSettingsView {
+  autoBorrowSettlements: boolean;
+  autoLend: boolean;
+  autoRepayBorrows: boolean;
+  /** Hundredths: 100 is 1×. */
+  leverageLimitHundredths: number;
+  liquidating: boolean;
 }
 
 /** The result of a command answered by a Result record alone. */
@@ -201,6 +211,31 @@ export function indexPricesAnswer(reply: Reply<IndexPrices>): PendingRequest {
         answer.timeUs = header.timeUs;
         if (scratch.result.code === ResultCode.Ok) reply.ok(answer);
         else reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
+}
+
+/**
+ * QueryAccountSettings and UpdateAccountSettings: an AccountSettings record, or a refusing Result
+ * (UpdateAccountSettings closes an accepted answer with an Ok Result, which adds nothing).
+ */
+export function accountSettingsAnswer(reply: Reply<AccountSettingsView>): PendingRequest {
+  return {
+    onRecord(type, view, offset) {
+      if (type === RecordType.AccountSettings) {
+        readAccountSettings(view, offset, scratch.accountSettings);
+        const { settings, leverageLimitHundredths } = scratch.accountSettings;
+        reply.ok({
+          autoBorrowSettlements: (settings & AccountSettingFlag.AutoBorrowSettlements) !== 0,
+          autoLend: (settings & AccountSettingFlag.AutoLend) !== 0,
+          autoRepayBorrows: (settings & AccountSettingFlag.AutoRepayBorrows) !== 0,
+          leverageLimitHundredths,
+          liquidating: (settings & AccountSettingFlag.Liquidating) !== 0,
+        });
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        if (scratch.result.code !== ResultCode.Ok) reply.fail(resultError(scratch.result.code));
       }
     },
   };

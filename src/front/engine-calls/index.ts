@@ -9,7 +9,7 @@
 // (the batch route, the withdrawal's undo) gives its own Reply. Every method returns whether the
 // command was submitted; when it was not, the Reply has already been told why.
 
-import { CommandFlag, CommandKind, RecordType, ResultCode, type Command, type IndexPriceSource, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, CommandFlag, CommandKind, RecordType, ResultCode, type Command, type IndexPriceSource, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
 import { Errors, apiError } from '../../errors.js';
 import { sendError, type RequestContext } from '../http.js';
@@ -17,12 +17,12 @@ import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
 import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
 import {
-  balancesAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, orderAnswer, orderListAnswer, resultAnswer,
-  type Accepted, type Balances, type Collateral, type FeeRates, type IndexPrices, type OrderView, type Reply,
+  accountSettingsAnswer, balancesAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, orderAnswer, orderListAnswer, resultAnswer,
+  type Accepted, type AccountSettingsView, type Balances, type Collateral, type FeeRates, type IndexPrices, type OrderView, type Reply,
 } from './answers.js';
 import type { MarketInfo } from '../../config.js';
 
-export type { Accepted, AssetCollateral, Balances, Collateral, FeeRates, IndexPriceRow, IndexPrices, OrderView, Reply } from './answers.js';
+export type { Accepted, AccountSettingsView, AssetCollateral, Balances, Collateral, FeeRates, IndexPriceRow, IndexPrices, OrderView, Reply } from './answers.js';
 
 /** Dust converts to USDC (the spec's rule) and collateral is valued in it: through <ASSET>_USDC. */
 export const DUST_PAYOUT_SYMBOL = 'USDC';
@@ -46,6 +46,20 @@ export function replyTo<T>(ctx: RequestContext, ok: (value: T) => void): Reply<T
 const CANCEL_NOT_FOUND = apiError(400, 'INVALID_CLIENT_REQUEST', 'Order not found');
 
 type Fill = (cmd: Command) => void;
+
+/** The settings PATCH /api/v1/account may change; absent ones stay as they are. */
+export interface AccountSettingsUpdate {
+  autoBorrowSettlements?: boolean;
+  autoLend?: boolean;
+  autoRepayBorrows?: boolean;
+  leverageLimitHundredths?: number;
+}
+
+const SETTING_BITS = [
+  ['autoBorrowSettlements', AccountSettingFlag.AutoBorrowSettlements],
+  ['autoLend', AccountSettingFlag.AutoLend],
+  ['autoRepayBorrows', AccountSettingFlag.AutoRepayBorrows],
+] as const;
 
 /** The market id a query uses for "every market" (the engine's MARKET_ID_ALL). */
 const ALL_MARKETS = 0xffff;
@@ -163,6 +177,35 @@ export class EngineCalls {
       cmd.kind = CommandKind.QueryFeeRates;
       cmd.accountId = accountId;
     }, feeRatesAnswer(reply));
+  }
+
+  // --- Margin: the account's settings
+
+  accountSettings(reply: Reply<AccountSettingsView>, accountId: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryAccountSettings;
+      cmd.accountId = accountId;
+    }, accountSettingsAnswer(reply));
+  }
+
+  /** Changes the settings `update` names (the rest stay); ok with all of them once durable. */
+  updateAccountSettings(reply: Reply<AccountSettingsView>, accountId: number, update: AccountSettingsUpdate): boolean {
+    let change = 0;
+    let values = 0;
+    for (const [name, bit] of SETTING_BITS) {
+      const value = update[name];
+      if (value === undefined) continue;
+      change |= bit;
+      if (value) values |= bit;
+    }
+    if (update.leverageLimitHundredths !== undefined) change |= AccountSettingFlag.LeverageLimit;
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.UpdateAccountSettings;
+      cmd.accountId = accountId;
+      // The command slot carries the settings word in quoteQtyUnits and the limit in amountUnits.
+      cmd.quoteQtyUnits = change | (values << 8);
+      cmd.amountUnits = update.leverageLimitHundredths ?? 0;
+    }, accountSettingsAnswer(reply));
   }
 
   // --- Operator commands (the admin endpoint)

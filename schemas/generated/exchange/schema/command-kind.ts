@@ -19,6 +19,7 @@ export enum CommandKind {
   SetSystemState = 13,
   ConvertAllDust = 24,
   SetIndexPrice = 40,
+  UpdateAccountSettings = 41,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
@@ -26,5 +27,6 @@ export enum CommandKind {
   QueryFeeRates = 68,
   QueryMaxOrderQty = 72,
   QueryCollateral = 80,
-  QueryIndexPrices = 96
+  QueryIndexPrices = 96,
+  QueryAccountSettings = 97
 }

@@ -17,5 +17,6 @@ export enum RecordType {
   SystemState = 11,
   Collateral = 32,
   Dust = 33,
-  IndexPrice = 64
+  IndexPrice = 64,
+  AccountSettings = 65
 }

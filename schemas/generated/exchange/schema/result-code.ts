@@ -36,5 +36,7 @@ export enum ResultCode {
   InvalidSystemState = 41,
   IndexPriceNotPositive = 400,
   IndexPriceFixed = 401,
-  InvalidIndexPriceSource = 402
+  InvalidIndexPriceSource = 402,
+  LeverageLimitOutOfRange = 403,
+  MaxLeverageReached = 404
 }
