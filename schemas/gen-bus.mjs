@@ -482,7 +482,7 @@ export function emit${l.stem}(sink: RecordSink, r: ${l.iface}): void {
  */
 export function decodeRecord(dv: DataView, off: number): OutputRec {
   switch (recordType(dv, off)) {
-${outputs.map((l) => `    case ${l.record.value} /* RecordType.${l.record.type} */: {\n      const r = new${l.stem}Rec();\n      read${l.stem}(dv, off, r);\n      return r as OutputRec;\n    }\n`).join('')}    default:
+${outputs.map((l) => `    case ${l.record.value} /* RecordType.${l.record.type} */: { const r = new${l.stem}Rec(); read${l.stem}(dv, off, r); return r as OutputRec; }\n`).join('')}    default:
       throw new RangeError(\`codec: record type \${recordType(dv, off)} at \${off} is not an engine output\`);
   }
 }

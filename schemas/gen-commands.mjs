@@ -325,6 +325,9 @@ function answerShape(k) {
   if (first === 'Order') return last === 'Result' ? 'orderList' : 'order';
   if (first === 'FeeRates') return 'feeRates';
   if (first === 'Balance' && !k.mutating) return 'balances';
+  if (first === 'Collateral') return 'collateral';
+  if (first === 'IndexPrice' && !k.mutating) return 'indexPrices';
+  if (first === 'AccountSettings') return 'accountSettings';
   if (last === 'Result') return 'result';
   return null;
 }
@@ -335,6 +338,9 @@ const SHAPES = {
   orderList: { value: 'number', answer: 'orderListAnswer(reply, onOrder)', extra: ', onOrder: (order: OrderView) => void' },
   balances: { value: 'Balances', answer: 'balancesAnswer(reply, this.assetCount())', extra: '' },
   feeRates: { value: 'FeeRates', answer: 'feeRatesAnswer(reply)', extra: '' },
+  collateral: { value: 'Collateral', answer: 'collateralAnswer(reply)', extra: '' },
+  indexPrices: { value: 'IndexPrices', answer: 'indexPricesAnswer(reply)', extra: '' },
+  accountSettings: { value: 'AccountSettingsView', answer: 'accountSettingsAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {

@@ -11,7 +11,9 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { AssetSpec, EngineConfig, EngineLimits, MarketSpec } from '../engine/bus/types.js';
+import { buildMarginParams, type BorrowLendConfig, type CollateralConfig, type MarginParams } from './margin-config.js';
+import { parseDecimal } from './decimal.js';
+import { LEVERAGE_HUNDREDTHS_PER_UNIT, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, type AssetSpec, type EngineConfig, type EngineLimits, type MarketSpec } from '../engine/bus/types.js';
 
 export interface AssetConfig {
   symbol: string;
@@ -20,6 +22,10 @@ export interface AssetConfig {
   decimals: number;
   /** Blockchain name of its token (wire enum), for the assets listing. */
   blockchain: string;
+  /** Collateral parameters (GET /api/v1/collateral); absent: collateral weight 0, not borrowable. */
+  collateral?: CollateralConfig;
+  /** Borrow/lend pool parameters; absent: no pool for this asset. */
+  borrowLend?: BorrowLendConfig;
 }
 
 export interface MarketConfig {
@@ -60,6 +66,11 @@ export interface MarketsFile {
    */
   referenceStepBps?: number;
   referenceIntervalMs?: number;
+  /**
+   * The platform's maximum leverage, the highest leverageLimit an account may set (a decimal
+   * string from 1 to 1000, at most 2 decimals). Absent: 100.
+   */
+  maxLeverage?: string;
 }
 
 /** A market with both its wire form and its integer form. */
@@ -92,6 +103,12 @@ export interface ServerConfig {
   assets: AssetConfig[];
   markets: MarketInfo[];
   engine: EngineConfig;
+  /**
+   * Collateral and borrow/lend pool parameters in integer form (src/margin-config.ts). Outside
+   * `engine` on purpose: nothing the engine applies reads them yet, so they stay out of the
+   * configuration fingerprint and journals written without them keep replaying.
+   */
+  margin: MarginParams;
   // Durability
   /** Snapshot after this many commands since the last snapshot (0: only on the operator's request). */
   snapshotEvery?: number;
@@ -114,6 +131,13 @@ export interface ServerConfig {
   rateLimits?: RateLimitConfig;
   /** Count operating metrics (GET /metrics on the admin port); off: the counters stay at zero. */
   metrics?: boolean;
+  // Index prices (engine/core/margin/index-prices.ts, src/front/index-default.ts)
+  /** An index older than this is stale (engine.indexMaxAgeUs carries it when not the default). */
+  indexMaxAgeMs?: number;
+  /** Front thread 0 derives each asset's index from its USDC book's mid (off: only the operator and feeds set them). */
+  indexDefault?: boolean;
+  /** How often it does. */
+  indexDefaultIntervalMs?: number;
 }
 
 /** Request rate limits; a rate or count of 0 turns that limit off. */
@@ -152,6 +176,9 @@ export const DEFAULT_TWO_FACTOR_LOCKOUT_S = 900;
 // what an operator would accept as an outage.
 export const DEFAULT_STALL_TIMEOUT_MS = 15_000;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+// Index prices: the engine's default maximum age (30 s), and a default index every 5 s.
+export const DEFAULT_INDEX_MAX_AGE_MS = 30_000;
+export const DEFAULT_INDEX_DEFAULT_INTERVAL_MS = 5_000;
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -169,13 +196,59 @@ export const DEFAULT_PRICE_BAND = { maxMultiplier: '1.25', minMultiplier: '0.75'
  */
 export const DEFAULT_FEES = { makerFeeBps: 2, takerFeeBps: 5 } as const;
 
-/** Asset decimals and market grids as the public venue uses them for these spot books. */
+/** Borrow IMF/MMF of a volatile asset: about 5× on a borrow, as the venue's support pages put it. */
+const VOLATILE_BORROW_MARGIN = {
+  imfFunction: { type: 'sqrt', base: '0.2', factor: '0.0001275' },
+  mmfFunction: { type: 'sqrt', base: '0.125', factor: '0.0000765' },
+} as const;
+
+/** The rest of a pool's parameters, shared by the default pools (proposed defaults, see README). */
+const POOL_DEFAULTS = {
+  borrowRateMin: '0', borrowRateMax: '1', optimalUtilization: '0.7', maxUtilization: '0.95',
+  throttleUtilizationThreshold: '0.8', throttleUtilizationBound: '0.9', throttleUpdateFraction: '0.1', fee: '0',
+} as const;
+
+/**
+ * Asset decimals and market grids as the public venue uses them for these spot books, with each
+ * asset's collateral parameters and borrow/lend pool. Weights, IMF/MMF bases and the wire's
+ * example factors (0.0001275, 0.0000765) follow the venue's published shapes; the haircut curve,
+ * the rate curve and the throttle are proposed defaults (README, "Margin parameters").
+ */
 export const DEFAULT_MARKETS: MarketsFile = {
   assets: [
-    { symbol: 'USDC', displayName: 'USD Coin', decimals: 6, blockchain: 'Solana' },
-    { symbol: 'SOL', displayName: 'Solana', decimals: 9, blockchain: 'Solana' },
-    { symbol: 'BTC', displayName: 'Bitcoin', decimals: 8, blockchain: 'Bitcoin' },
-    { symbol: 'ETH', displayName: 'Ethereum', decimals: 8, blockchain: 'Ethereum' },
+    {
+      symbol: 'USDC', displayName: 'USD Coin', decimals: 6, blockchain: 'Solana',
+      collateral: {
+        imfFunction: { type: 'sqrt', base: '0.1', factor: '0.0001275' },
+        mmfFunction: { type: 'sqrt', base: '0.0625', factor: '0.0000765' },
+        haircutFunction: { weight: '1', kind: { type: 'identity' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.1', openBorrowLendLimit: '100000000', stepSize: '0.01' },
+    },
+    {
+      symbol: 'SOL', displayName: 'Solana', decimals: 9, blockchain: 'Solana',
+      collateral: {
+        ...VOLATILE_BORROW_MARGIN,
+        haircutFunction: { weight: '0.85', kind: { type: 'inverseSqrt', base: '1.1', positiveCurvePenalty: '0.0003' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.08', openBorrowLendLimit: '1000000', stepSize: '0.01' },
+    },
+    {
+      symbol: 'BTC', displayName: 'Bitcoin', decimals: 8, blockchain: 'Bitcoin',
+      collateral: {
+        ...VOLATILE_BORROW_MARGIN,
+        haircutFunction: { weight: '0.9', kind: { type: 'inverseSqrt', base: '1.1', positiveCurvePenalty: '0.007' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.05', openBorrowLendLimit: '1000', stepSize: '0.00001' },
+    },
+    {
+      symbol: 'ETH', displayName: 'Ethereum', decimals: 8, blockchain: 'Ethereum',
+      collateral: {
+        ...VOLATILE_BORROW_MARGIN,
+        haircutFunction: { weight: '0.9', kind: { type: 'inverseSqrt', base: '1.1', positiveCurvePenalty: '0.0015' } },
+      },
+      borrowLend: { ...POOL_DEFAULTS, borrowRateOptimal: '0.05', openBorrowLendLimit: '20000', stepSize: '0.0001' },
+    },
   ],
   markets: [
     {
@@ -379,7 +452,7 @@ function validateLimits(limits: unknown): void {
   if (accounts !== undefined && accounts >= 0x7fffffff) throw new ConfigError('limits: maxAccounts must be below 2147483647 (a 31-bit account id)');
 }
 
-const MARKETS_FILE_KEYS = new Set(['assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs']);
+const MARKETS_FILE_KEYS = new Set(['assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs', 'maxLeverage']);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -405,7 +478,7 @@ function readMarketsFile(file: string): MarketsFile {
 type Flags = Record<string, string | true>;
 
 /** Flags that take no value: present or absent. */
-const SWITCHES = new Set(['no-demo', 'no-compact']);
+const SWITCHES = new Set(['no-demo', 'no-compact', 'no-index-default']);
 
 function parseFlags(argv: string[]): Flags {
   const flags: Flags = {};
@@ -457,6 +530,7 @@ const KNOWN_FLAGS = new Set([
   'address-requests-per-s', 'address-request-burst', 'key-requests-per-s', 'key-request-burst',
   'ws-connections-per-address', 'ws-messages-per-s',
   'no-metrics',
+  'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
 ]);
 
 type PickSetting = (flag: string, envName: string) => string | undefined;
@@ -513,10 +587,13 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     twoFactorLockoutS: integerSetting(pick('two-factor-lockout-s', 'TWO_FACTOR_LOCKOUT_S'), DEFAULT_TWO_FACTOR_LOCKOUT_S, 'two-factor lockout (s)', 1, 7 * 86_400),
     rateLimits: rateLimitSettings(pick),
     metrics: flags['no-metrics'] !== true && envSwitch(env, 'METRICS'),
+    indexMaxAgeMs: integerSetting(pick('index-max-age-ms', 'INDEX_MAX_AGE_MS'), DEFAULT_INDEX_MAX_AGE_MS, 'index maximum age (ms)', 1000, 86_400_000),
+    indexDefault: flags['no-index-default'] !== true && envSwitch(env, 'INDEX_DEFAULT'),
+    indexDefaultIntervalMs: integerSetting(pick('index-default-interval-ms', 'INDEX_DEFAULT_INTERVAL_MS'), DEFAULT_INDEX_DEFAULT_INTERVAL_MS, 'index default interval (ms)', 100, 3_600_000),
   });
 }
 
-type Settings = Omit<ServerConfig, 'assets' | 'markets' | 'engine'>;
+type Settings = Omit<ServerConfig, 'assets' | 'markets' | 'engine' | 'margin'>;
 
 /**
  * The guarded reference settings of the markets file, in engine units; only those given, so that
@@ -537,6 +614,19 @@ function referenceSettings(file: MarketsFile): Pick<EngineConfig, 'referenceStep
   return out;
 }
 
+/**
+ * The platform's maximum leverage in hundredths, only when the markets file names it, so that a
+ * configuration without it keeps its fingerprint (the engine applies the same default).
+ */
+function leverageSettings(file: MarketsFile): Pick<EngineConfig, 'maxLeverageHundredths'> {
+  if (file.maxLeverage === undefined) return {};
+  const hundredths = typeof file.maxLeverage === 'string' ? parseDecimal(file.maxLeverage, 2) : -1;
+  if (!(hundredths >= LEVERAGE_HUNDREDTHS_PER_UNIT && hundredths <= MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS)) {
+    throw new ConfigError('maxLeverage must be a decimal string from 1 to 1000 with at most 2 decimals');
+  }
+  return { maxLeverageHundredths: hundredths };
+}
+
 export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig {
   if (!isObject(file) || !Array.isArray(file.assets) || !Array.isArray(file.markets)) {
     throw new ConfigError('the markets file needs "assets" and "markets" arrays');
@@ -553,6 +643,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
     if ((count & (count - 1)) !== 0) throw new ConfigError(`ring slot counts must be powers of two (${count})`);
   }
   validateAssets(file.assets);
+  const margin = buildMarginParams(file.assets, (message) => new ConfigError(message));
   validateLimits(file.limits);
   for (const name of ['makerFeeBps', 'takerFeeBps'] as const) {
     const bps = file[name];
@@ -572,6 +663,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
     ...settings,
     assets: file.assets,
     markets,
+    margin,
     engine: {
       assets,
       markets: markets.map((m) => m.spec),
@@ -583,6 +675,22 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       makerFeeBps: file.makerFeeBps ?? DEFAULT_FEES.makerFeeBps,
       takerFeeBps: file.takerFeeBps ?? DEFAULT_FEES.takerFeeBps,
       ...referenceSettings(file),
+      ...indexSettings(settings),
+      ...leverageSettings(file),
     },
   };
+}
+
+/**
+ * The index maximum age in engine units, only when it is not the engine's default, so that a
+ * configuration at the default keeps the fingerprint journals written before it recorded. A
+ * default index refreshed less often than that age would leave its prices stale between updates.
+ */
+function indexSettings(settings: Settings): Pick<EngineConfig, 'indexMaxAgeUs'> {
+  const maxAgeMs = settings.indexMaxAgeMs ?? DEFAULT_INDEX_MAX_AGE_MS;
+  const intervalMs = settings.indexDefaultIntervalMs ?? DEFAULT_INDEX_DEFAULT_INTERVAL_MS;
+  if (settings.indexDefault !== false && intervalMs >= maxAgeMs) {
+    throw new ConfigError(`the index default interval (${intervalMs} ms) must be shorter than the index maximum age (${maxAgeMs} ms)`);
+  }
+  return maxAgeMs === DEFAULT_INDEX_MAX_AGE_MS ? {} : { indexMaxAgeUs: maxAgeMs * 1000 };
 }

@@ -78,6 +78,13 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   // The whole exchange: the venue's answer to orders, cancels, borrows and withdrawals in maintenance
   [ResultCode.SystemMaintenance]: apiError(503, 'MAINTENANCE', 'System under maintenance'),
   [ResultCode.InvalidSystemState]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Invalid system state'),
+  // Margin: index prices (operator and feed)
+  [ResultCode.IndexPriceNotPositive]: apiError(400, 'INVALID_PRICE', 'Index price must be positive'),
+  [ResultCode.IndexPriceFixed]: apiError(400, 'INVALID_ASSET', 'The index of USDC is fixed at 1'),
+  [ResultCode.InvalidIndexPriceSource]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Invalid index price source'),
+  // Margin
+  [ResultCode.LeverageLimitOutOfRange]: apiError(400, 'INVALID_CLIENT_REQUEST', 'leverageLimit is outside the allowed range'),
+  [ResultCode.MaxLeverageReached]: apiError(400, 'MAX_LEVERAGE_REACHED', 'The account already uses more leverage than this limit allows'),
 };
 
 export function resultError(code: ResultCode): ApiError {

@@ -7,8 +7,10 @@
 // src/front/ never has to reach up into the routes that use it.
 //
 // Start-up order: attach the rings, start draining the outbound ring, ask the engine for a
-// snapshot (accounts and books) so the read models start exact, and only then listen, so that no
-// request is served from an empty model.
+// snapshot (accounts and books) so the read models start exact, let thread 0 move account
+// settings stored by an older version into the engine (the others wait for it:
+// src/front/legacy-settings.ts), and only then listen, so that no request is served from an empty
+// model or before the stored settings are in the engine.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
@@ -32,6 +34,8 @@ import { FrontMetrics } from './front/front-metrics.js';
 import { AccountHistoryReader } from '../engine/store/history-account.js';
 import { AccountSettingsStore } from './front/account-settings.js';
 import { startSimulatedChain } from './front/simulated-chain.js';
+import { startIndexDefault } from './front/index-default.js';
+import { importLegacySettings, whenLegacySettingsImported } from './front/legacy-settings.js';
 import { ReplayGuard } from './front/replay-guard.js';
 import { RateLimits, type RateLimitTables } from './front/rate-limits.js';
 
@@ -63,10 +67,51 @@ function operations(front: FrontContext, metrics: FrontMetrics, replayGuard: Rep
   return { registry, health: () => readHealth(metrics.shared, front.link, stallTimeoutMs, Date.now()) };
 }
 
+/**
+ * The admin thread's own work: the simulated chain confirms withdrawals, and (unless turned off)
+ * the default index prices come from the books. Returns their stop.
+ */
+function startOperatorTasks(front: FrontContext): () => void {
+  const stopChain = startSimulatedChain(front);
+  const stopIndexDefault = front.config.indexDefault !== false ? startIndexDefault(front) : () => {};
+  return () => {
+    stopChain();
+    stopIndexDefault();
+  };
+}
+
 /** Tells the main thread this front thread listens, and marks it serving for the health endpoint. */
 function postReady(metrics: FrontMetrics, port: number, adminPort: number | null): void {
   metrics.serving();
   parentPort!.postMessage({ type: 'ready', port, adminPort, tid: osThreadId() });
+}
+
+/**
+ * Asks the engine for its state (accounts, books) to seed the read models, again while the inbound
+ * ring is full; `onSeeded` runs once the answer is complete. A refusal is fatal.
+ */
+function seedReadModels(link: EngineLink, marketData: MarketData, streams: Streams, onSeeded: () => void): void {
+  let snapshotStarted = false;
+  const requestSnapshot = (): void => {
+    const begin = (): void => {
+      if (snapshotStarted) return;
+      snapshotStarted = true;
+      marketData.reset();
+    };
+    const submitted = querySnapshot(link, (type, view, offset) => {
+      begin();
+      streams.onSnapshotRecord(type, view, offset);
+    }, (failure) => {
+      begin();
+      if (failure !== null) {
+        parentPort!.postMessage({ type: 'fatal', message: `snapshot failed with ${failure}` });
+        return;
+      }
+      onSeeded();
+    });
+    if (submitted !== 'ok') setTimeout(requestSnapshot, 10);
+  };
+  requestSnapshot();
 }
 
 function main(): void {
@@ -137,34 +182,20 @@ function main(): void {
   };
 
   link.start(streams);
-  let stopChain = (): void => {};
-  let snapshotStarted = false;
-  const requestSnapshot = (): void => {
-    const begin = (): void => {
-      if (snapshotStarted) return;
-      snapshotStarted = true;
-      marketData.reset();
-    };
-    const submitted = querySnapshot(link, (type, view, offset) => {
-      begin();
-      streams.onSnapshotRecord(type, view, offset);
-    }, (failure) => {
-      begin();
-      if (failure !== null) {
-        parentPort!.postMessage({ type: 'fatal', message: `snapshot failed with ${failure}` });
-        return;
-      }
+  let stopOperatorTasks = (): void => {};
+  seedReadModels(link, marketData, streams, () => {
+    const serve = (): void => {
       listen();
-      if (data.serveAdmin) stopChain = startSimulatedChain(front); // confirms withdrawals
-    });
-    if (submitted !== 'ok') setTimeout(requestSnapshot, 10);
-  };
-  requestSnapshot();
+      if (data.serveAdmin) stopOperatorTasks = startOperatorTasks(front);
+    };
+    if (data.frontId === 0) importLegacySettings(front, serve);
+    else whenLegacySettingsImported(front, log, serve);
+  });
 
   parentPort!.on('message', (message: { type: string }) => {
     if (message.type !== 'stop') return;
     for (const socket of listenSockets) uWS.us_listen_socket_close(socket);
-    stopChain();
+    stopOperatorTasks();
     app.close();
     adminApp?.close();
     link.stop();

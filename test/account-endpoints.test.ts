@@ -1,5 +1,5 @@
 // Account endpoints against the real server: account settings (GET/PATCH, stored and
-// returned across a restart), collateral valued at last trade prices with exact arithmetic,
+// returned across a restart), collateral valued at mark (the guarded reference price) with exact arithmetic,
 // order and withdrawal limits, and dust conversion with the spec's preconditions and its 95%
 // payout rounded down, recorded in dust history.
 
@@ -62,7 +62,7 @@ describe('account endpoints', () => {
     expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '2', spotTakerFee: '5' });
   });
 
-  it('values collateral at the last trade price', async () => {
+  it('values collateral at the mark price, here the first trade\'s', async () => {
     const response = await signed(server.base, seller, 'GET', '/api/v1/capital/collateral', 'collateralQuery');
     expect(response.status).toBe(200);
     const body = response.body;

@@ -182,4 +182,11 @@ describe('configuration edges', () => {
     const accepted = loadConfig(['--config', marketsFile({ ...DEFAULT_MARKETS, limits: { maxAccounts: 7 } })], {});
     expect(accepted.engine.limits).toMatchObject({ maxAccounts: 7, maxOpenOrdersPerAccount: 500 });
   });
+
+  it('takes the platform maximum leverage as a decimal string, only when given (the fingerprint of a file without it stays)', () => {
+    const refused = 'maxLeverage must be a decimal string from 1 to 1000 with at most 2 decimals';
+    for (const value of ['0.99', '1000.01', '2.555', 20, '']) expect(withFile({ ...DEFAULT_MARKETS, maxLeverage: value })).toBe(refused);
+    expect(loadConfig(['--config', marketsFile({ ...DEFAULT_MARKETS, maxLeverage: '20.5' })], {}).engine.maxLeverageHundredths).toBe(2_050);
+    expect('maxLeverageHundredths' in loadConfig(['--config', marketsFile(DEFAULT_MARKETS)], {}).engine).toBe(false);
+  });
 });

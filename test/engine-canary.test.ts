@@ -103,6 +103,18 @@ const PLANTED: Record<string, Patch> = {
     const original = (m.confirmWithdrawal as (cmd: Command) => void).bind(m);
     m.confirmWithdrawal = (cmd: Command) => original(cmd.orderId === m.seq ? { ...cmd, orderId: 1 } : cmd);
   },
+  'a partial settings update clears the automation flags it does not name': (m) => {
+    const settings = m.accountSettings as Map<number, { flags: number; leverage: number }>;
+    const original = (m.updateAccountSettings as (cmd: Command) => void).bind(m);
+    m.updateAccountSettings = (cmd: Command) => {
+      const now = settings.get(cmd.accountId);
+      if (now) settings.set(cmd.accountId, { ...now, flags: now.flags & (cmd.quoteQtyUnits & 7) });
+      original(cmd);
+    };
+  },
+  'a leverage limit above the platform maximum is accepted': (m) => {
+    m.config = { ...(m.config as EngineConfig), maxLeverageHundredths: 100_000 };
+  },
   'the snapshot command answers 0 instead of its sequence number': (m) => {
     const original = (m.apply as (cmd: Command, seq: number, timeUs: number) => Record<string, unknown>[]).bind(m);
     m.apply = (cmd: Command, seq: number, timeUs: number) => {

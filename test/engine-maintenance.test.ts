@@ -98,11 +98,12 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const today = exportSnapshot(h.exchange);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
-    expect(view.getUint32(4, true)).toBe(4);
-    // Format 3: the same words without the system state word before the end marker.
-    const old = new Uint8Array(today.length - 4);
-    old.set(today.subarray(0, today.length - 8));
-    old.set(today.subarray(today.length - 4), today.length - 8);
+    expect(view.getUint32(4, true)).toBe(6);
+    // Format 3: the same words without the system state word and the (empty) index price and
+    // account settings parts (one 8-byte count each) before the end marker.
+    const old = new Uint8Array(today.length - 20);
+    old.set(today.subarray(0, today.length - 24));
+    old.set(today.subarray(today.length - 4), today.length - 24);
     new DataView(old.buffer).setUint32(4, 3, true);
     const restored = new Exchange(h.config);
     importSnapshot(restored, old);
@@ -117,7 +118,9 @@ describe('engine: maintenance', () => {
   it('refuses a snapshot whose system state is not a known value', () => {
     const h = tradingHarness();
     const bytes = exportSnapshot(h.exchange);
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 8, 9, true);
+    // The system state word sits before the index price count, the account settings count (8 bytes
+    // each) and the end marker.
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 24, 9, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

@@ -19,7 +19,7 @@ const EXCEPTIONS: Record<string, number> = {
   'engine/shell/journal.ts recover': 87,
   'src/config.ts buildMarket': 93,
   'src/front/http.ts mountRoutes': 85,
-  'src/front-thread.ts main': 105,
+  'src/front-thread.ts main': 91,
   'src/main.ts main': 163,
 };
 

@@ -19,6 +19,7 @@ const SERVED: Array<[Method, string]> = [
   ['GET', '/api/v1/ticker'], ['GET', '/api/v1/tickers'], ['GET', '/api/v1/depth'],
   ['GET', '/api/v1/klines'], ['GET', '/api/v1/trades'], ['GET', '/api/v1/trades/history'],
   ['GET', '/api/v1/status'], ['GET', '/api/v1/ping'], ['GET', '/api/v1/time'], ['GET', '/api/v1/wallets'],
+  ['GET', '/api/v1/collateral'],
   // account, limits and capital
   ['GET', '/api/v1/account'], ['PATCH', '/api/v1/account'],
   ['GET', '/api/v1/account/limits/order'], ['GET', '/api/v1/account/limits/withdrawal'],
@@ -36,8 +37,8 @@ const NOT_BUILT: Array<[Method, string]> = [
   ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/openInterest'], ['GET', '/api/v1/fundingRates'],
   ['GET', '/api/v1/position'], ['GET', '/wapi/v1/history/funding'], ['GET', '/wapi/v1/history/position'],
   ['GET', '/wapi/v1/history/settlement'],
-  // collateral parameters, borrow and lend
-  ['GET', '/api/v1/collateral'], ['GET', '/api/v1/borrowLend/markets'], ['GET', '/api/v1/borrowLend/markets/history'],
+  // borrow and lend
+  ['GET', '/api/v1/borrowLend/markets'], ['GET', '/api/v1/borrowLend/markets/history'],
   ['GET', '/api/v1/borrowLend/apy'], ['GET', '/api/v1/borrowLend/positions'],
   ['GET', '/api/v1/borrowLend/position/liquidationPrice'], ['POST', '/api/v1/borrowLend'],
   ['GET', '/api/v1/account/limits/borrow'], ['GET', '/wapi/v1/history/borrowLend'],

@@ -30,6 +30,8 @@ export {
   OrderBookState,
   // The whole exchange's state (maintenance)
   SystemState,
+  // Margin: where an index price came from
+  IndexPriceSource,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink, the command header and payloads with newCommand,
@@ -58,6 +60,27 @@ export const OrderFlag = {
   HasClientId: 4,
   IsMaker: 8,
 } as const;
+
+/**
+ * Bits of an account's settings (margin, engine/core/margin/account-settings.ts): the low byte of
+ * UpdateAccountSettings' settings word names what changes (the three automation flags and
+ * LeverageLimit), its next byte carries the new flags; AccountSettingsRecord.settings holds the
+ * account's flags, Liquidating among them.
+ */
+export const AccountSettingFlag = {
+  AutoBorrowSettlements: 1,
+  AutoLend: 2,
+  AutoRepayBorrows: 4,
+  LeverageLimit: 8,
+  Liquidating: 16,
+} as const;
+
+/** Hundredths of one unit of leverage: a leverage limit of 1× is 100 (UpdateAccountSettings). */
+export const LEVERAGE_HUNDREDTHS_PER_UNIT = 100;
+/** The platform's maximum leverage when the configuration names none (maxLeverageHundredths): 100×. */
+export const DEFAULT_MAX_LEVERAGE_HUNDREDTHS = 100 * LEVERAGE_HUNDREDTHS_PER_UNIT;
+/** The highest platform maximum a configuration may name: 1000×. */
+export const MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS = 1000 * LEVERAGE_HUNDREDTHS_PER_UNIT;
 
 /** RecordHeader.flags bits. */
 export const HeaderFlag = {
@@ -145,4 +168,15 @@ export interface EngineConfig {
    */
   referenceStepBps?: number;
   referenceIntervalUs?: number;
+  /**
+   * An asset's index price older than this (engine microseconds) is stale: margin refuses new
+   * borrowing against it (engine/core/margin/index-prices.ts). Absent: DEFAULT_INDEX_MAX_AGE_US.
+   */
+  indexMaxAgeUs?: number;
+  /**
+   * The platform's maximum leverage, in hundredths (100 = 1×): the highest leverage limit an
+   * account may set (engine/core/margin/account-settings.ts). Absent:
+   * DEFAULT_MAX_LEVERAGE_HUNDREDTHS (and the configuration keeps its fingerprint).
+   */
+  maxLeverageHundredths?: number;
 }

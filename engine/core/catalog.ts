@@ -8,7 +8,8 @@
 // grid constants, a price band that is half given, below 1× above or above 1× below, or whose
 // maxPriceTicks × maxMultiplierBps could leave the safe-integer range, a dust payout cap that is
 // not a positive safe integer, a market kind the engine does not trade, duplicate ids, fee rates outside 0–10000 basis points, a guarded
-// reference step outside 1–10000 basis points or an interval that is not positive, or limits
+// reference step outside 1–10000 basis points or an interval that is not positive, an index maximum age
+// that is not positive, or limits
 // that are not positive integers. Configuration errors
 // throw: they are operator mistakes found at start-up, not client input.
 
@@ -105,6 +106,7 @@ export class Catalog {
     this.referenceIntervalUs = config.referenceIntervalUs ?? DEFAULT_REFERENCE_INTERVAL_US;
     check(Number.isInteger(this.referenceStepBps) && this.referenceStepBps >= 1 && this.referenceStepBps <= 10_000, 'referenceStepBps must be an integer from 1 to 10000');
     positiveInteger(this.referenceIntervalUs, 'referenceIntervalUs');
+    if (config.indexMaxAgeUs !== undefined) positiveInteger(config.indexMaxAgeUs, 'indexMaxAgeUs');
     this.assetCount = config.assets.length;
     this.marketCount = config.markets.length;
     this.assetIdOf = new Uint16Array(this.assetCount);

@@ -11,9 +11,12 @@
 // This file keeps only apply and its time checks; the dispatch from kind to rule is generated from
 // the schema's kind table (generated/dispatch.ts, each kind's rule: attribute). The rules live in rooms:
 //   book/    product-agnostic: places, levels, queues, matching, cancels (it reports fills);
-//   funds/   the ledger, accounts and capital commands (deposits, withdrawals, dust);
+//   funds/   the ledger, accounts, capital commands (deposits, withdrawals, dust) and spot risk
+//            (collateral, the largest order, converting all dust: risk.ts);
 //   spot/    what a spot order holds and what a spot fill moves, chosen by the market's kind
 //            through the one switch in kinds.ts;
+//   margin/  the unified account: index prices and each account's settings (leverage limit,
+//            automation flags) today; collateral, borrow/lend and margin join them;
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 

@@ -10,7 +10,8 @@
 // asset's balances plus its collected fees sum to its supply; market orders never rest; the free
 // list and the live orders account for every slot; a closed book holds no orders and no pending
 // order waits in a book whose state would refuse it; a banded market's reference prices are
-// consistent (checkReferences).
+// consistent (checkReferences); index prices are positive where set and not newer than the last
+// command.
 //
 // Each structure checks its own invariants beside its rules (validate methods); this file runs
 // them and checks what ties structures together: each open order against the index, the accounts,
@@ -31,6 +32,8 @@ export function validateState(s: EngineState): void {
   s.timers.validate();
   s.pending.validate();
   s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf);
+  s.indexPrices.validate(s.lastTimeUs);
+  s.accountSettings.validate(s.accounts.count);
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   RecordType,
   Side,
   type ExpiryReason,
+  type IndexPriceSource,
   type OrderStatus,
   type RecordSink,
   type ResultCode,
@@ -28,9 +29,13 @@ import {
 import {
   SLOT_BYTES,
   emitAccount,
+  emitAccountSettings,
   emitBalance,
+  emitCollateral,
   emitDepth,
+  emitDust,
   emitFeeRates,
+  emitIndexPrice,
   emitMarket,
   emitMarketState,
   emitOrder,
@@ -38,9 +43,13 @@ import {
   emitSystemState,
   emitTrade,
   newAccountRec,
+  newAccountSettingsRec,
   newBalanceRec,
+  newCollateralRec,
   newDepthRec,
+  newDustRec,
   newFeeRatesRec,
+  newIndexPriceRec,
   newMarketRec,
   newMarketStateRec,
   newOrderRec,
@@ -49,6 +58,7 @@ import {
   newTradeRec,
 } from '../bus/codec.js';
 import type { Accounts } from './funds/accounts.js';
+import type { AccountSettings } from './margin/account-settings.js';
 import { assert } from './assert.js';
 import type { Book } from './book/book.js';
 import type { Catalog } from './catalog.js';
@@ -77,7 +87,13 @@ export class Output {
     private readonly accounts: Accounts,
     private readonly ledger: Ledger,
     private readonly pool: OrderPool,
+    private readonly settings: AccountSettings,
   ) {}
+
+  /** The engine time of the apply in progress (what its records carry). */
+  get applyTimeUs(): number {
+    return this.timeUs;
+  }
 
   /** Starts the outputs of one apply. */
   begin(sink: RecordSink, seq: number, timeUs: number): void {
@@ -296,4 +312,91 @@ export class Output {
     rec.state = state;
     emitSystemState(this.sink, rec);
   }
+
+  // Spot risk answers (funds/risk.ts)
+  private readonly collateralRec = newCollateralRec();
+  private readonly dustRec = newDustRec();
+
+  /**
+   * One asset's collateral line: its balance, the mark price (ticks of `marketId`) and the value of
+   * the whole and of the available balance, each given as high × 2^53 + low.
+   */
+  collateral(accountId: number, assetIndex: number, marketId: number, markTicks: number, totalValue: bigint, availableValue: bigint, frontId: number, requestId: number): void {
+    const rec = this.collateralRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Collateral;
+    rec.flags = 0;
+    rec.availableUnits = this.ledger.availableUnits(accountId, assetIndex);
+    rec.lockedUnits = this.ledger.lockedUnits(accountId, assetIndex);
+    rec.markTicks = markTicks;
+    rec.totalValueHigh = Number(totalValue / WIDE_BASE);
+    rec.totalValueLow = Number(totalValue % WIDE_BASE);
+    rec.availableValueHigh = Number(availableValue / WIDE_BASE);
+    rec.availableValueLow = Number(availableValue % WIDE_BASE);
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    rec.marketId = marketId;
+    emitCollateral(this.sink, rec);
+  }
+
+  /** One dust conversion of ConvertAllDust. */
+  dust(accountId: number, marketIndex: number, amountUnits: number, payoutUnits: number, frontId: number, requestId: number): void {
+    const rec = this.dustRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Dust;
+    rec.flags = 0;
+    rec.amountUnits = amountUnits;
+    rec.payoutUnits = payoutUnits;
+    rec.accountId = accountId;
+    rec.marketId = this.catalog.markets[marketIndex].marketId;
+    emitDust(this.sink, rec);
+  }
+
+  // Index prices (margin/index-prices.ts)
+  private readonly indexPriceRec = newIndexPriceRec();
+
+  indexPrice(assetId: number, priceE9: number, updatedUs: number, source: IndexPriceSource, stale: boolean, frontId: number, requestId: number, flags: number): void {
+    const rec = this.indexPriceRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.IndexPrice;
+    rec.flags = flags;
+    rec.priceE9 = priceE9;
+    rec.updatedUs = updatedUs;
+    rec.assetId = assetId;
+    rec.source = source;
+    rec.stale = stale;
+    emitIndexPrice(this.sink, rec);
+  }
+
+  // Margin: an account's settings (margin/account-settings.ts)
+  private readonly accountSettingsRec = newAccountSettingsRec();
+
+  accountSettings(accountId: number, frontId: number, requestId: number, flags: number): void {
+    const rec = this.accountSettingsRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.AccountSettings;
+    rec.flags = flags;
+    rec.accountId = accountId;
+    rec.leverageLimitHundredths = this.settings.leverageLimitHundredths[accountId];
+    rec.settings = this.settings.flags[accountId];
+    emitAccountSettings(this.sink, rec);
+  }
 }
+
+/** A wide value's split: high × 2^53 + low (schemas/exchange.fbs, CollateralRecord). */
+const WIDE_BASE = 2n ** 53n;

@@ -28,6 +28,10 @@
 //             per level best first: price, qty, order count, the order ids
 //   pending: count, order ids in queue order
 //   system state (format 4 on; system.ts)
+//   index prices (format 5 on; margin/index-prices.ts): count; per priced asset: asset index,
+//             priceE9, updatedUs, source
+//   account settings (format 6 on; margin/account-settings.ts): count of accounts off the
+//             defaults, then per account id, flags, leverage limit in hundredths
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -37,6 +41,12 @@
 //
 // Version 3 (before the exchange kept a system state) is still read: it lacks the system state
 // word, and import starts Ok; such a state has the same hash as before (system.ts).
+//
+// Version 4 (before the margin room kept index prices) is still read: it lacks the index price
+// part, and import starts with no asset priced; such a state has the same hash as before.
+//
+// Version 5 (before accounts had margin settings) is still read: it lacks the account settings,
+// and import gives every account the defaults; such a state has the same hash as before.
 //
 // Each structure writes and reads its own part beside its rules (parts.ts); this file is the
 // versioned list of those parts, in file order, between the magic words.
@@ -51,7 +61,11 @@ export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 4;
+const FORMAT_VERSION = 6;
+/** The last version without index prices; import still reads it. */
+const FORMAT_VERSION_NO_INDEX_PRICES = 4;
+/** The last version without accounts' margin settings; import still reads it. */
+const FORMAT_VERSION_NO_ACCOUNT_SETTINGS = 5;
 /** The last version without the exchange's system state; import still reads it. */
 const FORMAT_VERSION_NO_SYSTEM_STATE = 3;
 /** The last version without the guarded reference price; import still reads it. */
@@ -94,6 +108,16 @@ const PARTS: readonly SnapshotPart[] = [
   { exportTo: (s, w) => s.pending.exportTo(w), importFrom: (s, r) => s.pending.importFrom(r, s.index) },
   // the exchange's system state
   { exportTo: exportSystemStateTo, importFrom: (s, r, version) => importSystemStateFrom(s, r, version > FORMAT_VERSION_NO_SYSTEM_STATE) },
+  // the margin room's index prices
+  {
+    exportTo: (s, w) => s.indexPrices.exportTo(w),
+    importFrom: (s, r, version) => s.indexPrices.importFrom(r, version > FORMAT_VERSION_NO_INDEX_PRICES, s.lastTimeUs),
+  },
+  // accounts' margin settings, those off the defaults
+  {
+    exportTo: (s, w) => s.accountSettings.exportTo(w, s.accounts.count),
+    importFrom: (s, r, version) => s.accountSettings.importFrom(r, s.accounts.count, version > FORMAT_VERSION_NO_ACCOUNT_SETTINGS),
+  },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */

@@ -3,13 +3,15 @@
 // Exchange (commands), matching (activation), queries, the invariant checker and the state hash
 // all work on this one object. It owns every structure, each sized once from config.limits:
 //   accounts   maxAccounts keys;                        ledger  (maxAccounts + 1) × assets balances
+//   accountSettings  (maxAccounts + 1) flags and leverage limits
 //   pool       min(markets × maxOrdersPerBook, maxAccounts × maxOpenOrdersPerAccount) orders
 //   index      2 × pool cells;                          books   2 × maxPriceLevelsPerSide levels each
-// and the counters that replay must reproduce (the order number behind ids, per-market trade and
+// the index prices of every asset (margin/index-prices.ts), and the counters that replay must reproduce (the order number behind ids, per-market trade and
 // depth update ids, the rest counters inside each book).
 
 import { OrderFlag, SystemState, type EngineConfig, type EngineLimits } from '../bus/types.js';
 import { Accounts } from './funds/accounts.js';
+import { AccountSettings } from './margin/account-settings.js';
 import { assert } from './assert.js';
 import { Book } from './book/book.js';
 import { Catalog } from './catalog.js';
@@ -20,6 +22,7 @@ import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
 import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { PendingQueue } from './book/pending.js';
+import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './margin/index-prices.js';
 import { Timers } from './timers.js';
 
 export class EngineState {
@@ -29,6 +32,8 @@ export class EngineState {
   readonly orderIdKey: number;
   readonly accounts: Accounts;
   readonly ledger: Ledger;
+  /** Each account's margin settings (margin/account-settings.ts). */
+  readonly accountSettings: AccountSettings;
   readonly pool: OrderPool;
   readonly index: OrderIndex;
   readonly books: Book[];
@@ -36,6 +41,8 @@ export class EngineState {
   /** Every engine-time rule's timers (timers.ts): today one per pending order. */
   readonly timers: Timers;
   readonly out: Output;
+  /** Each asset's index price, its engine time and source (margin/index-prices.ts). */
+  readonly indexPrices: IndexPrices;
   /** The last order number turned into an id. */
   orderNumber = 0;
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
@@ -57,13 +64,16 @@ export class EngineState {
     const { maxAccounts, maxOpenOrdersPerAccount, maxOrdersPerBook, maxPriceLevelsPerSide } = this.limits;
     this.accounts = new Accounts(maxAccounts, config.makerFeeBps ?? 0, config.takerFeeBps ?? 0);
     this.ledger = new Ledger(maxAccounts, this.catalog.assetCount);
+    this.accountSettings = new AccountSettings(maxAccounts, config.maxLeverageHundredths);
     const poolCapacity = Math.min(Math.max(1, this.catalog.marketCount) * maxOrdersPerBook, maxAccounts * maxOpenOrdersPerAccount);
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
     this.timers = new Timers(poolCapacity);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
-    this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool);
+    this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings);
+    const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
+    this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
   }
 
   /** The next order id: a keyed permutation of the next order number (0 is skipped: it means none). */

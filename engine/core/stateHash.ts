@@ -4,7 +4,9 @@
 // balances and fee rates, asset supplies and collected fees, each market's counters (a banded
 // market's last price and guarded reference price among them), order book state and its book
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
-// orders in placement order, and (only while not Ok) the exchange's system state. Pool slot numbers and free-list order are left out, so two engines
+// orders in placement order, (only while not Ok) the exchange's system state, and (only once
+// some asset has one) the index prices, and each account whose margin settings differ from the
+// defaults. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
 //
@@ -26,8 +28,12 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => v
   },
   (s, d) => s.pending.hashInto(d),
   (s, d) => s.pool.hashAccountListsInto(d, s.accounts.count),
-  // Last, and only while in maintenance: every state without it keeps its earlier hash.
+  // Only while in maintenance: every state without it keeps its earlier hash.
   (s, d) => hashSystemStateInto(s, d),
+  // After it, and only once some asset has an index price (margin/index-prices.ts).
+  (s, d) => s.indexPrices.hashInto(d),
+  // Only accounts off the default settings: every state without them keeps its earlier hash.
+  (s, d) => s.accountSettings.hashInto(d, s.accounts.count),
 ];
 
 /**

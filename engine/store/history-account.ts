@@ -20,7 +20,9 @@
 //   withdrawals, Result after a Stamped record is the command's own: activations of delayed orders
 //   dust         answer with order records, never with results). A withdrawal's destination comes
 //                from the intent the front thread stored before submitting (keyed by the digest
-//                the command carries). ConfirmWithdrawal marks it confirmed.
+//                the command carries). ConfirmWithdrawal marks it confirmed. A ConvertAllDust
+//                command's conversions come from its Dust records, one entry per converted asset,
+//                all under the command's seq as id (the key's last part, the market, keeps them apart).
 //
 // Layout: one LMDB database "history-account", keys are ordered-binary arrays, values bytes:
 //   ['o',  account, orderId]                               → OrderRecord bytes (the latest state)
@@ -34,6 +36,8 @@
 //                                                            (find by id)
 //   ['wp', id]                                             → empty   (withdrawals still pending)
 //   ['u',  account, timeUs, id]                            → JSON DustValue (id = its seq)
+//   ['u',  account, timeUs, id, marketId]                  → JSON DustValue of one ConvertAllDust
+//                                                            conversion (id = its command's seq)
 //   ['lp', marketId]                                       → JSON LastPriceValue [priceTicks,
 //                                                            tradeId, timeUs] of the market's last
 //                                                            trade (mark prices for collateral and
@@ -50,13 +54,14 @@
 // only, a response repeating the state its event just wrote is skipped, and a market's last
 // price is written only when it changes.
 //
-// A second database, "account-settings", holds what is not engine state: account settings
-// (PATCH /api/v1/account), the operator's address book (two-factor-exempt addresses) and
-// two-factor secrets, and withdrawal intents. Front threads write it directly.
+// A second database, "account-settings", holds what is not engine state: the operator's address
+// book (two-factor-exempt addresses), two-factor secrets and withdrawal intents. Front threads
+// write it directly. Account settings (PATCH /api/v1/account) are engine state; the ones older
+// versions kept here are moved into the engine once at start (src/front/legacy-settings.ts).
 
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import { ORDER_BYTES, newOrderRec, newResultRec, newStampedRec, newTradeRec, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
+import { ORDER_BYTES, newDustRec, newOrderRec, newResultRec, newStampedRec, newTradeRec, readDust, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
 import { CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type OrderRec } from '../bus/types.js';
 import {
   depositValueJson, dustValueJson, lastPriceValueJson, parseDepositValue, parseDustValue, parseLastPriceValue, parseWithdrawalPlace,
@@ -109,6 +114,7 @@ export class AccountHistorySink {
   private readonly order = newOrderRec();
   private readonly result = newResultRec();
   private readonly trade = newTradeRec();
+  private readonly dust = newDustRec();
   /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
@@ -147,6 +153,13 @@ export class AccountHistorySink {
       if (this.lastPriceWritten.get(this.trade.marketId) === this.trade.priceTicks) return;
       this.lastPriceWritten.set(this.trade.marketId, this.trade.priceTicks);
       this.history.put(['lp', this.trade.marketId], Buffer.from(lastPriceValueJson(this.trade)));
+      return;
+    }
+    if (type === RecordType.Dust) {
+      const d = this.dust;
+      readDust(view, offset, d);
+      const value: DustRecord = { id: d.seq, accountId: d.accountId, marketId: d.marketId, amountUnits: d.amountUnits, payoutUnits: d.payoutUnits, timeUs: d.timeUs };
+      this.history.put(['u', d.accountId, d.timeUs, d.seq, d.marketId], Buffer.from(dustValueJson(value)));
       return;
     }
     if (type === RecordType.Result && this.awaitingResult) {

@@ -8,6 +8,8 @@
 //   set-fee-rates --account <id> --maker-bps <N> --taker-bps <N>
 //   get-fee-rates --account <id>
 //   maintenance on|off
+//   set-index-price ASSET=PRICE ...   (USDC per whole unit; POST /admin/index-prices, source Operator)
+//   get-index-prices
 //   add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS>
 //   new-two-factor-secret --account <id>
 //   backup --to <DIR> [--data-dir <DIR>]   (no admin endpoint: copies the data directory itself,
@@ -15,7 +17,9 @@
 
 import { resolve } from 'node:path';
 import { BackupError, backupDataDir } from './backup.js';
-import { AdminError, adminRequest, createAccount, deposit, getFeeRates, setFeeRates, setMaintenance, setMarketState, type Deposit } from './client.js';
+import {
+  AdminError, adminRequest, createAccount, deposit, getFeeRates, getIndexPrices, setFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
+} from './client.js';
 
 const USAGE = `usage:
   npm run admin -- create-account [--public-key <base64>] [--deposit ASSET=QTY ...] [--admin-port N]
@@ -25,23 +29,25 @@ const USAGE = `usage:
   npm run admin -- set-fee-rates --account <id> --maker-bps <N> --taker-bps <N> [--admin-port N]
   npm run admin -- get-fee-rates --account <id> [--admin-port N]
   npm run admin -- maintenance on|off [--admin-port N]
+  npm run admin -- set-index-price ASSET=PRICE [ASSET=PRICE ...] [--admin-port N]   (e.g. SOL=150.25 BTC=97000.5)
+  npm run admin -- get-index-prices [--admin-port N]
   npm run admin -- add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS> [--admin-port N]
   npm run admin -- new-two-factor-secret --account <id> [--admin-port N]
   npm run admin -- backup --to <DIR> [--data-dir <DIR>]   (data directory: --data-dir, DATA_DIR or ./data, as the server's)`;
 
 class UsageError extends Error {}
 
-/** Commands that take one plain argument (the others take only --options). */
-const WITH_ARGUMENT = new Set(['maintenance']);
+/** Commands that take plain arguments (the others take only --options), and how many at most. */
+const WITH_ARGUMENTS = new Map([['maintenance', 1], ['set-index-price', 256]]);
 
-function parse(argv: string[]): { command: string; argument: string | undefined; options: Map<string, string[]> } {
+function parse(argv: string[]): { command: string; argument: string | undefined; args: string[]; options: Map<string, string[]> } {
   const [command, ...rest] = argv;
   const options = new Map<string, string[]>();
-  let argument: string | undefined;
+  const args: string[] = [];
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    if (!arg.startsWith('--') && WITH_ARGUMENT.has(command) && argument === undefined) {
-      argument = arg;
+    if (!arg.startsWith('--') && args.length < (WITH_ARGUMENTS.get(command) ?? 0)) {
+      args.push(arg);
       continue;
     }
     if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
@@ -53,7 +59,7 @@ function parse(argv: string[]): { command: string; argument: string | undefined;
     else throw new UsageError(`--${name} needs a value`);
     options.set(name, [...(options.get(name) ?? []), value]);
   }
-  return { command: command ?? '', argument, options };
+  return { command: command ?? '', argument: args[0], args, options };
 }
 
 function one(options: Map<string, string[]>, name: string): string | undefined {
@@ -78,8 +84,59 @@ function onlyOptions(options: Map<string, string[]>, allowed: string[]): void {
   for (const name of options.keys()) if (!allowed.includes(name)) throw new UsageError(`unknown option --${name}`);
 }
 
+/** ASSET=PRICE arguments as the admin endpoint's prices object (each asset once). */
+function indexPriceArguments(args: string[]): Record<string, string> {
+  if (args.length === 0) throw new UsageError('set-index-price takes ASSET=PRICE arguments, e.g. SOL=150.25');
+  const prices: Record<string, string> = {};
+  for (const text of args) {
+    const eq = text.indexOf('=');
+    if (eq <= 0 || eq === text.length - 1) throw new UsageError(`set-index-price takes ASSET=PRICE, got "${text}"`);
+    const asset = text.slice(0, eq);
+    if (asset in prices) throw new UsageError(`${asset} is given twice`);
+    prices[asset] = text.slice(eq + 1);
+  }
+  return prices;
+}
+
+/** The operator's engine settings: order book states, fee rates, maintenance, index prices; null for another command. */
+function operatorCommand(port: number, command: string, argument: string | undefined, args: string[], options: Map<string, string[]>): Promise<unknown> | null {
+  // Order book states and fee rates
+  if (command === 'set-market-state') {
+    onlyOptions(options, ['symbol', 'state']);
+    return setMarketState(port, required(options, 'symbol'), required(options, 'state'));
+  }
+  if (command === 'set-fee-rates') {
+    onlyOptions(options, ['account', 'maker-bps', 'taker-bps']);
+    return setFeeRates(port, {
+      accountId: wholeNumber(options, 'account'),
+      makerFeeBps: wholeNumber(options, 'maker-bps'),
+      takerFeeBps: wholeNumber(options, 'taker-bps'),
+    });
+  }
+  if (command === 'get-fee-rates') {
+    onlyOptions(options, ['account']);
+    return getFeeRates(port, wholeNumber(options, 'account'));
+  }
+  // Maintenance: orders, cancels and withdrawals answer 503 until it is turned off (kept across restarts).
+  if (command === 'maintenance') {
+    onlyOptions(options, []);
+    if (argument !== 'on' && argument !== 'off') throw new UsageError('maintenance takes on or off');
+    return setMaintenance(port, argument === 'on');
+  }
+  // Index prices: USDC per whole unit of each asset, as the operator sets them (USDC is fixed at 1).
+  if (command === 'set-index-price') {
+    onlyOptions(options, []);
+    return setIndexPrices(port, indexPriceArguments(args), 'Operator');
+  }
+  if (command === 'get-index-prices') {
+    onlyOptions(options, []);
+    return getIndexPrices(port);
+  }
+  return null;
+}
+
 async function run(argv: string[]): Promise<unknown> {
-  const { command, argument, options } = parse(argv);
+  const { command, argument, args, options } = parse(argv);
   const portText = one(options, 'admin-port') ?? process.env.ADMIN_PORT ?? '8081';
   if (!/^\d+$/.test(portText)) throw new UsageError('--admin-port must be a number');
   const port = Number(portText);
@@ -105,29 +162,8 @@ async function run(argv: string[]): Promise<unknown> {
     for (const name of options.keys()) throw new UsageError(`unknown option --${name}`);
     return adminRequest(port, 'POST', '/admin/snapshot', {});
   }
-  // Order book states and fee rates
-  if (command === 'set-market-state') {
-    onlyOptions(options, ['symbol', 'state']);
-    return setMarketState(port, required(options, 'symbol'), required(options, 'state'));
-  }
-  if (command === 'set-fee-rates') {
-    onlyOptions(options, ['account', 'maker-bps', 'taker-bps']);
-    return setFeeRates(port, {
-      accountId: wholeNumber(options, 'account'),
-      makerFeeBps: wholeNumber(options, 'maker-bps'),
-      takerFeeBps: wholeNumber(options, 'taker-bps'),
-    });
-  }
-  if (command === 'get-fee-rates') {
-    onlyOptions(options, ['account']);
-    return getFeeRates(port, wholeNumber(options, 'account'));
-  }
-  // Maintenance: orders, cancels and withdrawals answer 503 until it is turned off (kept across restarts).
-  if (command === 'maintenance') {
-    onlyOptions(options, []);
-    if (argument !== 'on' && argument !== 'off') throw new UsageError('maintenance takes on or off');
-    return setMaintenance(port, argument === 'on');
-  }
+  const operated = operatorCommand(port, command, argument, args, options);
+  if (operated !== null) return operated;
   // Withdrawals to an address in the book need no two-factor code; others need
   // a TOTP code from the secret this prints (otpauth URI for an authenticator app).
   if (command === 'add-withdrawal-address') {

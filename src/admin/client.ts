@@ -25,18 +25,38 @@ export class AdminError extends Error {
   override name = 'AdminError';
 }
 
-export async function adminRequest(port: number, method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+/**
+ * How long an admin request may wait for its whole answer. The slowest admin command is a snapshot
+ * of a large state; an endpoint that accepted the connection and then says nothing for this long is
+ * wedged, and the operator (or the server seeding its demo accounts) is told so instead of waiting
+ * for ever.
+ */
+export const ADMIN_REQUEST_TIMEOUT_MS = 60_000;
+
+export async function adminRequest(
+  port: number, method: 'GET' | 'POST', path: string, body?: unknown, timeoutMs = ADMIN_REQUEST_TIMEOUT_MS,
+): Promise<Record<string, unknown>> {
+  const signal = AbortSignal.timeout(timeoutMs);
+  const noAnswer = (error: unknown): boolean => (error as Error).name === 'TimeoutError';
   let response: Response;
   try {
     response = await fetch(`http://127.0.0.1:${port}${path}`, {
       method,
       headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
   } catch (error) {
+    if (noAnswer(error)) throw new AdminError(`the admin endpoint on 127.0.0.1:${port} gave no answer to ${method} ${path} within ${timeoutMs} ms`);
     throw new AdminError(`cannot reach the admin endpoint on 127.0.0.1:${port}: ${(error as Error).message}`);
   }
-  const text = await response.text();
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    if (noAnswer(error)) throw new AdminError(`the admin endpoint on 127.0.0.1:${port} did not finish its answer to ${method} ${path} within ${timeoutMs} ms`);
+    throw new AdminError(`the admin endpoint on 127.0.0.1:${port} broke off its answer: ${(error as Error).message}`);
+  }
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
@@ -115,4 +135,22 @@ export async function setMaintenance(port: number, enabled: boolean): Promise<{ 
 
 export async function getFeeRates(port: number, accountId: number): Promise<FeeRates> {
   return (await adminRequest(port, 'GET', `/admin/accounts/fees?accountId=${accountId}`)) as unknown as FeeRates;
+}
+
+// Index prices (USDC per whole unit of an asset, decimal strings).
+
+export interface IndexPriceSet {
+  symbol: string;
+  price: string;
+  source: string;
+  timestamp: number;
+}
+
+/** Sets index prices (asset symbol → decimal string) from the operator or a feed; answered once durable. */
+export async function setIndexPrices(port: number, prices: Record<string, string>, source: 'Operator' | 'Feed' = 'Operator'): Promise<{ prices: IndexPriceSet[] }> {
+  return (await adminRequest(port, 'POST', '/admin/index-prices', { prices, source })) as unknown as { prices: IndexPriceSet[] };
+}
+
+export async function getIndexPrices(port: number): Promise<Record<string, unknown>> {
+  return adminRequest(port, 'GET', '/admin/index-prices');
 }

@@ -17,6 +17,9 @@
 // (order book states and fee rates; what each state does is in engine/core/operator.ts)
 //   POST /admin/maintenance {"enabled": true} → {"maintenance": true}  (SetSystemState; what
 //                         maintenance refuses is in engine/core/system.ts)
+//   POST /admin/index-prices {"prices": {"SOL": "150.25"}, "source": "Operator"} → the prices set
+//   GET  /admin/index-prices → every asset's index price, its source, age and staleness
+//        (index-price-routes.ts; the rules are in engine/core/margin/index-prices.ts)
 //   POST /admin/address-book {"accountId": n, "blockchain": "Solana", "address": "..."}  → the entry
 //        marks a withdrawal address two-factor exempt for that account
 //   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
@@ -38,6 +41,7 @@ import { isCanonicalBase64, isStrongPublicKey } from '../auth.js';
 import { isPlausibleAddress } from '../wire/addresses.js';
 import type { Registry } from 'prom-client';
 import type { HealthReport } from './health.js';
+import { indexPriceRoutes } from './index-price-routes.js';
 
 /** The operating endpoints' sources, built by the front thread that serves the admin port. */
 export interface Operations {
@@ -159,7 +163,7 @@ function operatingRoutes(ops: Operations): Route[] {
 
 export function adminRoutes(front: FrontContext, ops: Operations | null = null): Route[] {
   return [
-    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front),
+    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front), ...indexPriceRoutes(front),
     {
       method: 'get',
       path: '/admin/status',

@@ -1,7 +1,12 @@
 // What an account has besides engine state, kept in the LMDB database "account-settings"
-// (engine/store/history-account.ts names it) and written directly by front threads: account
-// settings (PATCH /api/v1/account), the operator's address book of two-factor-exempt withdrawal
-// addresses, each account's two-factor secret, and withdrawal intents.
+// (engine/store/history-account.ts names it) and written directly by front threads: the
+// operator's address book of two-factor-exempt withdrawal addresses, each account's two-factor
+// secret, and withdrawal intents.
+//
+// Account settings (PATCH /api/v1/account) are engine state (engine/core/margin/
+// account-settings.ts). Older versions kept them here under ['settings', accountId]; this store
+// still lists and removes those records so that the start-up import (legacy-settings.ts) can move
+// them into the engine.
 //
 // None of this changes balances or matching, so it is not a journaled engine command; it is
 // committed before the request that set it is answered.
@@ -23,19 +28,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Database } from 'lmdb';
 import type { HistoryKey } from '../../engine/store/history-account.js';
 
-export interface AccountSettings {
-  autoBorrowSettlements: boolean;
-  autoLend: boolean;
-  autoRepayBorrows: boolean;
-  leverageLimit: string;
+/** Account settings as older versions stored them here (each field absent when never set). */
+export interface LegacyAccountSettings {
+  autoBorrowSettlements?: unknown;
+  autoLend?: unknown;
+  autoRepayBorrows?: unknown;
+  leverageLimit?: unknown;
 }
-
-export const DEFAULT_SETTINGS: AccountSettings = {
-  autoBorrowSettlements: false,
-  autoLend: false,
-  autoRepayBorrows: false,
-  leverageLimit: '1',
-};
 
 const TOTP_STEP_MS = 30_000;
 const TOTP_DIGITS = 6;
@@ -134,14 +133,21 @@ export class AccountSettingsStore {
     return this.policy.lockoutMs;
   }
 
-  settings(accountId: number): AccountSettings {
-    return { ...DEFAULT_SETTINGS, ...((this.db.get(['settings', accountId]) as Partial<AccountSettings> | undefined) ?? {}) };
+  /** The account settings older versions stored here, by account id, in id order (as committed now). */
+  legacySettings(): Array<[number, LegacyAccountSettings]> {
+    this.db.resetReadTxn();
+    const found: Array<[number, LegacyAccountSettings]> = [];
+    for (const { key, value } of this.db.getRange({ start: ['settings'], end: ['settings', '\uffff'] })) {
+      const accountId = key[1];
+      if (key[0] !== 'settings' || typeof accountId !== 'number') continue;
+      found.push([accountId, (typeof value === 'object' && value !== null ? value : {}) as LegacyAccountSettings]);
+    }
+    return found;
   }
 
-  async updateSettings(accountId: number, update: Partial<AccountSettings>): Promise<AccountSettings> {
-    const next = { ...this.settings(accountId), ...update };
-    await this.db.put(['settings', accountId], next);
-    return next;
+  /** Removes one account's legacy settings record, once the engine holds what it said. */
+  async removeLegacySettings(accountId: number): Promise<void> {
+    await this.db.remove(['settings', accountId]);
   }
 
   isExempt(accountId: number, blockchain: string, address: string): boolean {

@@ -3,10 +3,20 @@
 // (maxOrderQuantity), GET /api/v1/account/limits/withdrawal (maxWithdrawalQuantity) and
 // POST /api/v1/account/convertDust (convertDust).
 //
-// Live balances, fee rates and the risk figures (collateral, maximum order quantity, dust
-// conversion) come through the engine calls (src/front/engine-calls/: the figures are computed in
-// spot-risk.ts from the engine's balances and the markets' last trade prices); settings come from
-// the settings store. This file only validates and formats, at the quote asset's decimals.
+// Live balances, fee rates, the account's settings and the risk figures (collateral, maximum
+// order quantity, dust conversion) are the engine's answers (engine/core/funds/risk.ts,
+// engine/core/margin/account-settings.ts), through the engine calls (src/front/engine-calls/).
+// This file only validates and formats, at the quote asset's decimals.
+//
+// Settings (margin: engine/core/margin/account-settings.ts): PATCH sends one journaled
+// UpdateAccountSettings and answers, once it is durable, with the four settings as the engine
+// now holds them (the echo the API spec names); a body naming none reads them instead. GET reads
+// them with a query that passes through the engine in order after the account's own commands, so
+// a GET after an acknowledged PATCH always shows it, on any front thread (a read model fed by
+// events could lag behind the acknowledgement on another thread). leverageLimit is a decimal
+// string from 1 to the platform's maximum (maxLeverage, default 100) with at most 2 decimals;
+// the engine checks the range again and refuses a lower limit than the account's exposure
+// already uses with MAX_LEVERAGE_REACHED. liquidating is the engine's flag of the account.
 //
 // Choices where the spec is silent:
 // - Fees: spotMakerFee / spotTakerFee are the account's own rates in basis points, read from the
@@ -16,17 +26,21 @@
 //   borrowLimit and positionLimit are "0":
 //   nothing can be borrowed and there are no positions. limitOrders is the open-order limit per
 //   account; triggerOrders 0 (no trigger orders yet).
-// - Collateral: spot only (the rules are in spot-risk.ts); an asset whose market has not traded
-//   shows assetMarkPrice "0". There are no liabilities, so marginFraction is null.
+// - Collateral: spot only, valued at mark as the venue does (never at the last trade): the
+//   engine's guarded reference price of the asset's USDC market; an asset whose market has none
+//   yet (never traded) shows assetMarkPrice "0". There are no liabilities, so marginFraction is null.
 // - Dust (spec: balance below the minimum tradable quantity, not USDC, 95% of the mark price
-//   rounded down): answered with an empty 200 once every conversion is done; each conversion is
-//   in /wapi/v1/history/dust.
+//   rounded down): one engine command converts every dust balance (or the one asset named), all
+//   or none; answered with an empty 200; each conversion is in /wapi/v1/history/dust.
 
 import { Errors, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
-import { DEFAULT_SETTINGS, type AccountSettings } from '../front/account-settings.js';
-import { DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type Collateral, type FeeRates } from '../front/engine-calls/index.js';
+import type { MarketInfo } from '../config.js';
+import {
+  DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type AccountSettingsUpdate, type AccountSettingsView, type Collateral, type FeeRates,
+} from '../front/engine-calls/index.js';
+import { DEFAULT_MAX_LEVERAGE_HUNDREDTHS } from '../../engine/bus/types.js';
 import { parsePriceTicks } from '../wire/market-codec.js';
 import { SIDE } from '../wire/enums.js';
 import { formatDecimal, formatDecimalBig, parseDecimal } from '../decimal.js';
@@ -42,7 +56,17 @@ function isApiError(value: unknown): value is ApiError {
   return typeof value === 'object' && value !== null && 'code' in value && 'status' in value;
 }
 
-export function accountJson(front: FrontContext, settings: AccountSettings, fees: FeeRates): Record<string, unknown> {
+/** The four settings PATCH answers with, in wire form. */
+export function settingsJson(settings: AccountSettingsView): Record<string, unknown> {
+  return {
+    autoBorrowSettlements: settings.autoBorrowSettlements,
+    autoLend: settings.autoLend,
+    autoRepayBorrows: settings.autoRepayBorrows,
+    leverageLimit: formatDecimal(settings.leverageLimitHundredths, 2),
+  };
+}
+
+export function accountJson(front: FrontContext, settings: AccountSettingsView, fees: FeeRates): Record<string, unknown> {
   const engine = front.config.engine;
   return {
     autoBorrowSettlements: settings.autoBorrowSettlements,
@@ -52,9 +76,9 @@ export function accountJson(front: FrontContext, settings: AccountSettings, fees
     borrowLimit: '0',
     futuresMakerFee: String(fees.makerFeeBps),
     futuresTakerFee: String(fees.takerFeeBps),
-    leverageLimit: settings.leverageLimit,
+    leverageLimit: formatDecimal(settings.leverageLimitHundredths, 2),
     limitOrders: engine.limits.maxOpenOrdersPerAccount,
-    liquidating: false,
+    liquidating: settings.liquidating,
     positionLimit: '0',
     spotMakerFee: String(fees.makerFeeBps),
     spotTakerFee: String(fees.takerFeeBps),
@@ -62,9 +86,9 @@ export function accountJson(front: FrontContext, settings: AccountSettings, fees
   };
 }
 
-/** PATCH body → the settings to change, or the error. Pure. */
-export function parseSettingsUpdate(body: Record<string, unknown>): Partial<AccountSettings> | ApiError {
-  const update: Partial<AccountSettings> = {};
+/** PATCH body → the settings to change, or the error; `maxLeverageHundredths` is the platform's maximum. Pure. */
+export function parseSettingsUpdate(body: Record<string, unknown>, maxLeverageHundredths = DEFAULT_MAX_LEVERAGE_HUNDREDTHS): AccountSettingsUpdate | ApiError {
+  const update: AccountSettingsUpdate = {};
   for (const key of ['autoBorrowSettlements', 'autoLend', 'autoRepayBorrows'] as const) {
     const value = body[key];
     if (value === undefined || value === null) continue;
@@ -75,8 +99,10 @@ export function parseSettingsUpdate(body: Record<string, unknown>): Partial<Acco
   if (leverage !== undefined && leverage !== null) {
     const text = typeof leverage === 'string' ? leverage : typeof leverage === 'number' ? String(leverage) : null;
     const hundredths = text === null ? -1 : parseDecimal(text, 2);
-    if (hundredths < 100 || hundredths > 10_000) return Errors.invalid('leverageLimit must be a decimal string from 1 to 100 with at most 2 decimals');
-    update.leverageLimit = formatDecimal(hundredths, 2);
+    if (hundredths < 100 || hundredths > maxLeverageHundredths) {
+      return Errors.invalid(`leverageLimit must be a decimal string from 1 to ${formatDecimal(maxLeverageHundredths, 2)} with at most 2 decimals`);
+    }
+    update.leverageLimitHundredths = hundredths;
   }
   return update;
 }
@@ -89,7 +115,7 @@ export function accountRoutes(front: FrontContext): Route[] {
       path: '/api/v1/account',
       instruction: 'accountQuery',
       handle: (ctx, input) => engine.queryFeeRates(replyTo(ctx, (fees) => {
-        sendJson(ctx, 200, JSON.stringify(accountJson(front, front.settings.settings(input.accountId), fees)));
+        engine.queryAccountSettings(replyTo(ctx, (settings) => sendJson(ctx, 200, JSON.stringify(accountJson(front, settings, fees)))), { accountId: input.accountId });
       }), { accountId: input.accountId }),
     },
     {
@@ -97,14 +123,12 @@ export function accountRoutes(front: FrontContext): Route[] {
       path: '/api/v1/account',
       instruction: 'accountUpdate',
       handle: (ctx, input) => {
-        const update = parseSettingsUpdate((input.body ?? {}) as Record<string, unknown>);
+        const update = parseSettingsUpdate((input.body ?? {}) as Record<string, unknown>, front.config.engine.maxLeverageHundredths);
         if (isApiError(update)) return sendError(ctx, update);
-        front.settings.updateSettings(input.accountId, update)
-          .then((settings) => sendJson(ctx, 200, JSON.stringify({ ...DEFAULT_SETTINGS, ...settings })))
-          .catch((error: unknown) => {
-            front.log.error({ err: error }, 'settings update failed');
-            sendError(ctx, { status: 500, code: 'SERVER_ERROR', message: 'Could not store the settings' });
-          });
+        const answer = replyTo(ctx, (settings: AccountSettingsView) => sendJson(ctx, 200, JSON.stringify(settingsJson(settings))));
+        // A body that names no setting changes nothing: it reads them, without a journal record.
+        if (Object.keys(update).length === 0) engine.queryAccountSettings(answer, { accountId: input.accountId });
+        else engine.updateSettings(answer, input.accountId, update);
       },
     },
     {
@@ -123,16 +147,16 @@ export function accountRoutes(front: FrontContext): Route[] {
       instruction: 'convertDust',
       handle: (ctx, input) => {
         const body = (input.body ?? {}) as Record<string, unknown>;
-        let only: number | undefined;
+        let only: MarketInfo | undefined;
         if (body.symbol !== undefined && body.symbol !== null) {
           if (typeof body.symbol !== 'string') return sendError(ctx, Errors.invalid('symbol must be an asset symbol'));
           const asset = front.assetsBySymbol.get(body.symbol);
           if (!asset) return sendError(ctx, Errors.invalidAsset(body.symbol.slice(0, 20)));
           if (asset.symbol === DUST_PAYOUT_SYMBOL) return sendError(ctx, Errors.preconditionFailed(`${DUST_PAYOUT_SYMBOL} cannot be converted to itself`));
-          only = front.config.assets.indexOf(asset);
-          if (!usdcMarketOf(front, only)) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
+          only = usdcMarketOf(front, front.config.assets.indexOf(asset));
+          if (!only) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
         }
-        engine.convertAllDust(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
+        engine.convertDustToUsdc(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
       },
     },
   ];
@@ -202,14 +226,19 @@ function limitRoutes(front: FrontContext): Route[] {
   ];
 }
 
-/** The collateral answer (§3.2 collateralQuery) in wire form. */
+/**
+ * The collateral answer (§3.2 collateralQuery) in wire form. Every asset is weighted 1: the engine's
+ * collateral query values holdings unweighted, and the haircuts GET /api/v1/collateral publishes
+ * apply once the engine values the margin account.
+ */
 function collateralJson(front: FrontContext, c: Collateral): Record<string, unknown> {
-  const quoteAsset = front.config.assets.find((a) => a.symbol === DUST_PAYOUT_SYMBOL);
+  const quoteAssetId = front.config.assets.findIndex((a) => a.symbol === DUST_PAYOUT_SYMBOL);
+  const quoteAsset = front.config.assets[quoteAssetId];
   const money = (units: bigint) => formatDecimalBig(units, quoteAsset?.decimals ?? 0);
   const collateral = c.assets.map((line) => {
     const asset = front.config.assets[line.assetId];
-    const market = line.markMarket;
-    const markText = line.markTicks === null ? '1'
+    const market = front.config.markets.find((m) => m.spec.marketId === line.marketId);
+    const markText = line.assetId === quoteAssetId ? '1'
       : market && line.markTicks > 0 ? formatDecimal(line.markTicks * market.tickUnits, market.priceDecimals) : '0';
     return {
       symbol: asset.symbol,

@@ -4,6 +4,7 @@ import type { Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import { systemRoutes } from './system.js';
 import { marketRoutes } from './markets.js';
+import { collateralRoutes } from './collateral.js';
 import { depthRoutes } from './depth.js';
 import { capitalRoutes } from './capital.js';
 import { orderRoutes } from './order.js';
@@ -23,6 +24,7 @@ export function publicRoutes(front: FrontContext): Route[] {
   return [
     ...systemRoutes(front),
     ...marketRoutes(front),
+    ...collateralRoutes(front),
     ...depthRoutes(front),
     ...capitalRoutes(front),
     ...orderRoutes(front),

@@ -10,6 +10,7 @@ import {
   ExpiryReason,
   HeaderFlag,
   OrderEvent,
+  IndexPriceSource,
   OrderFlag,
   OrderStatus,
   OrderType,
@@ -412,7 +413,8 @@ describe('commands', () => {
       ...['priceTicks', 'qtyLots', 'quoteQtyUnits', 'triggerPriceTicks', 'triggerQtyLots', 'takeProfitTriggerTicks', 'takeProfitLimitTicks',
         'stopLossTriggerTicks', 'stopLossLimitTicks', 'slippageTolerance'].map((f) => `placeOrder.${f}`),
       'cancelOrder.orderId', 'setMarketState.state', 'setFeeRates.makerFeeBps', 'setFeeRates.takerFeeBps', 'withdraw.amountUnits',
-      'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state', 'queryOrder.orderId',
+      'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state', 'setIndexPrice.priceE9', 'setIndexPrice.source',
+      'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'queryOrder.orderId', 'queryMaxOrderQty.priceTicks',
     ]);
   });
 
@@ -470,6 +472,13 @@ describe('commands', () => {
       [(c) => types.fillQueryOrder(c, { accountId: 5, marketId: 1, orderId: 8, clientId: 0, flags: 0 }), { kind: CommandKind.QueryOrder, accountId: 5, marketId: 1, orderId: 8 }],
       [(c) => types.fillQuerySnapshot(c), { kind: CommandKind.QuerySnapshot }],
       [(c) => types.fillQueryFeeRates(c, { accountId: 5 }), { kind: CommandKind.QueryFeeRates, accountId: 5 }],
+      [(c) => types.fillConvertAllDust(c, { accountId: 5, assetId: 0, marketId: 0xffff }), { kind: CommandKind.ConvertAllDust, accountId: 5, assetId: 0, marketId: 0xffff }],
+      [(c) => types.fillSetIndexPrice(c, { assetId: 2, priceE9: 2 ** 45 + 9, source: IndexPriceSource.Feed }), { kind: CommandKind.SetIndexPrice, assetId: 2, priceTicks: 2 ** 45 + 9, amountUnits: IndexPriceSource.Feed }],
+      [(c) => types.fillUpdateAccountSettings(c, { accountId: 5, settingsWord: 0x020b, leverageLimitHundredths: 350 }), { kind: CommandKind.UpdateAccountSettings, accountId: 5, quoteQtyUnits: 0x020b, amountUnits: 350 }],
+      [(c) => types.fillQueryMaxOrderQty(c, { accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123 }), { kind: CommandKind.QueryMaxOrderQty, accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123 }],
+      [(c) => types.fillQueryCollateral(c, { accountId: 5, assetId: 0 }), { kind: CommandKind.QueryCollateral, accountId: 5, assetId: 0 }],
+      [(c) => types.fillQueryIndexPrices(c), { kind: CommandKind.QueryIndexPrices }],
+      [(c) => types.fillQueryAccountSettings(c, { accountId: 5 }), { kind: CommandKind.QueryAccountSettings, accountId: 5 }],
     ];
     const covered = new Set<number>();
     for (const [fill, positions] of cases) {

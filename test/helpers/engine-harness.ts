@@ -164,11 +164,43 @@ export const cmd = {
   queryFeeRates(accountId: number): Partial<Command> {
     return { kind: CommandKind.QueryFeeRates, accountId };
   },
+  /**
+   * An account's settings (margin): the automation flags named in `set` change to their values,
+   * and the leverage limit (hundredths) when given; `word` overrides the settings word.
+   */
+  updateAccountSettings(accountId: number, set: AccountSettingsChange, word?: number): Partial<Command> {
+    let change = 0;
+    let values = 0;
+    for (const [name, bit] of [['autoBorrowSettlements', 1], ['autoLend', 2], ['autoRepayBorrows', 4]] as const) {
+      if (set[name] === undefined) continue;
+      change |= bit;
+      if (set[name]) values |= bit;
+    }
+    if (set.leverageLimitHundredths !== undefined) change |= 8;
+    return { kind: CommandKind.UpdateAccountSettings, accountId, quoteQtyUnits: word ?? change | (values << 8), amountUnits: set.leverageLimitHundredths ?? 0 };
+  },
+  queryAccountSettings(accountId: number): Partial<Command> {
+    return { kind: CommandKind.QueryAccountSettings, accountId };
+  },
   /** The whole exchange's state: 0 Ok, 1 Maintenance (other values are refused). */
   setSystemState(state: number): Partial<Command> {
     return { kind: CommandKind.SetSystemState, amountUnits: state };
   },
+  /** An asset's index price in 10^-9 USDC per whole unit; source 1 Operator, 2 Feed, 3 Default. */
+  setIndexPrice(assetId: number, priceE9: number, source = 1): Partial<Command> {
+    return { kind: CommandKind.SetIndexPrice, assetId, priceTicks: priceE9, amountUnits: source };
+  },
+  queryIndexPrices(): Partial<Command> {
+    return { kind: CommandKind.QueryIndexPrices };
+  },
 };
+
+export interface AccountSettingsChange {
+  autoBorrowSettlements?: boolean;
+  autoLend?: boolean;
+  autoRepayBorrows?: boolean;
+  leverageLimitHundredths?: number;
+}
 
 /** A sink that decodes every record written into it back to an object, in order. */
 export class CollectingSink implements RecordSink {

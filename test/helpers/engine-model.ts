@@ -8,7 +8,9 @@
 // follow the rules written in the headers of engine/core/book/place.ts, spot/hold.ts, spot/settle.ts and book/matching.ts, computed
 // here with bigint arithmetic instead of the engine's checked integer helpers; order book states
 // and fee rates follow engine/core/operator.ts; the guarded reference price and the market-order
-// band follow engine/core/book/reference.ts, dust conversion and withdrawals engine/core/funds/capital.ts.
+// band follow engine/core/book/reference.ts, dust conversion and withdrawals engine/core/funds/capital.ts,
+// collateral, the largest order and converting all dust engine/core/funds/risk.ts.
+// index prices engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -89,6 +91,10 @@ export class ModelExchange {
   private readonly feeRates = new Map<number, { maker: number; taker: number }>();
   /** SetSystemState: while in maintenance, places, cancels, withdrawals and dust conversions are refused. */
   private maintenance = false;
+  /** SetIndexPrice: the last price, its engine time and source by asset id. */
+  private readonly indexPrices = new Map<number, { priceE9: number; timeUs: number; source: number }>();
+  /** UpdateAccountSettings, by account id: the automation flag bits and the leverage limit in hundredths; absent: none and 1×. */
+  private readonly accountSettings = new Map<number, { flags: number; leverage: number }>();
 
   constructor(private readonly config: EngineConfig) {
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
@@ -109,7 +115,7 @@ export class ModelExchange {
       next.state = 'active';
       this.activate(next);
     }
-    const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust];
+    const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust, CommandKind.ConvertAllDust];
     if (this.maintenance && refusedKinds.includes(cmd.kind)) {
       this.result(cmd, ResultCode.SystemMaintenance, 0);
       return this.out;
@@ -126,7 +132,10 @@ export class ModelExchange {
       case CommandKind.Withdraw: this.withdraw(cmd); break;
       case CommandKind.ConfirmWithdrawal: this.confirmWithdrawal(cmd); break;
       case CommandKind.ConvertDust: this.convertDust(cmd); break;
+      case CommandKind.ConvertAllDust: this.convertAllDust(cmd); break;
       case CommandKind.SetSystemState: this.setSystemState(cmd); break;
+      case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); break;
+      case CommandKind.UpdateAccountSettings: this.updateAccountSettings(cmd); break;
       // The state is written out beside the engine; the answer names the sequence it stands at.
       case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
@@ -500,6 +509,28 @@ export class ModelExchange {
     this.result(cmd, ResultCode.Ok, pending.length + resting.length);
   }
 
+  private setIndexPrice(cmd: Command): void {
+    const asset = this.config.assets.find((a) => a.assetId === cmd.assetId);
+    if (!asset) return this.result(cmd, ResultCode.UnknownAsset, 0);
+    if (asset.symbol === 'USDC') return this.result(cmd, ResultCode.IndexPriceFixed, 0);
+    if (!Number.isSafeInteger(cmd.priceTicks) || cmd.priceTicks <= 0) return this.result(cmd, ResultCode.IndexPriceNotPositive, 0);
+    if (![1, 2, 3].includes(cmd.amountUnits)) return this.result(cmd, ResultCode.InvalidIndexPriceSource, 0);
+    this.indexPrices.set(asset.assetId, { priceE9: cmd.priceTicks, timeUs: this.timeUs, source: cmd.amountUnits });
+    this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9: cmd.priceTicks, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
+    this.result(cmd, ResultCode.Ok, cmd.priceTicks);
+  }
+
+  /** QueryIndexPrices: every asset in configuration order; stale when unset or older than the maximum age. */
+  private queryIndexPrices(cmd: Command): void {
+    const maxAgeUs = this.config.indexMaxAgeUs ?? 30_000_000;
+    for (const asset of this.config.assets) {
+      const row = asset.symbol === 'USDC' ? { priceE9: 1_000_000_000, timeUs: 0, source: 4 } : this.indexPrices.get(asset.assetId) ?? { priceE9: 0, timeUs: 0, source: 0 };
+      const stale = row.source !== 4 && (row.source === 0 || this.timeUs - row.timeUs > maxAgeUs);
+      this.out.push({ ...this.header(RecordType.IndexPrice, cmd.frontId, cmd.requestId, 0), priceE9: row.priceE9, updatedUs: row.timeUs, assetId: asset.assetId, source: row.source, stale } as Rec);
+    }
+    this.result(cmd, ResultCode.Ok, this.config.assets.length);
+  }
+
   private setSystemState(cmd: Command): void {
     if (cmd.amountUnits !== 0 && cmd.amountUnits !== 1) return this.result(cmd, ResultCode.InvalidSystemState, 0);
     this.maintenance = cmd.amountUnits === 1;
@@ -510,6 +541,34 @@ export class ModelExchange {
   private feeRatesRec(accountId: number, frontId: number, requestId: number, flags: number): void {
     const rates = this.rates(accountId);
     this.out.push({ ...this.header(RecordType.FeeRates, frontId, requestId, flags), accountId, makerFeeBps: rates.maker, takerFeeBps: rates.taker } as Rec);
+  }
+
+  /**
+   * UpdateAccountSettings (engine/core/margin/account-settings.ts): the word's low byte names the
+   * settings that change (flags 1, 2, 4; leverage 8), its next byte the new flags; the leverage
+   * limit runs from 100 to the configured maximum. No account has exposure, so no lower limit is
+   * refused.
+   */
+  private updateAccountSettings(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    const word = cmd.quoteQtyUnits;
+    const change = word & 0xff;
+    const values = Math.floor(word / 256);
+    const wellFormed = Number.isInteger(word) && word >= 0 && word <= 0xffff && (change & ~15) === 0 && (values & ~(change & 7)) === 0;
+    const setsLeverage = (change & 8) !== 0;
+    if (!wellFormed || (!setsLeverage && cmd.amountUnits !== 0)) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    const max = this.config.maxLeverageHundredths ?? 10_000;
+    if (setsLeverage && !(Number.isInteger(cmd.amountUnits) && cmd.amountUnits >= 100 && cmd.amountUnits <= max)) return this.result(cmd, ResultCode.LeverageLimitOutOfRange, 0);
+    const now = this.accountSettings.get(cmd.accountId) ?? { flags: 0, leverage: 100 };
+    const next = { flags: (now.flags & ~(change & 7)) | values, leverage: setsLeverage ? cmd.amountUnits : now.leverage };
+    this.accountSettings.set(cmd.accountId, next);
+    this.accountSettingsRec(cmd.accountId, cmd.frontId, cmd.requestId, 0);
+    this.result(cmd, ResultCode.Ok, 0);
+  }
+
+  private accountSettingsRec(accountId: number, frontId: number, requestId: number, flags: number): void {
+    const settings = this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 };
+    this.out.push({ ...this.header(RecordType.AccountSettings, frontId, requestId, flags), accountId, leverageLimitHundredths: settings.leverage, settings: settings.flags } as Rec);
   }
 
   private setFeeRates(cmd: Command): void {
@@ -734,6 +793,8 @@ export class ModelExchange {
   private query(cmd: Command): void {
     const market = this.market(cmd.marketId);
     switch (cmd.kind) {
+      case CommandKind.QueryIndexPrices:
+        return this.queryIndexPrices(cmd);
       case CommandKind.QueryBalances:
         if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
         for (const asset of this.config.assets) this.balanceRec(cmd.accountId, asset.assetId, cmd.frontId, cmd.requestId);
@@ -779,8 +840,107 @@ export class ModelExchange {
       case CommandKind.QueryFeeRates:
         if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
         return this.feeRatesRec(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+      case CommandKind.QueryCollateral:
+        return this.collateral(cmd);
+      case CommandKind.QueryMaxOrderQty:
+        return this.maxOrderQty(cmd);
+      case CommandKind.QueryAccountSettings:
+        if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+        return this.accountSettingsRec(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }
+  }
+
+  // ---- spot risk (engine/core/funds/risk.ts) ----
+
+  /** The first market of base `assetId` quoted in `quoteId`. */
+  private pairMarket(assetId: number, quoteId: number): MarketSpec | undefined {
+    return this.config.markets.find((m) => m.baseAssetId === assetId && m.quoteAssetId === quoteId);
+  }
+
+  /** Each asset valued in cmd.assetId at its pair market's guarded reference (1 for itself), rounded down. */
+  private collateral(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    if (!this.config.assets.some((a) => a.assetId === cmd.assetId)) return this.result(cmd, ResultCode.UnknownAsset, 0);
+    const wide = 2n ** 53n;
+    for (const asset of this.config.assets) {
+      const b = this.bal(cmd.accountId, asset.assetId);
+      const itself = asset.assetId === cmd.assetId;
+      const market = itself ? undefined : this.pairMarket(asset.assetId, cmd.assetId);
+      const mark = market && market.maxMultiplierBps !== undefined ? this.marketState.get(market.marketId)!.guardTicks : 0;
+      const value = (units: bigint) => (itself ? units : market ? (units * BigInt(mark) * BigInt(market.quoteUnitsPerTickLot)) / BigInt(market.baseUnitsPerLot) : 0n);
+      const total = value(BigInt(b.available) + BigInt(b.locked));
+      const available = value(BigInt(b.available));
+      this.out.push({
+        ...this.header(RecordType.Collateral, cmd.frontId, cmd.requestId, 0), availableUnits: b.available, lockedUnits: b.locked, markTicks: mark,
+        totalValueHigh: Number(total / wide), totalValueLow: Number(total % wide), availableValueHigh: Number(available / wide), availableValueLow: Number(available % wide),
+        assetId: asset.assetId, marketId: market?.marketId ?? 0xffff,
+      } as Rec);
+    }
+    this.result(cmd, ResultCode.Ok, this.config.assets.length);
+  }
+
+  /** Whole lots: an ask by available base, a limit bid by available quote, a market bid walking the asks within the band. */
+  private maxOrderQty(cmd: Command): void {
+    const market = this.market(cmd.marketId);
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    if (!market) return this.result(cmd, ResultCode.UnknownMarket, 0);
+    const price = cmd.priceTicks;
+    if ((cmd.side !== Side.Bid && cmd.side !== Side.Ask) || !Number.isSafeInteger(price) || price < 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    if (price > 0 && price < market.minPriceTicks) return this.result(cmd, ResultCode.PriceBelowMinimum, 0);
+    if (price > market.maxPriceTicks) return this.result(cmd, ResultCode.PriceAboveMaximum, 0);
+    let lots = 0n;
+    if (cmd.side === Side.Ask) lots = BigInt(this.bal(cmd.accountId, market.baseAssetId).available) / BigInt(market.baseUnitsPerLot);
+    else {
+      let budget = BigInt(this.bal(cmd.accountId, market.quoteAssetId).available);
+      if (price > 0) lots = budget / (BigInt(price) * BigInt(market.quoteUnitsPerTickLot));
+      const asks = price > 0 ? [] : this.levels(market, Side.Ask);
+      const banded = market.maxMultiplierBps !== undefined;
+      const reference = BigInt(banded ? this.marketState.get(market.marketId)!.lastPriceTicks || (asks[0] ?? 0) : 0);
+      for (const ask of asks) {
+        if (reference > 0n && BigInt(ask) * 10000n > reference * BigInt(market.maxMultiplierBps!)) break;
+        const lotCost = BigInt(ask) * BigInt(market.quoteUnitsPerTickLot);
+        const levelLots = BigInt(this.levelQty(market, Side.Ask, ask));
+        const take = budget / lotCost < levelLots ? budget / lotCost : levelLots;
+        lots += take;
+        budget -= take * lotCost;
+        if (take < levelLots) break;
+      }
+    }
+    this.result(cmd, ResultCode.Ok, Number(lots < BigInt(market.maxQtyLots) ? lots : BigInt(market.maxQtyLots)));
+  }
+
+  /** Every dust balance with a mark price, through its first market quoted in cmd.assetId; all or none. */
+  private convertAllDust(cmd: Command): void {
+    if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
+    if (!this.config.assets.some((a) => a.assetId === cmd.assetId)) return this.result(cmd, ResultCode.UnknownAsset, 0);
+    const all = cmd.marketId === 0xffff;
+    if (!all && !this.market(cmd.marketId)) return this.result(cmd, ResultCode.UnknownMarket, 0);
+    const plans: Array<{ market: MarketSpec; amount: number; payout: bigint }> = [];
+    let found = false;
+    for (const market of this.config.markets) {
+      if (market.quoteAssetId !== cmd.assetId || (!all && market.marketId !== cmd.marketId) || this.pairMarket(market.baseAssetId, cmd.assetId) !== market) continue;
+      const dust = this.bal(cmd.accountId, market.baseAssetId);
+      if (dust.locked > 0 || dust.available === 0 || BigInt(dust.available) >= BigInt(market.minQtyLots) * BigInt(market.baseUnitsPerLot)) continue;
+      found = true;
+      const mark = this.dustMarkTicks(market);
+      if (mark > 0n) plans.push({ market, amount: dust.available, payout: this.dustPayout(market, dust.available, mark) });
+    }
+    if (plans.length === 0) return this.result(cmd, found ? ResultCode.DustNoMarkPrice : ResultCode.DustNotEligible, 0);
+    const total = plans.reduce((sum, p) => sum + p.payout, 0n);
+    if (BigInt(this.feeUnits.get(cmd.assetId) ?? 0) < total) return this.result(cmd, ResultCode.DustTreasuryShort, 0);
+    const addFee = (assetId: number, units: bigint) => this.feeUnits.set(assetId, Number(BigInt(this.feeUnits.get(assetId) ?? 0) + units));
+    for (const { market, amount, payout } of plans) {
+      addFee(market.baseAssetId, BigInt(amount));
+      this.bal(cmd.accountId, market.baseAssetId).available = 0;
+      addFee(cmd.assetId, -payout);
+      const paid = this.bal(cmd.accountId, cmd.assetId);
+      paid.available = Number(BigInt(paid.available) + payout);
+      this.out.push({ ...this.header(RecordType.Dust, cmd.frontId, cmd.requestId, 0), amountUnits: amount, payoutUnits: Number(payout), accountId: cmd.accountId, marketId: market.marketId } as Rec);
+    }
+    for (const { market } of plans) this.balanceRec(cmd.accountId, market.baseAssetId);
+    this.balanceRec(cmd.accountId, cmd.assetId);
+    this.result(cmd, ResultCode.Ok, Number(total));
   }
 }

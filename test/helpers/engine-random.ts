@@ -11,7 +11,9 @@
 // available, some invalid), withdrawal confirmations, dust conversions (in rounds: withdraw to a
 // dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
 // 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
-// command, and the operator's maintenance (SetSystemState, a few steps at a time). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// command, the operator's maintenance (SetSystemState, a few steps at a time), index prices
+// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps), and accounts'
+// margin settings (UpdateAccountSettings, some invalid, and their query). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
@@ -19,7 +21,7 @@
 // the stamped stream for replay.
 
 import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
-import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
+import { ALL_MARKETS, BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
 import { ResultCode, newCommandSlot, type CommandSlot as Command, type EngineConfig } from '../../engine/bus/types.js';
 import { ModelExchange } from './engine-model.js';
 
@@ -48,11 +50,16 @@ export function randomConfig(seed: number): EngineConfig {
   // Some streams keep the reference ten times slower, so that it is often well below or above
   // the last price when dust is converted (valued at the lower of the two).
   if (random() < 0.5) config.referenceIntervalUs = 30_000;
+  // Index prices go stale within a few steps of engine time, so queries show both flags.
+  config.indexMaxAgeUs = 20_000;
   return config;
 }
 
 /** Command kinds the stream can leave out (all of them are in it by default). */
-export const OPTIONAL_KINDS: readonly CommandKind[] = [CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.Snapshot, CommandKind.SetSystemState];
+export const OPTIONAL_KINDS: readonly CommandKind[] = [
+  CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.Snapshot, CommandKind.SetSystemState, CommandKind.SetIndexPrice,
+  CommandKind.UpdateAccountSettings,
+];
 
 export interface StreamOptions {
   /** Which of OPTIONAL_KINDS to send (default: all). */
@@ -79,12 +86,47 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.Withdraw]: { kind: CommandKind.Withdraw, accountId: 1, assetId: BASE, amountUnits: 10 },
     [CommandKind.ConfirmWithdrawal]: { kind: CommandKind.ConfirmWithdrawal, accountId: 1, orderId: 1 },
     [CommandKind.ConvertDust]: { kind: CommandKind.ConvertDust, accountId: 1, marketId: M1, amountUnits: 5 },
+    [CommandKind.ConvertAllDust]: { kind: CommandKind.ConvertAllDust, accountId: 1, assetId: QUOTE, marketId: ALL_MARKETS },
     [CommandKind.Snapshot]: { kind: CommandKind.Snapshot },
     [CommandKind.SetSystemState]: cmd.setSystemState(0),
+    [CommandKind.SetIndexPrice]: cmd.setIndexPrice(BASE, 150_000_000_000),
+    [CommandKind.UpdateAccountSettings]: cmd.updateAccountSettings(1, { autoLend: true }),
   };
   return OPTIONAL_KINDS.filter((kind) => {
     const code = send(probes[kind]);
     return code !== undefined && code !== ResultCode.InvalidCommand;
+  });
+}
+
+/**
+ * Index prices: a price of a priced asset (some zero or negative), of USDC (fixed) or of an unknown
+ * asset, from any source (some invalid), or a query of them all.
+ */
+function indexPriceCommand(random: () => number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  if (random() < 0.3) return cmd.queryIndexPrices();
+  const roll = random();
+  const asset = roll < 0.1 ? pick([QUOTE, 77]) : pick([BASE, OTHER]);
+  const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3]) : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
+  const source = roll >= 0.2 && roll < 0.3 ? pick([0, 4, 9]) : pick([1, 2, 3]);
+  return cmd.setIndexPrice(asset, price, source);
+}
+
+/**
+ * An account's settings, or their query: partial updates of the automation flags and the leverage
+ * limit (back to the defaults often, so states on and off the defaults both occur), and some
+ * invalid ones (out-of-range limits, words naming bits no command sets, an unknown account).
+ */
+function accountSettingsCommand(random: () => number, account: number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const target = random() < 0.95 ? account : 42;
+  const roll = random();
+  if (roll < 0.3) return cmd.queryAccountSettings(target);
+  if (roll < 0.4) return cmd.updateAccountSettings(target, {}, pick([0x10, 0x1010, 0x200, 0x10000, -1]));
+  const flag = () => (random() < 0.5 ? undefined : random() < 0.5);
+  return cmd.updateAccountSettings(target, {
+    autoBorrowSettlements: flag(), autoLend: flag(), autoRepayBorrows: flag(),
+    leverageLimitHundredths: random() < 0.5 ? undefined : pick([100, 100, 250, 1_000, 10_000, 99, 10_001, 0]),
   });
 }
 
@@ -156,15 +198,30 @@ function capitalCommand(random: () => number, seen: Observed, account: number, k
 }
 
 /**
+ * A spot risk query: collateral valued in the quote asset (sometimes in another or an unknown
+ * asset), or the largest order on either side at no price (a market order), a price on the grid
+ * or an invalid one.
+ */
+function riskQuery(random: () => number, account: number, market: number): Partial<Command> {
+  const accountId = random() < 0.95 ? account : 42;
+  if (random() < 0.4) return { kind: CommandKind.QueryCollateral, accountId, assetId: [QUOTE, QUOTE, QUOTE, BASE, 7][randomInt(random, 0, 4)] };
+  const priceTicks = [0, 0, randomInt(random, 1, 300), -1, 10_000_000][randomInt(random, 0, 4)];
+  return { kind: CommandKind.QueryMaxOrderQty, accountId, marketId: random() < 0.95 ? market : 9, side: [0, 1, 0, 1, 3][randomInt(random, 0, 4)], priceTicks };
+}
+
+/**
  * Converts what a withdrawal left of market `market`'s base asset, mostly after cancelling what
  * locks it (locked dust cannot be converted), sometimes of a stale amount (the balance changed
  * between reading it and converting it).
  */
-function convertAfterWithdrawal(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number): void {
+function convertAfterWithdrawal(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number, kinds: readonly CommandKind[]): void {
   const asset = market === M0 ? BASE : OTHER;
   if (random() < 0.8) seen.remember(h.apply(cmd.cancelAll(account, market)));
   const amountUnits = seen.available(account, asset) + (random() < 0.1 ? randomInt(random, -1, 1) : 0);
-  const dust = { kind: CommandKind.ConvertDust, accountId: account, marketId: market, amountUnits };
+  // Or every dust balance at once (of this market, or of all), when the stream sends ConvertAllDust.
+  const dust = kinds.includes(CommandKind.ConvertAllDust) && random() < 0.5
+    ? { kind: CommandKind.ConvertAllDust, accountId: account, assetId: QUOTE, marketId: random() < 0.5 ? market : ALL_MARKETS }
+    : { kind: CommandKind.ConvertDust, accountId: account, marketId: market, amountUnits };
   seen.remember(h.apply(dust), dust);
 }
 
@@ -172,14 +229,14 @@ function convertAfterWithdrawal(h: EngineHarness, random: () => number, seen: Ob
  * An account withdraws all but a few units of market `market`'s base asset, converts that dust,
  * and deposits again (so that it keeps trading).
  */
-function dustRound(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number): void {
+function dustRound(h: EngineHarness, random: () => number, seen: Observed, account: number, market: number, kinds: readonly CommandKind[]): void {
   const asset = market === M0 ? BASE : OTHER;
   const available = seen.available(account, asset);
   if (available > 9) {
     const withdrawal = { kind: CommandKind.Withdraw, accountId: account, assetId: asset, amountUnits: available - randomInt(random, 1, 9), key: digestOf(h.seq + 1) };
     seen.remember(h.apply(withdrawal), withdrawal);
   }
-  convertAfterWithdrawal(h, random, seen, account, market);
+  convertAfterWithdrawal(h, random, seen, account, market, kinds);
   seen.remember(h.apply(cmd.deposit(account, asset, randomInt(random, 50, 400))));
 }
 
@@ -302,31 +359,37 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       }
     } else if (roll < 0.935) {
       command = cmd.queryFeeRates(random() < 0.9 ? account : 42);
-    } else if (roll < 0.985) {
+    } else if (roll < 0.98) {
       // Capital commands, when the caller sends them; otherwise a query.
       command = capitalCommand(random, seen, account, kinds, h.seq + 1) ?? cmd.queryBalances(account);
-    } else if (roll < 0.987 && kinds.includes(CommandKind.SetSystemState)) {
+    } else if (roll < 0.982 && kinds.includes(CommandKind.SetSystemState)) {
       // Operator: maintenance for a few steps (refusing places, cancels and capital), sometimes
       // an invalid state.
       command = cmd.setSystemState(pick([1, 1, 1, 2]));
       if (command.amountUnits === 1) maintenanceEndsAt = step + randomInt(random, 2, 8);
+    } else if (roll < 0.99 && kinds.includes(CommandKind.SetIndexPrice)) {
+      command = indexPriceCommand(random);
+    } else if (roll < 0.998 && kinds.includes(CommandKind.UpdateAccountSettings)) {
+      command = accountSettingsCommand(random, account);
     } else {
-      command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market)]);
+      command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market), riskQuery(random, account, market), riskQuery(random, account, market)]);
     }
     const untraded = seen.lastTrade[M1] === 0;
     remember(h.apply(command, time), command);
     // A withdrawal that left dust is often followed by its conversion.
     const left = command.kind === CommandKind.Withdraw ? seen.available(account, command.assetId ?? 0) : 0;
     if (left > 0 && left < 10 && command.assetId !== QUOTE && kinds.includes(CommandKind.ConvertDust) && random() < 0.8) {
-      convertAfterWithdrawal(h, random, seen, account, command.assetId === BASE ? M0 : M1);
+      convertAfterWithdrawal(h, random, seen, account, command.assetId === BASE ? M0 : M1, kinds);
     }
     // Dust rounds: often, and right after market 1's first trade, when the exchange has
     // collected few fees (none at zero rates) and a conversion often finds too little to pay.
-    if (dustRounds && ((untraded && seen.lastTrade[M1] > 0) || random() < 0.025)) dustRound(h, random, seen, account, random() < 0.9 ? M1 : M0);
+    if (dustRounds && ((untraded && seen.lastTrade[M1] > 0) || random() < 0.025)) dustRound(h, random, seen, account, random() < 0.9 ? M1 : M0, kinds);
   }
   // Reopen both markets, and let every pending order activate so every request has had its answer.
   for (const market of [M0, M1]) remember(h.apply(cmd.setMarketState(market, OrderBookState.Open)));
   if (kinds.includes(CommandKind.SetSystemState)) remember(h.apply(cmd.setSystemState(0)));
+  // One valid settings update, so every stream compares at least one accepted.
+  if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(1, { autoLend: true, leverageLimitHundredths: 250 })));
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
 }
 

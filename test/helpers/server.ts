@@ -46,7 +46,10 @@ export function removeDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** Starts dist/src/main.js; resolves when it logs "ready", rejects if it exits first. */
+/** How long a test server may take to start (replay included) before the start counts as hung. */
+const START_DEADLINE_MS = 60_000;
+
+/** Starts dist/src/main.js; resolves when it logs "ready", rejects if it exits first or never gets ready. */
 export async function startServer(options: {
   dataDir: string; args?: string[]; port?: number; adminPort?: number;
   /** The public port's address (default 127.0.0.1; any of 127.0.0.0/8 stays on the machine). */
@@ -69,6 +72,12 @@ export async function startServer(options: {
   let buffered = '';
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   await new Promise<void>((resolveReady, reject) => {
+    // A start-up that never finishes fails here, with what the server logged, rather than as a
+    // silent hook timeout.
+    const deadline = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not log "ready" within ${START_DEADLINE_MS} ms; its log:\n${lines.join('\n')}`));
+    }, START_DEADLINE_MS);
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       let newline: number;
@@ -76,12 +85,18 @@ export async function startServer(options: {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
         lines.push(line);
-        if (line.includes('"msg":"ready"')) resolveReady();
+        if (line.includes('"msg":"ready"')) {
+          clearTimeout(deadline);
+          resolveReady();
+        }
       }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
-    void exited.then((code) => reject(new Error(`server exited with ${code} before ready:\n${lines.join('\n')}`)));
+    void exited.then((code) => {
+      clearTimeout(deadline);
+      reject(new Error(`server exited with ${code} before ready:\n${lines.join('\n')}`));
+    });
   });
   return {
     port, adminPort, dataDir: options.dataDir, base: `http://${options.host ?? '127.0.0.1'}:${port}`, child, lines,

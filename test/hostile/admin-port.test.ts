@@ -36,6 +36,8 @@ function probes(publicKey: string): Record<string, { query?: string; body?: unkn
     'post /admin/address-book': { body: { accountId: 1, blockchain: 'Solana', address: ADDRESS } },
     'post /admin/two-factor': { body: { accountId: 1 } },
     'post /admin/maintenance': { body: { enabled: false } },
+    'post /admin/index-prices': { body: { prices: { SOL: '150.25' } } },
+    'get /admin/index-prices': {},
   };
 }
 

@@ -23,6 +23,10 @@ import type {
   MarketStateRec,
   FeeRatesRec,
   SystemStateRec,
+  CollateralRec,
+  DustRec,
+  IndexPriceRec,
+  AccountSettingsRec,
   Command,
   CreateAccountPayload,
   DepositPayload,
@@ -35,7 +39,12 @@ import type {
   ConvertDustPayload,
   ConfirmWithdrawalPayload,
   SetSystemStatePayload,
+  ConvertAllDustPayload,
+  SetIndexPricePayload,
+  UpdateAccountSettingsPayload,
   AccountPayload,
+  QueryMaxOrderQtyPayload,
+  QueryCollateralPayload,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -68,6 +77,14 @@ export const MARKET_STATE_BYTES = 32;
 export const FEE_RATES_BYTES = 32;
 /** SystemStateRecord.sizeOf() */
 export const SYSTEM_STATE_BYTES = 32;
+/** CollateralRecord.sizeOf() */
+export const COLLATERAL_BYTES = 88;
+/** DustRecord.sizeOf() */
+export const DUST_BYTES = 48;
+/** IndexPriceRecord.sizeOf() */
+export const INDEX_PRICE_BYTES = 48;
+/** AccountSettingsRecord.sizeOf() */
+export const ACCOUNT_SETTINGS_BYTES = 40;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -533,6 +550,78 @@ export function readSetSystemStatePayload(dv: DataView, off: number, p: SetSyste
   p.state = getI64(dv, off + 24);
 }
 
+/** Writes ConvertAllDustPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeConvertAllDustPayload(dv: DataView, off: number, p: ConvertAllDustPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  // every other byte but the header's (0..127, 136..139, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readConvertAllDustPayload(dv: DataView, off: number, p: ConvertAllDustPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.marketId = dv.getUint16(off + 142, true);
+}
+
+const SET_INDEX_PRICE_PAYLOAD_I64_FIELDS = ['priceE9', 'source'] as const;
+
+/** Writes SetIndexPricePayload at its slot places and zeros the rest of the slot but the header. */
+export function writeSetIndexPricePayload(dv: DataView, off: number, p: SetIndexPricePayload): void {
+  if (!(Number.isSafeInteger(p.priceE9) && Number.isSafeInteger(p.source))) badField(p, SET_INDEX_PRICE_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 0, p.priceE9);
+  dv.setUint16(off + 144, p.assetId, true);
+  put64(dv, off + 24, p.source);
+  // every other byte but the header's (8..23, 32..127, 132..139, 142..143, 147..159)
+  for (let at = 8; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 132, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readSetIndexPricePayload(dv: DataView, off: number, p: SetIndexPricePayload): void {
+  p.priceE9 = getI64(dv, off + 0);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.source = getI64(dv, off + 24);
+}
+
+const UPDATE_ACCOUNT_SETTINGS_PAYLOAD_I64_FIELDS = ['leverageLimitHundredths', 'settingsWord'] as const;
+
+/** Writes UpdateAccountSettingsPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeUpdateAccountSettingsPayload(dv: DataView, off: number, p: UpdateAccountSettingsPayload): void {
+  if (!(Number.isSafeInteger(p.leverageLimitHundredths) && Number.isSafeInteger(p.settingsWord))) badField(p, UPDATE_ACCOUNT_SETTINGS_PAYLOAD_I64_FIELDS);
+  dv.setUint32(off + 132, p.accountId, true);
+  put64(dv, off + 24, p.leverageLimitHundredths);
+  put64(dv, off + 16, p.settingsWord);
+  // every other byte but the header's (0..15, 32..127, 136..139, 142..145, 147..159)
+  for (let at = 0; at < 16; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readUpdateAccountSettingsPayload(dv: DataView, off: number, p: UpdateAccountSettingsPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.leverageLimitHundredths = getI64(dv, off + 24);
+  p.settingsWord = getI64(dv, off + 16);
+}
+
 /** Writes AccountPayload at its slot places and zeros the rest of the slot but the header. */
 export function writeAccountPayload(dv: DataView, off: number, p: AccountPayload): void {
   dv.setUint32(off + 132, p.accountId, true);
@@ -549,6 +638,50 @@ export function writeAccountPayload(dv: DataView, off: number, p: AccountPayload
 
 export function readAccountPayload(dv: DataView, off: number, p: AccountPayload): void {
   p.accountId = dv.getUint32(off + 132, true);
+}
+
+const QUERY_MAX_ORDER_QTY_PAYLOAD_I64_FIELDS = ['priceTicks'] as const;
+
+/** Writes QueryMaxOrderQtyPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryMaxOrderQtyPayload(dv: DataView, off: number, p: QueryMaxOrderQtyPayload): void {
+  if (!(Number.isSafeInteger(p.priceTicks))) badField(p, QUERY_MAX_ORDER_QTY_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 0, p.priceTicks);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  dv.setUint8(off + 147, p.side);
+  // every other byte but the header's (8..127, 136..139, 144..145, 148..159)
+  for (let at = 8; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryMaxOrderQtyPayload(dv: DataView, off: number, p: QueryMaxOrderQtyPayload): void {
+  p.priceTicks = getI64(dv, off + 0);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.marketId = dv.getUint16(off + 142, true);
+  p.side = dv.getUint8(off + 147);
+}
+
+/** Writes QueryCollateralPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryCollateralPayload(dv: DataView, off: number, p: QueryCollateralPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  // every other byte but the header's (0..127, 136..139, 142..143, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryCollateralPayload(dv: DataView, off: number, p: QueryCollateralPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
 }
 
 /** Zeros every byte of a slot but the header's (a command without a payload). */
@@ -579,10 +712,16 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 11 /* CommandKind.ConvertDust */: writeConvertDustPayload(dv, off, c.convertDust); break;
     case 12 /* CommandKind.ConfirmWithdrawal */: writeConfirmWithdrawalPayload(dv, off, c.confirmWithdrawal); break;
     case 13 /* CommandKind.SetSystemState */: writeSetSystemStatePayload(dv, off, c.setSystemState); break;
+    case 24 /* CommandKind.ConvertAllDust */: writeConvertAllDustPayload(dv, off, c.convertAllDust); break;
+    case 40 /* CommandKind.SetIndexPrice */: writeSetIndexPricePayload(dv, off, c.setIndexPrice); break;
+    case 41 /* CommandKind.UpdateAccountSettings */: writeUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings); break;
     case 64 /* CommandKind.QueryBalances */: writeAccountPayload(dv, off, c.queryBalances); break;
     case 65 /* CommandKind.QueryOpenOrders */: writeAccountMarketPayload(dv, off, c.queryOpenOrders); break;
     case 66 /* CommandKind.QueryOrder */: writeOrderTargetPayload(dv, off, c.queryOrder); break;
     case 68 /* CommandKind.QueryFeeRates */: writeAccountPayload(dv, off, c.queryFeeRates); break;
+    case 72 /* CommandKind.QueryMaxOrderQty */: writeQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty); break;
+    case 80 /* CommandKind.QueryCollateral */: writeQueryCollateralPayload(dv, off, c.queryCollateral); break;
+    case 97 /* CommandKind.QueryAccountSettings */: writeAccountPayload(dv, off, c.queryAccountSettings); break;
     default: zeroCommandBody(dv, off);
   }
   dv.setUint32(off + 128, c.requestId, true);
@@ -607,10 +746,16 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 11 /* CommandKind.ConvertDust */: return readConvertDustPayload(dv, off, c.convertDust);
     case 12 /* CommandKind.ConfirmWithdrawal */: return readConfirmWithdrawalPayload(dv, off, c.confirmWithdrawal);
     case 13 /* CommandKind.SetSystemState */: return readSetSystemStatePayload(dv, off, c.setSystemState);
+    case 24 /* CommandKind.ConvertAllDust */: return readConvertAllDustPayload(dv, off, c.convertAllDust);
+    case 40 /* CommandKind.SetIndexPrice */: return readSetIndexPricePayload(dv, off, c.setIndexPrice);
+    case 41 /* CommandKind.UpdateAccountSettings */: return readUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings);
     case 64 /* CommandKind.QueryBalances */: return readAccountPayload(dv, off, c.queryBalances);
     case 65 /* CommandKind.QueryOpenOrders */: return readAccountMarketPayload(dv, off, c.queryOpenOrders);
     case 66 /* CommandKind.QueryOrder */: return readOrderTargetPayload(dv, off, c.queryOrder);
     case 68 /* CommandKind.QueryFeeRates */: return readAccountPayload(dv, off, c.queryFeeRates);
+    case 72 /* CommandKind.QueryMaxOrderQty */: return readQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty);
+    case 80 /* CommandKind.QueryCollateral */: return readQueryCollateralPayload(dv, off, c.queryCollateral);
+    case 97 /* CommandKind.QueryAccountSettings */: return readAccountPayload(dv, off, c.queryAccountSettings);
   }
 }
 
@@ -1132,6 +1277,210 @@ export function readSystemState(dv: DataView, off: number, r: SystemStateRec): v
 }
 
 // ---------------------------------------------------------------------------------------------
+// CollateralRecord
+
+export function newCollateralRec(): CollateralRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 32 /* RecordType.Collateral */,
+    flags: 0,
+    availableUnits: 0,
+    lockedUnits: 0,
+    markTicks: 0,
+    totalValueHigh: 0,
+    totalValueLow: 0,
+    availableValueHigh: 0,
+    availableValueLow: 0,
+    assetId: 0,
+    marketId: 0,
+  };
+}
+
+const COLLATERAL_I64_FIELDS = [
+  'availableUnits',
+  'lockedUnits',
+  'markTicks',
+  'totalValueHigh',
+  'totalValueLow',
+  'availableValueHigh',
+  'availableValueLow',
+] as const;
+
+export function writeCollateral(dv: DataView, off: number, r: CollateralRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 32 /* RecordType.Collateral */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.availableUnits) &&
+      Number.isSafeInteger(r.lockedUnits) &&
+      Number.isSafeInteger(r.markTicks) &&
+      Number.isSafeInteger(r.totalValueHigh) &&
+      Number.isSafeInteger(r.totalValueLow) &&
+      Number.isSafeInteger(r.availableValueHigh) &&
+      Number.isSafeInteger(r.availableValueLow)
+    )
+  ) badField(r, COLLATERAL_I64_FIELDS);
+  put64(dv, off + 24, r.availableUnits);
+  put64(dv, off + 32, r.lockedUnits);
+  put64(dv, off + 40, r.markTicks);
+  put64(dv, off + 48, r.totalValueHigh);
+  put64(dv, off + 56, r.totalValueLow);
+  put64(dv, off + 64, r.availableValueHigh);
+  put64(dv, off + 72, r.availableValueLow);
+  dv.setUint16(off + 80, r.assetId, true);
+  dv.setUint16(off + 82, r.marketId, true);
+  // padding (84..87)
+  dv.setUint32(off + 84, 0, true);
+}
+
+export function readCollateral(dv: DataView, off: number, r: CollateralRec): void {
+  readHeader(dv, off, r);
+  r.availableUnits = getI64(dv, off + 24);
+  r.lockedUnits = getI64(dv, off + 32);
+  r.markTicks = getI64(dv, off + 40);
+  r.totalValueHigh = getI64(dv, off + 48);
+  r.totalValueLow = getI64(dv, off + 56);
+  r.availableValueHigh = getI64(dv, off + 64);
+  r.availableValueLow = getI64(dv, off + 72);
+  r.assetId = dv.getUint16(off + 80, true);
+  r.marketId = dv.getUint16(off + 82, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// DustRecord
+
+export function newDustRec(): DustRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 33 /* RecordType.Dust */,
+    flags: 0,
+    amountUnits: 0,
+    payoutUnits: 0,
+    accountId: 0,
+    marketId: 0,
+  };
+}
+
+const DUST_I64_FIELDS = [
+  'amountUnits',
+  'payoutUnits',
+] as const;
+
+export function writeDust(dv: DataView, off: number, r: DustRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 33 /* RecordType.Dust */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.amountUnits) &&
+      Number.isSafeInteger(r.payoutUnits)
+    )
+  ) badField(r, DUST_I64_FIELDS);
+  put64(dv, off + 24, r.amountUnits);
+  put64(dv, off + 32, r.payoutUnits);
+  dv.setUint32(off + 40, r.accountId, true);
+  dv.setUint16(off + 44, r.marketId, true);
+  // padding (46..47)
+  dv.setUint16(off + 46, 0, true);
+}
+
+export function readDust(dv: DataView, off: number, r: DustRec): void {
+  readHeader(dv, off, r);
+  r.amountUnits = getI64(dv, off + 24);
+  r.payoutUnits = getI64(dv, off + 32);
+  r.accountId = dv.getUint32(off + 40, true);
+  r.marketId = dv.getUint16(off + 44, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// IndexPriceRecord
+
+export function newIndexPriceRec(): IndexPriceRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 64 /* RecordType.IndexPrice */,
+    flags: 0,
+    priceE9: 0,
+    updatedUs: 0,
+    assetId: 0,
+    source: 0,
+    stale: false,
+  };
+}
+
+const INDEX_PRICE_I64_FIELDS = [
+  'priceE9',
+  'updatedUs',
+] as const;
+
+export function writeIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.IndexPrice */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.priceE9) &&
+      Number.isSafeInteger(r.updatedUs)
+    )
+  ) badField(r, INDEX_PRICE_I64_FIELDS);
+  put64(dv, off + 24, r.priceE9);
+  put64(dv, off + 32, r.updatedUs);
+  dv.setUint16(off + 40, r.assetId, true);
+  dv.setUint8(off + 42, r.source);
+  dv.setUint8(off + 43, r.stale ? 1 : 0);
+  // padding (44..47)
+  dv.setUint32(off + 44, 0, true);
+}
+
+export function readIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
+  readHeader(dv, off, r);
+  r.priceE9 = getI64(dv, off + 24);
+  r.updatedUs = getI64(dv, off + 32);
+  r.assetId = dv.getUint16(off + 40, true);
+  r.source = dv.getUint8(off + 42);
+  r.stale = dv.getUint8(off + 43) !== 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// AccountSettingsRecord
+
+export function newAccountSettingsRec(): AccountSettingsRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 65 /* RecordType.AccountSettings */,
+    flags: 0,
+    accountId: 0,
+    leverageLimitHundredths: 0,
+    settings: 0,
+  };
+}
+
+export function writeAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 65 /* RecordType.AccountSettings */, r.flags);
+  dv.setUint32(off + 24, r.accountId, true);
+  dv.setUint32(off + 28, r.leverageLimitHundredths, true);
+  dv.setUint8(off + 32, r.settings);
+  // padding (33..39)
+  dv.setUint8(off + 33, 0);
+  dv.setUint16(off + 34, 0, true);
+  dv.setUint32(off + 36, 0, true);
+}
+
+export function readAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
+  readHeader(dv, off, r);
+  r.accountId = dv.getUint32(off + 24, true);
+  r.leverageLimitHundredths = dv.getUint32(off + 28, true);
+  r.settings = dv.getUint8(off + 32);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -1204,62 +1553,54 @@ export function emitSystemState(sink: RecordSink, r: SystemStateRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitCollateral(sink: RecordSink, r: CollateralRec): void {
+  const at = sink.claim();
+  writeCollateral(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitDust(sink: RecordSink, r: DustRec): void {
+  const at = sink.claim();
+  writeDust(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
+  const at = sink.claim();
+  writeIndexPrice(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitAccountSettings(sink: RecordSink, r: AccountSettingsRec): void {
+  const at = sink.claim();
+  writeAccountSettings(sink.view, at, r);
+  sink.written(at);
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
  */
 export function decodeRecord(dv: DataView, off: number): OutputRec {
   switch (recordType(dv, off)) {
-    case 2 /* RecordType.Result */: {
-      const r = newResultRec();
-      readResult(dv, off, r);
-      return r as OutputRec;
-    }
-    case 3 /* RecordType.Order */: {
-      const r = newOrderRec();
-      readOrder(dv, off, r);
-      return r as OutputRec;
-    }
-    case 4 /* RecordType.Trade */: {
-      const r = newTradeRec();
-      readTrade(dv, off, r);
-      return r as OutputRec;
-    }
-    case 5 /* RecordType.Balance */: {
-      const r = newBalanceRec();
-      readBalance(dv, off, r);
-      return r as OutputRec;
-    }
-    case 6 /* RecordType.Depth */: {
-      const r = newDepthRec();
-      readDepth(dv, off, r);
-      return r as OutputRec;
-    }
-    case 7 /* RecordType.Account */: {
-      const r = newAccountRec();
-      readAccount(dv, off, r);
-      return r as OutputRec;
-    }
-    case 8 /* RecordType.Market */: {
-      const r = newMarketRec();
-      readMarket(dv, off, r);
-      return r as OutputRec;
-    }
-    case 9 /* RecordType.MarketState */: {
-      const r = newMarketStateRec();
-      readMarketState(dv, off, r);
-      return r as OutputRec;
-    }
-    case 10 /* RecordType.FeeRates */: {
-      const r = newFeeRatesRec();
-      readFeeRates(dv, off, r);
-      return r as OutputRec;
-    }
-    case 11 /* RecordType.SystemState */: {
-      const r = newSystemStateRec();
-      readSystemState(dv, off, r);
-      return r as OutputRec;
-    }
+    case 2 /* RecordType.Result */: { const r = newResultRec(); readResult(dv, off, r); return r as OutputRec; }
+    case 3 /* RecordType.Order */: { const r = newOrderRec(); readOrder(dv, off, r); return r as OutputRec; }
+    case 4 /* RecordType.Trade */: { const r = newTradeRec(); readTrade(dv, off, r); return r as OutputRec; }
+    case 5 /* RecordType.Balance */: { const r = newBalanceRec(); readBalance(dv, off, r); return r as OutputRec; }
+    case 6 /* RecordType.Depth */: { const r = newDepthRec(); readDepth(dv, off, r); return r as OutputRec; }
+    case 7 /* RecordType.Account */: { const r = newAccountRec(); readAccount(dv, off, r); return r as OutputRec; }
+    case 8 /* RecordType.Market */: { const r = newMarketRec(); readMarket(dv, off, r); return r as OutputRec; }
+    case 9 /* RecordType.MarketState */: { const r = newMarketStateRec(); readMarketState(dv, off, r); return r as OutputRec; }
+    case 10 /* RecordType.FeeRates */: { const r = newFeeRatesRec(); readFeeRates(dv, off, r); return r as OutputRec; }
+    case 11 /* RecordType.SystemState */: { const r = newSystemStateRec(); readSystemState(dv, off, r); return r as OutputRec; }
+    case 32 /* RecordType.Collateral */: { const r = newCollateralRec(); readCollateral(dv, off, r); return r as OutputRec; }
+    case 33 /* RecordType.Dust */: { const r = newDustRec(); readDust(dv, off, r); return r as OutputRec; }
+    case 64 /* RecordType.IndexPrice */: { const r = newIndexPriceRec(); readIndexPrice(dv, off, r); return r as OutputRec; }
+    case 65 /* RecordType.AccountSettings */: { const r = newAccountSettingsRec(); readAccountSettings(dv, off, r); return r as OutputRec; }
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

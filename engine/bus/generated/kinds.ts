@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -29,14 +29,21 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 8, name: 'SetMarketState', mutating: true, answer: [9, 2], wire: "POST /admin/markets/state" },
   { kind: 9, name: 'SetFeeRates', mutating: true, answer: [10, 2], wire: "POST /admin/accounts/fees" },
   { kind: 10, name: 'Withdraw', mutating: true, answer: [5, 2], wire: "withdraw POST /wapi/v1/capital/withdrawals" },
-  { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
+  { kind: 11, name: 'ConvertDust', mutating: true, answer: [5, 2], wire: "journal replay; convertDust sends ConvertAllDust" },
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
-  { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, GET /api/v1/capital/collateral" },
+  { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
+  { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
+  { kind: 41, name: 'UpdateAccountSettings', mutating: true, answer: [65, 2], wire: "accountUpdate PATCH /api/v1/account" },
+  { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
   { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 11, 6, 2], wire: "front thread start" },
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
+  { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
+  { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
+  { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
+  { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
 ];
 
 /**
@@ -56,7 +63,10 @@ export type MutatingCommandKind =
   | CommandKind.Withdraw
   | CommandKind.ConvertDust
   | CommandKind.ConfirmWithdrawal
-  | CommandKind.SetSystemState;
+  | CommandKind.SetSystemState
+  | CommandKind.ConvertAllDust
+  | CommandKind.SetIndexPrice
+  | CommandKind.UpdateAccountSettings;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -64,7 +74,11 @@ export type QueryCommandKind =
   | CommandKind.QueryOpenOrders
   | CommandKind.QueryOrder
   | CommandKind.QuerySnapshot
-  | CommandKind.QueryFeeRates;
+  | CommandKind.QueryFeeRates
+  | CommandKind.QueryMaxOrderQty
+  | CommandKind.QueryCollateral
+  | CommandKind.QueryIndexPrices
+  | CommandKind.QueryAccountSettings;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -77,6 +91,7 @@ REFUSED_IN_MAINTENANCE[4] = 1; // CancelOrder
 REFUSED_IN_MAINTENANCE[5] = 1; // CancelAll
 REFUSED_IN_MAINTENANCE[10] = 1; // Withdraw
 REFUSED_IN_MAINTENANCE[11] = 1; // ConvertDust
+REFUSED_IN_MAINTENANCE[24] = 1; // ConvertAllDust
 
 /** Struct size of each record type (0 for None and unknown types). */
 export const RECORD_BYTES_BY_TYPE: Int32Array = new Int32Array(256);
@@ -91,6 +106,10 @@ RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
 RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
+RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
+RECORD_BYTES_BY_TYPE[33] = 48; // Dust
+RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
+RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -107,6 +126,10 @@ BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
 BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
+BYTES_BY_TYPE[32] = 88; // Collateral
+BYTES_BY_TYPE[33] = 48; // Dust
+BYTES_BY_TYPE[64] = 48; // IndexPrice
+BYTES_BY_TYPE[65] = 40; // AccountSettings
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -121,6 +144,10 @@ export function newRecordScratch() {
     marketState: newMarketStateRec(),
     feeRates: newFeeRatesRec(),
     systemState: newSystemStateRec(),
+    collateral: newCollateralRec(),
+    dust: newDustRec(),
+    indexPrice: newIndexPriceRec(),
+    accountSettings: newAccountSettingsRec(),
   };
 }
 
@@ -140,11 +167,18 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   11: 'ConvertDust',
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
+  24: 'ConvertAllDust',
+  40: 'SetIndexPrice',
+  41: 'UpdateAccountSettings',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
   67: 'QuerySnapshot',
   68: 'QueryFeeRates',
+  72: 'QueryMaxOrderQty',
+  80: 'QueryCollateral',
+  96: 'QueryIndexPrices',
+  97: 'QueryAccountSettings',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -162,11 +196,18 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConvertDust: 11,
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
+  ConvertAllDust: 24,
+  SetIndexPrice: 40,
+  UpdateAccountSettings: 41,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
   QuerySnapshot: 67,
   QueryFeeRates: 68,
+  QueryMaxOrderQty: 72,
+  QueryCollateral: 80,
+  QueryIndexPrices: 96,
+  QueryAccountSettings: 97,
 });
 
 /** Side: value → name. */
@@ -319,6 +360,23 @@ export const SYSTEM_STATE_VALUES: Readonly<Record<string, number>> = Object.free
   Maintenance: 1,
 });
 
+/** IndexPriceSource: value → name. */
+export const INDEX_PRICE_SOURCE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'None',
+  1: 'Operator',
+  2: 'Feed',
+  3: 'Default',
+  4: 'Fixed',
+});
+/** IndexPriceSource: name → value. */
+export const INDEX_PRICE_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  None: 0,
+  Operator: 1,
+  Feed: 2,
+  Default: 3,
+  Fixed: 4,
+});
+
 /** OrderEvent: value → name. */
 export const ORDER_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
   0: 'None',
@@ -375,6 +433,11 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'DustBalanceChanged',
   40: 'SystemMaintenance',
   41: 'InvalidSystemState',
+  400: 'IndexPriceNotPositive',
+  401: 'IndexPriceFixed',
+  402: 'InvalidIndexPriceSource',
+  403: 'LeverageLimitOutOfRange',
+  404: 'MaxLeverageReached',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -409,6 +472,11 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustBalanceChanged: 33,
   SystemMaintenance: 40,
   InvalidSystemState: 41,
+  IndexPriceNotPositive: 400,
+  IndexPriceFixed: 401,
+  InvalidIndexPriceSource: 402,
+  LeverageLimitOutOfRange: 403,
+  MaxLeverageReached: 404,
 });
 
 /** RecordType: value → name. */
@@ -425,6 +493,10 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   9: 'MarketState',
   10: 'FeeRates',
   11: 'SystemState',
+  32: 'Collateral',
+  33: 'Dust',
+  64: 'IndexPrice',
+  65: 'AccountSettings',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -440,6 +512,10 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   MarketState: 9,
   FeeRates: 10,
   SystemState: 11,
+  Collateral: 32,
+  Dust: 33,
+  IndexPrice: 64,
+  AccountSettings: 65,
 });
 
 /** WithdrawalStatus: value → name. */

@@ -16,6 +16,7 @@ import type {
   ExpiryReason,
   OrderBookState,
   SystemState,
+  IndexPriceSource,
   OrderEvent,
   ResultCode,
   RecordType,
@@ -192,6 +193,63 @@ export interface SystemStateRec extends RecordHeaderFields {
 }
 
 /**
+ * Spot risk answers (funds). A value that may pass 2^53 is a pair of longs: value =
+ * high × 2^53 + low, 0 ≤ low < 2^53 (a balance times a price stays below 2^106).
+ *
+ * One asset's line of QueryCollateral: its balance, the mark price it is valued at (ticks of
+ * market_id, the asset's market quoted in the valuation asset; 0xFFFF and 0 ticks for the
+ * valuation asset itself and for an asset without such a market; 0 ticks for a market without a
+ * guarded reference price yet), and the value of available + locked and of available alone, in
+ * units of the valuation asset, rounded down.
+ */
+export interface CollateralRec extends RecordHeaderFields {
+  availableUnits: number;
+  lockedUnits: number;
+  markTicks: number;
+  totalValueHigh: number;
+  totalValueLow: number;
+  availableValueHigh: number;
+  availableValueLow: number;
+  assetId: number;
+  marketId: number;
+}
+
+/**
+ * One conversion of ConvertAllDust: amount_units of the market's base asset taken, payout_units of
+ * its quote asset paid; addressed to the request (the history writer keeps it).
+ */
+export interface DustRec extends RecordHeaderFields {
+  amountUnits: number;
+  payoutUnits: number;
+  accountId: number;
+  marketId: number;
+}
+
+/**
+ * An asset's index price (USDC per whole unit ×10^9, 0 before any), the engine time of its last
+ * update and its source; an event when SetIndexPrice sets it, and a row of QueryIndexPrices, whose
+ * stale flag says it is older than the configured maximum age at the query's engine time.
+ */
+export interface IndexPriceRec extends RecordHeaderFields {
+  priceE9: number;
+  updatedUs: number;
+  assetId: number;
+  source: IndexPriceSource;
+  stale: boolean;
+}
+
+/**
+ * One account's settings (margin): the answer to UpdateAccountSettings and to
+ * QueryAccountSettings. settings holds AccountSettingFlag bits: the three automation flags and
+ * Liquidating (engine/core/margin/account-settings.ts).
+ */
+export interface AccountSettingsRec extends RecordHeaderFields {
+  accountId: number;
+  leverageLimitHundredths: number;
+  settings: number;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -215,7 +273,11 @@ export type OutputRec =
   | (MarketRec & { type: RecordType.Market })
   | (MarketStateRec & { type: RecordType.MarketState })
   | (FeeRatesRec & { type: RecordType.FeeRates })
-  | (SystemStateRec & { type: RecordType.SystemState });
+  | (SystemStateRec & { type: RecordType.SystemState })
+  | (CollateralRec & { type: RecordType.Collateral })
+  | (DustRec & { type: RecordType.Dust })
+  | (IndexPriceRec & { type: RecordType.IndexPrice })
+  | (AccountSettingsRec & { type: RecordType.AccountSettings });
 
 /** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
 export function newCommandSlot(): CommandSlot {
@@ -360,8 +422,53 @@ export interface SetSystemStatePayload {
   state: SystemState;
 }
 
+/**
+ * Spot risk (engine/core/funds/risk.ts). asset_id: the payout asset; market_id: one
+ * <ASSET>_<payout> market, or 0xFFFF for every one of them.
+ */
+export interface ConvertAllDustPayload {
+  accountId: number;
+  assetId: number;
+  marketId: number;
+}
+
+/**
+ * Margin (engine/core/margin/index-prices.ts): the asset's index price in USDC per whole unit
+ * ×10^9, and where it came from.
+ */
+export interface SetIndexPricePayload {
+  priceE9: number;
+  assetId: number;
+  source: IndexPriceSource;
+}
+
+/**
+ * Margin (engine/core/margin/account-settings.ts). settings_word: low byte the AccountSettingFlag
+ * bits of the settings that change, next byte their new values (the three automation flags);
+ * leverage_limit_hundredths: the new limit when the word has the LeverageLimit bit, else 0.
+ */
+export interface UpdateAccountSettingsPayload {
+  accountId: number;
+  leverageLimitHundredths: number;
+  settingsWord: number;
+}
+
 export interface AccountPayload {
   accountId: number;
+}
+
+/** price_ticks 0: a market order. */
+export interface QueryMaxOrderQtyPayload {
+  priceTicks: number;
+  accountId: number;
+  marketId: number;
+  side: Side;
+}
+
+/** asset_id: the asset collateral is valued in. */
+export interface QueryCollateralPayload {
+  accountId: number;
+  assetId: number;
 }
 
 /** A CreateAccount command as its rule reads it: the header and the CreateAccountPayload. */
@@ -397,6 +504,15 @@ export interface ConfirmWithdrawalCommand extends CommandHeader, ConfirmWithdraw
 /** A SetSystemState command as its rule reads it: the header and the SetSystemStatePayload. */
 export interface SetSystemStateCommand extends CommandHeader, SetSystemStatePayload {}
 
+/** A ConvertAllDust command as its rule reads it: the header and the ConvertAllDustPayload. */
+export interface ConvertAllDustCommand extends CommandHeader, ConvertAllDustPayload {}
+
+/** A SetIndexPrice command as its rule reads it: the header and the SetIndexPricePayload. */
+export interface SetIndexPriceCommand extends CommandHeader, SetIndexPricePayload {}
+
+/** A UpdateAccountSettings command as its rule reads it: the header and the UpdateAccountSettingsPayload. */
+export interface UpdateAccountSettingsCommand extends CommandHeader, UpdateAccountSettingsPayload {}
+
 /** A QueryBalances command as its rule reads it: the header and the AccountPayload. */
 export interface QueryBalancesCommand extends CommandHeader, AccountPayload {}
 
@@ -408,6 +524,15 @@ export interface QueryOrderCommand extends CommandHeader, OrderTargetPayload {}
 
 /** A QueryFeeRates command as its rule reads it: the header and the AccountPayload. */
 export interface QueryFeeRatesCommand extends CommandHeader, AccountPayload {}
+
+/** A QueryMaxOrderQty command as its rule reads it: the header and the QueryMaxOrderQtyPayload. */
+export interface QueryMaxOrderQtyCommand extends CommandHeader, QueryMaxOrderQtyPayload {}
+
+/** A QueryCollateral command as its rule reads it: the header and the QueryCollateralPayload. */
+export interface QueryCollateralCommand extends CommandHeader, QueryCollateralPayload {}
+
+/** A QueryAccountSettings command as its rule reads it: the header and the AccountPayload. */
+export interface QueryAccountSettingsCommand extends CommandHeader, AccountPayload {}
 
 /**
  * A command in memory: its header, and one reusable object per kind with a payload, of which the
@@ -426,10 +551,16 @@ export interface Command extends CommandHeader {
   convertDust: ConvertDustCommand;
   confirmWithdrawal: ConfirmWithdrawalCommand;
   setSystemState: SetSystemStateCommand;
+  convertAllDust: ConvertAllDustCommand;
+  setIndexPrice: SetIndexPriceCommand;
+  updateAccountSettings: UpdateAccountSettingsCommand;
   queryBalances: QueryBalancesCommand;
   queryOpenOrders: QueryOpenOrdersCommand;
   queryOrder: QueryOrderCommand;
   queryFeeRates: QueryFeeRatesCommand;
+  queryMaxOrderQty: QueryMaxOrderQtyCommand;
+  queryCollateral: QueryCollateralCommand;
+  queryAccountSettings: QueryAccountSettingsCommand;
 }
 
 export function newCommand(): Command {
@@ -446,10 +577,16 @@ export function newCommand(): Command {
     convertDust: { requestId: 0, frontId: 0, kind: 11 /* CommandKind.ConvertDust */, amountUnits: 0, accountId: 0, marketId: 0 },
     confirmWithdrawal: { requestId: 0, frontId: 0, kind: 12 /* CommandKind.ConfirmWithdrawal */, withdrawalId: 0, accountId: 0 },
     setSystemState: { requestId: 0, frontId: 0, kind: 13 /* CommandKind.SetSystemState */, state: 0 },
+    convertAllDust: { requestId: 0, frontId: 0, kind: 24 /* CommandKind.ConvertAllDust */, accountId: 0, assetId: 0, marketId: 0 },
+    setIndexPrice: { requestId: 0, frontId: 0, kind: 40 /* CommandKind.SetIndexPrice */, priceE9: 0, assetId: 0, source: 0 },
+    updateAccountSettings: { requestId: 0, frontId: 0, kind: 41 /* CommandKind.UpdateAccountSettings */, accountId: 0, leverageLimitHundredths: 0, settingsWord: 0 },
     queryBalances: { requestId: 0, frontId: 0, kind: 64 /* CommandKind.QueryBalances */, accountId: 0 },
     queryOpenOrders: { requestId: 0, frontId: 0, kind: 65 /* CommandKind.QueryOpenOrders */, accountId: 0, marketId: 0 },
     queryOrder: { requestId: 0, frontId: 0, kind: 66 /* CommandKind.QueryOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
     queryFeeRates: { requestId: 0, frontId: 0, kind: 68 /* CommandKind.QueryFeeRates */, accountId: 0 },
+    queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0 },
+    queryCollateral: { requestId: 0, frontId: 0, kind: 80 /* CommandKind.QueryCollateral */, accountId: 0, assetId: 0 },
+    queryAccountSettings: { requestId: 0, frontId: 0, kind: 97 /* CommandKind.QueryAccountSettings */, accountId: 0 },
   };
 }
 
@@ -534,8 +671,38 @@ function resetSetSystemStatePayload(p: SetSystemStatePayload): void {
   p.state = 0;
 }
 
+function resetConvertAllDustPayload(p: ConvertAllDustPayload): void {
+  p.accountId = 0;
+  p.assetId = 0;
+  p.marketId = 0;
+}
+
+function resetSetIndexPricePayload(p: SetIndexPricePayload): void {
+  p.priceE9 = 0;
+  p.assetId = 0;
+  p.source = 0;
+}
+
+function resetUpdateAccountSettingsPayload(p: UpdateAccountSettingsPayload): void {
+  p.accountId = 0;
+  p.leverageLimitHundredths = 0;
+  p.settingsWord = 0;
+}
+
 function resetAccountPayload(p: AccountPayload): void {
   p.accountId = 0;
+}
+
+function resetQueryMaxOrderQtyPayload(p: QueryMaxOrderQtyPayload): void {
+  p.priceTicks = 0;
+  p.accountId = 0;
+  p.marketId = 0;
+  p.side = 0;
+}
+
+function resetQueryCollateralPayload(p: QueryCollateralPayload): void {
+  p.accountId = 0;
+  p.assetId = 0;
 }
 
 /** Sets the header and every payload back to newCommand()'s values, in place (key bytes to zero). */
@@ -554,10 +721,16 @@ export function resetCommand(cmd: Command): void {
   resetConvertDustPayload(cmd.convertDust);
   resetConfirmWithdrawalPayload(cmd.confirmWithdrawal);
   resetSetSystemStatePayload(cmd.setSystemState);
+  resetConvertAllDustPayload(cmd.convertAllDust);
+  resetSetIndexPricePayload(cmd.setIndexPrice);
+  resetUpdateAccountSettingsPayload(cmd.updateAccountSettings);
   resetAccountPayload(cmd.queryBalances);
   resetAccountMarketPayload(cmd.queryOpenOrders);
   resetOrderTargetPayload(cmd.queryOrder);
   resetAccountPayload(cmd.queryFeeRates);
+  resetQueryMaxOrderQtyPayload(cmd.queryMaxOrderQty);
+  resetQueryCollateralPayload(cmd.queryCollateral);
+  resetAccountPayload(cmd.queryAccountSettings);
 }
 
 /** Makes `cmd` a CreateAccount command carrying `p` (the sender sets requestId and frontId). */
@@ -684,6 +857,33 @@ export function fillSetSystemState(cmd: Command, p: SetSystemStatePayload): void
   c.state = p.state;
 }
 
+/** Makes `cmd` a ConvertAllDust command carrying `p` (the sender sets requestId and frontId). */
+export function fillConvertAllDust(cmd: Command, p: ConvertAllDustPayload): void {
+  cmd.kind = 24 /* CommandKind.ConvertAllDust */;
+  const c = cmd.convertAllDust;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a SetIndexPrice command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetIndexPrice(cmd: Command, p: SetIndexPricePayload): void {
+  cmd.kind = 40 /* CommandKind.SetIndexPrice */;
+  const c = cmd.setIndexPrice;
+  c.priceE9 = p.priceE9;
+  c.assetId = p.assetId;
+  c.source = p.source;
+}
+
+/** Makes `cmd` a UpdateAccountSettings command carrying `p` (the sender sets requestId and frontId). */
+export function fillUpdateAccountSettings(cmd: Command, p: UpdateAccountSettingsPayload): void {
+  cmd.kind = 41 /* CommandKind.UpdateAccountSettings */;
+  const c = cmd.updateAccountSettings;
+  c.accountId = p.accountId;
+  c.leverageLimitHundredths = p.leverageLimitHundredths;
+  c.settingsWord = p.settingsWord;
+}
+
 /** Makes `cmd` a QueryBalances command carrying `p` (the sender sets requestId and frontId). */
 export function fillQueryBalances(cmd: Command, p: AccountPayload): void {
   cmd.kind = 64 /* CommandKind.QueryBalances */;
@@ -722,6 +922,36 @@ export function fillQueryFeeRates(cmd: Command, p: AccountPayload): void {
   c.accountId = p.accountId;
 }
 
+/** Makes `cmd` a QueryMaxOrderQty command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryMaxOrderQty(cmd: Command, p: QueryMaxOrderQtyPayload): void {
+  cmd.kind = 72 /* CommandKind.QueryMaxOrderQty */;
+  const c = cmd.queryMaxOrderQty;
+  c.priceTicks = p.priceTicks;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+  c.side = p.side;
+}
+
+/** Makes `cmd` a QueryCollateral command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryCollateral(cmd: Command, p: QueryCollateralPayload): void {
+  cmd.kind = 80 /* CommandKind.QueryCollateral */;
+  const c = cmd.queryCollateral;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a QueryIndexPrices command (the sender sets requestId and frontId). */
+export function fillQueryIndexPrices(cmd: Command): void {
+  cmd.kind = 96 /* CommandKind.QueryIndexPrices */;
+}
+
+/** Makes `cmd` a QueryAccountSettings command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryAccountSettings(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 97 /* CommandKind.QueryAccountSettings */;
+  const c = cmd.queryAccountSettings;
+  c.accountId = p.accountId;
+}
+
 /**
  * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
  * fields they lie on, values as they are, unchecked): for test tools and reference models that
@@ -743,10 +973,16 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; p.withdrawalId = slot.orderId; p.accountId = slot.accountId; break; }
     case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; p.state = slot.amountUnits; break; }
+    case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; p.accountId = slot.accountId; p.assetId = slot.assetId; p.marketId = slot.marketId; break; }
+    case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; p.priceE9 = slot.priceTicks; p.assetId = slot.assetId; p.source = slot.amountUnits; break; }
+    case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; p.accountId = slot.accountId; p.leverageLimitHundredths = slot.amountUnits; p.settingsWord = slot.quoteQtyUnits; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; p.accountId = slot.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; p.accountId = slot.accountId; break; }
+    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; break; }
+    case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; p.accountId = slot.accountId; break; }
   }
   return c;
 }
@@ -768,10 +1004,16 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; slot.orderId = p.withdrawalId; slot.accountId = p.accountId; break; }
     case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; slot.amountUnits = p.state; break; }
+    case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.marketId = p.marketId; break; }
+    case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; slot.priceTicks = p.priceE9; slot.assetId = p.assetId; slot.amountUnits = p.source; break; }
+    case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; slot.accountId = p.accountId; slot.amountUnits = p.leverageLimitHundredths; slot.quoteQtyUnits = p.settingsWord; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; slot.accountId = p.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; slot.accountId = p.accountId; break; }
+    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; break; }
+    case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; slot.accountId = p.accountId; break; }
   }
   return slot;
 }

@@ -109,11 +109,15 @@ export function activateOrder(s: EngineState, taker: number): void {
  * that never traded the best opposite price it meets. 0 (unbounded) for an unbanded market, and for an empty opposite side (nothing to fill).
  */
 function sweepReference(s: EngineState, taker: number): number {
-  const marketIndex = s.pool.marketIndex[taker];
+  return sweepReferenceOf(s, s.pool.marketIndex[taker], s.pool.side[taker] as Side);
+}
+
+/** sweepReference of a market order on `takerSide` in market `marketIndex` if it took effect now. */
+export function sweepReferenceOf(s: EngineState, marketIndex: number, takerSide: Side): number {
   if (s.catalog.markets[marketIndex].maxMultiplierBps === undefined) return 0;
   const book = s.books[marketIndex];
   if (book.bandReferenceTicks > 0) return book.bandReferenceTicks;
-  const opposite = oppositeSide(s, taker);
+  const opposite = book.sideOf(takerSide === Side.Bid ? Side.Ask : Side.Bid);
   const best = opposite.best();
   return best === NO_LEVEL ? 0 : opposite.levelPrice[best];
 }

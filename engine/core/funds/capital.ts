@@ -87,7 +87,7 @@ export function dustPayoutUnits(dustUnits: number, priceTicks: number, quoteUnit
 }
 
 /** The price dust is valued at: min(guarded reference, last trade price); 0 when there is none. */
-function dustMarkTicks(s: EngineState, marketIndex: number): number {
+export function dustMarkTicks(s: EngineState, marketIndex: number): number {
   if (s.catalog.markets[marketIndex].maxMultiplierBps === undefined) return 0;
   const book = s.books[marketIndex];
   return Math.min(book.guardedReferenceTicks, book.bandReferenceTicks);

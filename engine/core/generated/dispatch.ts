@@ -11,6 +11,9 @@ import type { EngineState } from '../state.js';
 import { cancelAll, cancelOrder } from '../book/cancel.js';
 import { placeOrder } from '../book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from '../funds/capital.js';
+import { convertAllDust, queryCollateral, queryMaxOrderQty } from '../funds/risk.js';
+import { queryAccountSettings, updateAccountSettings } from '../margin/account-settings.js';
+import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
 import { queryFeeRates, setFeeRates, setMarketState } from '../operator.js';
 import { queryBalances, queryOpenOrders, queryOrder, querySnapshot } from '../queries.js';
 import { snapshot } from '../snapshot.js';
@@ -33,6 +36,9 @@ export function applyMutating(s: EngineState, cmd: Command): void {
     case 11 /* CommandKind.ConvertDust */: { const c = cmd.convertDust; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return convertDust(s, c); }
     case 12 /* CommandKind.ConfirmWithdrawal */: { const c = cmd.confirmWithdrawal; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return confirmWithdrawal(s, c); }
     case 13 /* CommandKind.SetSystemState */: { const c = cmd.setSystemState; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setSystemState(s, c); }
+    case 24 /* CommandKind.ConvertAllDust */: { const c = cmd.convertAllDust; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return convertAllDust(s, c); }
+    case 40 /* CommandKind.SetIndexPrice */: { const c = cmd.setIndexPrice; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setIndexPrice(s, c); }
+    case 41 /* CommandKind.UpdateAccountSettings */: { const c = cmd.updateAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return updateAccountSettings(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }
@@ -46,6 +52,10 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 66 /* CommandKind.QueryOrder */: { const c = cmd.queryOrder; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryOrder(s, c); }
     case 67 /* CommandKind.QuerySnapshot */: return querySnapshot(s, cmd);
     case 68 /* CommandKind.QueryFeeRates */: { const c = cmd.queryFeeRates; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryFeeRates(s, c); }
+    case 72 /* CommandKind.QueryMaxOrderQty */: { const c = cmd.queryMaxOrderQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxOrderQty(s, c); }
+    case 80 /* CommandKind.QueryCollateral */: { const c = cmd.queryCollateral; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryCollateral(s, c); }
+    case 96 /* CommandKind.QueryIndexPrices */: return queryIndexPrices(s, cmd);
+    case 97 /* CommandKind.QueryAccountSettings */: { const c = cmd.queryAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryAccountSettings(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }

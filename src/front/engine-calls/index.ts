@@ -11,8 +11,8 @@
 // command was submitted; when it was not, the Reply has already been told why.
 
 import {
-  CommandFlag, REFUSED_IN_MAINTENANCE, RecordType, ResultCode, SlippageToleranceType, TriggerBy, fillConfirmWithdrawal, fillQuerySnapshot,
-  type Command, type CommandKind, type OrderTargetPayload, type Side,
+  AccountSettingFlag, CommandFlag, REFUSED_IN_MAINTENANCE, RecordType, ResultCode, SlippageToleranceType, TriggerBy, fillConfirmWithdrawal,
+  fillQuerySnapshot, type Command, type CommandKind, type OrderTargetPayload, type Side,
 } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
 import { Errors, apiError, resultError } from '../../errors.js';
@@ -20,13 +20,24 @@ import { sendError, type RequestContext } from '../http.js';
 import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
 import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
-import type { Balances, OrderView, Reply } from './answers.js';
+import type { Accepted, AccountSettingsView, Balances, Collateral, OrderView, Reply } from './answers.js';
 import { KindCalls } from './generated/calls.js';
-import { collateralOf, convertDust, maxOrderLots, type Collateral } from './spot-risk.js';
 import type { MarketInfo } from '../../config.js';
 
-export type { Accepted, Balances, FeeRates, OrderView, Reply } from './answers.js';
-export { DUST_PAYOUT_SYMBOL, usdcMarketOf, type AssetCollateral, type Collateral } from './spot-risk.js';
+export type { Accepted, AccountSettingsView, AssetCollateral, Balances, Collateral, FeeRates, IndexPriceRow, IndexPrices, OrderView, Reply } from './answers.js';
+
+/** Dust converts to USDC (the spec's rule) and collateral is valued in it: through <ASSET>_USDC. */
+export const DUST_PAYOUT_SYMBOL = 'USDC';
+
+/** The <ASSET>_USDC market of an asset, the one dust converts through. */
+export function usdcMarketOf(front: FrontContext, assetId: number): MarketInfo | undefined {
+  return front.config.markets.find((m) => m.spec.baseAssetId === assetId && m.quoteSymbol === DUST_PAYOUT_SYMBOL);
+}
+
+/** The asset id of USDC, the valuation and dust payout asset (-1 when not configured). */
+function usdcAssetId(front: FrontContext): number {
+  return front.config.assets.findIndex((a) => a.symbol === DUST_PAYOUT_SYMBOL);
+}
 
 /** A Reply that sends errors to the client and hands the value to `ok`. */
 export function replyTo<T>(ctx: RequestContext, ok: (value: T) => void): Reply<T> {
@@ -38,6 +49,20 @@ const CANCEL_NOT_FOUND = apiError(400, 'INVALID_CLIENT_REQUEST', 'Order not foun
 
 /** The market id a query uses for "every market" (the engine's MARKET_ID_ALL). */
 const ALL_MARKETS = 0xffff;
+
+/** The settings PATCH /api/v1/account may change; absent ones stay as they are. */
+export interface AccountSettingsUpdate {
+  autoBorrowSettlements?: boolean;
+  autoLend?: boolean;
+  autoRepayBorrows?: boolean;
+  leverageLimitHundredths?: number;
+}
+
+const SETTING_BITS = [
+  ['autoBorrowSettlements', AccountSettingFlag.AutoBorrowSettlements],
+  ['autoLend', AccountSettingFlag.AutoLend],
+  ['autoRepayBorrows', AccountSettingFlag.AutoRepayBorrows],
+] as const;
 
 /**
  * The engine calls of one front thread. One typed method per command kind a route submits is
@@ -91,23 +116,44 @@ export class EngineCalls extends KindCalls {
     return this.queryBalances(reply, { accountId });
   }
 
-  // --- Risk figures computed on the front thread from the engine's balances (spot-risk.ts)
+  // --- Spot risk, answered by the engine (engine/core/funds/risk.ts)
 
+  /** Every asset valued in USDC at its market's mark price (the engine's guarded reference). */
   collateral(reply: Reply<Collateral>, accountId: number): boolean {
-    return this.balances({ fail: reply.fail, ok: (balances) => reply.ok(collateralOf(this.front, balances)) }, accountId);
+    return this.queryCollateral(reply, { accountId, assetId: usdcAssetId(this.front) });
   }
 
   /** Whole lots the account could order now in `market` (priceTicks 0: a market order). */
   maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number): boolean {
-    return this.balances({
-      fail: reply.fail,
-      ok: (balances) => reply.ok(maxOrderLots(this.front, market, side, priceTicks, balances)),
-    }, accountId);
+    return this.queryMaxOrderQty({ ...reply, ok: (accepted) => reply.ok(accepted.value) }, {
+      accountId, marketId: market.spec.marketId, side, priceTicks,
+    });
   }
 
-  /** Converts the account's dust balances (or the one asset `only`), one engine command per asset. */
-  convertAllDust(reply: Reply<void>, accountId: number, only: number | undefined): void {
-    convertDust(this.front, this, reply, accountId, only);
+  /**
+   * Converts every dust balance of the account to USDC in one engine command, all or none
+   * (`market`: only that <ASSET>_USDC market's); ok with the total payout in USDC units.
+   */
+  convertDustToUsdc(reply: Reply<Accepted>, accountId: number, market: MarketInfo | undefined): boolean {
+    return this.convertAllDust(reply, { accountId, assetId: usdcAssetId(this.front), marketId: market?.spec.marketId ?? ALL_MARKETS });
+  }
+
+  // --- Margin: the account's settings
+
+  /** Changes the settings `update` names (the rest stay); ok with all of them once durable. */
+  updateSettings(reply: Reply<AccountSettingsView>, accountId: number, update: AccountSettingsUpdate): boolean {
+    let change = 0;
+    let values = 0;
+    for (const [name, bit] of SETTING_BITS) {
+      const value = update[name];
+      if (value === undefined) continue;
+      change |= bit;
+      if (value) values |= bit;
+    }
+    if (update.leverageLimitHundredths !== undefined) change |= AccountSettingFlag.LeverageLimit;
+    return this.updateAccountSettings(reply, {
+      accountId, settingsWord: change | (values << 8), leverageLimitHundredths: update.leverageLimitHundredths ?? 0,
+    });
   }
 
   /**

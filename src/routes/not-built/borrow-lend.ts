@@ -1,10 +1,9 @@
-// Margin and borrow/lend: collateral parameters, borrow/lend markets, rates, positions and
-// their history, and the borrow limit.
+// Margin and borrow/lend: borrow/lend markets, rates, positions and their history, and the
+// borrow limit (the collateral parameters are served: src/routes/collateral.ts).
 
 import type { NotBuiltPath } from './index.js';
 
 export const borrowLendPaths: readonly NotBuiltPath[] = [
-  ['get', '/api/v1/collateral'],
   ['get', '/api/v1/borrowLend/markets'],
   ['get', '/api/v1/borrowLend/markets/history'],
   ['get', '/api/v1/borrowLend/apy'],

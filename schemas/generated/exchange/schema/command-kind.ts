@@ -17,9 +17,16 @@ export enum CommandKind {
   ConvertDust = 11,
   ConfirmWithdrawal = 12,
   SetSystemState = 13,
+  ConvertAllDust = 24,
+  SetIndexPrice = 40,
+  UpdateAccountSettings = 41,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
   QuerySnapshot = 67,
-  QueryFeeRates = 68
+  QueryFeeRates = 68,
+  QueryMaxOrderQty = 72,
+  QueryCollateral = 80,
+  QueryIndexPrices = 96,
+  QueryAccountSettings = 97
 }

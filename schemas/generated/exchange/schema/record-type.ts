@@ -14,5 +14,9 @@ export enum RecordType {
   Market = 8,
   MarketState = 9,
   FeeRates = 10,
-  SystemState = 11
+  SystemState = 11,
+  Collateral = 32,
+  Dust = 33,
+  IndexPrice = 64,
+  AccountSettings = 65
 }

@@ -33,5 +33,10 @@ export enum ResultCode {
   DustTreasuryShort = 32,
   DustBalanceChanged = 33,
   SystemMaintenance = 40,
-  InvalidSystemState = 41
+  InvalidSystemState = 41,
+  IndexPriceNotPositive = 400,
+  IndexPriceFixed = 401,
+  InvalidIndexPriceSource = 402,
+  LeverageLimitOutOfRange = 403,
+  MaxLeverageReached = 404
 }

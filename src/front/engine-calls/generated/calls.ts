@@ -5,9 +5,9 @@
 // after the kind fills the kind's payload and collects the answer its answer attribute names. The
 // hand-written EngineCalls (../index.ts) extends this class with the submission itself.
 
-import { CommandKind, fillCancelAll, fillCancelOrder, fillConvertDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryBalances, fillQueryFeeRates, fillQueryOpenOrders, fillQueryOrder, fillSetFeeRates, fillSetMarketState, fillSetSystemState, fillSnapshot, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type ConvertDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type SetFeeRatesPayload, type SetMarketStatePayload, type SetSystemStatePayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
+import { CommandKind, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryMaxOrderQty, fillQueryOpenOrders, fillQueryOrder, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryMaxOrderQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
-import { balancesAnswer, feeRatesAnswer, orderAnswer, orderListAnswer, resultAnswer, type Accepted, type Balances, type FeeRates, type OrderView, type Reply } from '../answers.js';
+import { accountSettingsAnswer, balancesAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, orderAnswer, orderListAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type Collateral, type FeeRates, type IndexPrices, type OrderView, type Reply } from '../answers.js';
 
 export abstract class KindCalls {
   /** Submits a command of `kind` (refused at once where maintenance refuses it); false when not submitted. */
@@ -60,17 +60,27 @@ export abstract class KindCalls {
     return this.submit(reply, CommandKind.Withdraw, (cmd) => fillWithdraw(cmd, p), resultAnswer(reply));
   }
 
-  /** ConvertDust (convertDust POST /api/v1/account/convertDust); answered by Balance, Result. */
-  convertDust(reply: Reply<Accepted>, p: ConvertDustPayload): boolean {
-    return this.submit(reply, CommandKind.ConvertDust, (cmd) => fillConvertDust(cmd, p), resultAnswer(reply));
-  }
-
   /** SetSystemState (POST /admin/maintenance); answered by SystemState, Result. */
   setSystemState(reply: Reply<Accepted>, p: SetSystemStatePayload): boolean {
     return this.submit(reply, CommandKind.SetSystemState, (cmd) => fillSetSystemState(cmd, p), resultAnswer(reply));
   }
 
-  /** QueryBalances (balanceQuery GET /api/v1/capital, GET /api/v1/capital/collateral); answered by Balance, Result. */
+  /** ConvertAllDust (convertDust POST /api/v1/account/convertDust); answered by Dust, Balance, Result. */
+  convertAllDust(reply: Reply<Accepted>, p: ConvertAllDustPayload): boolean {
+    return this.submit(reply, CommandKind.ConvertAllDust, (cmd) => fillConvertAllDust(cmd, p), resultAnswer(reply));
+  }
+
+  /** SetIndexPrice (POST /admin/index-prices); answered by IndexPrice, Result. */
+  setIndexPrice(reply: Reply<Accepted>, p: SetIndexPricePayload): boolean {
+    return this.submit(reply, CommandKind.SetIndexPrice, (cmd) => fillSetIndexPrice(cmd, p), resultAnswer(reply));
+  }
+
+  /** UpdateAccountSettings (accountUpdate PATCH /api/v1/account); answered by AccountSettings, Result. */
+  updateAccountSettings(reply: Reply<AccountSettingsView>, p: UpdateAccountSettingsPayload): boolean {
+    return this.submit(reply, CommandKind.UpdateAccountSettings, (cmd) => fillUpdateAccountSettings(cmd, p), accountSettingsAnswer(reply));
+  }
+
+  /** QueryBalances (balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal); answered by Balance, Result. */
   queryBalances(reply: Reply<Balances>, p: AccountPayload): boolean {
     return this.submit(reply, CommandKind.QueryBalances, (cmd) => fillQueryBalances(cmd, p), balancesAnswer(reply, this.assetCount()));
   }
@@ -88,5 +98,25 @@ export abstract class KindCalls {
   /** QueryFeeRates (GET /admin/accounts/fees); answered by FeeRates. */
   queryFeeRates(reply: Reply<FeeRates>, p: AccountPayload): boolean {
     return this.submit(reply, CommandKind.QueryFeeRates, (cmd) => fillQueryFeeRates(cmd, p), feeRatesAnswer(reply));
+  }
+
+  /** QueryMaxOrderQty (maxOrderQuantity GET /api/v1/account/limits/order); answered by Result. */
+  queryMaxOrderQty(reply: Reply<Accepted>, p: QueryMaxOrderQtyPayload): boolean {
+    return this.submit(reply, CommandKind.QueryMaxOrderQty, (cmd) => fillQueryMaxOrderQty(cmd, p), resultAnswer(reply));
+  }
+
+  /** QueryCollateral (collateralQuery GET /api/v1/capital/collateral); answered by Collateral, Result. */
+  queryCollateral(reply: Reply<Collateral>, p: QueryCollateralPayload): boolean {
+    return this.submit(reply, CommandKind.QueryCollateral, (cmd) => fillQueryCollateral(cmd, p), collateralAnswer(reply));
+  }
+
+  /** QueryIndexPrices (GET /admin/index-prices); answered by IndexPrice, Result. */
+  queryIndexPrices(reply: Reply<IndexPrices>): boolean {
+    return this.submit(reply, CommandKind.QueryIndexPrices, fillQueryIndexPrices, indexPricesAnswer(reply));
+  }
+
+  /** QueryAccountSettings (accountQuery GET /api/v1/account); answered by AccountSettings. */
+  queryAccountSettings(reply: Reply<AccountSettingsView>, p: AccountPayload): boolean {
+    return this.submit(reply, CommandKind.QueryAccountSettings, (cmd) => fillQueryAccountSettings(cmd, p), accountSettingsAnswer(reply));
   }
 }

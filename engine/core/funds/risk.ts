@@ -1,0 +1,172 @@
+// Spot risk figures answered from the engine's own state: collateral value per asset
+// (QueryCollateral), the largest order an account could place now (QueryMaxOrderQty), and the
+// conversion of every dust balance at once (ConvertAllDust).
+//
+// Collateral. Each asset is valued in the valuation asset the query names (the fronts name USDC),
+// weighted 1 (no haircuts configured): the valuation asset at 1, any other asset at the guarded
+// reference price (book/reference.ts) of its first configured market quoted in the valuation
+// asset, and at 0 when it has no such market or that market has no guarded reference yet (never
+// traded, or unbanded). The venue values collateral at mark, never at the last trade, so that a
+// print cannot move it; the guarded reference is the engine's price that trades cannot move
+// cheaply. Values are floor(units × ticks × quoteUnitsPerTickLot / baseUnitsPerLot), in bigint: a
+// balance times a price may pass 2^53 (below 2^106, sent as high × 2^53 + low).
+//
+// Maximum order quantity, in whole lots, capped at the market's maxQtyLots: an ask sells its
+// available base; a limit bid buys what its available quote pays at its price; a market bid
+// (price 0) what its available quote buys walking the asks as a market order would now: best
+// first, whole lots, stopping at the first level beyond the market's sweep band (matching.ts).
+// Fees are taken from what a party receives, so they do not reduce what it can pay.
+//
+// ConvertAllDust converts, in one sequenced command, every dust balance of the account whose
+// asset has a market quoted in the payout asset (or only the one market the command names), by
+// ConvertDust's rule (capital.ts: the balance is positive, all available and below the market's
+// minimum quantity; 95 % of min(guarded reference, last trade), rounded down, capped). A balance
+// whose market has no mark price is left as it is. All or nothing: when the exchange's fees in
+// the payout asset cannot pay the sum, nothing converts (DustTreasuryShort); with no dust at all
+// the answer is DustNotEligible, with dust but no mark price DustNoMarkPrice. One command rather
+// than one ConvertDust per asset from the front: the balances it reads are the ones it converts
+// (no window for a fill or a deposit to change them in between), a refusal leaves nothing half
+// done, and replay reproduces the set from engine state alone. Each conversion writes a
+// DustRecord addressed to the request (the account history keeps it), then the balances change as
+// events; result value = the total payout.
+
+import {
+  FRONT_ID_NONE, ResultCode, Side, type ConvertAllDustCommand, type QueryCollateralCommand, type QueryMaxOrderQtyCommand,
+} from '../../bus/types.js';
+import { MARKET_ID_ALL } from '../catalog.js';
+import { sweepReferenceOf } from '../book/matching.js';
+import { beyondSweepBand } from '../book/reference.js';
+import type { EngineState } from '../state.js';
+import { floorDiv, type AmountUnits } from '../units.js';
+import { dustMarkTicks, dustPayoutUnits } from './capital.js';
+
+/** The market id of a collateral line without a market (the valuation asset, or no market). */
+const NO_MARKET = 0xffff;
+
+/** First market with base `assetIndex` quoted in `quoteIndex`, or -1. */
+function marketOfPair(s: EngineState, assetIndex: number, quoteIndex: number): number {
+  for (let m = 0; m < s.catalog.marketCount; m++) {
+    if (s.catalog.baseIndexOf[m] === assetIndex && s.catalog.quoteIndexOf[m] === quoteIndex) return m;
+  }
+  return -1;
+}
+
+/** One CollateralRecord per configured asset, then a Result (value = the number of assets). */
+export function queryCollateral(s: EngineState, cmd: QueryCollateralCommand): void {
+  const valuationIndex = s.catalog.assetIndex(cmd.assetId);
+  if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
+  if (valuationIndex < 0) return s.out.result(ResultCode.UnknownAsset, 0, cmd.frontId, cmd.requestId);
+  for (let assetIndex = 0; assetIndex < s.catalog.assetCount; assetIndex++) {
+    const available = BigInt(s.ledger.availableUnits(cmd.accountId, assetIndex));
+    const total = available + BigInt(s.ledger.lockedUnits(cmd.accountId, assetIndex));
+    if (assetIndex === valuationIndex) {
+      s.out.collateral(cmd.accountId, assetIndex, NO_MARKET, 0, total, available, cmd.frontId, cmd.requestId);
+      continue;
+    }
+    const m = marketOfPair(s, assetIndex, valuationIndex);
+    const market = m < 0 ? undefined : s.catalog.markets[m];
+    const markTicks = m < 0 ? 0 : s.books[m].guardedReferenceTicks;
+    const value = (units: bigint): bigint => (market === undefined ? 0n
+      : (units * BigInt(markTicks) * BigInt(market.quoteUnitsPerTickLot)) / BigInt(market.baseUnitsPerLot));
+    s.out.collateral(cmd.accountId, assetIndex, market?.marketId ?? NO_MARKET, markTicks, value(total), value(available), cmd.frontId, cmd.requestId);
+  }
+  s.out.result(ResultCode.Ok, s.catalog.assetCount, cmd.frontId, cmd.requestId);
+}
+
+/** The whole lots the account could order now (header rules); result value = the lots. */
+export function queryMaxOrderQty(s: EngineState, cmd: QueryMaxOrderQtyCommand): void {
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
+  if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
+  const market = s.catalog.markets[marketIndex];
+  const price = cmd.priceTicks;
+  let code: ResultCode = ResultCode.Ok;
+  if ((cmd.side !== Side.Bid && cmd.side !== Side.Ask) || !Number.isSafeInteger(price) || price < 0) code = ResultCode.InvalidCommand;
+  else if (price > 0 && price < market.minPriceTicks) code = ResultCode.PriceBelowMinimum;
+  else if (price > market.maxPriceTicks) code = ResultCode.PriceAboveMaximum;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  let lots: number;
+  if (cmd.side === Side.Ask) {
+    lots = floorDiv(s.ledger.availableUnits(cmd.accountId, s.catalog.baseIndexOf[marketIndex]), market.baseUnitsPerLot);
+  } else {
+    const budget = BigInt(s.ledger.availableUnits(cmd.accountId, s.catalog.quoteIndexOf[marketIndex]));
+    lots = price > 0 ? Number(budget / (BigInt(price) * BigInt(market.quoteUnitsPerTickLot))) : marketBidLots(s, marketIndex, budget);
+  }
+  s.out.result(ResultCode.Ok, Math.min(lots, market.maxQtyLots), cmd.frontId, cmd.requestId);
+}
+
+/** Whole lots `budget` quote units buy walking the asks, best first, within the sweep band. */
+function marketBidLots(s: EngineState, marketIndex: number, budget: bigint): number {
+  const market = s.catalog.markets[marketIndex];
+  const asks = s.books[marketIndex].asks;
+  const reference = sweepReferenceOf(s, marketIndex, Side.Bid);
+  let lots = 0;
+  for (let rank = 0; rank < asks.count && lots < market.maxQtyLots; rank++) {
+    const level = asks.atRank(rank);
+    const priceTicks = asks.levelPrice[level];
+    if (beyondSweepBand(market, reference, Side.Bid, priceTicks)) break;
+    const lotCost = BigInt(priceTicks) * BigInt(market.quoteUnitsPerTickLot);
+    const levelLots = asks.levelQty[level];
+    const take = Math.min(Number(budget / lotCost), levelLots);
+    lots += take;
+    budget -= BigInt(take) * lotCost;
+    if (take < levelLots) break;
+  }
+  return lots;
+}
+
+/** One planned conversion of ConvertAllDust. */
+interface DustPlan {
+  marketIndex: number;
+  amountUnits: number;
+  payoutUnits: number;
+}
+
+/** ConvertAllDust (header): plans every conversion, then makes all of them or none. */
+export function convertAllDust(s: EngineState, cmd: ConvertAllDustCommand): void {
+  const payoutIndex = s.catalog.assetIndex(cmd.assetId);
+  const all = cmd.marketId === MARKET_ID_ALL;
+  let code: ResultCode = ResultCode.Ok;
+  if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+  else if (payoutIndex < 0) code = ResultCode.UnknownAsset;
+  else if (!all && s.catalog.marketIndex(cmd.marketId) < 0) code = ResultCode.UnknownMarket;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  const { plans, found } = planDust(s, cmd, payoutIndex, all);
+  let total = 0n;
+  for (const plan of plans) total += BigInt(plan.payoutUnits);
+  if (plans.length === 0) code = found ? ResultCode.DustNoMarkPrice : ResultCode.DustNotEligible;
+  else if (BigInt(s.ledger.feeUnits[payoutIndex]) < total) code = ResultCode.DustTreasuryShort;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  for (const plan of plans) {
+    s.ledger.sweepToFees(cmd.accountId, s.catalog.baseIndexOf[plan.marketIndex], plan.amountUnits as AmountUnits);
+    if (plan.payoutUnits > 0) s.ledger.payFromFees(cmd.accountId, payoutIndex, plan.payoutUnits as AmountUnits);
+    s.out.dust(cmd.accountId, plan.marketIndex, plan.amountUnits, plan.payoutUnits, cmd.frontId, cmd.requestId);
+  }
+  for (const plan of plans) s.out.balance(cmd.accountId, s.catalog.baseIndexOf[plan.marketIndex], FRONT_ID_NONE, 0);
+  s.out.balance(cmd.accountId, payoutIndex, FRONT_ID_NONE, 0);
+  s.out.result(ResultCode.Ok, Number(total), cmd.frontId, cmd.requestId);
+}
+
+/**
+ * The conversions ConvertAllDust would make, in market order (one per base asset: through its
+ * first market quoted in the payout asset), and whether any dust was found at all.
+ */
+function planDust(s: EngineState, cmd: ConvertAllDustCommand, payoutIndex: number, all: boolean): { plans: DustPlan[]; found: boolean } {
+  const plans: DustPlan[] = [];
+  let found = false;
+  for (let m = 0; m < s.catalog.marketCount; m++) {
+    const market = s.catalog.markets[m];
+    const baseIndex = s.catalog.baseIndexOf[m];
+    if (s.catalog.quoteIndexOf[m] !== payoutIndex || (!all && market.marketId !== cmd.marketId)) continue;
+    if (marketOfPair(s, baseIndex, payoutIndex) !== m) continue;
+    const available = s.ledger.availableUnits(cmd.accountId, baseIndex);
+    const locked = s.ledger.lockedUnits(cmd.accountId, baseIndex);
+    if (available === 0 || locked > 0 || available >= market.minQtyLots * market.baseUnitsPerLot) continue;
+    found = true;
+    const markTicks = dustMarkTicks(s, m);
+    if (markTicks === 0) continue;
+    const payout = Math.min(dustPayoutUnits(available, markTicks, market.quoteUnitsPerTickLot, market.baseUnitsPerLot), s.catalog.dustMaxPayoutUnitsOf[m]);
+    plans.push({ marketIndex: m, amountUnits: available, payoutUnits: payout });
+  }
+  return { plans, found };
+}

@@ -1,0 +1,50 @@
+// The leverage-limit check (venue-mechanics §1.4, error MAX_LEVERAGE_REACHED): an account may not
+// lower its leverage limit below what its exposure already uses.
+//
+// With TEN the account's total exposure notional (§1.3: perpetual positions and spot-margin
+// borrows at mark) and a leverage limit L, the account's initial margin is at least TEN / L
+// (AccountIMF = max(1/L, …)); the limit is exceeded when that is more than the account's net
+// equity: TEN / L > netEquity, i.e. TEN × 100 > L_hundredths × netEquity in integers (bigint:
+// notionals times a limit leave the safe-integer range). An account with exposure and no
+// positive equity exceeds every limit; an account without exposure exceeds none.
+//
+// Spot balances carry no exposure (lends neither). The engine holds no perpetual positions and no
+// borrows yet, so every account's exposure is 0 today and its equity is not needed; when they
+// exist, marginUsage sums them here, valued at the index prices, and the check is already the
+// one above.
+
+import { ResultCode } from '../../bus/types.js';
+import { assert } from '../assert.js';
+import type { EngineState } from '../state.js';
+
+/** What the check needs of one account, in quote units of the settlement asset. */
+export interface MarginUsage {
+  /** Total exposure notional (TEN, §1.3), never negative. */
+  exposureNotionalUnits: bigint;
+  /** Net equity (§1.2); read only when the exposure is positive. */
+  netEquityUnits: bigint;
+}
+
+const HUNDREDTHS = 100n;
+
+/** Whether an account of this usage uses more leverage than `leverageLimitHundredths` allows. Pure. */
+export function exceedsLeverageLimit(usage: MarginUsage, leverageLimitHundredths: number): boolean {
+  assert(usage.exposureNotionalUnits >= 0n, 'exposure notional is negative');
+  assert(Number.isInteger(leverageLimitHundredths) && leverageLimitHundredths > 0, 'leverage limit must be a positive integer');
+  if (usage.exposureNotionalUnits === 0n) return false;
+  return usage.exposureNotionalUnits * HUNDREDTHS > BigInt(leverageLimitHundredths) * usage.netEquityUnits;
+}
+
+/**
+ * The account's exposure and equity. No account has exposure yet: the engine keeps spot balances
+ * only, which count in equity but not in exposure.
+ */
+export function marginUsage(s: EngineState, accountId: number): MarginUsage {
+  assert(s.accounts.exists(accountId), 'margin usage of an unknown account');
+  return { exposureNotionalUnits: 0n, netEquityUnits: 0n };
+}
+
+/** MaxLeverageReached when the account's usage exceeds the limit, else Ok. */
+export function leverageLimitRefusal(s: EngineState, accountId: number, leverageLimitHundredths: number): ResultCode {
+  return exceedsLeverageLimit(marginUsage(s, accountId), leverageLimitHundredths) ? ResultCode.MaxLeverageReached : ResultCode.Ok;
+}
