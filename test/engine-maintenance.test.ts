@@ -98,11 +98,13 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const today = exportSnapshot(h.exchange);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
-    expect(view.getUint32(4, true)).toBe(4);
-    // Format 3: the same words without the system state word before the end marker.
-    const old = new Uint8Array(today.length - 4);
-    old.set(today.subarray(0, today.length - 8));
-    old.set(today.subarray(today.length - 4), today.length - 8);
+    expect(view.getUint32(4, true)).toBe(5);
+    // Format 3: the same words without the system state word and the borrow/lend part (format 5:
+    // no pools, no positions, no interest due: three 8-byte numbers) before the end marker.
+    const tail = 4 + 24;
+    const old = new Uint8Array(today.length - tail);
+    old.set(today.subarray(0, today.length - 4 - tail));
+    old.set(today.subarray(today.length - 4), today.length - 4 - tail);
     new DataView(old.buffer).setUint32(4, 3, true);
     const restored = new Exchange(h.config);
     importSnapshot(restored, old);
@@ -117,7 +119,7 @@ describe('engine: maintenance', () => {
   it('refuses a snapshot whose system state is not a known value', () => {
     const h = tradingHarness();
     const bytes = exportSnapshot(h.exchange);
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 8, 9, true);
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 8 - 24, 9, true); // before the borrow/lend part
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

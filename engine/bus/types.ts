@@ -13,6 +13,8 @@
 // threads fill commands and read records, the engine core and its shell apply and write them, the
 // journal stores them, and src/main.ts hands the EngineConfig to the engine worker at start.
 
+import type { EngineMarginConfig } from './margin-params.js';
+
 export {
   CommandKind,
   Side,
@@ -30,6 +32,10 @@ export {
   OrderBookState,
   // The whole exchange's state (maintenance)
   SystemState,
+  // Margin: borrow/lend
+  BorrowLendSide,
+  BorrowLendEvent,
+  LendPoolState as LendPoolStateCode,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink and newCommand/resetCommand are generated from the schema
@@ -144,4 +150,10 @@ export interface EngineConfig {
    */
   referenceStepBps?: number;
   referenceIntervalUs?: number;
+  /**
+   * Collateral parameters and borrow/lend pools the engine applies (engine/bus/margin-params.ts).
+   * Absent: no pool, nothing to borrow or lend; a journal written before the engine had pools
+   * carries a configuration without it, and keeps its fingerprint.
+   */
+  margin?: EngineMarginConfig;
 }

@@ -11,6 +11,7 @@ import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
 import { queryCollateral, queryMaxOrderQty } from './funds/risk.js';
+import { queryBorrowLendPositions, queryLendPools } from './margin/borrow-lend.js';
 
 /**
  * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
@@ -41,6 +42,11 @@ export function runQuery(s: EngineState, cmd: Command): void {
       return queryMaxOrderQty(s, cmd);
     case CommandKind.QueryCollateral:
       return queryCollateral(s, cmd);
+    // Margin: see margin/borrow-lend.ts
+    case CommandKind.QueryLendPools:
+      return queryLendPools(s, cmd);
+    case CommandKind.QueryBorrowLendPositions:
+      return queryBorrowLendPositions(s, cmd);
     default:
       return refuseUnknownKind(s, cmd, kind);
   }

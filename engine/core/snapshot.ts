@@ -28,6 +28,8 @@
 //             per level best first: price, qty, order count, the order ids
 //   pending: count, order ids in queue order
 //   system state (format 4 on; system.ts)
+//   borrow/lend pools (format 5 on; margin/pools.ts): per pool its totals and interest lines, the
+//             open positions, the interest timer's due time
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -38,6 +40,9 @@
 // Version 3 (before the exchange kept a system state) is still read: it lacks the system state
 // word, and import starts Ok; such a state has the same hash as before (system.ts).
 //
+// Version 4 (before the borrow/lend pools) is still read: it has no pool part, and import starts
+// every pool empty; such a state has the same hash as before (margin/pools.ts).
+//
 // Each structure writes and reads its own part beside its rules (parts.ts); this file is the
 // versioned list of those parts, in file order, between the magic words.
 
@@ -45,12 +50,15 @@ import type { Exchange } from './exchange.js';
 import { SnapshotFormatError, SnapshotReader, SnapshotWriter, expectSnapshot } from './parts.js';
 import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
+import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 4;
+const FORMAT_VERSION = 5;
+/** The last version without the borrow/lend pools; import still reads it. */
+const FORMAT_VERSION_NO_POOLS = 4;
 /** The last version without the exchange's system state; import still reads it. */
 const FORMAT_VERSION_NO_SYSTEM_STATE = 3;
 /** The last version without the guarded reference price; import still reads it. */
@@ -93,6 +101,8 @@ const PARTS: readonly SnapshotPart[] = [
   { exportTo: (s, w) => s.pending.exportTo(w), importFrom: (s, r) => s.pending.importFrom(r, s.index) },
   // the exchange's system state
   { exportTo: exportSystemStateTo, importFrom: (s, r, version) => importSystemStateFrom(s, r, version > FORMAT_VERSION_NO_SYSTEM_STATE) },
+  // the borrow/lend pools, their positions and the interest timer
+  { exportTo: exportPoolsTo, importFrom: (s, r, version) => importPoolsFrom(s, r, version > FORMAT_VERSION_NO_POOLS) },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */

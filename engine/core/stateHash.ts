@@ -14,6 +14,7 @@
 import { StateDigest } from './parts.js';
 import type { EngineState } from './state.js';
 import { hashSystemStateInto } from './system.js';
+import { hashPoolsInto } from './margin/borrow-lend.js';
 
 /** The parts of the state hash, in order; `withGuard` as for hashState. */
 const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => void)[] = [
@@ -26,6 +27,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => v
   },
   (s, d) => s.pending.hashInto(d),
   (s, d) => s.pool.hashAccountListsInto(d, s.accounts.count),
+  // Only once a pool was used: every state without borrow or lend keeps its earlier hash.
+  (s, d) => hashPoolsInto(s, d),
   // Last, and only while in maintenance: every state without it keeps its earlier hash.
   (s, d) => hashSystemStateInto(s, d),
 ];

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newBorrowLendRec, newLendPoolRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -33,6 +33,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
   { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
+  { kind: 40, name: 'BorrowLend', mutating: true, answer: [64, 5, 2], wire: "borrowLendExecute POST /api/v1/borrowLend" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
@@ -40,6 +41,8 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
+  { kind: 96, name: 'QueryLendPools', mutating: false, answer: [65, 2], wire: "GET /api/v1/borrowLend/markets" },
+  { kind: 97, name: 'QueryBorrowLendPositions', mutating: false, answer: [64, 2], wire: "borrowLendPositionQuery GET /api/v1/borrowLend/positions" },
 ];
 
 /**
@@ -60,7 +63,8 @@ export type MutatingCommandKind =
   | CommandKind.ConvertDust
   | CommandKind.ConfirmWithdrawal
   | CommandKind.SetSystemState
-  | CommandKind.ConvertAllDust;
+  | CommandKind.ConvertAllDust
+  | CommandKind.BorrowLend;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -70,7 +74,9 @@ export type QueryCommandKind =
   | CommandKind.QuerySnapshot
   | CommandKind.QueryFeeRates
   | CommandKind.QueryMaxOrderQty
-  | CommandKind.QueryCollateral;
+  | CommandKind.QueryCollateral
+  | CommandKind.QueryLendPools
+  | CommandKind.QueryBorrowLendPositions;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -91,6 +97,8 @@ RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
+RECORD_BYTES_BY_TYPE[64] = 112; // BorrowLend
+RECORD_BYTES_BY_TYPE[65] = 96; // LendPool
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -109,6 +117,8 @@ BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 88; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
+BYTES_BY_TYPE[64] = 112; // BorrowLend
+BYTES_BY_TYPE[65] = 96; // LendPool
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -125,6 +135,8 @@ export function newRecordScratch() {
     systemState: newSystemStateRec(),
     collateral: newCollateralRec(),
     dust: newDustRec(),
+    borrowLend: newBorrowLendRec(),
+    lendPool: newLendPoolRec(),
   };
 }
 
@@ -145,6 +157,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
   24: 'ConvertAllDust',
+  40: 'BorrowLend',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
@@ -152,6 +165,8 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   68: 'QueryFeeRates',
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
+  96: 'QueryLendPools',
+  97: 'QueryBorrowLendPositions',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -170,6 +185,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
   ConvertAllDust: 24,
+  BorrowLend: 40,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
@@ -177,6 +193,53 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryFeeRates: 68,
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
+  QueryLendPools: 96,
+  QueryBorrowLendPositions: 97,
+});
+
+/** BorrowLendSide: value → name. */
+export const BORROW_LEND_SIDE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Borrow',
+  1: 'Lend',
+});
+/** BorrowLendSide: name → value. */
+export const BORROW_LEND_SIDE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Borrow: 0,
+  Lend: 1,
+});
+
+/** BorrowLendEvent: value → name. */
+export const BORROW_LEND_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Borrow',
+  1: 'BorrowRepay',
+  2: 'Lend',
+  3: 'LendRedeem',
+  4: 'BorrowInterest',
+  5: 'LendInterest',
+  6: 'Position',
+});
+/** BorrowLendEvent: name → value. */
+export const BORROW_LEND_EVENT_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Borrow: 0,
+  BorrowRepay: 1,
+  Lend: 2,
+  LendRedeem: 3,
+  BorrowInterest: 4,
+  LendInterest: 5,
+  Position: 6,
+});
+
+/** LendPoolState: value → name. */
+export const LEND_POOL_STATE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Open',
+  1: 'Closed',
+  2: 'RepayOnly',
+});
+/** LendPoolState: name → value. */
+export const LEND_POOL_STATE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Open: 0,
+  Closed: 1,
+  RepayOnly: 2,
 });
 
 /** Side: value → name. */
@@ -385,6 +448,16 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'DustBalanceChanged',
   40: 'SystemMaintenance',
   41: 'InvalidSystemState',
+  400: 'LendPoolUnknown',
+  401: 'LendPoolNotOpen',
+  402: 'BorrowLendQuantityInvalid',
+  403: 'LendRequiresBorrowRepay',
+  404: 'BorrowRequiresLendRedeem',
+  405: 'LendLimit',
+  406: 'BorrowLimit',
+  407: 'InsufficientSupply',
+  408: 'InsufficientMargin',
+  409: 'BorrowNoMarkPrice',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -419,6 +492,16 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustBalanceChanged: 33,
   SystemMaintenance: 40,
   InvalidSystemState: 41,
+  LendPoolUnknown: 400,
+  LendPoolNotOpen: 401,
+  BorrowLendQuantityInvalid: 402,
+  LendRequiresBorrowRepay: 403,
+  BorrowRequiresLendRedeem: 404,
+  LendLimit: 405,
+  BorrowLimit: 406,
+  InsufficientSupply: 407,
+  InsufficientMargin: 408,
+  BorrowNoMarkPrice: 409,
 });
 
 /** RecordType: value → name. */
@@ -437,6 +520,8 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   11: 'SystemState',
   32: 'Collateral',
   33: 'Dust',
+  64: 'BorrowLend',
+  65: 'LendPool',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -454,6 +539,8 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   SystemState: 11,
   Collateral: 32,
   Dust: 33,
+  BorrowLend: 64,
+  LendPool: 65,
 });
 
 /** WithdrawalStatus: value → name. */

@@ -18,11 +18,14 @@ export enum CommandKind {
   ConfirmWithdrawal = 12,
   SetSystemState = 13,
   ConvertAllDust = 24,
+  BorrowLend = 40,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
   QuerySnapshot = 67,
   QueryFeeRates = 68,
   QueryMaxOrderQty = 72,
-  QueryCollateral = 80
+  QueryCollateral = 80,
+  QueryLendPools = 96,
+  QueryBorrowLendPositions = 97
 }

@@ -16,5 +16,7 @@ export enum RecordType {
   FeeRates = 10,
   SystemState = 11,
   Collateral = 32,
-  Dust = 33
+  Dust = 33,
+  BorrowLend = 64,
+  LendPool = 65
 }

@@ -33,5 +33,15 @@ export enum ResultCode {
   DustTreasuryShort = 32,
   DustBalanceChanged = 33,
   SystemMaintenance = 40,
-  InvalidSystemState = 41
+  InvalidSystemState = 41,
+  LendPoolUnknown = 400,
+  LendPoolNotOpen = 401,
+  BorrowLendQuantityInvalid = 402,
+  LendRequiresBorrowRepay = 403,
+  BorrowRequiresLendRedeem = 404,
+  LendLimit = 405,
+  BorrowLimit = 406,
+  InsufficientSupply = 407,
+  InsufficientMargin = 408,
+  BorrowNoMarkPrice = 409
 }
