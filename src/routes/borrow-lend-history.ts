@@ -46,7 +46,7 @@ function assetParam(front: FrontContext, query: URLSearchParams, names: string[]
   return undefined;
 }
 
-function moveJson(front: FrontContext, r: BorrowLendRec): Record<string, unknown> {
+export function moveJson(front: FrontContext, r: BorrowLendRec): Record<string, unknown> {
   const asset = front.config.assets[r.assetId];
   return {
     eventType: MOVE_NAMES[r.event],
@@ -60,7 +60,7 @@ function moveJson(front: FrontContext, r: BorrowLendRec): Record<string, unknown
   };
 }
 
-function interestJson(front: FrontContext, r: BorrowLendRec): Record<string, unknown> {
+export function interestJson(front: FrontContext, r: BorrowLendRec): Record<string, unknown> {
   const asset = front.config.assets[r.assetId];
   return {
     paymentType: r.event === BorrowLendEvent.BorrowInterest ? 'Borrow' : 'Lend',
