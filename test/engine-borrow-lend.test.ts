@@ -14,7 +14,7 @@ import {
 import type { LendPoolSpec, LendPoolState } from '../engine/bus/margin-params.js';
 import { Exchange } from '../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../engine/core/snapshot.js';
-import { BASE, EngineHarness, M0, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec } from './helpers/engine-harness.js';
+import { BASE, EngineHarness, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec } from './helpers/engine-harness.js';
 
 const ONE = 10n ** 12n;
 const HOUR_US = 3_600_000_000;
@@ -97,7 +97,7 @@ describe('BorrowLend: lend, redeem, repay', () => {
     const before = h.exchange.stateHash();
     expect(codeOf(h.apply(lend(99, QUOTE, 10)))).toBe(ResultCode.UnknownAccount);
     expect(codeOf(h.apply(lend(a, OTHER, 10)))).toBe(ResultCode.LendPoolUnknown);
-    expect(codeOf(h.apply({ ...lend(a, QUOTE, 10), side: 7 }))).toBe(ResultCode.LendPoolUnknown);
+    expect(codeOf(h.apply({ ...lend(a, QUOTE, 10), side: 7 as number }))).toBe(ResultCode.LendPoolUnknown);
     expect(codeOf(h.apply(lend(a, QUOTE, 0)))).toBe(ResultCode.BorrowLendQuantityInvalid);
     expect(codeOf(h.apply(lend(a, QUOTE, 15)))).toBe(ResultCode.BorrowLendQuantityInvalid);
     expect(h.exchange.stateHash()).toBe(before);
