@@ -253,3 +253,22 @@ describe('snapshot format', () => {
     expect(() => importSnapshot(new Exchange(testConfig({ markets: marginConfig().markets })), exportSnapshot(h.exchange))).toThrow(SnapshotFormatError);
   });
 });
+
+describe('withdrawals of an account that borrows', () => {
+  it('keep its margin: borrowed funds cannot leave uncovered', () => {
+    const h = new EngineHarness(marginConfig());
+    const [lender, borrower] = h.fundedAccounts(2, { [QUOTE]: 10_000 });
+    h.apply(lend(lender, QUOTE, 10_000));
+    // 1 000 of equity covers a borrow of up to 10 000 at IMF 0.1; borrow 5 000: 500 required.
+    h.apply(borrow(borrower, QUOTE, 5_000));
+    expect(h.balance(borrower, QUOTE)).toEqual([15_000, 0]);
+    const withdraw = (amountUnits: number) => ({ kind: CommandKind.Withdraw, accountId: borrower, assetId: QUOTE, amountUnits, key: new Uint8Array(32) });
+    // Withdrawing w leaves equity 10 000 − w ≥ 500: at most 9 500.
+    expect(codeOf(h.apply(withdraw(9_501)))).toBe(ResultCode.InsufficientMargin);
+    expect(codeOf(h.apply(withdraw(9_500)))).toBe(ResultCode.Ok);
+    expect(codeOf(h.apply(withdraw(1)))).toBe(ResultCode.InsufficientMargin);
+    // The lender borrows nothing: its withdrawals are limited by its balance only.
+    h.apply(cmd.deposit(lender, QUOTE, 7));
+    expect(codeOf(h.apply({ ...withdraw(7), accountId: lender }))).toBe(ResultCode.Ok);
+  });
+});

@@ -144,9 +144,12 @@ describe('engine: randomized streams', () => {
     expect(count(results, 'ConvertDust:Ok')).toBeGreaterThan(0);
     expect(count(results, 'ConvertDust:DustNotEligible')).toBeGreaterThan(0);
     expect(count(results, 'ConvertDust:DustNoMarkPrice')).toBeGreaterThan(0);
-    for (const code of ['InsufficientSupply', 'InsufficientMargin', 'LendPoolNotOpen', 'BorrowRequiresLendRedeem', 'LendRequiresBorrowRepay']) {
+    for (const code of ['InsufficientSupply', 'LendPoolNotOpen', 'BorrowRequiresLendRedeem', 'LendRequiresBorrowRepay']) {
       expect(count(results, `BorrowLend:${code}`), code).toBeGreaterThan(0);
     }
+    // The margin test refuses withdrawals of borrowers here (borrows past it are rarer in these
+    // streams than borrows past the pool's supply; engine-borrow-lend.test.ts has them by value).
+    expect(count(results, 'Withdraw:InsufficientMargin')).toBeGreaterThan(0);
     for (const event of [BorrowLendEvent.Lend, BorrowLendEvent.LendRedeem, BorrowLendEvent.Borrow, BorrowLendEvent.BorrowRepay, BorrowLendEvent.BorrowInterest, BorrowLendEvent.LendInterest]) {
       expect(events.get(event) ?? 0, BorrowLendEvent[event]).toBeGreaterThan(0);
     }

@@ -126,15 +126,20 @@ export class ModelLending {
     return [...this.lent.values(), ...this.borrowed.values()].some((v) => v > 0);
   }
 
-  /** netEquity ≥ Σ N·IMF with `qty` more of `assetId` borrowed and held. */
-  private marginCode(accountId: number, assetId: number, qty: number): ResultCode {
+  /** Whether the account borrows anything. */
+  borrowsAnything(accountId: number): boolean {
+    return [...this.borrowed].some(([key, value]) => key.startsWith(`${accountId}:`) && value > 0);
+  }
+
+  /** netEquity ≥ Σ N·IMF with `held` more of `assetId` held and `owed` more borrowed. */
+  marginCode(accountId: number, assetId: number, heldDelta: bigint, owedDelta: bigint): ResultCode {
     let equity = 0n;
     let required = 0n;
     for (const asset of this.config.assets) {
-      const extra = asset.assetId === assetId ? BigInt(qty) : 0n;
+      const changed = asset.assetId === assetId;
       const b = this.host.bal(accountId, asset.assetId);
-      const held = BigInt(b.available) + BigInt(b.locked) + extra + BigInt(this.get(this.lent, accountId, asset.assetId));
-      const owed = BigInt(this.get(this.borrowed, accountId, asset.assetId)) + extra;
+      const held = BigInt(b.available) + BigInt(b.locked) + (changed ? heldDelta : 0n) + BigInt(this.get(this.lent, accountId, asset.assetId));
+      const owed = BigInt(this.get(this.borrowed, accountId, asset.assetId)) + (changed ? owedDelta : 0n);
       if (held + owed === 0n) continue;
       const mark = this.mark(asset.assetId);
       if (!mark) {
@@ -175,7 +180,7 @@ export class ModelLending {
     if (!open) return { event: BorrowLendEvent.Borrow, code: ResultCode.LendPoolNotOpen };
     if (B + q > p.openBorrowLendLimitUnits) return { event: BorrowLendEvent.Borrow, code: ResultCode.BorrowLimit };
     if (L === 0n || (B + q) * ONE > p.maxUtilization * L) return { event: BorrowLendEvent.Borrow, code: ResultCode.InsufficientSupply };
-    return { event: BorrowLendEvent.Borrow, code: this.marginCode(accountId, assetId, qty) };
+    return { event: BorrowLendEvent.Borrow, code: this.marginCode(accountId, assetId, q, q) };
   }
 
   borrowLend(cmd: Command): void {

@@ -686,6 +686,10 @@ export class ModelExchange {
     if (!Number.isSafeInteger(amount) || amount <= 0) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
     const b = this.bal(cmd.accountId, cmd.assetId);
     if (BigInt(b.available) < BigInt(amount)) return this.result(cmd, ResultCode.InsufficientFunds, 0);
+    if (this.lending.borrowsAnything(cmd.accountId)) {
+      const code = this.lending.marginCode(cmd.accountId, cmd.assetId, -BigInt(amount), 0n);
+      if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
+    }
     b.available = Number(BigInt(b.available) - BigInt(amount));
     this.supply.set(cmd.assetId, Number(BigInt(this.supply.get(cmd.assetId) ?? 0) - BigInt(amount)));
     this.balanceRec(cmd.accountId, cmd.assetId);

@@ -208,8 +208,10 @@ function borrowLendCommand(random: () => number, seen: Observed, account: number
     amountUnits = random() < 0.4 ? position : random() < 0.9 ? Math.max(1, Math.floor(position * random())) : position + 1;
   } else if (roll < 0.9) {
     const step = assetId === OTHER ? 5 : 1;
-    // Borrows reach past what the collateral covers now and then (INSUFFICIENT_MARGIN).
-    const scale = side === 1 ? available * 0.6 : assetId === OTHER ? pick([80, 400]) : pick([6_000, 60_000]);
+    // Borrows reach past what the collateral covers now and then (INSUFFICIENT_MARGIN): a quote
+    // borrow of about twelve times the account's quote balance passes the IMF of 0.1 only when
+    // its other holdings make up the difference.
+    const scale = side === 1 ? available * 0.6 : assetId === OTHER ? pick([80, 400]) : pick([6_000, 60_000, Math.max(12 * available, 1_000)]);
     amountUnits = Math.max(1, Math.floor((scale * random()) / step)) * step + (random() < 0.08 ? 1 : 0);
   } else {
     amountUnits = pick([0, -1, Number.MAX_SAFE_INTEGER, 2 ** 40]);

@@ -32,6 +32,9 @@
 // opened within an hour pays or earns that hour in full at the next tick; there is no separate
 // entry fee.
 //
+// A withdrawal by an account that borrows must pass the same margin test with the withdrawn units
+// gone (funds/capital.ts): otherwise borrowed funds could leave the exchange uncovered.
+//
 // The account leverage limit is not account state yet: a borrow's IMF is max(imf.base,
 // 1/ACCOUNT_LEVERAGE_LIMIT, imf.factor·√N), the limit being the platform's 100×, below every
 // configured base.
@@ -95,25 +98,27 @@ function decide(s: EngineState, accountId: number, assetIndex: number, side: num
   if (!open) return refuse(BorrowLendEvent.Borrow, ResultCode.LendPoolNotOpen);
   if (borrowedTotal + BigInt(qty) > pool.openBorrowLendLimitUnits) return refuse(BorrowLendEvent.Borrow, ResultCode.BorrowLimit);
   if (lentTotal === 0n || !withinCeiling(borrowedTotal + BigInt(qty), lentTotal, pool.maxUtilization)) return refuse(BorrowLendEvent.Borrow, ResultCode.InsufficientSupply);
-  return refuse(BorrowLendEvent.Borrow, borrowMargin(s, accountId, assetIndex, qty));
+  return refuse(BorrowLendEvent.Borrow, marginAfter(s, accountId, assetIndex, BigInt(qty), BigInt(qty)));
 }
 
 /**
- * The margin test of a borrow: the account as it would be with `qty` more of the asset borrowed
- * (and held) passes iff netEquity ≥ Σ N·IMF(N) over its borrows, at mark prices.
+ * The margin test: the account as it would be with `heldDelta` more units of one asset held and
+ * `borrowDelta` more borrowed passes iff netEquity ≥ Σ N·IMF(N) over its borrows, at mark prices
+ * (a borrow: both +qty; a withdrawal: held −qty). Ok, InsufficientMargin, or BorrowNoMarkPrice
+ * when a borrowed asset has no mark price to value it at.
  */
-export function borrowMargin(s: EngineState, accountId: number, borrowIndex: number, qty: number): ResultCode {
+export function marginAfter(s: EngineState, accountId: number, changedIndex: number, heldDelta: bigint, borrowDelta: bigint): ResultCode {
   const pools = s.pools;
   const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
   const assets: AssetValue[] = [];
   const exposures: Exposure[] = [];
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    const extra = assetIndex === borrowIndex ? BigInt(qty) : 0n;
+    const changed = assetIndex === changedIndex;
     const cell = pools.cell(accountId, assetIndex);
     const holding = {
-      heldUnits: BigInt(s.ledger.availableUnits(accountId, assetIndex)) + BigInt(s.ledger.lockedUnits(accountId, assetIndex)) + extra,
+      heldUnits: BigInt(s.ledger.availableUnits(accountId, assetIndex)) + BigInt(s.ledger.lockedUnits(accountId, assetIndex)) + (changed ? heldDelta : 0n),
       lentUnits: BigInt(pools.lent[cell]),
-      borrowedUnits: BigInt(pools.borrowed[cell]) + extra,
+      borrowedUnits: BigInt(pools.borrowed[cell]) + (changed ? borrowDelta : 0n),
     };
     if (holding.heldUnits + holding.lentUnits + holding.borrowedUnits === 0n) continue;
     const mark = markOf(s, assetIndex);
@@ -134,6 +139,12 @@ export function borrowMargin(s: EngineState, accountId: number, borrowIndex: num
   }
   const equity = netEquity(assets, 0n, 0n).netEquityUnits;
   return admits(equity, accountMargin(exposures, equity, ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS)) ? ResultCode.Ok : ResultCode.InsufficientMargin;
+}
+
+/** Whether the account borrows anything (a withdrawal then needs the margin test). */
+export function borrowsAnything(s: EngineState, accountId: number): boolean {
+  for (let assetIndex = 0; assetIndex < s.pools.assetCount; assetIndex++) if (s.pools.borrowed[s.pools.cell(accountId, assetIndex)] > 0) return true;
+  return false;
 }
 
 /** BorrowLend: lend, repay, redeem or borrow (header rules). */
