@@ -874,7 +874,7 @@ export function newBorrowLendRec(): BorrowLendRec {
     timeUs: 0,
     requestId: 0,
     frontId: 0,
-    type: 64 /* RecordType.BorrowLend */,
+    type: 66 /* RecordType.BorrowLend */,
     flags: 0,
     quantityUnits: 0,
     lentUnits: 0,
@@ -905,7 +905,7 @@ const BORROW_LEND_I64_FIELDS = [
 ] as const;
 
 export function writeBorrowLend(dv: DataView, off: number, r: BorrowLendRec): void {
-  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.BorrowLend */, r.flags);
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 66 /* RecordType.BorrowLend */, r.flags);
   if (
     !(
       Number.isSafeInteger(r.quantityUnits) &&
@@ -964,7 +964,7 @@ export function newLendPoolRec(): LendPoolRec {
     timeUs: 0,
     requestId: 0,
     frontId: 0,
-    type: 65 /* RecordType.LendPool */,
+    type: 67 /* RecordType.LendPool */,
     flags: 0,
     lentUnits: 0,
     borrowedUnits: 0,
@@ -992,7 +992,7 @@ const LEND_POOL_I64_FIELDS = [
 ] as const;
 
 export function writeLendPool(dv: DataView, off: number, r: LendPoolRec): void {
-  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 65 /* RecordType.LendPool */, r.flags);
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 67 /* RecordType.LendPool */, r.flags);
   if (
     !(
       Number.isSafeInteger(r.lentUnits) &&
@@ -1173,9 +1173,9 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newCollateralRec(), readCollateral, dv, off);
     case 33 /* RecordType.Dust */:
       return decodeInto(newDustRec(), readDust, dv, off);
-    case 64 /* RecordType.BorrowLend */:
+    case 66 /* RecordType.BorrowLend */:
       return decodeInto(newBorrowLendRec(), readBorrowLend, dv, off);
-    case 65 /* RecordType.LendPool */:
+    case 67 /* RecordType.LendPool */:
       return decodeInto(newLendPoolRec(), readLendPool, dv, off);
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);

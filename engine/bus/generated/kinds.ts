@@ -33,7 +33,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
   { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
-  { kind: 40, name: 'BorrowLend', mutating: true, answer: [64, 5, 2], wire: "borrowLendExecute POST /api/v1/borrowLend" },
+  { kind: 42, name: 'BorrowLend', mutating: true, answer: [66, 5, 2], wire: "borrowLendExecute POST /api/v1/borrowLend" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
@@ -41,8 +41,8 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
-  { kind: 96, name: 'QueryLendPools', mutating: false, answer: [65, 2], wire: "GET /api/v1/borrowLend/markets" },
-  { kind: 97, name: 'QueryBorrowLendPositions', mutating: false, answer: [64, 2], wire: "borrowLendPositionQuery GET /api/v1/borrowLend/positions" },
+  { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
+  { kind: 99, name: 'QueryBorrowLendPositions', mutating: false, answer: [66, 2], wire: "borrowLendPositionQuery GET /api/v1/borrowLend/positions" },
 ];
 
 /**
@@ -97,8 +97,8 @@ RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
-RECORD_BYTES_BY_TYPE[64] = 112; // BorrowLend
-RECORD_BYTES_BY_TYPE[65] = 96; // LendPool
+RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
+RECORD_BYTES_BY_TYPE[67] = 96; // LendPool
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -117,8 +117,8 @@ BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 88; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
-BYTES_BY_TYPE[64] = 112; // BorrowLend
-BYTES_BY_TYPE[65] = 96; // LendPool
+BYTES_BY_TYPE[66] = 112; // BorrowLend
+BYTES_BY_TYPE[67] = 96; // LendPool
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -157,7 +157,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
   24: 'ConvertAllDust',
-  40: 'BorrowLend',
+  42: 'BorrowLend',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
@@ -165,8 +165,8 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   68: 'QueryFeeRates',
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
-  96: 'QueryLendPools',
-  97: 'QueryBorrowLendPositions',
+  98: 'QueryLendPools',
+  99: 'QueryBorrowLendPositions',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -185,7 +185,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
   ConvertAllDust: 24,
-  BorrowLend: 40,
+  BorrowLend: 42,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
@@ -193,8 +193,8 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryFeeRates: 68,
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
-  QueryLendPools: 96,
-  QueryBorrowLendPositions: 97,
+  QueryLendPools: 98,
+  QueryBorrowLendPositions: 99,
 });
 
 /** BorrowLendSide: value → name. */
@@ -448,16 +448,16 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'DustBalanceChanged',
   40: 'SystemMaintenance',
   41: 'InvalidSystemState',
-  400: 'LendPoolUnknown',
-  401: 'LendPoolNotOpen',
-  402: 'BorrowLendQuantityInvalid',
-  403: 'LendRequiresBorrowRepay',
-  404: 'BorrowRequiresLendRedeem',
-  405: 'LendLimit',
-  406: 'BorrowLimit',
-  407: 'InsufficientSupply',
-  408: 'InsufficientMargin',
-  409: 'BorrowNoMarkPrice',
+  410: 'LendPoolUnknown',
+  411: 'LendPoolNotOpen',
+  412: 'BorrowLendQuantityInvalid',
+  413: 'LendRequiresBorrowRepay',
+  414: 'BorrowRequiresLendRedeem',
+  415: 'LendLimit',
+  416: 'BorrowLimit',
+  417: 'InsufficientSupply',
+  418: 'InsufficientMargin',
+  419: 'BorrowNoMarkPrice',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -492,16 +492,16 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   DustBalanceChanged: 33,
   SystemMaintenance: 40,
   InvalidSystemState: 41,
-  LendPoolUnknown: 400,
-  LendPoolNotOpen: 401,
-  BorrowLendQuantityInvalid: 402,
-  LendRequiresBorrowRepay: 403,
-  BorrowRequiresLendRedeem: 404,
-  LendLimit: 405,
-  BorrowLimit: 406,
-  InsufficientSupply: 407,
-  InsufficientMargin: 408,
-  BorrowNoMarkPrice: 409,
+  LendPoolUnknown: 410,
+  LendPoolNotOpen: 411,
+  BorrowLendQuantityInvalid: 412,
+  LendRequiresBorrowRepay: 413,
+  BorrowRequiresLendRedeem: 414,
+  LendLimit: 415,
+  BorrowLimit: 416,
+  InsufficientSupply: 417,
+  InsufficientMargin: 418,
+  BorrowNoMarkPrice: 419,
 });
 
 /** RecordType: value → name. */
@@ -520,8 +520,8 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   11: 'SystemState',
   32: 'Collateral',
   33: 'Dust',
-  64: 'BorrowLend',
-  65: 'LendPool',
+  66: 'BorrowLend',
+  67: 'LendPool',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -539,8 +539,8 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   SystemState: 11,
   Collateral: 32,
   Dust: 33,
-  BorrowLend: 64,
-  LendPool: 65,
+  BorrowLend: 66,
+  LendPool: 67,
 });
 
 /** WithdrawalStatus: value → name. */

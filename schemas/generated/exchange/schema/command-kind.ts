@@ -18,7 +18,7 @@ export enum CommandKind {
   ConfirmWithdrawal = 12,
   SetSystemState = 13,
   ConvertAllDust = 24,
-  BorrowLend = 40,
+  BorrowLend = 42,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
@@ -26,6 +26,6 @@ export enum CommandKind {
   QueryFeeRates = 68,
   QueryMaxOrderQty = 72,
   QueryCollateral = 80,
-  QueryLendPools = 96,
-  QueryBorrowLendPositions = 97
+  QueryLendPools = 98,
+  QueryBorrowLendPositions = 99
 }

@@ -17,6 +17,6 @@ export enum RecordType {
   SystemState = 11,
   Collateral = 32,
   Dust = 33,
-  BorrowLend = 64,
-  LendPool = 65
+  BorrowLend = 66,
+  LendPool = 67
 }
