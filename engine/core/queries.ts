@@ -13,6 +13,7 @@ import { queryFeeRates } from './operator.js';
 import { queryCollateral, queryMaxOrderQty } from './funds/risk.js';
 import { queryIndexPrices } from './margin/index-prices.js';
 import { queryAccountSettings } from './margin/account-settings.js';
+import { queryBorrowLendPositions, queryLendPools } from './margin/borrow-lend.js';
 
 /**
  * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
@@ -49,6 +50,11 @@ export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
     // Margin
     case CommandKind.QueryAccountSettings:
       return queryAccountSettings(s, cmd);
+    // Margin: see margin/borrow-lend.ts
+    case CommandKind.QueryLendPools:
+      return queryLendPools(s, cmd);
+    case CommandKind.QueryBorrowLendPositions:
+      return queryBorrowLendPositions(s, cmd);
     default:
       return refuseUnknownKind(s, cmd, kind);
   }

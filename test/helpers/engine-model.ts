@@ -9,8 +9,9 @@
 // here with bigint arithmetic instead of the engine's checked integer helpers; order book states
 // and fee rates follow engine/core/operator.ts; the guarded reference price and the market-order
 // band follow engine/core/book/reference.ts, dust conversion and withdrawals engine/core/funds/capital.ts,
-// collateral, the largest order and converting all dust engine/core/funds/risk.ts.
-// index prices engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1).
+// collateral, the largest order and converting all dust engine/core/funds/risk.ts, index prices
+// engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1), borrow/lend
+// engine/core/margin/borrow-lend.ts (engine-model-margin.ts).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -34,6 +35,7 @@ import {
   type MarketSpec,
 } from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
+import { ModelLending } from './engine-model-margin.js';
 
 interface ModelOrder {
   orderId: number;
@@ -96,7 +98,22 @@ export class ModelExchange {
   /** UpdateAccountSettings, by account id: the automation flag bits and the leverage limit in hundredths; absent: none and 1×. */
   private readonly accountSettings = new Map<number, { flags: number; leverage: number }>();
 
+  /** Borrow/lend (engine-model-margin.ts). */
+  private readonly lending: ModelLending;
+
   constructor(private readonly config: EngineConfig) {
+    this.lending = new ModelLending(config, {
+      header: (type, frontId, requestId, flags) => this.header(type, frontId, requestId, flags),
+      push: (rec) => this.out.push(rec),
+      result: (cmd, code, value) => this.result(cmd, code, value),
+      bal: (accountId, assetId) => this.bal(accountId, assetId),
+      balanceRec: (accountId, assetId) => this.balanceRec(accountId, assetId),
+      accountExists: (accountId) => this.accountExists(accountId),
+      accountCount: () => this.keys.length,
+      guardTicks: (market) => this.marketState.get(market.marketId)!.guardTicks,
+      seq: () => this.seq,
+      timeUs: () => this.timeUs,
+    });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
 
@@ -109,13 +126,20 @@ export class ModelExchange {
       return this.out;
     }
     for (;;) {
-      // Placement order is sequence order, and every order waits the same bump.
+      // Placement order is sequence order, and every order waits the same bump. An hour of
+      // interest due before the next activation runs first; at the same time, activations first.
       const next = this.orders.find((o) => o.state === 'pending');
-      if (!next || next.createdAtUs + this.config.speedBumpUs > timeUs) break;
-      next.state = 'active';
-      this.activate(next);
+      const activationUs = next ? next.createdAtUs + this.config.speedBumpUs : Infinity;
+      const interestUs = this.lending.interestDue < 0 ? Infinity : this.lending.interestDue;
+      if (Math.min(activationUs, interestUs) > timeUs) break;
+      if (interestUs < activationUs) {
+        this.lending.accrue();
+        continue;
+      }
+      next!.state = 'active';
+      this.activate(next!);
     }
-    const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust, CommandKind.ConvertAllDust];
+    const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.BorrowLend];
     if (this.maintenance && refusedKinds.includes(cmd.kind)) {
       this.result(cmd, ResultCode.SystemMaintenance, 0);
       return this.out;
@@ -133,6 +157,7 @@ export class ModelExchange {
       case CommandKind.ConfirmWithdrawal: this.confirmWithdrawal(cmd); break;
       case CommandKind.ConvertDust: this.convertDust(cmd); break;
       case CommandKind.ConvertAllDust: this.convertAllDust(cmd); break;
+      case CommandKind.BorrowLend: this.lending.borrowLend(cmd); break;
       case CommandKind.SetSystemState: this.setSystemState(cmd); break;
       case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); break;
       case CommandKind.UpdateAccountSettings: this.updateAccountSettings(cmd); break;
@@ -718,6 +743,10 @@ export class ModelExchange {
     if (!Number.isSafeInteger(amount) || amount <= 0) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
     const b = this.bal(cmd.accountId, cmd.assetId);
     if (BigInt(b.available) < BigInt(amount)) return this.result(cmd, ResultCode.InsufficientFunds, 0);
+    if (this.lending.borrowsAnything(cmd.accountId)) {
+      const code = this.lending.marginCode(cmd.accountId, cmd.assetId, -BigInt(amount), 0n);
+      if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
+    }
     b.available = Number(BigInt(b.available) - BigInt(amount));
     this.supply.set(cmd.assetId, Number(BigInt(this.supply.get(cmd.assetId) ?? 0) - BigInt(amount)));
     this.balanceRec(cmd.accountId, cmd.assetId);
@@ -847,6 +876,10 @@ export class ModelExchange {
       case CommandKind.QueryAccountSettings:
         if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
         return this.accountSettingsRec(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+      case CommandKind.QueryLendPools:
+        return this.lending.queryPools(cmd);
+      case CommandKind.QueryBorrowLendPositions:
+        return this.lending.queryPositions(cmd);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }

@@ -27,6 +27,8 @@ import type {
   DustRec,
   IndexPriceRec,
   AccountSettingsRec,
+  BorrowLendRec,
+  LendPoolRec,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -67,6 +69,10 @@ export const DUST_BYTES = 48;
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
 export const ACCOUNT_SETTINGS_BYTES = 40;
+/** BorrowLendRecord.sizeOf() */
+export const BORROW_LEND_BYTES = 112;
+/** LendPoolRecord.sizeOf() */
+export const LEND_POOL_BYTES = 96;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -951,6 +957,177 @@ export function readAccountSettings(dv: DataView, off: number, r: AccountSetting
 }
 
 // ---------------------------------------------------------------------------------------------
+// BorrowLendRecord
+
+export function newBorrowLendRec(): BorrowLendRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 66 /* RecordType.BorrowLend */,
+    flags: 0,
+    quantityUnits: 0,
+    lentUnits: 0,
+    borrowedUnits: 0,
+    interestUnits: 0,
+    positionId: 0,
+    rate: 0,
+    markTicks: 0,
+    imf: 0,
+    mmf: 0,
+    accountId: 0,
+    assetId: 0,
+    marketId: 0,
+    event: 0,
+  };
+}
+
+const BORROW_LEND_I64_FIELDS = [
+  'quantityUnits',
+  'lentUnits',
+  'borrowedUnits',
+  'interestUnits',
+  'positionId',
+  'rate',
+  'markTicks',
+  'imf',
+  'mmf',
+] as const;
+
+export function writeBorrowLend(dv: DataView, off: number, r: BorrowLendRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 66 /* RecordType.BorrowLend */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.quantityUnits) &&
+      Number.isSafeInteger(r.lentUnits) &&
+      Number.isSafeInteger(r.borrowedUnits) &&
+      Number.isSafeInteger(r.interestUnits) &&
+      Number.isSafeInteger(r.positionId) &&
+      Number.isSafeInteger(r.rate) &&
+      Number.isSafeInteger(r.markTicks) &&
+      Number.isSafeInteger(r.imf) &&
+      Number.isSafeInteger(r.mmf)
+    )
+  ) badField(r, BORROW_LEND_I64_FIELDS);
+  put64(dv, off + 24, r.quantityUnits);
+  put64(dv, off + 32, r.lentUnits);
+  put64(dv, off + 40, r.borrowedUnits);
+  put64(dv, off + 48, r.interestUnits);
+  put64(dv, off + 56, r.positionId);
+  put64(dv, off + 64, r.rate);
+  put64(dv, off + 72, r.markTicks);
+  put64(dv, off + 80, r.imf);
+  put64(dv, off + 88, r.mmf);
+  dv.setUint32(off + 96, r.accountId, true);
+  dv.setUint16(off + 100, r.assetId, true);
+  dv.setUint16(off + 102, r.marketId, true);
+  dv.setUint8(off + 104, r.event);
+  // padding (105..111)
+  dv.setUint8(off + 105, 0);
+  dv.setUint16(off + 106, 0, true);
+  dv.setUint32(off + 108, 0, true);
+}
+
+export function readBorrowLend(dv: DataView, off: number, r: BorrowLendRec): void {
+  readHeader(dv, off, r);
+  r.quantityUnits = getI64(dv, off + 24);
+  r.lentUnits = getI64(dv, off + 32);
+  r.borrowedUnits = getI64(dv, off + 40);
+  r.interestUnits = getI64(dv, off + 48);
+  r.positionId = getI64(dv, off + 56);
+  r.rate = getI64(dv, off + 64);
+  r.markTicks = getI64(dv, off + 72);
+  r.imf = getI64(dv, off + 80);
+  r.mmf = getI64(dv, off + 88);
+  r.accountId = dv.getUint32(off + 96, true);
+  r.assetId = dv.getUint16(off + 100, true);
+  r.marketId = dv.getUint16(off + 102, true);
+  r.event = dv.getUint8(off + 104);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LendPoolRecord
+
+export function newLendPoolRec(): LendPoolRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 67 /* RecordType.LendPool */,
+    flags: 0,
+    lentUnits: 0,
+    borrowedUnits: 0,
+    borrowRate: 0,
+    lendRate: 0,
+    utilization: 0,
+    interestFeeUnits: 0,
+    interestRoundingUnits: 0,
+    markTicks: 0,
+    assetId: 0,
+    marketId: 0,
+    state: 0,
+  };
+}
+
+const LEND_POOL_I64_FIELDS = [
+  'lentUnits',
+  'borrowedUnits',
+  'borrowRate',
+  'lendRate',
+  'utilization',
+  'interestFeeUnits',
+  'interestRoundingUnits',
+  'markTicks',
+] as const;
+
+export function writeLendPool(dv: DataView, off: number, r: LendPoolRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 67 /* RecordType.LendPool */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.lentUnits) &&
+      Number.isSafeInteger(r.borrowedUnits) &&
+      Number.isSafeInteger(r.borrowRate) &&
+      Number.isSafeInteger(r.lendRate) &&
+      Number.isSafeInteger(r.utilization) &&
+      Number.isSafeInteger(r.interestFeeUnits) &&
+      Number.isSafeInteger(r.interestRoundingUnits) &&
+      Number.isSafeInteger(r.markTicks)
+    )
+  ) badField(r, LEND_POOL_I64_FIELDS);
+  put64(dv, off + 24, r.lentUnits);
+  put64(dv, off + 32, r.borrowedUnits);
+  put64(dv, off + 40, r.borrowRate);
+  put64(dv, off + 48, r.lendRate);
+  put64(dv, off + 56, r.utilization);
+  put64(dv, off + 64, r.interestFeeUnits);
+  put64(dv, off + 72, r.interestRoundingUnits);
+  put64(dv, off + 80, r.markTicks);
+  dv.setUint16(off + 88, r.assetId, true);
+  dv.setUint16(off + 90, r.marketId, true);
+  dv.setUint8(off + 92, r.state);
+  // padding (93..95)
+  dv.setUint8(off + 93, 0);
+  dv.setUint16(off + 94, 0, true);
+}
+
+export function readLendPool(dv: DataView, off: number, r: LendPoolRec): void {
+  readHeader(dv, off, r);
+  r.lentUnits = getI64(dv, off + 24);
+  r.borrowedUnits = getI64(dv, off + 32);
+  r.borrowRate = getI64(dv, off + 40);
+  r.lendRate = getI64(dv, off + 48);
+  r.utilization = getI64(dv, off + 56);
+  r.interestFeeUnits = getI64(dv, off + 64);
+  r.interestRoundingUnits = getI64(dv, off + 72);
+  r.markTicks = getI64(dv, off + 80);
+  r.assetId = dv.getUint16(off + 88, true);
+  r.marketId = dv.getUint16(off + 90, true);
+  r.state = dv.getUint8(off + 92);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -1051,26 +1228,64 @@ export function emitAccountSettings(sink: RecordSink, r: AccountSettingsRec): vo
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitBorrowLend(sink: RecordSink, r: BorrowLendRec): void {
+  const at = sink.claim();
+  writeBorrowLend(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitLendPool(sink: RecordSink, r: LendPoolRec): void {
+  const at = sink.claim();
+  writeLendPool(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Reads the record at `off` into `r` (decodeRecord's one step per type). */
+function decodeInto<T>(r: T, read: (dv: DataView, off: number, r: T) => void, dv: DataView, off: number): OutputRec {
+  read(dv, off, r);
+  return r as OutputRec;
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
  */
 export function decodeRecord(dv: DataView, off: number): OutputRec {
   switch (recordType(dv, off)) {
-    case 2 /* RecordType.Result */: { const r = newResultRec(); readResult(dv, off, r); return r as OutputRec; }
-    case 3 /* RecordType.Order */: { const r = newOrderRec(); readOrder(dv, off, r); return r as OutputRec; }
-    case 4 /* RecordType.Trade */: { const r = newTradeRec(); readTrade(dv, off, r); return r as OutputRec; }
-    case 5 /* RecordType.Balance */: { const r = newBalanceRec(); readBalance(dv, off, r); return r as OutputRec; }
-    case 6 /* RecordType.Depth */: { const r = newDepthRec(); readDepth(dv, off, r); return r as OutputRec; }
-    case 7 /* RecordType.Account */: { const r = newAccountRec(); readAccount(dv, off, r); return r as OutputRec; }
-    case 8 /* RecordType.Market */: { const r = newMarketRec(); readMarket(dv, off, r); return r as OutputRec; }
-    case 9 /* RecordType.MarketState */: { const r = newMarketStateRec(); readMarketState(dv, off, r); return r as OutputRec; }
-    case 10 /* RecordType.FeeRates */: { const r = newFeeRatesRec(); readFeeRates(dv, off, r); return r as OutputRec; }
-    case 11 /* RecordType.SystemState */: { const r = newSystemStateRec(); readSystemState(dv, off, r); return r as OutputRec; }
-    case 32 /* RecordType.Collateral */: { const r = newCollateralRec(); readCollateral(dv, off, r); return r as OutputRec; }
-    case 33 /* RecordType.Dust */: { const r = newDustRec(); readDust(dv, off, r); return r as OutputRec; }
-    case 64 /* RecordType.IndexPrice */: { const r = newIndexPriceRec(); readIndexPrice(dv, off, r); return r as OutputRec; }
-    case 65 /* RecordType.AccountSettings */: { const r = newAccountSettingsRec(); readAccountSettings(dv, off, r); return r as OutputRec; }
+    case 2 /* RecordType.Result */:
+      return decodeInto(newResultRec(), readResult, dv, off);
+    case 3 /* RecordType.Order */:
+      return decodeInto(newOrderRec(), readOrder, dv, off);
+    case 4 /* RecordType.Trade */:
+      return decodeInto(newTradeRec(), readTrade, dv, off);
+    case 5 /* RecordType.Balance */:
+      return decodeInto(newBalanceRec(), readBalance, dv, off);
+    case 6 /* RecordType.Depth */:
+      return decodeInto(newDepthRec(), readDepth, dv, off);
+    case 7 /* RecordType.Account */:
+      return decodeInto(newAccountRec(), readAccount, dv, off);
+    case 8 /* RecordType.Market */:
+      return decodeInto(newMarketRec(), readMarket, dv, off);
+    case 9 /* RecordType.MarketState */:
+      return decodeInto(newMarketStateRec(), readMarketState, dv, off);
+    case 10 /* RecordType.FeeRates */:
+      return decodeInto(newFeeRatesRec(), readFeeRates, dv, off);
+    case 11 /* RecordType.SystemState */:
+      return decodeInto(newSystemStateRec(), readSystemState, dv, off);
+    case 32 /* RecordType.Collateral */:
+      return decodeInto(newCollateralRec(), readCollateral, dv, off);
+    case 33 /* RecordType.Dust */:
+      return decodeInto(newDustRec(), readDust, dv, off);
+    case 64 /* RecordType.IndexPrice */:
+      return decodeInto(newIndexPriceRec(), readIndexPrice, dv, off);
+    case 65 /* RecordType.AccountSettings */:
+      return decodeInto(newAccountSettingsRec(), readAccountSettings, dv, off);
+    case 66 /* RecordType.BorrowLend */:
+      return decodeInto(newBorrowLendRec(), readBorrowLend, dv, off);
+    case 67 /* RecordType.LendPool */:
+      return decodeInto(newLendPoolRec(), readLendPool, dv, off);
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

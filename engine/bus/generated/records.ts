@@ -6,6 +6,8 @@
 
 import type {
   CommandKind,
+  BorrowLendEvent,
+  LendPoolState,
   Side,
   OrderType,
   TimeInForce,
@@ -247,6 +249,52 @@ export interface AccountSettingsRec extends RecordHeaderFields {
 }
 
 /**
+ * Margin: borrow/lend (engine/core/margin/). Fractions and annual rates are integers of 10^-12.
+ *
+ * One account's borrow/lend move, hour of interest, or position (event): quantity_units moved
+ * (a move) or paid (interest; 0 for Position); lent_units and borrowed_units after it;
+ * interest_units the interest of the position so far; position_id the seq that opened the
+ * position; rate the annual rate of interest (0 for a move); mark_ticks the asset's mark price
+ * in ticks of market_id (0xFFFF and 0 for USDC itself and for an asset without a mark price);
+ * imf and mmf (a Position of a borrow, else 0) the borrow's margin fractions at its notional.
+ * Moves and interest are events for everyone (the history writer keeps them); a Position answers
+ * a query.
+ */
+export interface BorrowLendRec extends RecordHeaderFields {
+  quantityUnits: number;
+  lentUnits: number;
+  borrowedUnits: number;
+  interestUnits: number;
+  positionId: number;
+  rate: number;
+  markTicks: number;
+  imf: number;
+  mmf: number;
+  accountId: number;
+  assetId: number;
+  marketId: number;
+  event: BorrowLendEvent;
+}
+
+/**
+ * One pool as it stands: totals, the rates at its utilization, the utilization (rounded down),
+ * and the exchange's interest ledger lines (its share, its rounding gains), in the asset's units.
+ */
+export interface LendPoolRec extends RecordHeaderFields {
+  lentUnits: number;
+  borrowedUnits: number;
+  borrowRate: number;
+  lendRate: number;
+  utilization: number;
+  interestFeeUnits: number;
+  interestRoundingUnits: number;
+  markTicks: number;
+  assetId: number;
+  marketId: number;
+  state: LendPoolState;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -274,7 +322,9 @@ export type OutputRec =
   | (CollateralRec & { type: RecordType.Collateral })
   | (DustRec & { type: RecordType.Dust })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
-  | (AccountSettingsRec & { type: RecordType.AccountSettings });
+  | (AccountSettingsRec & { type: RecordType.AccountSettings })
+  | (BorrowLendRec & { type: RecordType.BorrowLend })
+  | (LendPoolRec & { type: RecordType.LendPool });
 
 export function newCommand(): Command {
   return {

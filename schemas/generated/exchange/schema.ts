@@ -5,6 +5,9 @@
 export { AccountRecord } from './schema/account-record.js';
 export { AccountSettingsRecord } from './schema/account-settings-record.js';
 export { BalanceRecord } from './schema/balance-record.js';
+export { BorrowLendEvent } from './schema/borrow-lend-event.js';
+export { BorrowLendRecord } from './schema/borrow-lend-record.js';
+export { BorrowLendSide } from './schema/borrow-lend-side.js';
 export { CandleValue } from './schema/candle-value.js';
 export { CollateralRecord } from './schema/collateral-record.js';
 export { CommandKind } from './schema/command-kind.js';
@@ -19,6 +22,8 @@ export { IndexPriceRecord } from './schema/index-price-record.js';
 export { IndexPriceSource } from './schema/index-price-source.js';
 export { JournalRecord } from './schema/journal-record.js';
 export { LastPriceValue } from './schema/last-price-value.js';
+export { LendPoolRecord } from './schema/lend-pool-record.js';
+export { LendPoolState } from './schema/lend-pool-state.js';
 export { MarketRecord } from './schema/market-record.js';
 export { MarketStateRecord } from './schema/market-state-record.js';
 export { OrderBookState } from './schema/order-book-state.js';

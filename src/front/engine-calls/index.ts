@@ -9,7 +9,7 @@
 // (the batch route, the withdrawal's undo) gives its own Reply. Every method returns whether the
 // command was submitted; when it was not, the Reply has already been told why.
 
-import { AccountSettingFlag, CommandFlag, CommandKind, RecordType, ResultCode, type Command, type IndexPriceSource, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, CommandFlag, CommandKind, RecordType, ResultCode, type BorrowLendSide, type Command, type IndexPriceSource, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
 import { Errors, apiError } from '../../errors.js';
 import { sendError, type RequestContext } from '../http.js';
@@ -17,12 +17,14 @@ import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
 import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
 import {
-  accountSettingsAnswer, balancesAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, orderAnswer, orderListAnswer, resultAnswer,
-  type Accepted, type AccountSettingsView, type Balances, type Collateral, type FeeRates, type IndexPrices, type OrderView, type Reply,
+  accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, lendPoolsAnswer, orderAnswer, orderListAnswer, resultAnswer,
+  type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type LendPoolView, type OrderView, type Reply,
 } from './answers.js';
 import type { MarketInfo } from '../../config.js';
 
-export type { Accepted, AccountSettingsView, AssetCollateral, Balances, Collateral, FeeRates, IndexPriceRow, IndexPrices, OrderView, Reply } from './answers.js';
+export type {
+  Accepted, AccountSettingsView, AssetCollateral, Balances, BorrowLendView, Collateral, FeeRates, IndexPriceRow, IndexPrices, LendPoolView, OrderView, Reply,
+} from './answers.js';
 
 /** Dust converts to USDC (the spec's rule) and collateral is valued in it: through <ASSET>_USDC. */
 export const DUST_PAYOUT_SYMBOL = 'USDC';
@@ -170,6 +172,35 @@ export class EngineCalls {
       cmd.assetId = usdcAssetId(this.front);
       cmd.marketId = market?.spec.marketId ?? ALL_MARKETS;
     }, resultAnswer(reply));
+  }
+
+  // --- Borrow/lend, answered by the engine (engine/core/margin/borrow-lend.ts)
+
+  /** Lends, repays, redeems or borrows `amountUnits` of an asset; ok with the signed position after it. */
+  borrowLend(reply: Reply<Accepted>, accountId: number, assetId: number, side: BorrowLendSide, amountUnits: number): boolean {
+    if (this.refusedInMaintenance(reply)) return false;
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.BorrowLend;
+      cmd.accountId = accountId;
+      cmd.assetId = assetId;
+      cmd.side = side as number as Side; // the command slot carries the BorrowLendSide in side
+      cmd.amountUnits = amountUnits;
+    }, resultAnswer(reply));
+  }
+
+  /** Every borrow/lend pool: totals, rates and utilization. */
+  lendPools(reply: Reply<LendPoolView[]>): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryLendPools;
+    }, lendPoolsAnswer(reply));
+  }
+
+  /** The account's open borrow/lend positions. */
+  borrowLendPositions(reply: Reply<BorrowLendView[]>, accountId: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryBorrowLendPositions;
+      cmd.accountId = accountId;
+    }, borrowLendPositionsAnswer(reply));
   }
 
   feeRates(reply: Reply<FeeRates>, accountId: number): boolean {
