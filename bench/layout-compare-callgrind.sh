@@ -1,0 +1,92 @@
+#!/bin/bash
+# Instructions per engine command of two commits, counted by valgrind's callgrind: repeatable where
+# wall-clock time on a shared machine is not.
+#
+#   bench/layout-compare-callgrind.sh OLD NEW      (each a commit, or "." for this working tree)
+#
+# Each commit is checked out into a temporary git worktree under /tmp (node_modules symlinked,
+# built with tsc). This tree's bench/engine-drive.ts writes the engine benchmark's seeded stream to
+# a file once; then, for each tree, the driver replays it in-process through that tree's engine
+# core under callgrind: a warm-up engine runs the setup and CG_WARM rows, a fresh engine the setup
+# and N rows. With N1 and N2 rows, instructions per command = (I(N2) − I(N1)) / (N2 − N1): start-up,
+# loading, JIT warm-up and setup cancel out. Every count is taken CG_REPEATS times; both trees
+# must end with the same state hash and the same number of records, or the script fails.
+# Node runs JIT-ed as usual; --single-threaded keeps compilation and GC on one thread, and fixed
+# hash and random seeds keep the run the same from one invocation to the next.
+# Env: CG_N1 (10000), CG_N2 (50000), CG_WARM (50000), CG_REPEATS (2),
+#      CG_NODE_FLAGS ("--single-threaded --hash-seed=1 --random-seed=1").
+# About 50 s of valgrind per run on a 2-core machine; 2 trees × 2 sizes × CG_REPEATS runs.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 OLD NEW   (commits, or . for this working tree)" >&2
+  exit 2
+fi
+N1=${CG_N1:-10000}
+N2=${CG_N2:-50000}
+WARM=${CG_WARM:-50000}
+REPEATS=${CG_REPEATS:-2}
+NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --hash-seed=1 --random-seed=1"}
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+modules=$(readlink -f "$here/node_modules")
+work=$(mktemp -d /tmp/layout-callgrind.XXXXXX)
+worktrees=()
+cleanup() {
+  for w in "${worktrees[@]}"; do git -C "$here" worktree remove --force "$w" >/dev/null 2>&1 || true; done
+  git -C "$here" worktree prune
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+build() { (cd "$1" && npx tsc -p tsconfig.json) >&2; }
+
+# tree_of REF NAME: prints the directory of a built tree of REF.
+tree_of() {
+  if [ "$1" = "." ]; then echo "$here"; return; fi
+  local dir="$work/$2"
+  git -C "$here" worktree add --detach "$dir" "$1" >&2
+  worktrees+=("$dir")
+  ln -s "$modules" "$dir/node_modules"
+  build "$dir"
+  echo "$dir"
+}
+
+build "$here"
+old=$(tree_of "$1" old)
+new=$(tree_of "$2" new)
+driver="$here/dist/bench/engine-drive.js"
+stream="$work/stream.bin"
+node "$driver" write "$stream" $(( N2 > WARM ? N2 : WARM ))
+
+# count TREE N: prints "instructions driver-json"
+count() {
+  local out="$work/callgrind.out"
+  local line
+  line=$(valgrind --tool=callgrind --callgrind-out-file="$out" node $NODE_FLAGS "$driver" run "$1" "$stream" "$WARM" "$2" 2>"$work/valgrind.log")
+  local ir
+  ir=$(sed -n 's/^summary: //p' "$out")
+  rm -f "$out"
+  echo "$ir $line"
+}
+
+echo "engine layout under callgrind: OLD $1 ($(git -C "$old" rev-parse --short HEAD)), NEW $2 ($(git -C "$new" rev-parse --short HEAD))"
+echo "stream: seed 20240601, warm-up $WARM rows on a separate engine, N1 $N1, N2 $N2; node $(node --version) $NODE_FLAGS"
+declare -A per outcome
+for r in $(seq 1 "$REPEATS"); do
+  for side in old new; do
+    dir=${!side}
+    read -r i1 j1 < <(count "$dir" "$N1")
+    read -r i2 j2 < <(count "$dir" "$N2")
+    per[$side$r]=$(( (i2 - i1) / (N2 - N1) ))
+    echo "run $r $side: I(N1) $i1, I(N2) $i2, instructions/command ${per[$side$r]}"
+    echo "  N1 $j1"
+    echo "  N2 $j2"
+    outcome[$side$r]=$(echo "$j1 $j2" | sed 's/"tree":"[^"]*",//g')
+  done
+  if [ "${outcome[old$r]}" != "${outcome[new$r]}" ]; then
+    echo "FAIL: the two trees disagree (records or state hash)" >&2
+    exit 1
+  fi
+  echo "run $r ratio NEW/OLD: $(awk -v n="${per[new$r]}" -v o="${per[old$r]}" 'BEGIN { printf "%.4f", n / o }')"
+done
