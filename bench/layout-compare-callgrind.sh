@@ -11,11 +11,13 @@
 # and N rows. With N1 and N2 rows, instructions per command = (I(N2) − I(N1)) / (N2 − N1): start-up,
 # loading, JIT warm-up and setup cancel out. Every count is taken CG_REPEATS times; both trees
 # must end with the same state hash and the same number of records, or the script fails.
-# Node runs JIT-ed as usual; --single-threaded keeps compilation and GC on one thread, and fixed
-# hash and random seeds keep the run the same from one invocation to the next.
+# Node runs JIT-ed as usual; --single-threaded keeps compilation and GC on one thread,
+# --predictable-gc-schedule takes wall-clock time out of V8's heap sizing (without it the same
+# run varied by ~0.5 % of its total, ±450 instructions per command), and fixed hash and random
+# seeds keep the run the same from one invocation to the next.
 # Env: CG_N1 (10000), CG_N2 (50000), CG_WARM (50000), CG_REPEATS (2),
-#      CG_NODE_FLAGS ("--single-threaded --hash-seed=1 --random-seed=1").
-# About 50 s of valgrind per run on a 2-core machine; 2 trees × 2 sizes × CG_REPEATS runs.
+#      CG_NODE_FLAGS ("--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1").
+# About a minute of valgrind per run; the two trees run side by side, 2 sizes × CG_REPEATS pairs.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -26,7 +28,7 @@ N1=${CG_N1:-10000}
 N2=${CG_N2:-50000}
 WARM=${CG_WARM:-50000}
 REPEATS=${CG_REPEATS:-2}
-NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --hash-seed=1 --random-seed=1"}
+NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1"}
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 modules=$(readlink -f "$here/node_modules")
@@ -59,26 +61,27 @@ driver="$here/dist/bench/engine-drive.js"
 stream="$work/stream.bin"
 node "$driver" write "$stream" $(( N2 > WARM ? N2 : WARM ))
 
-# count TREE N: prints "instructions driver-json"
+# count SIDE TREE N: writes "instructions driver-json" to $work/SIDE.N
 count() {
-  local out="$work/callgrind.out"
-  local line
-  line=$(valgrind --tool=callgrind --callgrind-out-file="$out" node $NODE_FLAGS "$driver" run "$1" "$stream" "$WARM" "$2" 2>"$work/valgrind.log")
-  local ir
-  ir=$(sed -n 's/^summary: //p' "$out")
-  rm -f "$out"
-  echo "$ir $line"
+  local out="$work/$1.$3"
+  valgrind --tool=callgrind --callgrind-out-file="$out.cg" node $NODE_FLAGS "$driver" run "$2" "$stream" "$WARM" "$3" >"$out.json" 2>"$out.log"
+  echo "$(sed -n 's/^summary: //p' "$out.cg") $(cat "$out.json")" >"$out"
+  rm -f "$out.cg"
 }
 
 echo "engine layout under callgrind: OLD $1 ($(git -C "$old" rev-parse --short HEAD)), NEW $2 ($(git -C "$new" rev-parse --short HEAD))"
 echo "stream: seed 20240601, warm-up $WARM rows on a separate engine, N1 $N1, N2 $N2; node $(node --version) $NODE_FLAGS"
 declare -A per outcome
 for r in $(seq 1 "$REPEATS"); do
+  for n in "$N1" "$N2"; do
+    count old "$old" "$n" &
+    count new "$new" "$n" &
+    wait
+  done
   for side in old new; do
-    dir=${!side}
-    read -r i1 j1 < <(count "$dir" "$N1")
-    read -r i2 j2 < <(count "$dir" "$N2")
-    per[$side$r]=$(( (i2 - i1) / (N2 - N1) ))
+    read -r i1 j1 <"$work/$side.$N1"
+    read -r i2 j2 <"$work/$side.$N2"
+    per[$side$r]=$(awk -v a="$i1" -v b="$i2" -v n="$((N2 - N1))" 'BEGIN { printf "%.1f", (b - a) / n }')
     echo "run $r $side: I(N1) $i1, I(N2) $i2, instructions/command ${per[$side$r]}"
     echo "  N1 $j1"
     echo "  N2 $j2"
