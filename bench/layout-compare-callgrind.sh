@@ -36,27 +36,29 @@ work=$(mktemp -d /tmp/layout-callgrind.XXXXXX)
 worktrees=()
 cleanup() {
   for w in "${worktrees[@]}"; do git -C "$here" worktree remove --force "$w" >/dev/null 2>&1 || true; done
-  git -C "$here" worktree prune
   rm -rf "$work"
+  git -C "$here" worktree prune
 }
 trap cleanup EXIT
 
 build() { (cd "$1" && npx tsc -p tsconfig.json) >&2; }
 
-# tree_of REF NAME: prints the directory of a built tree of REF.
-tree_of() {
-  if [ "$1" = "." ]; then echo "$here"; return; fi
-  local dir="$work/$2"
-  git -C "$here" worktree add --detach "$dir" "$1" >&2
-  worktrees+=("$dir")
-  ln -s "$modules" "$dir/node_modules"
-  build "$dir"
-  echo "$dir"
+# add_tree REF NAME: sets $tree to the directory of a built tree of REF (not in a subshell, so
+# the cleanup sees the worktree).
+add_tree() {
+  if [ "$1" = "." ]; then tree=$here; return; fi
+  tree="$work/$2"
+  git -C "$here" worktree add --detach "$tree" "$1" >&2
+  worktrees+=("$tree")
+  ln -s "$modules" "$tree/node_modules"
+  build "$tree"
 }
 
 build "$here"
-old=$(tree_of "$1" old)
-new=$(tree_of "$2" new)
+add_tree "$1" old
+old=$tree
+add_tree "$2" new
+new=$tree
 driver="$here/dist/bench/engine-drive.js"
 stream="$work/stream.bin"
 node "$driver" write "$stream" $(( N2 > WARM ? N2 : WARM ))
