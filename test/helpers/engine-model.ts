@@ -63,7 +63,37 @@ interface ModelOrder {
   restNumber: number;
 }
 
-interface MarketState {
+/** One open order as exportState() gives it: its market named by id. */
+export type ModelOrderState = Omit<ModelOrder, 'market'> & { marketId: number };
+
+/**
+ * The model's whole state as copies, for comparisons made outside the model (the engine
+ * benchmark's state hash, bench/engine-model-hash.ts). Changing it changes nothing in the model.
+ */
+export interface ModelState {
+  config: EngineConfig;
+  /** Account keys: account id i has keys[i - 1]. */
+  keys: Uint8Array[];
+  /** Balances by account id, then asset id; a pair never touched is absent (zero). */
+  balances: Map<number, Map<number, { available: number; locked: number }>>;
+  /** Deposits minus withdrawals, by asset id. */
+  supply: Map<number, number>;
+  /** Fees collected, by asset id. */
+  feeUnits: Map<number, number>;
+  /** Every open order (pending, active, resting), in placement order. */
+  orders: ModelOrderState[];
+  /** Per market id: counters, prices and the order book state. */
+  markets: Map<number, MarketState>;
+  /** Fee rates set by SetFeeRates, by account id; absent: the configured defaults. */
+  feeRates: Map<number, { maker: number; taker: number }>;
+  /** Orders numbered so far (ids are this number permuted). */
+  orderNumber: number;
+  /** Orders that came to rest so far, over all markets (time priority). */
+  restCounter: number;
+  maintenance: boolean;
+}
+
+export interface MarketState {
   updateId: number;
   updateSeq: number;
   lastTradeId: number;
@@ -166,6 +196,30 @@ export class ModelExchange {
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
     }
     return this.out;
+  }
+
+  /** A copy of the whole state (see ModelState). */
+  exportState(): ModelState {
+    const balances = new Map<number, Map<number, { available: number; locked: number }>>();
+    for (const [key, b] of this.balances) {
+      const [accountId, assetId] = key.split(':').map(Number);
+      if (!balances.has(accountId)) balances.set(accountId, new Map());
+      balances.get(accountId)!.set(assetId, { ...b });
+    }
+    const copyValues = <K, V extends object>(m: Map<K, V>): Map<K, V> => new Map([...m].map(([k, v]) => [k, { ...v }]));
+    return {
+      config: this.config,
+      keys: this.keys.map((k) => k.slice()),
+      balances,
+      supply: new Map(this.supply),
+      feeUnits: new Map(this.feeUnits),
+      orders: this.orders.map(({ market, ...o }) => ({ ...o, marketId: market.marketId })),
+      markets: copyValues(this.marketState),
+      feeRates: copyValues(this.feeRates),
+      orderNumber: this.orderNumber,
+      restCounter: this.restCounter,
+      maintenance: this.maintenance,
+    };
   }
 
   // ---- records ----
