@@ -11,6 +11,9 @@
 //
 // Run: `npx tsc -p tsconfig.json && node dist/bench/codec.bench.js`
 // Env: CODEC_BENCH_ITERATIONS (500,000), CODEC_BENCH_RUNS (21).
+// Instruction counts: `node dist/bench/codec.bench.js count CASE gen|hand N` runs one case's loop
+// with one codec N times after a warm-up and nothing else; bench/codec-callgrind.sh runs that
+// under callgrind at two N for every case and codec and prints instructions per operation.
 
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -295,6 +298,24 @@ export async function runCodecBench(): Promise<string> {
   return table;
 }
 
+/** Warm-up calls before a counted run: enough for the loop to be compiled as a whole function. */
+const COUNT_WARM_CALLS = 10;
+const COUNT_WARM_ITERATIONS = 20_000;
+
+/** One case with one codec, `n` operations after the warm-up; prints what the loop returned. */
+function countCase(caseIndex: number, which: string, n: number): void {
+  const c = CASES[caseIndex];
+  if (c === undefined || (which !== 'gen' && which !== 'hand') || !Number.isSafeInteger(n) || n < 0) throw new Error('usage: codec.bench.js count CASE-INDEX gen|hand N');
+  const codec = which === 'gen' ? gen : handwritten;
+  const dv = c.name.startsWith('read') ? prepared(c) : slab();
+  const run = compiled(c, which);
+  for (let k = 0; k < COUNT_WARM_CALLS; k++) run(codec, dv, COUNT_WARM_ITERATIONS, envs[which]);
+  const result = run(codec, dv, n, envs[which]);
+  process.stdout.write(`${JSON.stringify({ case: c.name, codec: which, n, result })}\n`);
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.stdout.write(await runCodecBench());
+  const [mode, caseIndex, which, n] = process.argv.slice(2);
+  if (mode === 'count') countCase(Number(caseIndex), which, Number(n));
+  else process.stdout.write(await runCodecBench());
 }

@@ -4,8 +4,8 @@
 //     └─ modelStateHash ── the canonical walk of engine/core/stateHash.ts ──► SHA-256 hex
 //   Exchange.stateHash() ─────────────────────────────────────────────────► SHA-256 hex  (must be equal)
 //
-// The model has no hash of its own, so this walks its (TypeScript-private) fields in the order
-// hashState walks the engine: counts, accounts with keys and balances, supplies, per market the
+// The model has no hash of its own, so this walks the state the model exports (exportState) in
+// the order hashState walks the engine: counts, accounts with keys and balances, supplies, per market the
 // counters and both book sides best level first with orders in time priority, the pending queue,
 // each account's open order ids in placement order. Every number goes in as two little-endian
 // 32-bit words, keys as raw bytes, exactly like the engine's Digest. Nothing here is timed.
@@ -14,45 +14,8 @@
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { OrderType, Side, type EngineConfig, type MarketSpec } from '../engine/bus/types.js';
-import type { ModelExchange } from '../test/helpers/engine-model.js';
-
-interface ModelOrderView {
-  orderId: number;
-  accountId: number;
-  market: MarketSpec;
-  side: number;
-  priceTicks: number;
-  qtyLots: number;
-  remainingLots: number;
-  executedLots: number;
-  executedQuoteUnits: number;
-  createdAtUs: number;
-  clientId: number;
-  flags: number;
-  timeInForce: number;
-  stp: number;
-  frontId: number;
-  requestId: number;
-  orderType?: number;
-  state: 'pending' | 'active' | 'resting';
-  restNumber: number;
-}
-
-interface ModelView {
-  config: EngineConfig;
-  keys: Uint8Array[];
-  balances: Map<string, { available: number; locked: number }>;
-  supply: Map<number, number>;
-  orders: ModelOrderView[];
-  marketState: Map<number, { updateId: number; lastTradeId: number; orderBookState: number }>;
-  /** Fee rates set by SetFeeRates, by account id; absent: the config's defaults. */
-  feeRates: Map<number, { maker: number; taker: number }>;
-  orderNumber: number;
-  restCounter: number;
-  /** Collected fees per asset, if the model keeps them (it did not when this was written). */
-  feeUnits?: Map<number, number>;
-}
+import { Side } from '../engine/bus/types.js';
+import type { ModelExchange, ModelOrderState } from '../test/helpers/engine-model.js';
 
 /** Engine pool states (engine/core/book/orders.ts OrderState). */
 const STATE_PENDING = 1;
@@ -90,14 +53,14 @@ class Words {
 }
 
 export function modelStateHash(model: ModelExchange): string {
-  const m = model as unknown as ModelView;
+  const m = model.exportState();
   const d = new Words();
   const { assets, markets } = m.config;
   d.number(assets.length);
   d.number(markets.length);
   d.number(m.orderNumber);
   d.number(m.keys.length);
-  const bal = (accountId: number, assetId: number) => m.balances.get(`${accountId}:${assetId}`) ?? { available: 0, locked: 0 };
+  const bal = (accountId: number, assetId: number) => m.balances.get(accountId)?.get(assetId) ?? { available: 0, locked: 0 };
   for (let accountId = 1; accountId <= m.keys.length; accountId++) {
     d.bytes(m.keys[accountId - 1]);
     for (const asset of assets) {
@@ -110,17 +73,17 @@ export function modelStateHash(model: ModelExchange): string {
   }
   for (const asset of assets) {
     d.number(m.supply.get(asset.assetId) ?? 0);
-    d.number(m.feeUnits?.get(asset.assetId) ?? 0);
+    d.number(m.feeUnits.get(asset.assetId) ?? 0);
   }
-  const hashOrder = (o: ModelOrderView): void => {
-    // The model has limit orders only: order type Limit, no quote quantity, no quote limit.
-    for (const v of [o.orderId, o.accountId, markets.indexOf(o.market), o.side, o.orderType ?? OrderType.Limit, 0, 0, o.priceTicks, o.qtyLots, o.remainingLots, o.executedLots,
+  const marketIndex = (marketId: number) => markets.findIndex((spec) => spec.marketId === marketId);
+  const hashOrder = (o: ModelOrderState): void => {
+    for (const v of [o.orderId, o.accountId, marketIndex(o.marketId), o.side, o.orderType, o.quoteQtyUnits, o.quoteLimitUnits, o.priceTicks, o.qtyLots, o.remainingLots, o.executedLots,
       o.executedQuoteUnits, o.createdAtUs, o.restNumber, o.clientId, o.flags, o.timeInForce, o.stp,
       o.state === 'pending' ? STATE_PENDING : STATE_RESTING, o.frontId, o.requestId]) d.number(v);
   };
   for (const market of markets) {
-    const state = m.marketState.get(market.marketId)!;
-    const mine = m.orders.filter((o) => o.market === market);
+    const state = m.markets.get(market.marketId)!;
+    const mine = m.orders.filter((o) => o.marketId === market.marketId);
     d.number(state.updateId);
     d.number(state.lastTradeId);
     d.number(m.restCounter);
@@ -131,7 +94,7 @@ export function modelStateHash(model: ModelExchange): string {
       const resting = mine
         .filter((o) => o.state === 'resting' && o.side === side)
         .sort((a, b) => (side === Side.Bid ? b.priceTicks - a.priceTicks : a.priceTicks - b.priceTicks) || a.restNumber - b.restNumber);
-      const levels = new Map<number, ModelOrderView[]>();
+      const levels = new Map<number, ModelOrderState[]>();
       for (const o of resting) {
         const level = levels.get(o.priceTicks);
         if (level) level.push(o);

@@ -123,7 +123,7 @@ export function accountKey(accountId: number): Uint8Array {
 }
 
 /** The generator's commands, built field by field at their slot positions. */
-function baseCommand(): CommandSlot {
+export function baseCommand(): CommandSlot {
   const c = newCommandSlot();
   c.marketId = BENCH_MARKET_ID;
   c.orderType = OrderType.Limit;

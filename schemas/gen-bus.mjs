@@ -476,13 +476,19 @@ export function emit${l.stem}(sink: RecordSink, r: ${l.iface}): void {
 
 `;
   }
-  out += `/**
+  out += `/** Reads the record at \`off\` into \`r\` (decodeRecord's one step per type). */
+function decodeInto<T>(r: T, read: (dv: DataView, off: number, r: T) => void, dv: DataView, off: number): OutputRec {
+  read(dv, off, r);
+  return r as OutputRec;
+}
+
+/**
  * Decodes the engine output at \`off\` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
  */
 export function decodeRecord(dv: DataView, off: number): OutputRec {
   switch (recordType(dv, off)) {
-${outputs.map((l) => `    case ${l.record.value} /* RecordType.${l.record.type} */: { const r = new${l.stem}Rec(); read${l.stem}(dv, off, r); return r as OutputRec; }\n`).join('')}    default:
+${outputs.map((l) => `    case ${l.record.value} /* RecordType.${l.record.type} */:\n      return decodeInto(new${l.stem}Rec(), read${l.stem}, dv, off);\n`).join('')}    default:
       throw new RangeError(\`codec: record type \${recordType(dv, off)} at \${off} is not an engine output\`);
   }
 }

@@ -30,7 +30,7 @@ function placeStruct(schema, layouts, slot, name) {
     const on = slotFields.get(f.attrs.slot);
     if (!on) throw new Error(`gen: ${name}.${f.name}: no slot field ${f.attrs.slot}`);
     if (f.size > on.size) throw new Error(`gen: ${name}.${f.name} is wider than its slot field ${on.name}`);
-    return { ...f, offset: on.offset, size: on.size, base: baseOf(on.type), slotField: on.name };
+    return { ...f, offset: on.offset, size: on.size, base: baseOf(on.type), slotField: on.name, slotType: on.type };
   });
 }
 
@@ -51,7 +51,9 @@ function commandMembers(schema, name, placed) {
     }
     if (f.base === 'ulong') throw new Error(`gen: ${name}.${f.name}: ulong only as a run X_0..X_3`);
     const tsType = schema.enums.has(f.type) ? f.type : f.base === 'bool' ? 'boolean' : 'number';
-    out.push({ kind: 'scalar', prop: camel(f.name), base: f.base, tsType, offset: f.offset, size: f.size, field: f.name, slotField: f.slotField, doc: f.doc });
+    // A member of one enum on a slot field of another (BorrowLendSide on side) crosses as a number.
+    const crossEnum = Boolean(f.slotType) && schema.enums.has(f.type) && schema.enums.has(f.slotType) && f.type !== f.slotType;
+    out.push({ kind: 'scalar', prop: camel(f.name), base: f.base, tsType, offset: f.offset, size: f.size, field: f.name, slotField: f.slotField, crossEnum, doc: f.doc });
   }
   return out;
 }
@@ -174,8 +176,8 @@ function slotProp(m) {
 function genSlotMapping(cm) {
   // Payloads with slot attributes only: a payload in its own layout has no slot names.
   const kinds = cm.kinds.filter((k) => k.payload && k.payload.members.every((m) => m.kind === 'key' || m.slotField));
-  const from = kinds.map((k) => `    case ${k.value} /* CommandKind.${k.name} */: { const p = c.${k.prop}; ${k.payload.members.map((m) => `p.${m.prop} = slot.${slotProp(m)};`).join(' ')} break; }\n`).join('');
-  const to = kinds.map((k) => `    case ${k.value} /* CommandKind.${k.name} */: { const p = c.${k.prop}; ${k.payload.members.map((m) => `slot.${slotProp(m)} = p.${m.prop};`).join(' ')} break; }\n`).join('');
+  const from = kinds.map((k) => `    case ${k.value} /* CommandKind.${k.name} */: { const p = c.${k.prop}; ${k.payload.members.map((m) => `p.${m.prop} = slot.${slotProp(m)}${m.crossEnum ? ' as number' : ''};`).join(' ')} break; }\n`).join('');
+  const to = kinds.map((k) => `    case ${k.value} /* CommandKind.${k.name} */: { const p = c.${k.prop}; ${k.payload.members.map((m) => `slot.${slotProp(m)} = p.${m.prop}${m.crossEnum ? ' as number' : ''};`).join(' ')} break; }\n`).join('');
   return `
 /**
  * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
@@ -328,6 +330,8 @@ function answerShape(k) {
   if (first === 'Collateral') return 'collateral';
   if (first === 'IndexPrice' && !k.mutating) return 'indexPrices';
   if (first === 'AccountSettings') return 'accountSettings';
+  if (first === 'LendPool') return 'lendPools';
+  if (first === 'BorrowLend' && !k.mutating) return 'borrowLendPositions';
   if (last === 'Result') return 'result';
   return null;
 }
@@ -341,13 +345,15 @@ const SHAPES = {
   collateral: { value: 'Collateral', answer: 'collateralAnswer(reply)', extra: '' },
   indexPrices: { value: 'IndexPrices', answer: 'indexPricesAnswer(reply)', extra: '' },
   accountSettings: { value: 'AccountSettingsView', answer: 'accountSettingsAnswer(reply)', extra: '' },
+  lendPools: { value: 'LendPoolView[]', answer: 'lendPoolsAnswer(reply)', extra: '' },
+  borrowLendPositions: { value: 'BorrowLendView[]', answer: 'borrowLendPositionsAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {
   const calls = cm.kinds.filter((k) => k.wire.includes('/') && answerShape(k));
   const used = [...new Set(calls.map((k) => answerShape(k)))];
   const answers = [...new Set(used.map((s) => SHAPES[s].answer.replace(/\(.*$/, '')))].sort();
-  const values = [...new Set(['Reply', ...used.map((s) => SHAPES[s].value).filter((v) => v !== 'number'), 'OrderView'])].sort();
+  const values = [...new Set(['Reply', ...used.map((s) => SHAPES[s].value.replace(/\[\]$/, '')).filter((v) => v !== 'number'), 'OrderView'])].sort();
   const payloadTypes = [...new Set(calls.filter((k) => k.payload).map((k) => k.payload.name))].sort();
   let out = `${GEN_HEADER}//
 // One typed engine call per command kind a route submits (its wire names a route): the method named

@@ -104,9 +104,10 @@ export interface ServerConfig {
   markets: MarketInfo[];
   engine: EngineConfig;
   /**
-   * Collateral and borrow/lend pool parameters in integer form (src/margin-config.ts). Outside
-   * `engine` on purpose: nothing the engine applies reads them yet, so they stay out of the
-   * configuration fingerprint and journals written without them keep replaying.
+   * Collateral and borrow/lend pool parameters in integer form (src/margin-config.ts), with the
+   * symbols the routes publish them under. The engine applies the same specs through
+   * `engine.margin`, present when some asset has a pool: a configuration without pools keeps the
+   * fingerprint it had before the engine had pools (journals written then keep replaying).
    */
   margin: MarginParams;
   // Durability
@@ -627,6 +628,17 @@ function leverageSettings(file: MarketsFile): Pick<EngineConfig, 'maxLeverageHun
   return { maxLeverageHundredths: hundredths };
 }
 
+/**
+ * The margin parameters the engine applies, when some asset has a pool (valued in USDC, which must
+ * then be configured); none otherwise, so a configuration without pools keeps its fingerprint.
+ */
+function engineMargin(margin: MarginParams, assets: readonly AssetConfig[]): Pick<EngineConfig, 'margin'> {
+  if (margin.lendPools.length === 0) return {};
+  const valuationAssetId = assets.findIndex((a) => a.symbol === 'USDC');
+  if (valuationAssetId < 0) throw new ConfigError('borrow/lend pools need a USDC asset to value collateral in');
+  return { margin: { valuationAssetId, collateral: margin.collateral.map((c) => c.spec), lendPools: margin.lendPools.map((p) => p.spec) } };
+}
+
 export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig {
   if (!isObject(file) || !Array.isArray(file.assets) || !Array.isArray(file.markets)) {
     throw new ConfigError('the markets file needs "assets" and "markets" arrays');
@@ -677,6 +689,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       ...referenceSettings(file),
       ...indexSettings(settings),
       ...leverageSettings(file),
+      ...engineMargin(margin, file.assets),
     },
   };
 }

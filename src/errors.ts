@@ -85,6 +85,17 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   // Margin
   [ResultCode.LeverageLimitOutOfRange]: apiError(400, 'INVALID_CLIENT_REQUEST', 'leverageLimit is outside the allowed range'),
   [ResultCode.MaxLeverageReached]: apiError(400, 'MAX_LEVERAGE_REACHED', 'The account already uses more leverage than this limit allows'),
+  // Margin: borrow/lend (engine/core/margin/borrow-lend.ts)
+  [ResultCode.LendPoolUnknown]: apiError(400, 'INVALID_ASSET', 'The asset has no borrow/lend market'),
+  [ResultCode.LendPoolNotOpen]: apiError(400, 'INVALID_CLIENT_REQUEST', 'The borrow/lend market is not open for new borrows or lends'),
+  [ResultCode.BorrowLendQuantityInvalid]: apiError(400, 'INVALID_QUANTITY', 'Quantity must be a positive multiple of the market\'s step size'),
+  [ResultCode.LendRequiresBorrowRepay]: apiError(400, 'LEND_REQUIRES_BORROW_REPAY', 'The asset is borrowed: a lend repays it, and may not exceed the borrow'),
+  [ResultCode.BorrowRequiresLendRedeem]: apiError(400, 'BORROW_REQUIRES_LEND_REDEEM', 'The asset is lent: a borrow redeems it, and may not exceed the lend'),
+  [ResultCode.LendLimit]: apiError(400, 'LEND_LIMIT', 'Lend limit of the borrow/lend market reached'),
+  [ResultCode.BorrowLimit]: apiError(400, 'BORROW_LIMIT', 'Borrow limit of the borrow/lend market reached'),
+  [ResultCode.InsufficientSupply]: apiError(400, 'INSUFFICIENT_SUPPLY', 'Insufficient supply in the borrow/lend market'),
+  [ResultCode.InsufficientMargin]: apiError(400, 'INSUFFICIENT_MARGIN', 'Insufficient margin'),
+  [ResultCode.BorrowNoMarkPrice]: apiError(400, 'INSUFFICIENT_MARGIN', 'The asset has no mark price yet (its USDC market has not traded)'),
 };
 
 export function resultError(code: ResultCode): ApiError {

@@ -127,8 +127,9 @@ describe('engine: account settings', () => {
     const h = harness();
     h.apply(cmd.updateAccountSettings(A, { leverageLimitHundredths: 300 }));
     const bytes = exportSnapshot(h.exchange);
-    // The last part: count, then account id (8 bytes), flags, limit, then the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 8, 50, true);
+    // The settings part: count, then account id (8 bytes), flags, limit; then the (empty) borrow/lend
+    // part (24 bytes) and the end marker.
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - 24 - 4, 50, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(/account settings out of range/);
   });
 });
@@ -164,7 +165,7 @@ describe('format-4 engine snapshots (before account settings)', () => {
     h.exchange.validateInvariants();
     expect(settingsOf(h, 2)).toEqual({ settings: AutoBorrowSettlements, leverageLimitHundredths: 4_000 });
     const bytes = exportSnapshot(h.exchange);
-    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(6);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(7);
     const again = new Exchange(legacyScenarioConfig());
     importSnapshot(again, bytes);
     again.validateInvariants();

@@ -47,4 +47,22 @@ describe('engine benchmark stream', () => {
     ex.validateInvariants();
     expect(modelStateHash(model)).toBe(ex.stateHash());
   });
+
+  it('the model state the hash walks is a copy: changing it leaves the model as it was', () => {
+    const config = benchConfig();
+    const s = generateStream(13, 300, config);
+    const model = new ModelExchange(config);
+    let seq = 0;
+    for (const c of s.setup) { seq++; model.apply(slotFromCommand(c), seq, seq); }
+    const before = modelStateHash(model);
+    const state = model.exportState();
+    expect(state.orders.length).toBeGreaterThan(0);
+    state.orders[0].remainingLots += 1;
+    state.keys[0][0] ^= 0xff;
+    state.balances.get(1)!.get(0)!.available += 1;
+    state.markets.get(0)!.updateId += 1;
+    state.orders.pop();
+    expect(modelStateHash(model)).toBe(before);
+    expect(model.exportState().orders.length).toBe(state.orders.length + 1);
+  });
 });

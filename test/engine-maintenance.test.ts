@@ -98,12 +98,14 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const today = exportSnapshot(h.exchange);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
-    expect(view.getUint32(4, true)).toBe(6);
-    // Format 3: the same words without the system state word and the (empty) index price and
-    // account settings parts (one 8-byte count each) before the end marker.
-    const old = new Uint8Array(today.length - 20);
-    old.set(today.subarray(0, today.length - 24));
-    old.set(today.subarray(today.length - 4), today.length - 24);
+    expect(view.getUint32(4, true)).toBe(7);
+    // Format 3: the same words without the system state word, the (empty) index price and account
+    // settings parts (one 8-byte count each) and the borrow/lend part (no pools, no positions, no
+    // interest due: three 8-byte numbers) before the end marker.
+    const tail = 4 + 8 + 8 + 24;
+    const old = new Uint8Array(today.length - tail);
+    old.set(today.subarray(0, today.length - 4 - tail));
+    old.set(today.subarray(today.length - 4), today.length - 4 - tail);
     new DataView(old.buffer).setUint32(4, 3, true);
     const restored = new Exchange(h.config);
     importSnapshot(restored, old);
@@ -119,8 +121,8 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const bytes = exportSnapshot(h.exchange);
     // The system state word sits before the index price count, the account settings count (8 bytes
-    // each) and the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 24, 9, true);
+    // each), the borrow/lend part (24 bytes) and the end marker.
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - 24 - 16 - 4, 9, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

@@ -273,8 +273,8 @@ describe('engine: rejections change nothing', () => {
     ['duplicate key', cmd.createAccount(1), ResultCode.DuplicateKey],
     ['all-zero key', { kind: CommandKind.CreateAccount, key: new Uint8Array(32) }, ResultCode.InvalidCommand],
     ['31-byte key', { kind: CommandKind.CreateAccount, key: keyOf(77).subarray(1) }, ResultCode.InvalidCommand],
-    ['unknown command kind', { kind: 42 as CommandKind }, ResultCode.InvalidCommand],
-    ['unknown query kind', { kind: 99 as CommandKind }, ResultCode.InvalidCommand],
+    ['unknown command kind', { kind: 63 as CommandKind }, ResultCode.InvalidCommand],
+    ['unknown query kind', { kind: 119 as CommandKind }, ResultCode.InvalidCommand],
   ];
 
   const titled = rejections.map(([note, command, code]) => [`${note} → ${ResultCode[code]}`, command, code] as const);

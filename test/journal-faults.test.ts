@@ -250,7 +250,10 @@ describe('journal fault injection', () => {
     good.meta.set(CLEAN_STOP_KEY, JSON.stringify({ seq: live.writer.durableSeq, stateHash: live.hashes[live.writer.durableSeq] }));
     expect(recover(good, live.config, live.fingerprint).lastSeq).toBe(live.writer.durableSeq);
     const bad = live.store.crash(false);
-    bad.meta.set(CLEAN_STOP_KEY, JSON.stringify({ seq: live.writer.durableSeq - 1, stateHash: live.hashes[live.writer.durableSeq] }));
+    // The last earlier sequence whose state differs (the last commands may have changed nothing).
+    let earlier = live.writer.durableSeq - 1;
+    while (live.hashes[earlier] === live.hashes[live.writer.durableSeq]) earlier--;
+    bad.meta.set(CLEAN_STOP_KEY, JSON.stringify({ seq: earlier, stateHash: live.hashes[live.writer.durableSeq] }));
     expect(() => recover(bad, live.config, live.fingerprint)).toThrow(StateHashMismatchError);
   });
 });

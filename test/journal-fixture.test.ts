@@ -6,7 +6,13 @@
 // cancel-all, a fee-rate change, then a clean stop), written through the real API by the server at
 // commit 44ed273 with its default configuration and no speed bump. Recovery checks every record's checksum chain and
 // output digest, and at the clean-stop sequence the state hash: any change to the rules, the
-// encoding of an output, or the default configuration's fingerprint fails here.
+// encoding of an output, or the fingerprint of that configuration fails here.
+//
+// That server's configuration had no borrow/lend pools: today's default configuration has them
+// (EngineConfig.margin), so its fingerprint differs and recovery would rightly refuse the journal.
+// The test replays under the configuration the journal was written with, today's default without
+// its margin parameters; a configuration without them has the fingerprint it had then (an absent
+// key adds nothing to the canonical form).
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,7 +36,9 @@ describe('a journal written by the earlier layout', () => {
     for (const [seq, base64] of fixture.records) store.append(seq, Buffer.from(base64, 'base64'));
     await store.commit();
     for (const [key, value] of Object.entries(fixture.meta)) store.putMetaSync(key, value);
-    const config = loadConfig(['--speed-bump-ms', '0'], {}).engine; // as that server ran
+    const { margin, ...config } = loadConfig(['--speed-bump-ms', '0'], {}).engine; // as that server ran: no pools
+    expect(margin?.lendPools.length).toBe(4);
+    expect(engineConfigFingerprint({ ...config, margin })).not.toBe(fixture.meta.engineConfigSha256);
     const fingerprint = engineConfigFingerprint(config);
     expect(fingerprint).toBe(fixture.meta.engineConfigSha256);
     const cleanStop = JSON.parse(fixture.meta[CLEAN_STOP_KEY]) as { seq: number; stateHash: string };

@@ -54,10 +54,19 @@ describe('margin parameters', () => {
     expect(bare.margin).toEqual({ collateral: [], lendPools: [] });
   });
 
-  it('keeps the parameters out of the engine configuration fingerprint', () => {
+  it('gives the engine the pools and collateral it applies, in the fingerprint only when there are pools', () => {
     const defaults = loadConfig([], {});
     const bare = load({ ...DEFAULT_MARKETS, assets: DEFAULT_MARKETS.assets.map(({ collateral: _c, borrowLend: _b, ...rest }) => rest) });
-    expect(engineConfigFingerprint(bare.engine)).toBe(engineConfigFingerprint(defaults.engine));
+    expect(bare.engine.margin).toBeUndefined();
+    const { margin, ...withoutMargin } = defaults.engine;
+    expect(margin?.valuationAssetId).toBe(0);
+    expect(margin?.lendPools.map((p) => p.assetId)).toEqual([0, 1, 2, 3]);
+    expect(margin?.collateral).toEqual(defaults.margin.collateral.map((c) => c.spec));
+    // Without pools the fingerprint is the one it was before the engine had them; with them it covers them.
+    expect(engineConfigFingerprint(bare.engine)).toBe(engineConfigFingerprint(withoutMargin));
+    expect(engineConfigFingerprint(defaults.engine)).not.toBe(engineConfigFingerprint(bare.engine));
+    const cheaper = load({ ...DEFAULT_MARKETS, assets: DEFAULT_MARKETS.assets.map((a, i) => (i === 0 ? { ...a, borrowLend: { ...a.borrowLend!, fee: '0.1' } } : a)) });
+    expect(engineConfigFingerprint(cheaper.engine)).not.toBe(engineConfigFingerprint(defaults.engine));
   });
 
   it('refuses collateral values that are not exact, out of range or inconsistent', () => {

@@ -30,6 +30,9 @@ const SERVED: Array<[Method, string]> = [
   ['GET', '/api/v1/order'], ['POST', '/api/v1/order'], ['DELETE', '/api/v1/order'],
   ['GET', '/api/v1/orders'], ['POST', '/api/v1/orders'], ['DELETE', '/api/v1/orders'],
   ['GET', '/wapi/v1/history/fills'], ['GET', '/wapi/v1/history/orders'], ['GET', '/wapi/v1/history/dust'],
+  // borrow and lend
+  ['GET', '/api/v1/borrowLend/markets'], ['GET', '/api/v1/borrowLend/positions'], ['POST', '/api/v1/borrowLend'],
+  ['GET', '/wapi/v1/history/borrowLend'], ['GET', '/wapi/v1/history/interest'],
 ];
 
 const NOT_BUILT: Array<[Method, string]> = [
@@ -38,11 +41,9 @@ const NOT_BUILT: Array<[Method, string]> = [
   ['GET', '/api/v1/position'], ['GET', '/wapi/v1/history/funding'], ['GET', '/wapi/v1/history/position'],
   ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend
-  ['GET', '/api/v1/borrowLend/markets'], ['GET', '/api/v1/borrowLend/markets/history'],
-  ['GET', '/api/v1/borrowLend/apy'], ['GET', '/api/v1/borrowLend/positions'],
-  ['GET', '/api/v1/borrowLend/position/liquidationPrice'], ['POST', '/api/v1/borrowLend'],
-  ['GET', '/api/v1/account/limits/borrow'], ['GET', '/wapi/v1/history/borrowLend'],
-  ['GET', '/wapi/v1/history/borrowLend/positions'], ['GET', '/wapi/v1/history/interest'],
+  ['GET', '/api/v1/borrowLend/markets/history'], ['GET', '/api/v1/borrowLend/apy'],
+  ['GET', '/api/v1/borrowLend/position/liquidationPrice'], ['GET', '/api/v1/account/limits/borrow'],
+  ['GET', '/wapi/v1/history/borrowLend/positions'],
   // RFQ and quotes
   ['GET', '/api/v1/rfqs'], ['POST', '/api/v1/rfq'], ['POST', '/api/v1/rfq/accept'], ['POST', '/api/v1/rfq/refresh'],
   ['POST', '/api/v1/rfq/cancel'], ['POST', '/api/v1/rfq/quote'], ['GET', '/wapi/v1/history/rfq'],

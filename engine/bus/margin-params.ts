@@ -57,3 +57,11 @@ export interface LendPoolSpec {
   /** Quantity step of a borrow or lend, in the asset's units. */
   stepUnits: bigint;
 }
+
+/** The margin parameters the engine applies, in asset order (EngineConfig.margin). */
+export interface EngineMarginConfig {
+  /** The asset everything is valued in (USDC): mark prices come from each asset's market quoted in it. */
+  valuationAssetId: number;
+  collateral: CollateralSpec[];
+  lendPools: LendPoolSpec[];
+}

@@ -13,6 +13,8 @@
 // threads fill commands and read records, the engine core and its shell apply and write them, the
 // journal stores them, and src/main.ts hands the EngineConfig to the engine worker at start.
 
+import type { EngineMarginConfig } from './margin-params.js';
+
 export {
   CommandKind,
   Side,
@@ -32,6 +34,10 @@ export {
   SystemState,
   // Margin: where an index price came from
   IndexPriceSource,
+  // Margin: borrow/lend
+  BorrowLendSide,
+  BorrowLendEvent,
+  LendPoolState as LendPoolStateCode,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink, the command header and payloads with newCommand,
@@ -179,4 +185,10 @@ export interface EngineConfig {
    * DEFAULT_MAX_LEVERAGE_HUNDREDTHS (and the configuration keeps its fingerprint).
    */
   maxLeverageHundredths?: number;
+  /**
+   * Collateral parameters and borrow/lend pools the engine applies (engine/bus/margin-params.ts).
+   * Absent: no pool, nothing to borrow or lend; a journal written before the engine had pools
+   * carries a configuration without it, and keeps its fingerprint.
+   */
+  margin?: EngineMarginConfig;
 }

@@ -15,8 +15,9 @@
 //            (collateral, the largest order, converting all dust: risk.ts);
 //   spot/    what a spot order holds and what a spot fill moves, chosen by the market's kind
 //            through the one switch in kinds.ts;
-//   margin/  the unified account: index prices and each account's settings (leverage limit,
-//            automation flags) today; collateral, borrow/lend and margin join them;
+//   margin/  the unified account: index prices, each account's settings (leverage limit,
+//            automation flags), the margin arithmetic and the borrow/lend pools (pools.ts,
+//            borrow-lend.ts);
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
@@ -24,6 +25,7 @@ import { ResultCode, type Command, type EngineConfig, type RecordSink } from '..
 import { assert } from './assert.js';
 import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
+import { accrueInterest, HOUR_US } from './margin/borrow-lend.js';
 import { validateState } from './invariants.js';
 import { systemRefusal } from './system.js';
 import { decodeState, encodeState } from './snapshot.js';
@@ -95,23 +97,26 @@ export class Exchange {
   }
 
   /**
-   * Sum over accounts of available + locked units of an asset, plus the fees collected in it:
-   * equal to the asset's deposits minus its withdrawals (conservation).
+   * Sum over accounts of available + locked units of an asset, plus the fees collected in it, plus
+   * what the borrow/lend pools hold (lent − borrowed + their interest lines): equal to the asset's
+   * deposits minus its withdrawals (conservation).
    */
   totalUnits(assetId: number): number {
     const assetIndex = this.s.catalog.assetIndex(assetId);
     assert(assetIndex >= 0, 'totalUnits of an unknown asset');
-    return this.s.ledger.totalUnits(assetIndex, this.s.accounts.count);
+    return this.s.ledger.totalUnits(assetIndex, this.s.accounts.count, this.s.pools.heldOutside(assetIndex));
   }
 
   /**
-   * Runs, in (due, seq) order, every timer due by `timeUs` (timers.ts): today the speed bump, whose
-   * due orders activate in sequence order. Each handler removes its timer.
+   * Runs, in (due, seq) order, every timer due by `timeUs` (timers.ts): the speed bump, whose due
+   * orders activate in sequence order, and the hourly interest, which sets itself again an hour
+   * on (so a long quiet spell runs one tick per hour it spans). Each handler removes its timer.
    */
   private runDueTimers(timeUs: number): void {
     const timers = this.s.timers;
+    const hours = timers.count > 0 && timers.headDueUs() <= timeUs ? Math.floor((timeUs - timers.headDueUs()) / HOUR_US) + 1 : 0;
     for (let steps = 0; timers.count > 0 && timers.headDueUs() <= timeUs; steps++) {
-      assert(steps <= timers.capacity, 'timer loop ran past the number of timers');
+      assert(steps <= timers.capacity + hours, 'timer loop ran past the number of timers');
       const timer = timers.head();
       switch (timers.kindOf(timer)) {
         case TimerKind.SpeedBump: {
@@ -120,6 +125,9 @@ export class Exchange {
           activateOrder(this.s, slot);
           break;
         }
+        case TimerKind.Interest:
+          accrueInterest(this.s, timer);
+          break;
         default:
           throw new Error(`engine assertion failed: a timer of kind ${timers.kindOf(timer)} has no handler`);
       }

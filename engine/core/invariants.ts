@@ -11,7 +11,9 @@
 // list and the live orders account for every slot; a closed book holds no orders and no pending
 // order waits in a book whose state would refuse it; a banded market's reference prices are
 // consistent (checkReferences); index prices are positive where set and not newer than the last
-// command.
+// command; the borrow/lend pools are consistent with their positions, each
+// asset's conservation counts what they hold, and the interest timer waits exactly while they
+// record it (margin/pools.ts).
 //
 // Each structure checks its own invariants beside its rules (validate methods); this file runs
 // them and checks what ties structures together: each open order against the index, the accounts,
@@ -20,6 +22,8 @@
 import { OrderFlag, ResultCode, Side } from '../bus/types.js';
 import { assert, isUnsignedSafe } from './assert.js';
 import { OrderState } from './book/orders.js';
+import { HOUR_US } from './margin/borrow-lend.js';
+import { NO_TIMER, TimerKind } from './timers.js';
 import { rulesOfOrder } from './kinds.js';
 import { bookStateRefusal } from './book/book.js';
 import type { EngineState } from './state.js';
@@ -31,9 +35,21 @@ export function validateState(s: EngineState): void {
   for (const book of s.books) book.validate(s.catalog.markets[book.marketIndex], s.limits, s.lastTimeUs);
   s.timers.validate();
   s.pending.validate();
-  s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf);
+  s.pools.validate(s.accounts.count);
+  checkInterestTimer(s);
+  s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => s.pools.heldOutside(assetIndex));
   s.indexPrices.validate(s.lastTimeUs);
   s.accountSettings.validate(s.accounts.count);
+}
+
+/** The interest timer waits exactly while it is recorded, due on an hour boundary after the last command. */
+function checkInterestTimer(s: EngineState): void {
+  const timer = s.pools.interestTimer;
+  const waiting = s.timers.inOrder(TimerKind.Interest).length;
+  assert(waiting === (timer === NO_TIMER ? 0 : 1), 'interest timers differ from the one the pools record');
+  if (timer === NO_TIMER) return;
+  const due = s.timers.dueOf(timer);
+  assert(s.timers.kindOf(timer) === TimerKind.Interest && due % HOUR_US === 0 && due > s.lastTimeUs, 'the interest timer is not due on a coming hour');
 }
 
 /**

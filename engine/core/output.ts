@@ -31,7 +31,9 @@ import {
   emitAccount,
   emitAccountSettings,
   emitBalance,
+  emitBorrowLend,
   emitCollateral,
+  emitLendPool,
   emitDepth,
   emitDust,
   emitFeeRates,
@@ -45,7 +47,9 @@ import {
   newAccountRec,
   newAccountSettingsRec,
   newBalanceRec,
+  newBorrowLendRec,
   newCollateralRec,
+  newLendPoolRec,
   newDepthRec,
   newDustRec,
   newFeeRatesRec,
@@ -64,6 +68,9 @@ import type { Book } from './book/book.js';
 import type { Catalog } from './catalog.js';
 import type { Ledger } from './funds/ledger.js';
 import type { OrderPool } from './book/orders.js';
+import type { LendPools } from './margin/pools.js';
+import { NO_MARK_MARKET, type Mark } from './margin/mark.js';
+import { BorrowLendEvent } from '../bus/types.js';
 
 /** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
 const NOWHERE: RecordSink = { view: new DataView(new ArrayBuffer(SLOT_BYTES)), claim: () => 0, written() {} };
@@ -88,6 +95,7 @@ export class Output {
     private readonly ledger: Ledger,
     private readonly pool: OrderPool,
     private readonly settings: AccountSettings,
+    private readonly pools: LendPools,
   ) {}
 
   /** The engine time of the apply in progress (what its records carry). */
@@ -395,6 +403,79 @@ export class Output {
     rec.leverageLimitHundredths = this.settings.leverageLimitHundredths[accountId];
     rec.settings = this.settings.flags[accountId];
     emitAccountSettings(this.sink, rec);
+  }
+
+  // Borrow/lend (margin/borrow-lend.ts)
+  private readonly borrowLendRec = newBorrowLendRec();
+  private readonly lendPoolRec = newLendPoolRec();
+
+  /** A borrow/lend move or an hour's interest (quantityUnits moved or paid, at annual `rate`). */
+  borrowLend(accountId: number, assetIndex: number, event: BorrowLendEvent, quantityUnits: number, rate: bigint, mark: Mark | null, frontId: number, requestId: number): void {
+    this.fillBorrowLend(accountId, assetIndex, event, mark);
+    const rec = this.borrowLendRec;
+    rec.quantityUnits = quantityUnits;
+    rec.rate = Number(rate);
+    rec.imf = 0;
+    rec.mmf = 0;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    emitBorrowLend(this.sink, rec);
+  }
+
+  /** An account's position in one asset, answering a query; imf and mmf of a borrow at its notional. */
+  borrowLendPosition(accountId: number, assetIndex: number, imf: bigint, mmf: bigint, mark: Mark | null, frontId: number, requestId: number): void {
+    this.fillBorrowLend(accountId, assetIndex, BorrowLendEvent.Position, mark);
+    const rec = this.borrowLendRec;
+    rec.quantityUnits = 0;
+    rec.rate = 0;
+    rec.imf = Number(imf);
+    rec.mmf = Number(mmf);
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    emitBorrowLend(this.sink, rec);
+  }
+
+  private fillBorrowLend(accountId: number, assetIndex: number, event: BorrowLendEvent, mark: Mark | null): void {
+    const rec = this.borrowLendRec;
+    const cell = this.pools.cell(accountId, assetIndex);
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.type = RecordType.BorrowLend;
+    rec.flags = 0;
+    rec.lentUnits = this.pools.lent[cell];
+    rec.borrowedUnits = this.pools.borrowed[cell];
+    rec.interestUnits = this.pools.interest[cell];
+    rec.positionId = this.pools.positionId[cell];
+    rec.markTicks = mark?.ticks ?? 0;
+    rec.accountId = accountId;
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    rec.marketId = mark?.marketId ?? NO_MARK_MARKET;
+    rec.event = event;
+  }
+
+  /** One pool as it stands, with its rates and utilization (fractions at 10^-12). */
+  lendPool(assetIndex: number, borrowRate: bigint, lendRate: bigint, utilization: bigint, mark: Mark | null, frontId: number, requestId: number): void {
+    const rec = this.lendPoolRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.LendPool;
+    rec.flags = 0;
+    rec.lentUnits = this.pools.lentTotal[assetIndex];
+    rec.borrowedUnits = this.pools.borrowedTotal[assetIndex];
+    rec.borrowRate = Number(borrowRate);
+    rec.lendRate = Number(lendRate);
+    rec.utilization = Number(utilization);
+    rec.interestFeeUnits = this.pools.interestFeeUnits[assetIndex];
+    rec.interestRoundingUnits = this.pools.interestRoundingUnits[assetIndex];
+    rec.markTicks = mark?.ticks ?? 0;
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    rec.marketId = mark?.marketId ?? NO_MARK_MARKET;
+    rec.state = this.pools.stateOf[assetIndex];
+    emitLendPool(this.sink, rec);
   }
 }
 

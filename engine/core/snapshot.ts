@@ -32,6 +32,8 @@
 //             priceE9, updatedUs, source
 //   account settings (format 6 on; margin/account-settings.ts): count of accounts off the
 //             defaults, then per account id, flags, leverage limit in hundredths
+//   borrow/lend pools (format 7 on; margin/pools.ts): per pool its totals and interest lines, the
+//             open positions, the interest timer's due time
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -48,6 +50,9 @@
 // Version 5 (before accounts had margin settings) is still read: it lacks the account settings,
 // and import gives every account the defaults; such a state has the same hash as before.
 //
+// Version 6 (before the borrow/lend pools) is still read: it has no pool part, and import starts
+// every pool empty; such a state has the same hash as before (margin/pools.ts).
+//
 // Each structure writes and reads its own part beside its rules (parts.ts); this file is the
 // versioned list of those parts, in file order, between the magic words.
 
@@ -56,16 +61,19 @@ import { SnapshotFormatError, SnapshotReader, SnapshotWriter, expectSnapshot } f
 import { ResultCode, type CommandHeader } from '../bus/types.js';
 import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
+import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 6;
+const FORMAT_VERSION = 7;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
 const FORMAT_VERSION_NO_ACCOUNT_SETTINGS = 5;
+/** The last version without the borrow/lend pools; import still reads it. */
+const FORMAT_VERSION_NO_POOLS = 6;
 /** The last version without the exchange's system state; import still reads it. */
 const FORMAT_VERSION_NO_SYSTEM_STATE = 3;
 /** The last version without the guarded reference price; import still reads it. */
@@ -118,6 +126,8 @@ const PARTS: readonly SnapshotPart[] = [
     exportTo: (s, w) => s.accountSettings.exportTo(w, s.accounts.count),
     importFrom: (s, r, version) => s.accountSettings.importFrom(r, s.accounts.count, version > FORMAT_VERSION_NO_ACCOUNT_SETTINGS),
   },
+  // the borrow/lend pools, their positions and the interest timer
+  { exportTo: exportPoolsTo, importFrom: (s, r, version) => importPoolsFrom(s, r, version > FORMAT_VERSION_NO_POOLS) },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */

@@ -17,6 +17,7 @@ import { Book } from './book/book.js';
 import { Catalog } from './catalog.js';
 import { ORDER_ID_SPAN, permuteOrderNumber } from './ids.js';
 import { Ledger } from './funds/ledger.js';
+import { LendPools } from './margin/pools.js';
 import { OrderIndex } from './book/orderIndex.js';
 import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
 import { Output } from './output.js';
@@ -38,8 +39,10 @@ export class EngineState {
   readonly index: OrderIndex;
   readonly books: Book[];
   readonly pending: PendingQueue;
-  /** Every engine-time rule's timers (timers.ts): today one per pending order. */
+  /** Every engine-time rule's timers (timers.ts): one per pending order, and the interest timer. */
   readonly timers: Timers;
+  /** Borrow/lend pools and positions (margin/pools.ts). */
+  readonly pools: LendPools;
   readonly out: Output;
   /** Each asset's index price, its engine time and source (margin/index-prices.ts). */
   readonly indexPrices: IndexPrices;
@@ -69,9 +72,10 @@ export class EngineState {
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
-    this.timers = new Timers(poolCapacity);
+    this.timers = new Timers(poolCapacity + 1); // one per order, and the interest timer
+    this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
-    this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings);
+    this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
     const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
   }

@@ -4,8 +4,8 @@
 // balances and fee rates, asset supplies and collected fees, each market's counters (a banded
 // market's last price and guarded reference price among them), order book state and its book
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
-// orders in placement order, (only while not Ok) the exchange's system state, and (only once
-// some asset has one) the index prices, and each account whose margin settings differ from the
+// orders in placement order, (only once a pool was used) the borrow/lend pools and positions, (only
+// while not Ok) the exchange's system state, (only once some asset has one) the index prices, and each account whose margin settings differ from the
 // defaults. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
@@ -16,6 +16,7 @@
 import { StateDigest } from './parts.js';
 import type { EngineState } from './state.js';
 import { hashSystemStateInto } from './system.js';
+import { hashPoolsInto } from './margin/borrow-lend.js';
 
 /** The parts of the state hash, in order; `withGuard` as for hashState. */
 const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => void)[] = [
@@ -28,6 +29,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => v
   },
   (s, d) => s.pending.hashInto(d),
   (s, d) => s.pool.hashAccountListsInto(d, s.accounts.count),
+  // Only once a pool was used: every state without borrow or lend keeps its earlier hash.
+  (s, d) => hashPoolsInto(s, d),
   // Only while in maintenance: every state without it keeps its earlier hash.
   (s, d) => hashSystemStateInto(s, d),
   // After it, and only once some asset has an index price (margin/index-prices.ts).

@@ -1,8 +1,8 @@
 // The whole exchange's state (SetSystemState): Ok, or Maintenance.
 //
 // In maintenance the engine refuses, with SystemMaintenance and no change, every command that
-// trades or moves funds out (the kinds the schema marks refused_in_maintenance: PlaceOrder, CancelOrder,
-// CancelAll, Withdraw, ConvertDust and ConvertAllDust). The
+// trades or moves funds (the kinds the schema marks refused_in_maintenance: PlaceOrder, CancelOrder,
+// CancelAll, Withdraw, ConvertDust, ConvertAllDust and BorrowLend). The
 // check sits in the engine, not only in the fronts, so a command already in the ring when
 // maintenance starts is refused like one sent after, and replay refuses the same ones. Reads,
 // deposits, account creation, confirmations of withdrawals already made and operator commands go

@@ -1,8 +1,11 @@
 // The engine-time timer queue: every rule that acts when engine time passes a point waits here,
-// ordered by due time, then by the order the timers were set (seq).
+// ordered by due time, then by kind (at one instant, orders whose speed bump ends activate before
+// the hour's interest is charged), then by the order the timers were set (seq). Kind comes before
+// seq so that the order does not depend on when a timer was set: a snapshot import sets each
+// kind's timers again, kind by kind.
 //
-// Today it carries the speed bump (book/pending.ts: a delayed order activates when its bump ends);
-// funding, interest, trigger checks, expiries and strategy slices join it as timer kinds. The
+// It carries the speed bump (book/pending.ts: a delayed order activates when its bump ends) and
+// the hourly interest of the borrow/lend pools (margin/borrow-lend.ts); funding, trigger checks, expiries and strategy slices join it as timer kinds. The
 // engine has no clock: apply() runs, before each state-changing command, every timer due by that
 // command's engine time, in (due, seq) order, and the shell's next wake-up is the head's due time
 // (Exchange.nextWakeUs). The handler of a due timer removes it, as a cancel removes a timer that
@@ -10,7 +13,7 @@
 //
 // A binary min-heap of timer handles in typed arrays: add, remove and the head are O(log n) or
 // better and allocate nothing. Handles come from a free list and stay stable while a timer waits,
-// so its owner can remove it later. Bounded by `capacity` (one per open order today).
+// so its owner can remove it later. Bounded by `capacity` (one per open order, and one for interest).
 //
 // Not a part of the snapshot or the state hash by itself: each timer kind's owner exports and
 // hashes its timers in (due, seq) order (inOrder) and sets them again on import in that order, so
@@ -24,6 +27,8 @@ import type { EngineState } from './state.js';
 export const TimerKind = {
   /** A speed-bumped order activates (ref: its pool slot). */
   SpeedBump: 1,
+  /** The borrow/lend pools accrue an hour of interest (margin/borrow-lend.ts; ref unused). */
+  Interest: 2,
 } as const;
 export type TimerKind = (typeof TimerKind)[keyof typeof TimerKind];
 
@@ -134,9 +139,11 @@ export class Timers {
     assert(free + this.count === this.capacity, 'free and waiting timers do not add up');
   }
 
-  /** True when timer `a` runs before timer `b`: earlier due time, or set earlier at the same time. */
+  /** True when timer `a` runs before timer `b`: earlier due time, at the same time the lower kind, then set earlier. */
   private before(a: number, b: number): boolean {
-    return this.dueUs[a] < this.dueUs[b] || (this.dueUs[a] === this.dueUs[b] && this.seq[a] < this.seq[b]);
+    if (this.dueUs[a] !== this.dueUs[b]) return this.dueUs[a] < this.dueUs[b];
+    if (this.kind[a] !== this.kind[b]) return this.kind[a] < this.kind[b];
+    return this.seq[a] < this.seq[b];
   }
 
   private siftUp(from: number): void {

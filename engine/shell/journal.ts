@@ -97,9 +97,14 @@ export class JournalWriteError extends Error {
   override name = 'JournalWriteError';
 }
 
-/** SHA-256 of the engine configuration in a canonical JSON form (keys sorted). */
+/**
+ * SHA-256 of the engine configuration in a canonical JSON form (keys sorted; a bigint, as the
+ * margin parameters hold, as its decimal digits). An absent key adds nothing, so a configuration
+ * without margin parameters keeps the fingerprint it had before the engine had them.
+ */
 export function engineConfigFingerprint(config: unknown): string {
   const canonical = (value: unknown): unknown => {
+    if (typeof value === 'bigint') return value.toString();
     if (Array.isArray(value)) return value.map(canonical);
     if (value !== null && typeof value === 'object') {
       const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -38,6 +38,11 @@
 //   ['u',  account, timeUs, id]                            → JSON DustValue (id = its seq)
 //   ['u',  account, timeUs, id, marketId]                  → JSON DustValue of one ConvertAllDust
 //                                                            conversion (id = its command's seq)
+//   ['bl', account, timeUs, seq]                           → BorrowLendRecord bytes of a move
+//                                                            (Borrow, BorrowRepay, Lend, LendRedeem)
+//   ['bi', account, timeUs, seq, ordinal]                  → BorrowLendRecord bytes of an hour's
+//                                                            interest (ordinal: a command that
+//                                                            catches up several hours pays several)
 //   ['lp', marketId]                                       → JSON LastPriceValue [priceTicks,
 //                                                            tradeId, timeUs] of the market's last
 //                                                            trade (mark prices for collateral and
@@ -61,8 +66,8 @@
 
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import { ORDER_BYTES, newDustRec, newOrderRec, newResultRec, newStampedRec, newTradeRec, readDust, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
-import { CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type OrderRec } from '../bus/types.js';
+import { BORROW_LEND_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newOrderRec, newResultRec, newStampedRec, newTradeRec, readBorrowLend, readDust, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
+import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type BorrowLendRec, type OrderRec } from '../bus/types.js';
 import {
   depositValueJson, dustValueJson, lastPriceValueJson, parseDepositValue, parseDustValue, parseLastPriceValue, parseWithdrawalPlace,
   parseWithdrawalValue, withdrawalIntentFrom, withdrawalPlaceJson, withdrawalValueJson,
@@ -115,6 +120,7 @@ export class AccountHistorySink {
   private readonly result = newResultRec();
   private readonly trade = newTradeRec();
   private readonly dust = newDustRec();
+  private readonly borrowLend = newBorrowLendRec();
   /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
@@ -162,11 +168,21 @@ export class AccountHistorySink {
       this.history.put(['u', d.accountId, d.timeUs, d.seq, d.marketId], Buffer.from(dustValueJson(value)));
       return;
     }
+    if (type === RecordType.BorrowLend) return this.onBorrowLend(view, offset);
     if (type === RecordType.Result && this.awaitingResult) {
       this.awaitingResult = false;
       readResult(view, offset, this.result);
       if (this.result.code === ResultCode.Ok) this.onCapitalResult(this.result.value);
     }
+  }
+
+  /** A borrow/lend move (one per command and account) or an hour's interest payment (ordinal: several per command). */
+  private onBorrowLend(view: DataView, offset: number): void {
+    readBorrowLend(view, offset, this.borrowLend);
+    const r = this.borrowLend;
+    const bytes = Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, BORROW_LEND_BYTES));
+    if (r.event <= BorrowLendEvent.LendRedeem) this.history.put(['bl', r.accountId, r.timeUs, r.seq], bytes);
+    else if (r.event !== BorrowLendEvent.Position) this.history.put(['bi', r.accountId, r.timeUs, r.seq, this.fillOrdinal++], bytes);
   }
 
   private onStamped(view: DataView, offset: number): void {
@@ -436,6 +452,24 @@ export class AccountHistoryReader {
   dust(accountId: number, filter: { id?: number; marketId?: number }, page: Page): DustRecord[] {
     return this.jsonRange(['u', accountId], { fromUs: 0, toUs: MAX_ID - 1 }, page, parseDustValue,
       (d) => (filter.id === undefined || d.id === filter.id) && (filter.marketId === undefined || d.marketId === filter.marketId));
+  }
+
+  /** Borrow/lend moves ('bl') or interest payments ('bi') of an account, with the records' filters. */
+  borrowLendHistory(accountId: number, kind: 'bl' | 'bi', keep: (rec: BorrowLendRec) => boolean, page: Page): BorrowLendRec[] {
+    const out: BorrowLendRec[] = [];
+    let skip = page.offset;
+    for (const { value } of this.range([kind, accountId], 0, MAX_ID - 1, page, 0)) {
+      if (out.length >= page.limit) break;
+      const rec = newBorrowLendRec();
+      readBorrowLend(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, rec);
+      if (!keep(rec)) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      out.push(rec);
+    }
+    return out;
   }
 
   /** The last trade price of a market in ticks, or 0 before its first trade. */

@@ -10,7 +10,7 @@ import { sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import type { HaircutSpec, MarginFunctionSpec } from '../../engine/bus/margin-params.js';
 
-function marginFunctionJson(fn: MarginFunctionSpec): Record<string, unknown> {
+export function marginFunctionJson(fn: MarginFunctionSpec): Record<string, unknown> {
   return { type: 'sqrt', base: formatFraction(fn.base), factor: formatFraction(fn.factor) };
 }
 

@@ -18,6 +18,8 @@ import { ordersBatchRoutes } from './orders-batch.js';
 import { historyRoutes } from './history.js';
 import { capitalTransferRoutes } from './capital-transfers.js';
 import { accountRoutes } from './account.js';
+import { borrowLendRoutes } from './borrow-lend.js';
+import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
 import { notBuiltRoutes } from './not-built/index.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
@@ -39,6 +41,9 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...historyRoutes(front),
     ...capitalTransferRoutes(front),
     ...accountRoutes(front),
+    // Margin: borrow/lend
+    ...borrowLendRoutes(front),
+    ...borrowLendHistoryRoutes(front),
     // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)
     ...notBuiltRoutes,
   ];

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import * as codec from '../../engine/bus/codec.js';
 import * as types from '../../engine/bus/types.js';
 import {
+  BorrowLendSide,
   CommandKind,
   ExpiryReason,
   HeaderFlag,
@@ -414,7 +415,8 @@ describe('commands', () => {
         'stopLossTriggerTicks', 'stopLossLimitTicks', 'slippageTolerance'].map((f) => `placeOrder.${f}`),
       'cancelOrder.orderId', 'setMarketState.state', 'setFeeRates.makerFeeBps', 'setFeeRates.takerFeeBps', 'withdraw.amountUnits',
       'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state', 'setIndexPrice.priceE9', 'setIndexPrice.source',
-      'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'queryOrder.orderId', 'queryMaxOrderQty.priceTicks',
+      'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'borrowLend.quantityUnits', 'queryOrder.orderId',
+      'queryMaxOrderQty.priceTicks',
     ]);
   });
 
@@ -479,6 +481,9 @@ describe('commands', () => {
       [(c) => types.fillQueryCollateral(c, { accountId: 5, assetId: 0 }), { kind: CommandKind.QueryCollateral, accountId: 5, assetId: 0 }],
       [(c) => types.fillQueryIndexPrices(c), { kind: CommandKind.QueryIndexPrices }],
       [(c) => types.fillQueryAccountSettings(c, { accountId: 5 }), { kind: CommandKind.QueryAccountSettings, accountId: 5 }],
+      [(c) => types.fillBorrowLend(c, { accountId: 5, assetId: 2, side: BorrowLendSide.Lend, quantityUnits: 2 ** 41 + 7 }), { kind: CommandKind.BorrowLend, accountId: 5, assetId: 2, side: BorrowLendSide.Lend as number as Side, amountUnits: 2 ** 41 + 7 }],
+      [(c) => types.fillQueryLendPools(c), { kind: CommandKind.QueryLendPools }],
+      [(c) => types.fillQueryBorrowLendPositions(c, { accountId: 5 }), { kind: CommandKind.QueryBorrowLendPositions, accountId: 5 }],
     ];
     const covered = new Set<number>();
     for (const [fill, positions] of cases) {

@@ -9,8 +9,9 @@
 // here with bigint arithmetic instead of the engine's checked integer helpers; order book states
 // and fee rates follow engine/core/operator.ts; the guarded reference price and the market-order
 // band follow engine/core/book/reference.ts, dust conversion and withdrawals engine/core/funds/capital.ts,
-// collateral, the largest order and converting all dust engine/core/funds/risk.ts.
-// index prices engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1).
+// collateral, the largest order and converting all dust engine/core/funds/risk.ts, index prices
+// engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1), borrow/lend
+// engine/core/margin/borrow-lend.ts (engine-model-margin.ts).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -34,6 +35,7 @@ import {
   type MarketSpec,
 } from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
+import { ModelLending } from './engine-model-margin.js';
 
 interface ModelOrder {
   orderId: number;
@@ -61,7 +63,37 @@ interface ModelOrder {
   restNumber: number;
 }
 
-interface MarketState {
+/** One open order as exportState() gives it: its market named by id. */
+export type ModelOrderState = Omit<ModelOrder, 'market'> & { marketId: number };
+
+/**
+ * The model's whole state as copies, for comparisons made outside the model (the engine
+ * benchmark's state hash, bench/engine-model-hash.ts). Changing it changes nothing in the model.
+ */
+export interface ModelState {
+  config: EngineConfig;
+  /** Account keys: account id i has keys[i - 1]. */
+  keys: Uint8Array[];
+  /** Balances by account id, then asset id; a pair never touched is absent (zero). */
+  balances: Map<number, Map<number, { available: number; locked: number }>>;
+  /** Deposits minus withdrawals, by asset id. */
+  supply: Map<number, number>;
+  /** Fees collected, by asset id. */
+  feeUnits: Map<number, number>;
+  /** Every open order (pending, active, resting), in placement order. */
+  orders: ModelOrderState[];
+  /** Per market id: counters, prices and the order book state. */
+  markets: Map<number, MarketState>;
+  /** Fee rates set by SetFeeRates, by account id; absent: the configured defaults. */
+  feeRates: Map<number, { maker: number; taker: number }>;
+  /** Orders numbered so far (ids are this number permuted). */
+  orderNumber: number;
+  /** Orders that came to rest so far, over all markets (time priority). */
+  restCounter: number;
+  maintenance: boolean;
+}
+
+export interface MarketState {
   updateId: number;
   updateSeq: number;
   lastTradeId: number;
@@ -96,7 +128,22 @@ export class ModelExchange {
   /** UpdateAccountSettings, by account id: the automation flag bits and the leverage limit in hundredths; absent: none and 1×. */
   private readonly accountSettings = new Map<number, { flags: number; leverage: number }>();
 
+  /** Borrow/lend (engine-model-margin.ts). */
+  private readonly lending: ModelLending;
+
   constructor(private readonly config: EngineConfig) {
+    this.lending = new ModelLending(config, {
+      header: (type, frontId, requestId, flags) => this.header(type, frontId, requestId, flags),
+      push: (rec) => this.out.push(rec),
+      result: (cmd, code, value) => this.result(cmd, code, value),
+      bal: (accountId, assetId) => this.bal(accountId, assetId),
+      balanceRec: (accountId, assetId) => this.balanceRec(accountId, assetId),
+      accountExists: (accountId) => this.accountExists(accountId),
+      accountCount: () => this.keys.length,
+      guardTicks: (market) => this.marketState.get(market.marketId)!.guardTicks,
+      seq: () => this.seq,
+      timeUs: () => this.timeUs,
+    });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
 
@@ -109,13 +156,20 @@ export class ModelExchange {
       return this.out;
     }
     for (;;) {
-      // Placement order is sequence order, and every order waits the same bump.
+      // Placement order is sequence order, and every order waits the same bump. An hour of
+      // interest due before the next activation runs first; at the same time, activations first.
       const next = this.orders.find((o) => o.state === 'pending');
-      if (!next || next.createdAtUs + this.config.speedBumpUs > timeUs) break;
-      next.state = 'active';
-      this.activate(next);
+      const activationUs = next ? next.createdAtUs + this.config.speedBumpUs : Infinity;
+      const interestUs = this.lending.interestDue < 0 ? Infinity : this.lending.interestDue;
+      if (Math.min(activationUs, interestUs) > timeUs) break;
+      if (interestUs < activationUs) {
+        this.lending.accrue();
+        continue;
+      }
+      next!.state = 'active';
+      this.activate(next!);
     }
-    const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust, CommandKind.ConvertAllDust];
+    const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.BorrowLend];
     if (this.maintenance && refusedKinds.includes(cmd.kind)) {
       this.result(cmd, ResultCode.SystemMaintenance, 0);
       return this.out;
@@ -133,6 +187,7 @@ export class ModelExchange {
       case CommandKind.ConfirmWithdrawal: this.confirmWithdrawal(cmd); break;
       case CommandKind.ConvertDust: this.convertDust(cmd); break;
       case CommandKind.ConvertAllDust: this.convertAllDust(cmd); break;
+      case CommandKind.BorrowLend: this.lending.borrowLend(cmd); break;
       case CommandKind.SetSystemState: this.setSystemState(cmd); break;
       case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); break;
       case CommandKind.UpdateAccountSettings: this.updateAccountSettings(cmd); break;
@@ -141,6 +196,30 @@ export class ModelExchange {
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
     }
     return this.out;
+  }
+
+  /** A copy of the whole state (see ModelState). */
+  exportState(): ModelState {
+    const balances = new Map<number, Map<number, { available: number; locked: number }>>();
+    for (const [key, b] of this.balances) {
+      const [accountId, assetId] = key.split(':').map(Number);
+      if (!balances.has(accountId)) balances.set(accountId, new Map());
+      balances.get(accountId)!.set(assetId, { ...b });
+    }
+    const copyValues = <K, V extends object>(m: Map<K, V>): Map<K, V> => new Map([...m].map(([k, v]) => [k, { ...v }]));
+    return {
+      config: this.config,
+      keys: this.keys.map((k) => k.slice()),
+      balances,
+      supply: new Map(this.supply),
+      feeUnits: new Map(this.feeUnits),
+      orders: this.orders.map(({ market, ...o }) => ({ ...o, marketId: market.marketId })),
+      markets: copyValues(this.marketState),
+      feeRates: copyValues(this.feeRates),
+      orderNumber: this.orderNumber,
+      restCounter: this.restCounter,
+      maintenance: this.maintenance,
+    };
   }
 
   // ---- records ----
@@ -718,6 +797,10 @@ export class ModelExchange {
     if (!Number.isSafeInteger(amount) || amount <= 0) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
     const b = this.bal(cmd.accountId, cmd.assetId);
     if (BigInt(b.available) < BigInt(amount)) return this.result(cmd, ResultCode.InsufficientFunds, 0);
+    if (this.lending.borrowsAnything(cmd.accountId)) {
+      const code = this.lending.marginCode(cmd.accountId, cmd.assetId, -BigInt(amount), 0n);
+      if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
+    }
     b.available = Number(BigInt(b.available) - BigInt(amount));
     this.supply.set(cmd.assetId, Number(BigInt(this.supply.get(cmd.assetId) ?? 0) - BigInt(amount)));
     this.balanceRec(cmd.accountId, cmd.assetId);
@@ -847,6 +930,10 @@ export class ModelExchange {
       case CommandKind.QueryAccountSettings:
         if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
         return this.accountSettingsRec(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+      case CommandKind.QueryLendPools:
+        return this.lending.queryPools(cmd);
+      case CommandKind.QueryBorrowLendPositions:
+        return this.lending.queryPositions(cmd);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }

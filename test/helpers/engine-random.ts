@@ -12,8 +12,10 @@
 // dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
 // 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
 // command, the operator's maintenance (SetSystemState, a few steps at a time), index prices
-// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps), and accounts'
-// margin settings (UpdateAccountSettings, some invalid, and their query). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps), accounts'
+// margin settings (UpdateAccountSettings, some invalid, and their query), and borrow/lend (lends,
+// borrows against collateral, repayments and redemptions, some refused, the pool and position
+// queries, and now and then an hour of engine time, which pays interest). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
@@ -52,13 +54,39 @@ export function randomConfig(seed: number): EngineConfig {
   if (random() < 0.5) config.referenceIntervalUs = 30_000;
   // Index prices go stale within a few steps of engine time, so queries show both flags.
   config.indexMaxAgeUs = 20_000;
+  config.margin = randomMargin(random);
   return config;
+}
+
+const ONE = 10n ** 12n;
+
+/**
+ * Borrow/lend pools for the quote asset and for market 1's base asset (banded, so it has a mark
+ * price once it trades; market 0's base has no collateral parameters and counts for nothing), with
+ * high rates so that an hour's interest on these small amounts is not all rounded away, and a
+ * fee, a utilization cap, a lend/borrow limit and a state drawn per seed.
+ */
+function randomMargin(random: () => number): NonNullable<EngineConfig['margin']> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const pool = (assetId: number, stepUnits: bigint, limit: bigint, state: 'Open' | 'RepayOnly' | 'Closed') => ({
+    assetId, state, borrowRateMin: pick([0n, ONE]), borrowRateOptimal: 20n * ONE, borrowRateMax: 60n * ONE, optimalUtilization: ONE / 2n,
+    maxUtilization: pick([(ONE * 8n) / 10n, (ONE * 95n) / 100n, ONE]), throttleUtilizationThreshold: ONE, throttleUtilizationBound: ONE, throttleUpdateFraction: ONE,
+    fee: pick([0n, ONE / 5n]), openBorrowLendLimitUnits: limit, stepUnits,
+  });
+  return {
+    valuationAssetId: QUOTE,
+    collateral: [
+      { assetId: QUOTE, haircut: { kind: 'identity', weight: ONE }, imf: { base: ONE / 10n, factor: 0n }, mmf: { base: ONE / 20n, factor: 0n } },
+      { assetId: OTHER, haircut: { kind: 'identity', weight: ONE / 2n }, imf: { base: ONE / 5n, factor: 0n }, mmf: { base: ONE / 10n, factor: 0n } },
+    ],
+    lendPools: [pool(QUOTE, 1n, pick([1_000_000n, 60_000n]), 'Open'), pool(OTHER, 5n, pick([1_000_000n, 400n]), pick(['Open', 'Open', 'Open', 'RepayOnly', 'Closed'] as const))],
+  };
 }
 
 /** Command kinds the stream can leave out (all of them are in it by default). */
 export const OPTIONAL_KINDS: readonly CommandKind[] = [
   CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.Snapshot, CommandKind.SetSystemState, CommandKind.SetIndexPrice,
-  CommandKind.UpdateAccountSettings,
+  CommandKind.UpdateAccountSettings, CommandKind.BorrowLend,
 ];
 
 export interface StreamOptions {
@@ -91,6 +119,7 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.SetSystemState]: cmd.setSystemState(0),
     [CommandKind.SetIndexPrice]: cmd.setIndexPrice(BASE, 150_000_000_000),
     [CommandKind.UpdateAccountSettings]: cmd.updateAccountSettings(1, { autoLend: true }),
+    [CommandKind.BorrowLend]: { kind: CommandKind.BorrowLend, accountId: 1, assetId: QUOTE, side: 1, amountUnits: 1 },
   };
   return OPTIONAL_KINDS.filter((kind) => {
     const code = send(probes[kind]);
@@ -130,6 +159,24 @@ function accountSettingsCommand(random: () => number, account: number): Partial<
   });
 }
 
+/**
+ * One command of the margin family the stream sends: an index price (30 %), an account's settings
+ * (35 %) or borrow/lend (35 %; now and then engine time jumps to just past the next hour instead,
+ * which pays interest); null when the stream sends none of them.
+ */
+function marginCommand(
+  h: EngineHarness, random: () => number, seen: Observed, account: number, kinds: readonly CommandKind[],
+): { command: Partial<Command>; time?: number } | null {
+  const roll = random();
+  if (roll < 0.3 && kinds.includes(CommandKind.SetIndexPrice)) return { command: indexPriceCommand(random) };
+  if (roll < 0.65 && kinds.includes(CommandKind.UpdateAccountSettings)) return { command: accountSettingsCommand(random, account) };
+  if (roll >= 0.65 && kinds.includes(CommandKind.BorrowLend)) {
+    if (random() < 0.2) return { command: cmd.tick(), time: (Math.floor(h.timeUs / 3_600_000_000) + 1) * 3_600_000_000 + [0, 0, 1, 2500][randomInt(random, 0, 3)] };
+    return { command: borrowLendCommand(random, seen, account) };
+  }
+  return null;
+}
+
 /** What the generator has learned from the engine's outputs so far. */
 class Observed {
   /** Recently accepted order ids (at most 200). */
@@ -140,12 +187,15 @@ class Observed {
   readonly balances = new Map<string, [number, number]>();
   /** Sequence numbers of accepted withdrawals (their ids). */
   readonly withdrawals: number[] = [];
+  /** Latest [lent, borrowed] per "account:asset", from borrow/lend records. */
+  readonly lending = new Map<string, [number, number]>();
 
   remember(records: Rec[], command?: Partial<Command>): void {
     for (const r of records) {
       if (r.type === RecordType.Order && r.event === OrderEvent.Accepted) this.orders.push(r.orderId);
       else if (r.type === RecordType.Trade) this.lastTrade[r.marketId] = r.priceTicks;
       else if (r.type === RecordType.Balance) this.balances.set(`${r.accountId}:${r.assetId}`, [r.availableUnits, r.lockedUnits]);
+      else if (r.type === RecordType.BorrowLend) this.lending.set(`${r.accountId}:${r.assetId}`, [r.lentUnits, r.borrowedUnits]);
       else if (r.type === RecordType.Result && command?.kind === CommandKind.Withdraw && r.code === ResultCode.Ok) this.withdrawals.push(r.value);
     }
     if (this.orders.length > 200) this.orders.splice(0, this.orders.length - 200);
@@ -195,6 +245,38 @@ function capitalCommand(random: () => number, seen: Observed, account: number, k
   const roll = random();
   const target = roll < 0.9 ? { accountId: account, marketId: market } : roll < 0.95 ? { accountId: 42, marketId: market } : { accountId: account, marketId: 9 };
   return { kind, ...target, amountUnits: random() < 0.85 ? available : available + 1 };
+}
+
+/**
+ * A borrow/lend command: mostly repaying or redeeming part or all of a position the account has,
+ * lending part of its balance or borrowing against it; sometimes of an asset without a pool, an
+ * unknown account or side, a quantity off the step or not positive; or one of the two queries.
+ */
+function borrowLendCommand(random: () => number, seen: Observed, account: number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  if (random() < 0.12) return random() < 0.5 ? { kind: CommandKind.QueryLendPools } : { kind: CommandKind.QueryBorrowLendPositions, accountId: random() < 0.9 ? account : 42 };
+  const assetId = pick([QUOTE, QUOTE, QUOTE, OTHER, OTHER, OTHER, BASE, 7]);
+  const [lent, borrowed] = seen.lending.get(`${account}:${assetId}`) ?? [0, 0];
+  const available = seen.available(account, assetId);
+  const roll = random();
+  let side = random() < 0.55 ? 1 : 0;
+  let amountUnits: number;
+  if (roll < 0.35 && (lent > 0 || borrowed > 0)) {
+    side = lent > 0 ? 0 : 1; // redeem, or repay
+    const position = lent > 0 ? lent : borrowed;
+    amountUnits = random() < 0.4 ? position : random() < 0.9 ? Math.max(1, Math.floor(position * random())) : position + 1;
+  } else if (roll < 0.9) {
+    const step = assetId === OTHER ? 5 : 1;
+    // Borrows reach past what the collateral covers now and then (INSUFFICIENT_MARGIN): a quote
+    // borrow of about twelve times the account's quote balance passes the IMF of 0.1 only when
+    // its other holdings make up the difference.
+    const scale = side === 1 ? available * 0.6 : assetId === OTHER ? pick([80, 400]) : pick([6_000, 60_000, Math.max(12 * available, 1_000)]);
+    amountUnits = Math.max(1, Math.floor((scale * random()) / step)) * step + (random() < 0.08 ? 1 : 0);
+  } else {
+    amountUnits = pick([0, -1, Number.MAX_SAFE_INTEGER, 2 ** 40]);
+    if (random() < 0.3) side = 3;
+  }
+  return { kind: CommandKind.BorrowLend, accountId: random() < 0.96 ? account : 42, assetId, side, amountUnits };
 }
 
 /**
@@ -283,13 +365,14 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     const centre = nextMid(random, mid, seen, market);
     // Market 1's band is about ±3 ticks around its last trade: most of its prices fall inside.
     const spread = market === M1 ? 4 : 6;
-    const time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
+    let time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
     if (snapshots && (step === Math.floor(steps / 2) || random() < 0.004)) {
       if (kinds.includes(CommandKind.Snapshot)) remember(h.apply({ kind: CommandKind.Snapshot }, time));
       h.restartFromSnapshot();
     }
     const roll = random();
     let command!: Partial<Command>;
+    let margin: { command: Partial<Command>; time?: number } | null;
     const reopen = reopenAt.findIndex((at) => at <= step);
     if (reopen >= 0) {
       reopenAt[reopen] = Infinity;
@@ -359,18 +442,19 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       }
     } else if (roll < 0.935) {
       command = cmd.queryFeeRates(random() < 0.9 ? account : 42);
-    } else if (roll < 0.98) {
-      // Capital commands, when the caller sends them; otherwise a query.
-      command = capitalCommand(random, seen, account, kinds, h.seq + 1) ?? cmd.queryBalances(account);
-    } else if (roll < 0.982 && kinds.includes(CommandKind.SetSystemState)) {
+    } else if (roll < 0.975) {
+      // Capital commands and borrow/lend, when the caller sends them; otherwise a query.
+      // Borrow/lend takes half of this share when the stream sends it.
+      const lending = kinds.includes(CommandKind.BorrowLend) && random() < 0.5;
+      command = (lending ? borrowLendCommand(random, seen, account) : capitalCommand(random, seen, account, kinds, h.seq + 1)) ?? cmd.queryBalances(account);
+    } else if (roll < 0.977 && kinds.includes(CommandKind.SetSystemState)) {
       // Operator: maintenance for a few steps (refusing places, cancels and capital), sometimes
       // an invalid state.
       command = cmd.setSystemState(pick([1, 1, 1, 2]));
       if (command.amountUnits === 1) maintenanceEndsAt = step + randomInt(random, 2, 8);
-    } else if (roll < 0.99 && kinds.includes(CommandKind.SetIndexPrice)) {
-      command = indexPriceCommand(random);
-    } else if (roll < 0.998 && kinds.includes(CommandKind.UpdateAccountSettings)) {
-      command = accountSettingsCommand(random, account);
+    } else if (roll < 0.999 && (margin = marginCommand(h, random, seen, account, kinds)) !== null) {
+      command = margin.command;
+      time = margin.time ?? time;
     } else {
       command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market), riskQuery(random, account, market), riskQuery(random, account, market)]);
     }

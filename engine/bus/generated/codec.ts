@@ -27,6 +27,8 @@ import type {
   DustRec,
   IndexPriceRec,
   AccountSettingsRec,
+  BorrowLendRec,
+  LendPoolRec,
   Command,
   CreateAccountPayload,
   DepositPayload,
@@ -42,6 +44,7 @@ import type {
   ConvertAllDustPayload,
   SetIndexPricePayload,
   UpdateAccountSettingsPayload,
+  BorrowLendPayload,
   AccountPayload,
   QueryMaxOrderQtyPayload,
   QueryCollateralPayload,
@@ -85,6 +88,10 @@ export const DUST_BYTES = 48;
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
 export const ACCOUNT_SETTINGS_BYTES = 40;
+/** BorrowLendRecord.sizeOf() */
+export const BORROW_LEND_BYTES = 112;
+/** LendPoolRecord.sizeOf() */
+export const LEND_POOL_BYTES = 96;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -622,6 +629,32 @@ export function readUpdateAccountSettingsPayload(dv: DataView, off: number, p: U
   p.settingsWord = getI64(dv, off + 16);
 }
 
+const BORROW_LEND_PAYLOAD_I64_FIELDS = ['quantityUnits'] as const;
+
+/** Writes BorrowLendPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeBorrowLendPayload(dv: DataView, off: number, p: BorrowLendPayload): void {
+  if (!(Number.isSafeInteger(p.quantityUnits))) badField(p, BORROW_LEND_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 24, p.quantityUnits);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  dv.setUint8(off + 147, p.side);
+  // every other byte but the header's (0..23, 32..127, 136..139, 142..143, 148..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readBorrowLendPayload(dv: DataView, off: number, p: BorrowLendPayload): void {
+  p.quantityUnits = getI64(dv, off + 24);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.side = dv.getUint8(off + 147);
+}
+
 /** Writes AccountPayload at its slot places and zeros the rest of the slot but the header. */
 export function writeAccountPayload(dv: DataView, off: number, p: AccountPayload): void {
   dv.setUint32(off + 132, p.accountId, true);
@@ -715,6 +748,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 24 /* CommandKind.ConvertAllDust */: writeConvertAllDustPayload(dv, off, c.convertAllDust); break;
     case 40 /* CommandKind.SetIndexPrice */: writeSetIndexPricePayload(dv, off, c.setIndexPrice); break;
     case 41 /* CommandKind.UpdateAccountSettings */: writeUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings); break;
+    case 42 /* CommandKind.BorrowLend */: writeBorrowLendPayload(dv, off, c.borrowLend); break;
     case 64 /* CommandKind.QueryBalances */: writeAccountPayload(dv, off, c.queryBalances); break;
     case 65 /* CommandKind.QueryOpenOrders */: writeAccountMarketPayload(dv, off, c.queryOpenOrders); break;
     case 66 /* CommandKind.QueryOrder */: writeOrderTargetPayload(dv, off, c.queryOrder); break;
@@ -722,6 +756,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 72 /* CommandKind.QueryMaxOrderQty */: writeQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty); break;
     case 80 /* CommandKind.QueryCollateral */: writeQueryCollateralPayload(dv, off, c.queryCollateral); break;
     case 97 /* CommandKind.QueryAccountSettings */: writeAccountPayload(dv, off, c.queryAccountSettings); break;
+    case 99 /* CommandKind.QueryBorrowLendPositions */: writeAccountPayload(dv, off, c.queryBorrowLendPositions); break;
     default: zeroCommandBody(dv, off);
   }
   dv.setUint32(off + 128, c.requestId, true);
@@ -749,6 +784,7 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 24 /* CommandKind.ConvertAllDust */: return readConvertAllDustPayload(dv, off, c.convertAllDust);
     case 40 /* CommandKind.SetIndexPrice */: return readSetIndexPricePayload(dv, off, c.setIndexPrice);
     case 41 /* CommandKind.UpdateAccountSettings */: return readUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings);
+    case 42 /* CommandKind.BorrowLend */: return readBorrowLendPayload(dv, off, c.borrowLend);
     case 64 /* CommandKind.QueryBalances */: return readAccountPayload(dv, off, c.queryBalances);
     case 65 /* CommandKind.QueryOpenOrders */: return readAccountMarketPayload(dv, off, c.queryOpenOrders);
     case 66 /* CommandKind.QueryOrder */: return readOrderTargetPayload(dv, off, c.queryOrder);
@@ -756,6 +792,7 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 72 /* CommandKind.QueryMaxOrderQty */: return readQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty);
     case 80 /* CommandKind.QueryCollateral */: return readQueryCollateralPayload(dv, off, c.queryCollateral);
     case 97 /* CommandKind.QueryAccountSettings */: return readAccountPayload(dv, off, c.queryAccountSettings);
+    case 99 /* CommandKind.QueryBorrowLendPositions */: return readAccountPayload(dv, off, c.queryBorrowLendPositions);
   }
 }
 
@@ -1481,6 +1518,177 @@ export function readAccountSettings(dv: DataView, off: number, r: AccountSetting
 }
 
 // ---------------------------------------------------------------------------------------------
+// BorrowLendRecord
+
+export function newBorrowLendRec(): BorrowLendRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 66 /* RecordType.BorrowLend */,
+    flags: 0,
+    quantityUnits: 0,
+    lentUnits: 0,
+    borrowedUnits: 0,
+    interestUnits: 0,
+    positionId: 0,
+    rate: 0,
+    markTicks: 0,
+    imf: 0,
+    mmf: 0,
+    accountId: 0,
+    assetId: 0,
+    marketId: 0,
+    event: 0,
+  };
+}
+
+const BORROW_LEND_I64_FIELDS = [
+  'quantityUnits',
+  'lentUnits',
+  'borrowedUnits',
+  'interestUnits',
+  'positionId',
+  'rate',
+  'markTicks',
+  'imf',
+  'mmf',
+] as const;
+
+export function writeBorrowLend(dv: DataView, off: number, r: BorrowLendRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 66 /* RecordType.BorrowLend */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.quantityUnits) &&
+      Number.isSafeInteger(r.lentUnits) &&
+      Number.isSafeInteger(r.borrowedUnits) &&
+      Number.isSafeInteger(r.interestUnits) &&
+      Number.isSafeInteger(r.positionId) &&
+      Number.isSafeInteger(r.rate) &&
+      Number.isSafeInteger(r.markTicks) &&
+      Number.isSafeInteger(r.imf) &&
+      Number.isSafeInteger(r.mmf)
+    )
+  ) badField(r, BORROW_LEND_I64_FIELDS);
+  put64(dv, off + 24, r.quantityUnits);
+  put64(dv, off + 32, r.lentUnits);
+  put64(dv, off + 40, r.borrowedUnits);
+  put64(dv, off + 48, r.interestUnits);
+  put64(dv, off + 56, r.positionId);
+  put64(dv, off + 64, r.rate);
+  put64(dv, off + 72, r.markTicks);
+  put64(dv, off + 80, r.imf);
+  put64(dv, off + 88, r.mmf);
+  dv.setUint32(off + 96, r.accountId, true);
+  dv.setUint16(off + 100, r.assetId, true);
+  dv.setUint16(off + 102, r.marketId, true);
+  dv.setUint8(off + 104, r.event);
+  // padding (105..111)
+  dv.setUint8(off + 105, 0);
+  dv.setUint16(off + 106, 0, true);
+  dv.setUint32(off + 108, 0, true);
+}
+
+export function readBorrowLend(dv: DataView, off: number, r: BorrowLendRec): void {
+  readHeader(dv, off, r);
+  r.quantityUnits = getI64(dv, off + 24);
+  r.lentUnits = getI64(dv, off + 32);
+  r.borrowedUnits = getI64(dv, off + 40);
+  r.interestUnits = getI64(dv, off + 48);
+  r.positionId = getI64(dv, off + 56);
+  r.rate = getI64(dv, off + 64);
+  r.markTicks = getI64(dv, off + 72);
+  r.imf = getI64(dv, off + 80);
+  r.mmf = getI64(dv, off + 88);
+  r.accountId = dv.getUint32(off + 96, true);
+  r.assetId = dv.getUint16(off + 100, true);
+  r.marketId = dv.getUint16(off + 102, true);
+  r.event = dv.getUint8(off + 104);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LendPoolRecord
+
+export function newLendPoolRec(): LendPoolRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 67 /* RecordType.LendPool */,
+    flags: 0,
+    lentUnits: 0,
+    borrowedUnits: 0,
+    borrowRate: 0,
+    lendRate: 0,
+    utilization: 0,
+    interestFeeUnits: 0,
+    interestRoundingUnits: 0,
+    markTicks: 0,
+    assetId: 0,
+    marketId: 0,
+    state: 0,
+  };
+}
+
+const LEND_POOL_I64_FIELDS = [
+  'lentUnits',
+  'borrowedUnits',
+  'borrowRate',
+  'lendRate',
+  'utilization',
+  'interestFeeUnits',
+  'interestRoundingUnits',
+  'markTicks',
+] as const;
+
+export function writeLendPool(dv: DataView, off: number, r: LendPoolRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 67 /* RecordType.LendPool */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.lentUnits) &&
+      Number.isSafeInteger(r.borrowedUnits) &&
+      Number.isSafeInteger(r.borrowRate) &&
+      Number.isSafeInteger(r.lendRate) &&
+      Number.isSafeInteger(r.utilization) &&
+      Number.isSafeInteger(r.interestFeeUnits) &&
+      Number.isSafeInteger(r.interestRoundingUnits) &&
+      Number.isSafeInteger(r.markTicks)
+    )
+  ) badField(r, LEND_POOL_I64_FIELDS);
+  put64(dv, off + 24, r.lentUnits);
+  put64(dv, off + 32, r.borrowedUnits);
+  put64(dv, off + 40, r.borrowRate);
+  put64(dv, off + 48, r.lendRate);
+  put64(dv, off + 56, r.utilization);
+  put64(dv, off + 64, r.interestFeeUnits);
+  put64(dv, off + 72, r.interestRoundingUnits);
+  put64(dv, off + 80, r.markTicks);
+  dv.setUint16(off + 88, r.assetId, true);
+  dv.setUint16(off + 90, r.marketId, true);
+  dv.setUint8(off + 92, r.state);
+  // padding (93..95)
+  dv.setUint8(off + 93, 0);
+  dv.setUint16(off + 94, 0, true);
+}
+
+export function readLendPool(dv: DataView, off: number, r: LendPoolRec): void {
+  readHeader(dv, off, r);
+  r.lentUnits = getI64(dv, off + 24);
+  r.borrowedUnits = getI64(dv, off + 32);
+  r.borrowRate = getI64(dv, off + 40);
+  r.lendRate = getI64(dv, off + 48);
+  r.utilization = getI64(dv, off + 56);
+  r.interestFeeUnits = getI64(dv, off + 64);
+  r.interestRoundingUnits = getI64(dv, off + 72);
+  r.markTicks = getI64(dv, off + 80);
+  r.assetId = dv.getUint16(off + 88, true);
+  r.marketId = dv.getUint16(off + 90, true);
+  r.state = dv.getUint8(off + 92);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -1581,26 +1789,64 @@ export function emitAccountSettings(sink: RecordSink, r: AccountSettingsRec): vo
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitBorrowLend(sink: RecordSink, r: BorrowLendRec): void {
+  const at = sink.claim();
+  writeBorrowLend(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitLendPool(sink: RecordSink, r: LendPoolRec): void {
+  const at = sink.claim();
+  writeLendPool(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Reads the record at `off` into `r` (decodeRecord's one step per type). */
+function decodeInto<T>(r: T, read: (dv: DataView, off: number, r: T) => void, dv: DataView, off: number): OutputRec {
+  read(dv, off, r);
+  return r as OutputRec;
+}
+
 /**
  * Decodes the engine output at `off` into a new object of its type (allocates; not for the hot
  * path). Throws a RangeError for a type the engine does not write.
  */
 export function decodeRecord(dv: DataView, off: number): OutputRec {
   switch (recordType(dv, off)) {
-    case 2 /* RecordType.Result */: { const r = newResultRec(); readResult(dv, off, r); return r as OutputRec; }
-    case 3 /* RecordType.Order */: { const r = newOrderRec(); readOrder(dv, off, r); return r as OutputRec; }
-    case 4 /* RecordType.Trade */: { const r = newTradeRec(); readTrade(dv, off, r); return r as OutputRec; }
-    case 5 /* RecordType.Balance */: { const r = newBalanceRec(); readBalance(dv, off, r); return r as OutputRec; }
-    case 6 /* RecordType.Depth */: { const r = newDepthRec(); readDepth(dv, off, r); return r as OutputRec; }
-    case 7 /* RecordType.Account */: { const r = newAccountRec(); readAccount(dv, off, r); return r as OutputRec; }
-    case 8 /* RecordType.Market */: { const r = newMarketRec(); readMarket(dv, off, r); return r as OutputRec; }
-    case 9 /* RecordType.MarketState */: { const r = newMarketStateRec(); readMarketState(dv, off, r); return r as OutputRec; }
-    case 10 /* RecordType.FeeRates */: { const r = newFeeRatesRec(); readFeeRates(dv, off, r); return r as OutputRec; }
-    case 11 /* RecordType.SystemState */: { const r = newSystemStateRec(); readSystemState(dv, off, r); return r as OutputRec; }
-    case 32 /* RecordType.Collateral */: { const r = newCollateralRec(); readCollateral(dv, off, r); return r as OutputRec; }
-    case 33 /* RecordType.Dust */: { const r = newDustRec(); readDust(dv, off, r); return r as OutputRec; }
-    case 64 /* RecordType.IndexPrice */: { const r = newIndexPriceRec(); readIndexPrice(dv, off, r); return r as OutputRec; }
-    case 65 /* RecordType.AccountSettings */: { const r = newAccountSettingsRec(); readAccountSettings(dv, off, r); return r as OutputRec; }
+    case 2 /* RecordType.Result */:
+      return decodeInto(newResultRec(), readResult, dv, off);
+    case 3 /* RecordType.Order */:
+      return decodeInto(newOrderRec(), readOrder, dv, off);
+    case 4 /* RecordType.Trade */:
+      return decodeInto(newTradeRec(), readTrade, dv, off);
+    case 5 /* RecordType.Balance */:
+      return decodeInto(newBalanceRec(), readBalance, dv, off);
+    case 6 /* RecordType.Depth */:
+      return decodeInto(newDepthRec(), readDepth, dv, off);
+    case 7 /* RecordType.Account */:
+      return decodeInto(newAccountRec(), readAccount, dv, off);
+    case 8 /* RecordType.Market */:
+      return decodeInto(newMarketRec(), readMarket, dv, off);
+    case 9 /* RecordType.MarketState */:
+      return decodeInto(newMarketStateRec(), readMarketState, dv, off);
+    case 10 /* RecordType.FeeRates */:
+      return decodeInto(newFeeRatesRec(), readFeeRates, dv, off);
+    case 11 /* RecordType.SystemState */:
+      return decodeInto(newSystemStateRec(), readSystemState, dv, off);
+    case 32 /* RecordType.Collateral */:
+      return decodeInto(newCollateralRec(), readCollateral, dv, off);
+    case 33 /* RecordType.Dust */:
+      return decodeInto(newDustRec(), readDust, dv, off);
+    case 64 /* RecordType.IndexPrice */:
+      return decodeInto(newIndexPriceRec(), readIndexPrice, dv, off);
+    case 65 /* RecordType.AccountSettings */:
+      return decodeInto(newAccountSettingsRec(), readAccountSettings, dv, off);
+    case 66 /* RecordType.BorrowLend */:
+      return decodeInto(newBorrowLendRec(), readBorrowLend, dv, off);
+    case 67 /* RecordType.LendPool */:
+      return decodeInto(newLendPoolRec(), readLendPool, dv, off);
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

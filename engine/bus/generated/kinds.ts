@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -35,6 +35,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
   { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
   { kind: 41, name: 'UpdateAccountSettings', mutating: true, answer: [65, 2], wire: "accountUpdate PATCH /api/v1/account" },
+  { kind: 42, name: 'BorrowLend', mutating: true, answer: [66, 5, 2], wire: "borrowLendExecute POST /api/v1/borrowLend" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
@@ -44,6 +45,8 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
+  { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
+  { kind: 99, name: 'QueryBorrowLendPositions', mutating: false, answer: [66, 2], wire: "borrowLendPositionQuery GET /api/v1/borrowLend/positions" },
 ];
 
 /**
@@ -66,7 +69,8 @@ export type MutatingCommandKind =
   | CommandKind.SetSystemState
   | CommandKind.ConvertAllDust
   | CommandKind.SetIndexPrice
-  | CommandKind.UpdateAccountSettings;
+  | CommandKind.UpdateAccountSettings
+  | CommandKind.BorrowLend;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -78,7 +82,9 @@ export type QueryCommandKind =
   | CommandKind.QueryMaxOrderQty
   | CommandKind.QueryCollateral
   | CommandKind.QueryIndexPrices
-  | CommandKind.QueryAccountSettings;
+  | CommandKind.QueryAccountSettings
+  | CommandKind.QueryLendPools
+  | CommandKind.QueryBorrowLendPositions;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -92,6 +98,7 @@ REFUSED_IN_MAINTENANCE[5] = 1; // CancelAll
 REFUSED_IN_MAINTENANCE[10] = 1; // Withdraw
 REFUSED_IN_MAINTENANCE[11] = 1; // ConvertDust
 REFUSED_IN_MAINTENANCE[24] = 1; // ConvertAllDust
+REFUSED_IN_MAINTENANCE[42] = 1; // BorrowLend
 
 /** Struct size of each record type (0 for None and unknown types). */
 export const RECORD_BYTES_BY_TYPE: Int32Array = new Int32Array(256);
@@ -110,6 +117,8 @@ RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
+RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
+RECORD_BYTES_BY_TYPE[67] = 96; // LendPool
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -130,6 +139,8 @@ BYTES_BY_TYPE[32] = 88; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
+BYTES_BY_TYPE[66] = 112; // BorrowLend
+BYTES_BY_TYPE[67] = 96; // LendPool
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -148,6 +159,8 @@ export function newRecordScratch() {
     dust: newDustRec(),
     indexPrice: newIndexPriceRec(),
     accountSettings: newAccountSettingsRec(),
+    borrowLend: newBorrowLendRec(),
+    lendPool: newLendPoolRec(),
   };
 }
 
@@ -170,6 +183,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   24: 'ConvertAllDust',
   40: 'SetIndexPrice',
   41: 'UpdateAccountSettings',
+  42: 'BorrowLend',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
@@ -179,6 +193,8 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   80: 'QueryCollateral',
   96: 'QueryIndexPrices',
   97: 'QueryAccountSettings',
+  98: 'QueryLendPools',
+  99: 'QueryBorrowLendPositions',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -199,6 +215,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConvertAllDust: 24,
   SetIndexPrice: 40,
   UpdateAccountSettings: 41,
+  BorrowLend: 42,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
@@ -208,6 +225,53 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryCollateral: 80,
   QueryIndexPrices: 96,
   QueryAccountSettings: 97,
+  QueryLendPools: 98,
+  QueryBorrowLendPositions: 99,
+});
+
+/** BorrowLendSide: value → name. */
+export const BORROW_LEND_SIDE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Borrow',
+  1: 'Lend',
+});
+/** BorrowLendSide: name → value. */
+export const BORROW_LEND_SIDE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Borrow: 0,
+  Lend: 1,
+});
+
+/** BorrowLendEvent: value → name. */
+export const BORROW_LEND_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Borrow',
+  1: 'BorrowRepay',
+  2: 'Lend',
+  3: 'LendRedeem',
+  4: 'BorrowInterest',
+  5: 'LendInterest',
+  6: 'Position',
+});
+/** BorrowLendEvent: name → value. */
+export const BORROW_LEND_EVENT_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Borrow: 0,
+  BorrowRepay: 1,
+  Lend: 2,
+  LendRedeem: 3,
+  BorrowInterest: 4,
+  LendInterest: 5,
+  Position: 6,
+});
+
+/** LendPoolState: value → name. */
+export const LEND_POOL_STATE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Open',
+  1: 'Closed',
+  2: 'RepayOnly',
+});
+/** LendPoolState: name → value. */
+export const LEND_POOL_STATE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Open: 0,
+  Closed: 1,
+  RepayOnly: 2,
 });
 
 /** Side: value → name. */
@@ -438,6 +502,16 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   402: 'InvalidIndexPriceSource',
   403: 'LeverageLimitOutOfRange',
   404: 'MaxLeverageReached',
+  410: 'LendPoolUnknown',
+  411: 'LendPoolNotOpen',
+  412: 'BorrowLendQuantityInvalid',
+  413: 'LendRequiresBorrowRepay',
+  414: 'BorrowRequiresLendRedeem',
+  415: 'LendLimit',
+  416: 'BorrowLimit',
+  417: 'InsufficientSupply',
+  418: 'InsufficientMargin',
+  419: 'BorrowNoMarkPrice',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -477,6 +551,16 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   InvalidIndexPriceSource: 402,
   LeverageLimitOutOfRange: 403,
   MaxLeverageReached: 404,
+  LendPoolUnknown: 410,
+  LendPoolNotOpen: 411,
+  BorrowLendQuantityInvalid: 412,
+  LendRequiresBorrowRepay: 413,
+  BorrowRequiresLendRedeem: 414,
+  LendLimit: 415,
+  BorrowLimit: 416,
+  InsufficientSupply: 417,
+  InsufficientMargin: 418,
+  BorrowNoMarkPrice: 419,
 });
 
 /** RecordType: value → name. */
@@ -497,6 +581,8 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'Dust',
   64: 'IndexPrice',
   65: 'AccountSettings',
+  66: 'BorrowLend',
+  67: 'LendPool',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -516,6 +602,8 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   Dust: 33,
   IndexPrice: 64,
   AccountSettings: 65,
+  BorrowLend: 66,
+  LendPool: 67,
 });
 
 /** WithdrawalStatus: value → name. */

@@ -6,6 +6,9 @@
 
 import type {
   CommandKind,
+  BorrowLendSide,
+  BorrowLendEvent,
+  LendPoolState,
   Side,
   OrderType,
   TimeInForce,
@@ -250,6 +253,52 @@ export interface AccountSettingsRec extends RecordHeaderFields {
 }
 
 /**
+ * Margin: borrow/lend (engine/core/margin/). Fractions and annual rates are integers of 10^-12.
+ *
+ * One account's borrow/lend move, hour of interest, or position (event): quantity_units moved
+ * (a move) or paid (interest; 0 for Position); lent_units and borrowed_units after it;
+ * interest_units the interest of the position so far; position_id the seq that opened the
+ * position; rate the annual rate of interest (0 for a move); mark_ticks the asset's mark price
+ * in ticks of market_id (0xFFFF and 0 for USDC itself and for an asset without a mark price);
+ * imf and mmf (a Position of a borrow, else 0) the borrow's margin fractions at its notional.
+ * Moves and interest are events for everyone (the history writer keeps them); a Position answers
+ * a query.
+ */
+export interface BorrowLendRec extends RecordHeaderFields {
+  quantityUnits: number;
+  lentUnits: number;
+  borrowedUnits: number;
+  interestUnits: number;
+  positionId: number;
+  rate: number;
+  markTicks: number;
+  imf: number;
+  mmf: number;
+  accountId: number;
+  assetId: number;
+  marketId: number;
+  event: BorrowLendEvent;
+}
+
+/**
+ * One pool as it stands: totals, the rates at its utilization, the utilization (rounded down),
+ * and the exchange's interest ledger lines (its share, its rounding gains), in the asset's units.
+ */
+export interface LendPoolRec extends RecordHeaderFields {
+  lentUnits: number;
+  borrowedUnits: number;
+  borrowRate: number;
+  lendRate: number;
+  utilization: number;
+  interestFeeUnits: number;
+  interestRoundingUnits: number;
+  markTicks: number;
+  assetId: number;
+  marketId: number;
+  state: LendPoolState;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -277,7 +326,9 @@ export type OutputRec =
   | (CollateralRec & { type: RecordType.Collateral })
   | (DustRec & { type: RecordType.Dust })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
-  | (AccountSettingsRec & { type: RecordType.AccountSettings });
+  | (AccountSettingsRec & { type: RecordType.AccountSettings })
+  | (BorrowLendRec & { type: RecordType.BorrowLend })
+  | (LendPoolRec & { type: RecordType.LendPool });
 
 /** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
 export function newCommandSlot(): CommandSlot {
@@ -453,6 +504,14 @@ export interface UpdateAccountSettingsPayload {
   settingsWord: number;
 }
 
+/** Margin (engine/core/margin/borrow-lend.ts): the quantity in the asset's smallest units. */
+export interface BorrowLendPayload {
+  quantityUnits: number;
+  accountId: number;
+  assetId: number;
+  side: BorrowLendSide;
+}
+
 export interface AccountPayload {
   accountId: number;
 }
@@ -513,6 +572,9 @@ export interface SetIndexPriceCommand extends CommandHeader, SetIndexPricePayloa
 /** A UpdateAccountSettings command as its rule reads it: the header and the UpdateAccountSettingsPayload. */
 export interface UpdateAccountSettingsCommand extends CommandHeader, UpdateAccountSettingsPayload {}
 
+/** A BorrowLend command as its rule reads it: the header and the BorrowLendPayload. */
+export interface BorrowLendCommand extends CommandHeader, BorrowLendPayload {}
+
 /** A QueryBalances command as its rule reads it: the header and the AccountPayload. */
 export interface QueryBalancesCommand extends CommandHeader, AccountPayload {}
 
@@ -534,6 +596,9 @@ export interface QueryCollateralCommand extends CommandHeader, QueryCollateralPa
 /** A QueryAccountSettings command as its rule reads it: the header and the AccountPayload. */
 export interface QueryAccountSettingsCommand extends CommandHeader, AccountPayload {}
 
+/** A QueryBorrowLendPositions command as its rule reads it: the header and the AccountPayload. */
+export interface QueryBorrowLendPositionsCommand extends CommandHeader, AccountPayload {}
+
 /**
  * A command in memory: its header, and one reusable object per kind with a payload, of which the
  * one of `kind` holds this command. The engine's dispatch copies the header into that object
@@ -554,6 +619,7 @@ export interface Command extends CommandHeader {
   convertAllDust: ConvertAllDustCommand;
   setIndexPrice: SetIndexPriceCommand;
   updateAccountSettings: UpdateAccountSettingsCommand;
+  borrowLend: BorrowLendCommand;
   queryBalances: QueryBalancesCommand;
   queryOpenOrders: QueryOpenOrdersCommand;
   queryOrder: QueryOrderCommand;
@@ -561,6 +627,7 @@ export interface Command extends CommandHeader {
   queryMaxOrderQty: QueryMaxOrderQtyCommand;
   queryCollateral: QueryCollateralCommand;
   queryAccountSettings: QueryAccountSettingsCommand;
+  queryBorrowLendPositions: QueryBorrowLendPositionsCommand;
 }
 
 export function newCommand(): Command {
@@ -580,6 +647,7 @@ export function newCommand(): Command {
     convertAllDust: { requestId: 0, frontId: 0, kind: 24 /* CommandKind.ConvertAllDust */, accountId: 0, assetId: 0, marketId: 0 },
     setIndexPrice: { requestId: 0, frontId: 0, kind: 40 /* CommandKind.SetIndexPrice */, priceE9: 0, assetId: 0, source: 0 },
     updateAccountSettings: { requestId: 0, frontId: 0, kind: 41 /* CommandKind.UpdateAccountSettings */, accountId: 0, leverageLimitHundredths: 0, settingsWord: 0 },
+    borrowLend: { requestId: 0, frontId: 0, kind: 42 /* CommandKind.BorrowLend */, quantityUnits: 0, accountId: 0, assetId: 0, side: 0 },
     queryBalances: { requestId: 0, frontId: 0, kind: 64 /* CommandKind.QueryBalances */, accountId: 0 },
     queryOpenOrders: { requestId: 0, frontId: 0, kind: 65 /* CommandKind.QueryOpenOrders */, accountId: 0, marketId: 0 },
     queryOrder: { requestId: 0, frontId: 0, kind: 66 /* CommandKind.QueryOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
@@ -587,6 +655,7 @@ export function newCommand(): Command {
     queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0 },
     queryCollateral: { requestId: 0, frontId: 0, kind: 80 /* CommandKind.QueryCollateral */, accountId: 0, assetId: 0 },
     queryAccountSettings: { requestId: 0, frontId: 0, kind: 97 /* CommandKind.QueryAccountSettings */, accountId: 0 },
+    queryBorrowLendPositions: { requestId: 0, frontId: 0, kind: 99 /* CommandKind.QueryBorrowLendPositions */, accountId: 0 },
   };
 }
 
@@ -689,6 +758,13 @@ function resetUpdateAccountSettingsPayload(p: UpdateAccountSettingsPayload): voi
   p.settingsWord = 0;
 }
 
+function resetBorrowLendPayload(p: BorrowLendPayload): void {
+  p.quantityUnits = 0;
+  p.accountId = 0;
+  p.assetId = 0;
+  p.side = 0;
+}
+
 function resetAccountPayload(p: AccountPayload): void {
   p.accountId = 0;
 }
@@ -724,6 +800,7 @@ export function resetCommand(cmd: Command): void {
   resetConvertAllDustPayload(cmd.convertAllDust);
   resetSetIndexPricePayload(cmd.setIndexPrice);
   resetUpdateAccountSettingsPayload(cmd.updateAccountSettings);
+  resetBorrowLendPayload(cmd.borrowLend);
   resetAccountPayload(cmd.queryBalances);
   resetAccountMarketPayload(cmd.queryOpenOrders);
   resetOrderTargetPayload(cmd.queryOrder);
@@ -731,6 +808,7 @@ export function resetCommand(cmd: Command): void {
   resetQueryMaxOrderQtyPayload(cmd.queryMaxOrderQty);
   resetQueryCollateralPayload(cmd.queryCollateral);
   resetAccountPayload(cmd.queryAccountSettings);
+  resetAccountPayload(cmd.queryBorrowLendPositions);
 }
 
 /** Makes `cmd` a CreateAccount command carrying `p` (the sender sets requestId and frontId). */
@@ -884,6 +962,16 @@ export function fillUpdateAccountSettings(cmd: Command, p: UpdateAccountSettings
   c.settingsWord = p.settingsWord;
 }
 
+/** Makes `cmd` a BorrowLend command carrying `p` (the sender sets requestId and frontId). */
+export function fillBorrowLend(cmd: Command, p: BorrowLendPayload): void {
+  cmd.kind = 42 /* CommandKind.BorrowLend */;
+  const c = cmd.borrowLend;
+  c.quantityUnits = p.quantityUnits;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+  c.side = p.side;
+}
+
 /** Makes `cmd` a QueryBalances command carrying `p` (the sender sets requestId and frontId). */
 export function fillQueryBalances(cmd: Command, p: AccountPayload): void {
   cmd.kind = 64 /* CommandKind.QueryBalances */;
@@ -952,6 +1040,18 @@ export function fillQueryAccountSettings(cmd: Command, p: AccountPayload): void 
   c.accountId = p.accountId;
 }
 
+/** Makes `cmd` a QueryLendPools command (the sender sets requestId and frontId). */
+export function fillQueryLendPools(cmd: Command): void {
+  cmd.kind = 98 /* CommandKind.QueryLendPools */;
+}
+
+/** Makes `cmd` a QueryBorrowLendPositions command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryBorrowLendPositions(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 99 /* CommandKind.QueryBorrowLendPositions */;
+  const c = cmd.queryBorrowLendPositions;
+  c.accountId = p.accountId;
+}
+
 /**
  * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
  * fields they lie on, values as they are, unchecked): for test tools and reference models that
@@ -976,6 +1076,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; p.accountId = slot.accountId; p.assetId = slot.assetId; p.marketId = slot.marketId; break; }
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; p.priceE9 = slot.priceTicks; p.assetId = slot.assetId; p.source = slot.amountUnits; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; p.accountId = slot.accountId; p.leverageLimitHundredths = slot.amountUnits; p.settingsWord = slot.quoteQtyUnits; break; }
+    case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; p.quantityUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; p.side = slot.side as number; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; p.accountId = slot.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
@@ -983,6 +1084,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; p.accountId = slot.accountId; break; }
+    case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; p.accountId = slot.accountId; break; }
   }
   return c;
 }
@@ -1007,6 +1109,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.marketId = p.marketId; break; }
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; slot.priceTicks = p.priceE9; slot.assetId = p.assetId; slot.amountUnits = p.source; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; slot.accountId = p.accountId; slot.amountUnits = p.leverageLimitHundredths; slot.quoteQtyUnits = p.settingsWord; break; }
+    case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; slot.amountUnits = p.quantityUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.side = p.side as number; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; slot.accountId = p.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }
@@ -1014,6 +1117,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; slot.accountId = p.accountId; break; }
+    case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; slot.accountId = p.accountId; break; }
   }
   return slot;
 }

@@ -5,7 +5,8 @@
 // Deposit credits available units, refused once the asset's supply would leave the safe-integer
 // range (AmountOutOfRange), which bounds every later settlement (ledger.ts).
 //
-// Withdraw moves available units out of the exchange at once: the account's available balance and
+// Withdraw moves available units out of the exchange at once (an account that borrows must keep
+// its margin: margin/borrow-lend.ts, InsufficientMargin): the account's available balance and
 // the asset's supply shrink by the same amount, so conservation reads, for every asset,
 // Σ (available + locked) + fees = deposits − withdrawals. The result's value is the withdrawal id,
 // which is the command's own sequence number (decided once at the sequencing point, so replay
@@ -38,6 +39,7 @@ import {
 import type { EngineState } from '../state.js';
 import { type AmountUnits } from '../units.js';
 import { KEY_BYTES } from './accounts.js';
+import { borrowsAnything, marginAfter } from '../margin/borrow-lend.js';
 
 /** Dust payout as a fraction of the mark price: 95 / 100. */
 const DUST_PAYOUT_PERCENT = 95n;
@@ -74,6 +76,7 @@ export function withdraw(s: EngineState, cmd: WithdrawCommand): void {
   else if (assetIndex < 0) code = ResultCode.UnknownAsset;
   else if (!Number.isSafeInteger(amount) || amount <= 0) code = ResultCode.AmountOutOfRange;
   else if (s.ledger.availableUnits(cmd.accountId, assetIndex) < amount) code = ResultCode.InsufficientFunds;
+  else if (borrowsAnything(s, cmd.accountId)) code = marginAfter(s, cmd.accountId, assetIndex, -BigInt(amount), 0n);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.ledger.withdraw(cmd.accountId, assetIndex, amount);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);

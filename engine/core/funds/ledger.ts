@@ -6,7 +6,8 @@
 // spend (checked by validateInvariants).
 //
 // Fees: units taken from fills go to a fee ledger per asset (`feeUnits`), owned by no account.
-// Conservation therefore reads: for each asset, Σ (available + locked) + feeUnits = supply.
+// Conservation therefore reads: for each asset, Σ (available + locked) + feeUnits = supply, plus,
+// with borrow/lend, what the pools hold: Σ lent − Σ borrowed + their interest lines (margin/pools.ts).
 //
 // Supply: the sum of deposits of an asset minus its withdrawals. Deposits are
 // refused once an asset's supply would pass MAX_SAFE_INTEGER. Since trades only move units
@@ -93,6 +94,20 @@ export class Ledger {
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
   }
 
+  // Borrow and lend (margin/borrow-lend.ts): the pools keep the other side (margin/pools.ts).
+
+  /** available → a pool (a lend, or a repayment). The caller checked available ≥ amount. */
+  toPool(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
+  }
+
+  /** A pool → available (a redemption, or a borrow). */
+  fromPool(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+  }
+
   // Withdrawals and dust conversion.
 
   /** available → out of the exchange: the asset's supply shrinks by the same amount. The caller checked available ≥ amount. */
@@ -118,10 +133,11 @@ export class Ledger {
 
   /**
    * Sum over the first `accountCount` accounts of available + locked units of an asset, plus the
-   * fees collected in it: equal to the asset's supply (conservation).
+   * fees collected in it and `heldOutside` (what the borrow/lend pools count: lent − borrowed +
+   * the interest lines): equal to the asset's supply (conservation).
    */
-  totalUnits(assetIndex: number, accountCount: number): number {
-    let total = BigInt(this.feeUnits[assetIndex]);
+  totalUnits(assetIndex: number, accountCount: number, heldOutside = 0n): number {
+    let total = BigInt(this.feeUnits[assetIndex]) + heldOutside;
     for (let accountId = 1; accountId <= accountCount; accountId++) {
       const cell = this.cell(accountId, assetIndex);
       total += BigInt(this.available[cell]) + BigInt(this.locked[cell]);
@@ -178,9 +194,10 @@ export class Ledger {
   /**
    * Every balance is a safe non-negative integer, locked units equal `lockedExpected` (what the
    * open orders hold, by cell), accounts past `accountCount` hold nothing, and each asset is
-   * conserved: its balances plus its collected fees sum to its supply.
+   * conserved: its balances plus its collected fees plus what the pools hold (`heldOutside`) sum
+   * to its supply.
    */
-  validate(lockedExpected: Float64Array, accountCount: number, assetIdOf: Uint16Array): void {
+  validate(lockedExpected: Float64Array, accountCount: number, assetIdOf: Uint16Array, heldOutside: (assetIndex: number) => bigint): void {
     const totals = new Array<bigint>(this.assetCount).fill(0n);
     for (let accountId = 0; accountId * this.assetCount < this.locked.length; accountId++) {
       for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
@@ -193,7 +210,8 @@ export class Ledger {
     }
     for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
       assert(isUnsignedSafe(this.feeUnits[assetIndex]), 'collected fees are not a safe non-negative integer');
-      assert(totals[assetIndex] + BigInt(this.feeUnits[assetIndex]) === BigInt(this.supply[assetIndex]), `asset ${assetIdOf[assetIndex]} is not conserved`);
+      const total = totals[assetIndex] + BigInt(this.feeUnits[assetIndex]) + heldOutside(assetIndex);
+      assert(total === BigInt(this.supply[assetIndex]), `asset ${assetIdOf[assetIndex]} is not conserved`);
     }
   }
 }

@@ -13,6 +13,7 @@ import { placeOrder } from '../book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from '../funds/capital.js';
 import { convertAllDust, queryCollateral, queryMaxOrderQty } from '../funds/risk.js';
 import { queryAccountSettings, updateAccountSettings } from '../margin/account-settings.js';
+import { borrowLend, queryBorrowLendPositions, queryLendPools } from '../margin/borrow-lend.js';
 import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
 import { queryFeeRates, setFeeRates, setMarketState } from '../operator.js';
 import { queryBalances, queryOpenOrders, queryOrder, querySnapshot } from '../queries.js';
@@ -39,6 +40,7 @@ export function applyMutating(s: EngineState, cmd: Command): void {
     case 24 /* CommandKind.ConvertAllDust */: { const c = cmd.convertAllDust; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return convertAllDust(s, c); }
     case 40 /* CommandKind.SetIndexPrice */: { const c = cmd.setIndexPrice; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setIndexPrice(s, c); }
     case 41 /* CommandKind.UpdateAccountSettings */: { const c = cmd.updateAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return updateAccountSettings(s, c); }
+    case 42 /* CommandKind.BorrowLend */: { const c = cmd.borrowLend; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return borrowLend(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }
@@ -56,6 +58,8 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 80 /* CommandKind.QueryCollateral */: { const c = cmd.queryCollateral; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryCollateral(s, c); }
     case 96 /* CommandKind.QueryIndexPrices */: return queryIndexPrices(s, cmd);
     case 97 /* CommandKind.QueryAccountSettings */: { const c = cmd.queryAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryAccountSettings(s, c); }
+    case 98 /* CommandKind.QueryLendPools */: return queryLendPools(s, cmd);
+    case 99 /* CommandKind.QueryBorrowLendPositions */: { const c = cmd.queryBorrowLendPositions; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryBorrowLendPositions(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }

@@ -6,8 +6,10 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type IndexPriceSource, type OrderRec } from '../../../engine/bus/types.js';
-import { readAccountSettings, readBalance, readCollateral, readFeeRates, readIndexPrice, readOrder, readResult } from '../../../engine/bus/codec.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type OrderRec } from '../../../engine/bus/types.js';
+import {
+  newBorrowLendRec, newLendPoolRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readOrder, readResult,
+} from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
 import type { PendingRequest } from '../engine-link.js';
@@ -216,6 +218,27 @@ export function indexPricesAnswer(reply: Reply<IndexPrices>): PendingRequest {
   };
 }
 
+/** One borrow/lend pool as the engine reports it (totals, rates and utilization at 10^-12). */
+export type LendPoolView = Readonly<LendPoolRec>;
+/** One borrow/lend position, move or interest payment as the engine reports it. */
+export type BorrowLendView = Readonly<BorrowLendRec>;
+
+/** A query answered by records of one type (each copied) and a closing Result. */
+function recordListAnswer<T>(reply: Reply<T[]>, recordType: RecordType, read: (view: DataView, offset: number) => T): PendingRequest {
+  const out: T[] = [];
+  return {
+    onRecord(type, view, offset) {
+      if (type === recordType) {
+        out.push(read(view, offset));
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        if (scratch.result.code === ResultCode.Ok) reply.ok(out);
+        else reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
+}
+
 /**
  * QueryAccountSettings and UpdateAccountSettings: an AccountSettings record, or a refusing Result
  * (UpdateAccountSettings closes an accepted answer with an Ok Result, which adds nothing).
@@ -239,4 +262,22 @@ export function accountSettingsAnswer(reply: Reply<AccountSettingsView>): Pendin
       }
     },
   };
+}
+
+/** QueryLendPools: one LendPool record per pool, then the Result. */
+export function lendPoolsAnswer(reply: Reply<LendPoolView[]>): PendingRequest {
+  return recordListAnswer(reply, RecordType.LendPool, (view, offset) => {
+    const r = newLendPoolRec();
+    readLendPool(view, offset, r);
+    return r;
+  });
+}
+
+/** QueryBorrowLendPositions: one BorrowLend record per position, then the Result. */
+export function borrowLendPositionsAnswer(reply: Reply<BorrowLendView[]>): PendingRequest {
+  return recordListAnswer(reply, RecordType.BorrowLend, (view, offset) => {
+    const r = newBorrowLendRec();
+    readBorrowLend(view, offset, r);
+    return r;
+  });
 }

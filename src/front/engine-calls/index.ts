@@ -24,7 +24,9 @@ import type { Accepted, AccountSettingsView, Balances, Collateral, OrderView, Re
 import { KindCalls } from './generated/calls.js';
 import type { MarketInfo } from '../../config.js';
 
-export type { Accepted, AccountSettingsView, AssetCollateral, Balances, Collateral, FeeRates, IndexPriceRow, IndexPrices, OrderView, Reply } from './answers.js';
+export type {
+  Accepted, AccountSettingsView, AssetCollateral, Balances, BorrowLendView, Collateral, FeeRates, IndexPriceRow, IndexPrices, LendPoolView, OrderView, Reply,
+} from './answers.js';
 
 /** Dust converts to USDC (the spec's rule) and collateral is valued in it: through <ASSET>_USDC. */
 export const DUST_PAYOUT_SYMBOL = 'USDC';

@@ -20,6 +20,7 @@ export enum CommandKind {
   ConvertAllDust = 24,
   SetIndexPrice = 40,
   UpdateAccountSettings = 41,
+  BorrowLend = 42,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
@@ -28,5 +29,7 @@ export enum CommandKind {
   QueryMaxOrderQty = 72,
   QueryCollateral = 80,
   QueryIndexPrices = 96,
-  QueryAccountSettings = 97
+  QueryAccountSettings = 97,
+  QueryLendPools = 98,
+  QueryBorrowLendPositions = 99
 }

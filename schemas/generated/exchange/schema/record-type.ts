@@ -18,5 +18,7 @@ export enum RecordType {
   Collateral = 32,
   Dust = 33,
   IndexPrice = 64,
-  AccountSettings = 65
+  AccountSettings = 65,
+  BorrowLend = 66,
+  LendPool = 67
 }

@@ -38,5 +38,15 @@ export enum ResultCode {
   IndexPriceFixed = 401,
   InvalidIndexPriceSource = 402,
   LeverageLimitOutOfRange = 403,
-  MaxLeverageReached = 404
+  MaxLeverageReached = 404,
+  LendPoolUnknown = 410,
+  LendPoolNotOpen = 411,
+  BorrowLendQuantityInvalid = 412,
+  LendRequiresBorrowRepay = 413,
+  BorrowRequiresLendRedeem = 414,
+  LendLimit = 415,
+  BorrowLimit = 416,
+  InsufficientSupply = 417,
+  InsufficientMargin = 418,
+  BorrowNoMarkPrice = 419
 }

@@ -5,9 +5,9 @@
 // after the kind fills the kind's payload and collects the answer its answer attribute names. The
 // hand-written EngineCalls (../index.ts) extends this class with the submission itself.
 
-import { CommandKind, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryMaxOrderQty, fillQueryOpenOrders, fillQueryOrder, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryMaxOrderQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
+import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryLendPools, fillQueryMaxOrderQty, fillQueryOpenOrders, fillQueryOrder, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryMaxOrderQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
-import { accountSettingsAnswer, balancesAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, orderAnswer, orderListAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type Collateral, type FeeRates, type IndexPrices, type OrderView, type Reply } from '../answers.js';
+import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, lendPoolsAnswer, orderAnswer, orderListAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type LendPoolView, type OrderView, type Reply } from '../answers.js';
 
 export abstract class KindCalls {
   /** Submits a command of `kind` (refused at once where maintenance refuses it); false when not submitted. */
@@ -80,6 +80,11 @@ export abstract class KindCalls {
     return this.submit(reply, CommandKind.UpdateAccountSettings, (cmd) => fillUpdateAccountSettings(cmd, p), accountSettingsAnswer(reply));
   }
 
+  /** BorrowLend (borrowLendExecute POST /api/v1/borrowLend); answered by BorrowLend, Balance, Result. */
+  borrowLend(reply: Reply<Accepted>, p: BorrowLendPayload): boolean {
+    return this.submit(reply, CommandKind.BorrowLend, (cmd) => fillBorrowLend(cmd, p), resultAnswer(reply));
+  }
+
   /** QueryBalances (balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal); answered by Balance, Result. */
   queryBalances(reply: Reply<Balances>, p: AccountPayload): boolean {
     return this.submit(reply, CommandKind.QueryBalances, (cmd) => fillQueryBalances(cmd, p), balancesAnswer(reply, this.assetCount()));
@@ -118,5 +123,15 @@ export abstract class KindCalls {
   /** QueryAccountSettings (accountQuery GET /api/v1/account); answered by AccountSettings. */
   queryAccountSettings(reply: Reply<AccountSettingsView>, p: AccountPayload): boolean {
     return this.submit(reply, CommandKind.QueryAccountSettings, (cmd) => fillQueryAccountSettings(cmd, p), accountSettingsAnswer(reply));
+  }
+
+  /** QueryLendPools (GET /api/v1/borrowLend/markets); answered by LendPool, Result. */
+  queryLendPools(reply: Reply<LendPoolView[]>): boolean {
+    return this.submit(reply, CommandKind.QueryLendPools, fillQueryLendPools, lendPoolsAnswer(reply));
+  }
+
+  /** QueryBorrowLendPositions (borrowLendPositionQuery GET /api/v1/borrowLend/positions); answered by BorrowLend, Result. */
+  queryBorrowLendPositions(reply: Reply<BorrowLendView[]>, p: AccountPayload): boolean {
+    return this.submit(reply, CommandKind.QueryBorrowLendPositions, (cmd) => fillQueryBorrowLendPositions(cmd, p), borrowLendPositionsAnswer(reply));
   }
 }

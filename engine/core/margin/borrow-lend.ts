@@ -1,0 +1,303 @@
+// Borrow and lend (venue mechanics §2): the BorrowLend command, the hourly interest, and the two
+// queries (the pools, an account's positions). The state is pools.ts.
+//
+// BorrowLend {asset, side, quantity}. An account lends or borrows an asset, never both, so a side
+// against an open position of the other kind reduces that position first, and only that:
+//   Lend,   no borrow   lend: available → lent. Needs the available units, the pool Open, and the
+//                      lent total to stay within openBorrowLendLimit (LendLimit).
+//   Lend,   borrowing   repay: available → less borrowed, at most the borrow
+//                      (LendRequiresBorrowRepay beyond it). Allowed while RepayOnly.
+//   Borrow, lending    redeem: lent → available, at most the lend (BorrowRequiresLendRedeem beyond
+//                      it), keeping utilization within maxUtilization (InsufficientSupply).
+//                      Allowed while RepayOnly.
+//   Borrow, no lend    borrow: borrowed units → available. Needs the pool Open, the borrowed total
+//                      within openBorrowLendLimit (BorrowLimit), utilization within
+//                      maxUtilization (InsufficientSupply) and the account's margin after the
+//                      borrow: netEquity ≥ Σ N·IMF(N) over its borrows (InsufficientMargin), every
+//                      asset valued at its mark price (mark.ts); a borrowed asset without a mark
+//                      price cannot be valued (BorrowNoMarkPrice).
+// A new lend or borrow is a positive multiple of the pool's step; a repayment or redemption is
+// any positive quantity up to the position (interest leaves positions off the step). A Closed
+// pool refuses everything (LendPoolNotOpen). Answer: a BorrowLendRecord of the move addressed to
+// the request, the balance as an event, then a Result whose value is the position after it,
+// signed (lent positive, borrowed negative).
+//
+// Interest, every hour on the hour of engine time (TimerKind.Interest). For each pool with
+// something borrowed, from its totals before the hour: the borrow rate r (lending.ts, rounded
+// up) and the lend rate (rounded down). Each borrow grows by its hour of interest at r, rounded
+// up; each lend by its hour at the lend rate, rounded down. The exchange keeps the difference:
+// its share floor(fee × B × r × 1 h / 1 y) to interestFeeUnits, the rest (what rounding against
+// each party kept, never negative since Σ lend interest ≤ (1 − fee) × the exact borrow interest)
+// to interestRoundingUnits. A BorrowLendRecord per payment, an event for everyone. A position
+// opened within an hour pays or earns that hour in full at the next tick; there is no separate
+// entry fee.
+//
+// A withdrawal by an account that borrows must pass the same margin test with the withdrawn units
+// gone (funds/capital.ts): otherwise borrowed funds could leave the exchange uncovered.
+//
+// The account leverage limit is not account state yet: a borrow's IMF is max(imf.base,
+// 1/ACCOUNT_LEVERAGE_LIMIT, imf.factor·√N), the limit being the platform's 100×, below every
+// configured base.
+
+import {
+  BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, ResultCode,
+  type BorrowLendCommand, type CommandHeader, type QueryBorrowLendPositionsCommand,
+} from '../../bus/types.js';
+import { assert } from '../assert.js';
+import type { EngineState } from '../state.js';
+import { NO_TIMER, TimerKind } from '../timers.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
+import type { AmountUnits } from '../units.js';
+import { accountMargin, admits, netEquity, type AssetValue, type Exposure } from './account.js';
+import { assetValue, notionalCeil } from './collateral.js';
+import { FRACTION_ONE } from './fixed.js';
+import { positionImf, positionMmf } from './fractions.js';
+import { borrowRate, hourlyInterest, lendRate, MS_PER_HOUR, MS_PER_YEAR, utilization, withinCeiling } from './lending.js';
+import { markOf } from './mark.js';
+
+/** The leverage limit a borrow's IMF takes until accounts carry their own, in hundredths (100×). */
+export const ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS = 10_000n;
+/** One hour of engine time. */
+export const HOUR_US = Number(MS_PER_HOUR) * 1000;
+
+/** The first hour boundary strictly after `timeUs`. */
+export function nextHourUs(timeUs: number): number {
+  return Math.floor(timeUs / HOUR_US) * HOUR_US + HOUR_US;
+}
+
+interface Move {
+  event: BorrowLendEvent;
+  code: ResultCode;
+}
+
+/** What a BorrowLend of `qty` would do, and whether it may (no change). */
+function decide(s: EngineState, accountId: number, assetIndex: number, side: number, qty: number): Move {
+  const pools = s.pools;
+  const pool = pools.poolOf[assetIndex]!;
+  const cell = pools.cell(accountId, assetIndex);
+  const available = s.ledger.availableUnits(accountId, assetIndex);
+  const lentTotal = BigInt(pools.lentTotal[assetIndex]);
+  const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
+  const open = pools.stateOf[assetIndex] === LendPoolStateCode.Open;
+  const onStep = qty % Number(pool.stepUnits) === 0;
+  const refuse = (event: BorrowLendEvent, code: ResultCode): Move => ({ event, code });
+  if (side === BorrowLendSide.Lend) {
+    if (pools.borrowed[cell] > 0) {
+      if (qty > pools.borrowed[cell]) return refuse(BorrowLendEvent.BorrowRepay, ResultCode.LendRequiresBorrowRepay);
+      return refuse(BorrowLendEvent.BorrowRepay, available < qty ? ResultCode.InsufficientFunds : ResultCode.Ok);
+    }
+    if (!onStep) return refuse(BorrowLendEvent.Lend, ResultCode.BorrowLendQuantityInvalid);
+    if (!open) return refuse(BorrowLendEvent.Lend, ResultCode.LendPoolNotOpen);
+    if (available < qty) return refuse(BorrowLendEvent.Lend, ResultCode.InsufficientFunds);
+    return refuse(BorrowLendEvent.Lend, lentTotal + BigInt(qty) > pool.openBorrowLendLimitUnits ? ResultCode.LendLimit : ResultCode.Ok);
+  }
+  if (pools.lent[cell] > 0) {
+    if (qty > pools.lent[cell]) return refuse(BorrowLendEvent.LendRedeem, ResultCode.BorrowRequiresLendRedeem);
+    const rest = lentTotal - BigInt(qty);
+    const fits = borrowedTotal === 0n || (rest > 0n && withinCeiling(borrowedTotal, rest, pool.maxUtilization));
+    return refuse(BorrowLendEvent.LendRedeem, fits ? ResultCode.Ok : ResultCode.InsufficientSupply);
+  }
+  if (!onStep) return refuse(BorrowLendEvent.Borrow, ResultCode.BorrowLendQuantityInvalid);
+  if (!open) return refuse(BorrowLendEvent.Borrow, ResultCode.LendPoolNotOpen);
+  if (borrowedTotal + BigInt(qty) > pool.openBorrowLendLimitUnits) return refuse(BorrowLendEvent.Borrow, ResultCode.BorrowLimit);
+  if (lentTotal === 0n || !withinCeiling(borrowedTotal + BigInt(qty), lentTotal, pool.maxUtilization)) return refuse(BorrowLendEvent.Borrow, ResultCode.InsufficientSupply);
+  return refuse(BorrowLendEvent.Borrow, marginAfter(s, accountId, assetIndex, BigInt(qty), BigInt(qty)));
+}
+
+/**
+ * The margin test: the account as it would be with `heldDelta` more units of one asset held and
+ * `borrowDelta` more borrowed passes iff netEquity ≥ Σ N·IMF(N) over its borrows, at mark prices
+ * (a borrow: both +qty; a withdrawal: held −qty). Ok, InsufficientMargin, or BorrowNoMarkPrice
+ * when a borrowed asset has no mark price to value it at.
+ */
+export function marginAfter(s: EngineState, accountId: number, changedIndex: number, heldDelta: bigint, borrowDelta: bigint): ResultCode {
+  const pools = s.pools;
+  const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
+  const assets: AssetValue[] = [];
+  const exposures: Exposure[] = [];
+  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
+    const changed = assetIndex === changedIndex;
+    const cell = pools.cell(accountId, assetIndex);
+    const holding = {
+      heldUnits: BigInt(s.ledger.availableUnits(accountId, assetIndex)) + BigInt(s.ledger.lockedUnits(accountId, assetIndex)) + (changed ? heldDelta : 0n),
+      lentUnits: BigInt(pools.lent[cell]),
+      borrowedUnits: BigInt(pools.borrowed[cell]) + (changed ? borrowDelta : 0n),
+    };
+    if (holding.heldUnits + holding.lentUnits + holding.borrowedUnits === 0n) continue;
+    const mark = markOf(s, assetIndex);
+    if (mark === null) {
+      if (holding.borrowedUnits > 0n) return ResultCode.BorrowNoMarkPrice;
+      continue; // no price: the holding counts for nothing
+    }
+    const collateral = pools.collateralOf[assetIndex];
+    assets.push(assetValue(collateral?.haircut, holding, pools.decimalsOf[assetIndex], mark.price, quoteDecimals));
+    if (holding.borrowedUnits === 0n) continue;
+    assert(collateral !== undefined, 'a borrow of an asset without collateral parameters');
+    const notionalUnits = notionalCeil(holding.borrowedUnits, mark.price);
+    exposures.push({
+      notionalUnits,
+      imf: positionImf(collateral.imf, notionalUnits, quoteDecimals, ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS),
+      mmf: positionMmf(collateral.mmf, notionalUnits, quoteDecimals),
+    });
+  }
+  const equity = netEquity(assets, 0n, 0n).netEquityUnits;
+  return admits(equity, accountMargin(exposures, equity, ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS)) ? ResultCode.Ok : ResultCode.InsufficientMargin;
+}
+
+/** Whether the account borrows anything (a withdrawal then needs the margin test). */
+export function borrowsAnything(s: EngineState, accountId: number): boolean {
+  for (let assetIndex = 0; assetIndex < s.pools.assetCount; assetIndex++) if (s.pools.borrowed[s.pools.cell(accountId, assetIndex)] > 0) return true;
+  return false;
+}
+
+/** BorrowLend: lend, repay, redeem or borrow (header rules). */
+export function borrowLend(s: EngineState, cmd: BorrowLendCommand): void {
+  const pools = s.pools;
+  const assetIndex = s.catalog.assetIndex(cmd.assetId);
+  const qty = cmd.quantityUnits;
+  let code: ResultCode = ResultCode.Ok;
+  if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
+  else if (assetIndex < 0 || pools.poolOf[assetIndex] === undefined || (cmd.side as number) > BorrowLendSide.Lend) code = ResultCode.LendPoolUnknown;
+  else if (!Number.isSafeInteger(qty) || qty <= 0) code = ResultCode.BorrowLendQuantityInvalid;
+  else if (pools.stateOf[assetIndex] === LendPoolStateCode.Closed) code = ResultCode.LendPoolNotOpen;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  const move = decide(s, cmd.accountId, assetIndex, cmd.side, qty);
+  if (move.code !== ResultCode.Ok) return s.out.result(move.code, 0, cmd.frontId, cmd.requestId);
+  applyMove(s, cmd.accountId, assetIndex, move.event, qty);
+  if (pools.interestTimer === NO_TIMER && pools.anyPosition()) pools.interestTimer = s.timers.add(nextHourUs(s.lastTimeUs), TimerKind.Interest, 0);
+  const cell = pools.cell(cmd.accountId, assetIndex);
+  s.out.borrowLend(cmd.accountId, assetIndex, move.event, qty, 0n, markOf(s, assetIndex), cmd.frontId, cmd.requestId);
+  s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+  s.out.result(ResultCode.Ok, pools.lent[cell] - pools.borrowed[cell], cmd.frontId, cmd.requestId);
+}
+
+function applyMove(s: EngineState, accountId: number, assetIndex: number, event: BorrowLendEvent, qty: number): void {
+  const pools = s.pools;
+  const amount = qty as AmountUnits;
+  switch (event) {
+    case BorrowLendEvent.Lend:
+      s.ledger.toPool(accountId, assetIndex, amount);
+      return pools.addLent(accountId, assetIndex, qty, s.lastSeq);
+    case BorrowLendEvent.LendRedeem:
+      pools.removeLent(accountId, assetIndex, qty);
+      return s.ledger.fromPool(accountId, assetIndex, amount);
+    case BorrowLendEvent.Borrow:
+      pools.addBorrowed(accountId, assetIndex, qty, s.lastSeq);
+      return s.ledger.fromPool(accountId, assetIndex, amount);
+    case BorrowLendEvent.BorrowRepay:
+      s.ledger.toPool(accountId, assetIndex, amount);
+      return pools.removeBorrowed(accountId, assetIndex, qty);
+    default:
+      throw new Error(`engine assertion failed: borrow/lend move ${event}`);
+  }
+}
+
+/** The interest timer is due: every pool accrues an hour (header rules), then the timer is set again while positions remain. */
+export function accrueInterest(s: EngineState, timer: number): void {
+  const pools = s.pools;
+  const dueUs = s.timers.dueOf(timer);
+  s.timers.remove(timer);
+  pools.interestTimer = NO_TIMER;
+  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
+    if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex);
+  }
+  if (pools.anyPosition()) pools.interestTimer = s.timers.add(dueUs + HOUR_US, TimerKind.Interest, 0);
+}
+
+function accruePool(s: EngineState, assetIndex: number): void {
+  const pools = s.pools;
+  const pool = pools.poolOf[assetIndex]!;
+  const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
+  const lentTotal = BigInt(pools.lentTotal[assetIndex]);
+  const rate = borrowRate(pool, borrowedTotal, lentTotal);
+  const earnRate = lendRate(rate, pool.fee, borrowedTotal, lentTotal);
+  const mark = markOf(s, assetIndex);
+  let owed = 0n;
+  let earned = 0n;
+  for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
+    const cell = pools.cell(accountId, assetIndex);
+    if (pools.borrowed[cell] > 0) {
+      const units = Number(hourlyInterest(BigInt(pools.borrowed[cell]), rate, 'owed').units);
+      if (units === 0) continue;
+      pools.addBorrowed(accountId, assetIndex, units, s.lastSeq);
+      pools.interest[cell] += units;
+      owed += BigInt(units);
+      s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.BorrowInterest, units, rate, mark, FRONT_ID_NONE, 0);
+    } else if (pools.lent[cell] > 0) {
+      const units = Number(hourlyInterest(BigInt(pools.lent[cell]), earnRate, 'earned').units);
+      if (units === 0) continue;
+      pools.addLent(accountId, assetIndex, units, s.lastSeq);
+      pools.interest[cell] += units;
+      earned += BigInt(units);
+      s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, earnRate, mark, FRONT_ID_NONE, 0);
+    }
+  }
+  const share = (pool.fee * borrowedTotal * rate * MS_PER_HOUR) / (FRACTION_ONE * FRACTION_ONE * MS_PER_YEAR);
+  const rounding = owed - earned - share;
+  assert(rounding >= 0n, 'lenders earned more than borrowers paid after the exchange share');
+  pools.interestFeeUnits[assetIndex] += Number(share);
+  pools.interestRoundingUnits[assetIndex] += Number(rounding);
+}
+
+/** QueryLendPools: one LendPoolRecord per pool, then a Result (value = their number). */
+export function queryLendPools(s: EngineState, cmd: CommandHeader): void {
+  const pools = s.pools;
+  let count = 0;
+  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
+    const pool = pools.poolOf[assetIndex];
+    if (pool === undefined) continue;
+    const borrowed = BigInt(pools.borrowedTotal[assetIndex]);
+    const lent = BigInt(pools.lentTotal[assetIndex]);
+    const rate = borrowRate(pool, borrowed, lent);
+    s.out.lendPool(assetIndex, rate, lendRate(rate, pool.fee, borrowed, lent), utilization(borrowed, lent), markOf(s, assetIndex), cmd.frontId, cmd.requestId);
+    count++;
+  }
+  s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);
+}
+
+/** QueryBorrowLendPositions: one BorrowLendRecord (Position) per asset the account lends or borrows, then a Result. */
+export function queryBorrowLendPositions(s: EngineState, cmd: QueryBorrowLendPositionsCommand): void {
+  const pools = s.pools;
+  if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
+  let count = 0;
+  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
+    const cell = pools.cell(cmd.accountId, assetIndex);
+    if (pools.lent[cell] === 0 && pools.borrowed[cell] === 0) continue;
+    const mark = markOf(s, assetIndex);
+    let imf = 0n;
+    let mmf = 0n;
+    const collateral = pools.collateralOf[assetIndex];
+    if (pools.borrowed[cell] > 0 && mark !== null && collateral !== undefined) {
+      const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
+      const notional = notionalCeil(BigInt(pools.borrowed[cell]), mark.price);
+      imf = positionImf(collateral.imf, notional, quoteDecimals, ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS);
+      mmf = positionMmf(collateral.mmf, notional, quoteDecimals);
+    }
+    s.out.borrowLendPosition(cmd.accountId, assetIndex, imf, mmf, mark, cmd.frontId, cmd.requestId);
+    count++;
+  }
+  s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);
+}
+
+
+// The pools' part of the snapshot and of the hash (pools.ts), with the interest timer's due time.
+
+export function exportPoolsTo(s: EngineState, w: SnapshotWriter): void {
+  s.pools.exportTo(w, s.accounts.count, interestDueUs(s));
+}
+
+/** Format 5 on; an older snapshot has no pool part: every pool starts empty. */
+export function importPoolsFrom(s: EngineState, r: SnapshotReader, hasPart: boolean): void {
+  if (!hasPart) return;
+  const dueUs = s.pools.importFrom(r, s.accounts.count);
+  expectSnapshot(dueUs === -1 || (Number.isSafeInteger(dueUs) && dueUs > s.lastTimeUs && dueUs % HOUR_US === 0), 'interest due at a bad time');
+  if (dueUs >= 0) s.pools.interestTimer = s.timers.add(dueUs, TimerKind.Interest, 0);
+}
+
+export function hashPoolsInto(s: EngineState, d: StateDigest): void {
+  s.pools.hashInto(d, s.accounts.count, interestDueUs(s));
+}
+
+function interestDueUs(s: EngineState): number {
+  return s.pools.interestTimer === NO_TIMER ? -1 : s.timers.dueOf(s.pools.interestTimer);
+}
