@@ -296,6 +296,26 @@ export function isCanonicalBase64(text: string, byteLength: number): boolean {
   return dataLength === 0 || (BASE64_VALUE[text.charCodeAt(dataLength - 1)] & ((1 << unusedBits) - 1)) === 0;
 }
 
+/** The first 9 bytes of a signature, decoded by signaturePrefix (reused on every call). */
+const SIGNATURE_PREFIX = new Uint8Array(9);
+
+/**
+ * The first 9 bytes (from the first 12 characters) of a base64 signature that passed
+ * isCanonicalBase64, into a scratch array valid until the next call: what the replay guard keys
+ * on, without decoding the whole signature into a new Buffer.
+ */
+export function signaturePrefix(signatureB64: string): Uint8Array {
+  for (let group = 0; group < 3; group++) {
+    const at = group * 4;
+    const bits = (BASE64_VALUE[signatureB64.charCodeAt(at)] << 18) | (BASE64_VALUE[signatureB64.charCodeAt(at + 1)] << 12)
+      | (BASE64_VALUE[signatureB64.charCodeAt(at + 2)] << 6) | BASE64_VALUE[signatureB64.charCodeAt(at + 3)];
+    SIGNATURE_PREFIX[group * 3] = bits >>> 16;
+    SIGNATURE_PREFIX[group * 3 + 1] = (bits >>> 8) & 0xff;
+    SIGNATURE_PREFIX[group * 3 + 2] = bits & 0xff;
+  }
+  return SIGNATURE_PREFIX;
+}
+
 /**
  * True when a 32-byte ed25519 public key is one libsodium's verify accepts: a canonical encoding
  * of a curve point that is not of small order. Registration should refuse other keys; a
