@@ -21,7 +21,7 @@
 // (one per thread; bench/front-profile.ts summarises the front thread's).
 // Options: --orders N (per run, 20000), --connections N (16), --runs N (5), --no-write.
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -29,8 +29,8 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { HttpConnection } from './e2e/http-conn.js';
 import { ConnectionFlow, DEFAULT_FLOW_MARKETS, KIND_NAMES, Signer } from './e2e/flow.js';
-import { runClosedLoop, type Request } from './e2e/load.js';
-import { createAccounts, freePort, startChild, stopAll, type Child } from './e2e/processes.js';
+import { runClosedLoop, runOpenLoop, type Request } from './e2e/load.js';
+import { createAccounts, freePort, startChild, startHello, stopAll, type Child } from './e2e/processes.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..');
 const RESULTS = join(ROOT, 'bench', 'RESULTS.md');
@@ -71,6 +71,44 @@ const log = (text: string): void => {
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
   return s.length === 0 ? 0 : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/** CPU nanoseconds all threads of `pid` have run. */
+function processCpuNs(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += threadCpuNs(pid, Number(tid));
+    } catch {
+      // the thread exited meanwhile
+    }
+  }
+  return total;
+}
+
+/**
+ * The HTTP floor: CPU per request of a uWebSockets.js hello-world POST server on one thread
+ * (bench/e2e/hello-server.ts: reads the body, answers a small JSON object at once), driven with
+ * the same request bytes over the same number of connections at the rate the exchange ran at
+ * (open loop: the same spacing of arrivals, so the same wake-ups per request). Its process total:
+ * the main thread only waits.
+ */
+async function helloCpuUsPerRequest(queues: Request[][], ratePerS: number): Promise<number> {
+  const port = await freePort();
+  const hello = await startHello(ROOT, port, 1);
+  const conns: HttpConnection[] = [];
+  try {
+    for (let i = 0; i < queues.length; i++) conns.push(await HttpConnection.open('127.0.0.1', port));
+    await runClosedLoop(conns, queues.map((q) => q.slice(0, 100)), KIND_NAMES, 60_000);
+    const pid = hello.process.pid!;
+    const cpu0 = processCpuNs(pid);
+    const total = queues.reduce((sum, q) => sum + q.length, 0);
+    const load = await runOpenLoop(conns, queues, KIND_NAMES, ratePerS, Math.ceil((total / ratePerS) * 1000));
+    return (processCpuNs(pid) - cpu0) / 1000 / load.completed;
+  } finally {
+    for (const conn of conns) conn.close();
+    await hello.stop();
+  }
 }
 
 /** CPU nanoseconds an OS thread of `pid` has run (first field of its schedstat). */
@@ -120,6 +158,8 @@ interface RunResult {
   frontCorePercent: number;
   idleFrontCorePercent: number;
   verifyUs: number;
+  /** CPU per request of the hello-world server, same bytes and connections, measured after the run. */
+  helloUs: number;
   statuses: Record<string, Record<string, number>>;
 }
 
@@ -182,10 +222,11 @@ async function oneRun(root: string, build: RunResult['build'], o: Options, messa
     const cpuNs = threadCpuNs(pid, server.frontTid) - cpu0;
     const seconds = (performance.now() - t0) / 1000;
     const verifyAfter = measureVerifyMicros(messageBytes);
+    const helloUs = await helloCpuUsPerRequest(queues, load.throughputPerS);
     return {
       build, orders: load.completed, ordersPerS: load.throughputPerS,
       frontCpuUsPerOrder: cpuNs / 1000 / load.completed, frontCorePercent: (cpuNs / 1e9 / seconds) * 100,
-      idleFrontCorePercent: idlePercent, verifyUs: median([verifyBefore, verifyAfter]), statuses: load.statuses,
+      idleFrontCorePercent: idlePercent, verifyUs: median([verifyBefore, verifyAfter]), helloUs, statuses: load.statuses,
     };
   } finally {
     for (const conn of conns) conn.close();
@@ -208,6 +249,7 @@ interface Summary {
   cpuUs: number;
   cpuRange: [number, number];
   verifyUs: number;
+  helloUs: number;
   ratio: number;
   ratioRange: [number, number];
   ordersPerS: number;
@@ -222,7 +264,7 @@ function summarise(results: RunResult[], build: RunResult['build']): Summary | n
   const cpu = rs.map((r) => r.frontCpuUsPerOrder);
   return {
     build, runs: rs.length, cpuUs: median(cpu), cpuRange: [Math.min(...cpu), Math.max(...cpu)],
-    verifyUs: median(rs.map((r) => r.verifyUs)), ratio: median(ratios), ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+    verifyUs: median(rs.map((r) => r.verifyUs)), helloUs: median(rs.map((r) => r.helloUs)), ratio: median(ratios), ratioRange: [Math.min(...ratios), Math.max(...ratios)],
     ordersPerS: median(rs.map((r) => r.ordersPerS)), corePercent: median(rs.map((r) => r.frontCorePercent)),
     idlePercent: median(rs.map((r) => r.idleFrontCorePercent)),
   };
@@ -230,7 +272,7 @@ function summarise(results: RunResult[], build: RunResult['build']): Summary | n
 
 function report(o: Options, summaries: Summary[], results: RunResult[], machine: string, messageBytes: number): string {
   const f1 = (x: number): string => x.toFixed(1);
-  const rows = summaries.map((s) => `| ${s.build === 'this' ? 'this build' : `baseline (${o.baseline})`} | ${s.runs} | **${f1(s.cpuUs)}** (${f1(s.cpuRange[0])}–${f1(s.cpuRange[1])}) | ${f1(s.verifyUs)} | **${s.ratio.toFixed(2)}×** (${s.ratioRange[0].toFixed(2)}–${s.ratioRange[1].toFixed(2)}) | ${Math.round(s.ordersPerS).toLocaleString('en-US')} | ${Math.round(s.corePercent)} % | ${f1(s.idlePercent)} % |`);
+  const rows = summaries.map((s) => `| ${s.build === 'this' ? 'this build' : `baseline (${o.baseline})`} | ${s.runs} | **${f1(s.cpuUs)}** (${f1(s.cpuRange[0])}–${f1(s.cpuRange[1])}) | ${f1(s.verifyUs)} | ${f1(s.helloUs)} | **${s.ratio.toFixed(2)}×** (${s.ratioRange[0].toFixed(2)}–${s.ratioRange[1].toFixed(2)}) | ${Math.round(s.ordersPerS).toLocaleString('en-US')} | ${Math.round(s.corePercent)} % | ${f1(s.idlePercent)} % |`);
   const statuses = Object.entries(results[results.length - 1].statuses).map(([kind, m]) => `${kind}: ${Object.entries(m).map(([s, c]) => `${s}×${c}`).join(', ')}`).join('; ');
   return `Written by \`npm run bench:frontcpu\` on ${new Date().toISOString().slice(0, 10)} (${machine}).
 One front thread, ${o.connections} keep-alive connections closed-loop, ${o.orders.toLocaleString('en-US')} signed requests per run
@@ -239,10 +281,13 @@ Front CPU = the front OS thread's run time from /proc/<pid>/task/<tid>/schedstat
 divided by the answered requests (gross: HTTP parsing, JSON, signature check, replay guard, ring,
 outbound polling, responses). Verify = CPU time (schedstat of the measuring thread) of one sodium-native
 crypto_sign_verify_detached over a ${messageBytes}-byte message in this process, median of batches of 200,
-just before and after each run's load.
+just before and after each run's load. Hello-world = CPU per request of a one-thread uWebSockets.js
+server that reads the body and answers \`{"ok":true}\` at once (bench/e2e/hello-server.ts), driven with the
+same bytes over the same connections at the rate the run achieved (open loop), after each run: the
+HTTP floor (wake-up, read, parse, write) under any front at that rate.
 
-| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | CPU / verify | signed orders/s | front thread busy | front thread idle |
-| --- | ---: | --- | ---: | --- | ---: | ---: | ---: |
+| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | hello-world server µs per request (same runs) | CPU / verify | signed orders/s | front thread busy | front thread idle |
+| --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |
 ${rows.join('\n')}
 
 Statuses (last run): ${statuses}.`;
@@ -275,7 +320,7 @@ async function main(): Promise<void> {
     for (const [root, build] of order) {
       const result = await oneRun(root, build, o, messageBytes);
       results.push(result);
-      log(`run ${r + 1} ${build}: ${result.frontCpuUsPerOrder.toFixed(1)} µs/order front CPU, verify ${result.verifyUs.toFixed(1)} µs, ratio ${(result.frontCpuUsPerOrder / result.verifyUs).toFixed(2)}, ${result.ordersPerS}/s, front ${result.frontCorePercent.toFixed(0)} % busy`);
+      log(`run ${r + 1} ${build}: ${result.frontCpuUsPerOrder.toFixed(1)} µs/order front CPU, verify ${result.verifyUs.toFixed(1)} µs, hello ${result.helloUs.toFixed(1)} µs, ratio ${(result.frontCpuUsPerOrder / result.verifyUs).toFixed(2)}, ${result.ordersPerS}/s, front ${result.frontCorePercent.toFixed(0)} % busy`);
     }
   }
   const summaries = [summarise(results, 'this'), summarise(results, 'baseline')].filter((s): s is Summary => s !== null);
