@@ -286,7 +286,7 @@ server that reads the body and answers \`{"ok":true}\` at once (bench/e2e/hello-
 same bytes over the same connections at the rate the run achieved (open loop), after each run: the
 HTTP floor (wake-up, read, parse, write) under any front at that rate.
 
-| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | hello-world server µs per request (same runs) | CPU / verify | signed orders/s | front thread busy | front thread idle |
+| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | hello-world server µs per request (same runs) | CPU / verify | signed orders/s | front thread busy during the load | front thread CPU when idle (500 ms before the load) |
 | --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |
 ${rows.join('\n')}
 
