@@ -174,7 +174,10 @@ async function startServer(root: string, profileDir: string | null): Promise<{ c
     // The rate limits are on, so their cost is counted, with budgets no run reaches (all the load
     // comes from one address).
     '--address-requests-per-s', '1000000', '--key-requests-per-s', '1000000',
-  ], (line) => line.includes('"msg":"ready"'), 'exchange server');
+  ], (line) => line.includes('"msg":"ready"'), 'exchange server').catch((error: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  });
   const frontTid = (child.ready?.threads as { fronts: Array<number | null> } | undefined)?.fronts[0];
   if (!frontTid) throw new Error('the server did not report its front thread id');
   return { child, port, adminPort, dataDir, frontTid };
