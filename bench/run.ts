@@ -83,12 +83,13 @@ ${historySink.trim()}
   // The end-to-end section (npm run bench:e2e, bench/e2e/report.ts), the soak section
   // (npm run bench:soak, bench/soak.bench.ts) and the metrics cost section (measured by hand with
   // bench/metrics-cost.bench.ts and bench:e2e under METRICS=0), the engine layout comparison
-  // (bench/layout-compare.sh, bench/layout-compare-callgrind.sh) and the codec's instruction
-  // counts (bench/codec-callgrind.sh) are written elsewhere: carry them over.
+  // (bench/layout-compare.sh, bench/layout-compare-callgrind.sh), the codec's instruction counts
+  // (bench/codec-callgrind.sh) and front CPU per signed order (npm run bench:frontcpu) are written
+  // elsewhere: carry them over.
   let carried = '';
   try {
     const previous = readFileSync(resultsPath, 'utf8');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'codec-callgrind']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'codec-callgrind', 'front-cpu']) {
       const begin = previous.indexOf(`<!-- ${name}:begin -->`);
       const end = previous.indexOf(`<!-- ${name}:end -->`);
       if (begin < 0 || end <= begin) continue;

@@ -21,6 +21,7 @@ import {
   paramsFromBody,
   paramsFromQuery,
   percentEncode,
+  signaturePrefix,
   signingString,
   type ParamValue,
 } from '../src/auth.js';
@@ -335,6 +336,16 @@ describe('base64 and keys', () => {
     const signature = Buffer.alloc(64).toString('base64');
     expect(isCanonicalBase64(signature, 64)).toBe(true);
     expect(isCanonicalBase64(signature.slice(0, 85) + 'B==', 64)).toBe(false);
+  });
+
+  it('signaturePrefix decodes the first 9 bytes of a canonical signature as Buffer does', () => {
+    const edges = [Buffer.alloc(64), Buffer.alloc(64, 0xff), Buffer.from(Array.from({ length: 64 }, (_, i) => (i * 37 + 11) & 0xff))];
+    const samples = [...edges, ...Array.from({ length: 200 }, (_, i) => seededBytes(`prefix ${i}`, 64))];
+    for (const bytes of samples) {
+      const text = bytes.toString('base64');
+      expect(isCanonicalBase64(text, 64)).toBe(true);
+      expect(Buffer.from(signaturePrefix(text))).toEqual(bytes.subarray(0, 9));
+    }
   });
 
   it('isStrongPublicKey rejects small-order and non-canonical keys, accepts real ones', () => {

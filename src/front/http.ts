@@ -15,9 +15,11 @@ import { Errors, errorBody, statusLine, type ApiError } from '../errors.js';
 import {
   batchSigningString,
   checkWindow,
+  DEFAULT_WINDOW_MS,
   needsEncodedVariant,
   paramsFromBody,
   paramsFromQuery,
+  signaturePrefix,
   signingString,
   type ParamValue,
   type SignatureVerifier,
@@ -116,9 +118,11 @@ export interface AuthSource {
 function checkReplay(ctx: RequestContext, auth: AuthSource, accountId: number, nowMs: number): number | ApiError {
   if (!auth.replayGuard) return accountId;
   // checkWindow accepted both headers as plain decimal integers.
-  if (auth.replayGuard.signedBeforeRestart(Number(ctx.timestamp))) return Errors.signedBeforeRestart;
-  const expiresAtMs = Number(ctx.timestamp) + Number(ctx.window ?? '5000');
-  const verdict = auth.replayGuard.check(Buffer.from(ctx.signature, 'base64'), expiresAtMs, nowMs);
+  const timestampMs = Number(ctx.timestamp);
+  if (auth.replayGuard.signedBeforeRestart(timestampMs)) return Errors.signedBeforeRestart;
+  const expiresAtMs = timestampMs + (ctx.window === undefined ? DEFAULT_WINDOW_MS : Number(ctx.window));
+  // The signature verified, so it is canonical base64: its first bytes decode without a Buffer.
+  const verdict = auth.replayGuard.check(signaturePrefix(ctx.signature), expiresAtMs, nowMs);
   if (verdict === 'replayed') return Errors.requestReplayed;
   if (verdict === 'full') return Errors.replayTableFull;
   return accountId;
@@ -165,12 +169,16 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function normalisePath(url: string): string {
+  if (url.indexOf('//') < 0 && (url.length <= 1 || url.charCodeAt(url.length - 1) !== 47 /* '/' */)) return url;
   let path = url.replace(/\/{2,}/g, '/');
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   return path;
 }
 
-/** Reads a bounded body, then calls `onBody` with it (or answers 413, which closes the connection). */
+/**
+ * Reads a bounded body, then calls `onBody` with it (or answers 413, which closes the connection).
+ * The body may be a view of uWS's own memory: `onBody` must not keep it past its return.
+ */
 function readBody(ctx: RequestContext, onBody: (body: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -183,10 +191,16 @@ function readBody(ctx: RequestContext, onBody: (body: Buffer) => void): void {
       sendError(ctx, Errors.bodyTooLarge);
       return;
     }
+    if (isLast && chunks.length === 0) {
+      // The whole body in one chunk (the usual case): read in place, no copy.
+      ctx.closeAfterAnswer = false;
+      onBody(Buffer.from(chunk));
+      return;
+    }
     chunks.push(Buffer.from(chunk.slice(0))); // one copy: uWS reuses the chunk's memory
     if (!isLast) return;
     ctx.closeAfterAnswer = false;
-    onBody(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
+    onBody(Buffer.concat(chunks));
   });
 }
 
@@ -222,6 +236,7 @@ const REPEATABLE_QUERY_KEYS = new Set(['marketType', 'market_type']);
  * read one value per key, and which of two a route would take is not the client's guess to make.
  */
 export function parseQuery(text: string): URLSearchParams | ApiError {
+  if (text === '') return new URLSearchParams();
   const query = new URLSearchParams(text);
   const seen = new Set<string>();
   for (const key of query.keys()) {
