@@ -51,6 +51,8 @@ function percentile(values: number[], p: number): number {
 
 interface Report { frames: number; httpRequests: number; latenciesUs: number[] }
 
+interface Results { rates: number[]; http: number[]; latencies: number[]; cpuNsPerMessage: number[] }
+
 export async function runFanoutBench(): Promise<string> {
   const config = loadConfig(['--no-demo'], {});
   const data = new MarketData(config);
@@ -119,8 +121,8 @@ export async function runFanoutBench(): Promise<string> {
   });
 
   const lines = [
-    `| subscribers | raw uWS publish (msgs/s) | our streams (msgs/s) | ratio | latency p50 / p99 (µs), streams | latency p50 / p99 (µs), raw | HTTP depth req/s during streams |`,
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    `| subscribers | raw uWS publish (msgs/s) | our streams (msgs/s) | ratio | server CPU per message (ns), raw / streams | latency p50 / p99 (µs), streams | latency p50 / p99 (µs), raw | HTTP depth req/s during streams |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   const clientPath = fileURLToPath(new URL('./fanout-client.js', import.meta.url));
   for (const count of SUBSCRIBER_COUNTS) {
@@ -135,9 +137,9 @@ export async function runFanoutBench(): Promise<string> {
       child.send({ type: 'report' });
       return answer;
     };
-    const results: Record<'raw' | 'streams', { rates: number[]; http: number[]; latencies: number[] }> = {
-      raw: { rates: [], http: [], latencies: [] },
-      streams: { rates: [], http: [], latencies: [] },
+    const results: Record<'raw' | 'streams', Results> = {
+      raw: { rates: [], http: [], latencies: [], cpuNsPerMessage: [] },
+      streams: { rates: [], http: [], latencies: [], cpuNsPerMessage: [] },
     };
     await feed('streams', 300); // warm-up
     for (let run = 0; run < RUNS; run++) {
@@ -145,10 +147,13 @@ export async function runFanoutBench(): Promise<string> {
         await new Promise((r) => setTimeout(r, 100)); // let queues empty
         await report();
         const started = performance.now();
+        const cpuStarted = process.cpuUsage();
         await feed(mode, RUN_MS);
         await new Promise((r) => setTimeout(r, 50));
         const r = await report();
         const seconds = (performance.now() - started) / 1000;
+        const cpu = process.cpuUsage(cpuStarted);
+        results[mode].cpuNsPerMessage.push(((cpu.user + cpu.system) * 1000) / r.frames);
         results[mode].rates.push(r.frames / seconds);
         results[mode].http.push(r.httpRequests / seconds);
         results[mode].latencies.push(...r.latenciesUs);
@@ -160,7 +165,8 @@ export async function runFanoutBench(): Promise<string> {
     const ours = median(results.streams.rates);
     const fmt = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : `${(n / 1e3).toFixed(0)} k`);
     const lat = (l: number[]) => `${percentile(l, 50).toFixed(0)} / ${percentile(l, 99).toFixed(0)}`;
-    lines.push(`| ${count} | ${fmt(raw)} | ${fmt(ours)} | ${(ours / raw).toFixed(2)} | ${lat(results.streams.latencies)} | ${lat(results.raw.latencies)} | ${median(results.streams.http).toFixed(0)} |`);
+    const cpu = `${median(results.raw.cpuNsPerMessage).toFixed(0)} / ${median(results.streams.cpuNsPerMessage).toFixed(0)}`;
+    lines.push(`| ${count} | ${fmt(raw)} | ${fmt(ours)} | ${(ours / raw).toFixed(2)} | ${cpu} | ${lat(results.streams.latencies)} | ${lat(results.raw.latencies)} | ${median(results.streams.http).toFixed(0)} |`);
     process.stdout.write(`${lines[lines.length - 1]}\n`);
   }
   streams.stop();
@@ -170,8 +176,11 @@ export async function runFanoutBench(): Promise<string> {
 Clients run in a second process on the same cores; one HTTP client calls GET /api/v1/depth back to
 back on the same front thread throughout. Latency is engine-record time to client receipt under a
 saturating feed (each socket's queue held at ≤ 256 KB by pacing), so p99 is queueing, not an idle
-path. With few subscribers the per-event work (decode, JSON) shows against raw publish; with many
-it is amortised and the per-subscriber copy and send dominate both.
+path. With few subscribers the per-event work (decode, encoding) shows against raw publish; with
+many it is amortised and the per-subscriber copy and send dominate both. Server CPU per message is
+this process's CPU time (user and system: uWS, the kernel's sends, the HTTP client's requests)
+over the frames the clients received; it moves less than msgs/s when other processes share the
+cores.
 
 ${lines.join('\n')}
 `;
