@@ -36,17 +36,25 @@ function decode(bytes: Uint8Array): string {
 describe('stream message writer', () => {
   it('writes integers and fixed decimals as JSON.stringify and formatDecimalFixed do', () => {
     const next = random(SEED);
-    const writer = new MessageWriter(8);
+    const writer = new MessageWriter(new Uint8Array(0), 8);
     const edges = [0, 1, 9, 10, 99, 100, 101, 999_999, 1_000_000, Number.MAX_SAFE_INTEGER, -1, -10, -Number.MAX_SAFE_INTEGER];
     const values = [...edges, ...Array.from({ length: 2000 }, () => (next() < 0.1 ? -1 : 1) * randomInt(next))];
     for (const value of values) {
-      expect(decode(writer.begin(new Uint8Array(0)).int(value).view()), `int ${value} (SEED=${SEED})`).toBe(JSON.stringify(value));
-      expect(decode(writer.begin(new Uint8Array(0)).intText(value).view())).toBe(JSON.stringify(String(value)));
+      expect(decode(writer.begin().int(value).view()), `int ${value} (SEED=${SEED})`).toBe(JSON.stringify(value));
+      expect(decode(writer.begin().intText(value).view())).toBe(JSON.stringify(String(value)));
       for (const scale of [0, 1, 2, 5, 8, 12, 15, 16, 17, 30]) {
-        const written = decode(writer.begin(new Uint8Array(0)).fixedText(value, scale).view());
+        const written = decode(writer.begin().fixedText(value, scale).view());
         expect(written, `fixed ${value} at ${scale} (SEED=${SEED})`).toBe(JSON.stringify(formatDecimalFixed(value, scale)));
       }
     }
+  });
+
+  it('keeps its opening in place across messages and when it grows', () => {
+    const writer = new MessageWriter(Buffer.from('{"x":'), 8);
+    expect(decode(writer.begin().int(7).view())).toBe('{"x":7');
+    const long = decode(writer.begin().int(Number.MAX_SAFE_INTEGER).intText(123).fixedText(5, 30).view());
+    expect(long).toBe(`{"x":${Number.MAX_SAFE_INTEGER}"123"${JSON.stringify(formatDecimalFixed(5, 30))}`);
+    expect(decode(writer.begin().bool(true).view())).toBe('{"x":true');
   });
 
   it('refuses values outside the safe-integer range, as the JSON formatting did', () => {

@@ -31,14 +31,16 @@ export class MessageWriter {
   /** Bytes written so far. */
   length = 0;
 
-  constructor(capacityBytes = 1024) {
-    this.bytes = new Uint8Array(capacityBytes);
+  /** `opening`: the part every message of this writer starts with, written once here. */
+  constructor(private readonly opening: Uint8Array = new Uint8Array(0), capacityBytes = 1024) {
+    this.bytes = new Uint8Array(Math.max(capacityBytes, 2 * opening.length));
+    this.raw(opening);
   }
 
-  /** Starts a new message with its fixed opening part. */
-  begin(prefix: Uint8Array): this {
-    this.length = 0;
-    return this.raw(prefix);
+  /** Starts a new message after the opening (which stays in place from the last one). */
+  begin(): this {
+    this.length = this.opening.length;
+    return this;
   }
 
   /** Appends fixed bytes. */
@@ -135,6 +137,8 @@ const HALF_UNIT = 10 ** HALF_DIGITS;
 /** Scales up to this one have a power of ten below Number.MAX_SAFE_INTEGER (10^15 < 2^53). */
 const SAFE_DIGITS = 15;
 const POW10 = Array.from({ length: SAFE_DIGITS + 1 }, (_, i) => 10 ** i);
+/** The two ASCII digits of 0 to 99, at 2 × value. */
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => CHAR_0 + (i & 1 ? (i >> 1) % 10 : Math.floor((i >> 1) / 10)));
 
 /**
  * Writes non-negative safe integer `value` in decimal at `at`, left-padded with zeros to
@@ -156,10 +160,14 @@ function writeSmall(bytes: Uint8Array, at: number, value: number, minDigits: num
   if (digits < minDigits) digits = minDigits;
   const end = at + digits;
   let index = end;
-  while (index > at) {
-    const next = (value / 10) | 0;
-    bytes[--index] = CHAR_0 + value - next * 10;
+  // Two digits per division; padding zeros come out as "00" pairs of a value that reached 0.
+  while (index - at >= 2) {
+    const next = (value / 100) | 0;
+    const pair = (value - next * 100) << 1;
+    bytes[--index] = DIGIT_PAIRS[pair + 1];
+    bytes[--index] = DIGIT_PAIRS[pair];
     value = next;
   }
+  if (index > at) bytes[--index] = CHAR_0 + value;
   return end;
 }

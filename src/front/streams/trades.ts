@@ -1,9 +1,10 @@
 // trade.<symbol>: one message per engine trade, as it becomes durable.
 //
 // The hottest stream: one message per event, fanned out to every subscriber of the market. Each
-// message is encoded once, as bytes into a reused buffer (message-writer.ts), from parts fixed
-// per market at start (the envelope, the symbol, the key names), and published once to the topic;
-// nothing is allocated per event. The bytes are exactly those of
+// message is encoded once, as bytes into the market's reused buffer (message-writer.ts), which
+// holds the envelope's opening from the start; the other fixed parts (the symbol, the key names)
+// are encoded once per market too. It is published once to the topic; nothing is allocated per
+// event. The bytes are exactly those of
 // JSON.stringify({stream, data: {e, E, s, p, q, b, a, t, T, m}}).
 
 import type { TradeRec } from '../../../engine/bus/types.js';
@@ -14,8 +15,8 @@ import { MessageWriter, messageBytes } from './message-writer.js';
 /** A market's trade stream: its topic and the fixed parts of its message. */
 interface TradeStream {
   topic: Uint8Array;
-  /** `{"stream":"trade.SOL_USDC","data":{"e":"trade","E":` */
-  opening: Uint8Array;
+  /** Holds `{"stream":"trade.SOL_USDC","data":{"e":"trade","E":` from the start. */
+  writer: MessageWriter;
   /** `,"s":"SOL_USDC","p":` */
   symbolThenPrice: Uint8Array;
   priceDecimals: number;
@@ -36,7 +37,7 @@ function tradeStream(market: MarketInfo): TradeStream {
   const name = `trade.${market.symbol}`;
   return {
     topic: messageBytes(name),
-    opening: messageBytes(`{"stream":${JSON.stringify(name)},"data":{"e":"trade","E":`),
+    writer: new MessageWriter(messageBytes(`{"stream":${JSON.stringify(name)},"data":{"e":"trade","E":`)),
     symbolThenPrice: messageBytes(`,"s":${JSON.stringify(market.symbol)},"p":`),
     priceDecimals: market.priceDecimals,
     tickUnits: market.tickUnits,
@@ -47,7 +48,6 @@ function tradeStream(market: MarketInfo): TradeStream {
 
 export class TradeStreams implements StreamFamily {
   private readonly streams: TradeStream[];
-  private readonly writer = new MessageWriter();
 
   constructor(private readonly out: StreamOutput) {
     this.streams = out.front.config.markets.map(tradeStream);
@@ -62,7 +62,7 @@ export class TradeStreams implements StreamFamily {
     const stream = this.streams[rec.marketId];
     const subscriberCount = this.out.subscriberCount(stream.topic);
     if (subscriberCount === 0) return;
-    const message = this.writer.begin(stream.opening).int(nowUs())
+    const message = stream.writer.begin().int(nowUs())
       .raw(stream.symbolThenPrice).fixedText(rec.priceTicks * stream.tickUnits, stream.priceDecimals)
       .raw(QTY).fixedText(rec.qtyLots * stream.stepUnits, stream.quantityDecimals)
       .raw(BUYER).intText(rec.buyerOrderId)
