@@ -9,6 +9,9 @@
 // trade.SOL_USDC, counts frames, samples engine-to-client latency (now − the record's engine time
 // T) and keeps one HTTP client calling GET /api/v1/depth back to back on the same thread.
 //
+// A second table repeats the run with clients that negotiate permessage-deflate, as ccxt's and
+// browsers' clients do, with raw publish both deflated per message and uncompressed.
+//
 // Baseline, same run and same clients: raw uWS publish of a ready JSON string of the same size per
 // event (only the time stamp concatenated in), i.e. the publish cost without our record handling.
 // The engine itself and the ring are not in this loop (their own suites measure them): with one
@@ -28,6 +31,7 @@ import { TRADE_BYTES, newTradeRec, writeTrade } from '../engine/bus/codec.js';
 import { RecordType } from '../engine/bus/types.js';
 
 const SUBSCRIBER_COUNTS = [10, 100, 1000];
+const DEFLATE_SUBSCRIBER_COUNTS = [10, 100];
 const RUNS = 3;
 const RUN_MS = 2000;
 const EVENTS_PER_TURN = 32;
@@ -51,6 +55,8 @@ function percentile(values: number[], p: number): number {
 
 interface Report { frames: number; httpRequests: number; latenciesUs: number[] }
 
+interface Results { rates: number[]; http: number[]; latencies: number[]; cpuNsPerMessage: number[] }
+
 export async function runFanoutBench(): Promise<string> {
   const config = loadConfig(['--no-demo'], {});
   const data = new MarketData(config);
@@ -67,6 +73,8 @@ export async function runFanoutBench(): Promise<string> {
     maxBackpressure: 64 * 1024 * 1024,
     closeOnBackpressureLimit: false,
     idleTimeout: 0,
+    // As the server mounts its streams (connection.ts): clients may negotiate permessage-deflate.
+    compression: uWS.SHARED_COMPRESSOR,
     open: (ws) => {
       sockets.push(ws);
     },
@@ -93,7 +101,7 @@ export async function runFanoutBench(): Promise<string> {
   const rawPrefix = `{"stream":"${TOPIC}","data":{"e":"trade","E":1795331459791958,"s":"SOL_USDC","p":"20.00","q":"1.50","b":"2502219465904651","a":"12319717905572","t":1234567,"T":`;
   const rawSuffix = ',"m":false}}';
 
-  const feed = (mode: 'streams' | 'raw', ms: number): Promise<number> => new Promise((resolve) => {
+  const feed = (mode: 'streams' | 'raw' | 'rawDeflated', ms: number): Promise<number> => new Promise((resolve) => {
     const until = performance.now() + ms;
     let events = 0;
     const turn = (): void => {
@@ -101,8 +109,8 @@ export async function runFanoutBench(): Promise<string> {
       const paced = sockets.length > 0 && (sockets[0].getBufferedAmount() > PACE_BYTES || sockets[sockets.length - 1].getBufferedAmount() > PACE_BYTES);
       if (!paced) {
         for (let i = 0; i < EVENTS_PER_TURN; i++) {
-          if (mode === 'raw') {
-            app.publish(TOPIC, rawPrefix + nowUs() + rawSuffix, false, false);
+          if (mode !== 'streams') {
+            app.publish(TOPIC, rawPrefix + nowUs() + rawSuffix, false, mode === 'rawDeflated');
           } else {
             rec.tradeId = ++tradeId;
             rec.timeUs = nowUs();
@@ -118,13 +126,11 @@ export async function runFanoutBench(): Promise<string> {
     turn();
   });
 
-  const lines = [
-    `| subscribers | raw uWS publish (msgs/s) | our streams (msgs/s) | ratio | latency p50 / p99 (µs), streams | latency p50 / p99 (µs), raw | HTTP depth req/s during streams |`,
-    '| --- | --- | --- | --- | --- | --- | --- |',
-  ];
+  type Mode = 'raw' | 'rawDeflated' | 'streams';
   const clientPath = fileURLToPath(new URL('./fanout-client.js', import.meta.url));
-  for (const count of SUBSCRIBER_COUNTS) {
-    const child: ChildProcess = fork(clientPath, [String(port), String(count), TOPIC], { stdio: 'inherit' });
+  /** Runs `modes` alternately RUNS times against `count` subscribers of one client process. */
+  const measure = async (count: number, deflate: boolean, modes: readonly Mode[]): Promise<Map<Mode, Results>> => {
+    const child: ChildProcess = fork(clientPath, [String(port), String(count), TOPIC, deflate ? 'deflate' : 'plain'], { stdio: 'inherit' });
     const messages: Array<(m: any) => void> = [];
     child.on('message', (m) => messages.shift()?.(m));
     const next = () => new Promise<any>((resolve) => messages.push(resolve));
@@ -135,33 +141,53 @@ export async function runFanoutBench(): Promise<string> {
       child.send({ type: 'report' });
       return answer;
     };
-    const results: Record<'raw' | 'streams', { rates: number[]; http: number[]; latencies: number[] }> = {
-      raw: { rates: [], http: [], latencies: [] },
-      streams: { rates: [], http: [], latencies: [] },
-    };
+    const results = new Map(modes.map((mode) => [mode, { rates: [], http: [], latencies: [], cpuNsPerMessage: [] } as Results]));
     await feed('streams', 300); // warm-up
     for (let run = 0; run < RUNS; run++) {
-      for (const mode of ['raw', 'streams'] as const) {
+      for (const mode of modes) {
         await new Promise((r) => setTimeout(r, 100)); // let queues empty
         await report();
         const started = performance.now();
+        const cpuStarted = process.cpuUsage();
         await feed(mode, RUN_MS);
         await new Promise((r) => setTimeout(r, 50));
         const r = await report();
         const seconds = (performance.now() - started) / 1000;
-        results[mode].rates.push(r.frames / seconds);
-        results[mode].http.push(r.httpRequests / seconds);
-        results[mode].latencies.push(...r.latenciesUs);
+        const cpu = process.cpuUsage(cpuStarted);
+        const result = results.get(mode)!;
+        result.cpuNsPerMessage.push(((cpu.user + cpu.system) * 1000) / r.frames);
+        result.rates.push(r.frames / seconds);
+        result.http.push(r.httpRequests / seconds);
+        result.latencies.push(...r.latenciesUs);
       }
     }
     child.send({ type: 'exit' });
     await new Promise((r) => child.once('exit', r));
-    const raw = median(results.raw.rates);
-    const ours = median(results.streams.rates);
-    const fmt = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : `${(n / 1e3).toFixed(0)} k`);
-    const lat = (l: number[]) => `${percentile(l, 50).toFixed(0)} / ${percentile(l, 99).toFixed(0)}`;
-    lines.push(`| ${count} | ${fmt(raw)} | ${fmt(ours)} | ${(ours / raw).toFixed(2)} | ${lat(results.streams.latencies)} | ${lat(results.raw.latencies)} | ${median(results.streams.http).toFixed(0)} |`);
+    return results;
+  };
+  const fmt = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(2)} M` : `${(n / 1e3).toFixed(0)} k`);
+  const lat = (l: number[]) => `${percentile(l, 50).toFixed(0)} / ${percentile(l, 99).toFixed(0)}`;
+  const cpuNs = (r: Results) => median(r.cpuNsPerMessage).toFixed(0);
+
+  const lines = [
+    `| subscribers | raw uWS publish (msgs/s) | our streams (msgs/s) | ratio | server CPU per message (ns), raw / streams | latency p50 / p99 (µs), streams | latency p50 / p99 (µs), raw | HTTP depth req/s during streams |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const count of SUBSCRIBER_COUNTS) {
+    const results = await measure(count, false, ['raw', 'streams']);
+    const [raw, ours] = [results.get('raw')!, results.get('streams')!];
+    lines.push(`| ${count} | ${fmt(median(raw.rates))} | ${fmt(median(ours.rates))} | ${(median(ours.rates) / median(raw.rates)).toFixed(2)} | ${cpuNs(raw)} / ${cpuNs(ours)} | ${lat(ours.latencies)} | ${lat(raw.latencies)} | ${median(ours.http).toFixed(0)} |`);
     process.stdout.write(`${lines[lines.length - 1]}\n`);
+  }
+  const deflateLines = [
+    `| subscribers | raw uWS publish, deflated per message (msgs/s) | raw uWS publish, uncompressed (msgs/s) | our streams (msgs/s) | ratio to uncompressed | server CPU per message (ns), deflated / uncompressed / streams |`,
+    '| --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const count of DEFLATE_SUBSCRIBER_COUNTS) {
+    const results = await measure(count, true, ['rawDeflated', 'raw', 'streams']);
+    const [deflated, raw, ours] = [results.get('rawDeflated')!, results.get('raw')!, results.get('streams')!];
+    deflateLines.push(`| ${count} | ${fmt(median(deflated.rates))} | ${fmt(median(raw.rates))} | ${fmt(median(ours.rates))} | ${(median(ours.rates) / median(raw.rates)).toFixed(2)} | ${cpuNs(deflated)} / ${cpuNs(raw)} / ${cpuNs(ours)} |`);
+    process.stdout.write(`${deflateLines[deflateLines.length - 1]}\n`);
   }
   streams.stop();
   app.close();
@@ -170,10 +196,22 @@ export async function runFanoutBench(): Promise<string> {
 Clients run in a second process on the same cores; one HTTP client calls GET /api/v1/depth back to
 back on the same front thread throughout. Latency is engine-record time to client receipt under a
 saturating feed (each socket's queue held at ≤ 256 KB by pacing), so p99 is queueing, not an idle
-path. With few subscribers the per-event work (decode, JSON) shows against raw publish; with many
-it is amortised and the per-subscriber copy and send dominate both.
+path. With few subscribers the per-event work (decode, encoding) shows against raw publish; with
+many it is amortised and the per-subscriber copy and send dominate both. Server CPU per message is
+this process's CPU time (user and system: uWS, the kernel's sends, the HTTP client's requests)
+over the frames the clients received; it moves less than msgs/s when other processes share the
+cores.
 
 ${lines.join('\n')}
+
+### The same, to clients that negotiate permessage-deflate (median of ${RUNS} runs of ${RUN_MS} ms)
+
+ccxt's \`ws\` client and browsers offer permessage-deflate, and the server accepts it (shared
+compressor, no context kept between messages). uWS compresses a published message once per
+subscriber, so a message sent deflated costs a deflate per subscriber; the trade stream sends its
+messages uncompressed, which the extension allows per message (RFC 7692), with the same text.
+
+${deflateLines.join('\n')}
 `;
 }
 

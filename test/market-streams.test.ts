@@ -118,6 +118,8 @@ describe('market streams', () => {
 
   it('streams trades, ticker and klines (with the final message of a closed candle)', async () => {
     const client = await connect(true);
+    // Trades go out uncompressed also on a connection that negotiated permessage-deflate.
+    expect(client.extensions).toContain('permessage-deflate');
     client.subscribe(['trade.SOL_USDC', 'ticker.SOL_USDC', 'kline.1s.SOL_USDC', 'kline.1m.SOL_USDC']);
     await client.waitFor((m) => m.stream === 'ticker.SOL_USDC', 'a ticker message');
     // Book: bid 25 × 1, asks 25.5 × 0.5 and 26 × 2. Buy 1 (0.5 @ 25.5, 0.5 @ 26), sell 0.4 @ 25.

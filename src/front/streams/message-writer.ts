@@ -1,0 +1,173 @@
+// A stream message written as bytes into one reused buffer, for the streams that send a message
+// per engine event (trade.<symbol>): the fan-out of such a stream costs, per event, one message
+// encoding and one uWS publish, so neither may allocate.
+//
+// The fixed parts of a message (the envelope and its stream name, key names) are encoded once per
+// stream as bytes; only the values are written per event. The message leaves as a Uint8Array view
+// of the buffer, taken from a cache by length: uWS reads a typed array in place (a string would be
+// converted to UTF-8 into a fresh allocation on each publish) and copies what it keeps, so the
+// buffer is free again as soon as publish returns. Values are written exactly as JSON.stringify
+// writes them (integers as plain digits, decimals as the quoted strings of priceTextFixed).
+
+const CHAR_0 = 0x30;
+const CHAR_MINUS = 0x2d;
+const CHAR_DOT = 0x2e;
+const CHAR_QUOTE = 0x22;
+/** Longest value written by one call: 16 digits of a safe integer, sign, point, quotes, padding. */
+const VALUE_BYTES_MAX = 64;
+const SHORT_PART_BYTES = 24;
+const TRUE = Uint8Array.from('true', (c) => c.charCodeAt(0));
+const FALSE = Uint8Array.from('false', (c) => c.charCodeAt(0));
+
+/** The UTF-8 bytes of a fixed message part (computed once per stream, never per event). */
+export function messageBytes(text: string): Uint8Array {
+  return new Uint8Array(Buffer.from(text, 'utf8'));
+}
+
+export class MessageWriter {
+  private bytes: Uint8Array;
+  /** views[n]: the first n bytes of `bytes`, made once per length. */
+  private views: Uint8Array[] = [];
+  /** Bytes written so far. */
+  length = 0;
+
+  /** `opening`: the part every message of this writer starts with, written once here. */
+  constructor(private readonly opening: Uint8Array = new Uint8Array(0), capacityBytes = 1024) {
+    this.bytes = new Uint8Array(Math.max(capacityBytes, 2 * opening.length));
+    this.raw(opening);
+  }
+
+  /** Starts a new message after the opening (which stays in place from the last one). */
+  begin(): this {
+    this.length = this.opening.length;
+    return this;
+  }
+
+  /** Appends fixed bytes. */
+  raw(part: Uint8Array): this {
+    const count = part.length;
+    this.reserve(count);
+    const bytes = this.bytes;
+    const at = this.length;
+    // A loop beats TypedArray.prototype.set's call for the few bytes of a key name.
+    if (count > SHORT_PART_BYTES) bytes.set(part, at);
+    else for (let i = 0; i < count; i++) bytes[at + i] = part[i];
+    this.length = at + count;
+    return this;
+  }
+
+  /** Appends a safe integer as JSON writes a number: "-12", "0", "1795331459791958". */
+  int(value: number): this {
+    assertSafe(value);
+    this.reserve(VALUE_BYTES_MAX);
+    if (value < 0) {
+      this.bytes[this.length++] = CHAR_MINUS;
+      value = -value;
+    }
+    this.length = writeDigits(this.bytes, this.length, value, 1);
+    return this;
+  }
+
+  /** Appends a safe integer as a JSON string: "\"2502219465904651\"". */
+  intText(value: number): this {
+    this.reserve(VALUE_BYTES_MAX);
+    this.bytes[this.length++] = CHAR_QUOTE;
+    this.int(value);
+    this.bytes[this.length++] = CHAR_QUOTE;
+    return this;
+  }
+
+  /**
+   * Appends a count of 10^-scale units as a quoted decimal with exactly `scale` decimals, as
+   * formatDecimalFixed writes it: 150 at scale 2 → "\"1.50\"", 5 at scale 3 → "\"0.005\"".
+   */
+  fixedText(units: number, scale: number): this {
+    assertSafe(units);
+    this.reserve(VALUE_BYTES_MAX + scale);
+    const bytes = this.bytes;
+    bytes[this.length++] = CHAR_QUOTE;
+    if (units < 0) {
+      bytes[this.length++] = CHAR_MINUS;
+      units = -units;
+    }
+    // Beyond 15 decimals every safe integer is below one whole unit.
+    const integerPart = scale > SAFE_DIGITS ? 0 : Math.floor(units / POW10[scale]);
+    let at = writeDigits(bytes, this.length, integerPart, 1);
+    if (scale > 0) {
+      bytes[at++] = CHAR_DOT;
+      at = writeDigits(bytes, at, integerPart === 0 ? units : units - integerPart * POW10[scale], scale);
+    }
+    bytes[at++] = CHAR_QUOTE;
+    this.length = at;
+    return this;
+  }
+
+  bool(value: boolean): this {
+    return this.raw(value ? TRUE : FALSE);
+  }
+
+  /** The message written so far, as a view valid until the next write. */
+  view(): Uint8Array {
+    const length = this.length;
+    let view = this.views[length];
+    if (view === undefined) {
+      view = this.bytes.subarray(0, length);
+      this.views[length] = view;
+    }
+    return view;
+  }
+
+  /** Makes room for `count` more bytes (growing drops the cached views, which saw the old buffer). */
+  private reserve(count: number): void {
+    if (this.length + count <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(2 * this.bytes.length, this.length + count));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+    this.views = [];
+  }
+}
+
+function assertSafe(value: number): void {
+  if (!Number.isSafeInteger(value)) throw new RangeError(`stream value must be a safe integer, got ${value}`);
+}
+
+/** Safe integers are written as two halves of at most 8 digits, each small enough for int32 arithmetic. */
+const HALF_DIGITS = 8;
+const HALF_UNIT = 10 ** HALF_DIGITS;
+/** Scales up to this one have a power of ten below Number.MAX_SAFE_INTEGER (10^15 < 2^53). */
+const SAFE_DIGITS = 15;
+const POW10 = Array.from({ length: SAFE_DIGITS + 1 }, (_, i) => 10 ** i);
+/** The two ASCII digits of 0 to 99, at 2 × value. */
+const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => CHAR_0 + (i & 1 ? (i >> 1) % 10 : Math.floor((i >> 1) / 10)));
+
+/**
+ * Writes non-negative safe integer `value` in decimal at `at`, left-padded with zeros to
+ * `minDigits`; returns the offset after it. One floating division splits it into halves below
+ * 10^8 (exact: the quotient's gap to the next integer exceeds its rounding error); the digits
+ * themselves come from int32 division by 10, which compiles to a multiplication.
+ */
+function writeDigits(bytes: Uint8Array, at: number, value: number, minDigits: number): number {
+  if (value < HALF_UNIT) return writeSmall(bytes, at, value | 0, minDigits);
+  const high = Math.floor(value / HALF_UNIT);
+  at = writeSmall(bytes, at, high | 0, minDigits - HALF_DIGITS);
+  return writeSmall(bytes, at, (value - high * HALF_UNIT) | 0, HALF_DIGITS);
+}
+
+/** writeDigits for 0 <= value < 10^8. */
+function writeSmall(bytes: Uint8Array, at: number, value: number, minDigits: number): number {
+  let digits = value < 10 ? 1 : value < 100 ? 2 : value < 1000 ? 3 : value < 10_000 ? 4
+    : value < 100_000 ? 5 : value < 1_000_000 ? 6 : value < 10_000_000 ? 7 : 8;
+  if (digits < minDigits) digits = minDigits;
+  const end = at + digits;
+  let index = end;
+  // Two digits per division; padding zeros come out as "00" pairs of a value that reached 0.
+  while (index - at >= 2) {
+    const next = (value / 100) | 0;
+    const pair = (value - next * 100) << 1;
+    bytes[--index] = DIGIT_PAIRS[pair + 1];
+    bytes[--index] = DIGIT_PAIRS[pair];
+    value = next;
+  }
+  if (index > at) bytes[--index] = CHAR_0 + value;
+  return end;
+}
