@@ -48,6 +48,21 @@ interface Message {
   [key: string]: unknown;
 }
 
+/**
+ * The engine's recovery, and the configuration change it accepted if any: a data directory whose
+ * configuration gained margin parameters (engine/shell/journal.ts) continues under the new one.
+ */
+function logReplay(replay: Message): void {
+  log.info({
+    lastSeq: replay.lastSeq, stateHash: replay.stateHash, replayMs: replay.replayMs, snapshotSeq: replay.snapshotSeq,
+    replayed: replay.replayed, skippedSnapshots: replay.skippedSnapshots,
+  }, 'journal replayed');
+  const seq = replay.configGainedMarginAt;
+  if (typeof seq === 'number') {
+    log.warn({ seq, configFingerprint: replay.configFingerprint }, `configuration gained margin parameters at seq ${seq}: records up to ${seq} replay under the configuration without them, later ones under this one`);
+  }
+}
+
 /** Waits for a worker's first message of `type`; a 'fatal' message, an error or an exit rejects. */
 function waitFor(worker: Worker, type: string, what: string): Promise<Message> {
   return new Promise((resolve, reject) => {
@@ -264,10 +279,7 @@ async function main(): Promise<void> {
   };
   const engine = start('../engine/shell/engine-worker.js', engineData, 'engine', [snapshots.port1]);
   const replay = await waitFor(engine, 'ready', 'engine');
-  log.info({
-    lastSeq: replay.lastSeq, stateHash: replay.stateHash, replayMs: replay.replayMs, snapshotSeq: replay.snapshotSeq,
-    replayed: replay.replayed, skippedSnapshots: replay.skippedSnapshots,
-  }, 'journal replayed');
+  logReplay(replay);
 
   const journalData: JournalWorkerData = {
     dataDir: config.dataDir,

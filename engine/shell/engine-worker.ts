@@ -161,7 +161,7 @@ function main(): void {
     snapshotSeq: recovery.snapshotSeq,
     configFingerprint: fingerprint,
     replayed: recovery.replayed,
-    skippedSnapshots: recovery.skippedSnapshots,
+    skippedSnapshots: recovery.skippedSnapshots, configGainedMarginAt: recovery.configGainedMarginAt,
     stateHash: exchange.stateHash(),
     replayMs,
     tid: osThreadId(),

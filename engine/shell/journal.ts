@@ -15,10 +15,12 @@
 //   what recovery finds                                      decision
 //   -------------------------------------------------------  -------------------------------------
 //   engine configuration differs from the journal's          halt: EngineConfigChangedError
+//     ... only by margin parameters the journal's lacked     accept: record the change (below)
 //   records, but no or another journal format marker          halt: JournalFormatError
 //   no records, no snapshot                                   fresh exchange: start at seq 1
-//   snapshot: bad file checksum, other configuration,         skip it (logged), try the next older
-//     sequence past the journal's end, its own record         one
+//   snapshot: bad file checksum, other configuration (at     skip it (logged), try the next older
+//     or below a recorded change: other than the previous     one
+//     one), sequence past the journal's end, its own record
 //     missing or not a Snapshot command, or a state that
 //     does not load or hashes differently after loading
 //   a valid snapshot at s                                     load it, replay records s+1 …
@@ -33,6 +35,7 @@
 //   a clean-stop mark at seq c (state hash at shutdown)       halt: StateHashMismatchError
 //     whose hash differs after replaying through c
 //   records 1..n (or s+1..n) all check                        resume at n + 1
+//   a recorded change after N, but the journal ends before N  halt: JournalGapError
 //
 // After a crash the journal holds a prefix of what was sequenced: LMDB commits a batch
 // atomically and the journal worker publishes seqDurable (the only thing that lets a response or
@@ -43,6 +46,27 @@
 // Replay reproduces the state only under the engine configuration the journal was written with
 // (markets, assets, limits, fees, price bands, speed bump), so its fingerprint is stored with the
 // journal on first start and compared on every later start.
+//
+// One change is accepted: a configuration that gains margin parameters (EngineConfig.margin:
+// collateral parameters and borrow/lend pools) and is otherwise the journal's. Under a
+// configuration without them the engine has no pool: every BorrowLend is refused (LendPoolUnknown)
+// and changes nothing, no position or interest timer can exist, the withdrawal margin test applies
+// only to an account that borrows, and the mark price (margin/mark.ts) serves only borrow/lend;
+// index prices and account settings have their own configuration keys, which stay compared. So
+// the state the journal reaches has nothing in the pools, and the state hash does not cover
+// untouched pools (margin/pools.ts). The rule (checkJournalIdentity, recover):
+//   - the start that meets the new configuration records, once, the journal's last sequence N and
+//     the previous fingerprint (CONFIG_CHANGE_KEY), then the new fingerprint (CONFIG_KEY), and
+//     reports N (logged as a warning);
+//   - replay runs records at or below N under the previous configuration (today's without its
+//     margin parameters, which has exactly the previous fingerprint), so a BorrowLend refused
+//     then is refused again and every output digest still checks (replayed under the new
+//     configuration it could succeed, and recovery would halt on its digest); after N the state
+//     moves into an engine under the new configuration (its snapshot bytes: no pool in them,
+//     every pool empty), which must have the same state hash, and replay goes on under it;
+//   - snapshots at or below N carry the previous fingerprint and still load (into the previous
+//     configuration's engine); snapshots after N carry the new one.
+// Anything else that differs, a changed or removed margin section included, is still refused.
 
 import { createHash } from 'node:crypto';
 import { Exchange } from '../core/exchange.js';
@@ -61,11 +85,14 @@ import type { JournalStore } from '../store/journal-store.js';
 import {
   CHECKSUMMED_BYTES,
   CLEAN_STOP_KEY,
+  CONFIG_CHANGE_KEY,
   CONFIG_KEY,
   FORMAT_KEY,
   JOURNAL_FORMAT,
   chainChecksum,
   encodeSnapshotFile,
+  readConfigChange,
+  type ConfigChange,
 } from '../store/journal-layout.js';
 import { checkSnapshot } from '../store/snapshot-check.js';
 
@@ -130,19 +157,29 @@ function withoutSpotKinds(config: unknown): unknown {
   return { ...(config as Record<string, unknown>), markets: spotless };
 }
 
+/** What the journal's identity check found: the configuration change in force, and whether this start makes it. */
+export interface JournalConfigs {
+  /** The recorded change, or the one this start accepts (null: none). */
+  change: ConfigChange | null;
+  /** This start accepts the change (recover() records it once replay has checked). */
+  gained: boolean;
+}
+
 /**
  * Records the configuration's fingerprint and the journal format on first start; on later starts
- * refuses a different configuration or a journal of another format.
+ * refuses a different configuration, except one that only gained margin parameters (see the
+ * header), or a journal of another format.
  */
-export function checkJournalIdentity(store: JournalStore, fingerprint: string): void {
+export function checkJournalIdentity(store: JournalStore, fingerprint: string, config?: EngineConfig): JournalConfigs {
   const stored = store.getMeta(CONFIG_KEY);
   const format = store.getMeta(FORMAT_KEY);
   const empty = store.lastSeq() === 0 && store.listSnapshots().length === 0;
-  if (stored !== undefined && stored !== fingerprint) {
+  const gained = stored !== undefined && stored !== fingerprint && gainsOnlyMargin(config, stored);
+  if (stored !== undefined && stored !== fingerprint && !gained) {
     throw new EngineConfigChangedError(
-      'the engine configuration (markets, assets, limits, fees, price bands, speed bump) differs from the one ' +
-        'this journal was written with, so replay would not rebuild the same state; start with the original ' +
-        'configuration, or with a new data directory',
+      'the engine configuration (markets, assets, limits, fees, price bands, speed bump, margin parameters) differs from ' +
+        'the one this journal was written with, so replay would not rebuild the same state; start with the original ' +
+        'configuration (adding margin parameters to one without them is the one change accepted), or with a new data directory',
     );
   }
   if (format !== JOURNAL_FORMAT && !(empty && format === undefined)) {
@@ -150,6 +187,33 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string): 
   }
   if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
   if (format === undefined) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
+  if (gained) return { change: { seq: store.lastSeq(), previousSha256: stored }, gained };
+  return { change: readConfigChange(store), gained: false };
+}
+
+/** Whether `config` is the configuration fingerprinted `stored` plus a margin section it lacked. */
+function gainsOnlyMargin(config: EngineConfig | undefined, stored: string): boolean {
+  return config?.margin !== undefined && engineConfigFingerprint(withoutMargin(config)) === stored;
+}
+
+function withoutMargin(config: EngineConfig): EngineConfig {
+  const { margin: _margin, ...rest } = config;
+  return rest;
+}
+
+/**
+ * The state of `exchange` (under the previous configuration) in an engine under `config`, which
+ * adds margin parameters: the snapshot bytes have no pool, so every pool starts empty, and the
+ * state hash (which covers no untouched pool) must come out the same.
+ */
+function underNewConfiguration(exchange: Exchange, config: EngineConfig, seq: number): Exchange {
+  const next = new Exchange(config);
+  importSnapshot(next, exportSnapshot(exchange));
+  const hash = exchange.stateHash();
+  if (!next.hasStateHash(hash)) {
+    throw new StateHashMismatchError(`state hash after moving to the configuration with margin parameters at ${seq} is ${next.stateHash()}, before it ${hash}`);
+  }
+  return next;
 }
 
 /** Exports the engine state as a snapshot file for the Snapshot command at `seq`. */
@@ -191,31 +255,37 @@ export interface RecoveryResult {
   replayed: number;
   /** Snapshots skipped, newest first, with the reason. */
   skippedSnapshots: { seq: number; reason: string }[];
+  /**
+   * The sequence after which the configuration applies, when this start accepted it as the
+   * journal's configuration plus margin parameters (see the header); null otherwise.
+   */
+  configGainedMarginAt: number | null;
+}
+
+/** Where replay starts: the engine, with the sequence, checksum and engine time it is at. */
+interface ReplayStart {
+  exchange: Exchange;
+  snapshotSeq: number;
+  lastChecksum: number;
+  lastTimeUs: number;
 }
 
 /**
- * Rebuilds the engine: newest valid snapshot, then every record after it, each checked for
- * contiguity, checksum chain, size and output digest (see the decision table above). Throws the
- * named error of the table on damage.
+ * The newest snapshot that checks (snapshot-check.ts), loads and hashes as recorded, in an engine
+ * under the configuration it was written with (`configAt`); null when none does.
  */
-export function recover(store: JournalStore, config: EngineConfig, fingerprint: string): RecoveryResult {
-  checkJournalIdentity(store, fingerprint);
-  const firstSeq = store.firstSeq();
+function loadNewestSnapshot(
+  store: JournalStore, fingerprint: string, change: ConfigChange | null, configAt: (seq: number) => EngineConfig,
+  skippedSnapshots: { seq: number; reason: string }[],
+): ReplayStart | null {
   const journalLast = store.lastSeq();
-  const skippedSnapshots: { seq: number; reason: string }[] = [];
-
-  let exchange: Exchange | null = null;
-  let startSeq = 1;
-  let lastChecksum = 0;
-  let lastTimeUs = 0;
-  let snapshotSeq = 0;
   const rec = newStampedRec();
   for (const seq of store.listSnapshots()) {
     const skip = (reason: string) => skippedSnapshots.push({ seq, reason });
-    const checked = checkSnapshot(store, seq, fingerprint, journalLast, rec);
+    const checked = checkSnapshot(store, seq, fingerprint, journalLast, rec, change);
     if (typeof checked === 'string') { skip(checked); continue; }
     const { meta, payload, own } = checked;
-    const candidate = new Exchange(config);
+    const candidate = new Exchange(configAt(seq));
     try {
       importSnapshot(candidate, payload);
     } catch (error) {
@@ -223,14 +293,28 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
       continue;
     }
     if (!candidate.hasStateHash(meta.stateHash)) { skip('state hash differs after loading'); continue; }
-    exchange = candidate;
-    snapshotSeq = seq;
-    startSeq = seq + 1;
-    lastChecksum = Buffer.from(own.buffer, own.byteOffset, own.length).readUInt32LE(JOURNAL_CHECKSUM_OFFSET);
-    lastTimeUs = meta.timeUs;
-    break;
+    const lastChecksum = Buffer.from(own.buffer, own.byteOffset, own.length).readUInt32LE(JOURNAL_CHECKSUM_OFFSET);
+    return { exchange: candidate, snapshotSeq: seq, lastChecksum, lastTimeUs: meta.timeUs };
   }
-  if (exchange === null) {
+  return null;
+}
+
+/**
+ * Rebuilds the engine: newest valid snapshot, then every record after it, each checked for
+ * contiguity, checksum chain, size and output digest (see the decision table above). Throws the
+ * named error of the table on damage. Records and snapshots at or below a configuration change
+ * run under the previous configuration (see the header); a change this start accepts is recorded
+ * once replay has checked.
+ */
+export function recover(store: JournalStore, config: EngineConfig, fingerprint: string): RecoveryResult {
+  const { change, gained } = checkJournalIdentity(store, fingerprint, config);
+  const previousConfig = change === null ? config : withoutMargin(config);
+  const configAt = (seq: number): EngineConfig => (change !== null && seq <= change.seq ? previousConfig : config);
+  const firstSeq = store.firstSeq();
+  const journalLast = store.lastSeq();
+  const skippedSnapshots: { seq: number; reason: string }[] = [];
+  const start = loadNewestSnapshot(store, fingerprint, change, configAt, skippedSnapshots);
+  if (start === null) {
     if (firstSeq > 1) {
       throw new JournalGapError(`the journal starts at sequence ${firstSeq} (compacted) and no valid snapshot covers what came before`);
     }
@@ -239,33 +323,34 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
     if (journalLast === 0 && skippedSnapshots.length > 0) {
       throw new JournalGapError(`the journal is empty, but snapshot files exist and none is usable (${skippedSnapshots.map((s) => `${s.seq}: ${s.reason}`).join('; ')})`);
     }
-    exchange = new Exchange(config);
   }
+  let { exchange, snapshotSeq, lastChecksum, lastTimeUs } = start ?? { exchange: new Exchange(configAt(0)), snapshotSeq: 0, lastChecksum: 0, lastTimeUs: 0 };
+  const startSeq = snapshotSeq + 1;
+  // The engine moves to the configuration with margin parameters once past the change.
+  let moved = configAt(snapshotSeq) === config;
+  const moveOnAfter = (seq: number): void => {
+    if (moved || seq < change!.seq) return;
+    exchange = underNewConfiguration(exchange, config, seq);
+    moved = true;
+  };
 
   const cleanStopText = store.getMeta(CLEAN_STOP_KEY);
   const cleanStop = cleanStopText === undefined ? null : (JSON.parse(cleanStopText) as { seq: number; stateHash: string });
   const checkCleanStop = (seq: number): void => {
     if (cleanStop === null || cleanStop.seq !== seq) return;
-    if (!exchange!.hasStateHash(cleanStop.stateHash)) {
-      throw new StateHashMismatchError(`state hash after replaying through ${seq} is ${exchange!.stateHash()}, the clean stop recorded ${cleanStop.stateHash}`);
+    if (!exchange.hasStateHash(cleanStop.stateHash)) {
+      throw new StateHashMismatchError(`state hash after replaying through ${seq} is ${exchange.stateHash()}, the clean stop recorded ${cleanStop.stateHash}`);
     }
   };
   checkCleanStop(startSeq - 1);
+  moveOnAfter(startSeq - 1);
 
   const digests = new DigestSink();
+  const rec = newStampedRec();
   let lastSeq = startSeq - 1;
   let replayed = 0;
   for (const { seq, value } of store.range(startSeq)) {
-    if (value.length !== JOURNAL_RECORD_BYTES) {
-      throw new JournalRecordSizeError(`journal record ${seq} has ${value.length} bytes, expected ${JOURNAL_RECORD_BYTES}`);
-    }
-    if (seq !== lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
-    const expected = chainChecksum(value, CHECKSUMMED_BYTES, lastChecksum);
-    const view = new DataView(value.buffer, value.byteOffset, value.length);
-    const stored = view.getUint32(JOURNAL_CHECKSUM_OFFSET, true);
-    if (stored !== expected) throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
-    readStamped(view, 0, rec);
-    if (rec.seq !== seq) throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
+    const { view, stored } = readRecord(value, seq, lastSeq, lastChecksum, rec);
     digests.begin();
     exchange.apply(rec.command, rec.seq, rec.timeUs, digests.sink);
     const digest = digests.finish();
@@ -278,11 +363,38 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
     lastTimeUs = rec.timeUs;
     replayed++;
     checkCleanStop(seq);
+    moveOnAfter(seq);
   }
   // The clean stop was recorded at a sequence the journal no longer reaches: its tail is gone.
   if (cleanStop !== null && cleanStop.seq > lastSeq) {
     throw new JournalGapError(`the journal ends at sequence ${lastSeq}, but the server stopped cleanly at ${cleanStop.seq}`);
   }
-  return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots };
+  if (!moved) throw new JournalGapError(`the journal ends at sequence ${lastSeq}, before the configuration change it records after ${change!.seq}`);
+  if (gained) recordConfigChange(store, change!, fingerprint);
+  return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? change!.seq : null };
 }
 
+/** Journal record `seq` read into `rec`, after checking its size, contiguity and checksum chain (the decision table). */
+function readRecord(value: Uint8Array, seq: number, lastSeq: number, lastChecksum: number, rec: ReturnType<typeof newStampedRec>): { view: DataView; stored: number } {
+  if (value.length !== JOURNAL_RECORD_BYTES) {
+    throw new JournalRecordSizeError(`journal record ${seq} has ${value.length} bytes, expected ${JOURNAL_RECORD_BYTES}`);
+  }
+  if (seq !== lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
+  const expected = chainChecksum(value, CHECKSUMMED_BYTES, lastChecksum);
+  const view = new DataView(value.buffer, value.byteOffset, value.length);
+  const stored = view.getUint32(JOURNAL_CHECKSUM_OFFSET, true);
+  if (stored !== expected) throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
+  readStamped(view, 0, rec);
+  if (rec.seq !== seq) throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
+  return { view, stored };
+}
+
+/**
+ * Records an accepted configuration change: first the change (with the previous fingerprint), then
+ * the new fingerprint, so that a stop between the two leaves the previous fingerprint in place and
+ * the next start accepts the change again.
+ */
+function recordConfigChange(store: JournalStore, change: ConfigChange, fingerprint: string): void {
+  store.putMetaSync(CONFIG_CHANGE_KEY, JSON.stringify(change));
+  store.putMetaSync(CONFIG_KEY, fingerprint);
+}

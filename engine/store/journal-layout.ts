@@ -21,6 +21,31 @@ export const FORMAT_KEY = 'journalFormat';
 export const CONFIG_KEY = 'engineConfigSha256';
 /** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
 export const CLEAN_STOP_KEY = 'cleanStop';
+/**
+ * {"seq", "previousSha256"}, written once when the engine configuration gained margin parameters
+ * (engine/shell/journal.ts, checkJournalIdentity): records and snapshots at or below `seq` were
+ * written under the configuration fingerprinted `previousSha256`, everything after it under
+ * CONFIG_KEY's.
+ */
+export const CONFIG_CHANGE_KEY = 'engineConfigChange';
+
+/** The recorded configuration change (CONFIG_CHANGE_KEY). */
+export interface ConfigChange {
+  /** The journal's last sequence when the change was accepted: the last one under `previousSha256`. */
+  seq: number;
+  previousSha256: string;
+}
+
+/** The configuration change the journal records, or null. */
+export function readConfigChange(store: { getMeta(key: string): string | undefined }): ConfigChange | null {
+  const text = store.getMeta(CONFIG_CHANGE_KEY);
+  return text === undefined ? null : (JSON.parse(text) as ConfigChange);
+}
+
+/** The fingerprint a snapshot at `seq` carries: the previous configuration's at or below a recorded change. */
+export function snapshotFingerprintAt(seq: number, fingerprint: string, change: ConfigChange | null): string {
+  return change !== null && seq <= change.seq ? change.previousSha256 : fingerprint;
+}
 
 const nativeCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;
 

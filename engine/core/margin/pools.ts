@@ -194,10 +194,16 @@ export class LendPools {
     w.number(interestDueUs);
   }
 
-  /** Reads the part back; returns the interest due time (-1: none) for the caller to arm. */
+  /**
+   * Reads the part back; returns the interest due time (-1: none) for the caller to arm. A part
+   * with no pool (written under a configuration without margin parameters, so without positions
+   * or a timer either) loads as every pool empty, like a snapshot from before pools: a data
+   * directory continues when its configuration gains margin parameters (engine/shell/journal.ts).
+   */
   importFrom(r: SnapshotReader, accountCount: number): number {
-    expectSnapshot(r.number() === this.poolCount, 'the snapshot has other lend pools than the configuration');
-    this.forEachPool((assetIndex) => {
+    const poolCount = r.number();
+    expectSnapshot(poolCount === this.poolCount || poolCount === 0, 'the snapshot has other lend pools than the configuration');
+    if (poolCount > 0) this.forEachPool((assetIndex) => {
       expectSnapshot(r.number() === assetIndex, 'lend pools out of order');
       this.lentTotal[assetIndex] = r.number();
       this.borrowedTotal[assetIndex] = r.number();
