@@ -10,7 +10,7 @@ import type { BookSide } from './book/book.js';
 import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 import { queryFeeRates } from './operator.js';
-import { queryCollateral, queryMaxOrderQty } from './funds/risk.js';
+import { queryCollateral, queryMaxBorrowQty, queryMaxOrderQty, queryMaxWithdrawalQty } from './funds/risk.js';
 import { queryIndexPrices } from './margin/index-prices.js';
 import { queryAccountSettings } from './margin/account-settings.js';
 import { queryBorrowLendPositions, queryLendPools } from './margin/borrow-lend.js';
@@ -44,6 +44,10 @@ export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
       return queryMaxOrderQty(s, cmd);
     case CommandKind.QueryCollateral:
       return queryCollateral(s, cmd);
+    case CommandKind.QueryMaxBorrowQty:
+      return queryMaxBorrowQty(s, cmd);
+    case CommandKind.QueryMaxWithdrawalQty:
+      return queryMaxWithdrawalQty(s, cmd);
     // Margin
     case CommandKind.QueryIndexPrices:
       return queryIndexPrices(s, cmd, timeUs);

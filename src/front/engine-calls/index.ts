@@ -126,11 +126,15 @@ export class EngineCalls {
     }, balancesAnswer(reply, this.front.config.assets.length));
   }
 
-  /** Takes `amountUnits` out of the account; ok with the withdrawal's id. `intentDigest` names its destination. */
-  withdraw(reply: Reply<Accepted>, accountId: number, assetId: number, amountUnits: number, intentDigest: Uint8Array): boolean {
+  /**
+   * Takes `amountUnits` out of the account; ok with the withdrawal's id. `intentDigest` names its
+   * destination; `flags` (CommandFlag.AutoBorrow, AutoLendRedeem) fund a shortfall.
+   */
+  withdraw(reply: Reply<Accepted>, accountId: number, assetId: number, amountUnits: number, intentDigest: Uint8Array, flags = 0): boolean {
     if (this.refusedInMaintenance(reply)) return false;
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.Withdraw;
+      cmd.flags = flags;
       cmd.accountId = accountId;
       cmd.assetId = assetId;
       cmd.amountUnits = amountUnits;
@@ -149,14 +153,37 @@ export class EngineCalls {
     }, collateralAnswer(reply));
   }
 
-  /** Whole lots the account could order now in `market` (priceTicks 0: a market order). */
-  maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number): boolean {
+  /**
+   * Whole lots the account could order now in `market` (priceTicks 0: a market order); `flags`
+   * (CommandFlag.AutoLendRedeem, AutoBorrow, AutoBorrowRepay) as the order would carry them.
+   */
+  maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number, flags = 0): boolean {
     return this.call(reply, (cmd) => {
       cmd.kind = CommandKind.QueryMaxOrderQty;
       cmd.accountId = accountId;
       cmd.marketId = market.spec.marketId;
       cmd.side = side;
       cmd.priceTicks = priceTicks;
+      cmd.flags = flags;
+    }, resultAnswer({ ...reply, ok: (accepted) => reply.ok(accepted.value) }));
+  }
+
+  /** The largest borrow of `assetId` (units) that passes the pool's limits and the margin test now. */
+  maxBorrowUnits(reply: Reply<number>, accountId: number, assetId: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryMaxBorrowQty;
+      cmd.accountId = accountId;
+      cmd.assetId = assetId;
+    }, resultAnswer({ ...reply, ok: (accepted) => reply.ok(accepted.value) }));
+  }
+
+  /** The largest withdrawal of `assetId` (units) the engine would make now with `flags` (CommandFlag.AutoBorrow, AutoLendRedeem). */
+  maxWithdrawalUnits(reply: Reply<number>, accountId: number, assetId: number, flags: number): boolean {
+    return this.call(reply, (cmd) => {
+      cmd.kind = CommandKind.QueryMaxWithdrawalQty;
+      cmd.accountId = accountId;
+      cmd.assetId = assetId;
+      cmd.flags = flags;
     }, resultAnswer({ ...reply, ok: (accepted) => reply.ok(accepted.value) }));
   }
 
