@@ -118,9 +118,9 @@ export function accountRoutes(front: FrontContext): Route[] {
       method: 'get',
       path: '/api/v1/account',
       instruction: 'accountQuery',
-      handle: (ctx, input) => engine.feeRates(replyTo(ctx, (fees) => {
-        engine.accountSettings(replyTo(ctx, (settings) => sendJson(ctx, 200, JSON.stringify(accountJson(front, settings, fees)))), input.accountId);
-      }), input.accountId),
+      handle: (ctx, input) => engine.queryFeeRates(replyTo(ctx, (fees) => {
+        engine.queryAccountSettings(replyTo(ctx, (settings) => sendJson(ctx, 200, JSON.stringify(accountJson(front, settings, fees)))), { accountId: input.accountId });
+      }), { accountId: input.accountId }),
     },
     {
       method: 'patch',
@@ -131,8 +131,8 @@ export function accountRoutes(front: FrontContext): Route[] {
         if (isApiError(update)) return sendError(ctx, update);
         const answer = replyTo(ctx, (settings: AccountSettingsView) => sendJson(ctx, 200, JSON.stringify(settingsJson(settings))));
         // A body that names no setting changes nothing: it reads them, without a journal record.
-        if (Object.keys(update).length === 0) engine.accountSettings(answer, input.accountId);
-        else engine.updateAccountSettings(answer, input.accountId, update);
+        if (Object.keys(update).length === 0) engine.queryAccountSettings(answer, { accountId: input.accountId });
+        else engine.updateSettings(answer, input.accountId, update);
       },
     },
     {
@@ -160,7 +160,7 @@ export function accountRoutes(front: FrontContext): Route[] {
           only = usdcMarketOf(front, front.config.assets.indexOf(asset));
           if (!only) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
         }
-        engine.convertAllDust(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
+        engine.convertDustToUsdc(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
       },
     },
   ];
@@ -182,9 +182,9 @@ function borrowLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, accountI
   if (symbol === null) return sendError(ctx, Errors.invalid('symbol is required'));
   const asset = front.assetsBySymbol.get(symbol);
   if (!asset) return sendError(ctx, Errors.invalidAsset(symbol.slice(0, 20)));
-  engineCalls(front).maxBorrowUnits(replyTo(ctx, (units) => sendJson(ctx, 200, JSON.stringify({
-    maxBorrowQuantity: formatDecimal(units, asset.decimals), symbol,
-  }))), accountId, front.config.assets.indexOf(asset));
+  engineCalls(front).queryMaxBorrowQty(replyTo(ctx, ({ value }) => sendJson(ctx, 200, JSON.stringify({
+    maxBorrowQuantity: formatDecimal(value, asset.decimals), symbol,
+  }))), { accountId, assetId: front.config.assets.indexOf(asset) });
 }
 
 function withdrawalLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, accountId: number): void {
@@ -197,10 +197,10 @@ function withdrawalLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, acco
   if (isApiError(autoBorrow)) return sendError(ctx, autoBorrow);
   if (isApiError(autoLendRedeem)) return sendError(ctx, autoLendRedeem);
   const flags = (autoBorrow === true ? CommandFlag.AutoBorrow : 0) | (autoLendRedeem === true ? CommandFlag.AutoLendRedeem : 0);
-  engineCalls(front).maxWithdrawalUnits(replyTo(ctx, (units) => sendJson(ctx, 200, JSON.stringify({
+  engineCalls(front).queryMaxWithdrawalQty(replyTo(ctx, ({ value }) => sendJson(ctx, 200, JSON.stringify({
     autoBorrow: autoBorrow ?? null, autoLendRedeem: autoLendRedeem ?? null,
-    maxWithdrawalQuantity: formatDecimal(units, asset.decimals), symbol,
-  }))), accountId, front.config.assets.indexOf(asset), flags);
+    maxWithdrawalQuantity: formatDecimal(value, asset.decimals), symbol,
+  }))), { accountId, assetId: front.config.assets.indexOf(asset), flags });
 }
 
 /** The order limit's query flags and their command bits; reduceOnly waits for perpetuals. */

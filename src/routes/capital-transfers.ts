@@ -210,5 +210,5 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
         },
       );
     },
-  }, accountId, w.assetId, w.amountUnits, digest, w.flags);
+  }, { accountId, assetId: w.assetId, amountUnits: w.amountUnits, intentDigest: digest, flags: w.flags });
 }

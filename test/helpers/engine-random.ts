@@ -24,7 +24,7 @@
 
 import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
 import { ALL_MARKETS, BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
-import { ResultCode, newCommand, type Command, type EngineConfig } from '../../engine/bus/types.js';
+import { ResultCode, newCommandSlot, type CommandSlot as Command, type EngineConfig } from '../../engine/bus/types.js';
 import { ModelExchange } from './engine-model.js';
 
 export const RANDOM_ACCOUNTS = 6;
@@ -104,7 +104,7 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
   const model = new ModelExchange(config);
   let seq = 0;
   const send = (fields: Partial<Command>): ResultCode | undefined => {
-    const records = model.apply({ ...newCommand(), frontId: 3, requestId: ++seq, ...fields }, seq, 1_000_000);
+    const records = model.apply({ ...newCommandSlot(), frontId: 3, requestId: ++seq, ...fields }, seq, 1_000_000);
     const result = records.find((r) => r.type === RecordType.Result);
     return result?.type === RecordType.Result ? result.code : undefined;
   };

@@ -26,7 +26,7 @@ import {
   SelfTradePrevention,
   Side,
   TimeInForce,
-  type Command,
+  type PlaceOrderCommand,
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { rulesOf, type PlaceHold } from '../kinds.js';
@@ -46,7 +46,8 @@ const HOLD: PlaceHold = { assetIndex: 0, units: 0 as AmountUnits, lots: 0 as Qty
 /** What the place being applied redeems and borrows to fund its hold (spot margin flags). */
 const FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
 
-export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
+/** PlaceOrder: at the command's engine time (s.lastTimeUs). */
+export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
   const code = validatePlace(s, cmd);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   const pool = s.pool;
@@ -63,7 +64,7 @@ export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
     pool.quoteQtyUnits[slot] = cmd.quoteQtyUnits;
     pool.quoteLimitUnits[slot] = HOLD.quoteLimitUnits;
   }
-  pool.createdAtUs[slot] = timeUs;
+  pool.createdAtUs[slot] = s.lastTimeUs;
   pool.clientId[slot] = hasClientId ? cmd.clientId : 0;
   pool.requestId[slot] = cmd.requestId;
   pool.frontId[slot] = cmd.frontId;
@@ -83,7 +84,7 @@ export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
 }
 
 /** Every check of a place, in the documented order; on Ok HOLD holds what the order holds. */
-function validatePlace(s: EngineState, cmd: Command): ResultCode {
+function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
   if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (marketIndex < 0) return ResultCode.UnknownMarket;
@@ -118,13 +119,13 @@ function validatePlace(s: EngineState, cmd: Command): ResultCode {
 }
 
 /** Whether the order's hold does not depend on the available balance (auto-funding.ts: only those are funded). */
-function holdIsFixed(cmd: Command): boolean {
+function holdIsFixed(cmd: PlaceOrderCommand): boolean {
   if (cmd.orderType !== OrderType.Market) return true;
   return cmd.side === Side.Bid ? cmd.quoteQtyUnits > 0 : cmd.qtyLots > 0;
 }
 
 /** Enum values, flags and client id a place of either type must have. */
-function hasKnownFields(cmd: Command, supportedFlags: number): boolean {
+function hasKnownFields(cmd: PlaceOrderCommand, supportedFlags: number): boolean {
   if (cmd.side !== Side.Bid && cmd.side !== Side.Ask) return false;
   const stp = cmd.selfTradePrevention;
   if (stp !== SelfTradePrevention.RejectTaker && stp !== SelfTradePrevention.RejectMaker && stp !== SelfTradePrevention.RejectBoth) return false;
@@ -144,7 +145,7 @@ function hasKnownFields(cmd: Command, supportedFlags: number): boolean {
  * quantity, no quote quantity, and a 32-bit client id. Anything else is InvalidCommand rather
  * than half-honoured.
  */
-function isSupportedLimitOrder(cmd: Command): boolean {
+function isSupportedLimitOrder(cmd: PlaceOrderCommand): boolean {
   if (cmd.orderType !== OrderType.Limit) return false;
   const tif = cmd.timeInForce;
   if (tif !== TimeInForce.GTC && tif !== TimeInForce.IOC && tif !== TimeInForce.FOK) return false;
@@ -158,7 +159,7 @@ function isSupportedLimitOrder(cmd: Command): boolean {
  * expires; fill-or-kill is not offered for market orders), and exactly one of a positive integer
  * quantity or quote quantity.
  */
-function isSupportedMarketOrder(cmd: Command): boolean {
+function isSupportedMarketOrder(cmd: PlaceOrderCommand): boolean {
   if (cmd.timeInForce !== TimeInForce.GTC && cmd.timeInForce !== TimeInForce.IOC) return false;
   if (!hasKnownFields(cmd, CommandFlag.HasClientId | MARGIN_FLAGS)) return false;
   if (cmd.priceTicks !== 0 || !Number.isSafeInteger(cmd.qtyLots) || !Number.isSafeInteger(cmd.quoteQtyUnits)) return false;

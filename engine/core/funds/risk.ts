@@ -35,7 +35,10 @@
 // DustRecord addressed to the request (the account history keeps it), then the balances change as
 // events; result value = the total payout.
 
-import { CommandFlag, FRONT_ID_NONE, ResultCode, Side, type Command } from '../../bus/types.js';
+import {
+  CommandFlag, FRONT_ID_NONE, ResultCode, Side, type ConvertAllDustCommand, type QueryCollateralCommand, type QueryMaxBorrowQtyCommand,
+  type QueryMaxOrderQtyCommand, type QueryMaxWithdrawalQtyCommand,
+} from '../../bus/types.js';
 import { fundsBeyondAvailable, maxBorrowUnits, maxFundableUnits } from '../margin/auto-funding.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import { sweepReferenceOf } from '../book/matching.js';
@@ -59,7 +62,7 @@ function marketOfPair(s: EngineState, assetIndex: number, quoteIndex: number): n
 }
 
 /** One CollateralRecord per configured asset, then a Result (value = the number of assets). */
-export function queryCollateral(s: EngineState, cmd: Command): void {
+export function queryCollateral(s: EngineState, cmd: QueryCollateralCommand): void {
   const valuationIndex = s.catalog.assetIndex(cmd.assetId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   if (valuationIndex < 0) return s.out.result(ResultCode.UnknownAsset, 0, cmd.frontId, cmd.requestId);
@@ -81,7 +84,7 @@ export function queryCollateral(s: EngineState, cmd: Command): void {
 }
 
 /** The whole lots the account could order now (header rules); result value = the lots. */
-export function queryMaxOrderQty(s: EngineState, cmd: Command): void {
+export function queryMaxOrderQty(s: EngineState, cmd: QueryMaxOrderQtyCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
@@ -107,21 +110,21 @@ export function queryMaxOrderQty(s: EngineState, cmd: Command): void {
 }
 
 /** QueryMaxBorrowQty: the largest borrow BorrowLend would make now (margin/auto-funding.ts); result value = units. */
-export function queryMaxBorrowQty(s: EngineState, cmd: Command): void {
+export function queryMaxBorrowQty(s: EngineState, cmd: QueryMaxBorrowQtyCommand): void {
   const code = marginQueryRefusal(s, cmd);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.out.result(ResultCode.Ok, maxBorrowUnits(s, cmd.accountId, s.catalog.assetIndex(cmd.assetId)), cmd.frontId, cmd.requestId);
 }
 
 /** QueryMaxWithdrawalQty: the largest withdrawal Withdraw would make now with the command's flags; result value = units. */
-export function queryMaxWithdrawalQty(s: EngineState, cmd: Command): void {
+export function queryMaxWithdrawalQty(s: EngineState, cmd: QueryMaxWithdrawalQtyCommand): void {
   let code = marginQueryRefusal(s, cmd);
   if (code === ResultCode.Ok && (cmd.flags & ~(CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem)) !== 0) code = ResultCode.InvalidCommand;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.out.result(ResultCode.Ok, maxFundableUnits(s, cmd.accountId, s.catalog.assetIndex(cmd.assetId), cmd.flags, true), cmd.frontId, cmd.requestId);
 }
 
-function marginQueryRefusal(s: EngineState, cmd: Command): ResultCode {
+function marginQueryRefusal(s: EngineState, cmd: QueryMaxBorrowQtyCommand | QueryMaxWithdrawalQtyCommand): ResultCode {
   if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
   return s.catalog.assetIndex(cmd.assetId) < 0 ? ResultCode.UnknownAsset : ResultCode.Ok;
 }
@@ -154,7 +157,7 @@ interface DustPlan {
 }
 
 /** ConvertAllDust (header): plans every conversion, then makes all of them or none. */
-export function convertAllDust(s: EngineState, cmd: Command): void {
+export function convertAllDust(s: EngineState, cmd: ConvertAllDustCommand): void {
   const payoutIndex = s.catalog.assetIndex(cmd.assetId);
   const all = cmd.marketId === MARKET_ID_ALL;
   let code: ResultCode = ResultCode.Ok;
@@ -182,7 +185,7 @@ export function convertAllDust(s: EngineState, cmd: Command): void {
  * The conversions ConvertAllDust would make, in market order (one per base asset: through its
  * first market quoted in the payout asset), and whether any dust was found at all.
  */
-function planDust(s: EngineState, cmd: Command, payoutIndex: number, all: boolean): { plans: DustPlan[]; found: boolean } {
+function planDust(s: EngineState, cmd: ConvertAllDustCommand, payoutIndex: number, all: boolean): { plans: DustPlan[]; found: boolean } {
   const plans: DustPlan[] = [];
   let found = false;
   for (let m = 0; m < s.catalog.marketCount; m++) {
