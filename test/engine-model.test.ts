@@ -7,11 +7,13 @@
 // confirmations, dust conversions and the Snapshot command included); a kind it did not answer
 // (modelKinds probes it) would be left out of the stream, and the test names would say which. The fixed seeds run every time, plus one fresh seed per run
 // named in its test; ENGINE_SEED=<n> reruns one seed, ENGINE_STEPS=<n> changes the length.
+// Spot margin is compared on real funding: each fixed seed places orders that borrow their
+// shortfall (autoBorrow) and are accepted, and fills whose proceeds repay or are lent.
 import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from './helpers/engine-harness.js';
 import { ModelExchange } from './helpers/engine-model.js';
 import { OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from './helpers/engine-random.js';
-import { CommandKind, RecordType, ResultCode, type ResultRec } from '../engine/bus/types.js';
+import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, RecordType, ResultCode, type ResultRec } from '../engine/bus/types.js';
 
 const FILE = 'test/engine-model.test.ts';
 const SEEDS = seedsForRun([21, 22, 23, 24, 25, 26]);
@@ -36,14 +38,23 @@ describe('engine core against the reference model', () => {
       expect(h.snapshotRestarts).toBeGreaterThan(0);
       const model = new ModelExchange(config);
       let index = 0;
+      let borrowingOrders = 0;
       for (const stamped of h.stream) {
         const expected = model.apply(stamped.command, stamped.seq, stamped.timeUs);
+        const { kind, flags, accountId } = stamped.command;
+        const borrowed = expected.some((r) => r.type === RecordType.BorrowLend && r.event === BorrowLendEvent.Borrow && r.accountId === accountId && r.frontId === FRONT_ID_NONE);
+        if (kind === CommandKind.PlaceOrder && (flags & CommandFlag.AutoBorrow) !== 0 && borrowed) borrowingOrders++;
         const actual: Rec[] = h.log.slice(index, index + expected.length);
         const context = `seed ${seed} (rerun: ENGINE_SEED=${seed} npx vitest run ${FILE}), seq ${stamped.seq}, command ${JSON.stringify({ ...stamped.command, key: undefined })}`;
         expect(actual, context).toEqual(expected);
         index += expected.length;
       }
       expect(index).toBe(h.log.length);
+      const autoMoves = h.log.filter((r) => r.type === RecordType.BorrowLend && r.frontId === FRONT_ID_NONE && (r.event === BorrowLendEvent.BorrowRepay || r.event === BorrowLendEvent.Lend));
+      if (!run.fresh) {
+        expect(borrowingOrders, 'orders that borrowed their shortfall').toBeGreaterThan(0);
+        expect(autoMoves.length, 'fill proceeds repaid or lent').toBeGreaterThan(0);
+      }
       const trades = h.log.filter((r) => r.type === RecordType.Trade);
       expect(trades.length).toBeGreaterThan(STEPS / 20);
       // The banded market trades too, so the model's band rules are compared on real fills.

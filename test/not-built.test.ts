@@ -42,7 +42,7 @@ const NOT_BUILT: Array<[Method, string]> = [
   ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend
   ['GET', '/api/v1/borrowLend/markets/history'], ['GET', '/api/v1/borrowLend/apy'],
-  ['GET', '/api/v1/borrowLend/position/liquidationPrice'], ['GET', '/api/v1/account/limits/borrow'],
+  ['GET', '/api/v1/borrowLend/position/liquidationPrice'],
   ['GET', '/wapi/v1/history/borrowLend/positions'],
   // RFQ and quotes
   ['GET', '/api/v1/rfqs'], ['POST', '/api/v1/rfq'], ['POST', '/api/v1/rfq/accept'], ['POST', '/api/v1/rfq/refresh'],

@@ -65,6 +65,10 @@ export const OrderFlag = {
   ReduceOnly: 2,
   HasClientId: 4,
   IsMaker: 8,
+  /** Spot margin: a fill's proceeds are lent (engine/core/margin/auto-funding.ts). */
+  AutoLend: 16,
+  /** Spot margin: a fill's proceeds repay the account's borrow of the received asset. */
+  AutoBorrowRepay: 32,
 } as const;
 
 /**

@@ -1,7 +1,11 @@
 // Account endpoints (§3.2): GET/PATCH /api/v1/account (accountQuery, accountUpdate),
-// GET /api/v1/capital/collateral (collateralQuery), GET /api/v1/account/limits/order
-// (maxOrderQuantity), GET /api/v1/account/limits/withdrawal (maxWithdrawalQuantity) and
-// POST /api/v1/account/convertDust (convertDust).
+// GET /api/v1/capital/collateral (collateralQuery), GET /api/v1/account/limits/borrow
+// (maxBorrowQuantity), GET /api/v1/account/limits/order (maxOrderQuantity), GET
+// /api/v1/account/limits/withdrawal (maxWithdrawalQuantity) and POST /api/v1/account/convertDust
+// (convertDust). The three limits are the engine's exact answers (engine/core/margin/auto-funding.ts:
+// the largest quantity that passes the pool limits and the margin test, with the spot margin
+// flags autoBorrow, autoLendRedeem, autoBorrowRepay as the query names them; reduceOnly is
+// NOT_IMPLEMENTED until there are perpetuals).
 //
 // Live balances, fee rates, the account's settings and the risk figures (collateral, maximum
 // order quantity, dust conversion) are the engine's answers (engine/core/funds/risk.ts,
@@ -40,7 +44,7 @@ import type { MarketInfo } from '../config.js';
 import {
   DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type AccountSettingsUpdate, type AccountSettingsView, type Collateral, type FeeRates,
 } from '../front/engine-calls/index.js';
-import { DEFAULT_MAX_LEVERAGE_HUNDREDTHS } from '../../engine/bus/types.js';
+import { CommandFlag, DEFAULT_MAX_LEVERAGE_HUNDREDTHS } from '../../engine/bus/types.js';
 import { parsePriceTicks } from '../wire/market-codec.js';
 import { SIDE } from '../wire/enums.js';
 import { formatDecimal, formatDecimalBig, parseDecimal } from '../decimal.js';
@@ -162,68 +166,81 @@ export function accountRoutes(front: FrontContext): Route[] {
   ];
 }
 
-/** maxWithdrawalQuantity and maxOrderQuantity. */
+/** maxBorrowQuantity, maxWithdrawalQuantity and maxOrderQuantity: the engine's exact answers. */
 function limitRoutes(front: FrontContext): Route[] {
-  const engine = engineCalls(front);
   return [
-    {
-      method: 'get',
-      path: '/api/v1/account/limits/withdrawal',
-      instruction: 'maxWithdrawalQuantity',
-      handle: (ctx, input) => {
-        const symbol = input.query.get('symbol');
-        if (symbol === null) return sendError(ctx, Errors.invalid('symbol is required'));
-        const asset = front.assetsBySymbol.get(symbol);
-        if (!asset) return sendError(ctx, Errors.invalidAsset(symbol.slice(0, 20)));
-        const autoBorrow = boolParam(input.query, 'autoBorrow');
-        const autoLendRedeem = boolParam(input.query, 'autoLendRedeem');
-        for (const value of [autoBorrow, autoLendRedeem]) if (isApiError(value)) return sendError(ctx, value);
-        if (autoBorrow === true) return sendError(ctx, Errors.notImplemented('autoBorrow'));
-        if (autoLendRedeem === true) return sendError(ctx, Errors.notImplemented('autoLendRedeem'));
-        const assetId = front.config.assets.indexOf(asset);
-        engine.balances(replyTo(ctx, (balances) => sendJson(ctx, 200, JSON.stringify({
-          autoBorrow: autoBorrow ?? null, autoLendRedeem: autoLendRedeem ?? null,
-          maxWithdrawalQuantity: formatDecimal(balances[assetId][0], asset.decimals), symbol,
-        }))), input.accountId);
-      },
-    },
-    {
-      method: 'get',
-      path: '/api/v1/account/limits/order',
-      instruction: 'maxOrderQuantity',
-      handle: (ctx, input) => {
-        const q = input.query;
-        const symbol = q.get('symbol');
-        if (symbol === null) return sendError(ctx, Errors.invalid('symbol is required'));
-        const market = front.marketsBySymbol.get(symbol);
-        if (!market) return sendError(ctx, Errors.invalidMarket(symbol.slice(0, 40)));
-        const sideText = q.get('side');
-        const side = SIDE.value(sideText);
-        if (side === undefined) return sendError(ctx, Errors.invalid(`side must be ${SIDE.choices()}`));
-        let priceTicks = 0;
-        const priceText = q.get('price');
-        if (priceText !== null) {
-          const parsed = parsePriceTicks(market, priceText);
-          if (typeof parsed !== 'number') return sendError(ctx, parsed);
-          priceTicks = parsed;
-        }
-        const flags: Record<string, boolean | undefined> = {};
-        for (const name of ['reduceOnly', 'autoBorrow', 'autoBorrowRepay', 'autoLendRedeem']) {
-          const value = boolParam(q, name);
-          if (isApiError(value)) return sendError(ctx, value);
-          if (value === true) return sendError(ctx, Errors.notImplemented(name));
-          flags[name] = value;
-        }
-        engine.maxOrderLots(replyTo(ctx, (lots) => {
-          sendJson(ctx, 200, JSON.stringify({
-            autoBorrow: flags.autoBorrow ?? null, autoBorrowRepay: flags.autoBorrowRepay ?? null, autoLendRedeem: flags.autoLendRedeem ?? null,
-            maxOrderQuantity: formatDecimal(lots * market.stepUnits, market.quantityDecimals),
-            price: priceText, reduceOnly: flags.reduceOnly ?? null, side: sideText, symbol,
-          }));
-        }), input.accountId, market, side, priceTicks);
-      },
-    },
+    { method: 'get', path: '/api/v1/account/limits/borrow', instruction: 'maxBorrowQuantity', handle: (ctx, input) => borrowLimit(front, ctx, input.query, input.accountId) },
+    { method: 'get', path: '/api/v1/account/limits/withdrawal', instruction: 'maxWithdrawalQuantity', handle: (ctx, input) => withdrawalLimit(front, ctx, input.query, input.accountId) },
+    { method: 'get', path: '/api/v1/account/limits/order', instruction: 'maxOrderQuantity', handle: (ctx, input) => orderLimit(front, ctx, input.query, input.accountId) },
   ];
+}
+
+type Ctx = Parameters<Route['handle']>[0];
+
+function borrowLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, accountId: number): void {
+  const symbol = q.get('symbol');
+  if (symbol === null) return sendError(ctx, Errors.invalid('symbol is required'));
+  const asset = front.assetsBySymbol.get(symbol);
+  if (!asset) return sendError(ctx, Errors.invalidAsset(symbol.slice(0, 20)));
+  engineCalls(front).queryMaxBorrowQty(replyTo(ctx, ({ value }) => sendJson(ctx, 200, JSON.stringify({
+    maxBorrowQuantity: formatDecimal(value, asset.decimals), symbol,
+  }))), { accountId, assetId: front.config.assets.indexOf(asset) });
+}
+
+function withdrawalLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, accountId: number): void {
+  const symbol = q.get('symbol');
+  if (symbol === null) return sendError(ctx, Errors.invalid('symbol is required'));
+  const asset = front.assetsBySymbol.get(symbol);
+  if (!asset) return sendError(ctx, Errors.invalidAsset(symbol.slice(0, 20)));
+  const autoBorrow = boolParam(q, 'autoBorrow');
+  const autoLendRedeem = boolParam(q, 'autoLendRedeem');
+  if (isApiError(autoBorrow)) return sendError(ctx, autoBorrow);
+  if (isApiError(autoLendRedeem)) return sendError(ctx, autoLendRedeem);
+  const flags = (autoBorrow === true ? CommandFlag.AutoBorrow : 0) | (autoLendRedeem === true ? CommandFlag.AutoLendRedeem : 0);
+  engineCalls(front).queryMaxWithdrawalQty(replyTo(ctx, ({ value }) => sendJson(ctx, 200, JSON.stringify({
+    autoBorrow: autoBorrow ?? null, autoLendRedeem: autoLendRedeem ?? null,
+    maxWithdrawalQuantity: formatDecimal(value, asset.decimals), symbol,
+  }))), { accountId, assetId: front.config.assets.indexOf(asset), flags });
+}
+
+/** The order limit's query flags and their command bits; reduceOnly waits for perpetuals. */
+const ORDER_LIMIT_FLAGS: Array<[string, number]> = [
+  ['autoBorrow', CommandFlag.AutoBorrow], ['autoBorrowRepay', CommandFlag.AutoBorrowRepay], ['autoLendRedeem', CommandFlag.AutoLendRedeem],
+];
+
+function orderLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, accountId: number): void {
+  const symbol = q.get('symbol');
+  if (symbol === null) return sendError(ctx, Errors.invalid('symbol is required'));
+  const market = front.marketsBySymbol.get(symbol);
+  if (!market) return sendError(ctx, Errors.invalidMarket(symbol.slice(0, 40)));
+  const sideText = q.get('side');
+  const side = SIDE.value(sideText);
+  if (side === undefined) return sendError(ctx, Errors.invalid(`side must be ${SIDE.choices()}`));
+  let priceTicks = 0;
+  const priceText = q.get('price');
+  if (priceText !== null) {
+    const parsed = parsePriceTicks(market, priceText);
+    if (typeof parsed !== 'number') return sendError(ctx, parsed);
+    priceTicks = parsed;
+  }
+  const reduceOnly = boolParam(q, 'reduceOnly');
+  if (isApiError(reduceOnly)) return sendError(ctx, reduceOnly);
+  if (reduceOnly === true) return sendError(ctx, Errors.notImplemented('reduceOnly'));
+  const named: Record<string, boolean | null> = {};
+  let flags = 0;
+  for (const [name, bit] of ORDER_LIMIT_FLAGS) {
+    const value = boolParam(q, name);
+    if (isApiError(value)) return sendError(ctx, value);
+    named[name] = value ?? null;
+    if (value === true) flags |= bit;
+  }
+  engineCalls(front).maxOrderLots(replyTo(ctx, (lots) => {
+    sendJson(ctx, 200, JSON.stringify({
+      autoBorrow: named.autoBorrow, autoBorrowRepay: named.autoBorrowRepay, autoLendRedeem: named.autoLendRedeem,
+      maxOrderQuantity: formatDecimal(lots * market.stepUnits, market.quantityDecimals),
+      price: priceText, reduceOnly: reduceOnly ?? null, side: sideText, symbol,
+    }));
+  }), accountId, market, side, priceTicks, flags);
 }
 
 /**

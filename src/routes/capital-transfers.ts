@@ -17,6 +17,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { intentDigest, intentKey, type WithdrawalIntent, type WithdrawalRecord } from '../../engine/store/history-account.js';
+import { CommandFlag } from '../../engine/bus/types.js';
 import { Errors, apiError, type ApiError } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
@@ -59,6 +60,8 @@ export interface ParsedWithdrawal {
   asset: AssetConfig;
   assetId: number;
   amountUnits: number;
+  /** CommandFlag.AutoBorrow / AutoLendRedeem: fund a shortfall (spot margin). */
+  flags: number;
   intent: WithdrawalIntent;
   twoFactorToken: string | null;
 }
@@ -81,9 +84,10 @@ export function parseWithdrawal(body: Record<string, unknown>, front: Pick<Front
     clientId = String(body.clientId);
     if (clientId.length > MAX_CLIENT_ID_CHARS) return Errors.invalid(`clientId must be at most ${MAX_CLIENT_ID_CHARS} characters`);
   }
-  for (const flag of ['autoBorrow', 'autoLendRedeem'] as const) {
+  let flags = 0;
+  for (const [flag, bit] of [['autoBorrow', CommandFlag.AutoBorrow], ['autoLendRedeem', CommandFlag.AutoLendRedeem]] as const) {
     if (body[flag] !== undefined && body[flag] !== null && typeof body[flag] !== 'boolean') return Errors.invalid(`${flag} must be a boolean`);
-    if (body[flag] === true) return Errors.notImplemented(flag);
+    if (body[flag] === true) flags |= bit;
   }
   let twoFactorToken: string | null = null;
   if (body.twoFactorToken !== undefined && body.twoFactorToken !== null) {
@@ -94,6 +98,7 @@ export function parseWithdrawal(body: Record<string, unknown>, front: Pick<Front
     asset,
     assetId: front.config.assets.indexOf(asset),
     amountUnits,
+    flags,
     intent: { accountId, blockchain: body.blockchain, address: body.address, clientId },
     twoFactorToken,
   };
@@ -205,5 +210,5 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
         },
       );
     },
-  }, { accountId, assetId: w.assetId, amountUnits: w.amountUnits, intentDigest: digest });
+  }, { accountId, assetId: w.assetId, amountUnits: w.amountUnits, intentDigest: digest, flags: w.flags });
 }

@@ -4,8 +4,9 @@
 // Accepted as real clients send them: decimals as strings (or JSON numbers), clientId as an
 // integer or a string of digits (bpx-py), orderType also in upper case (the Rust client), and
 // unknown keys ignored (ccxt adds its own). Features the engine does not have yet (trigger /
-// take-profit / stop-loss orders, reduce-only, auto borrow/lend, slippage tolerance) are refused
-// with NOT_IMPLEMENTED rather than silently ignored.
+// take-profit / stop-loss orders, reduce-only, slippage tolerance) are refused with
+// NOT_IMPLEMENTED rather than silently ignored. The spot margin flags autoLend, autoLendRedeem,
+// autoBorrow and autoBorrowRepay become command flags (engine/core/margin/auto-funding.ts).
 //
 // A market order carries exactly one of `quantity` (lots) and `quoteQuantity` (units of the quote
 // asset, parsed at its decimals). A `price` on a market order is refused rather than ignored (ccxt
@@ -50,7 +51,23 @@ const ORDER_FIELDS = new Set([
   'stopLossLimitPrice', 'stopLossTriggerBy', 'takeProfitTriggerPrice', 'takeProfitLimitPrice', 'takeProfitTriggerBy',
   'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay', 'slippageTolerance', 'slippageToleranceType',
 ]);
-const FLAGS_NOT_YET = ['reduceOnly', 'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay'];
+const FLAGS_NOT_YET = ['reduceOnly'];
+/** The spot margin flags and their command bits (engine/core/margin/auto-funding.ts). */
+const MARGIN_FLAGS: Array<[string, number]> = [
+  ['autoLend', CommandFlag.AutoLend], ['autoLendRedeem', CommandFlag.AutoLendRedeem],
+  ['autoBorrow', CommandFlag.AutoBorrow], ['autoBorrowRepay', CommandFlag.AutoBorrowRepay],
+];
+
+/** The command bits of the spot margin flags a body sets, or the error of a non-boolean one. */
+function marginFlags(body: Record<string, unknown>): number | ApiError {
+  let flags = 0;
+  for (const [key, bit] of MARGIN_FLAGS) {
+    const flag = parseBool(body[key], key);
+    if (typeof flag !== 'boolean') return flag;
+    if (flag) flags |= bit;
+  }
+  return flags;
+}
 /**
  * Enum fields that qualify features not built yet (trigger, stop-loss, take-profit, slippage
  * tolerance): a valid value alone changes nothing (the feature's own field is refused above), but
@@ -143,7 +160,8 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
     if (stp === undefined) return Errors.invalid(`selfTradePrevention must be ${SELF_TRADE_PREVENTION.choices()}`);
     selfTradePrevention = stp;
   }
-  let flags = 0;
+  let flags = marginFlags(body);
+  if (typeof flags !== 'number') return flags;
   const postOnly = parseBool(body.postOnly, 'postOnly');
   if (typeof postOnly !== 'boolean') return postOnly;
   if (postOnly) {

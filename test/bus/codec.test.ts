@@ -465,7 +465,7 @@ describe('commands', () => {
       [(c) => types.fillSnapshot(c), { kind: CommandKind.Snapshot }],
       [(c) => types.fillSetMarketState(c, { marketId: 1, state: OrderBookState.PostOnly }), { kind: CommandKind.SetMarketState, marketId: 1, amountUnits: OrderBookState.PostOnly }],
       [(c) => types.fillSetFeeRates(c, { accountId: 5, makerFeeBps: 7, takerFeeBps: 10_000 }), { kind: CommandKind.SetFeeRates, accountId: 5, amountUnits: 7, quoteQtyUnits: 10_000 }],
-      [(c) => types.fillWithdraw(c, { accountId: 5, assetId: 2, amountUnits: 77, intentDigest: k }), { kind: CommandKind.Withdraw, accountId: 5, assetId: 2, amountUnits: 77, key: k }],
+      [(c) => types.fillWithdraw(c, { accountId: 5, assetId: 2, amountUnits: 77, intentDigest: k, flags: 0x30 }), { kind: CommandKind.Withdraw, accountId: 5, assetId: 2, amountUnits: 77, key: k, flags: 0x30 }],
       [(c) => types.fillConvertDust(c, { accountId: 5, marketId: 1, amountUnits: 3 }), { kind: CommandKind.ConvertDust, accountId: 5, marketId: 1, amountUnits: 3 }],
       [(c) => types.fillConfirmWithdrawal(c, { accountId: 5, withdrawalId: 41 }), { kind: CommandKind.ConfirmWithdrawal, accountId: 5, orderId: 41 }],
       [(c) => types.fillSetSystemState(c, { state: SystemState.Maintenance }), { kind: CommandKind.SetSystemState, amountUnits: SystemState.Maintenance }],
@@ -477,13 +477,15 @@ describe('commands', () => {
       [(c) => types.fillConvertAllDust(c, { accountId: 5, assetId: 0, marketId: 0xffff }), { kind: CommandKind.ConvertAllDust, accountId: 5, assetId: 0, marketId: 0xffff }],
       [(c) => types.fillSetIndexPrice(c, { assetId: 2, priceE9: 2 ** 45 + 9, source: IndexPriceSource.Feed }), { kind: CommandKind.SetIndexPrice, assetId: 2, priceTicks: 2 ** 45 + 9, amountUnits: IndexPriceSource.Feed }],
       [(c) => types.fillUpdateAccountSettings(c, { accountId: 5, settingsWord: 0x020b, leverageLimitHundredths: 350 }), { kind: CommandKind.UpdateAccountSettings, accountId: 5, quoteQtyUnits: 0x020b, amountUnits: 350 }],
-      [(c) => types.fillQueryMaxOrderQty(c, { accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123 }), { kind: CommandKind.QueryMaxOrderQty, accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123 }],
+      [(c) => types.fillQueryMaxOrderQty(c, { accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123, flags: 0x70 }), { kind: CommandKind.QueryMaxOrderQty, accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123, flags: 0x70 }],
       [(c) => types.fillQueryCollateral(c, { accountId: 5, assetId: 0 }), { kind: CommandKind.QueryCollateral, accountId: 5, assetId: 0 }],
       [(c) => types.fillQueryIndexPrices(c), { kind: CommandKind.QueryIndexPrices }],
       [(c) => types.fillQueryAccountSettings(c, { accountId: 5 }), { kind: CommandKind.QueryAccountSettings, accountId: 5 }],
       [(c) => types.fillBorrowLend(c, { accountId: 5, assetId: 2, side: BorrowLendSide.Lend, quantityUnits: 2 ** 41 + 7 }), { kind: CommandKind.BorrowLend, accountId: 5, assetId: 2, side: BorrowLendSide.Lend as number as Side, amountUnits: 2 ** 41 + 7 }],
       [(c) => types.fillQueryLendPools(c), { kind: CommandKind.QueryLendPools }],
       [(c) => types.fillQueryBorrowLendPositions(c, { accountId: 5 }), { kind: CommandKind.QueryBorrowLendPositions, accountId: 5 }],
+      [(c) => types.fillQueryMaxBorrowQty(c, { accountId: 5, assetId: 2 }), { kind: CommandKind.QueryMaxBorrowQty, accountId: 5, assetId: 2 }],
+      [(c) => types.fillQueryMaxWithdrawalQty(c, { accountId: 5, assetId: 2, flags: 0x30 }), { kind: CommandKind.QueryMaxWithdrawalQty, accountId: 5, assetId: 2, flags: 0x30 }],
     ];
     const covered = new Set<number>();
     for (const [fill, positions] of cases) {

@@ -2,10 +2,12 @@
 // obvious way: positions in Maps keyed by "account:asset", every rate and interest an exact
 // rational rounded once with bigint division, the margin test summed asset by asset. It supports
 // what the random streams configure: identity haircuts and margin functions without a square-root
-// term (factor 0), which it checks.
+// term (factor 0), which it checks. Spot margin (engine/core/margin/auto-funding.ts): orders and
+// withdrawals that redeem and borrow their shortfall, fills whose proceeds repay or are lent, and
+// the largest borrow, withdrawal and order fund, found by bisection over the same check.
 
 import {
-  BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, RecordType, ResultCode, type CommandSlot as Command, type EngineConfig, type MarketSpec,
+  BorrowLendEvent, BorrowLendSide, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, RecordType, ResultCode, type CommandSlot as Command, type EngineConfig, type MarketSpec,
 } from '../../engine/bus/types.js';
 import type { CollateralSpec, LendPoolSpec } from '../../engine/bus/margin-params.js';
 import type { Rec } from './engine-harness.js';
@@ -39,6 +41,25 @@ interface Mark {
 }
 
 const ceil = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+
+/** A spot margin funding: its code, and what it redeems and borrows when Ok. */
+export interface Funding {
+  code: ResultCode;
+  redeem: number;
+  borrow: number;
+}
+
+/** The largest k in [0, bound] that passes, for a check true at 0 that only fails from some k on. */
+function largestPassing(bound: number, passes: (k: number) => boolean): number {
+  let low = 0;
+  let high = bound;
+  while (low < high) {
+    const mid = low + Math.ceil((high - low) / 2);
+    if (passes(mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
+}
 
 export class ModelLending {
   private readonly lent = new Map<string, number>();
@@ -192,6 +213,14 @@ export class ModelLending {
     const { event, code } = this.decide(cmd, p);
     if (code !== ResultCode.Ok) return this.host.result(cmd, code, 0);
     const { accountId, assetId, amountUnits: qty } = cmd;
+    this.move(accountId, assetId, event, qty);
+    this.moveRec(cmd, accountId, assetId, event, qty, 0n);
+    this.host.balanceRec(accountId, assetId);
+    this.host.result(cmd, ResultCode.Ok, this.get(this.lent, accountId, assetId) - this.get(this.borrowed, accountId, assetId));
+  }
+
+  /** One move of units between the balance and a position; the hour of interest is set once a position opens. */
+  private move(accountId: number, assetId: number, event: BorrowLendEvent, qty: number): void {
     const b = this.host.bal(accountId, assetId);
     if (event === BorrowLendEvent.Lend || event === BorrowLendEvent.BorrowRepay) b.available -= qty;
     else b.available += qty;
@@ -200,9 +229,116 @@ export class ModelLending {
     if (event === BorrowLendEvent.Borrow) this.change(this.borrowed, accountId, assetId, qty);
     if (event === BorrowLendEvent.BorrowRepay) this.change(this.borrowed, accountId, assetId, -qty);
     if (this.interestDue < 0 && this.anyPosition()) this.interestDue = Math.floor(this.host.timeUs() / MODEL_HOUR_US) * MODEL_HOUR_US + MODEL_HOUR_US;
-    this.moveRec(cmd, accountId, assetId, event, qty, 0n);
+  }
+
+  // ---- spot margin ----
+
+  /** A move the spot margin flags make: an event for everyone, then the balance. */
+  private autoMove(accountId: number, assetId: number, event: BorrowLendEvent, qty: number): void {
+    this.move(accountId, assetId, event, qty);
+    this.moveRec(null, accountId, assetId, event, qty, 0n);
     this.host.balanceRec(accountId, assetId);
-    this.host.result(cmd, ResultCode.Ok, this.get(this.lent, accountId, assetId) - this.get(this.borrowed, accountId, assetId));
+  }
+
+  /**
+   * What covering `need` units of an asset takes: the lend redeemed (autoLendRedeem) first, then
+   * the rest borrowed in whole steps (autoBorrow); `withdrawn` units leave the account.
+   */
+  planFunding(accountId: number, assetId: number, need: number, withdrawn: number, flags: number): Funding {
+    const plan: Funding = { code: ResultCode.Ok, redeem: 0, borrow: 0 };
+    const p = this.pool(assetId);
+    const refuse = (code: ResultCode): Funding => ({ code, redeem: 0, borrow: 0 });
+    let short = need - this.host.bal(accountId, assetId).available;
+    const lent = this.get(this.lent, accountId, assetId);
+    const L = this.total(this.lent, assetId);
+    const B = this.total(this.borrowed, assetId);
+    if (short > 0 && p && (flags & CommandFlag.AutoLendRedeem) !== 0 && p.state !== 'Closed') {
+      plan.redeem = Math.min(short, lent);
+      const rest = L - BigInt(plan.redeem);
+      if (plan.redeem > 0 && B > 0n && (rest === 0n || B * ONE > p.maxUtilization * rest)) return refuse(ResultCode.InsufficientSupply);
+      short -= plan.redeem;
+    }
+    if (short > 0 && p && (flags & CommandFlag.AutoBorrow) !== 0) {
+      if (lent > plan.redeem) return refuse(ResultCode.BorrowRequiresLendRedeem);
+      if (p.state !== 'Open') return refuse(ResultCode.LendPoolNotOpen);
+      const step = Number(p.stepUnits);
+      plan.borrow = Math.ceil(short / step) * step;
+      const rest = L - BigInt(plan.redeem);
+      const after = B + BigInt(plan.borrow);
+      if (after > p.openBorrowLendLimitUnits) return refuse(ResultCode.BorrowLimit);
+      if (rest === 0n || after * ONE > p.maxUtilization * rest) return refuse(ResultCode.InsufficientSupply);
+      short -= plan.borrow;
+    }
+    if (short > 0) return refuse(ResultCode.InsufficientFunds);
+    if (plan.borrow > 0 || (withdrawn > 0 && this.borrowsAnything(accountId))) {
+      plan.code = this.marginCode(accountId, assetId, BigInt(plan.borrow - withdrawn), BigInt(plan.borrow));
+    }
+    return plan;
+  }
+
+  /** Makes a planned funding: the redemption, then the borrow. */
+  applyFunding(accountId: number, assetId: number, plan: Funding): void {
+    if (plan.redeem > 0) this.autoMove(accountId, assetId, BorrowLendEvent.LendRedeem, plan.redeem);
+    if (plan.borrow > 0) this.autoMove(accountId, assetId, BorrowLendEvent.Borrow, plan.borrow);
+  }
+
+  /** A fill paid `units` of an asset: they repay the account's borrow (autoBorrowRepay), and what is left is lent (autoLend). */
+  applyProceeds(accountId: number, assetId: number, units: number, repay: boolean, lend: boolean): void {
+    const p = this.pool(assetId);
+    if (!p || units <= 0) return;
+    let left = units;
+    const borrowed = this.get(this.borrowed, accountId, assetId);
+    if (repay && borrowed > 0 && p.state !== 'Closed') {
+      const repaid = Math.min(left, borrowed);
+      this.autoMove(accountId, assetId, BorrowLendEvent.BorrowRepay, repaid);
+      left -= repaid;
+    }
+    if (!lend || this.get(this.borrowed, accountId, assetId) > 0 || p.state !== 'Open') return;
+    const room = Number(p.openBorrowLendLimitUnits - this.total(this.lent, assetId));
+    const step = Number(p.stepUnits);
+    const lent = Math.floor(Math.min(left, Math.max(room, 0)) / step) * step;
+    if (lent > 0) this.autoMove(accountId, assetId, BorrowLendEvent.Lend, lent);
+  }
+
+  /** QueryMaxBorrowQty: the largest borrow that passes BorrowLend's checks, in whole steps. */
+  queryMaxBorrow(cmd: Command): void {
+    const { accountId, assetId } = cmd;
+    if (!this.host.accountExists(accountId)) return this.host.result(cmd, ResultCode.UnknownAccount, 0);
+    if (!this.config.assets.some((a) => a.assetId === assetId)) return this.host.result(cmd, ResultCode.UnknownAsset, 0);
+    const p = this.pool(assetId);
+    if (!p || p.state !== 'Open' || this.get(this.lent, accountId, assetId) > 0) return this.host.result(cmd, ResultCode.Ok, 0);
+    const L = this.total(this.lent, assetId);
+    const B = this.total(this.borrowed, assetId);
+    const room = p.openBorrowLendLimitUnits - B;
+    if (room <= 0n || L === 0n) return this.host.result(cmd, ResultCode.Ok, 0);
+    const step = Number(p.stepUnits);
+    const steps = largestPassing(Number((room < L ? room : L) / p.stepUnits), (k) => {
+      const units = BigInt(k * step);
+      return (B + units) * ONE <= p.maxUtilization * L && this.marginCode(accountId, assetId, units, units) === ResultCode.Ok;
+    });
+    this.host.result(cmd, ResultCode.Ok, steps * step);
+  }
+
+  /** QueryMaxWithdrawalQty: the largest withdrawal that passes with the command's flags. */
+  queryMaxWithdrawal(cmd: Command): void {
+    const { accountId, assetId } = cmd;
+    if (!this.host.accountExists(accountId)) return this.host.result(cmd, ResultCode.UnknownAccount, 0);
+    if (!this.config.assets.some((a) => a.assetId === assetId)) return this.host.result(cmd, ResultCode.UnknownAsset, 0);
+    if ((cmd.flags & ~(CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem)) !== 0) return this.host.result(cmd, ResultCode.InvalidCommand, 0);
+    this.host.result(cmd, ResultCode.Ok, this.maxFundable(accountId, assetId, cmd.flags, true));
+  }
+
+  /** The most units of an asset an order (or a withdrawal) could use now with `flags`. */
+  maxFundable(accountId: number, assetId: number, flags: number, withdrawal: boolean): number {
+    const p = this.pool(assetId);
+    let bound = this.host.bal(accountId, assetId).available;
+    if (p && (flags & CommandFlag.AutoLendRedeem) !== 0) bound += this.get(this.lent, accountId, assetId);
+    if (p && (flags & CommandFlag.AutoBorrow) !== 0) {
+      const room = Number(p.openBorrowLendLimitUnits - this.total(this.borrowed, assetId));
+      bound += Math.max(0, Math.min(room, Number(this.total(this.lent, assetId))));
+    }
+    const passes = (need: number): boolean => this.planFunding(accountId, assetId, need, withdrawal ? need : 0, flags).code === ResultCode.Ok;
+    return passes(0) ? largestPassing(bound, passes) : 0;
   }
 
   /** The hour due at interestDue: every pool with something borrowed pays, then the next hour is set while positions remain. */

@@ -11,7 +11,8 @@
 // band follow engine/core/book/reference.ts, dust conversion and withdrawals engine/core/funds/capital.ts,
 // collateral, the largest order and converting all dust engine/core/funds/risk.ts, index prices
 // engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1), borrow/lend
-// engine/core/margin/borrow-lend.ts (engine-model-margin.ts).
+// engine/core/margin/borrow-lend.ts and spot margin engine/core/margin/auto-funding.ts
+// (engine-model-margin.ts).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -35,7 +36,12 @@ import {
   type MarketSpec,
 } from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
-import { ModelLending } from './engine-model-margin.js';
+import { ModelLending, type Funding } from './engine-model-margin.js';
+
+/** The spot margin flags an order may carry (engine/core/margin/auto-funding.ts). */
+const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
+/** The flags that fund a shortfall beyond the available balance. */
+const FUNDING_FLAGS = CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow;
 
 interface ModelOrder {
   orderId: number;
@@ -337,7 +343,19 @@ export class ModelExchange {
     this.result(cmd, ResultCode.Ok, this.bal(cmd.accountId, cmd.assetId).available);
   }
 
+  /** What the place being checked redeems and borrows (null: nothing). */
+  private placeFunding: { assetId: number; plan: Funding } | null = null;
+
+  /** A hold beyond the available balance: InsufficientFunds, unless the spot margin flags fund it. */
+  private fundHold(cmd: Command, assetId: number, units: number): ResultCode {
+    if ((cmd.flags & FUNDING_FLAGS) === 0) return ResultCode.InsufficientFunds;
+    const plan = this.lending.planFunding(cmd.accountId, assetId, units, 0, cmd.flags);
+    if (plan.code === ResultCode.Ok) this.placeFunding = { assetId, plan };
+    return plan.code;
+  }
+
   private placeCode(cmd: Command): ResultCode {
+    this.placeFunding = null;
     if (!this.accountExists(cmd.accountId)) return ResultCode.UnknownAccount;
     const market = this.market(cmd.marketId);
     if (!market) return ResultCode.UnknownMarket;
@@ -347,7 +365,7 @@ export class ModelExchange {
       cmd.orderType === OrderType.Limit && [Side.Bid, Side.Ask].includes(cmd.side) &&
       [TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK].includes(cmd.timeInForce) &&
       [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
-      (cmd.flags & ~(CommandFlag.PostOnly | CommandFlag.HasClientId)) === 0 && (!postOnly || cmd.timeInForce === TimeInForce.GTC) &&
+      (cmd.flags & ~(CommandFlag.PostOnly | CommandFlag.HasClientId | MARGIN_FLAGS)) === 0 && (!postOnly || cmd.timeInForce === TimeInForce.GTC) &&
       Number.isSafeInteger(cmd.priceTicks) && Number.isSafeInteger(cmd.qtyLots) &&
       [cmd.quoteQtyUnits, cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
         cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
@@ -372,7 +390,7 @@ export class ModelExchange {
     }
     const lock = cmd.side === Side.Bid ? cmd.priceTicks * cmd.qtyLots * market.quoteUnitsPerTickLot : cmd.qtyLots * market.baseUnitsPerLot;
     const asset = cmd.side === Side.Bid ? market.quoteAssetId : market.baseAssetId;
-    if (this.bal(cmd.accountId, asset).available < lock) return ResultCode.InsufficientFunds;
+    if (this.bal(cmd.accountId, asset).available < lock) return this.fundHold(cmd, asset, lock);
     return ResultCode.Ok;
   }
 
@@ -384,7 +402,7 @@ export class ModelExchange {
     const shapeOk =
       [Side.Bid, Side.Ask].includes(cmd.side) && [TimeInForce.GTC, TimeInForce.IOC].includes(cmd.timeInForce) &&
       [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
-      (cmd.flags & ~CommandFlag.HasClientId) === 0 && cmd.priceTicks === 0 &&
+      (cmd.flags & ~(CommandFlag.HasClientId | MARGIN_FLAGS)) === 0 && cmd.priceTicks === 0 &&
       Number.isSafeInteger(cmd.qtyLots) && Number.isSafeInteger(cmd.quoteQtyUnits) &&
       ((cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0)) &&
       [cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
@@ -415,7 +433,9 @@ export class ModelExchange {
       this.marketCap = { lots: cmd.qtyLots, quoteLimit: bid ? budget : Number.MAX_SAFE_INTEGER };
       lock = bid ? budget : cmd.qtyLots * market.baseUnitsPerLot;
     }
-    return available < lock ? ResultCode.InsufficientFunds : ResultCode.Ok;
+    if (available >= lock) return ResultCode.Ok;
+    // Only a hold that does not follow the balance is funded: an ask by quantity, a bid by quote.
+    return bid === byQuote ? this.fundHold(cmd, bid ? market.quoteAssetId : market.baseAssetId, lock) : ResultCode.InsufficientFunds;
   }
 
   private place(cmd: Command): void {
@@ -432,11 +452,13 @@ export class ModelExchange {
       qtyLots: isMarket ? this.marketCap.lots : cmd.qtyLots, quoteQtyUnits: isMarket ? cmd.quoteQtyUnits : 0,
       quoteLimitUnits: isMarket ? this.marketCap.quoteLimit : 0, remainingLots: isMarket ? this.marketCap.lots : cmd.qtyLots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs,
       clientId: hasClientId ? cmd.clientId : 0,
-      flags: (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0),
+      flags: (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
+        | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0),
       timeInForce: cmd.timeInForce, stp: cmd.selfTradePrevention, frontId: cmd.frontId, requestId: cmd.requestId,
       state: 'active', restNumber: 0,
     };
     this.orders.push(o);
+    if (this.placeFunding) this.lending.applyFunding(o.accountId, this.placeFunding.assetId, this.placeFunding.plan);
     const b = this.bal(o.accountId, this.lockAsset(o));
     const lock = this.lockOf(o);
     b.available -= lock;
@@ -680,6 +702,8 @@ export class ModelExchange {
     this.bal(seller.accountId, market.quoteAssetId).available += quote - sellerFee;
     this.feeUnits.set(market.baseAssetId, (this.feeUnits.get(market.baseAssetId) ?? 0) + buyerFee);
     this.feeUnits.set(market.quoteAssetId, (this.feeUnits.get(market.quoteAssetId) ?? 0) + sellerFee);
+    this.proceeds(buyer, market.baseAssetId, base - buyerFee);
+    this.proceeds(seller, market.quoteAssetId, quote - sellerFee);
     const makerFee = maker === buyer ? buyerFee : sellerFee;
     const takerFee = taker === buyer ? buyerFee : sellerFee;
     for (const o of [maker, taker]) {
@@ -703,6 +727,13 @@ export class ModelExchange {
     }
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
+  }
+
+  /** A fill paid an order's account: repaid or lent as the order's spot margin flags ask. */
+  private proceeds(o: ModelOrder, assetId: number, units: number): void {
+    const repay = (o.flags & OrderFlag.AutoBorrowRepay) !== 0;
+    const lend = (o.flags & OrderFlag.AutoLend) !== 0;
+    if (repay || lend) this.lending.applyProceeds(o.accountId, assetId, units, repay, lend);
   }
 
   private finish(o: ModelOrder, stopReason: ExpiryReason): void {
@@ -794,13 +825,12 @@ export class ModelExchange {
     if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
     if (!this.assetExists(cmd.assetId)) return this.result(cmd, ResultCode.UnknownAsset, 0);
     const amount = cmd.amountUnits;
+    if ((cmd.flags & ~FUNDING_FLAGS) !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
     if (!Number.isSafeInteger(amount) || amount <= 0) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
+    const plan = this.lending.planFunding(cmd.accountId, cmd.assetId, amount, amount, cmd.flags);
+    if (plan.code !== ResultCode.Ok) return this.result(cmd, plan.code, 0);
+    this.lending.applyFunding(cmd.accountId, cmd.assetId, plan);
     const b = this.bal(cmd.accountId, cmd.assetId);
-    if (BigInt(b.available) < BigInt(amount)) return this.result(cmd, ResultCode.InsufficientFunds, 0);
-    if (this.lending.borrowsAnything(cmd.accountId)) {
-      const code = this.lending.marginCode(cmd.accountId, cmd.assetId, -BigInt(amount), 0n);
-      if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
-    }
     b.available = Number(BigInt(b.available) - BigInt(amount));
     this.supply.set(cmd.assetId, Number(BigInt(this.supply.get(cmd.assetId) ?? 0) - BigInt(amount)));
     this.balanceRec(cmd.accountId, cmd.assetId);
@@ -934,6 +964,10 @@ export class ModelExchange {
         return this.lending.queryPools(cmd);
       case CommandKind.QueryBorrowLendPositions:
         return this.lending.queryPositions(cmd);
+      case CommandKind.QueryMaxBorrowQty:
+        return this.lending.queryMaxBorrow(cmd);
+      case CommandKind.QueryMaxWithdrawalQty:
+        return this.lending.queryMaxWithdrawal(cmd);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }
@@ -977,10 +1011,14 @@ export class ModelExchange {
     if ((cmd.side !== Side.Bid && cmd.side !== Side.Ask) || !Number.isSafeInteger(price) || price < 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
     if (price > 0 && price < market.minPriceTicks) return this.result(cmd, ResultCode.PriceBelowMinimum, 0);
     if (price > market.maxPriceTicks) return this.result(cmd, ResultCode.PriceAboveMaximum, 0);
+    if ((cmd.flags & ~(FUNDING_FLAGS | CommandFlag.AutoBorrowRepay)) !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    // With autoLendRedeem or autoBorrow: the most the order could fund instead of the available balance.
+    const spent = cmd.side === Side.Ask ? market.baseAssetId : market.quoteAssetId;
+    const spendable = (cmd.flags & FUNDING_FLAGS) !== 0 ? this.lending.maxFundable(cmd.accountId, spent, cmd.flags, false) : this.bal(cmd.accountId, spent).available;
     let lots = 0n;
-    if (cmd.side === Side.Ask) lots = BigInt(this.bal(cmd.accountId, market.baseAssetId).available) / BigInt(market.baseUnitsPerLot);
+    if (cmd.side === Side.Ask) lots = BigInt(spendable) / BigInt(market.baseUnitsPerLot);
     else {
-      let budget = BigInt(this.bal(cmd.accountId, market.quoteAssetId).available);
+      let budget = BigInt(spendable);
       if (price > 0) lots = budget / (BigInt(price) * BigInt(market.quoteUnitsPerTickLot));
       const asks = price > 0 ? [] : this.levels(market, Side.Ask);
       const banded = market.maxMultiplierBps !== undefined;

@@ -15,15 +15,20 @@
 // (SetIndexPrice, some refused, and their query, under a maximum age of a few steps), accounts'
 // margin settings (UpdateAccountSettings, some invalid, and their query), and borrow/lend (lends,
 // borrows against collateral, repayments and redemptions, some refused, the pool and position
-// queries, and now and then an hour of engine time, which pays interest). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
+// queries, and now and then an hour of engine time, which pays interest) with spot margin: orders
+// with autoLendRedeem, autoBorrow, autoBorrowRepay and autoLend, mostly of more than the account
+// has available, withdrawals with autoBorrow and autoLendRedeem, and the largest borrow, withdrawal
+// and order queries with those flags. Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
 // real orders and dust conversions at real balances, so it drives a harness; the harness records
 // the stamped stream for replay.
 
-import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
-import { ALL_MARKETS, BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
+import { CommandFlag, CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
+import {
+  ALL_MARKETS, BASE, BASE_PER_LOT, EngineHarness, M0, M1, OTHER, QUOTE, QUOTE_PER_TICK_LOT, cmd, prng, randomInt, testConfig, type Rec,
+} from './engine-harness.js';
 import { ResultCode, newCommandSlot, type CommandSlot as Command, type EngineConfig } from '../../engine/bus/types.js';
 import { ModelExchange } from './engine-model.js';
 
@@ -233,18 +238,61 @@ function capitalCommand(random: () => number, seen: Observed, account: number, k
     else if (roll < 0.8) amountUnits = Math.max(1, Math.floor(available * random() * 0.3));
     else if (roll < 0.88 && locked > 0) amountUnits = available + randomInt(random, 1, locked); // the rest is in open orders
     else amountUnits = [0, -5, available + 1, Number.MAX_SAFE_INTEGER][randomInt(random, 0, 3)];
-    return { kind, accountId: random() < 0.95 ? account : 42, assetId: asset, amountUnits, key: digestOf(seq) };
+    // Spot margin (with borrow/lend): the shortfall redeemed or borrowed; now and then a flag a withdrawal does not take.
+    const flags = kinds.includes(CommandKind.BorrowLend) && random() < 0.3 ? WITHDRAW_FLAG_SETS[randomInt(random, 0, WITHDRAW_FLAG_SETS.length - 1)] : 0;
+    return { kind, accountId: random() < 0.95 ? account : 42, assetId: asset, amountUnits, key: digestOf(seq), flags };
   }
   if (kind === CommandKind.ConfirmWithdrawal) {
     const known = seen.withdrawals;
     // Invalid ids include the confirmation's own sequence number: not an earlier command.
-    const orderId = known.length > 0 && random() < 0.85 ? known[randomInt(random, 0, known.length - 1)] : [0, seq, seq + 5, 2 ** 40][randomInt(random, 0, 3)];
+    const orderId = known.length > 0 && random() < 0.85 ? known[randomInt(random, 0, known.length - 1)] : [0, seq, seq, seq + 5, 2 ** 40][randomInt(random, 0, 4)];
     return { kind, accountId: random() < 0.95 ? account : 42, orderId };
   }
   const available = seen.available(account, base);
   const roll = random();
   const target = roll < 0.9 ? { accountId: account, marketId: market } : roll < 0.95 ? { accountId: 42, marketId: market } : { accountId: account, marketId: 9 };
   return { kind, ...target, amountUnits: random() < 0.85 ? available : available + 1 };
+}
+
+const { AutoLend, AutoLendRedeem, AutoBorrow, AutoBorrowRepay } = CommandFlag;
+/** Withdrawal flags: the two that fund a shortfall, and PostOnly, which a withdrawal refuses. */
+const WITHDRAW_FLAG_SETS = [AutoBorrow, AutoLendRedeem, AutoBorrow | AutoLendRedeem, AutoBorrow | AutoLendRedeem, CommandFlag.PostOnly];
+/** Order flags: funding the hold, using the proceeds, and both. */
+const ORDER_FLAG_SETS = [
+  AutoBorrow, AutoBorrow, AutoBorrow | AutoBorrowRepay, AutoLendRedeem, AutoLendRedeem | AutoBorrow, AutoLend, AutoBorrowRepay, AutoBorrow | AutoLend,
+  AutoLendRedeem | AutoBorrow | AutoBorrowRepay | AutoLend,
+];
+
+/**
+ * A spot order with the margin flags: with autoLendRedeem or autoBorrow mostly of more than the
+ * account has available in the asset it spends, so that the shortfall is redeemed or borrowed (or
+ * refused), without them of what it has; sometimes a market order
+ * (an ask by quantity or a bid by quote quantity, the ones whose hold is funded).
+ */
+function spotMarginOrder(random: () => number, seen: Observed, account: number, market: number, centre: number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const flags = pick(ORDER_FLAG_SETS);
+  const side = random() < 0.5 ? 'bid' : 'ask';
+  const priceTicks = Math.max(1, centre + randomInt(random, -3, 3));
+  const lotUnits = side === 'bid' ? priceTicks * QUOTE_PER_TICK_LOT : BASE_PER_LOT;
+  const spent = seen.available(account, side === 'bid' ? QUOTE : market === M1 ? OTHER : BASE);
+  const affordable = Math.floor(spent / lotUnits);
+  // Beyond the balance when the flags fund the shortfall; otherwise within it, so that it trades and its proceeds are used.
+  const funds = (flags & (AutoLendRedeem | AutoBorrow)) !== 0;
+  const qtyLots = Math.max(1, funds ? affordable + randomInt(random, random() < 0.8 ? 1 : -2, 6) : randomInt(random, 1, Math.min(9, Math.max(1, affordable))));
+  if (random() < 0.2) return cmd.market(account, side, side === 'bid' ? { quoteQtyUnits: qtyLots * lotUnits } : { qtyLots }, { market, flags });
+  return cmd.place(account, side, priceTicks, qtyLots, { market, flags, tif: pick([TimeInForce.GTC, TimeInForce.GTC, TimeInForce.IOC]) });
+}
+
+/** A spot margin limit query: the largest borrow, withdrawal (with its flags) or order (with the order's flags). */
+function spotMarginQuery(random: () => number, account: number): Partial<Command> {
+  const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
+  const accountId = random() < 0.95 ? account : 42;
+  const roll = random();
+  if (roll < 0.3) return { kind: CommandKind.QueryMaxBorrowQty, accountId, assetId: pick([QUOTE, QUOTE, OTHER, OTHER, BASE, 7]) };
+  if (roll < 0.6) return { kind: CommandKind.QueryMaxWithdrawalQty, accountId, assetId: pick([QUOTE, OTHER, BASE, 7]), flags: pick([0, ...WITHDRAW_FLAG_SETS]) };
+  const priceTicks = pick([0, randomInt(random, 1, 300), randomInt(random, 1, 300)]);
+  return { kind: CommandKind.QueryMaxOrderQty, accountId, marketId: pick([M0, M1]), side: pick([0, 1]), priceTicks, flags: pick([0, ...ORDER_FLAG_SETS]) };
 }
 
 /**
@@ -255,6 +303,7 @@ function capitalCommand(random: () => number, seen: Observed, account: number, k
 function borrowLendCommand(random: () => number, seen: Observed, account: number): Partial<Command> {
   const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
   if (random() < 0.12) return random() < 0.5 ? { kind: CommandKind.QueryLendPools } : { kind: CommandKind.QueryBorrowLendPositions, accountId: random() < 0.9 ? account : 42 };
+  if (random() < 0.15) return spotMarginQuery(random, account);
   const assetId = pick([QUOTE, QUOTE, QUOTE, OTHER, OTHER, OTHER, BASE, 7]);
   const [lent, borrowed] = seen.lending.get(`${account}:${assetId}`) ?? [0, 0];
   const available = seen.available(account, assetId);
@@ -390,6 +439,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       else if (roll2 < 0.08) command.flags! |= 1; // post-only: invalid for a market order
       else if (roll2 < 0.1) command.timeInForce = TimeInForce.FOK;
       else if (roll2 < 0.12) command = { ...command, qtyLots: 2, quoteQtyUnits: 300 };
+    } else if (roll < 0.55 && kinds.includes(CommandKind.BorrowLend) && random() < 0.12) {
+      command = spotMarginOrder(random, seen, account, market, centre);
     } else if (roll < 0.55) {
       command = cmd.place(account, random() < 0.5 ? 'bid' : 'ask', centre + randomInt(random, -spread, spread), randomInt(random, 1, 9), {
         market,

@@ -48,6 +48,8 @@ import type {
   AccountPayload,
   QueryMaxOrderQtyPayload,
   QueryCollateralPayload,
+  QueryMaxBorrowQtyPayload,
+  QueryMaxWithdrawalQtyPayload,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -467,13 +469,15 @@ export function writeWithdrawPayload(dv: DataView, off: number, p: WithdrawPaylo
   setKey(dv, off + 96, p.intentDigest);
   dv.setUint32(off + 132, p.accountId, true);
   dv.setUint16(off + 144, p.assetId, true);
-  // every other byte but the header's (0..23, 32..95, 136..139, 142..143, 147..159)
+  dv.setUint8(off + 151, p.flags);
+  // every other byte but the header's (0..23, 32..95, 136..139, 142..143, 147..150, 152..159)
   for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
   for (let at = 32; at < 96; at += 4) dv.setUint32(off + at, 0, true);
   dv.setUint32(off + 136, 0, true);
   dv.setUint16(off + 142, 0, true);
   dv.setUint8(off + 147, 0);
-  dv.setUint32(off + 148, 0, true);
+  dv.setUint16(off + 148, 0, true);
+  dv.setUint8(off + 150, 0);
   dv.setUint32(off + 152, 0, true);
   dv.setUint32(off + 156, 0, true);
 }
@@ -483,6 +487,7 @@ export function readWithdrawPayload(dv: DataView, off: number, p: WithdrawPayloa
   getKey(dv, off + 96, p.intentDigest);
   p.accountId = dv.getUint32(off + 132, true);
   p.assetId = dv.getUint16(off + 144, true);
+  p.flags = dv.getUint8(off + 151);
 }
 
 const CONVERT_DUST_PAYLOAD_I64_FIELDS = ['amountUnits'] as const;
@@ -682,11 +687,13 @@ export function writeQueryMaxOrderQtyPayload(dv: DataView, off: number, p: Query
   dv.setUint32(off + 132, p.accountId, true);
   dv.setUint16(off + 142, p.marketId, true);
   dv.setUint8(off + 147, p.side);
-  // every other byte but the header's (8..127, 136..139, 144..145, 148..159)
+  dv.setUint8(off + 151, p.flags);
+  // every other byte but the header's (8..127, 136..139, 144..145, 148..150, 152..159)
   for (let at = 8; at < 128; at += 4) dv.setUint32(off + at, 0, true);
   dv.setUint32(off + 136, 0, true);
   dv.setUint16(off + 144, 0, true);
-  dv.setUint32(off + 148, 0, true);
+  dv.setUint16(off + 148, 0, true);
+  dv.setUint8(off + 150, 0);
   dv.setUint32(off + 152, 0, true);
   dv.setUint32(off + 156, 0, true);
 }
@@ -696,6 +703,7 @@ export function readQueryMaxOrderQtyPayload(dv: DataView, off: number, p: QueryM
   p.accountId = dv.getUint32(off + 132, true);
   p.marketId = dv.getUint16(off + 142, true);
   p.side = dv.getUint8(off + 147);
+  p.flags = dv.getUint8(off + 151);
 }
 
 /** Writes QueryCollateralPayload at its slot places and zeros the rest of the slot but the header. */
@@ -715,6 +723,47 @@ export function writeQueryCollateralPayload(dv: DataView, off: number, p: QueryC
 export function readQueryCollateralPayload(dv: DataView, off: number, p: QueryCollateralPayload): void {
   p.accountId = dv.getUint32(off + 132, true);
   p.assetId = dv.getUint16(off + 144, true);
+}
+
+/** Writes QueryMaxBorrowQtyPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryMaxBorrowQtyPayload(dv: DataView, off: number, p: QueryMaxBorrowQtyPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  // every other byte but the header's (0..127, 136..139, 142..143, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryMaxBorrowQtyPayload(dv: DataView, off: number, p: QueryMaxBorrowQtyPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+}
+
+/** Writes QueryMaxWithdrawalQtyPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryMaxWithdrawalQtyPayload(dv: DataView, off: number, p: QueryMaxWithdrawalQtyPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  dv.setUint8(off + 151, p.flags);
+  // every other byte but the header's (0..127, 136..139, 142..143, 147..150, 152..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint16(off + 148, 0, true);
+  dv.setUint8(off + 150, 0);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryMaxWithdrawalQtyPayload(dv: DataView, off: number, p: QueryMaxWithdrawalQtyPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.flags = dv.getUint8(off + 151);
 }
 
 /** Zeros every byte of a slot but the header's (a command without a payload). */
@@ -757,6 +806,8 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 80 /* CommandKind.QueryCollateral */: writeQueryCollateralPayload(dv, off, c.queryCollateral); break;
     case 97 /* CommandKind.QueryAccountSettings */: writeAccountPayload(dv, off, c.queryAccountSettings); break;
     case 99 /* CommandKind.QueryBorrowLendPositions */: writeAccountPayload(dv, off, c.queryBorrowLendPositions); break;
+    case 100 /* CommandKind.QueryMaxBorrowQty */: writeQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty); break;
+    case 101 /* CommandKind.QueryMaxWithdrawalQty */: writeQueryMaxWithdrawalQtyPayload(dv, off, c.queryMaxWithdrawalQty); break;
     default: zeroCommandBody(dv, off);
   }
   dv.setUint32(off + 128, c.requestId, true);
@@ -793,6 +844,8 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 80 /* CommandKind.QueryCollateral */: return readQueryCollateralPayload(dv, off, c.queryCollateral);
     case 97 /* CommandKind.QueryAccountSettings */: return readAccountPayload(dv, off, c.queryAccountSettings);
     case 99 /* CommandKind.QueryBorrowLendPositions */: return readAccountPayload(dv, off, c.queryBorrowLendPositions);
+    case 100 /* CommandKind.QueryMaxBorrowQty */: return readQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty);
+    case 101 /* CommandKind.QueryMaxWithdrawalQty */: return readQueryMaxWithdrawalQtyPayload(dv, off, c.queryMaxWithdrawalQty);
   }
 }
 

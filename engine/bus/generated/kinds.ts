@@ -47,6 +47,8 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
   { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
   { kind: 99, name: 'QueryBorrowLendPositions', mutating: false, answer: [66, 2], wire: "borrowLendPositionQuery GET /api/v1/borrowLend/positions" },
+  { kind: 100, name: 'QueryMaxBorrowQty', mutating: false, answer: [2], wire: "maxBorrowQuantity GET /api/v1/account/limits/borrow" },
+  { kind: 101, name: 'QueryMaxWithdrawalQty', mutating: false, answer: [2], wire: "maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
 ];
 
 /**
@@ -84,7 +86,9 @@ export type QueryCommandKind =
   | CommandKind.QueryIndexPrices
   | CommandKind.QueryAccountSettings
   | CommandKind.QueryLendPools
-  | CommandKind.QueryBorrowLendPositions;
+  | CommandKind.QueryBorrowLendPositions
+  | CommandKind.QueryMaxBorrowQty
+  | CommandKind.QueryMaxWithdrawalQty;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -195,6 +199,8 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   97: 'QueryAccountSettings',
   98: 'QueryLendPools',
   99: 'QueryBorrowLendPositions',
+  100: 'QueryMaxBorrowQty',
+  101: 'QueryMaxWithdrawalQty',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -227,6 +233,8 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryAccountSettings: 97,
   QueryLendPools: 98,
   QueryBorrowLendPositions: 99,
+  QueryMaxBorrowQty: 100,
+  QueryMaxWithdrawalQty: 101,
 });
 
 /** BorrowLendSide: value → name. */

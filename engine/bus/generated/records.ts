@@ -454,6 +454,8 @@ export interface WithdrawPayload {
   intentDigest: Uint8Array;
   accountId: number;
   assetId: number;
+  /** Spot margin: AutoBorrow, AutoLendRedeem fund a shortfall (engine/core/margin/auto-funding.ts). */
+  flags: number;
 }
 
 /** The dust balance (base units) the conversion was computed for. */
@@ -516,18 +518,32 @@ export interface AccountPayload {
   accountId: number;
 }
 
-/** price_ticks 0: a market order. */
+/** price_ticks 0: a market order; flags: the spot margin flags the order would carry. */
 export interface QueryMaxOrderQtyPayload {
   priceTicks: number;
   accountId: number;
   marketId: number;
   side: Side;
+  flags: number;
 }
 
 /** asset_id: the asset collateral is valued in. */
 export interface QueryCollateralPayload {
   accountId: number;
   assetId: number;
+}
+
+/** Spot margin limits (engine/core/margin/auto-funding.ts): the asset borrowed. */
+export interface QueryMaxBorrowQtyPayload {
+  accountId: number;
+  assetId: number;
+}
+
+/** The asset withdrawn; flags: AutoBorrow, AutoLendRedeem as the withdrawal would carry them. */
+export interface QueryMaxWithdrawalQtyPayload {
+  accountId: number;
+  assetId: number;
+  flags: number;
 }
 
 /** A CreateAccount command as its rule reads it: the header and the CreateAccountPayload. */
@@ -599,6 +615,12 @@ export interface QueryAccountSettingsCommand extends CommandHeader, AccountPaylo
 /** A QueryBorrowLendPositions command as its rule reads it: the header and the AccountPayload. */
 export interface QueryBorrowLendPositionsCommand extends CommandHeader, AccountPayload {}
 
+/** A QueryMaxBorrowQty command as its rule reads it: the header and the QueryMaxBorrowQtyPayload. */
+export interface QueryMaxBorrowQtyCommand extends CommandHeader, QueryMaxBorrowQtyPayload {}
+
+/** A QueryMaxWithdrawalQty command as its rule reads it: the header and the QueryMaxWithdrawalQtyPayload. */
+export interface QueryMaxWithdrawalQtyCommand extends CommandHeader, QueryMaxWithdrawalQtyPayload {}
+
 /**
  * A command in memory: its header, and one reusable object per kind with a payload, of which the
  * one of `kind` holds this command. The engine's dispatch copies the header into that object
@@ -628,6 +650,8 @@ export interface Command extends CommandHeader {
   queryCollateral: QueryCollateralCommand;
   queryAccountSettings: QueryAccountSettingsCommand;
   queryBorrowLendPositions: QueryBorrowLendPositionsCommand;
+  queryMaxBorrowQty: QueryMaxBorrowQtyCommand;
+  queryMaxWithdrawalQty: QueryMaxWithdrawalQtyCommand;
 }
 
 export function newCommand(): Command {
@@ -640,7 +664,7 @@ export function newCommand(): Command {
     cancelAll: { requestId: 0, frontId: 0, kind: 5 /* CommandKind.CancelAll */, accountId: 0, marketId: 0 },
     setMarketState: { requestId: 0, frontId: 0, kind: 8 /* CommandKind.SetMarketState */, marketId: 0, state: 0 },
     setFeeRates: { requestId: 0, frontId: 0, kind: 9 /* CommandKind.SetFeeRates */, accountId: 0, makerFeeBps: 0, takerFeeBps: 0 },
-    withdraw: { requestId: 0, frontId: 0, kind: 10 /* CommandKind.Withdraw */, amountUnits: 0, intentDigest: new Uint8Array(KEY_BYTES), accountId: 0, assetId: 0 },
+    withdraw: { requestId: 0, frontId: 0, kind: 10 /* CommandKind.Withdraw */, amountUnits: 0, intentDigest: new Uint8Array(KEY_BYTES), accountId: 0, assetId: 0, flags: 0 },
     convertDust: { requestId: 0, frontId: 0, kind: 11 /* CommandKind.ConvertDust */, amountUnits: 0, accountId: 0, marketId: 0 },
     confirmWithdrawal: { requestId: 0, frontId: 0, kind: 12 /* CommandKind.ConfirmWithdrawal */, withdrawalId: 0, accountId: 0 },
     setSystemState: { requestId: 0, frontId: 0, kind: 13 /* CommandKind.SetSystemState */, state: 0 },
@@ -652,10 +676,12 @@ export function newCommand(): Command {
     queryOpenOrders: { requestId: 0, frontId: 0, kind: 65 /* CommandKind.QueryOpenOrders */, accountId: 0, marketId: 0 },
     queryOrder: { requestId: 0, frontId: 0, kind: 66 /* CommandKind.QueryOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
     queryFeeRates: { requestId: 0, frontId: 0, kind: 68 /* CommandKind.QueryFeeRates */, accountId: 0 },
-    queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0 },
+    queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0, flags: 0 },
     queryCollateral: { requestId: 0, frontId: 0, kind: 80 /* CommandKind.QueryCollateral */, accountId: 0, assetId: 0 },
     queryAccountSettings: { requestId: 0, frontId: 0, kind: 97 /* CommandKind.QueryAccountSettings */, accountId: 0 },
     queryBorrowLendPositions: { requestId: 0, frontId: 0, kind: 99 /* CommandKind.QueryBorrowLendPositions */, accountId: 0 },
+    queryMaxBorrowQty: { requestId: 0, frontId: 0, kind: 100 /* CommandKind.QueryMaxBorrowQty */, accountId: 0, assetId: 0 },
+    queryMaxWithdrawalQty: { requestId: 0, frontId: 0, kind: 101 /* CommandKind.QueryMaxWithdrawalQty */, accountId: 0, assetId: 0, flags: 0 },
   };
 }
 
@@ -723,6 +749,7 @@ function resetWithdrawPayload(p: WithdrawPayload): void {
   p.intentDigest.fill(0);
   p.accountId = 0;
   p.assetId = 0;
+  p.flags = 0;
 }
 
 function resetConvertDustPayload(p: ConvertDustPayload): void {
@@ -774,11 +801,23 @@ function resetQueryMaxOrderQtyPayload(p: QueryMaxOrderQtyPayload): void {
   p.accountId = 0;
   p.marketId = 0;
   p.side = 0;
+  p.flags = 0;
 }
 
 function resetQueryCollateralPayload(p: QueryCollateralPayload): void {
   p.accountId = 0;
   p.assetId = 0;
+}
+
+function resetQueryMaxBorrowQtyPayload(p: QueryMaxBorrowQtyPayload): void {
+  p.accountId = 0;
+  p.assetId = 0;
+}
+
+function resetQueryMaxWithdrawalQtyPayload(p: QueryMaxWithdrawalQtyPayload): void {
+  p.accountId = 0;
+  p.assetId = 0;
+  p.flags = 0;
 }
 
 /** Sets the header and every payload back to newCommand()'s values, in place (key bytes to zero). */
@@ -809,6 +848,8 @@ export function resetCommand(cmd: Command): void {
   resetQueryCollateralPayload(cmd.queryCollateral);
   resetAccountPayload(cmd.queryAccountSettings);
   resetAccountPayload(cmd.queryBorrowLendPositions);
+  resetQueryMaxBorrowQtyPayload(cmd.queryMaxBorrowQty);
+  resetQueryMaxWithdrawalQtyPayload(cmd.queryMaxWithdrawalQty);
 }
 
 /** Makes `cmd` a CreateAccount command carrying `p` (the sender sets requestId and frontId). */
@@ -909,6 +950,7 @@ export function fillWithdraw(cmd: Command, p: WithdrawPayload): void {
   c.intentDigest.set(p.intentDigest);
   c.accountId = p.accountId;
   c.assetId = p.assetId;
+  c.flags = p.flags;
 }
 
 /** Makes `cmd` a ConvertDust command carrying `p` (the sender sets requestId and frontId). */
@@ -1018,6 +1060,7 @@ export function fillQueryMaxOrderQty(cmd: Command, p: QueryMaxOrderQtyPayload): 
   c.accountId = p.accountId;
   c.marketId = p.marketId;
   c.side = p.side;
+  c.flags = p.flags;
 }
 
 /** Makes `cmd` a QueryCollateral command carrying `p` (the sender sets requestId and frontId). */
@@ -1052,6 +1095,23 @@ export function fillQueryBorrowLendPositions(cmd: Command, p: AccountPayload): v
   c.accountId = p.accountId;
 }
 
+/** Makes `cmd` a QueryMaxBorrowQty command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryMaxBorrowQty(cmd: Command, p: QueryMaxBorrowQtyPayload): void {
+  cmd.kind = 100 /* CommandKind.QueryMaxBorrowQty */;
+  const c = cmd.queryMaxBorrowQty;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a QueryMaxWithdrawalQty command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryMaxWithdrawalQty(cmd: Command, p: QueryMaxWithdrawalQtyPayload): void {
+  cmd.kind = 101 /* CommandKind.QueryMaxWithdrawalQty */;
+  const c = cmd.queryMaxWithdrawalQty;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+  c.flags = p.flags;
+}
+
 /**
  * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
  * fields they lie on, values as they are, unchecked): for test tools and reference models that
@@ -1069,7 +1129,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 5 /* CommandKind.CancelAll */: { const p = c.cancelAll; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 8 /* CommandKind.SetMarketState */: { const p = c.setMarketState; p.marketId = slot.marketId; p.state = slot.amountUnits; break; }
     case 9 /* CommandKind.SetFeeRates */: { const p = c.setFeeRates; p.accountId = slot.accountId; p.makerFeeBps = slot.amountUnits; p.takerFeeBps = slot.quoteQtyUnits; break; }
-    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; p.amountUnits = slot.amountUnits; p.intentDigest = slot.key; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; p.amountUnits = slot.amountUnits; p.intentDigest = slot.key; p.accountId = slot.accountId; p.assetId = slot.assetId; p.flags = slot.flags; break; }
     case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; p.withdrawalId = slot.orderId; p.accountId = slot.accountId; break; }
     case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; p.state = slot.amountUnits; break; }
@@ -1081,10 +1141,12 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; p.accountId = slot.accountId; break; }
-    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; break; }
+    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; p.flags = slot.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; p.accountId = slot.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; p.accountId = slot.accountId; break; }
+    case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 101 /* CommandKind.QueryMaxWithdrawalQty */: { const p = c.queryMaxWithdrawalQty; p.accountId = slot.accountId; p.assetId = slot.assetId; p.flags = slot.flags; break; }
   }
   return c;
 }
@@ -1102,7 +1164,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 5 /* CommandKind.CancelAll */: { const p = c.cancelAll; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 8 /* CommandKind.SetMarketState */: { const p = c.setMarketState; slot.marketId = p.marketId; slot.amountUnits = p.state; break; }
     case 9 /* CommandKind.SetFeeRates */: { const p = c.setFeeRates; slot.accountId = p.accountId; slot.amountUnits = p.makerFeeBps; slot.quoteQtyUnits = p.takerFeeBps; break; }
-    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; slot.amountUnits = p.amountUnits; slot.key = p.intentDigest; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; slot.amountUnits = p.amountUnits; slot.key = p.intentDigest; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.flags = p.flags; break; }
     case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; slot.orderId = p.withdrawalId; slot.accountId = p.accountId; break; }
     case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; slot.amountUnits = p.state; break; }
@@ -1114,10 +1176,12 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; slot.accountId = p.accountId; break; }
-    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; break; }
+    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; slot.flags = p.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; slot.accountId = p.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; slot.accountId = p.accountId; break; }
+    case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 101 /* CommandKind.QueryMaxWithdrawalQty */: { const p = c.queryMaxWithdrawalQty; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.flags = p.flags; break; }
   }
   return slot;
 }

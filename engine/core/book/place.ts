@@ -5,7 +5,9 @@
 // shape, the market's order book state (book.ts bookStateRefusal: MarketClosed, MarketCancelOnly,
 // MarketLimitOnly, MarketPostOnly), quantity and price limits, the price band, the account's and
 // the book's order limits, the price levels a resting order may need, then the hold (spot:
-// spot/hold.ts, InsufficientFunds among others).
+// spot/hold.ts, InsufficientFunds among others). An order with autoLendRedeem or autoBorrow whose
+// hold exceeds the available balance redeems and borrows the shortfall when it is placed
+// (margin/auto-funding.ts), after every other check passed.
 //
 // A banded market (MarketSpec multipliers) refuses a limit price outside
 // [last × minMultiplierBps, last × maxMultiplierBps] / 10000 around its last trade price, once it
@@ -30,14 +32,19 @@ import { assert } from '../assert.js';
 import { rulesOf, type PlaceHold } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import type { AmountUnits, PriceTicks, QtyLots } from '../units.js';
+import { applyFunding, fundsBeyondAvailable, planFunding, type Funding } from '../margin/auto-funding.js';
 import { NO_LEVEL, bookStateRefusal } from './book.js';
 import { activateOrder, isOutsideBand } from './matching.js';
 
+/** The spot margin flags (margin/auto-funding.ts). */
+const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
 /** The only command flags a spot limit order may carry in this version (a market order: no PostOnly). */
-const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId;
+const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId | MARGIN_FLAGS;
 
 /** The hold of the place being applied (one at a time: no per-command allocation). */
 const HOLD: PlaceHold = { assetIndex: 0, units: 0 as AmountUnits, lots: 0 as QtyLots, quoteLimitUnits: 0 as AmountUnits };
+/** What the place being applied redeems and borrows to fund its hold (spot margin flags). */
+const FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
 
 /** PlaceOrder: at the command's engine time (s.lastTimeUs). */
 export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
@@ -65,8 +72,10 @@ export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
   pool.side[slot] = cmd.side;
   pool.timeInForce[slot] = cmd.timeInForce;
   pool.selfTradePrevention[slot] = cmd.selfTradePrevention;
-  pool.flags[slot] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0);
+  pool.flags[slot] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
+    | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0);
   s.index.insert(pool.orderId[slot], slot);
+  applyFunding(s, cmd.accountId, HOLD.assetIndex, FUNDING);
   s.ledger.lock(cmd.accountId, HOLD.assetIndex, HOLD.units);
   assert(rulesOf(s.catalog.kindOf[marketIndex]).holdUnitsOf(s, slot) === HOLD.units, 'hold differs from what the order can spend');
   s.out.balance(cmd.accountId, HOLD.assetIndex, FRONT_ID_NONE, 0);
@@ -102,7 +111,17 @@ function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
     const needsLevel = delayed || bookSide.find(cmd.priceTicks as PriceTicks) === NO_LEVEL;
     if (needsLevel && bookSide.count + book.pendingGtc[cmd.side] >= s.limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
   }
-  return rulesOf(s.catalog.kindOf[marketIndex]).hold(s, cmd, marketIndex, HOLD);
+  FUNDING.redeemUnits = 0;
+  FUNDING.borrowUnits = 0;
+  const code = rulesOf(s.catalog.kindOf[marketIndex]).hold(s, cmd, marketIndex, HOLD);
+  if (code !== ResultCode.InsufficientFunds || !fundsBeyondAvailable(cmd.flags) || !holdIsFixed(cmd)) return code;
+  return planFunding(s, cmd.accountId, HOLD.assetIndex, HOLD.units, 0, cmd.flags, FUNDING);
+}
+
+/** Whether the order's hold does not depend on the available balance (auto-funding.ts: only those are funded). */
+function holdIsFixed(cmd: PlaceOrderCommand): boolean {
+  if (cmd.orderType !== OrderType.Market) return true;
+  return cmd.side === Side.Bid ? cmd.quoteQtyUnits > 0 : cmd.qtyLots > 0;
 }
 
 /** Enum values, flags and client id a place of either type must have. */
@@ -142,7 +161,7 @@ function isSupportedLimitOrder(cmd: PlaceOrderCommand): boolean {
  */
 function isSupportedMarketOrder(cmd: PlaceOrderCommand): boolean {
   if (cmd.timeInForce !== TimeInForce.GTC && cmd.timeInForce !== TimeInForce.IOC) return false;
-  if (!hasKnownFields(cmd, CommandFlag.HasClientId)) return false;
+  if (!hasKnownFields(cmd, CommandFlag.HasClientId | MARGIN_FLAGS)) return false;
   if (cmd.priceTicks !== 0 || !Number.isSafeInteger(cmd.qtyLots) || !Number.isSafeInteger(cmd.quoteQtyUnits)) return false;
   return (cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0);
 }

@@ -6,7 +6,8 @@
 // range (AmountOutOfRange), which bounds every later settlement (ledger.ts).
 //
 // Withdraw moves available units out of the exchange at once (an account that borrows must keep
-// its margin: margin/borrow-lend.ts, InsufficientMargin): the account's available balance and
+// its margin: margin/borrow-lend.ts, InsufficientMargin; with autoLendRedeem or autoBorrow the
+// shortfall is redeemed or borrowed first, margin/auto-funding.ts): the account's available balance and
 // the asset's supply shrink by the same amount, so conservation reads, for every asset,
 // Σ (available + locked) + fees = deposits − withdrawals. The result's value is the withdrawal id,
 // which is the command's own sequence number (decided once at the sequencing point, so replay
@@ -33,13 +34,18 @@
 // history (engine/store/history-account.ts) derive from.
 
 import {
-  FRONT_ID_NONE, ResultCode,
+  CommandFlag, FRONT_ID_NONE, ResultCode,
   type ConfirmWithdrawalCommand, type ConvertDustCommand, type CreateAccountCommand, type DepositCommand, type WithdrawCommand,
 } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { type AmountUnits } from '../units.js';
 import { KEY_BYTES } from './accounts.js';
-import { borrowsAnything, marginAfter } from '../margin/borrow-lend.js';
+import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
+
+/** The flags a withdrawal may carry: spot margin funding of the shortfall. */
+const WITHDRAW_FLAGS = CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem;
+/** What the withdrawal being applied redeems and borrows. */
+const WITHDRAW_FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
 
 /** Dust payout as a fraction of the mark price: 95 / 100. */
 const DUST_PAYOUT_PERCENT = 95n;
@@ -74,10 +80,11 @@ export function withdraw(s: EngineState, cmd: WithdrawCommand): void {
   let code: ResultCode = ResultCode.Ok;
   if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
   else if (assetIndex < 0) code = ResultCode.UnknownAsset;
+  else if ((cmd.flags & ~WITHDRAW_FLAGS) !== 0) code = ResultCode.InvalidCommand;
   else if (!Number.isSafeInteger(amount) || amount <= 0) code = ResultCode.AmountOutOfRange;
-  else if (s.ledger.availableUnits(cmd.accountId, assetIndex) < amount) code = ResultCode.InsufficientFunds;
-  else if (borrowsAnything(s, cmd.accountId)) code = marginAfter(s, cmd.accountId, assetIndex, -BigInt(amount), 0n);
+  else code = planFunding(s, cmd.accountId, assetIndex, amount, amount, cmd.flags, WITHDRAW_FUNDING);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  applyFunding(s, cmd.accountId, assetIndex, WITHDRAW_FUNDING);
   s.ledger.withdraw(cmd.accountId, assetIndex, amount);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
   s.out.result(ResultCode.Ok, s.lastSeq, cmd.frontId, cmd.requestId);

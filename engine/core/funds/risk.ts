@@ -15,7 +15,12 @@
 // available base; a limit bid buys what its available quote pays at its price; a market bid
 // (price 0) what its available quote buys walking the asks as a market order would now: best
 // first, whole lots, stopping at the first level beyond the market's sweep band (matching.ts).
-// Fees are taken from what a party receives, so they do not reduce what it can pay.
+// Fees are taken from what a party receives, so they do not reduce what it can pay. With
+// autoLendRedeem or autoBorrow the spendable amount is the most the order could fund instead
+// (margin/auto-funding.ts); autoBorrowRepay only decides what happens to the proceeds.
+//
+// Maximum borrow (QueryMaxBorrowQty) and maximum withdrawal (QueryMaxWithdrawalQty, with
+// autoBorrow / autoLendRedeem): margin/auto-funding.ts, an exact binary search over the checks.
 //
 // ConvertAllDust converts, in one sequenced command, every dust balance of the account whose
 // asset has a market quoted in the payout asset (or only the one market the command names), by
@@ -31,14 +36,19 @@
 // events; result value = the total payout.
 
 import {
-  FRONT_ID_NONE, ResultCode, Side, type ConvertAllDustCommand, type QueryCollateralCommand, type QueryMaxOrderQtyCommand,
+  CommandFlag, FRONT_ID_NONE, ResultCode, Side, type ConvertAllDustCommand, type QueryCollateralCommand, type QueryMaxBorrowQtyCommand,
+  type QueryMaxOrderQtyCommand, type QueryMaxWithdrawalQtyCommand,
 } from '../../bus/types.js';
+import { fundsBeyondAvailable, maxBorrowUnits, maxFundableUnits } from '../margin/auto-funding.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import { sweepReferenceOf } from '../book/matching.js';
 import { beyondSweepBand } from '../book/reference.js';
 import type { EngineState } from '../state.js';
 import { floorDiv, type AmountUnits } from '../units.js';
 import { dustMarkTicks, dustPayoutUnits } from './capital.js';
+
+/** The flags a maximum order query may carry: the spot margin flags (autoBorrowRepay changes nothing here). */
+const MAX_ORDER_FLAGS = CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
 
 /** The market id of a collateral line without a market (the valuation asset, or no market). */
 const NO_MARKET = 0xffff;
@@ -85,14 +95,38 @@ export function queryMaxOrderQty(s: EngineState, cmd: QueryMaxOrderQtyCommand): 
   else if (price > 0 && price < market.minPriceTicks) code = ResultCode.PriceBelowMinimum;
   else if (price > market.maxPriceTicks) code = ResultCode.PriceAboveMaximum;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  if ((cmd.flags & ~MAX_ORDER_FLAGS) !== 0) return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+  const spentIndex = cmd.side === Side.Ask ? s.catalog.baseIndexOf[marketIndex] : s.catalog.quoteIndexOf[marketIndex];
+  const spendable = fundsBeyondAvailable(cmd.flags)
+    ? maxFundableUnits(s, cmd.accountId, spentIndex, cmd.flags, false) : s.ledger.availableUnits(cmd.accountId, spentIndex);
   let lots: number;
   if (cmd.side === Side.Ask) {
-    lots = floorDiv(s.ledger.availableUnits(cmd.accountId, s.catalog.baseIndexOf[marketIndex]), market.baseUnitsPerLot);
+    lots = floorDiv(spendable as AmountUnits, market.baseUnitsPerLot);
   } else {
-    const budget = BigInt(s.ledger.availableUnits(cmd.accountId, s.catalog.quoteIndexOf[marketIndex]));
+    const budget = BigInt(spendable);
     lots = price > 0 ? Number(budget / (BigInt(price) * BigInt(market.quoteUnitsPerTickLot))) : marketBidLots(s, marketIndex, budget);
   }
   s.out.result(ResultCode.Ok, Math.min(lots, market.maxQtyLots), cmd.frontId, cmd.requestId);
+}
+
+/** QueryMaxBorrowQty: the largest borrow BorrowLend would make now (margin/auto-funding.ts); result value = units. */
+export function queryMaxBorrowQty(s: EngineState, cmd: QueryMaxBorrowQtyCommand): void {
+  const code = marginQueryRefusal(s, cmd);
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  s.out.result(ResultCode.Ok, maxBorrowUnits(s, cmd.accountId, s.catalog.assetIndex(cmd.assetId)), cmd.frontId, cmd.requestId);
+}
+
+/** QueryMaxWithdrawalQty: the largest withdrawal Withdraw would make now with the command's flags; result value = units. */
+export function queryMaxWithdrawalQty(s: EngineState, cmd: QueryMaxWithdrawalQtyCommand): void {
+  let code = marginQueryRefusal(s, cmd);
+  if (code === ResultCode.Ok && (cmd.flags & ~(CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem)) !== 0) code = ResultCode.InvalidCommand;
+  if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
+  s.out.result(ResultCode.Ok, maxFundableUnits(s, cmd.accountId, s.catalog.assetIndex(cmd.assetId), cmd.flags, true), cmd.frontId, cmd.requestId);
+}
+
+function marginQueryRefusal(s: EngineState, cmd: QueryMaxBorrowQtyCommand | QueryMaxWithdrawalQtyCommand): ResultCode {
+  if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
+  return s.catalog.assetIndex(cmd.assetId) < 0 ? ResultCode.UnknownAsset : ResultCode.Ok;
 }
 
 /** Whole lots `budget` quote units buy walking the asks, best first, within the sweep band. */

@@ -11,7 +11,7 @@ import type { EngineState } from '../state.js';
 import { cancelAll, cancelOrder } from '../book/cancel.js';
 import { placeOrder } from '../book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from '../funds/capital.js';
-import { convertAllDust, queryCollateral, queryMaxOrderQty } from '../funds/risk.js';
+import { convertAllDust, queryCollateral, queryMaxBorrowQty, queryMaxOrderQty, queryMaxWithdrawalQty } from '../funds/risk.js';
 import { queryAccountSettings, updateAccountSettings } from '../margin/account-settings.js';
 import { borrowLend, queryBorrowLendPositions, queryLendPools } from '../margin/borrow-lend.js';
 import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
@@ -60,6 +60,8 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 97 /* CommandKind.QueryAccountSettings */: { const c = cmd.queryAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryAccountSettings(s, c); }
     case 98 /* CommandKind.QueryLendPools */: return queryLendPools(s, cmd);
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const c = cmd.queryBorrowLendPositions; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryBorrowLendPositions(s, c); }
+    case 100 /* CommandKind.QueryMaxBorrowQty */: { const c = cmd.queryMaxBorrowQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxBorrowQty(s, c); }
+    case 101 /* CommandKind.QueryMaxWithdrawalQty */: { const c = cmd.queryMaxWithdrawalQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxWithdrawalQty(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }

@@ -164,14 +164,21 @@ export function borrowLend(s: EngineState, cmd: BorrowLendCommand): void {
   const move = decide(s, cmd.accountId, assetIndex, cmd.side, qty);
   if (move.code !== ResultCode.Ok) return s.out.result(move.code, 0, cmd.frontId, cmd.requestId);
   applyMove(s, cmd.accountId, assetIndex, move.event, qty);
-  if (pools.interestTimer === NO_TIMER && pools.anyPosition()) pools.interestTimer = s.timers.add(nextHourUs(s.lastTimeUs), TimerKind.Interest, 0);
+  armInterest(s);
   const cell = pools.cell(cmd.accountId, assetIndex);
   s.out.borrowLend(cmd.accountId, assetIndex, move.event, qty, 0n, markOf(s, assetIndex), cmd.frontId, cmd.requestId);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
   s.out.result(ResultCode.Ok, pools.lent[cell] - pools.borrowed[cell], cmd.frontId, cmd.requestId);
 }
 
-function applyMove(s: EngineState, accountId: number, assetIndex: number, event: BorrowLendEvent, qty: number): void {
+/** Arms the hourly interest timer once some position is open (header). */
+export function armInterest(s: EngineState): void {
+  const pools = s.pools;
+  if (pools.interestTimer === NO_TIMER && pools.anyPosition()) pools.interestTimer = s.timers.add(nextHourUs(s.lastTimeUs), TimerKind.Interest, 0);
+}
+
+/** Makes one checked move: the ledger and the pool change together. */
+export function applyMove(s: EngineState, accountId: number, assetIndex: number, event: BorrowLendEvent, qty: number): void {
   const pools = s.pools;
   const amount = qty as AmountUnits;
   switch (event) {

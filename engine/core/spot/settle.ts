@@ -11,8 +11,12 @@
 // fee = floor(received × bps / 10000), exact (units.ts feeUnits); the fee goes to the ledger's fee
 // column, the rest to the party. Rounding down never creates money, and every credit is bounded by
 // the asset's supply (funds/ledger.ts), so no step can overflow half-way through a match.
+//
+// Spot margin: an order placed with autoBorrowRepay or autoLend then repays a borrow of, or
+// lends, what the fill paid it (margin/auto-funding.ts).
 
-import { FRONT_ID_NONE } from '../../bus/types.js';
+import { FRONT_ID_NONE, OrderFlag } from '../../bus/types.js';
+import { applyProceeds } from '../margin/auto-funding.js';
 import type { Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import { baseUnits, feeUnits, notionalUnits, subUnits } from '../units.js';
@@ -43,6 +47,16 @@ export function settleSpot(s: EngineState, fill: Fill): void {
   s.ledger.spendLocked(sellerAccount, baseIndex, baseAmount);
   s.ledger.credit(sellerAccount, quoteIndex, subUnits(quoteUnits, fill.sellerFeeUnits));
   s.ledger.collectFee(quoteIndex, fill.sellerFeeUnits);
+  marginProceeds(s, buyer, baseIndex, subUnits(baseAmount, fill.buyerFeeUnits));
+  marginProceeds(s, seller, quoteIndex, subUnits(quoteUnits, fill.sellerFeeUnits));
+}
+
+/** An order with autoBorrowRepay or autoLend repays or lends what its fill paid it (margin/auto-funding.ts). */
+function marginProceeds(s: EngineState, slot: number, assetIndex: number, units: number): void {
+  const flags = s.pool.flags[slot];
+  const repay = (flags & OrderFlag.AutoBorrowRepay) !== 0;
+  const lend = (flags & OrderFlag.AutoLend) !== 0;
+  if (repay || lend) applyProceeds(s, s.pool.accountId[slot], assetIndex, units, repay, lend);
 }
 
 /** Balances of a fill: maker base, maker quote, taker base, taker quote. */

@@ -125,10 +125,13 @@ export class EngineCalls extends KindCalls {
     return this.queryCollateral(reply, { accountId, assetId: usdcAssetId(this.front) });
   }
 
-  /** Whole lots the account could order now in `market` (priceTicks 0: a market order). */
-  maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number): boolean {
+  /**
+   * Whole lots the account could order now in `market` (priceTicks 0: a market order); `flags`
+   * (CommandFlag.AutoLendRedeem, AutoBorrow, AutoBorrowRepay) as the order would carry them.
+   */
+  maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number, flags = 0): boolean {
     return this.queryMaxOrderQty({ ...reply, ok: (accepted) => reply.ok(accepted.value) }, {
-      accountId, marketId: market.spec.marketId, side, priceTicks,
+      accountId, marketId: market.spec.marketId, side, priceTicks, flags,
     });
   }
 

@@ -31,5 +31,7 @@ export enum CommandKind {
   QueryIndexPrices = 96,
   QueryAccountSettings = 97,
   QueryLendPools = 98,
-  QueryBorrowLendPositions = 99
+  QueryBorrowLendPositions = 99,
+  QueryMaxBorrowQty = 100,
+  QueryMaxWithdrawalQty = 101
 }

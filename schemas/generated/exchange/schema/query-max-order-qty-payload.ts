@@ -32,13 +32,17 @@ side():Side {
   return this.bb!.readUint8(this.bb_pos + 14);
 }
 
+flags():number {
+  return this.bb!.readUint8(this.bb_pos + 15);
+}
+
 static sizeOf():number {
   return 16;
 }
 
-static createQueryMaxOrderQtyPayload(builder:flatbuffers.Builder, price_ticks: bigint, account_id: number, market_id: number, side: Side):flatbuffers.Offset {
+static createQueryMaxOrderQtyPayload(builder:flatbuffers.Builder, price_ticks: bigint, account_id: number, market_id: number, side: Side, flags: number):flatbuffers.Offset {
   builder.prep(8, 16);
-  builder.pad(1);
+  builder.writeInt8(flags);
   builder.writeInt8(side);
   builder.writeInt16(market_id);
   builder.writeInt32(account_id);

@@ -41,13 +41,18 @@ assetId():number {
   return this.bb!.readUint16(this.bb_pos + 44);
 }
 
+flags():number {
+  return this.bb!.readUint8(this.bb_pos + 46);
+}
+
 static sizeOf():number {
   return 48;
 }
 
-static createWithdrawPayload(builder:flatbuffers.Builder, amount_units: bigint, intent_digest_0: bigint, intent_digest_1: bigint, intent_digest_2: bigint, intent_digest_3: bigint, account_id: number, asset_id: number):flatbuffers.Offset {
+static createWithdrawPayload(builder:flatbuffers.Builder, amount_units: bigint, intent_digest_0: bigint, intent_digest_1: bigint, intent_digest_2: bigint, intent_digest_3: bigint, account_id: number, asset_id: number, flags: number):flatbuffers.Offset {
   builder.prep(8, 48);
-  builder.pad(2);
+  builder.pad(1);
+  builder.writeInt8(flags);
   builder.writeInt16(asset_id);
   builder.writeInt32(account_id);
   builder.writeInt64(BigInt(intent_digest_3 ?? 0));

@@ -5,7 +5,7 @@
 // after the kind fills the kind's payload and collects the answer its answer attribute names. The
 // hand-written EngineCalls (../index.ts) extends this class with the submission itself.
 
-import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryLendPools, fillQueryMaxOrderQty, fillQueryOpenOrders, fillQueryOrder, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryMaxOrderQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
+import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryLendPools, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenOrders, fillQueryOrder, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
 import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, lendPoolsAnswer, orderAnswer, orderListAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type LendPoolView, type OrderView, type Reply } from '../answers.js';
 
@@ -133,5 +133,15 @@ export abstract class KindCalls {
   /** QueryBorrowLendPositions (borrowLendPositionQuery GET /api/v1/borrowLend/positions); answered by BorrowLend, Result. */
   queryBorrowLendPositions(reply: Reply<BorrowLendView[]>, p: AccountPayload): boolean {
     return this.submit(reply, CommandKind.QueryBorrowLendPositions, (cmd) => fillQueryBorrowLendPositions(cmd, p), borrowLendPositionsAnswer(reply));
+  }
+
+  /** QueryMaxBorrowQty (maxBorrowQuantity GET /api/v1/account/limits/borrow); answered by Result. */
+  queryMaxBorrowQty(reply: Reply<Accepted>, p: QueryMaxBorrowQtyPayload): boolean {
+    return this.submit(reply, CommandKind.QueryMaxBorrowQty, (cmd) => fillQueryMaxBorrowQty(cmd, p), resultAnswer(reply));
+  }
+
+  /** QueryMaxWithdrawalQty (maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal); answered by Result. */
+  queryMaxWithdrawalQty(reply: Reply<Accepted>, p: QueryMaxWithdrawalQtyPayload): boolean {
+    return this.submit(reply, CommandKind.QueryMaxWithdrawalQty, (cmd) => fillQueryMaxWithdrawalQty(cmd, p), resultAnswer(reply));
   }
 }
