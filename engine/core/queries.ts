@@ -43,7 +43,7 @@ export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
     case CommandKind.QueryMaxOrderQty:
       return queryMaxOrderQty(s, cmd);
     case CommandKind.QueryCollateral:
-      return queryCollateral(s, cmd);
+      return queryCollateral(s, cmd, timeUs);
     // Margin
     case CommandKind.QueryIndexPrices:
       return queryIndexPrices(s, cmd, timeUs);
@@ -54,7 +54,7 @@ export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
     case CommandKind.QueryLendPools:
       return queryLendPools(s, cmd);
     case CommandKind.QueryBorrowLendPositions:
-      return queryBorrowLendPositions(s, cmd);
+      return queryBorrowLendPositions(s, cmd, timeUs);
     default:
       return refuseUnknownKind(s, cmd, kind);
   }

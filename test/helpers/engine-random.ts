@@ -36,7 +36,7 @@ export function randomConfig(seed: number): EngineConfig {
     // High rates so that fees on these small amounts are not all rounded to zero.
     makerFeeBps: [0, 150, 2000][randomInt(random, 0, 2)],
     takerFeeBps: [0, 300, 2500][randomInt(random, 0, 2)],
-    limits: { maxAccounts: 8, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
+    limits: { maxAccounts: 10, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
   });
   // Market 1 gets a narrow price band (±1 % around its last trade, about ±3 ticks) so that
   // PriceOutOfBand happens often; market 0 stays unbanded.
@@ -52,8 +52,9 @@ export function randomConfig(seed: number): EngineConfig {
   // Some streams keep the reference ten times slower, so that it is often well below or above
   // the last price when dust is converted (valued at the lower of the two).
   if (random() < 0.5) config.referenceIntervalUs = 30_000;
-  // Index prices go stale within a few steps of engine time, so queries show both flags.
-  config.indexMaxAgeUs = 20_000;
+  // Index prices go stale within some tens of steps of engine time, so queries show both flags
+  // and borrows are refused for a stale price now and then.
+  config.indexMaxAgeUs = 400_000;
   config.margin = randomMargin(random);
   return config;
 }
@@ -136,7 +137,12 @@ function indexPriceCommand(random: () => number): Partial<Command> {
   if (random() < 0.3) return cmd.queryIndexPrices();
   const roll = random();
   const asset = roll < 0.1 ? pick([QUOTE, 77]) : pick([BASE, OTHER]);
-  const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3]) : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
+  // Market 1's base near its book (one tick there is 3·10^10 of priceE9), so that borrows against it
+  // are valued sensibly, and sometimes far off it, so that borrowers cross into and out of the
+  // liquidating state.
+  const nearBook = asset === OTHER && random() < 0.7;
+  const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3])
+    : nearBook ? randomInt(random, 100, 600) * 30_000_000_000 : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
   const source = roll >= 0.2 && roll < 0.3 ? pick([0, 4, 9]) : pick([1, 2, 3]);
   return cmd.setIndexPrice(asset, price, source);
 }
@@ -280,6 +286,37 @@ function borrowLendCommand(random: () => number, seen: Observed, account: number
 }
 
 /**
+ * A borrower pushed into the liquidating state and out of it, once per stream: a seventh account
+ * holding only market 1's base borrows quote (an eighth lends it) at an index near the book and
+ * may not withdraw it (InsufficientMargin), market 1's index then falls to a tenth, the borrower asks to borrow and to withdraw again
+ * (AccountLiquidating), repays everything (the state clears), and the index returns.
+ */
+function liquidationRound(h: EngineHarness, random: () => number, seen: Observed, kinds: readonly CommandKind[]): void {
+  if (!kinds.includes(CommandKind.BorrowLend) || !kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
+  const remember = (records: Rec[], command?: Partial<Command>): void => seen.remember(records, command);
+  const [borrower, lender] = [RANDOM_ACCOUNTS + 1, RANDOM_ACCOUNTS + 2];
+  const apply = (command: Partial<Command>) => remember(h.apply(command), command);
+  h.createAccount(borrower);
+  h.createAccount(lender);
+  apply(cmd.deposit(borrower, OTHER, 100));
+  apply(cmd.updateAccountSettings(borrower, { leverageLimitHundredths: 1_000 }));
+  apply(cmd.deposit(lender, QUOTE, 50_000));
+  apply({ kind: CommandKind.BorrowLend, accountId: lender, assetId: QUOTE, side: 1, amountUnits: 50_000 });
+  const priceE9 = randomInt(random, 250, 350) * 30_000_000_000;
+  apply(cmd.setIndexPrice(OTHER, priceE9, 1));
+  // 100 units at 90 quote units each, weight 0.5: collateral about 4 500, IMF 0.1 of 20 000.
+  apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 0, amountUnits: 20_000 });
+  // Taking the borrowed quote away would leave no equity (InsufficientMargin).
+  apply({ kind: CommandKind.Withdraw, accountId: borrower, assetId: QUOTE, amountUnits: 20_000, key: digestOf(h.stream.length + 1) });
+  apply(cmd.setIndexPrice(OTHER, priceE9 / 10, 1));
+  apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 0, amountUnits: 1 });
+  apply({ kind: CommandKind.Withdraw, accountId: borrower, assetId: QUOTE, amountUnits: 1, key: digestOf(h.stream.length + 1) });
+  const [, borrowed] = seen.lending.get(`${borrower}:${QUOTE}`) ?? [0, 0];
+  if (borrowed > 0) apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 1, amountUnits: borrowed });
+  apply(cmd.setIndexPrice(OTHER, priceE9, 1));
+}
+
+/**
  * A spot risk query: collateral valued in the quote asset (sometimes in another or an unknown
  * asset), or the largest order on either side at no price (a market order), a price on the grid
  * or an invalid one.
@@ -353,6 +390,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     remember(h.apply(cmd.deposit(i, QUOTE, randomInt(random, 2_000, 40_000))));
     remember(h.apply(cmd.deposit(i, BASE, randomInt(random, 50, 400))));
     remember(h.apply(cmd.deposit(i, OTHER, randomInt(random, 50, 400))));
+    // 10× leverage, so that the borrow IMF is the pools' own (0.1 and 0.2), not the 1× default's 1.
+    if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(i, { leverageLimitHundredths: 1_000 })));
   }
   const mid = [100, 300];
   // A market put in another state than Open is reopened a few steps later (at this step).
@@ -366,6 +405,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     // Market 1's band is about ±3 ticks around its last trade: most of its prices fall inside.
     const spread = market === M1 ? 4 : 6;
     let time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
+    if (step === Math.floor(steps / 3)) liquidationRound(h, random, seen, kinds);
     if (snapshots && (step === Math.floor(steps / 2) || random() < 0.004)) {
       if (kinds.includes(CommandKind.Snapshot)) remember(h.apply({ kind: CommandKind.Snapshot }, time));
       h.restartFromSnapshot();

@@ -6,7 +6,8 @@
 // range (AmountOutOfRange), which bounds every later settlement (ledger.ts).
 //
 // Withdraw moves available units out of the exchange at once (an account that borrows must keep
-// its margin: margin/borrow-lend.ts, InsufficientMargin): the account's available balance and
+// its margin: margin/borrow-lend.ts, InsufficientMargin; a liquidating one may not withdraw:
+// margin/liquidating.ts, AccountLiquidating): the account's available balance and
 // the asset's supply shrink by the same amount, so conservation reads, for every asset,
 // Σ (available + locked) + fees = deposits − withdrawals. The result's value is the withdrawal id,
 // which is the command's own sequence number (decided once at the sequencing point, so replay
@@ -37,6 +38,7 @@ import type { EngineState } from '../state.js';
 import { type AmountUnits } from '../units.js';
 import { KEY_BYTES } from './accounts.js';
 import { borrowsAnything, marginAfter } from '../margin/borrow-lend.js';
+import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
 
 /** Dust payout as a fraction of the mark price: 95 / 100. */
 const DUST_PAYOUT_PERCENT = 95n;
@@ -72,11 +74,13 @@ export function withdraw(s: EngineState, cmd: Command): void {
   if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
   else if (assetIndex < 0) code = ResultCode.UnknownAsset;
   else if (!Number.isSafeInteger(amount) || amount <= 0) code = ResultCode.AmountOutOfRange;
+  else if (isLiquidating(s, cmd.accountId)) code = ResultCode.AccountLiquidating;
   else if (s.ledger.availableUnits(cmd.accountId, assetIndex) < amount) code = ResultCode.InsufficientFunds;
   else if (borrowsAnything(s, cmd.accountId)) code = marginAfter(s, cmd.accountId, assetIndex, -BigInt(amount), 0n);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.ledger.withdraw(cmd.accountId, assetIndex, amount);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+  reviewLiquidating(s, cmd.accountId);
   s.out.result(ResultCode.Ok, s.lastSeq, cmd.frontId, cmd.requestId);
 }
 
