@@ -14,9 +14,10 @@
 //
 // Clearing. The flag clears at the first re-check that finds the ratio below 100 % again (or no
 // borrow left), so an account that repays enough leaves the state at once. Until a liquidation
-// engine closes positions, the state only keeps the account from adding risk: a liquidating
-// account may not borrow, lend, withdraw or place an order that does not buy back an asset it
-// borrows (AccountLiquidating); repaying, redeeming a lend and cancelling stay open.
+// engine closes positions, the state keeps the account from adding risk through borrow/lend and
+// capital: a liquidating account may not borrow, lend or withdraw (AccountLiquidating); repaying,
+// redeeming a lend and cancelling stay open. Spot orders are not refused by the state (spot
+// orders carry no margin flags in the engine yet).
 //
 // A borrowed asset without any mark leaves the summary unpriced: the flag then stays as it was.
 
