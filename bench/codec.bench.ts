@@ -21,14 +21,20 @@ import * as flatbuffers from 'flatbuffers';
 import { OrderRecord } from '../schemas/generated/exchange/schema.js';
 import * as generated from '../engine/bus/codec.js';
 import * as handwritten from './baseline/codec-handwritten.js';
-import { CommandKind, newCommand } from '../engine/bus/types.js';
+import { CommandKind, newCommand, newCommandSlot } from '../engine/bus/types.js';
 
 const ITERATIONS = Number(process.env.CODEC_BENCH_ITERATIONS ?? 500_000);
 const RUNS = Number(process.env.CODEC_BENCH_RUNS ?? 21);
 const SLOTS = 64;
 const SLOT = generated.SLOT_BYTES;
 
+/**
+ * Either codec. They take the same records but for the command: the hand-written one writes the
+ * slot by position (CommandSlot), the generated one a Command (header and payload of its kind);
+ * each case's loop only hands a codec the records its own env made.
+ */
 type Codec = typeof handwritten;
+const gen = generated as unknown as Codec;
 
 type Env = ReturnType<typeof makeEnv>;
 type Run = (codec: Codec, dv: DataView, n: number, e: Env) => number;
@@ -39,8 +45,9 @@ interface Case {
   run: Run;
 }
 
-function sampleCommand() {
-  const c = newCommand();
+/** A limit order as the hand-written codec takes it (slot positions)… */
+function sampleSlot() {
+  const c = newCommandSlot();
   c.kind = CommandKind.PlaceOrder;
   c.priceTicks = 101_250;
   c.qtyLots = 3_000;
@@ -48,7 +55,16 @@ function sampleCommand() {
   c.marketId = 3;
   c.requestId = 77;
   c.frontId = 1;
-  c.key.fill(7);
+  return c;
+}
+
+/** …and the same order as the generated codec takes it (header and PlaceOrder payload). */
+function sampleCommand() {
+  const c = newCommand();
+  c.kind = CommandKind.PlaceOrder;
+  c.requestId = 77;
+  c.frontId = 1;
+  Object.assign(c.placeOrder, { priceTicks: 101_250, qtyLots: 3_000, accountId: 42, marketId: 3 });
   return c;
 }
 
@@ -69,8 +85,8 @@ function sampleOrder(codec: Codec) {
  * Everything a case's loop touches, passed in (the loops are recompiled per codec, see
  * `compiled`); each codec gets records made by its own newXRec, as on the hot path.
  */
-function makeEnv(codec: Codec) {
-  const cmd = sampleCommand();
+function makeEnv(codec: Codec, which: 'gen' | 'hand') {
+  const cmd = (which === 'gen' ? sampleCommand() : sampleSlot()) as ReturnType<typeof sampleSlot>;
   const stamped = codec.newStampedRec();
   Object.assign(stamped, { seq: 9_000_000_001, timeUs: 1_735_689_600_000_000, command: cmd });
   const trade = codec.newTradeRec();
@@ -79,10 +95,10 @@ function makeEnv(codec: Codec) {
   Object.assign(balance, { seq: 5, timeUs: 1_735_689_600_000_001, availableUnits: 1_000_000_000_000, lockedUnits: 25_000, accountId: 42, assetId: 2 });
   return {
     cmd, stamped, order: sampleOrder(codec), trade, balance,
-    readCommandInto: newCommand(), readOrderInto: codec.newOrderRec(), readStampedInto: codec.newStampedRec(), SLOTS, SLOT,
+    readCommandInto: (which === 'gen' ? newCommand() : newCommandSlot()) as ReturnType<typeof sampleSlot>, readOrderInto: codec.newOrderRec(), readStampedInto: codec.newStampedRec(), SLOTS, SLOT,
   };
 }
-const envs = { gen: makeEnv(generated), hand: makeEnv(handwritten) };
+const envs = { gen: makeEnv(gen, 'gen'), hand: makeEnv(handwritten, 'hand') };
 const env = envs.hand;
 
 const CASES: Case[] = [
@@ -90,7 +106,7 @@ const CASES: Case[] = [
     name: 'writeCommand',
     run: (codec, dv, n, e) => {
       for (let i = 0; i < n; i++) {
-        e.cmd.qtyLots = i;
+        e.cmd.requestId = i;
         codec.writeCommand(dv, (i & (e.SLOTS - 1)) * e.SLOT, e.cmd);
       }
       return dv.getUint32(e.SLOT, true);
@@ -102,7 +118,7 @@ const CASES: Case[] = [
       let sum = 0;
       for (let i = 0; i < n; i++) {
         codec.readCommand(dv, (i & (e.SLOTS - 1)) * e.SLOT, e.readCommandInto);
-        sum += e.readCommandInto.qtyLots;
+        sum += e.readCommandInto.requestId;
       }
       return sum;
     },
@@ -191,7 +207,7 @@ function checkSameBytes(): void {
     const a = slab();
     const b = slab();
     c.run(handwritten, a, SLOTS * 3, env);
-    c.run(generated, b, SLOTS * 3, envs.gen);
+    c.run(gen, b, SLOTS * 3, envs.gen);
     const x = new Uint8Array(a.buffer);
     const y = new Uint8Array(b.buffer);
     for (let i = 0; i < x.length; i++) {
@@ -258,7 +274,7 @@ export async function runCodecBench(): Promise<string> {
   for (let run = 0; run < RUNS + 1; run++) {
     for (const c of CASES) {
       const dv = views.get(c.name)!;
-      const order: [Codec, 'gen' | 'hand'][] = run % 2 === 0 ? [[generated, 'gen'], [handwritten, 'hand']] : [[handwritten, 'hand'], [generated, 'gen']];
+      const order: [Codec, 'gen' | 'hand'][] = run % 2 === 0 ? [[gen, 'gen'], [handwritten, 'hand']] : [[handwritten, 'hand'], [gen, 'gen']];
       for (const [codec, key] of order) {
         const ns = timeRun(c, codec, key, dv);
         if (run > 0) times.get(c.name)![key].push(ns); // run 0 warms both up
@@ -290,7 +306,7 @@ const COUNT_WARM_ITERATIONS = 20_000;
 function countCase(caseIndex: number, which: string, n: number): void {
   const c = CASES[caseIndex];
   if (c === undefined || (which !== 'gen' && which !== 'hand') || !Number.isSafeInteger(n) || n < 0) throw new Error('usage: codec.bench.js count CASE-INDEX gen|hand N');
-  const codec = which === 'gen' ? generated : handwritten;
+  const codec = which === 'gen' ? gen : handwritten;
   const dv = c.name.startsWith('read') ? prepared(c) : slab();
   const run = compiled(c, which);
   for (let k = 0; k < COUNT_WARM_CALLS; k++) run(codec, dv, COUNT_WARM_ITERATIONS, envs[which]);

@@ -6,7 +6,7 @@
 //     │  tree's engine and writes its setup (JSON) and at least ROWS main-stream rows (float64 columns)
 //     ▼
 //   node dist/bench/engine-drive.js run TREE FILE WARM N
-//        loads TREE/dist's Exchange, newCommand, benchConfig and record writers; warms up on a
+//        loads TREE/dist's Exchange, commands, benchConfig and record writers; warms up on a
 //        first engine (setup + WARM rows), then a fresh engine runs setup + N rows, every record
 //        encoded into one of 1,024 ring-slot-sized places as the engine benchmark does
 //
@@ -19,13 +19,20 @@
 // (view/claim/written: the core encodes through generated emitters) and the older one with one
 // method per record kind (the sink encodes through the codec's writeX). A core calls only the
 // shape it knows; both shapes put each record into the next slot of the same buffer.
+// The file spells commands by slot position (CommandSlot), the form every tree can read. A tree whose
+// engine takes a Command of per-kind payloads (its codec has commandFromSlot) gets its setup through
+// commandFromSlot and its rows through its own decodeCommand, as its engine benchmark feeds them.
 // Output: one JSON line (tree, rows, records written in the measured part, final state hash).
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { generateStream, newStreamCommand } from './engine-stream.js';
-import { newCommand, type Command } from '../engine/bus/types.js';
+import { baseCommand, generateStream } from './engine-stream.js';
+import { newCommandSlot, type CommandSlot } from '../engine/bus/types.js';
+import { slotFromCommand } from '../engine/bus/codec.js';
+
+/** A command by slot position: what the file holds, and what trees before per-kind payloads apply. */
+type Slot = CommandSlot;
 
 const SEED = 20240601;
 const SLOT_BYTES = 256;
@@ -45,20 +52,24 @@ interface StreamHeader {
 interface LoadedStream { header: StreamHeader; columns: Record<Column, Float64Array> }
 
 interface CoreLike {
-  apply(cmd: Command, seq: number, timeUs: number, sink: unknown): void;
+  apply(cmd: unknown, seq: number, timeUs: number, sink: unknown): void;
   stateHash(): string;
 }
 
 interface Tree {
   Exchange: new (config: unknown) => CoreLike;
-  newCommand: () => Command;
+  newSlot: () => Slot;
+  /** The command the tree's engine applies for a slot (the slot itself before per-kind payloads). */
+  fromSlot: (slot: Slot) => unknown;
+  /** The tree's benchmark row reader, where it has one: a reused command and the row copier. */
+  rows: { newStreamCommand: () => unknown; decodeCommand: (s: Record<Column, ArrayLike<number>>, i: number, cmd: unknown) => void } | null;
   benchConfig: () => unknown;
   codec: Record<string, unknown>;
 }
 
 type Writer = (dv: DataView, at: number, rec: unknown) => void;
 
-function numericFields(c: Command, fresh: Command): Record<string, number> {
+function numericFields(c: Slot, fresh: Slot): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, value] of Object.entries(c)) {
     if (typeof value === 'number' && value !== (fresh as unknown as Record<string, unknown>)[name]) out[name] = value;
@@ -71,11 +82,11 @@ function writeStreamFile(file: string, rows: number): void {
   const s = generateStream(SEED, Math.ceil(rows / 1.8) + 16);
   if (s.count < rows) throw new Error(`engine drive: ${s.count} rows generated, ${rows} asked`);
   if (s.rejected !== 0) throw new Error(`engine drive: ${s.rejected} stream commands rejected`);
-  const fresh = newCommand();
+  const fresh = newCommandSlot();
   const header: StreamHeader = {
     rows,
-    base: numericFields(newStreamCommand(), fresh),
-    setup: s.setup.map((c) => ({ fields: numericFields(c, fresh), key: c.key.some((b) => b !== 0) ? [...c.key] : [] })),
+    base: numericFields(baseCommand(), fresh),
+    setup: s.setup.map((c) => slotFromCommand(c)).map((c) => ({ fields: numericFields(c, fresh), key: c.key.some((b) => b !== 0) ? [...c.key] : [] })),
   };
   const json = Buffer.from(JSON.stringify(header));
   const start = Math.ceil((8 + json.length) / 8) * 8;
@@ -109,9 +120,13 @@ async function loadTree(root: string): Promise<Tree> {
   const [exchange, types, stream, codec] = await Promise.all([
     load('engine/core/exchange.js'), load('engine/bus/types.js'), load('bench/engine-stream.js'), load('engine/bus/codec.js'),
   ]);
+  const fromSlot = typeof codec.commandFromSlot === 'function' ? codec.commandFromSlot as (slot: Slot) => unknown : null;
+  const hasRows = fromSlot !== null && typeof stream.decodeCommand === 'function' && typeof stream.newStreamCommand === 'function';
   return {
     Exchange: exchange.Exchange as Tree['Exchange'],
-    newCommand: types.newCommand as Tree['newCommand'],
+    newSlot: (types.newCommandSlot ?? types.newCommand) as Tree['newSlot'],
+    fromSlot: fromSlot ?? ((slot) => slot),
+    rows: hasRows ? { newStreamCommand: stream.newStreamCommand, decodeCommand: stream.decodeCommand } as Tree['rows'] : null,
     benchConfig: stream.benchConfig as Tree['benchConfig'],
     codec,
   };
@@ -154,16 +169,16 @@ class SlotSink {
   feeRates(r: unknown): void { this.writers.feeRates(this.view, this.claim(), r); }
 }
 
-function setupCommands(tree: Tree, header: StreamHeader): Command[] {
+function setupCommands(tree: Tree, header: StreamHeader): unknown[] {
   return header.setup.map(({ fields, key }) => {
-    const c = tree.newCommand();
+    const c = tree.newSlot();
     assignFields(c, fields);
     c.key.set(key);
-    return c;
+    return tree.fromSlot(c);
   });
 }
 
-function assignFields(c: Command, fields: Record<string, number>): void {
+function assignFields(c: Slot, fields: Record<string, number>): void {
   const target = c as unknown as Record<string, unknown>;
   for (const [name, value] of Object.entries(fields)) {
     if (!(name in target)) throw new Error(`engine drive: this tree's Command has no ${name}`);
@@ -178,7 +193,16 @@ function replay(tree: Tree, s: LoadedStream, rows: number): { ex: CoreLike; sink
   let seq = 0;
   for (const c of setupCommands(tree, s.header)) { seq++; ex.apply(c, seq, seq, sink); }
   const before = sink.records;
-  const cmd = tree.newCommand();
+  if (tree.rows !== null) {
+    const row = tree.rows.newStreamCommand();
+    for (let i = 0; i < rows; i++) {
+      tree.rows.decodeCommand(s.columns, i, row);
+      seq++;
+      ex.apply(row, seq, seq, sink);
+    }
+    return { ex, sink, records: sink.records - before };
+  }
+  const cmd = tree.newSlot();
   assignFields(cmd, s.header.base);
   const { kind, side, tif, accountId, priceTicks, qtyLots, orderId } = s.columns;
   for (let i = 0; i < rows; i++) {

@@ -33,15 +33,16 @@ import {
   SelfTradePrevention,
   Side,
   TimeInForce,
-  newCommand,
+  newCommandSlot,
   type Command,
+  type CommandSlot,
   type EngineConfig,
   type OrderRec,
   type RecordSink,
   type ResultRec,
   type TradeRec,
 } from '../engine/bus/types.js';
-import { SLOT_BYTES, decodeRecord } from '../engine/bus/codec.js';
+import { SLOT_BYTES, commandFromSlot, decodeRecord } from '../engine/bus/codec.js';
 
 export const BENCH_ACCOUNTS = 1000;
 export const BENCH_MARKET_ID = 0;
@@ -121,8 +122,9 @@ export function accountKey(accountId: number): Uint8Array {
   return key;
 }
 
-function baseCommand(): Command {
-  const c = newCommand();
+/** The generator's commands, built field by field at their slot positions. */
+export function baseCommand(): CommandSlot {
+  const c = newCommandSlot();
   c.marketId = BENCH_MARKET_ID;
   c.orderType = OrderType.Limit;
   c.selfTradePrevention = SelfTradePrevention.RejectTaker;
@@ -131,22 +133,28 @@ function baseCommand(): Command {
 
 /** A command with the fields every main-stream row shares; decodeCommand fills the rest. */
 export function newStreamCommand(): Command {
-  return baseCommand();
+  return commandFromSlot(baseCommand());
 }
 
-/** Copies row `i` into the reused `cmd` (six field writes: the cost of reading a ring slot). */
+/** Copies row `i` into the reused `cmd` (the kind and its payload's row fields: the cost of reading a ring slot). */
 export function decodeCommand(s: EngineStream, i: number, cmd: Command): void {
   cmd.kind = s.kind[i];
-  cmd.side = s.side[i];
-  cmd.timeInForce = s.tif[i];
-  cmd.accountId = s.accountId[i];
-  cmd.priceTicks = s.priceTicks[i];
-  cmd.qtyLots = s.qtyLots[i];
-  cmd.orderId = s.orderId[i];
+  if (cmd.kind === CommandKind.PlaceOrder) {
+    const p = cmd.placeOrder;
+    p.side = s.side[i];
+    p.timeInForce = s.tif[i];
+    p.accountId = s.accountId[i];
+    p.priceTicks = s.priceTicks[i];
+    p.qtyLots = s.qtyLots[i];
+  } else {
+    const c = cmd.cancelOrder;
+    c.accountId = s.accountId[i];
+    c.orderId = s.orderId[i];
+  }
 }
 
 export function setupCommands(accounts: number): Command[] {
-  const out: Command[] = [];
+  const out: CommandSlot[] = [];
   for (let a = 1; a <= accounts; a++) {
     const c = baseCommand();
     c.kind = CommandKind.CreateAccount;
@@ -163,7 +171,7 @@ export function setupCommands(accounts: number): Command[] {
       out.push(c);
     }
   }
-  return out;
+  return out.map((c) => commandFromSlot(c));
 }
 
 interface Live {
@@ -258,7 +266,7 @@ export function generateStream(seed: number, ops: number, config: EngineConfig =
     c.qtyLots = int(1, 100);
     const d = int(1, PASSIVE_WIDTH);
     c.priceTicks = c.side === Side.Bid ? START_PRICE - d : START_PRICE + d;
-    setup.push(c);
+    setup.push(commandFromSlot(c));
   }
   for (const c of setup) ex.apply(c, ++seq, seq, sink);
   if (sink.rejected !== 0) throw new Error(`stream setup: ${sink.rejected} commands rejected`);
@@ -274,6 +282,7 @@ export function generateStream(seed: number, ops: number, config: EngineConfig =
   // The id of each place is read from the generating engine's Accepted record, which keeps this
   // file independent of how ids are made.
   const cmd = baseCommand();
+  const applied = commandFromSlot(cmd);
   const emit = (op: number): void => {
     const i = s.count++;
     s.op[i] = op;
@@ -286,7 +295,7 @@ export function generateStream(seed: number, ops: number, config: EngineConfig =
     sink.tradesThisCommand = 0;
     const rejectedBefore = sink.rejected;
     sink.lastAccepted = 0;
-    ex.apply(cmd, ++seq, seq, sink);
+    ex.apply(commandFromSlot(cmd, applied), ++seq, seq, sink);
     s.orderId[i] = cmd.kind === CommandKind.PlaceOrder ? sink.lastAccepted : cmd.orderId;
     if (sink.rejected !== rejectedBefore) s.rejected++;
     if (sink.tradesThisCommand > 0) {

@@ -33,7 +33,7 @@
 import { OrderBook, Side as LibSide } from 'nodejs-order-book';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { SLOT_BYTES, decodeRecord, recordType } from '../engine/bus/codec.js';
+import { SLOT_BYTES, decodeRecord, recordType, slotFromCommand } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
 import {
   CommandKind,
@@ -185,13 +185,13 @@ function modelGate(config: EngineConfig, stream: EngineStream, rows: number): { 
   const ex = new Exchange(config);
   const model = new ModelExchange(config);
   let seq = 0;
-  for (const c of stream.setup) { seq++; ex.apply(c, seq, seq, sink); model.apply(c, seq, seq); }
+  for (const c of stream.setup) { seq++; ex.apply(c, seq, seq, sink); model.apply(slotFromCommand(c), seq, seq); }
   const cmd = newStreamCommand();
   for (let i = 0; i < rows; i++) {
     decodeCommand(stream, i, cmd);
     seq++;
     ex.apply(cmd, seq, seq, sink);
-    model.apply(cmd, seq, seq);
+    model.apply(slotFromCommand(cmd), seq, seq);
   }
   return { engine: ex.stateHash(), model: modelStateHash(model), seconds: (performance.now() - t0) / 1000 };
 }
@@ -216,7 +216,8 @@ function preparedLib(stream: EngineStream, lib: LibStream): OrderBook {
   let k = 0;
   for (const c of stream.setup) {
     if (c.kind !== CommandKind.PlaceOrder) continue;
-    book.limit({ side: c.side === Side.Bid ? LibSide.BUY : LibSide.SELL, id: lib.setupIds[k++], size: c.qtyLots, price: c.priceTicks });
+    const p = c.placeOrder;
+    book.limit({ side: p.side === Side.Bid ? LibSide.BUY : LibSide.SELL, id: lib.setupIds[k++], size: p.qtyLots, price: p.priceTicks });
   }
   return book;
 }
@@ -299,8 +300,9 @@ function memoryPerOrder(orders: number): MemoryResult {
   const empty = usage();
   const cmd = newStreamCommand();
   cmd.kind = CommandKind.PlaceOrder;
-  cmd.timeInForce = TimeInForce.GTC;
-  cmd.qtyLots = 1;
+  const place = cmd.placeOrder;
+  place.timeInForce = TimeInForce.GTC;
+  place.qtyLots = 1;
   // Five orders a level. Bids rise from tick 1 and asks fall from far above, so each new level is
   // the side's new best (an append in the engine's sorted level array) and nothing ever crosses.
   const half = Math.floor(orders / 2);
@@ -309,9 +311,9 @@ function memoryPerOrder(orders: number): MemoryResult {
   for (let k = 0; k < orders; k++) {
     const bid = k < half;
     const j = bid ? k : k - half;
-    cmd.side = bid ? Side.Bid : Side.Ask;
-    cmd.priceTicks = bid ? 1 + Math.floor(j / 5) : askTop - Math.floor(j / 5);
-    cmd.accountId = 1 + (k % accounts);
+    place.side = bid ? Side.Bid : Side.Ask;
+    place.priceTicks = bid ? 1 + Math.floor(j / 5) : askTop - Math.floor(j / 5);
+    place.accountId = 1 + (k % accounts);
     seq++;
     ex.apply(cmd, seq, seq, sink);
   }

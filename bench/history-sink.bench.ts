@@ -60,7 +60,7 @@ function encodeStream(): DataView {
     stamped.seq = seq;
     stamped.timeUs = timeUs;
     stamped.command.kind = CommandKind.PlaceOrder;
-    stamped.command.accountId = takerAccount;
+    stamped.command.placeOrder.accountId = takerAccount;
     writeStamped(view, at(), stamped);
     const orderAt = (orderId: number, accountId: number, event: OrderEvent, status: OrderStatus, frontId: number, flags: number) => {
       Object.assign(order, { seq, timeUs, orderId, accountId, event, status, frontId, flags, marketId: 0, priceTicks: 10_000, qtyLots: 100, createdAtUs: timeUs });

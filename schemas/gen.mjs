@@ -17,6 +17,9 @@ const outDir = join(here, 'generated');
 const root = join(here, '..');
 const busDir = join(root, 'engine/bus/generated');
 const storeDir = join(root, 'engine/store/generated');
+// Besides engine/bus/generated/, the bus generator writes the engine's dispatch and the front's
+// typed engine calls (schemas/gen-commands.mjs), each into a generated/ folder of its own room.
+const commandDirs = ['engine/core/generated/', 'src/front/engine-calls/generated/'];
 
 /**
  * flatc 25.9.23's TypeScript generator writes the imports of enums used by a *nested* struct's
@@ -64,10 +67,10 @@ export function compare(dir, fresh, label) {
   return problems;
 }
 
-/** The engine/bus/generated files, by path relative to that directory. */
-function generateBusFiles() {
+/** The files of one generated folder of the bus generator, by path relative to that folder. */
+function generateBusFiles(prefix = 'engine/bus/generated/') {
   const out = {};
-  for (const [path, text] of Object.entries(generateBus(schemaPath))) out[path.replace('engine/bus/generated/', '')] = text;
+  for (const [path, text] of Object.entries(generateBus(schemaPath))) if (path.startsWith(prefix)) out[path.slice(prefix.length)] = text;
   return out;
 }
 
@@ -83,6 +86,7 @@ export async function diff() {
   return [
     ...compare(outDir, await generate(), 'schemas/generated/'),
     ...compare(busDir, generateBusFiles(), 'engine/bus/generated/'),
+    ...commandDirs.flatMap((dir) => compare(join(root, dir), generateBusFiles(dir), dir)),
     ...compare(storeDir, generateStoreFiles(), 'engine/store/generated/'),
   ];
 }
@@ -105,6 +109,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   writeAll(outDir, files);
   const bus = generateBusFiles();
   writeAll(busDir, bus);
+  for (const dir of commandDirs) writeAll(join(root, dir), generateBusFiles(dir));
   const store = generateStoreFiles();
   writeAll(storeDir, store);
   console.log(`wrote ${Object.keys(files).length} files to schemas/generated/, ${Object.keys(bus).length} to engine/bus/generated/, ${Object.keys(store).length} to engine/store/generated/`);

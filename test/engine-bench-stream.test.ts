@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { Exchange } from '../engine/core/exchange.js';
 import type { RecordSink } from '../engine/bus/types.js';
-import { SLOT_BYTES } from '../engine/bus/codec.js';
+import { SLOT_BYTES, slotFromCommand } from '../engine/bus/codec.js';
 import { modelStateHash } from '../bench/engine-model-hash.js';
 import { Op, benchConfig, decodeCommand, generateStream, newStreamCommand } from '../bench/engine-stream.js';
 import { ModelExchange } from './helpers/engine-model.js';
@@ -36,13 +36,13 @@ describe('engine benchmark stream', () => {
     const ex = new Exchange(config);
     const model = new ModelExchange(config);
     let seq = 0;
-    for (const c of s.setup) { seq++; ex.apply(c, seq, seq, NOWHERE); model.apply(c, seq, seq); }
+    for (const c of s.setup) { seq++; ex.apply(c, seq, seq, NOWHERE); model.apply(slotFromCommand(c), seq, seq); }
     const cmd = newStreamCommand();
     for (let i = 0; i < s.count; i++) {
       decodeCommand(s, i, cmd);
       seq++;
       ex.apply(cmd, seq, seq, NOWHERE);
-      model.apply(cmd, seq, seq);
+      model.apply(slotFromCommand(cmd), seq, seq);
     }
     ex.validateInvariants();
     expect(modelStateHash(model)).toBe(ex.stateHash());
@@ -53,7 +53,7 @@ describe('engine benchmark stream', () => {
     const s = generateStream(13, 300, config);
     const model = new ModelExchange(config);
     let seq = 0;
-    for (const c of s.setup) { seq++; model.apply(c, seq, seq); }
+    for (const c of s.setup) { seq++; model.apply(slotFromCommand(c), seq, seq); }
     const before = modelStateHash(model);
     const state = model.exportState();
     expect(state.orders.length).toBeGreaterThan(0);

@@ -4,7 +4,7 @@
 // exercising that rule, and a real bug there would pass too. The unbroken model must still agree
 // (the control).
 import { describe, expect, it } from 'vitest';
-import { CommandKind, OrderBookState, OrderStatus, ResultCode, type Command, type EngineConfig, type MarketSpec } from '../engine/bus/types.js';
+import { CommandKind, OrderBookState, OrderStatus, ResultCode, type CommandSlot as Command, type EngineConfig, type MarketSpec } from '../engine/bus/types.js';
 import { EngineHarness } from './helpers/engine-harness.js';
 import { ModelExchange } from './helpers/engine-model.js';
 import { modelKinds, randomConfig, runRandomStream } from './helpers/engine-random.js';

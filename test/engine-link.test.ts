@@ -5,9 +5,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { InboundRing, OutboundRing } from '../engine/bus/ring.js';
-import { SLOT_BYTES, newResultRec, readCommand, readResult, writeResult } from '../engine/bus/codec.js';
+import { SLOT_BYTES, newResultRec, readCommand, readCommandSlot, readResult, writeResult } from '../engine/bus/codec.js';
 import { Control } from '../engine/bus/control.js';
-import { CommandKind, FRONT_ID_NONE, HeaderFlag, ResultCode, newCommand } from '../engine/bus/types.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, ResultCode, newCommand, newCommandSlot } from '../engine/bus/types.js';
 import { EngineLink } from '../src/front/engine-link.js';
 import { callEngine, type FrontContext } from '../src/front/context.js';
 import type { RequestContext } from '../src/front/http.js';
@@ -40,9 +40,9 @@ describe('EngineLink on a full inbound ring', () => {
     for (let i = 0; i < 10; i++) {
       results.push(link.submit((cmd) => {
         cmd.kind = CommandKind.PlaceOrder;
-        cmd.qtyLots = 1000 + i;
-        cmd.priceTicks = 2000 + i;
-        cmd.accountId = 7;
+        cmd.placeOrder.qtyLots = 1000 + i;
+        cmd.placeOrder.priceTicks = 2000 + i;
+        cmd.placeOrder.accountId = 7;
       }, ignore));
     }
     expect(results).toEqual([...Array(8).fill('ok'), 'ring_full', 'ring_full']);
@@ -52,7 +52,7 @@ describe('EngineLink on a full inbound ring', () => {
     const cmd = newCommand();
     inbound.poll((offset) => {
       readCommand(inbound.view, offset, cmd);
-      seen.push([cmd.kind, cmd.qtyLots, cmd.priceTicks, cmd.frontId]);
+      seen.push([cmd.kind, cmd.placeOrder.qtyLots, cmd.placeOrder.priceTicks, cmd.frontId]);
     }, 100);
     expect(seen).toEqual(Array.from({ length: 8 }, (_, i) => [CommandKind.PlaceOrder, 1000 + i, 2000 + i, 3]));
 
@@ -62,16 +62,18 @@ describe('EngineLink on a full inbound ring', () => {
 
   it('publishes a None command, not stale bytes, when encoding a claimed command fails', () => {
     const { inbound, link } = setup(4);
-    expect(() => link.submit((cmd) => { cmd.kind = CommandKind.Deposit; cmd.amountUnits = 1.5; }, ignore)).not.toThrow();
+    expect(() => link.submit((cmd) => { cmd.kind = CommandKind.Deposit; cmd.deposit.amountUnits = 1.5; }, ignore)).not.toThrow();
     const cmd = newCommand();
+    const seenSlot = newCommandSlot();
     let count = 0;
     inbound.poll((offset) => {
       readCommand(inbound.view, offset, cmd);
+      readCommandSlot(inbound.view, offset, seenSlot);
       count += 1;
     }, 10);
     expect(count).toBe(1);
     expect(cmd.kind).toBe(CommandKind.None);
-    expect(cmd.amountUnits).toBe(0);
+    expect(seenSlot.amountUnits).toBe(0); // the deposit's amount never reached the slot
   });
 
   it('answers HTTP 503 with a JSON error body when the ring is full', () => {

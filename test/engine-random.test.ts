@@ -11,6 +11,7 @@
 // every time, plus one fresh seed per run, named in its test; a failing seed is printed, and
 // ENGINE_SEED=<n> reruns just that seed (ENGINE_STEPS=<n> changes the length).
 import { describe, expect, it } from 'vitest';
+import { commandFromSlot } from '../engine/bus/codec.js';
 import { AccountSettingFlag, BorrowLendEvent, CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../engine/bus/types.js';
 import { CollectingSink, EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped } from './helpers/engine-harness.js';
 import { randomConfig, runRandomStream, seedLabel, seedsForRun } from './helpers/engine-random.js';
@@ -185,7 +186,7 @@ describe('engine: determinism', () => {
         const prefix = replay(config, h.stream.slice(0, cut));
         expect(prefix.exchange.stateHash()).not.toBe(h.exchange.stateHash());
         const rest = replay(config, []).exchange;
-        for (const { command, seq, timeUs } of h.stream) rest.apply(command, seq, timeUs, new CollectingSink());
+        for (const { command, seq, timeUs } of h.stream) rest.apply(commandFromSlot(command), seq, timeUs, new CollectingSink());
         expect(rest.stateHash()).toBe(h.exchange.stateHash());
       });
     });

@@ -22,7 +22,7 @@ import {
 import { CHECKSUMMED_BYTES, CLEAN_STOP_KEY, chainChecksum } from '../engine/store/journal-layout.js';
 import { JournalWriter } from '../engine/shell/journal-writer.js';
 import { Sequencer } from '../engine/shell/sequencer.js';
-import { crc32 } from '../engine/bus/codec.js';
+import { commandFromSlot, crc32 } from '../engine/bus/codec.js';
 import { OutboundRing } from '../engine/bus/ring.js';
 import { CommandKind, newCommand, type Command, type EngineConfig } from '../engine/bus/types.js';
 import { FaultyJournalStore } from './helpers/faulty-journal-store.js';
@@ -106,7 +106,7 @@ async function drive(seed: number, commands: number, store = new FaultyJournalSt
   let i = 0;
   while (i < harness.stream.length) {
     const batch = randomInt(random, 1, 12);
-    for (let k = 0; k < batch && i < harness.stream.length; k++, i++) live.apply(harness.stream[i].command, harness.stream[i].timeUs);
+    for (let k = 0; k < batch && i < harness.stream.length; k++, i++) live.apply(commandFromSlot(harness.stream[i].command), harness.stream[i].timeUs);
     await live.commit();
   }
   return { live, stream: harness.stream, next: i };
@@ -154,7 +154,7 @@ describe('journal fault injection', () => {
     it(`seed ${seed}: lost unflushed transaction (the process dies in the flush)`, async () => {
       const { live, stream } = await drive(seed, 200);
       const durable = live.writer.durableSeq;
-      for (let i = 0; i < 5; i++) live.apply(stream[i].command, stream[stream.length - 1].timeUs);
+      for (let i = 0; i < 5; i++) live.apply(commandFromSlot(stream[i].command), stream[stream.length - 1].timeUs);
       live.store.hangNextFlush = true;
       void live.commit();
       await Promise.resolve();
@@ -166,7 +166,7 @@ describe('journal fault injection', () => {
     it(`seed ${seed}: a failed flush stops the writer without publishing`, async () => {
       const { live, stream } = await drive(seed, 200);
       const durable = live.writer.durableSeq;
-      for (let i = 0; i < 5; i++) live.apply(stream[i].command, stream[stream.length - 1].timeUs);
+      for (let i = 0; i < 5; i++) live.apply(commandFromSlot(stream[i].command), stream[stream.length - 1].timeUs);
       live.store.failNextFlush = true;
       await expect(live.commit()).rejects.toThrow(JournalWriteError);
       expect(live.writer.durableSeq).toBe(durable);

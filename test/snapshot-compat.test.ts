@@ -11,7 +11,8 @@ import { Exchange } from '../engine/core/exchange.js';
 import { exportSnapshot, importSnapshot } from '../engine/core/snapshot.js';
 import { CollectingSink, EngineHarness, M1, cmd, tradesOf } from './helpers/engine-harness.js';
 import { legacyScenarioConfig, runLegacyScenario } from './helpers/legacy-snapshot-scenario.js';
-import { newCommand } from '../engine/bus/types.js';
+import { commandFromSlot } from '../engine/bus/codec.js';
+import { newCommandSlot } from '../engine/bus/types.js';
 
 const fixture = JSON.parse(readFileSync(new URL('./fixtures/engine-snapshot-v2.json', import.meta.url), 'utf8')) as {
   formatVersion: number; seq: number; timeUs: number; stateHash: string; payloadBase64: string;
@@ -41,9 +42,9 @@ describe('format-2 engine snapshots', () => {
     const exchange = new Exchange(legacyScenarioConfig());
     importSnapshot(exchange, payload);
     const sink = new CollectingSink();
-    const place = { ...newCommand(), ...cmd.place(1, 'ask', 280, 3, { market: M1 }), frontId: 3, requestId: 900 };
+    const place = commandFromSlot({ ...newCommandSlot(), ...cmd.place(1, 'ask', 280, 3, { market: M1 }), frontId: 3, requestId: 900 });
     exchange.apply(place, fixture.seq + 1, fixture.timeUs + 5_000, sink);
-    exchange.apply({ ...newCommand(), ...cmd.tick() }, fixture.seq + 2, fixture.timeUs + 10_000, sink); // past the speed bump
+    exchange.apply(commandFromSlot({ ...newCommandSlot(), ...cmd.tick() }), fixture.seq + 2, fixture.timeUs + 10_000, sink); // past the speed bump
     exchange.validateInvariants();
     expect(tradesOf(sink.records).length).toBeGreaterThan(0);
     const again = new Exchange(legacyScenarioConfig());

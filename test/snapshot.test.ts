@@ -5,6 +5,7 @@
 // bytes are refused.
 
 import { describe, expect, it } from 'vitest';
+import { commandFromSlot } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
 import { exportSnapshot, importSnapshot, SnapshotFormatError } from '../engine/core/snapshot.js';
 import { CollectingSink, EngineHarness, prng, randomInt, replay } from './helpers/engine-harness.js';
@@ -34,7 +35,7 @@ describe('engine snapshots: replay equality', () => {
         expect(exportSnapshot(restored)).toEqual(bytes);
 
         const sink = new CollectingSink();
-        for (const { command, seq, timeUs } of stream.slice(cut)) restored.apply(command, seq, timeUs, sink);
+        for (const { command, seq, timeUs } of stream.slice(cut)) restored.apply(commandFromSlot(command), seq, timeUs, sink);
         expect(sink.records).toEqual(whole.records.slice(before.records.length));
         expect(restored.stateHash()).toBe(whole.exchange.stateHash());
       }

@@ -40,11 +40,13 @@
 //   tests all its 64-bit fields up front and then writes them through put64, which is small
 //   enough to be inlined everywhere (an out-of-line call would box every double it is passed).
 
-import { RecordType, newCommand } from '../../engine/bus/types.js';
+// It predates the command payloads: it writes and reads the slot by position (CommandSlot), as
+// every command's bytes were laid out then and still are.
+import { RecordType, newCommandSlot as newCommand } from '../../engine/bus/types.js';
 import type {
-  Command,
+  CommandSlot as Command,
   RecordHeaderFields,
-  StampedRec,
+  StampedRec as PayloadStampedRec,
   ResultRec,
   OrderRec,
   TradeRec,
@@ -56,6 +58,9 @@ import type {
   MarketStateRec,
   FeeRatesRec,
 } from '../../engine/bus/types.js';
+
+/** A Stamped record whose command is the raw slot. */
+type StampedRec = Omit<PayloadStampedRec, 'command'> & { command: Command };
 
 // ---------------------------------------------------------------------------------------------
 // Sizes and public offsets

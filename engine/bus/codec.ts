@@ -41,6 +41,7 @@
 
 export * from './generated/codec.js';
 export { KEY_BYTES } from './generated/records.js';
+export { commandFromSlot, slotFromCommand } from './generated/records.js';
 import { JOURNAL_RECORD_CHECKSUM_OFFSET, JOURNAL_RECORD_OUTPUT_DIGEST_OFFSET } from './generated/codec.js';
 
 /** Ring slot size: every record (the largest is a StampedRecord, 184 bytes) fits one slot. */

@@ -40,11 +40,12 @@ export {
   LendPoolState as LendPoolStateCode,
 } from '../../schemas/generated/exchange/schema.js';
 
-// The record interfaces, the RecordSink and newCommand/resetCommand are generated from the schema
-// (schemas/gen.mjs), as is the kind table (which commands mutate, what answers them, the size
-// tables, the enum name tables).
+// The record interfaces, the RecordSink, the command header and payloads with newCommand,
+// resetCommand and the typed constructors fillX are generated from the schema (schemas/gen.mjs),
+// as is the kind table (which commands mutate, what answers them, the size tables, the enum name
+// tables).
 export type * from './generated/records.js';
-export { newCommand, resetCommand } from './generated/records.js';
+export * from './generated/records.js';
 export * from './generated/kinds.js';
 
 /** CommandSlot.flags bits. */

@@ -8,7 +8,8 @@
 // randomness, I/O or floating point: replaying the same commands with the same seq and engine
 // times rebuilds the same state (stateHash) and the same outputs, ids included.
 //
-// This file keeps only apply, its time checks and the dispatch. The rules live in rooms:
+// This file keeps only apply and its time checks; the dispatch from kind to rule is generated from
+// the schema's kind table (generated/dispatch.ts, each kind's rule: attribute). The rules live in rooms:
 //   book/    product-agnostic: places, levels, queues, matching, cancels (it reports fills);
 //   funds/   the ledger, accounts, capital commands (deposits, withdrawals, dust) and spot risk
 //            (collateral, the largest order, converting all dust: risk.ts);
@@ -20,20 +21,13 @@
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
-import { CommandKind, ResultCode, type Command, type EngineConfig, type MutatingCommandKind, type RecordSink } from '../bus/types.js';
+import { ResultCode, type Command, type EngineConfig, type RecordSink } from '../bus/types.js';
 import { assert } from './assert.js';
-import { cancelAll, cancelOrder } from './book/cancel.js';
 import { activateOrder } from './book/matching.js';
-import { placeOrder } from './book/place.js';
-import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from './funds/capital.js';
-import { convertAllDust } from './funds/risk.js';
-import { accrueInterest, borrowLend, HOUR_US } from './margin/borrow-lend.js';
+import { applyMutating, applyQuery } from './generated/dispatch.js';
+import { accrueInterest, HOUR_US } from './margin/borrow-lend.js';
 import { validateState } from './invariants.js';
-import { setFeeRates, setMarketState } from './operator.js';
-import { setSystemState, systemRefusal } from './system.js';
-import { setIndexPrice } from './margin/index-prices.js';
-import { updateAccountSettings } from './margin/account-settings.js';
-import { refuseUnknownKind, runQuery } from './queries.js';
+import { systemRefusal } from './system.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
@@ -55,7 +49,7 @@ export class Exchange {
     assert(Number.isSafeInteger(seq) && seq >= 0 && Number.isSafeInteger(timeUs) && timeUs >= 0, 'seq and engine time must be safe integers');
     if (cmd.kind >= FIRST_QUERY_KIND) {
       s.out.begin(out, seq, timeUs);
-      runQuery(s, cmd, timeUs);
+      applyQuery(s, cmd);
       return;
     }
     assert(seq > s.lastSeq, 'sequence numbers must increase');
@@ -66,57 +60,8 @@ export class Exchange {
     this.runDueTimers(timeUs);
     const refusal = systemRefusal(s, cmd.kind);
     if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
-    // Below FIRST_QUERY_KIND every kind of the schema is mutating; any other number (a slot no
-    // front should have sent) reaches the default, whose `never` makes a schema kind without its
-    // case here a compile error.
-    const kind = cmd.kind as MutatingCommandKind;
-    switch (kind) {
-      case CommandKind.CreateAccount:
-        return createAccount(s, cmd);
-      case CommandKind.Deposit:
-        return deposit(s, cmd);
-      case CommandKind.PlaceOrder:
-        return placeOrder(s, cmd, timeUs);
-      case CommandKind.CancelOrder:
-        return cancelOrder(s, cmd);
-      case CommandKind.CancelAll:
-        return cancelAll(s, cmd);
-      case CommandKind.Tick:
-        return;
-      // The shell serialises the state after this apply; the core only
-      // answers with the snapshot's sequence.
-      case CommandKind.Snapshot:
-        return s.out.result(ResultCode.Ok, seq, cmd.frontId, cmd.requestId);
-      // Operator commands
-      case CommandKind.SetMarketState:
-        return setMarketState(s, cmd);
-      case CommandKind.SetFeeRates:
-        return setFeeRates(s, cmd);
-      // Capital: see funds/capital.ts
-      case CommandKind.Withdraw:
-        return withdraw(s, cmd);
-      case CommandKind.ConvertDust:
-        return convertDust(s, cmd);
-      case CommandKind.ConfirmWithdrawal:
-        return confirmWithdrawal(s, cmd);
-      // Spot risk: see funds/risk.ts
-      case CommandKind.ConvertAllDust:
-        return convertAllDust(s, cmd);
-      // Margin: see margin/borrow-lend.ts
-      case CommandKind.BorrowLend:
-        return borrowLend(s, cmd);
-      // The whole exchange: see system.ts
-      case CommandKind.SetSystemState:
-        return setSystemState(s, cmd);
-      // Margin: see margin/index-prices.ts
-      case CommandKind.SetIndexPrice:
-        return setIndexPrice(s, cmd);
-      // Margin: see margin/account-settings.ts
-      case CommandKind.UpdateAccountSettings:
-        return updateAccountSettings(s, cmd);
-      default:
-        return refuseUnknownKind(s, cmd, kind);
-    }
+    // The generated dispatch (generated/dispatch.ts): each kind of the schema to its rule.
+    applyMutating(s, cmd);
   }
 
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */

@@ -6,7 +6,7 @@
 // one (exchange-core's shape: matching settles through it, placing holds through it). Spot is the
 // only kind today (spot/); perpetuals and margin add a case here and a room beside spot/.
 
-import { MarketKind, type Command, type ResultCode } from '../bus/types.js';
+import { MarketKind, type PlaceOrderCommand, type ResultCode } from '../bus/types.js';
 import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
 import { reportSpotSettlement, settleSpot } from './spot/settle.js';
 import type { EngineState } from './state.js';
@@ -41,7 +41,7 @@ export interface Fill {
 
 export interface ProductRules {
   /** Computes the hold of a place (into `hold`); Ok, or why the account cannot hold it. */
-  hold(s: EngineState, cmd: Command, marketIndex: number, hold: PlaceHold): ResultCode;
+  hold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: number, hold: PlaceHold): ResultCode;
   /** The asset an open order's hold sits in. */
   holdAssetOf(s: EngineState, slot: number): number;
   /** What an open order's remaining quantity still holds: every release gives back exactly this. */

@@ -23,7 +23,10 @@
 // to every later fill of the account's orders, resting ones included (fills read the rates of the
 // moment, see matching.ts).
 
-import { ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, ResultCode, type Command } from '../bus/types.js';
+import {
+  ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderFlag, ResultCode,
+  type QueryFeeRatesCommand, type SetFeeRatesCommand, type SetMarketStateCommand,
+} from '../bus/types.js';
 import { assert } from './assert.js';
 import { NO_LEVEL, bookStateRefusal, type Book, type BookSide } from './book/book.js';
 import { cancelOpenOrder, closeOrder } from './book/cancel.js';
@@ -56,12 +59,12 @@ function cancelSide(s: EngineState, side: BookSide): number {
   return cancelled;
 }
 
-export function setMarketState(s: EngineState, cmd: Command): void {
+export function setMarketState(s: EngineState, cmd: SetMarketStateCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
-  if (!isOrderBookState(cmd.amountUnits)) return s.out.result(ResultCode.InvalidOrderBookState, 0, cmd.frontId, cmd.requestId);
+  if (!isOrderBookState(cmd.state)) return s.out.result(ResultCode.InvalidOrderBookState, 0, cmd.frontId, cmd.requestId);
   const book: Book = s.books[marketIndex];
-  book.orderBookState = cmd.amountUnits;
+  book.orderBookState = cmd.state;
   let cancelled = 0;
   for (const slot of s.pending.inOrder()) {
     if (s.pool.marketIndex[slot] !== marketIndex || pendingRefusal(s, slot) === ResultCode.Ok) continue;
@@ -80,18 +83,17 @@ function isFeeRate(value: number): boolean {
   return Number.isInteger(value) && value >= 0 && value <= BPS_PER_UNIT;
 }
 
-/** SetFeeRates: maker rate in amountUnits, taker rate in quoteQtyUnits. */
-export function setFeeRates(s: EngineState, cmd: Command): void {
+export function setFeeRates(s: EngineState, cmd: SetFeeRatesCommand): void {
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
-  if (!isFeeRate(cmd.amountUnits) || !isFeeRate(cmd.quoteQtyUnits)) return s.out.result(ResultCode.FeeRateOutOfRange, 0, cmd.frontId, cmd.requestId);
-  s.accounts.makerFeeBps[cmd.accountId] = cmd.amountUnits;
-  s.accounts.takerFeeBps[cmd.accountId] = cmd.quoteQtyUnits;
+  if (!isFeeRate(cmd.makerFeeBps) || !isFeeRate(cmd.takerFeeBps)) return s.out.result(ResultCode.FeeRateOutOfRange, 0, cmd.frontId, cmd.requestId);
+  s.accounts.makerFeeBps[cmd.accountId] = cmd.makerFeeBps;
+  s.accounts.takerFeeBps[cmd.accountId] = cmd.takerFeeBps;
   s.out.feeRates(cmd.accountId, cmd.frontId, cmd.requestId, 0);
   s.out.result(ResultCode.Ok, 0, cmd.frontId, cmd.requestId);
 }
 
 /** QueryFeeRates: the account's FeeRatesRecord, flagged Last. */
-export function queryFeeRates(s: EngineState, cmd: Command): void {
+export function queryFeeRates(s: EngineState, cmd: QueryFeeRatesCommand): void {
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   s.out.feeRates(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
 }

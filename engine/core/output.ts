@@ -102,6 +102,11 @@ export class Output {
     private readonly pools: LendPools,
   ) {}
 
+  /** The engine time of the apply in progress (what its records carry). */
+  get applyTimeUs(): number {
+    return this.timeUs;
+  }
+
   /** Starts the outputs of one apply. */
   begin(sink: RecordSink, seq: number, timeUs: number): void {
     this.sink = sink;

@@ -4,64 +4,17 @@
 // engine time forward) and writes only records addressed to the request, closed by one record
 // flagged Last. A pending order shows as New: it is open and its funds are locked.
 
-import { CommandFlag, CommandKind, ExpiryReason, HeaderFlag, OrderEvent, ResultCode, type Command, type QueryCommandKind } from '../bus/types.js';
+import {
+  CommandFlag, ExpiryReason, HeaderFlag, OrderEvent, ResultCode,
+  type CommandHeader, type QueryBalancesCommand, type QueryOpenOrdersCommand, type QueryOrderCommand,
+} from '../bus/types.js';
 import { MARKET_ID_ALL } from './catalog.js';
 import type { BookSide } from './book/book.js';
 import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
-import { queryFeeRates } from './operator.js';
-import { queryCollateral, queryMaxOrderQty } from './funds/risk.js';
-import { queryIndexPrices } from './margin/index-prices.js';
-import { queryAccountSettings } from './margin/account-settings.js';
-import { queryBorrowLendPositions, queryLendPools } from './margin/borrow-lend.js';
-
-/**
- * A command kind the schema does not have: refused, nothing changes. The dispatch switches of
- * exchange.ts and runQuery pass their kind here from the default branch, where it is typed
- * `never`, so a schema kind without its case is a compile error.
- */
-export function refuseUnknownKind(s: EngineState, cmd: Command, _kind: never): void {
-  s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
-}
-
-/** Answers a query (kind 64 and up) at engine time `timeUs` (the query's own stamp). */
-export function runQuery(s: EngineState, cmd: Command, timeUs: number): void {
-  const kind = cmd.kind as QueryCommandKind;
-  switch (kind) {
-    case CommandKind.QueryBalances:
-      return queryBalances(s, cmd);
-    case CommandKind.QueryOpenOrders:
-      return queryOpenOrders(s, cmd);
-    case CommandKind.QueryOrder:
-      return queryOrder(s, cmd);
-    case CommandKind.QuerySnapshot:
-      return querySnapshot(s, cmd);
-    // Fee rates
-    case CommandKind.QueryFeeRates:
-      return queryFeeRates(s, cmd);
-    // Spot risk: see funds/risk.ts
-    case CommandKind.QueryMaxOrderQty:
-      return queryMaxOrderQty(s, cmd);
-    case CommandKind.QueryCollateral:
-      return queryCollateral(s, cmd, timeUs);
-    // Margin
-    case CommandKind.QueryIndexPrices:
-      return queryIndexPrices(s, cmd, timeUs);
-    // Margin
-    case CommandKind.QueryAccountSettings:
-      return queryAccountSettings(s, cmd);
-    // Margin: see margin/borrow-lend.ts
-    case CommandKind.QueryLendPools:
-      return queryLendPools(s, cmd);
-    case CommandKind.QueryBorrowLendPositions:
-      return queryBorrowLendPositions(s, cmd, timeUs);
-    default:
-      return refuseUnknownKind(s, cmd, kind);
-  }
-}
 
 /** One balance per configured asset, zeros included; result value = number of balances. */
-function queryBalances(s: EngineState, cmd: Command): void {
+export function queryBalances(s: EngineState, cmd: QueryBalancesCommand): void {
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   for (let assetIndex = 0; assetIndex < s.catalog.assetCount; assetIndex++) {
     s.out.balance(cmd.accountId, assetIndex, cmd.frontId, cmd.requestId);
@@ -70,7 +23,7 @@ function queryBalances(s: EngineState, cmd: Command): void {
 }
 
 /** Open orders of one account, oldest first, in one market or all (MARKET_ID_ALL). */
-function queryOpenOrders(s: EngineState, cmd: Command): void {
+export function queryOpenOrders(s: EngineState, cmd: QueryOpenOrdersCommand): void {
   const all = cmd.marketId === MARKET_ID_ALL;
   const marketIndex = all ? -1 : s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
@@ -86,7 +39,7 @@ function queryOpenOrders(s: EngineState, cmd: Command): void {
 }
 
 /** One open order by order id or client id; finished orders are not kept (UnknownOrder). */
-function queryOrder(s: EngineState, cmd: Command): void {
+export function queryOrder(s: EngineState, cmd: QueryOrderCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
@@ -101,7 +54,7 @@ function queryOrder(s: EngineState, cmd: Command): void {
  * market's counters, every market's order book state, the exchange's system state, then every level of every book, best first, bids before asks, each carrying
  * its market's current update id. Result value = number of records before it.
  */
-function querySnapshot(s: EngineState, cmd: Command): void {
+export function querySnapshot(s: EngineState, cmd: CommandHeader): void {
   let count = 0;
   for (let accountId = 1; accountId <= s.accounts.count; accountId++, count++) s.out.account(accountId, cmd.frontId, cmd.requestId);
   for (const book of s.books) {
@@ -121,7 +74,7 @@ function querySnapshot(s: EngineState, cmd: Command): void {
   s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);
 }
 
-function snapshotSide(s: EngineState, marketIndex: number, side: BookSide, updateId: number, cmd: Command): number {
+function snapshotSide(s: EngineState, marketIndex: number, side: BookSide, updateId: number, cmd: CommandHeader): number {
   for (let rank = 0; rank < side.count; rank++) {
     const level = side.atRank(rank);
     s.out.depth(marketIndex, side.side, side.levelPrice[level], side.levelQty[level], updateId, cmd.frontId, cmd.requestId);

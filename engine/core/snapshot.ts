@@ -58,6 +58,7 @@
 
 import type { Exchange } from './exchange.js';
 import { SnapshotFormatError, SnapshotReader, SnapshotWriter, expectSnapshot } from './parts.js';
+import { ResultCode, type CommandHeader } from '../bus/types.js';
 import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
@@ -130,6 +131,14 @@ const PARTS: readonly SnapshotPart[] = [
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */
+/**
+ * Snapshot: the shell serialises the state after this apply; the core only answers with the
+ * snapshot's sequence (the command's own).
+ */
+export function snapshot(s: EngineState, cmd: CommandHeader): void {
+  s.out.result(ResultCode.Ok, s.lastSeq, cmd.frontId, cmd.requestId);
+}
+
 export function exportSnapshot(exchange: Exchange): Uint8Array {
   return exchange.exportSnapshot();
 }

@@ -1,7 +1,8 @@
 // The whole exchange's state (SetSystemState): Ok, or Maintenance.
 //
 // In maintenance the engine refuses, with SystemMaintenance and no change, every command that
-// trades or moves funds: PlaceOrder, CancelOrder, CancelAll, Withdraw, ConvertDust, ConvertAllDust and BorrowLend. The
+// trades or moves funds (the kinds the schema marks refused_in_maintenance: PlaceOrder, CancelOrder,
+// CancelAll, Withdraw, ConvertDust, ConvertAllDust and BorrowLend). The
 // check sits in the engine, not only in the fronts, so a command already in the ring when
 // maintenance starts is refused like one sent after, and replay refuses the same ones. Reads,
 // deposits, account creation, confirmations of withdrawals already made and operator commands go
@@ -11,40 +12,24 @@
 // while in maintenance, and the snapshot from format 4 on, so every state reachable before this
 // command existed keeps the hash and the snapshot it had.
 
-import { CommandKind, FRONT_ID_NONE, ResultCode, SystemState, type Command } from '../bus/types.js';
+import { FRONT_ID_NONE, REFUSED_IN_MAINTENANCE, ResultCode, SystemState, type SetSystemStateCommand } from '../bus/types.js';
 import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { expectSnapshot } from './parts.js';
 import type { EngineState } from './state.js';
 
-/** The commands maintenance refuses. */
-function refusedInMaintenance(kind: number): boolean {
-  switch (kind) {
-    case CommandKind.PlaceOrder:
-    case CommandKind.CancelOrder:
-    case CommandKind.CancelAll:
-    case CommandKind.Withdraw:
-    case CommandKind.ConvertDust:
-    case CommandKind.ConvertAllDust:
-    case CommandKind.BorrowLend:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** The refusal the exchange's state gives a command of `kind`: Ok, or SystemMaintenance. */
+/** The refusal the exchange's state gives a command of `kind` (the schema's refused_in_maintenance): Ok, or SystemMaintenance. */
 export function systemRefusal(s: EngineState, kind: number): ResultCode {
-  return s.systemState === SystemState.Maintenance && refusedInMaintenance(kind) ? ResultCode.SystemMaintenance : ResultCode.Ok;
+  return s.systemState === SystemState.Maintenance && REFUSED_IN_MAINTENANCE[kind] === 1 ? ResultCode.SystemMaintenance : ResultCode.Ok;
 }
 
 function isSystemState(value: number): value is SystemState {
   return value === SystemState.Ok || value === SystemState.Maintenance;
 }
 
-/** SetSystemState: the new state in amountUnits; a SystemState event for every front, then the result. */
-export function setSystemState(s: EngineState, cmd: Command): void {
-  if (!isSystemState(cmd.amountUnits)) return s.out.result(ResultCode.InvalidSystemState, 0, cmd.frontId, cmd.requestId);
-  s.systemState = cmd.amountUnits;
+/** SetSystemState: a SystemState event for every front, then the result. */
+export function setSystemState(s: EngineState, cmd: SetSystemStateCommand): void {
+  if (!isSystemState(cmd.state)) return s.out.result(ResultCode.InvalidSystemState, 0, cmd.frontId, cmd.requestId);
+  s.systemState = cmd.state;
   s.out.systemState(s.systemState, FRONT_ID_NONE, 0);
   s.out.result(ResultCode.Ok, 0, cmd.frontId, cmd.requestId);
 }

@@ -19,7 +19,9 @@
 // hashes its timers in (due, seq) order (inOrder) and sets them again on import in that order, so
 // the order survives a restart.
 
+import type { CommandHeader } from '../bus/types.js';
 import { assert } from './assert.js';
+import type { EngineState } from './state.js';
 
 /** What a timer does when it is due. */
 export const TimerKind = {
@@ -176,3 +178,9 @@ export class Timers {
     this.position[handle] = at;
   }
 }
+
+/**
+ * Tick: its only work is apply()'s, which runs every timer due by the command's engine time before
+ * any rule (the engine shell sends one when a timer falls due while no command arrives).
+ */
+export function tick(_s: EngineState, _cmd: CommandHeader): void {}

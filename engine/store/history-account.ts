@@ -191,7 +191,7 @@ export class AccountHistorySink {
     this.fillOrdinal = 0;
     this.lastOrderId = 0;
     this.awaitingResult = kind === CommandKind.Deposit || kind === CommandKind.Withdraw || kind === CommandKind.ConvertDust;
-    if (kind === CommandKind.ConfirmWithdrawal) this.confirm(this.stamped.command.orderId, this.stamped.command.accountId);
+    if (kind === CommandKind.ConfirmWithdrawal) this.confirm(this.stamped.command.confirmWithdrawal.withdrawalId, this.stamped.command.confirmWithdrawal.accountId);
   }
 
   private onOrder(view: DataView, offset: number): void {
@@ -224,16 +224,18 @@ export class AccountHistorySink {
 
   private onCapitalResult(value: number): void {
     const s = this.stamped;
-    const c = s.command;
     const id = s.seq;
-    if (c.kind === CommandKind.Deposit) {
+    if (s.command.kind === CommandKind.Deposit) {
+      const c = s.command.deposit;
       const deposit: DepositRecord = { id, accountId: c.accountId, assetId: c.assetId, amountUnits: c.amountUnits, timeUs: s.timeUs };
       this.history.put(['d', c.accountId, s.timeUs, id], Buffer.from(depositValueJson(deposit)));
-    } else if (c.kind === CommandKind.ConvertDust) {
+    } else if (s.command.kind === CommandKind.ConvertDust) {
+      const c = s.command.convertDust;
       const dust: DustRecord = { id, accountId: c.accountId, marketId: c.marketId, amountUnits: c.amountUnits, payoutUnits: value, timeUs: s.timeUs };
       this.history.put(['u', c.accountId, s.timeUs, id], Buffer.from(dustValueJson(dust)));
-    } else if (c.kind === CommandKind.Withdraw) {
-      const key = intentKey(c.key);
+    } else if (s.command.kind === CommandKind.Withdraw) {
+      const c = s.command.withdraw;
+      const key = intentKey(c.intentDigest);
       const stored = this.settings.get(key);
       const intent = stored === undefined ? undefined : withdrawalIntentFrom(stored);
       const withdrawal: WithdrawalRecord = {

@@ -103,7 +103,7 @@ function submitIndexPrices(front: FrontContext, ctx: RequestContext, entries: In
         ctx.engineBound = true;
       },
     };
-    if (!failed) engineCalls(front).setIndexPrice(reply, entry.assetId, entry.priceE9, source);
+    if (!failed) engineCalls(front).setIndexPrice(reply, { assetId: entry.assetId, priceE9: entry.priceE9, source });
   });
 }
 
@@ -144,7 +144,7 @@ export function indexPriceRoutes(front: FrontContext): Route[] {
       method: 'get',
       path: '/admin/index-prices',
       handle: (ctx) => {
-        engineCalls(front).indexPrices(replyTo(ctx, (prices) => sendJson(ctx, 200, JSON.stringify(indexPricesJson(front, prices)))));
+        engineCalls(front).queryIndexPrices(replyTo(ctx, (prices) => sendJson(ctx, 200, JSON.stringify(indexPricesJson(front, prices)))));
       },
     },
   ];

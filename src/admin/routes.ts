@@ -93,7 +93,7 @@ function operatorRoutes(front: FrontContext): Route[] {
         }
         engineCalls(front).setMarketState(
           sendResult(ctx, (cancelledOrders) => ({ symbol: market.symbol, orderBookState: ORDER_BOOK_STATE.name(state), cancelledOrders })),
-          market.spec.marketId, state);
+          { marketId: market.spec.marketId, state });
       },
     },
     {
@@ -110,7 +110,7 @@ function operatorRoutes(front: FrontContext): Route[] {
           return;
         }
         const { accountId, makerFeeBps, takerFeeBps } = body;
-        engineCalls(front).setFeeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), accountId, makerFeeBps, takerFeeBps);
+        engineCalls(front).setFeeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), { accountId, makerFeeBps, takerFeeBps });
       },
     },
     {
@@ -123,7 +123,7 @@ function operatorRoutes(front: FrontContext): Route[] {
           sendError(ctx, Errors.invalid('accountId must be a positive integer'));
           return;
         }
-        engineCalls(front).feeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), accountId);
+        engineCalls(front).queryFeeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), { accountId });
       },
     },
     {
@@ -132,7 +132,7 @@ function operatorRoutes(front: FrontContext): Route[] {
       handle: (ctx, input) => {
         const enabled = ((input.body ?? {}) as Record<string, unknown>).enabled;
         if (typeof enabled !== 'boolean') return sendError(ctx, Errors.invalid('enabled must be true or false'));
-        engineCalls(front).setSystemState(sendResult(ctx, () => ({ maintenance: enabled })), enabled ? SystemState.Maintenance : SystemState.Ok);
+        engineCalls(front).setSystemState(sendResult(ctx, () => ({ maintenance: enabled })), { state: enabled ? SystemState.Maintenance : SystemState.Ok });
       },
     },
   ];
@@ -182,7 +182,7 @@ export function adminRoutes(front: FrontContext, ops: Operations | null = null):
           sendError(ctx, Errors.invalid('publicKey must be the base64 of a 32-byte ed25519 public key that is not a weak point'));
           return;
         }
-        engineCalls(front).createAccount(sendResult(ctx, (accountId) => ({ accountId, publicKey: body.publicKey })), key);
+        engineCalls(front).createAccount(sendResult(ctx, (accountId) => ({ accountId, publicKey: body.publicKey })), { key });
       },
     },
     {
@@ -206,7 +206,7 @@ export function adminRoutes(front: FrontContext, ops: Operations | null = null):
           return;
         }
         engineCalls(front).deposit(sendResult(ctx, () => ({ accountId, asset: asset.symbol, quantity: body.quantity })),
-          accountId, front.config.assets.indexOf(asset), units);
+          { accountId, assetId: front.config.assets.indexOf(asset), amountUnits: units });
       },
     },
     // The operator's snapshot trigger.

@@ -80,7 +80,7 @@ function deriveRound(front: FrontContext, prices: IndexPrices, maxAgeUs: number)
     engineCalls(front).setIndexPrice({
       ok: () => {},
       fail: (error) => front.log.debug({ asset: asset.symbol, error: error.message }, 'default index price not set'),
-    }, row.assetId, priceE9, IndexPriceSource.Default);
+    }, { assetId: row.assetId, priceE9, source: IndexPriceSource.Default });
   }
 }
 
@@ -91,7 +91,7 @@ export function startIndexDefault(front: FrontContext): () => void {
   const round = (): void => {
     if (inFlight) return;
     inFlight = true;
-    engineCalls(front).indexPrices({
+    engineCalls(front).queryIndexPrices({
       ok: (prices) => {
         inFlight = false;
         try {

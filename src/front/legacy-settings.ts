@@ -60,7 +60,7 @@ export function importLegacySettings(front: FrontContext, onDone: () => void): v
       });
     };
     const send = (): void => {
-      engineCalls(front).updateAccountSettings({
+      engineCalls(front).updateSettings({
         ok: remove,
         fail: (error: ApiError) => {
           if (error.status === 503) return void setTimeout(send, RETRY_MS);

@@ -116,9 +116,9 @@ export function accountRoutes(front: FrontContext): Route[] {
       method: 'get',
       path: '/api/v1/account',
       instruction: 'accountQuery',
-      handle: (ctx, input) => engine.feeRates(replyTo(ctx, (fees) => {
-        engine.accountSettings(replyTo(ctx, (settings) => sendJson(ctx, 200, JSON.stringify(accountJson(front, settings, fees)))), input.accountId);
-      }), input.accountId),
+      handle: (ctx, input) => engine.queryFeeRates(replyTo(ctx, (fees) => {
+        engine.queryAccountSettings(replyTo(ctx, (settings) => sendJson(ctx, 200, JSON.stringify(accountJson(front, settings, fees)))), { accountId: input.accountId });
+      }), { accountId: input.accountId }),
     },
     {
       method: 'patch',
@@ -129,8 +129,8 @@ export function accountRoutes(front: FrontContext): Route[] {
         if (isApiError(update)) return sendError(ctx, update);
         const answer = replyTo(ctx, (settings: AccountSettingsView) => sendJson(ctx, 200, JSON.stringify(settingsJson(settings))));
         // A body that names no setting changes nothing: it reads them, without a journal record.
-        if (Object.keys(update).length === 0) engine.accountSettings(answer, input.accountId);
-        else engine.updateAccountSettings(answer, input.accountId, update);
+        if (Object.keys(update).length === 0) engine.queryAccountSettings(answer, { accountId: input.accountId });
+        else engine.updateSettings(answer, input.accountId, update);
       },
     },
     {
@@ -158,7 +158,7 @@ export function accountRoutes(front: FrontContext): Route[] {
           only = usdcMarketOf(front, front.config.assets.indexOf(asset));
           if (!only) return sendError(ctx, Errors.preconditionFailed(`${asset.symbol} has no ${DUST_PAYOUT_SYMBOL} market to value it`));
         }
-        engine.convertAllDust(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
+        engine.convertDustToUsdc(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, only);
       },
     },
   ];

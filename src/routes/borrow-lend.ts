@@ -103,15 +103,15 @@ export function borrowLendRoutes(front: FrontContext): Route[] {
     {
       method: 'get',
       path: '/api/v1/borrowLend/markets',
-      handle: (ctx) => engine.lendPools(replyTo(ctx, (pools) => sendJson(ctx, 200, JSON.stringify(pools.map((p) => lendMarketJson(front, p)))))),
+      handle: (ctx) => engine.queryLendPools(replyTo(ctx, (pools) => sendJson(ctx, 200, JSON.stringify(pools.map((p) => lendMarketJson(front, p)))))),
     },
     {
       method: 'get',
       path: '/api/v1/borrowLend/positions',
       instruction: 'borrowLendPositionQuery',
-      handle: (ctx, input) => engine.borrowLendPositions(replyTo(ctx, (positions) => {
+      handle: (ctx, input) => engine.queryBorrowLendPositions(replyTo(ctx, (positions) => {
         sendJson(ctx, 200, JSON.stringify(positions.map((p) => lendPositionJson(front, p))));
-      }), input.accountId),
+      }), { accountId: input.accountId }),
     },
     {
       method: 'post',
@@ -126,7 +126,9 @@ export function borrowLendRoutes(front: FrontContext): Route[] {
         if (!asset) return sendError(ctx, Errors.invalidAsset(body.symbol.slice(0, 20)));
         const units = parseAssetUnits(asset, body.quantity);
         if (typeof units !== 'number') return sendError(ctx, units);
-        engine.borrowLend(replyTo(ctx, () => sendJson(ctx, 200, '')), input.accountId, front.config.assets.indexOf(asset), side, units);
+        engine.borrowLend(replyTo(ctx, () => sendJson(ctx, 200, '')), {
+          accountId: input.accountId, assetId: front.config.assets.indexOf(asset), side, quantityUnits: units,
+        });
       },
     },
   ];

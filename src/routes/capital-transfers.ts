@@ -205,5 +205,5 @@ async function submitWithdrawal(front: FrontContext, ctx: Parameters<Route['hand
         },
       );
     },
-  }, accountId, w.assetId, w.amountUnits, digest);
+  }, { accountId, assetId: w.assetId, amountUnits: w.amountUnits, intentDigest: digest });
 }

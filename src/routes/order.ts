@@ -34,7 +34,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           sendError(ctx, order);
           return;
         }
-        engine.placeOrder(sendOrder(front, ctx), input.accountId, order);
+        engine.place(sendOrder(front, ctx), input.accountId, order);
       },
     },
     {
@@ -47,7 +47,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           sendError(ctx, target);
           return;
         }
-        engine.cancelOrder(sendOrder(front, ctx), input.accountId, target);
+        engine.cancel(sendOrder(front, ctx), input.accountId, target);
       },
     },
     {
@@ -60,7 +60,7 @@ export function orderRoutes(front: FrontContext): Route[] {
           sendError(ctx, target);
           return;
         }
-        engine.queryOrder(sendOrder(front, ctx), input.accountId, target);
+        engine.find(sendOrder(front, ctx), input.accountId, target);
       },
     },
   ];

@@ -68,7 +68,7 @@ export function ordersBatchRoutes(front: FrontContext): Route[] {
             waiting--;
             finish();
           };
-          submitted = engine.placeOrder({
+          submitted = engine.place({
             ok: (placed) => settle({ ...orderJson(front.config.markets[placed.marketId], placed), operation: 'Ok' }),
             fail: (error) => settle(errEntry(error)),
           }, input.accountId, order);

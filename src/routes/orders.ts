@@ -73,7 +73,7 @@ export function ordersRoutes(front: FrontContext): Route[] {
           return;
         }
         const list = orderList(front, ctx);
-        engine.cancelAll(list.reply, input.accountId, market.spec.marketId, list.onOrder);
+        engine.cancelAll(list.reply, { accountId: input.accountId, marketId: market.spec.marketId }, list.onOrder);
       },
     },
   ];

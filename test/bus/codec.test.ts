@@ -4,11 +4,14 @@
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import * as codec from '../../engine/bus/codec.js';
+import * as types from '../../engine/bus/types.js';
 import {
+  BorrowLendSide,
   CommandKind,
   ExpiryReason,
   HeaderFlag,
   OrderEvent,
+  IndexPriceSource,
   OrderFlag,
   OrderStatus,
   OrderType,
@@ -20,7 +23,11 @@ import {
   TimeInForce,
   TriggerBy,
   newCommand,
+  newCommandSlot,
+  OrderBookState,
+  SystemState,
   type Command,
+  type CommandSlot,
   type RecordHeaderFields,
 } from '../../engine/bus/types.js';
 
@@ -37,7 +44,8 @@ function key(seed: number): Uint8Array {
   return k;
 }
 
-function sampleCommand(): Command {
+/** An order with every field of the slot set, by slot position. */
+function sampleSlot(): CommandSlot {
   return {
     priceTicks: MAX,
     qtyLots: -MAX,
@@ -69,6 +77,15 @@ function sampleCommand(): Command {
     stopLossTriggerBy: TriggerBy.LastPrice,
     slippageToleranceType: SlippageToleranceType.Percent,
   };
+}
+
+/** The same order as a Command: header and PlaceOrder payload (everything but the key, amount, order id and asset id). */
+function sampleCommand(): Command {
+  const { key: _key, amountUnits: _amount, orderId: _orderId, assetId: _asset, requestId, frontId, kind, ...order } = sampleSlot();
+  const c = newCommand();
+  Object.assign(c, { requestId, frontId, kind });
+  Object.assign(c.placeOrder, order);
+  return c;
 }
 
 const header = (type: RecordType): RecordHeaderFields => ({
@@ -374,45 +391,119 @@ describe('commands', () => {
     }
   });
 
-  it('refuses a non-safe integer in every 64-bit command field', () => {
-    const i64 = Object.keys(newCommand()).filter((k) => k.endsWith('Ticks') || k.endsWith('Lots') || k.endsWith('Units') || k === 'orderId' || k === 'slippageTolerance');
-    expect(i64.length).toBe(12);
-    for (const field of i64) {
-      const { dv } = slot();
-      const c = sampleCommand() as unknown as Record<string, unknown>;
-      c[field] = 2 ** 53;
-      expect(() => codec.writeCommand(dv, 0, c as unknown as Command), field).toThrow(RangeError);
-      c[field] = 0.5;
-      expect(() => codec.writeCommand(dv, 0, c as unknown as Command), field).toThrow(RangeError);
+  it('refuses a non-safe integer in every payload field that lies on a 64-bit slot field', () => {
+    const refused: string[] = [];
+    const blank = newCommand() as unknown as Record<string, unknown>;
+    for (const [kindProp, payload] of Object.entries(blank)) {
+      if (typeof payload !== 'object') continue;
+      for (const [field, value] of Object.entries(payload as Record<string, unknown>)) {
+        if (typeof value !== 'number' || field === 'requestId' || field === 'frontId' || field === 'kind') continue;
+        const c = newCommand() as unknown as Record<string, Record<string, unknown>> & Command;
+        c.kind = c[kindProp].kind as CommandKind;
+        c[kindProp][field] = 0.5;
+        try {
+          codec.writeCommand(slot().dv, 0, c);
+        } catch (e) {
+          expect(e).toBeInstanceOf(RangeError);
+          refused.push(`${kindProp}.${field}`);
+        }
+      }
     }
+    expect(refused).toEqual([
+      'deposit.amountUnits',
+      ...['priceTicks', 'qtyLots', 'quoteQtyUnits', 'triggerPriceTicks', 'triggerQtyLots', 'takeProfitTriggerTicks', 'takeProfitLimitTicks',
+        'stopLossTriggerTicks', 'stopLossLimitTicks', 'slippageTolerance'].map((f) => `placeOrder.${f}`),
+      'cancelOrder.orderId', 'setMarketState.state', 'setFeeRates.makerFeeBps', 'setFeeRates.takerFeeBps', 'withdraw.amountUnits',
+      'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state', 'setIndexPrice.priceE9', 'setIndexPrice.source',
+      'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'borrowLend.quantityUnits', 'queryOrder.orderId',
+      'queryMaxOrderQty.priceTicks',
+    ]);
   });
 
   it('stores the key as raw bytes in order and copies them on read (no aliasing)', () => {
     const { dv, bytes } = slot();
-    const c = sampleCommand();
+    const c = newCommand();
+    c.kind = CommandKind.CreateAccount;
+    c.createAccount.key = key(7);
     codec.writeCommand(dv, 0, c);
-    expect(Array.from(bytes.subarray(96, 128))).toEqual(Array.from(c.key));
+    expect(Array.from(bytes.subarray(96, 128))).toEqual(Array.from(c.createAccount.key));
     // key_0 is the little-endian u64 of bytes 0..7
-    expect(dv.getBigUint64(96, true)).toBe(new DataView(c.key.buffer).getBigUint64(0, true));
+    expect(dv.getBigUint64(96, true)).toBe(new DataView(c.createAccount.key.buffer).getBigUint64(0, true));
 
     const back = newCommand();
-    const keyObject = back.key;
+    const keyObject = back.createAccount.key;
     codec.readCommand(dv, 0, back);
-    expect(back.key).toBe(keyObject);
-    expect(Array.from(back.key)).toEqual(Array.from(c.key));
+    expect(back.createAccount.key).toBe(keyObject);
+    expect(Array.from(back.createAccount.key)).toEqual(Array.from(c.createAccount.key));
     bytes.fill(0, 96, 128);
-    expect(Array.from(back.key)).toEqual(Array.from(c.key));
+    expect(Array.from(back.createAccount.key)).toEqual(Array.from(c.createAccount.key));
   });
 
   it('refuses a key that is not 32 bytes', () => {
     const { dv } = slot();
-    const c = sampleCommand();
-    c.key = new Uint8Array(31);
+    const c = newCommand();
+    c.kind = CommandKind.CreateAccount;
+    c.createAccount.key = new Uint8Array(31);
     expect(() => codec.writeCommand(dv, 0, c)).toThrow(RangeError);
     const r = codec.newAccountRec();
     r.key = new Uint8Array(33);
     expect(() => codec.writeAccount(dv, 0, r)).toThrow(RangeError);
     expect(() => codec.readAccount(dv, 0, r)).toThrow(RangeError);
+  });
+
+  // Journaled commands keep their bytes: each kind's payload writes exactly what the slot, filled
+  // by position as the first commands were, holds.
+  it('writes every kind\'s payload at the slot positions its journals hold', () => {
+    const k = key(3);
+    const cases: Array<[(c: Command) => void, Partial<CommandSlot>]> = [
+      [(c) => types.fillCreateAccount(c, { key: k }), { kind: CommandKind.CreateAccount, key: k }],
+      [(c) => types.fillDeposit(c, { accountId: 5, assetId: 2, amountUnits: 1_000_000_007 }), { kind: CommandKind.Deposit, accountId: 5, assetId: 2, amountUnits: 1_000_000_007 }],
+      [(c) => types.fillCancelOrder(c, { accountId: 5, marketId: 1, orderId: 2 ** 40 + 3, clientId: 9, flags: 4 }), { kind: CommandKind.CancelOrder, accountId: 5, marketId: 1, orderId: 2 ** 40 + 3, clientId: 9, flags: 4 }],
+      [(c) => Object.assign(c, sampleCommand()), { ...sampleSlot(), key: new Uint8Array(32), amountUnits: 0, orderId: 0, assetId: 0 }],
+      [(c) => types.fillCancelAll(c, { accountId: 5, marketId: 1 }), { kind: CommandKind.CancelAll, accountId: 5, marketId: 1 }],
+      [(c) => types.fillTick(c), { kind: CommandKind.Tick }],
+      [(c) => types.fillSnapshot(c), { kind: CommandKind.Snapshot }],
+      [(c) => types.fillSetMarketState(c, { marketId: 1, state: OrderBookState.PostOnly }), { kind: CommandKind.SetMarketState, marketId: 1, amountUnits: OrderBookState.PostOnly }],
+      [(c) => types.fillSetFeeRates(c, { accountId: 5, makerFeeBps: 7, takerFeeBps: 10_000 }), { kind: CommandKind.SetFeeRates, accountId: 5, amountUnits: 7, quoteQtyUnits: 10_000 }],
+      [(c) => types.fillWithdraw(c, { accountId: 5, assetId: 2, amountUnits: 77, intentDigest: k }), { kind: CommandKind.Withdraw, accountId: 5, assetId: 2, amountUnits: 77, key: k }],
+      [(c) => types.fillConvertDust(c, { accountId: 5, marketId: 1, amountUnits: 3 }), { kind: CommandKind.ConvertDust, accountId: 5, marketId: 1, amountUnits: 3 }],
+      [(c) => types.fillConfirmWithdrawal(c, { accountId: 5, withdrawalId: 41 }), { kind: CommandKind.ConfirmWithdrawal, accountId: 5, orderId: 41 }],
+      [(c) => types.fillSetSystemState(c, { state: SystemState.Maintenance }), { kind: CommandKind.SetSystemState, amountUnits: SystemState.Maintenance }],
+      [(c) => types.fillQueryBalances(c, { accountId: 5 }), { kind: CommandKind.QueryBalances, accountId: 5 }],
+      [(c) => types.fillQueryOpenOrders(c, { accountId: 5, marketId: 0xffff }), { kind: CommandKind.QueryOpenOrders, accountId: 5, marketId: 0xffff }],
+      [(c) => types.fillQueryOrder(c, { accountId: 5, marketId: 1, orderId: 8, clientId: 0, flags: 0 }), { kind: CommandKind.QueryOrder, accountId: 5, marketId: 1, orderId: 8 }],
+      [(c) => types.fillQuerySnapshot(c), { kind: CommandKind.QuerySnapshot }],
+      [(c) => types.fillQueryFeeRates(c, { accountId: 5 }), { kind: CommandKind.QueryFeeRates, accountId: 5 }],
+      [(c) => types.fillConvertAllDust(c, { accountId: 5, assetId: 0, marketId: 0xffff }), { kind: CommandKind.ConvertAllDust, accountId: 5, assetId: 0, marketId: 0xffff }],
+      [(c) => types.fillSetIndexPrice(c, { assetId: 2, priceE9: 2 ** 45 + 9, source: IndexPriceSource.Feed }), { kind: CommandKind.SetIndexPrice, assetId: 2, priceTicks: 2 ** 45 + 9, amountUnits: IndexPriceSource.Feed }],
+      [(c) => types.fillUpdateAccountSettings(c, { accountId: 5, settingsWord: 0x020b, leverageLimitHundredths: 350 }), { kind: CommandKind.UpdateAccountSettings, accountId: 5, quoteQtyUnits: 0x020b, amountUnits: 350 }],
+      [(c) => types.fillQueryMaxOrderQty(c, { accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123 }), { kind: CommandKind.QueryMaxOrderQty, accountId: 5, marketId: 1, side: Side.Ask, priceTicks: 123 }],
+      [(c) => types.fillQueryCollateral(c, { accountId: 5, assetId: 0 }), { kind: CommandKind.QueryCollateral, accountId: 5, assetId: 0 }],
+      [(c) => types.fillQueryIndexPrices(c), { kind: CommandKind.QueryIndexPrices }],
+      [(c) => types.fillQueryAccountSettings(c, { accountId: 5 }), { kind: CommandKind.QueryAccountSettings, accountId: 5 }],
+      [(c) => types.fillBorrowLend(c, { accountId: 5, assetId: 2, side: BorrowLendSide.Lend, quantityUnits: 2 ** 41 + 7 }), { kind: CommandKind.BorrowLend, accountId: 5, assetId: 2, side: BorrowLendSide.Lend as number as Side, amountUnits: 2 ** 41 + 7 }],
+      [(c) => types.fillQueryLendPools(c), { kind: CommandKind.QueryLendPools }],
+      [(c) => types.fillQueryBorrowLendPositions(c, { accountId: 5 }), { kind: CommandKind.QueryBorrowLendPositions, accountId: 5 }],
+    ];
+    const covered = new Set<number>();
+    for (const [fill, positions] of cases) {
+      const ours = slot();
+      const legacy = slot();
+      ours.bytes.fill(0xcc);
+      const c = newCommand();
+      fill(c);
+      c.requestId = 0xabcd;
+      c.frontId = 2;
+      codec.writeCommand(ours.dv, 0, c);
+      codec.writeCommandSlot(legacy.dv, 0, { ...newCommandSlot(), ...positions, requestId: 0xabcd, frontId: 2 });
+      expect(Array.from(ours.bytes.subarray(0, codec.COMMAND_BYTES)), CommandKind[c.kind]).toEqual(Array.from(legacy.bytes.subarray(0, codec.COMMAND_BYTES)));
+      // and reads back as the same command
+      const back = newCommand();
+      codec.readCommand(ours.dv, 0, back);
+      expect(back, CommandKind[c.kind]).toEqual(c);
+      covered.add(c.kind);
+    }
+    expect([...covered].sort((a, b) => a - b)).toEqual(types.COMMAND_KINDS.map((k) => k.kind));
   });
 
   it('zeroes the padding and writes nothing past COMMAND_BYTES', () => {

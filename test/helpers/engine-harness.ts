@@ -14,8 +14,8 @@ import {
   SelfTradePrevention,
   Side,
   TimeInForce,
-  newCommand,
-  type Command,
+  newCommandSlot,
+  type CommandSlot,
   type EngineConfig,
   type DepthRec,
   type OrderRec,
@@ -24,7 +24,10 @@ import {
   type TradeRec,
   type RecordSink,
 } from '../../engine/bus/types.js';
-import { SLOT_BYTES, decodeRecord } from '../../engine/bus/codec.js';
+import { SLOT_BYTES, commandFromSlot, decodeRecord } from '../../engine/bus/codec.js';
+
+/** Commands are built here by slot position (CommandSlot) and applied as the codec reads them. */
+type Command = CommandSlot;
 
 export type Rec = OutputRec;
 
@@ -224,7 +227,7 @@ export interface Stamped {
 export function replay(config: EngineConfig, stream: Stamped[]): { exchange: Exchange; records: Rec[] } {
   const exchange = new Exchange(config);
   const sink = new CollectingSink();
-  for (const { command, seq, timeUs } of stream) exchange.apply(command, seq, timeUs, sink);
+  for (const { command, seq, timeUs } of stream) exchange.apply(commandFromSlot(command), seq, timeUs, sink);
   return { exchange, records: sink.records };
 }
 
@@ -253,13 +256,13 @@ export class EngineHarness {
 
   /** Applies one command at `timeUs` (default: the current time) and returns its records. */
   apply(fields: Partial<Command>, timeUs = this.timeUs): Rec[] {
-    const command = { ...newCommand(), frontId: FRONT, requestId: ++this.requestId, ...fields };
+    const command = { ...newCommandSlot(), frontId: FRONT, requestId: ++this.requestId, ...fields };
     const isQuery = command.kind >= 64;
     if (!isQuery) this.seq++;
     this.timeUs = Math.max(this.timeUs, timeUs);
     const sink = new CollectingSink();
     this.stream.push({ command, seq: this.seq, timeUs: this.timeUs });
-    this.exchange.apply(command, this.seq, this.timeUs, sink);
+    this.exchange.apply(commandFromSlot(command), this.seq, this.timeUs, sink);
     this.log.push(...sink.records);
     if (command.kind === CommandKind.Deposit) {
       const result = sink.records.find((r) => r.type === RecordType.Result && r.requestId === command.requestId);

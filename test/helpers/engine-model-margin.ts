@@ -5,7 +5,7 @@
 // term (factor 0), which it checks.
 
 import {
-  BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, RecordType, ResultCode, type Command, type EngineConfig, type MarketSpec,
+  BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, RecordType, ResultCode, type CommandSlot as Command, type EngineConfig, type MarketSpec,
 } from '../../engine/bus/types.js';
 import type { CollateralSpec, LendPoolSpec } from '../../engine/bus/margin-params.js';
 import type { Rec } from './engine-harness.js';

@@ -30,7 +30,7 @@ import {
   Side,
   TimeInForce,
   OrderBookState,
-  type Command,
+  type CommandSlot as Command,
   type EngineConfig,
   type MarketSpec,
 } from '../../engine/bus/types.js';

@@ -18,13 +18,15 @@
 // queries, and now and then an hour of engine time, which pays interest). Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
+// A stream ends with every optional kind it sends accepted at least once (closingRound scripts a
+// valid one for a kind its random steps left without an Ok).
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
 // real orders and dust conversions at real balances, so it drives a harness; the harness records
 // the stamped stream for replay.
 
 import { CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
-import { ALL_MARKETS, BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
-import { ResultCode, newCommand, type Command, type EngineConfig } from '../../engine/bus/types.js';
+import { ALL_MARKETS, BASE, BASE_PER_LOT, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, testConfig, type Rec } from './engine-harness.js';
+import { ResultCode, newCommandSlot, type CommandSlot as Command, type EngineConfig } from '../../engine/bus/types.js';
 import { ModelExchange } from './engine-model.js';
 
 export const RANDOM_ACCOUNTS = 6;
@@ -36,7 +38,9 @@ export function randomConfig(seed: number): EngineConfig {
     // High rates so that fees on these small amounts are not all rounded to zero.
     makerFeeBps: [0, 150, 2000][randomInt(random, 0, 2)],
     takerFeeBps: [0, 300, 2500][randomInt(random, 0, 2)],
-    limits: { maxAccounts: 10, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
+    // Accounts: the six that trade, two of the liquidating round, two of the closing round and
+    // room for one more.
+    limits: { maxAccounts: 12, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
   });
   // Market 1 gets a narrow price band (±1 % around its last trade, about ±3 ticks) so that
   // PriceOutOfBand happens often; market 0 stays unbanded.
@@ -105,7 +109,7 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
   const model = new ModelExchange(config);
   let seq = 0;
   const send = (fields: Partial<Command>): ResultCode | undefined => {
-    const records = model.apply({ ...newCommand(), frontId: 3, requestId: ++seq, ...fields }, seq, 1_000_000);
+    const records = model.apply({ ...newCommandSlot(), frontId: 3, requestId: ++seq, ...fields }, seq, 1_000_000);
     const result = records.find((r) => r.type === RecordType.Result);
     return result?.type === RecordType.Result ? result.code : undefined;
   };
@@ -514,7 +518,89 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
   if (kinds.includes(CommandKind.SetSystemState)) remember(h.apply(cmd.setSystemState(0)));
   // One valid settings update, so every stream compares at least one accepted.
   if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(1, { autoLend: true, leverageLimitHundredths: 250 })));
+  closingRound(h, seen, kinds);
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
+}
+
+/** The command kinds of the stream so far with at least one Ok result. */
+function acceptedKinds(h: EngineHarness): Set<CommandKind> {
+  const kindOf = new Map(h.stream.map(({ command }) => [command.requestId, command.kind]));
+  const accepted = new Set<CommandKind>();
+  for (const r of h.log) {
+    if (r.type === RecordType.Result && r.code === ResultCode.Ok && kindOf.has(r.requestId)) accepted.add(kindOf.get(r.requestId)!);
+  }
+  return accepted;
+}
+
+/**
+ * Every optional kind the stream sends is accepted at least once: for a kind the random steps
+ * happened to leave without an Ok (two confirmations, both of invalid ids, say), a valid one of a
+ * fresh account now, with the exchange open. Streams that have them all are left as they are.
+ */
+function closingRound(h: EngineHarness, seen: Observed, kinds: readonly CommandKind[]): void {
+  const accepted = acceptedKinds(h);
+  const missing = kinds.filter((kind) => !accepted.has(kind));
+  if (missing.length === 0) return;
+  const apply = (command: Partial<Command>): ResultCode | undefined => {
+    const records = h.apply(command);
+    seen.remember(records, command);
+    const result = records.find((r) => r.type === RecordType.Result && r.requestId === h.lastRequestId());
+    return result?.type === RecordType.Result ? result.code : undefined;
+  };
+  const account = h.createAccount(RANDOM_ACCOUNTS + 3);
+  apply(cmd.deposit(account, QUOTE, 1_000));
+  if (missing.includes(CommandKind.Withdraw) || missing.includes(CommandKind.ConfirmWithdrawal)) {
+    apply({ kind: CommandKind.Withdraw, accountId: account, assetId: QUOTE, amountUnits: 100, key: digestOf(h.seq + 1) });
+    // Any earlier command's sequence number names a withdrawal the chain can confirm.
+    apply({ kind: CommandKind.ConfirmWithdrawal, accountId: account, orderId: seen.withdrawals.at(-1) ?? h.seq });
+  }
+  if (missing.includes(CommandKind.Snapshot)) apply({ kind: CommandKind.Snapshot });
+  if (missing.includes(CommandKind.SetIndexPrice)) apply(cmd.setIndexPrice(BASE, 100_000_000_000, 1));
+  if (missing.includes(CommandKind.BorrowLend)) closingBorrowLend(apply, seen, account);
+  if (missing.includes(CommandKind.ConvertDust) || missing.includes(CommandKind.ConvertAllDust)) closingDust(h, apply, seen, account, missing);
+}
+
+/**
+ * Dust of market 1's base (one unit, below its lot) converted at its mark price, by one or both
+ * kinds, with quote fees in the treasury to pay for it: the closing account sells one lot there
+ * as taker at half its proceeds in fees, to a second fresh account's bid at the last trade price
+ * (market 1's book emptied first, its guarded reference caught up with that price so it lies in
+ * the band).
+ */
+function closingDust(h: EngineHarness, apply: (command: Partial<Command>) => ResultCode | undefined, seen: Observed, account: number, missing: readonly CommandKind[]): void {
+  const buyer = h.createAccount(RANDOM_ACCOUNTS + 4);
+  const step = (command: Partial<Command>): void => {
+    h.apply(cmd.tick(), h.timeUs + 1_000_000);
+    apply(command);
+  };
+  for (let accountId = 1; accountId < buyer; accountId++) apply(cmd.cancelAll(accountId, M1));
+  apply(cmd.deposit(buyer, QUOTE, 5_000));
+  apply(cmd.deposit(account, OTHER, BASE_PER_LOT));
+  apply(cmd.setFeeRates(account, 5_000, 5_000));
+  const price = seen.lastTrade[M1];
+  step(cmd.place(buyer, 'bid', price, 1, { market: M1 }));
+  step(cmd.place(account, 'ask', price, 1, { market: M1, tif: TimeInForce.IOC }));
+  for (const kind of [CommandKind.ConvertDust, CommandKind.ConvertAllDust].filter((k) => missing.includes(k))) {
+    step(cmd.deposit(account, OTHER, 1));
+    apply(kind === CommandKind.ConvertDust
+      ? { kind, accountId: account, marketId: M1, amountUnits: 1 }
+      : { kind, accountId: account, assetId: QUOTE, marketId: M1 });
+  }
+}
+
+/**
+ * One accepted borrow/lend move: a lend of one quote unit (its pool is always open), else, when
+ * the pool's lent total is at its limit, a redemption of one unit by a lender, else (borrowed to
+ * its maximum utilization too) a repayment of one unit by a borrower.
+ */
+function closingBorrowLend(apply: (command: Partial<Command>) => ResultCode | undefined, seen: Observed, account: number): void {
+  if (apply({ kind: CommandKind.BorrowLend, accountId: account, assetId: QUOTE, side: 1, amountUnits: 1 }) === ResultCode.Ok) return;
+  const holders = (index: 0 | 1): number[] => [...seen.lending].filter(([key, units]) => key.endsWith(`:${QUOTE}`) && units[index] > 0).map(([key]) => Number(key.split(':')[0]));
+  const [lender] = holders(0);
+  if (lender !== undefined && apply({ kind: CommandKind.BorrowLend, accountId: lender, assetId: QUOTE, side: 0, amountUnits: 1 }) === ResultCode.Ok) return;
+  for (const borrower of holders(1)) {
+    if (seen.available(borrower, QUOTE) > 0 && apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 1, amountUnits: 1 }) === ResultCode.Ok) return;
+  }
 }
 
 export interface RunSeed {

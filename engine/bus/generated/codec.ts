@@ -10,7 +10,7 @@ import type { RecordType } from '../../../schemas/generated/exchange/schema.js';
 import { badField, badInt, getI64, getKey, put64, setKey } from '../codec-primitives.js';
 import { KEY_BYTES, newCommand } from './records.js';
 import type {
-  Command,
+  CommandSlot,
   RecordHeaderFields,
   StampedRec,
   ResultRec,
@@ -30,6 +30,25 @@ import type {
   BorrowLendRec,
   LendPoolRec,
   MarginSummaryRec,
+  Command,
+  CreateAccountPayload,
+  DepositPayload,
+  PlaceOrderPayload,
+  OrderTargetPayload,
+  AccountMarketPayload,
+  SetMarketStatePayload,
+  SetFeeRatesPayload,
+  WithdrawPayload,
+  ConvertDustPayload,
+  ConfirmWithdrawalPayload,
+  SetSystemStatePayload,
+  ConvertAllDustPayload,
+  SetIndexPricePayload,
+  UpdateAccountSettingsPayload,
+  BorrowLendPayload,
+  AccountPayload,
+  QueryMaxOrderQtyPayload,
+  QueryCollateralPayload,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -138,9 +157,9 @@ export function recordSeq(dv: DataView, off: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CommandSlot
+// CommandSlot: the raw slot, by position (layout checks and test tools)
 
-const COMMAND_I64_FIELDS = [
+const COMMAND_SLOT_I64_FIELDS = [
   'priceTicks',
   'qtyLots',
   'quoteQtyUnits',
@@ -155,7 +174,7 @@ const COMMAND_I64_FIELDS = [
   'slippageTolerance',
 ] as const;
 
-export function writeCommand(dv: DataView, off: number, c: Command): void {
+export function writeCommandSlot(dv: DataView, off: number, c: CommandSlot): void {
   if (
     !(
       Number.isSafeInteger(c.priceTicks) &&
@@ -171,7 +190,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
       Number.isSafeInteger(c.stopLossLimitTicks) &&
       Number.isSafeInteger(c.slippageTolerance)
     )
-  ) badField(c, COMMAND_I64_FIELDS);
+  ) badField(c, COMMAND_SLOT_I64_FIELDS);
   put64(dv, off + 0, c.priceTicks);
   put64(dv, off + 8, c.qtyLots);
   put64(dv, off + 16, c.quoteQtyUnits);
@@ -206,7 +225,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
 }
 
 /** Fills `c` in place; the key bytes are copied into c.key (32 bytes), never aliased. */
-export function readCommand(dv: DataView, off: number, c: Command): void {
+export function readCommandSlot(dv: DataView, off: number, c: CommandSlot): void {
   c.priceTicks = getI64(dv, off + 0);
   c.qtyLots = getI64(dv, off + 8);
   c.quoteQtyUnits = getI64(dv, off + 16);
@@ -236,6 +255,548 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
   c.takeProfitTriggerBy = dv.getUint8(off + 153);
   c.stopLossTriggerBy = dv.getUint8(off + 154);
   c.slippageToleranceType = dv.getUint8(off + 155);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands: the header and the payload of its kind
+
+/** Writes CreateAccountPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeCreateAccountPayload(dv: DataView, off: number, p: CreateAccountPayload): void {
+  setKey(dv, off + 96, p.key);
+  // every other byte but the header's (0..95, 132..139, 142..145, 147..159)
+  for (let at = 0; at < 96; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 132, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readCreateAccountPayload(dv: DataView, off: number, p: CreateAccountPayload): void {
+  getKey(dv, off + 96, p.key);
+}
+
+const DEPOSIT_PAYLOAD_I64_FIELDS = ['amountUnits'] as const;
+
+/** Writes DepositPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeDepositPayload(dv: DataView, off: number, p: DepositPayload): void {
+  if (!(Number.isSafeInteger(p.amountUnits))) badField(p, DEPOSIT_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 24, p.amountUnits);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  // every other byte but the header's (0..23, 32..127, 136..139, 142..143, 147..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readDepositPayload(dv: DataView, off: number, p: DepositPayload): void {
+  p.amountUnits = getI64(dv, off + 24);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+}
+
+const PLACE_ORDER_PAYLOAD_I64_FIELDS = ['priceTicks', 'qtyLots', 'quoteQtyUnits', 'triggerPriceTicks', 'triggerQtyLots', 'takeProfitTriggerTicks', 'takeProfitLimitTicks', 'stopLossTriggerTicks', 'stopLossLimitTicks', 'slippageTolerance'] as const;
+
+/** Writes PlaceOrderPayload at its slot places and zeros the rest of the slot but the header. */
+export function writePlaceOrderPayload(dv: DataView, off: number, p: PlaceOrderPayload): void {
+  if (!(Number.isSafeInteger(p.priceTicks) && Number.isSafeInteger(p.qtyLots) && Number.isSafeInteger(p.quoteQtyUnits) && Number.isSafeInteger(p.triggerPriceTicks) && Number.isSafeInteger(p.triggerQtyLots) && Number.isSafeInteger(p.takeProfitTriggerTicks) && Number.isSafeInteger(p.takeProfitLimitTicks) && Number.isSafeInteger(p.stopLossTriggerTicks) && Number.isSafeInteger(p.stopLossLimitTicks) && Number.isSafeInteger(p.slippageTolerance))) badField(p, PLACE_ORDER_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 0, p.priceTicks);
+  put64(dv, off + 8, p.qtyLots);
+  put64(dv, off + 16, p.quoteQtyUnits);
+  put64(dv, off + 40, p.triggerPriceTicks);
+  put64(dv, off + 48, p.triggerQtyLots);
+  put64(dv, off + 56, p.takeProfitTriggerTicks);
+  put64(dv, off + 64, p.takeProfitLimitTicks);
+  put64(dv, off + 72, p.stopLossTriggerTicks);
+  put64(dv, off + 80, p.stopLossLimitTicks);
+  put64(dv, off + 88, p.slippageTolerance);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint32(off + 136, p.clientId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  dv.setUint8(off + 147, p.side);
+  dv.setUint8(off + 148, p.orderType);
+  dv.setUint8(off + 149, p.timeInForce);
+  dv.setUint8(off + 150, p.selfTradePrevention);
+  dv.setUint8(off + 151, p.flags);
+  dv.setUint8(off + 152, p.triggerBy);
+  dv.setUint8(off + 153, p.takeProfitTriggerBy);
+  dv.setUint8(off + 154, p.stopLossTriggerBy);
+  dv.setUint8(off + 155, p.slippageToleranceType);
+  // every other byte but the header's (24..39, 96..127, 144..145, 156..159)
+  for (let at = 24; at < 40; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 96; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readPlaceOrderPayload(dv: DataView, off: number, p: PlaceOrderPayload): void {
+  p.priceTicks = getI64(dv, off + 0);
+  p.qtyLots = getI64(dv, off + 8);
+  p.quoteQtyUnits = getI64(dv, off + 16);
+  p.triggerPriceTicks = getI64(dv, off + 40);
+  p.triggerQtyLots = getI64(dv, off + 48);
+  p.takeProfitTriggerTicks = getI64(dv, off + 56);
+  p.takeProfitLimitTicks = getI64(dv, off + 64);
+  p.stopLossTriggerTicks = getI64(dv, off + 72);
+  p.stopLossLimitTicks = getI64(dv, off + 80);
+  p.slippageTolerance = getI64(dv, off + 88);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.clientId = dv.getUint32(off + 136, true);
+  p.marketId = dv.getUint16(off + 142, true);
+  p.side = dv.getUint8(off + 147);
+  p.orderType = dv.getUint8(off + 148);
+  p.timeInForce = dv.getUint8(off + 149);
+  p.selfTradePrevention = dv.getUint8(off + 150);
+  p.flags = dv.getUint8(off + 151);
+  p.triggerBy = dv.getUint8(off + 152);
+  p.takeProfitTriggerBy = dv.getUint8(off + 153);
+  p.stopLossTriggerBy = dv.getUint8(off + 154);
+  p.slippageToleranceType = dv.getUint8(off + 155);
+}
+
+const ORDER_TARGET_PAYLOAD_I64_FIELDS = ['orderId'] as const;
+
+/** Writes OrderTargetPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeOrderTargetPayload(dv: DataView, off: number, p: OrderTargetPayload): void {
+  if (!(Number.isSafeInteger(p.orderId))) badField(p, ORDER_TARGET_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 32, p.orderId);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint32(off + 136, p.clientId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  dv.setUint8(off + 151, p.flags);
+  // every other byte but the header's (0..31, 40..127, 144..145, 147..150, 152..159)
+  for (let at = 0; at < 32; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 40; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint16(off + 148, 0, true);
+  dv.setUint8(off + 150, 0);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readOrderTargetPayload(dv: DataView, off: number, p: OrderTargetPayload): void {
+  p.orderId = getI64(dv, off + 32);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.clientId = dv.getUint32(off + 136, true);
+  p.marketId = dv.getUint16(off + 142, true);
+  p.flags = dv.getUint8(off + 151);
+}
+
+/** Writes AccountMarketPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeAccountMarketPayload(dv: DataView, off: number, p: AccountMarketPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  // every other byte but the header's (0..127, 136..139, 144..145, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readAccountMarketPayload(dv: DataView, off: number, p: AccountMarketPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.marketId = dv.getUint16(off + 142, true);
+}
+
+const SET_MARKET_STATE_PAYLOAD_I64_FIELDS = ['state'] as const;
+
+/** Writes SetMarketStatePayload at its slot places and zeros the rest of the slot but the header. */
+export function writeSetMarketStatePayload(dv: DataView, off: number, p: SetMarketStatePayload): void {
+  if (!(Number.isSafeInteger(p.state))) badField(p, SET_MARKET_STATE_PAYLOAD_I64_FIELDS);
+  dv.setUint16(off + 142, p.marketId, true);
+  put64(dv, off + 24, p.state);
+  // every other byte but the header's (0..23, 32..127, 132..139, 144..145, 147..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 132, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readSetMarketStatePayload(dv: DataView, off: number, p: SetMarketStatePayload): void {
+  p.marketId = dv.getUint16(off + 142, true);
+  p.state = getI64(dv, off + 24);
+}
+
+const SET_FEE_RATES_PAYLOAD_I64_FIELDS = ['makerFeeBps', 'takerFeeBps'] as const;
+
+/** Writes SetFeeRatesPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeSetFeeRatesPayload(dv: DataView, off: number, p: SetFeeRatesPayload): void {
+  if (!(Number.isSafeInteger(p.makerFeeBps) && Number.isSafeInteger(p.takerFeeBps))) badField(p, SET_FEE_RATES_PAYLOAD_I64_FIELDS);
+  dv.setUint32(off + 132, p.accountId, true);
+  put64(dv, off + 24, p.makerFeeBps);
+  put64(dv, off + 16, p.takerFeeBps);
+  // every other byte but the header's (0..15, 32..127, 136..139, 142..145, 147..159)
+  for (let at = 0; at < 16; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readSetFeeRatesPayload(dv: DataView, off: number, p: SetFeeRatesPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.makerFeeBps = getI64(dv, off + 24);
+  p.takerFeeBps = getI64(dv, off + 16);
+}
+
+const WITHDRAW_PAYLOAD_I64_FIELDS = ['amountUnits'] as const;
+
+/** Writes WithdrawPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeWithdrawPayload(dv: DataView, off: number, p: WithdrawPayload): void {
+  if (!(Number.isSafeInteger(p.amountUnits))) badField(p, WITHDRAW_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 24, p.amountUnits);
+  setKey(dv, off + 96, p.intentDigest);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  // every other byte but the header's (0..23, 32..95, 136..139, 142..143, 147..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 96; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readWithdrawPayload(dv: DataView, off: number, p: WithdrawPayload): void {
+  p.amountUnits = getI64(dv, off + 24);
+  getKey(dv, off + 96, p.intentDigest);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+}
+
+const CONVERT_DUST_PAYLOAD_I64_FIELDS = ['amountUnits'] as const;
+
+/** Writes ConvertDustPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeConvertDustPayload(dv: DataView, off: number, p: ConvertDustPayload): void {
+  if (!(Number.isSafeInteger(p.amountUnits))) badField(p, CONVERT_DUST_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 24, p.amountUnits);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  // every other byte but the header's (0..23, 32..127, 136..139, 144..145, 147..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readConvertDustPayload(dv: DataView, off: number, p: ConvertDustPayload): void {
+  p.amountUnits = getI64(dv, off + 24);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.marketId = dv.getUint16(off + 142, true);
+}
+
+const CONFIRM_WITHDRAWAL_PAYLOAD_I64_FIELDS = ['withdrawalId'] as const;
+
+/** Writes ConfirmWithdrawalPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeConfirmWithdrawalPayload(dv: DataView, off: number, p: ConfirmWithdrawalPayload): void {
+  if (!(Number.isSafeInteger(p.withdrawalId))) badField(p, CONFIRM_WITHDRAWAL_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 32, p.withdrawalId);
+  dv.setUint32(off + 132, p.accountId, true);
+  // every other byte but the header's (0..31, 40..127, 136..139, 142..145, 147..159)
+  for (let at = 0; at < 32; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 40; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readConfirmWithdrawalPayload(dv: DataView, off: number, p: ConfirmWithdrawalPayload): void {
+  p.withdrawalId = getI64(dv, off + 32);
+  p.accountId = dv.getUint32(off + 132, true);
+}
+
+const SET_SYSTEM_STATE_PAYLOAD_I64_FIELDS = ['state'] as const;
+
+/** Writes SetSystemStatePayload at its slot places and zeros the rest of the slot but the header. */
+export function writeSetSystemStatePayload(dv: DataView, off: number, p: SetSystemStatePayload): void {
+  if (!(Number.isSafeInteger(p.state))) badField(p, SET_SYSTEM_STATE_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 24, p.state);
+  // every other byte but the header's (0..23, 32..127, 132..139, 142..145, 147..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 132, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readSetSystemStatePayload(dv: DataView, off: number, p: SetSystemStatePayload): void {
+  p.state = getI64(dv, off + 24);
+}
+
+/** Writes ConvertAllDustPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeConvertAllDustPayload(dv: DataView, off: number, p: ConvertAllDustPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  // every other byte but the header's (0..127, 136..139, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readConvertAllDustPayload(dv: DataView, off: number, p: ConvertAllDustPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.marketId = dv.getUint16(off + 142, true);
+}
+
+const SET_INDEX_PRICE_PAYLOAD_I64_FIELDS = ['priceE9', 'source'] as const;
+
+/** Writes SetIndexPricePayload at its slot places and zeros the rest of the slot but the header. */
+export function writeSetIndexPricePayload(dv: DataView, off: number, p: SetIndexPricePayload): void {
+  if (!(Number.isSafeInteger(p.priceE9) && Number.isSafeInteger(p.source))) badField(p, SET_INDEX_PRICE_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 0, p.priceE9);
+  dv.setUint16(off + 144, p.assetId, true);
+  put64(dv, off + 24, p.source);
+  // every other byte but the header's (8..23, 32..127, 132..139, 142..143, 147..159)
+  for (let at = 8; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 132, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readSetIndexPricePayload(dv: DataView, off: number, p: SetIndexPricePayload): void {
+  p.priceE9 = getI64(dv, off + 0);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.source = getI64(dv, off + 24);
+}
+
+const UPDATE_ACCOUNT_SETTINGS_PAYLOAD_I64_FIELDS = ['leverageLimitHundredths', 'settingsWord'] as const;
+
+/** Writes UpdateAccountSettingsPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeUpdateAccountSettingsPayload(dv: DataView, off: number, p: UpdateAccountSettingsPayload): void {
+  if (!(Number.isSafeInteger(p.leverageLimitHundredths) && Number.isSafeInteger(p.settingsWord))) badField(p, UPDATE_ACCOUNT_SETTINGS_PAYLOAD_I64_FIELDS);
+  dv.setUint32(off + 132, p.accountId, true);
+  put64(dv, off + 24, p.leverageLimitHundredths);
+  put64(dv, off + 16, p.settingsWord);
+  // every other byte but the header's (0..15, 32..127, 136..139, 142..145, 147..159)
+  for (let at = 0; at < 16; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readUpdateAccountSettingsPayload(dv: DataView, off: number, p: UpdateAccountSettingsPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.leverageLimitHundredths = getI64(dv, off + 24);
+  p.settingsWord = getI64(dv, off + 16);
+}
+
+const BORROW_LEND_PAYLOAD_I64_FIELDS = ['quantityUnits'] as const;
+
+/** Writes BorrowLendPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeBorrowLendPayload(dv: DataView, off: number, p: BorrowLendPayload): void {
+  if (!(Number.isSafeInteger(p.quantityUnits))) badField(p, BORROW_LEND_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 24, p.quantityUnits);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  dv.setUint8(off + 147, p.side);
+  // every other byte but the header's (0..23, 32..127, 136..139, 142..143, 148..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readBorrowLendPayload(dv: DataView, off: number, p: BorrowLendPayload): void {
+  p.quantityUnits = getI64(dv, off + 24);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.side = dv.getUint8(off + 147);
+}
+
+/** Writes AccountPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeAccountPayload(dv: DataView, off: number, p: AccountPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  // every other byte but the header's (0..127, 136..139, 142..145, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readAccountPayload(dv: DataView, off: number, p: AccountPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+}
+
+const QUERY_MAX_ORDER_QTY_PAYLOAD_I64_FIELDS = ['priceTicks'] as const;
+
+/** Writes QueryMaxOrderQtyPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryMaxOrderQtyPayload(dv: DataView, off: number, p: QueryMaxOrderQtyPayload): void {
+  if (!(Number.isSafeInteger(p.priceTicks))) badField(p, QUERY_MAX_ORDER_QTY_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 0, p.priceTicks);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 142, p.marketId, true);
+  dv.setUint8(off + 147, p.side);
+  // every other byte but the header's (8..127, 136..139, 144..145, 148..159)
+  for (let at = 8; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryMaxOrderQtyPayload(dv: DataView, off: number, p: QueryMaxOrderQtyPayload): void {
+  p.priceTicks = getI64(dv, off + 0);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.marketId = dv.getUint16(off + 142, true);
+  p.side = dv.getUint8(off + 147);
+}
+
+/** Writes QueryCollateralPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryCollateralPayload(dv: DataView, off: number, p: QueryCollateralPayload): void {
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  // every other byte but the header's (0..127, 136..139, 142..143, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryCollateralPayload(dv: DataView, off: number, p: QueryCollateralPayload): void {
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+}
+
+/** Zeros every byte of a slot but the header's (a command without a payload). */
+function zeroCommandBody(dv: DataView, off: number): void {
+  // every other byte but the header's (0..127, 132..139, 142..145, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 132, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+/** Writes the command's header and its kind's payload; every other byte of the slot is zero. */
+export function writeCommand(dv: DataView, off: number, c: Command): void {
+  switch (c.kind) {
+    case 1 /* CommandKind.CreateAccount */: writeCreateAccountPayload(dv, off, c.createAccount); break;
+    case 2 /* CommandKind.Deposit */: writeDepositPayload(dv, off, c.deposit); break;
+    case 3 /* CommandKind.PlaceOrder */: writePlaceOrderPayload(dv, off, c.placeOrder); break;
+    case 4 /* CommandKind.CancelOrder */: writeOrderTargetPayload(dv, off, c.cancelOrder); break;
+    case 5 /* CommandKind.CancelAll */: writeAccountMarketPayload(dv, off, c.cancelAll); break;
+    case 8 /* CommandKind.SetMarketState */: writeSetMarketStatePayload(dv, off, c.setMarketState); break;
+    case 9 /* CommandKind.SetFeeRates */: writeSetFeeRatesPayload(dv, off, c.setFeeRates); break;
+    case 10 /* CommandKind.Withdraw */: writeWithdrawPayload(dv, off, c.withdraw); break;
+    case 11 /* CommandKind.ConvertDust */: writeConvertDustPayload(dv, off, c.convertDust); break;
+    case 12 /* CommandKind.ConfirmWithdrawal */: writeConfirmWithdrawalPayload(dv, off, c.confirmWithdrawal); break;
+    case 13 /* CommandKind.SetSystemState */: writeSetSystemStatePayload(dv, off, c.setSystemState); break;
+    case 24 /* CommandKind.ConvertAllDust */: writeConvertAllDustPayload(dv, off, c.convertAllDust); break;
+    case 40 /* CommandKind.SetIndexPrice */: writeSetIndexPricePayload(dv, off, c.setIndexPrice); break;
+    case 41 /* CommandKind.UpdateAccountSettings */: writeUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings); break;
+    case 42 /* CommandKind.BorrowLend */: writeBorrowLendPayload(dv, off, c.borrowLend); break;
+    case 64 /* CommandKind.QueryBalances */: writeAccountPayload(dv, off, c.queryBalances); break;
+    case 65 /* CommandKind.QueryOpenOrders */: writeAccountMarketPayload(dv, off, c.queryOpenOrders); break;
+    case 66 /* CommandKind.QueryOrder */: writeOrderTargetPayload(dv, off, c.queryOrder); break;
+    case 68 /* CommandKind.QueryFeeRates */: writeAccountPayload(dv, off, c.queryFeeRates); break;
+    case 72 /* CommandKind.QueryMaxOrderQty */: writeQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty); break;
+    case 80 /* CommandKind.QueryCollateral */: writeQueryCollateralPayload(dv, off, c.queryCollateral); break;
+    case 97 /* CommandKind.QueryAccountSettings */: writeAccountPayload(dv, off, c.queryAccountSettings); break;
+    case 99 /* CommandKind.QueryBorrowLendPositions */: writeAccountPayload(dv, off, c.queryBorrowLendPositions); break;
+    default: zeroCommandBody(dv, off);
+  }
+  dv.setUint32(off + 128, c.requestId, true);
+  dv.setUint16(off + 140, c.frontId, true);
+  dv.setUint8(off + 146, c.kind);
+}
+
+/** Reads the header, then the payload of its kind (key bytes are copied, never aliased). */
+export function readCommand(dv: DataView, off: number, c: Command): void {
+  c.requestId = dv.getUint32(off + 128, true);
+  c.frontId = dv.getUint16(off + 140, true);
+  c.kind = dv.getUint8(off + 146);
+  switch (c.kind) {
+    case 1 /* CommandKind.CreateAccount */: return readCreateAccountPayload(dv, off, c.createAccount);
+    case 2 /* CommandKind.Deposit */: return readDepositPayload(dv, off, c.deposit);
+    case 3 /* CommandKind.PlaceOrder */: return readPlaceOrderPayload(dv, off, c.placeOrder);
+    case 4 /* CommandKind.CancelOrder */: return readOrderTargetPayload(dv, off, c.cancelOrder);
+    case 5 /* CommandKind.CancelAll */: return readAccountMarketPayload(dv, off, c.cancelAll);
+    case 8 /* CommandKind.SetMarketState */: return readSetMarketStatePayload(dv, off, c.setMarketState);
+    case 9 /* CommandKind.SetFeeRates */: return readSetFeeRatesPayload(dv, off, c.setFeeRates);
+    case 10 /* CommandKind.Withdraw */: return readWithdrawPayload(dv, off, c.withdraw);
+    case 11 /* CommandKind.ConvertDust */: return readConvertDustPayload(dv, off, c.convertDust);
+    case 12 /* CommandKind.ConfirmWithdrawal */: return readConfirmWithdrawalPayload(dv, off, c.confirmWithdrawal);
+    case 13 /* CommandKind.SetSystemState */: return readSetSystemStatePayload(dv, off, c.setSystemState);
+    case 24 /* CommandKind.ConvertAllDust */: return readConvertAllDustPayload(dv, off, c.convertAllDust);
+    case 40 /* CommandKind.SetIndexPrice */: return readSetIndexPricePayload(dv, off, c.setIndexPrice);
+    case 41 /* CommandKind.UpdateAccountSettings */: return readUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings);
+    case 42 /* CommandKind.BorrowLend */: return readBorrowLendPayload(dv, off, c.borrowLend);
+    case 64 /* CommandKind.QueryBalances */: return readAccountPayload(dv, off, c.queryBalances);
+    case 65 /* CommandKind.QueryOpenOrders */: return readAccountMarketPayload(dv, off, c.queryOpenOrders);
+    case 66 /* CommandKind.QueryOrder */: return readOrderTargetPayload(dv, off, c.queryOrder);
+    case 68 /* CommandKind.QueryFeeRates */: return readAccountPayload(dv, off, c.queryFeeRates);
+    case 72 /* CommandKind.QueryMaxOrderQty */: return readQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty);
+    case 80 /* CommandKind.QueryCollateral */: return readQueryCollateralPayload(dv, off, c.queryCollateral);
+    case 97 /* CommandKind.QueryAccountSettings */: return readAccountPayload(dv, off, c.queryAccountSettings);
+    case 99 /* CommandKind.QueryBorrowLendPositions */: return readAccountPayload(dv, off, c.queryBorrowLendPositions);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

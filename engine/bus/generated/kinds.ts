@@ -90,6 +90,16 @@ export type QueryCommandKind =
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
 for (const c of COMMAND_KINDS) MUTATING_BY_KIND[c.kind] = c.mutating ? 1 : 0;
 
+/** 1 for each command kind the exchange refuses while in maintenance (refused_in_maintenance). */
+export const REFUSED_IN_MAINTENANCE: Uint8Array = new Uint8Array(256);
+REFUSED_IN_MAINTENANCE[3] = 1; // PlaceOrder
+REFUSED_IN_MAINTENANCE[4] = 1; // CancelOrder
+REFUSED_IN_MAINTENANCE[5] = 1; // CancelAll
+REFUSED_IN_MAINTENANCE[10] = 1; // Withdraw
+REFUSED_IN_MAINTENANCE[11] = 1; // ConvertDust
+REFUSED_IN_MAINTENANCE[24] = 1; // ConvertAllDust
+REFUSED_IN_MAINTENANCE[42] = 1; // BorrowLend
+
 /** Struct size of each record type (0 for None and unknown types). */
 export const RECORD_BYTES_BY_TYPE: Int32Array = new Int32Array(256);
 RECORD_BYTES_BY_TYPE[1] = 184; // Stamped

@@ -6,6 +6,7 @@
 
 import type {
   CommandKind,
+  BorrowLendSide,
   BorrowLendEvent,
   LendPoolState,
   Side,
@@ -29,8 +30,11 @@ export const KEY_BYTES = 32;
 /**
  * One inbound ring slot: the largest command of the whole API fits (an order with trigger,
  * take-profit and stop-loss prices, slippage tolerance and the auto-borrow/lend flags).
+ * These are byte positions, named as the first commands used them: code reads and writes a command
+ * through its CommandHeader and its kind's payload below, never through these names (only the
+ * layout checks and test tools do).
  */
-export interface Command {
+export interface CommandSlot {
   priceTicks: number;
   qtyLots: number;
   quoteQtyUnits: number;
@@ -364,7 +368,8 @@ export type OutputRec =
   | (LendPoolRec & { type: RecordType.LendPool })
   | (MarginSummaryRec & { type: RecordType.MarginSummary });
 
-export function newCommand(): Command {
+/** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
+export function newCommandSlot(): CommandSlot {
   return {
     priceTicks: 0,
     qtyLots: 0,
@@ -398,35 +403,759 @@ export function newCommand(): Command {
   };
 }
 
-/** Sets every field of `cmd` back to newCommand()'s values, in place (the key bytes to zero). */
+// ---------------------------------------------------------------------------------------------
+// Commands: the header and one payload per kind (schemas/gen-commands.mjs)
+
+/** The common head of every command (CommandHeader): who asked, and which kind it is. */
+export interface CommandHeader {
+  requestId: number;
+  frontId: number;
+  kind: CommandKind;
+}
+
+export interface CreateAccountPayload {
+  /**
+   * ed25519 public key, as four little-endian 64-bit words.
+   * 32 bytes: key_0..key_3 of the schema, in order.
+   */
+  key: Uint8Array;
+}
+
+export interface DepositPayload {
+  amountUnits: number;
+  accountId: number;
+  assetId: number;
+}
+
+export interface PlaceOrderPayload {
+  priceTicks: number;
+  qtyLots: number;
+  quoteQtyUnits: number;
+  triggerPriceTicks: number;
+  triggerQtyLots: number;
+  takeProfitTriggerTicks: number;
+  takeProfitLimitTicks: number;
+  stopLossTriggerTicks: number;
+  stopLossLimitTicks: number;
+  slippageTolerance: number;
+  accountId: number;
+  clientId: number;
+  marketId: number;
+  side: Side;
+  orderType: OrderType;
+  timeInForce: TimeInForce;
+  selfTradePrevention: SelfTradePrevention;
+  /**
+   * bit 0 postOnly, 1 reduceOnly, 2 hasClientId, 3 autoLend, 4 autoLendRedeem, 5 autoBorrow,
+   * 6 autoBorrowRepay
+   */
+  flags: number;
+  triggerBy: TriggerBy;
+  takeProfitTriggerBy: TriggerBy;
+  stopLossTriggerBy: TriggerBy;
+  slippageToleranceType: SlippageToleranceType;
+}
+
+/** One order of an account: by order_id, or by client_id when flags has bit 2 (hasClientId). */
+export interface OrderTargetPayload {
+  orderId: number;
+  accountId: number;
+  clientId: number;
+  marketId: number;
+  flags: number;
+}
+
+/** An account's orders in one market (QueryOpenOrders: 0xFFFF for every market). */
+export interface AccountMarketPayload {
+  accountId: number;
+  marketId: number;
+}
+
+export interface SetMarketStatePayload {
+  marketId: number;
+  state: OrderBookState;
+}
+
+/** Basis points of what the party receives, 0 to 10000. */
+export interface SetFeeRatesPayload {
+  accountId: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+}
+
+export interface WithdrawPayload {
+  amountUnits: number;
+  /**
+   * The digest of the withdrawal's destination, which the front thread stores beside the journal.
+   * 32 bytes: intent_digest_0..intent_digest_3 of the schema, in order.
+   */
+  intentDigest: Uint8Array;
+  accountId: number;
+  assetId: number;
+}
+
+/** The dust balance (base units) the conversion was computed for. */
+export interface ConvertDustPayload {
+  amountUnits: number;
+  accountId: number;
+  marketId: number;
+}
+
+/** The withdrawal id: the sequence number of its Withdraw command. */
+export interface ConfirmWithdrawalPayload {
+  withdrawalId: number;
+  accountId: number;
+}
+
+export interface SetSystemStatePayload {
+  state: SystemState;
+}
+
+/**
+ * Spot risk (engine/core/funds/risk.ts). asset_id: the payout asset; market_id: one
+ * <ASSET>_<payout> market, or 0xFFFF for every one of them.
+ */
+export interface ConvertAllDustPayload {
+  accountId: number;
+  assetId: number;
+  marketId: number;
+}
+
+/**
+ * Margin (engine/core/margin/index-prices.ts): the asset's index price in USDC per whole unit
+ * ×10^9, and where it came from.
+ */
+export interface SetIndexPricePayload {
+  priceE9: number;
+  assetId: number;
+  source: IndexPriceSource;
+}
+
+/**
+ * Margin (engine/core/margin/account-settings.ts). settings_word: low byte the AccountSettingFlag
+ * bits of the settings that change, next byte their new values (the three automation flags);
+ * leverage_limit_hundredths: the new limit when the word has the LeverageLimit bit, else 0.
+ */
+export interface UpdateAccountSettingsPayload {
+  accountId: number;
+  leverageLimitHundredths: number;
+  settingsWord: number;
+}
+
+/** Margin (engine/core/margin/borrow-lend.ts): the quantity in the asset's smallest units. */
+export interface BorrowLendPayload {
+  quantityUnits: number;
+  accountId: number;
+  assetId: number;
+  side: BorrowLendSide;
+}
+
+export interface AccountPayload {
+  accountId: number;
+}
+
+/** price_ticks 0: a market order. */
+export interface QueryMaxOrderQtyPayload {
+  priceTicks: number;
+  accountId: number;
+  marketId: number;
+  side: Side;
+}
+
+/** asset_id: the asset collateral is valued in. */
+export interface QueryCollateralPayload {
+  accountId: number;
+  assetId: number;
+}
+
+/** A CreateAccount command as its rule reads it: the header and the CreateAccountPayload. */
+export interface CreateAccountCommand extends CommandHeader, CreateAccountPayload {}
+
+/** A Deposit command as its rule reads it: the header and the DepositPayload. */
+export interface DepositCommand extends CommandHeader, DepositPayload {}
+
+/** A PlaceOrder command as its rule reads it: the header and the PlaceOrderPayload. */
+export interface PlaceOrderCommand extends CommandHeader, PlaceOrderPayload {}
+
+/** A CancelOrder command as its rule reads it: the header and the OrderTargetPayload. */
+export interface CancelOrderCommand extends CommandHeader, OrderTargetPayload {}
+
+/** A CancelAll command as its rule reads it: the header and the AccountMarketPayload. */
+export interface CancelAllCommand extends CommandHeader, AccountMarketPayload {}
+
+/** A SetMarketState command as its rule reads it: the header and the SetMarketStatePayload. */
+export interface SetMarketStateCommand extends CommandHeader, SetMarketStatePayload {}
+
+/** A SetFeeRates command as its rule reads it: the header and the SetFeeRatesPayload. */
+export interface SetFeeRatesCommand extends CommandHeader, SetFeeRatesPayload {}
+
+/** A Withdraw command as its rule reads it: the header and the WithdrawPayload. */
+export interface WithdrawCommand extends CommandHeader, WithdrawPayload {}
+
+/** A ConvertDust command as its rule reads it: the header and the ConvertDustPayload. */
+export interface ConvertDustCommand extends CommandHeader, ConvertDustPayload {}
+
+/** A ConfirmWithdrawal command as its rule reads it: the header and the ConfirmWithdrawalPayload. */
+export interface ConfirmWithdrawalCommand extends CommandHeader, ConfirmWithdrawalPayload {}
+
+/** A SetSystemState command as its rule reads it: the header and the SetSystemStatePayload. */
+export interface SetSystemStateCommand extends CommandHeader, SetSystemStatePayload {}
+
+/** A ConvertAllDust command as its rule reads it: the header and the ConvertAllDustPayload. */
+export interface ConvertAllDustCommand extends CommandHeader, ConvertAllDustPayload {}
+
+/** A SetIndexPrice command as its rule reads it: the header and the SetIndexPricePayload. */
+export interface SetIndexPriceCommand extends CommandHeader, SetIndexPricePayload {}
+
+/** A UpdateAccountSettings command as its rule reads it: the header and the UpdateAccountSettingsPayload. */
+export interface UpdateAccountSettingsCommand extends CommandHeader, UpdateAccountSettingsPayload {}
+
+/** A BorrowLend command as its rule reads it: the header and the BorrowLendPayload. */
+export interface BorrowLendCommand extends CommandHeader, BorrowLendPayload {}
+
+/** A QueryBalances command as its rule reads it: the header and the AccountPayload. */
+export interface QueryBalancesCommand extends CommandHeader, AccountPayload {}
+
+/** A QueryOpenOrders command as its rule reads it: the header and the AccountMarketPayload. */
+export interface QueryOpenOrdersCommand extends CommandHeader, AccountMarketPayload {}
+
+/** A QueryOrder command as its rule reads it: the header and the OrderTargetPayload. */
+export interface QueryOrderCommand extends CommandHeader, OrderTargetPayload {}
+
+/** A QueryFeeRates command as its rule reads it: the header and the AccountPayload. */
+export interface QueryFeeRatesCommand extends CommandHeader, AccountPayload {}
+
+/** A QueryMaxOrderQty command as its rule reads it: the header and the QueryMaxOrderQtyPayload. */
+export interface QueryMaxOrderQtyCommand extends CommandHeader, QueryMaxOrderQtyPayload {}
+
+/** A QueryCollateral command as its rule reads it: the header and the QueryCollateralPayload. */
+export interface QueryCollateralCommand extends CommandHeader, QueryCollateralPayload {}
+
+/** A QueryAccountSettings command as its rule reads it: the header and the AccountPayload. */
+export interface QueryAccountSettingsCommand extends CommandHeader, AccountPayload {}
+
+/** A QueryBorrowLendPositions command as its rule reads it: the header and the AccountPayload. */
+export interface QueryBorrowLendPositionsCommand extends CommandHeader, AccountPayload {}
+
+/**
+ * A command in memory: its header, and one reusable object per kind with a payload, of which the
+ * one of `kind` holds this command. The engine's dispatch copies the header into that object
+ * before it calls the kind's rule.
+ */
+export interface Command extends CommandHeader {
+  createAccount: CreateAccountCommand;
+  deposit: DepositCommand;
+  placeOrder: PlaceOrderCommand;
+  cancelOrder: CancelOrderCommand;
+  cancelAll: CancelAllCommand;
+  setMarketState: SetMarketStateCommand;
+  setFeeRates: SetFeeRatesCommand;
+  withdraw: WithdrawCommand;
+  convertDust: ConvertDustCommand;
+  confirmWithdrawal: ConfirmWithdrawalCommand;
+  setSystemState: SetSystemStateCommand;
+  convertAllDust: ConvertAllDustCommand;
+  setIndexPrice: SetIndexPriceCommand;
+  updateAccountSettings: UpdateAccountSettingsCommand;
+  borrowLend: BorrowLendCommand;
+  queryBalances: QueryBalancesCommand;
+  queryOpenOrders: QueryOpenOrdersCommand;
+  queryOrder: QueryOrderCommand;
+  queryFeeRates: QueryFeeRatesCommand;
+  queryMaxOrderQty: QueryMaxOrderQtyCommand;
+  queryCollateral: QueryCollateralCommand;
+  queryAccountSettings: QueryAccountSettingsCommand;
+  queryBorrowLendPositions: QueryBorrowLendPositionsCommand;
+}
+
+export function newCommand(): Command {
+  return {
+    requestId: 0, frontId: 0, kind: 0,
+    createAccount: { requestId: 0, frontId: 0, kind: 1 /* CommandKind.CreateAccount */, key: new Uint8Array(KEY_BYTES) },
+    deposit: { requestId: 0, frontId: 0, kind: 2 /* CommandKind.Deposit */, amountUnits: 0, accountId: 0, assetId: 0 },
+    placeOrder: { requestId: 0, frontId: 0, kind: 3 /* CommandKind.PlaceOrder */, priceTicks: 0, qtyLots: 0, quoteQtyUnits: 0, triggerPriceTicks: 0, triggerQtyLots: 0, takeProfitTriggerTicks: 0, takeProfitLimitTicks: 0, stopLossTriggerTicks: 0, stopLossLimitTicks: 0, slippageTolerance: 0, accountId: 0, clientId: 0, marketId: 0, side: 0, orderType: 0, timeInForce: 0, selfTradePrevention: 0, flags: 0, triggerBy: 0, takeProfitTriggerBy: 0, stopLossTriggerBy: 0, slippageToleranceType: 0 },
+    cancelOrder: { requestId: 0, frontId: 0, kind: 4 /* CommandKind.CancelOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
+    cancelAll: { requestId: 0, frontId: 0, kind: 5 /* CommandKind.CancelAll */, accountId: 0, marketId: 0 },
+    setMarketState: { requestId: 0, frontId: 0, kind: 8 /* CommandKind.SetMarketState */, marketId: 0, state: 0 },
+    setFeeRates: { requestId: 0, frontId: 0, kind: 9 /* CommandKind.SetFeeRates */, accountId: 0, makerFeeBps: 0, takerFeeBps: 0 },
+    withdraw: { requestId: 0, frontId: 0, kind: 10 /* CommandKind.Withdraw */, amountUnits: 0, intentDigest: new Uint8Array(KEY_BYTES), accountId: 0, assetId: 0 },
+    convertDust: { requestId: 0, frontId: 0, kind: 11 /* CommandKind.ConvertDust */, amountUnits: 0, accountId: 0, marketId: 0 },
+    confirmWithdrawal: { requestId: 0, frontId: 0, kind: 12 /* CommandKind.ConfirmWithdrawal */, withdrawalId: 0, accountId: 0 },
+    setSystemState: { requestId: 0, frontId: 0, kind: 13 /* CommandKind.SetSystemState */, state: 0 },
+    convertAllDust: { requestId: 0, frontId: 0, kind: 24 /* CommandKind.ConvertAllDust */, accountId: 0, assetId: 0, marketId: 0 },
+    setIndexPrice: { requestId: 0, frontId: 0, kind: 40 /* CommandKind.SetIndexPrice */, priceE9: 0, assetId: 0, source: 0 },
+    updateAccountSettings: { requestId: 0, frontId: 0, kind: 41 /* CommandKind.UpdateAccountSettings */, accountId: 0, leverageLimitHundredths: 0, settingsWord: 0 },
+    borrowLend: { requestId: 0, frontId: 0, kind: 42 /* CommandKind.BorrowLend */, quantityUnits: 0, accountId: 0, assetId: 0, side: 0 },
+    queryBalances: { requestId: 0, frontId: 0, kind: 64 /* CommandKind.QueryBalances */, accountId: 0 },
+    queryOpenOrders: { requestId: 0, frontId: 0, kind: 65 /* CommandKind.QueryOpenOrders */, accountId: 0, marketId: 0 },
+    queryOrder: { requestId: 0, frontId: 0, kind: 66 /* CommandKind.QueryOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
+    queryFeeRates: { requestId: 0, frontId: 0, kind: 68 /* CommandKind.QueryFeeRates */, accountId: 0 },
+    queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0 },
+    queryCollateral: { requestId: 0, frontId: 0, kind: 80 /* CommandKind.QueryCollateral */, accountId: 0, assetId: 0 },
+    queryAccountSettings: { requestId: 0, frontId: 0, kind: 97 /* CommandKind.QueryAccountSettings */, accountId: 0 },
+    queryBorrowLendPositions: { requestId: 0, frontId: 0, kind: 99 /* CommandKind.QueryBorrowLendPositions */, accountId: 0 },
+  };
+}
+
+function resetCreateAccountPayload(p: CreateAccountPayload): void {
+  p.key.fill(0);
+}
+
+function resetDepositPayload(p: DepositPayload): void {
+  p.amountUnits = 0;
+  p.accountId = 0;
+  p.assetId = 0;
+}
+
+function resetPlaceOrderPayload(p: PlaceOrderPayload): void {
+  p.priceTicks = 0;
+  p.qtyLots = 0;
+  p.quoteQtyUnits = 0;
+  p.triggerPriceTicks = 0;
+  p.triggerQtyLots = 0;
+  p.takeProfitTriggerTicks = 0;
+  p.takeProfitLimitTicks = 0;
+  p.stopLossTriggerTicks = 0;
+  p.stopLossLimitTicks = 0;
+  p.slippageTolerance = 0;
+  p.accountId = 0;
+  p.clientId = 0;
+  p.marketId = 0;
+  p.side = 0;
+  p.orderType = 0;
+  p.timeInForce = 0;
+  p.selfTradePrevention = 0;
+  p.flags = 0;
+  p.triggerBy = 0;
+  p.takeProfitTriggerBy = 0;
+  p.stopLossTriggerBy = 0;
+  p.slippageToleranceType = 0;
+}
+
+function resetOrderTargetPayload(p: OrderTargetPayload): void {
+  p.orderId = 0;
+  p.accountId = 0;
+  p.clientId = 0;
+  p.marketId = 0;
+  p.flags = 0;
+}
+
+function resetAccountMarketPayload(p: AccountMarketPayload): void {
+  p.accountId = 0;
+  p.marketId = 0;
+}
+
+function resetSetMarketStatePayload(p: SetMarketStatePayload): void {
+  p.marketId = 0;
+  p.state = 0;
+}
+
+function resetSetFeeRatesPayload(p: SetFeeRatesPayload): void {
+  p.accountId = 0;
+  p.makerFeeBps = 0;
+  p.takerFeeBps = 0;
+}
+
+function resetWithdrawPayload(p: WithdrawPayload): void {
+  p.amountUnits = 0;
+  p.intentDigest.fill(0);
+  p.accountId = 0;
+  p.assetId = 0;
+}
+
+function resetConvertDustPayload(p: ConvertDustPayload): void {
+  p.amountUnits = 0;
+  p.accountId = 0;
+  p.marketId = 0;
+}
+
+function resetConfirmWithdrawalPayload(p: ConfirmWithdrawalPayload): void {
+  p.withdrawalId = 0;
+  p.accountId = 0;
+}
+
+function resetSetSystemStatePayload(p: SetSystemStatePayload): void {
+  p.state = 0;
+}
+
+function resetConvertAllDustPayload(p: ConvertAllDustPayload): void {
+  p.accountId = 0;
+  p.assetId = 0;
+  p.marketId = 0;
+}
+
+function resetSetIndexPricePayload(p: SetIndexPricePayload): void {
+  p.priceE9 = 0;
+  p.assetId = 0;
+  p.source = 0;
+}
+
+function resetUpdateAccountSettingsPayload(p: UpdateAccountSettingsPayload): void {
+  p.accountId = 0;
+  p.leverageLimitHundredths = 0;
+  p.settingsWord = 0;
+}
+
+function resetBorrowLendPayload(p: BorrowLendPayload): void {
+  p.quantityUnits = 0;
+  p.accountId = 0;
+  p.assetId = 0;
+  p.side = 0;
+}
+
+function resetAccountPayload(p: AccountPayload): void {
+  p.accountId = 0;
+}
+
+function resetQueryMaxOrderQtyPayload(p: QueryMaxOrderQtyPayload): void {
+  p.priceTicks = 0;
+  p.accountId = 0;
+  p.marketId = 0;
+  p.side = 0;
+}
+
+function resetQueryCollateralPayload(p: QueryCollateralPayload): void {
+  p.accountId = 0;
+  p.assetId = 0;
+}
+
+/** Sets the header and every payload back to newCommand()'s values, in place (key bytes to zero). */
 export function resetCommand(cmd: Command): void {
-  cmd.priceTicks = 0;
-  cmd.qtyLots = 0;
-  cmd.quoteQtyUnits = 0;
-  cmd.amountUnits = 0;
-  cmd.orderId = 0;
-  cmd.triggerPriceTicks = 0;
-  cmd.triggerQtyLots = 0;
-  cmd.takeProfitTriggerTicks = 0;
-  cmd.takeProfitLimitTicks = 0;
-  cmd.stopLossTriggerTicks = 0;
-  cmd.stopLossLimitTicks = 0;
-  cmd.slippageTolerance = 0;
-  cmd.key.fill(0);
   cmd.requestId = 0;
-  cmd.accountId = 0;
-  cmd.clientId = 0;
   cmd.frontId = 0;
-  cmd.marketId = 0;
-  cmd.assetId = 0;
   cmd.kind = 0;
-  cmd.side = 0;
-  cmd.orderType = 0;
-  cmd.timeInForce = 0;
-  cmd.selfTradePrevention = 0;
-  cmd.flags = 0;
-  cmd.triggerBy = 0;
-  cmd.takeProfitTriggerBy = 0;
-  cmd.stopLossTriggerBy = 0;
-  cmd.slippageToleranceType = 0;
+  resetCreateAccountPayload(cmd.createAccount);
+  resetDepositPayload(cmd.deposit);
+  resetPlaceOrderPayload(cmd.placeOrder);
+  resetOrderTargetPayload(cmd.cancelOrder);
+  resetAccountMarketPayload(cmd.cancelAll);
+  resetSetMarketStatePayload(cmd.setMarketState);
+  resetSetFeeRatesPayload(cmd.setFeeRates);
+  resetWithdrawPayload(cmd.withdraw);
+  resetConvertDustPayload(cmd.convertDust);
+  resetConfirmWithdrawalPayload(cmd.confirmWithdrawal);
+  resetSetSystemStatePayload(cmd.setSystemState);
+  resetConvertAllDustPayload(cmd.convertAllDust);
+  resetSetIndexPricePayload(cmd.setIndexPrice);
+  resetUpdateAccountSettingsPayload(cmd.updateAccountSettings);
+  resetBorrowLendPayload(cmd.borrowLend);
+  resetAccountPayload(cmd.queryBalances);
+  resetAccountMarketPayload(cmd.queryOpenOrders);
+  resetOrderTargetPayload(cmd.queryOrder);
+  resetAccountPayload(cmd.queryFeeRates);
+  resetQueryMaxOrderQtyPayload(cmd.queryMaxOrderQty);
+  resetQueryCollateralPayload(cmd.queryCollateral);
+  resetAccountPayload(cmd.queryAccountSettings);
+  resetAccountPayload(cmd.queryBorrowLendPositions);
+}
+
+/** Makes `cmd` a CreateAccount command carrying `p` (the sender sets requestId and frontId). */
+export function fillCreateAccount(cmd: Command, p: CreateAccountPayload): void {
+  cmd.kind = 1 /* CommandKind.CreateAccount */;
+  const c = cmd.createAccount;
+  c.key.set(p.key);
+}
+
+/** Makes `cmd` a Deposit command carrying `p` (the sender sets requestId and frontId). */
+export function fillDeposit(cmd: Command, p: DepositPayload): void {
+  cmd.kind = 2 /* CommandKind.Deposit */;
+  const c = cmd.deposit;
+  c.amountUnits = p.amountUnits;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a PlaceOrder command carrying `p` (the sender sets requestId and frontId). */
+export function fillPlaceOrder(cmd: Command, p: PlaceOrderPayload): void {
+  cmd.kind = 3 /* CommandKind.PlaceOrder */;
+  const c = cmd.placeOrder;
+  c.priceTicks = p.priceTicks;
+  c.qtyLots = p.qtyLots;
+  c.quoteQtyUnits = p.quoteQtyUnits;
+  c.triggerPriceTicks = p.triggerPriceTicks;
+  c.triggerQtyLots = p.triggerQtyLots;
+  c.takeProfitTriggerTicks = p.takeProfitTriggerTicks;
+  c.takeProfitLimitTicks = p.takeProfitLimitTicks;
+  c.stopLossTriggerTicks = p.stopLossTriggerTicks;
+  c.stopLossLimitTicks = p.stopLossLimitTicks;
+  c.slippageTolerance = p.slippageTolerance;
+  c.accountId = p.accountId;
+  c.clientId = p.clientId;
+  c.marketId = p.marketId;
+  c.side = p.side;
+  c.orderType = p.orderType;
+  c.timeInForce = p.timeInForce;
+  c.selfTradePrevention = p.selfTradePrevention;
+  c.flags = p.flags;
+  c.triggerBy = p.triggerBy;
+  c.takeProfitTriggerBy = p.takeProfitTriggerBy;
+  c.stopLossTriggerBy = p.stopLossTriggerBy;
+  c.slippageToleranceType = p.slippageToleranceType;
+}
+
+/** Makes `cmd` a CancelOrder command carrying `p` (the sender sets requestId and frontId). */
+export function fillCancelOrder(cmd: Command, p: OrderTargetPayload): void {
+  cmd.kind = 4 /* CommandKind.CancelOrder */;
+  const c = cmd.cancelOrder;
+  c.orderId = p.orderId;
+  c.accountId = p.accountId;
+  c.clientId = p.clientId;
+  c.marketId = p.marketId;
+  c.flags = p.flags;
+}
+
+/** Makes `cmd` a CancelAll command carrying `p` (the sender sets requestId and frontId). */
+export function fillCancelAll(cmd: Command, p: AccountMarketPayload): void {
+  cmd.kind = 5 /* CommandKind.CancelAll */;
+  const c = cmd.cancelAll;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a Tick command (the sender sets requestId and frontId). */
+export function fillTick(cmd: Command): void {
+  cmd.kind = 6 /* CommandKind.Tick */;
+}
+
+/** Makes `cmd` a Snapshot command (the sender sets requestId and frontId). */
+export function fillSnapshot(cmd: Command): void {
+  cmd.kind = 7 /* CommandKind.Snapshot */;
+}
+
+/** Makes `cmd` a SetMarketState command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetMarketState(cmd: Command, p: SetMarketStatePayload): void {
+  cmd.kind = 8 /* CommandKind.SetMarketState */;
+  const c = cmd.setMarketState;
+  c.marketId = p.marketId;
+  c.state = p.state;
+}
+
+/** Makes `cmd` a SetFeeRates command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetFeeRates(cmd: Command, p: SetFeeRatesPayload): void {
+  cmd.kind = 9 /* CommandKind.SetFeeRates */;
+  const c = cmd.setFeeRates;
+  c.accountId = p.accountId;
+  c.makerFeeBps = p.makerFeeBps;
+  c.takerFeeBps = p.takerFeeBps;
+}
+
+/** Makes `cmd` a Withdraw command carrying `p` (the sender sets requestId and frontId). */
+export function fillWithdraw(cmd: Command, p: WithdrawPayload): void {
+  cmd.kind = 10 /* CommandKind.Withdraw */;
+  const c = cmd.withdraw;
+  c.amountUnits = p.amountUnits;
+  c.intentDigest.set(p.intentDigest);
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a ConvertDust command carrying `p` (the sender sets requestId and frontId). */
+export function fillConvertDust(cmd: Command, p: ConvertDustPayload): void {
+  cmd.kind = 11 /* CommandKind.ConvertDust */;
+  const c = cmd.convertDust;
+  c.amountUnits = p.amountUnits;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a ConfirmWithdrawal command carrying `p` (the sender sets requestId and frontId). */
+export function fillConfirmWithdrawal(cmd: Command, p: ConfirmWithdrawalPayload): void {
+  cmd.kind = 12 /* CommandKind.ConfirmWithdrawal */;
+  const c = cmd.confirmWithdrawal;
+  c.withdrawalId = p.withdrawalId;
+  c.accountId = p.accountId;
+}
+
+/** Makes `cmd` a SetSystemState command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetSystemState(cmd: Command, p: SetSystemStatePayload): void {
+  cmd.kind = 13 /* CommandKind.SetSystemState */;
+  const c = cmd.setSystemState;
+  c.state = p.state;
+}
+
+/** Makes `cmd` a ConvertAllDust command carrying `p` (the sender sets requestId and frontId). */
+export function fillConvertAllDust(cmd: Command, p: ConvertAllDustPayload): void {
+  cmd.kind = 24 /* CommandKind.ConvertAllDust */;
+  const c = cmd.convertAllDust;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a SetIndexPrice command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetIndexPrice(cmd: Command, p: SetIndexPricePayload): void {
+  cmd.kind = 40 /* CommandKind.SetIndexPrice */;
+  const c = cmd.setIndexPrice;
+  c.priceE9 = p.priceE9;
+  c.assetId = p.assetId;
+  c.source = p.source;
+}
+
+/** Makes `cmd` a UpdateAccountSettings command carrying `p` (the sender sets requestId and frontId). */
+export function fillUpdateAccountSettings(cmd: Command, p: UpdateAccountSettingsPayload): void {
+  cmd.kind = 41 /* CommandKind.UpdateAccountSettings */;
+  const c = cmd.updateAccountSettings;
+  c.accountId = p.accountId;
+  c.leverageLimitHundredths = p.leverageLimitHundredths;
+  c.settingsWord = p.settingsWord;
+}
+
+/** Makes `cmd` a BorrowLend command carrying `p` (the sender sets requestId and frontId). */
+export function fillBorrowLend(cmd: Command, p: BorrowLendPayload): void {
+  cmd.kind = 42 /* CommandKind.BorrowLend */;
+  const c = cmd.borrowLend;
+  c.quantityUnits = p.quantityUnits;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+  c.side = p.side;
+}
+
+/** Makes `cmd` a QueryBalances command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryBalances(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 64 /* CommandKind.QueryBalances */;
+  const c = cmd.queryBalances;
+  c.accountId = p.accountId;
+}
+
+/** Makes `cmd` a QueryOpenOrders command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryOpenOrders(cmd: Command, p: AccountMarketPayload): void {
+  cmd.kind = 65 /* CommandKind.QueryOpenOrders */;
+  const c = cmd.queryOpenOrders;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a QueryOrder command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryOrder(cmd: Command, p: OrderTargetPayload): void {
+  cmd.kind = 66 /* CommandKind.QueryOrder */;
+  const c = cmd.queryOrder;
+  c.orderId = p.orderId;
+  c.accountId = p.accountId;
+  c.clientId = p.clientId;
+  c.marketId = p.marketId;
+  c.flags = p.flags;
+}
+
+/** Makes `cmd` a QuerySnapshot command (the sender sets requestId and frontId). */
+export function fillQuerySnapshot(cmd: Command): void {
+  cmd.kind = 67 /* CommandKind.QuerySnapshot */;
+}
+
+/** Makes `cmd` a QueryFeeRates command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryFeeRates(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 68 /* CommandKind.QueryFeeRates */;
+  const c = cmd.queryFeeRates;
+  c.accountId = p.accountId;
+}
+
+/** Makes `cmd` a QueryMaxOrderQty command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryMaxOrderQty(cmd: Command, p: QueryMaxOrderQtyPayload): void {
+  cmd.kind = 72 /* CommandKind.QueryMaxOrderQty */;
+  const c = cmd.queryMaxOrderQty;
+  c.priceTicks = p.priceTicks;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+  c.side = p.side;
+}
+
+/** Makes `cmd` a QueryCollateral command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryCollateral(cmd: Command, p: QueryCollateralPayload): void {
+  cmd.kind = 80 /* CommandKind.QueryCollateral */;
+  const c = cmd.queryCollateral;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a QueryIndexPrices command (the sender sets requestId and frontId). */
+export function fillQueryIndexPrices(cmd: Command): void {
+  cmd.kind = 96 /* CommandKind.QueryIndexPrices */;
+}
+
+/** Makes `cmd` a QueryAccountSettings command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryAccountSettings(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 97 /* CommandKind.QueryAccountSettings */;
+  const c = cmd.queryAccountSettings;
+  c.accountId = p.accountId;
+}
+
+/** Makes `cmd` a QueryLendPools command (the sender sets requestId and frontId). */
+export function fillQueryLendPools(cmd: Command): void {
+  cmd.kind = 98 /* CommandKind.QueryLendPools */;
+}
+
+/** Makes `cmd` a QueryBorrowLendPositions command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryBorrowLendPositions(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 99 /* CommandKind.QueryBorrowLendPositions */;
+  const c = cmd.queryBorrowLendPositions;
+  c.accountId = p.accountId;
+}
+
+/**
+ * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
+ * fields they lie on, values as they are, unchecked): for test tools and reference models that
+ * build commands field by field (key bytes shared, not copied). Fills `c` (a new Command by default) and returns it.
+ */
+export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): Command {
+  c.requestId = slot.requestId;
+  c.frontId = slot.frontId;
+  c.kind = slot.kind;
+  switch (c.kind) {
+    case 1 /* CommandKind.CreateAccount */: { const p = c.createAccount; p.key = slot.key; break; }
+    case 2 /* CommandKind.Deposit */: { const p = c.deposit; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 3 /* CommandKind.PlaceOrder */: { const p = c.placeOrder; p.priceTicks = slot.priceTicks; p.qtyLots = slot.qtyLots; p.quoteQtyUnits = slot.quoteQtyUnits; p.triggerPriceTicks = slot.triggerPriceTicks; p.triggerQtyLots = slot.triggerQtyLots; p.takeProfitTriggerTicks = slot.takeProfitTriggerTicks; p.takeProfitLimitTicks = slot.takeProfitLimitTicks; p.stopLossTriggerTicks = slot.stopLossTriggerTicks; p.stopLossLimitTicks = slot.stopLossLimitTicks; p.slippageTolerance = slot.slippageTolerance; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.side = slot.side; p.orderType = slot.orderType; p.timeInForce = slot.timeInForce; p.selfTradePrevention = slot.selfTradePrevention; p.flags = slot.flags; p.triggerBy = slot.triggerBy; p.takeProfitTriggerBy = slot.takeProfitTriggerBy; p.stopLossTriggerBy = slot.stopLossTriggerBy; p.slippageToleranceType = slot.slippageToleranceType; break; }
+    case 4 /* CommandKind.CancelOrder */: { const p = c.cancelOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
+    case 5 /* CommandKind.CancelAll */: { const p = c.cancelAll; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
+    case 8 /* CommandKind.SetMarketState */: { const p = c.setMarketState; p.marketId = slot.marketId; p.state = slot.amountUnits; break; }
+    case 9 /* CommandKind.SetFeeRates */: { const p = c.setFeeRates; p.accountId = slot.accountId; p.makerFeeBps = slot.amountUnits; p.takerFeeBps = slot.quoteQtyUnits; break; }
+    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; p.amountUnits = slot.amountUnits; p.intentDigest = slot.key; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
+    case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; p.withdrawalId = slot.orderId; p.accountId = slot.accountId; break; }
+    case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; p.state = slot.amountUnits; break; }
+    case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; p.accountId = slot.accountId; p.assetId = slot.assetId; p.marketId = slot.marketId; break; }
+    case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; p.priceE9 = slot.priceTicks; p.assetId = slot.assetId; p.source = slot.amountUnits; break; }
+    case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; p.accountId = slot.accountId; p.leverageLimitHundredths = slot.amountUnits; p.settingsWord = slot.quoteQtyUnits; break; }
+    case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; p.quantityUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; p.side = slot.side as number; break; }
+    case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; p.accountId = slot.accountId; break; }
+    case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
+    case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
+    case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; p.accountId = slot.accountId; break; }
+    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; break; }
+    case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; p.accountId = slot.accountId; break; }
+    case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; p.accountId = slot.accountId; break; }
+  }
+  return c;
+}
+
+/** The CommandSlot a command fills (its header and its kind's payload; every other field zero). */
+export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()): CommandSlot {
+  slot.requestId = c.requestId;
+  slot.frontId = c.frontId;
+  slot.kind = c.kind;
+  switch (c.kind) {
+    case 1 /* CommandKind.CreateAccount */: { const p = c.createAccount; slot.key = p.key; break; }
+    case 2 /* CommandKind.Deposit */: { const p = c.deposit; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 3 /* CommandKind.PlaceOrder */: { const p = c.placeOrder; slot.priceTicks = p.priceTicks; slot.qtyLots = p.qtyLots; slot.quoteQtyUnits = p.quoteQtyUnits; slot.triggerPriceTicks = p.triggerPriceTicks; slot.triggerQtyLots = p.triggerQtyLots; slot.takeProfitTriggerTicks = p.takeProfitTriggerTicks; slot.takeProfitLimitTicks = p.takeProfitLimitTicks; slot.stopLossTriggerTicks = p.stopLossTriggerTicks; slot.stopLossLimitTicks = p.stopLossLimitTicks; slot.slippageTolerance = p.slippageTolerance; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.side = p.side; slot.orderType = p.orderType; slot.timeInForce = p.timeInForce; slot.selfTradePrevention = p.selfTradePrevention; slot.flags = p.flags; slot.triggerBy = p.triggerBy; slot.takeProfitTriggerBy = p.takeProfitTriggerBy; slot.stopLossTriggerBy = p.stopLossTriggerBy; slot.slippageToleranceType = p.slippageToleranceType; break; }
+    case 4 /* CommandKind.CancelOrder */: { const p = c.cancelOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }
+    case 5 /* CommandKind.CancelAll */: { const p = c.cancelAll; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
+    case 8 /* CommandKind.SetMarketState */: { const p = c.setMarketState; slot.marketId = p.marketId; slot.amountUnits = p.state; break; }
+    case 9 /* CommandKind.SetFeeRates */: { const p = c.setFeeRates; slot.accountId = p.accountId; slot.amountUnits = p.makerFeeBps; slot.quoteQtyUnits = p.takerFeeBps; break; }
+    case 10 /* CommandKind.Withdraw */: { const p = c.withdraw; slot.amountUnits = p.amountUnits; slot.key = p.intentDigest; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 11 /* CommandKind.ConvertDust */: { const p = c.convertDust; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
+    case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; slot.orderId = p.withdrawalId; slot.accountId = p.accountId; break; }
+    case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; slot.amountUnits = p.state; break; }
+    case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.marketId = p.marketId; break; }
+    case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; slot.priceTicks = p.priceE9; slot.assetId = p.assetId; slot.amountUnits = p.source; break; }
+    case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; slot.accountId = p.accountId; slot.amountUnits = p.leverageLimitHundredths; slot.quoteQtyUnits = p.settingsWord; break; }
+    case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; slot.amountUnits = p.quantityUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.side = p.side as number; break; }
+    case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; slot.accountId = p.accountId; break; }
+    case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
+    case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }
+    case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; slot.accountId = p.accountId; break; }
+    case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; break; }
+    case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; slot.accountId = p.accountId; break; }
+    case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; slot.accountId = p.accountId; break; }
+  }
+  return slot;
 }

@@ -16,7 +16,8 @@ import {
   OrderStatus,
   ResultCode,
   Side,
-  type Command,
+  type CancelAllCommand,
+  type CancelOrderCommand,
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { rulesOfOrder } from '../kinds.js';
@@ -62,7 +63,7 @@ export function closeOrder(s: EngineState, slot: number): void {
 }
 
 /** CancelOrder: one open order of the account, named by order id or client id. */
-export function cancelOrder(s: EngineState, cmd: Command): void {
+export function cancelOrder(s: EngineState, cmd: CancelOrderCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   let slot = NO_SLOT;
   let code: ResultCode = ResultCode.Ok;
@@ -80,7 +81,7 @@ export function cancelOrder(s: EngineState, cmd: Command): void {
 }
 
 /** CancelAll: every open order of the account in one market, oldest first; answers the count. */
-export function cancelAll(s: EngineState, cmd: Command): void {
+export function cancelAll(s: EngineState, cmd: CancelAllCommand): void {
   const pool = s.pool;
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);

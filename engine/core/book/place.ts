@@ -24,7 +24,7 @@ import {
   SelfTradePrevention,
   Side,
   TimeInForce,
-  type Command,
+  type PlaceOrderCommand,
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { rulesOf, type PlaceHold } from '../kinds.js';
@@ -39,7 +39,8 @@ const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId;
 /** The hold of the place being applied (one at a time: no per-command allocation). */
 const HOLD: PlaceHold = { assetIndex: 0, units: 0 as AmountUnits, lots: 0 as QtyLots, quoteLimitUnits: 0 as AmountUnits };
 
-export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
+/** PlaceOrder: at the command's engine time (s.lastTimeUs). */
+export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
   const code = validatePlace(s, cmd);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   const pool = s.pool;
@@ -56,7 +57,7 @@ export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
     pool.quoteQtyUnits[slot] = cmd.quoteQtyUnits;
     pool.quoteLimitUnits[slot] = HOLD.quoteLimitUnits;
   }
-  pool.createdAtUs[slot] = timeUs;
+  pool.createdAtUs[slot] = s.lastTimeUs;
   pool.clientId[slot] = hasClientId ? cmd.clientId : 0;
   pool.requestId[slot] = cmd.requestId;
   pool.frontId[slot] = cmd.frontId;
@@ -74,7 +75,7 @@ export function placeOrder(s: EngineState, cmd: Command, timeUs: number): void {
 }
 
 /** Every check of a place, in the documented order; on Ok HOLD holds what the order holds. */
-function validatePlace(s: EngineState, cmd: Command): ResultCode {
+function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
   if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (marketIndex < 0) return ResultCode.UnknownMarket;
@@ -105,7 +106,7 @@ function validatePlace(s: EngineState, cmd: Command): ResultCode {
 }
 
 /** Enum values, flags and client id a place of either type must have. */
-function hasKnownFields(cmd: Command, supportedFlags: number): boolean {
+function hasKnownFields(cmd: PlaceOrderCommand, supportedFlags: number): boolean {
   if (cmd.side !== Side.Bid && cmd.side !== Side.Ask) return false;
   const stp = cmd.selfTradePrevention;
   if (stp !== SelfTradePrevention.RejectTaker && stp !== SelfTradePrevention.RejectMaker && stp !== SelfTradePrevention.RejectBoth) return false;
@@ -125,7 +126,7 @@ function hasKnownFields(cmd: Command, supportedFlags: number): boolean {
  * quantity, no quote quantity, and a 32-bit client id. Anything else is InvalidCommand rather
  * than half-honoured.
  */
-function isSupportedLimitOrder(cmd: Command): boolean {
+function isSupportedLimitOrder(cmd: PlaceOrderCommand): boolean {
   if (cmd.orderType !== OrderType.Limit) return false;
   const tif = cmd.timeInForce;
   if (tif !== TimeInForce.GTC && tif !== TimeInForce.IOC && tif !== TimeInForce.FOK) return false;
@@ -139,7 +140,7 @@ function isSupportedLimitOrder(cmd: Command): boolean {
  * expires; fill-or-kill is not offered for market orders), and exactly one of a positive integer
  * quantity or quote quantity.
  */
-function isSupportedMarketOrder(cmd: Command): boolean {
+function isSupportedMarketOrder(cmd: PlaceOrderCommand): boolean {
   if (cmd.timeInForce !== TimeInForce.GTC && cmd.timeInForce !== TimeInForce.IOC) return false;
   if (!hasKnownFields(cmd, CommandFlag.HasClientId)) return false;
   if (cmd.priceTicks !== 0 || !Number.isSafeInteger(cmd.qtyLots) || !Number.isSafeInteger(cmd.quoteQtyUnits)) return false;

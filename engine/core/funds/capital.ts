@@ -12,7 +12,7 @@
 // Σ (available + locked) + fees = deposits − withdrawals. The result's value is the withdrawal id,
 // which is the command's own sequence number (decided once at the sequencing point, so replay
 // reproduces it). Where the funds go (address, chain, client id) is not engine state: the front
-// thread records it beside the journal and the command carries its 32-byte digest in `key`.
+// thread records it beside the journal and the command carries its 32-byte digest (intentDigest).
 //
 // ConvertDust sells an account's whole dust balance of one asset to the exchange at 95% of the
 // dust market's mark price, rounded down, and never more than the market's dust payout cap
@@ -33,7 +33,10 @@
 // pending → confirmed transition is part of the sequenced history that replay and the account
 // history (engine/store/history-account.ts) derive from.
 
-import { FRONT_ID_NONE, ResultCode, type Command } from '../../bus/types.js';
+import {
+  FRONT_ID_NONE, ResultCode,
+  type ConfirmWithdrawalCommand, type ConvertDustCommand, type CreateAccountCommand, type DepositCommand, type WithdrawCommand,
+} from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { type AmountUnits } from '../units.js';
 import { KEY_BYTES } from './accounts.js';
@@ -43,7 +46,7 @@ import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
 /** Dust payout as a fraction of the mark price: 95 / 100. */
 const DUST_PAYOUT_PERCENT = 95n;
 
-export function createAccount(s: EngineState, cmd: Command): void {
+export function createAccount(s: EngineState, cmd: CreateAccountCommand): void {
   let code: ResultCode = ResultCode.Ok;
   if (cmd.key.length !== KEY_BYTES || cmd.key.every((byte) => byte === 0)) code = ResultCode.InvalidCommand;
   else if (s.accounts.find(cmd.key) !== 0) code = ResultCode.DuplicateKey;
@@ -54,7 +57,7 @@ export function createAccount(s: EngineState, cmd: Command): void {
   s.out.result(ResultCode.Ok, accountId, cmd.frontId, cmd.requestId);
 }
 
-export function deposit(s: EngineState, cmd: Command): void {
+export function deposit(s: EngineState, cmd: DepositCommand): void {
   const assetIndex = s.catalog.assetIndex(cmd.assetId);
   const amount = cmd.amountUnits as AmountUnits;
   let code: ResultCode = ResultCode.Ok;
@@ -67,7 +70,7 @@ export function deposit(s: EngineState, cmd: Command): void {
   s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
 }
 
-export function withdraw(s: EngineState, cmd: Command): void {
+export function withdraw(s: EngineState, cmd: WithdrawCommand): void {
   const assetIndex = s.catalog.assetIndex(cmd.assetId);
   const amount = cmd.amountUnits as AmountUnits;
   let code: ResultCode = ResultCode.Ok;
@@ -97,7 +100,7 @@ export function dustMarkTicks(s: EngineState, marketIndex: number): number {
   return Math.min(book.guardedReferenceTicks, book.bandReferenceTicks);
 }
 
-export function convertDust(s: EngineState, cmd: Command): void {
+export function convertDust(s: EngineState, cmd: ConvertDustCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
@@ -125,10 +128,11 @@ export function convertDust(s: EngineState, cmd: Command): void {
   s.out.result(ResultCode.Ok, payout, cmd.frontId, cmd.requestId);
 }
 
-/** The withdrawal id (cmd.orderId) must name an earlier command of an existing account. */
-export function confirmWithdrawal(s: EngineState, cmd: Command): void {
+/** The withdrawal id must name an earlier command of an existing account. */
+export function confirmWithdrawal(s: EngineState, cmd: ConfirmWithdrawalCommand): void {
   let code: ResultCode = ResultCode.Ok;
+  const id = cmd.withdrawalId;
   if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
-  else if (!Number.isSafeInteger(cmd.orderId) || cmd.orderId <= 0 || cmd.orderId >= s.lastSeq) code = ResultCode.InvalidCommand;
+  else if (!Number.isSafeInteger(id) || id <= 0 || id >= s.lastSeq) code = ResultCode.InvalidCommand;
   s.out.result(code, 0, cmd.frontId, cmd.requestId);
 }

@@ -28,7 +28,9 @@
 // DustRecord addressed to the request (the account history keeps it), then the balances change as
 // events; result value = the total payout.
 
-import { FRONT_ID_NONE, ResultCode, Side, type Command } from '../../bus/types.js';
+import {
+  FRONT_ID_NONE, ResultCode, Side, type ConvertAllDustCommand, type QueryCollateralCommand, type QueryMaxOrderQtyCommand,
+} from '../../bus/types.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import { sweepReferenceOf } from '../book/matching.js';
 import { beyondSweepBand } from '../book/reference.js';
@@ -46,8 +48,12 @@ function marketOfPair(s: EngineState, assetIndex: number, quoteIndex: number): n
   return -1;
 }
 
-/** One CollateralRecord per asset of the account's margin summary, the MarginSummaryRecord, then a Result (value = the lines). */
-export function queryCollateral(s: EngineState, cmd: Command, nowUs: number): void {
+/**
+ * One CollateralRecord per asset of the account's margin summary at the query's own engine time,
+ * the MarginSummaryRecord, then a Result (value = the lines).
+ */
+export function queryCollateral(s: EngineState, cmd: QueryCollateralCommand): void {
+  const nowUs = s.out.applyTimeUs;
   const valuationIndex = s.catalog.assetIndex(cmd.assetId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   if (valuationIndex < 0 || valuationIndex !== s.pools.valuationIndex) return s.out.result(ResultCode.UnknownAsset, 0, cmd.frontId, cmd.requestId);
@@ -58,7 +64,7 @@ export function queryCollateral(s: EngineState, cmd: Command, nowUs: number): vo
 }
 
 /** The whole lots the account could order now (header rules); result value = the lots. */
-export function queryMaxOrderQty(s: EngineState, cmd: Command): void {
+export function queryMaxOrderQty(s: EngineState, cmd: QueryMaxOrderQtyCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
@@ -107,7 +113,7 @@ interface DustPlan {
 }
 
 /** ConvertAllDust (header): plans every conversion, then makes all of them or none. */
-export function convertAllDust(s: EngineState, cmd: Command): void {
+export function convertAllDust(s: EngineState, cmd: ConvertAllDustCommand): void {
   const payoutIndex = s.catalog.assetIndex(cmd.assetId);
   const all = cmd.marketId === MARKET_ID_ALL;
   let code: ResultCode = ResultCode.Ok;
@@ -135,7 +141,7 @@ export function convertAllDust(s: EngineState, cmd: Command): void {
  * The conversions ConvertAllDust would make, in market order (one per base asset: through its
  * first market quoted in the payout asset), and whether any dust was found at all.
  */
-function planDust(s: EngineState, cmd: Command, payoutIndex: number, all: boolean): { plans: DustPlan[]; found: boolean } {
+function planDust(s: EngineState, cmd: ConvertAllDustCommand, payoutIndex: number, all: boolean): { plans: DustPlan[]; found: boolean } {
   const plans: DustPlan[] = [];
   let found = false;
   for (let m = 0; m < s.catalog.marketCount; m++) {

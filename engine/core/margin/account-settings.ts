@@ -21,7 +21,8 @@
 // this structure existed keeps the hash and the snapshot it had.
 
 import {
-  AccountSettingFlag, DEFAULT_MAX_LEVERAGE_HUNDREDTHS, HeaderFlag, LEVERAGE_HUNDREDTHS_PER_UNIT, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, ResultCode, type Command,
+  AccountSettingFlag, DEFAULT_MAX_LEVERAGE_HUNDREDTHS, HeaderFlag, LEVERAGE_HUNDREDTHS_PER_UNIT, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, ResultCode,
+  type QueryAccountSettingsCommand, type UpdateAccountSettingsCommand,
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
@@ -127,37 +128,36 @@ function decodeSettingsWord(word: number): { change: number; values: number } | 
 }
 
 /** Why UpdateAccountSettings is refused, or Ok; checks everything before anything changes. */
-function updateRefusal(s: EngineState, cmd: Command, change: number): ResultCode {
+function updateRefusal(s: EngineState, cmd: UpdateAccountSettingsCommand, change: number): ResultCode {
   const settings = s.accountSettings;
-  if ((change & AccountSettingFlag.LeverageLimit) === 0) return cmd.amountUnits === 0 ? ResultCode.Ok : ResultCode.InvalidCommand;
-  if (!settings.isLeverageLimit(cmd.amountUnits)) return ResultCode.LeverageLimitOutOfRange;
+  if ((change & AccountSettingFlag.LeverageLimit) === 0) return cmd.leverageLimitHundredths === 0 ? ResultCode.Ok : ResultCode.InvalidCommand;
+  if (!settings.isLeverageLimit(cmd.leverageLimitHundredths)) return ResultCode.LeverageLimitOutOfRange;
   // Only a lower limit can leave the account above it; raising one never is refused.
-  if (cmd.amountUnits >= settings.leverageLimitHundredths[cmd.accountId]) return ResultCode.Ok;
-  return leverageLimitRefusal(s, cmd.accountId, cmd.amountUnits);
+  if (cmd.leverageLimitHundredths >= settings.leverageLimitHundredths[cmd.accountId]) return ResultCode.Ok;
+  return leverageLimitRefusal(s, cmd.accountId, cmd.leverageLimitHundredths);
 }
 
 /**
- * UpdateAccountSettings: the settings word in quoteQtyUnits (low byte: what changes; next byte:
- * the new automation flags), the new leverage limit in hundredths in amountUnits (0 unless it
- * changes). Answers the account's settings as they now are, then the result. A word naming
+ * UpdateAccountSettings: the settings word (low byte: what changes; next byte: the new automation
+ * flags), the new leverage limit in hundredths (0 unless it changes). Answers the account's settings as they now are, then the result. A word naming
  * nothing changes nothing and answers the settings.
  */
-export function updateAccountSettings(s: EngineState, cmd: Command): void {
+export function updateAccountSettings(s: EngineState, cmd: UpdateAccountSettingsCommand): void {
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
-  const word = decodeSettingsWord(cmd.quoteQtyUnits);
+  const word = decodeSettingsWord(cmd.settingsWord);
   if (word === null) return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   const refusal = updateRefusal(s, cmd, word.change);
   if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
   const settings = s.accountSettings;
   const automation = word.change & AUTOMATION_BITS;
   settings.flags[cmd.accountId] = (settings.flags[cmd.accountId] & ~automation) | word.values;
-  if ((word.change & AccountSettingFlag.LeverageLimit) !== 0) settings.leverageLimitHundredths[cmd.accountId] = cmd.amountUnits;
+  if ((word.change & AccountSettingFlag.LeverageLimit) !== 0) settings.leverageLimitHundredths[cmd.accountId] = cmd.leverageLimitHundredths;
   s.out.accountSettings(cmd.accountId, cmd.frontId, cmd.requestId, 0);
   s.out.result(ResultCode.Ok, 0, cmd.frontId, cmd.requestId);
 }
 
 /** QueryAccountSettings: the account's AccountSettingsRecord, flagged Last. */
-export function queryAccountSettings(s: EngineState, cmd: Command): void {
+export function queryAccountSettings(s: EngineState, cmd: QueryAccountSettingsCommand): void {
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   s.out.accountSettings(cmd.accountId, cmd.frontId, cmd.requestId, HeaderFlag.Last);
 }

@@ -39,7 +39,10 @@
 // 1/leverageLimit, imf.factor·√N). Each hour of interest re-checks every borrower's liquidating
 // state. The mark_ticks of the records is the asset's USDC book price (mark.ts bookMarkOf).
 
-import { BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, ResultCode, type Command } from '../../bus/types.js';
+import {
+  BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, ResultCode,
+  type BorrowLendCommand, type CommandHeader, type QueryBorrowLendPositionsCommand,
+} from '../../bus/types.js';
 import { assert } from '../assert.js';
 import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
@@ -123,10 +126,10 @@ export function borrowsAnything(s: EngineState, accountId: number): boolean {
 }
 
 /** BorrowLend: lend, repay, redeem or borrow (header rules). */
-export function borrowLend(s: EngineState, cmd: Command): void {
+export function borrowLend(s: EngineState, cmd: BorrowLendCommand): void {
   const pools = s.pools;
   const assetIndex = s.catalog.assetIndex(cmd.assetId);
-  const qty = cmd.amountUnits;
+  const qty = cmd.quantityUnits;
   let code: ResultCode = ResultCode.Ok;
   if (!s.accounts.exists(cmd.accountId)) code = ResultCode.UnknownAccount;
   else if (assetIndex < 0 || pools.poolOf[assetIndex] === undefined || (cmd.side as number) > BorrowLendSide.Lend) code = ResultCode.LendPoolUnknown;
@@ -214,7 +217,7 @@ function accruePool(s: EngineState, assetIndex: number): void {
 }
 
 /** QueryLendPools: one LendPoolRecord per pool, then a Result (value = their number). */
-export function queryLendPools(s: EngineState, cmd: Command): void {
+export function queryLendPools(s: EngineState, cmd: CommandHeader): void {
   const pools = s.pools;
   let count = 0;
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
@@ -230,8 +233,9 @@ export function queryLendPools(s: EngineState, cmd: Command): void {
 }
 
 /** QueryBorrowLendPositions: one BorrowLendRecord (Position) per asset the account lends or borrows, then a Result. */
-export function queryBorrowLendPositions(s: EngineState, cmd: Command, nowUs: number): void {
+export function queryBorrowLendPositions(s: EngineState, cmd: QueryBorrowLendPositionsCommand): void {
   const pools = s.pools;
+  const nowUs = s.out.applyTimeUs;
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   let count = 0;
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {

@@ -25,7 +25,7 @@
 // snapshot from format 5 on and the state hash only while some asset has a price, so every state
 // reachable before this command existed keeps its hash and its snapshot.
 
-import { FRONT_ID_NONE, HeaderFlag, IndexPriceSource, ResultCode, type Command } from '../../bus/types.js';
+import { FRONT_ID_NONE, HeaderFlag, IndexPriceSource, ResultCode, type CommandHeader, type SetIndexPriceCommand } from '../../bus/types.js';
 import { assert, isUnsignedSafe } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { EngineState } from '../state.js';
@@ -169,24 +169,28 @@ export function indexPriceOf(s: EngineState, assetId: number): IndexPriceE9 {
 }
 
 /**
- * SetIndexPrice: asset in assetId, price in priceTicks (priceE9), source in amountUnits. An
- * IndexPrice event for every front, the liquidating state of the borrowers of or against the
- * asset re-checked (liquidating.ts; an event per flip), then the result (value: the price).
+ * SetIndexPrice: an IndexPrice event for every front, the liquidating state of the borrowers of or
+ * against the asset re-checked (liquidating.ts; an event per flip), then the result (value: the
+ * price).
  */
-export function setIndexPrice(s: EngineState, cmd: Command): void {
+export function setIndexPrice(s: EngineState, cmd: SetIndexPriceCommand): void {
   const assetIndex = s.catalog.assetIndex(cmd.assetId);
   if (assetIndex < 0) return s.out.result(ResultCode.UnknownAsset, 0, cmd.frontId, cmd.requestId);
   if (assetIndex === s.indexPrices.fixedIndex) return s.out.result(ResultCode.IndexPriceFixed, 0, cmd.frontId, cmd.requestId);
-  if (!(Number.isSafeInteger(cmd.priceTicks) && cmd.priceTicks > 0)) return s.out.result(ResultCode.IndexPriceNotPositive, 0, cmd.frontId, cmd.requestId);
-  if (!isSettableSource(cmd.amountUnits)) return s.out.result(ResultCode.InvalidIndexPriceSource, 0, cmd.frontId, cmd.requestId);
-  s.indexPrices.set(assetIndex, cmd.priceTicks as IndexPriceE9, s.lastTimeUs, cmd.amountUnits as IndexPriceSource);
+  if (!(Number.isSafeInteger(cmd.priceE9) && cmd.priceE9 > 0)) return s.out.result(ResultCode.IndexPriceNotPositive, 0, cmd.frontId, cmd.requestId);
+  if (!isSettableSource(cmd.source)) return s.out.result(ResultCode.InvalidIndexPriceSource, 0, cmd.frontId, cmd.requestId);
+  s.indexPrices.set(assetIndex, cmd.priceE9 as IndexPriceE9, s.lastTimeUs, cmd.source);
   writeIndexPrice(s, assetIndex, s.lastTimeUs, FRONT_ID_NONE, 0, 0);
   reviewBorrowersOf(s, assetIndex);
-  s.out.result(ResultCode.Ok, cmd.priceTicks, cmd.frontId, cmd.requestId);
+  s.out.result(ResultCode.Ok, cmd.priceE9, cmd.frontId, cmd.requestId);
 }
 
-/** QueryIndexPrices: one IndexPrice row per configured asset, stale flags at the query's time; result value = rows. */
-export function queryIndexPrices(s: EngineState, cmd: Command, nowUs: number): void {
+/**
+ * QueryIndexPrices: one IndexPrice row per configured asset, stale flags at the query's own engine
+ * time (the time its records carry); result value = rows.
+ */
+export function queryIndexPrices(s: EngineState, cmd: CommandHeader): void {
+  const nowUs = s.out.applyTimeUs;
   for (let assetIndex = 0; assetIndex < s.catalog.assetCount; assetIndex++) {
     writeIndexPrice(s, assetIndex, nowUs, cmd.frontId, cmd.requestId, 0);
   }

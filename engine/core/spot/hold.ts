@@ -16,7 +16,7 @@
 // A market order fills level by level while its lot cap and its quote limit allow a whole lot,
 // never rests, and releases what it did not spend when it ends (book/matching.ts).
 
-import { OrderType, ResultCode, Side, type Command } from '../../bus/types.js';
+import { OrderType, ResultCode, Side, type PlaceOrderCommand } from '../../bus/types.js';
 import type { PlaceHold } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import {
@@ -31,7 +31,7 @@ import {
 } from '../units.js';
 
 /** The hold of a spot place that passed the book's checks (the header's rules). */
-export function spotHold(s: EngineState, cmd: Command, marketIndex: number, hold: PlaceHold): ResultCode {
+export function spotHold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: number, hold: PlaceHold): ResultCode {
   if (cmd.orderType === OrderType.Market) return marketHold(s, cmd, marketIndex, hold);
   const market = s.catalog.markets[marketIndex];
   const bid = cmd.side === Side.Bid;
@@ -45,7 +45,7 @@ export function spotHold(s: EngineState, cmd: Command, marketIndex: number, hold
 }
 
 /** Lot cap, quote limit and hold of a market order (header rules). */
-function marketHold(s: EngineState, cmd: Command, marketIndex: number, hold: PlaceHold): ResultCode {
+function marketHold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: number, hold: PlaceHold): ResultCode {
   const market = s.catalog.markets[marketIndex];
   const bid = cmd.side === Side.Bid;
   hold.assetIndex = bid ? s.catalog.quoteIndexOf[marketIndex] : s.catalog.baseIndexOf[marketIndex];

@@ -1,7 +1,8 @@
-// The one table of engine calls: every command a front thread sends the engine is built here,
-// from typed parameters, and answered here, as a typed value or a mapped error. A route parses
-// and validates its input, calls one method, and formats the answer; it never fills a command
-// slot, names a command kind or a record type, or decodes a record.
+// The one table of engine calls: every command a front thread sends the engine is built here
+// (most of them by the methods generated from the schema's kind table, ./generated/calls.ts), from
+// typed payloads, and answered here, as a typed value or a mapped error. A route parses and
+// validates its input, calls one method, and formats the answer; it never fills a command slot,
+// names a command kind or a record type, or decodes a record.
 //
 // Each call takes a Reply first. `replyTo(ctx, ok)` makes the usual one: errors (the engine's
 // result codes, and a full inbound ring or too many requests in flight, both 503) are sent to the
@@ -9,17 +10,18 @@
 // (the batch route, the withdrawal's undo) gives its own Reply. Every method returns whether the
 // command was submitted; when it was not, the Reply has already been told why.
 
-import { AccountSettingFlag, CommandFlag, CommandKind, RecordType, ResultCode, type BorrowLendSide, type Command, type IndexPriceSource, type OrderBookState, type Side, type SystemState } from '../../../engine/bus/types.js';
+import {
+  AccountSettingFlag, CommandFlag, REFUSED_IN_MAINTENANCE, RecordType, ResultCode, SlippageToleranceType, TriggerBy, fillConfirmWithdrawal,
+  fillQuerySnapshot, type Command, type CommandKind, type OrderTargetPayload, type Side,
+} from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
-import { Errors, apiError } from '../../errors.js';
+import { Errors, apiError, resultError } from '../../errors.js';
 import { sendError, type RequestContext } from '../http.js';
 import { scratch, submitError, type FrontContext } from '../context.js';
 import type { EngineLink, PendingRequest, SubmitResult } from '../engine-link.js';
 import type { OrderTarget, ParsedOrder } from '../../wire/parse-order.js';
-import {
-  accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, lendPoolsAnswer, orderAnswer, orderListAnswer, resultAnswer,
-  type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type LendPoolView, type OrderView, type Reply,
-} from './answers.js';
+import type { Accepted, AccountSettingsView, Balances, Collateral, OrderView, Reply } from './answers.js';
+import { KindCalls } from './generated/calls.js';
 import type { MarketInfo } from '../../config.js';
 
 export type {
@@ -47,7 +49,8 @@ export function replyTo<T>(ctx: RequestContext, ok: (value: T) => void): Reply<T
 /** Cancelling an order that is not open: the public venue answers 400, not 404. */
 const CANCEL_NOT_FOUND = apiError(400, 'INVALID_CLIENT_REQUEST', 'Order not found');
 
-type Fill = (cmd: Command) => void;
+/** The market id a query uses for "every market" (the engine's MARKET_ID_ALL). */
+const ALL_MARKETS = 0xffff;
 
 /** The settings PATCH /api/v1/account may change; absent ones stay as they are. */
 export interface AccountSettingsUpdate {
@@ -63,164 +66,84 @@ const SETTING_BITS = [
   ['autoRepayBorrows', AccountSettingFlag.AutoRepayBorrows],
 ] as const;
 
-/** The market id a query uses for "every market" (the engine's MARKET_ID_ALL). */
-const ALL_MARKETS = 0xffff;
-
-export class EngineCalls {
-  constructor(private readonly front: FrontContext) {}
+/**
+ * The engine calls of one front thread. One typed method per command kind a route submits is
+ * generated from the schema's kind table (./generated/calls.ts: `deposit(reply, { accountId,
+ * assetId, amountUnits })`); this class submits them, and adds the calls that take a route's
+ * parsed input or combine commands.
+ */
+export class EngineCalls extends KindCalls {
+  constructor(private readonly front: FrontContext) {
+    super();
+  }
 
   // --- Orders
 
-  placeOrder(reply: Reply<OrderView>, accountId: number, order: ParsedOrder): boolean {
-    if (this.refusedInMaintenance(reply)) return false;
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.PlaceOrder;
-      cmd.accountId = accountId;
-      cmd.marketId = order.market.spec.marketId;
-      cmd.side = order.side;
-      cmd.orderType = order.orderType;
-      cmd.timeInForce = order.timeInForce;
-      cmd.selfTradePrevention = order.selfTradePrevention;
-      cmd.flags = order.flags;
-      cmd.priceTicks = order.priceTicks;
-      cmd.qtyLots = order.qtyLots;
-      cmd.quoteQtyUnits = order.quoteQtyUnits;
-      cmd.clientId = order.clientId;
-    }, orderAnswer(reply));
+  /** Places a parsed order of the account. */
+  place(reply: Reply<OrderView>, accountId: number, order: ParsedOrder): boolean {
+    return this.placeOrder(reply, {
+      ...NO_CONDITIONS,
+      accountId,
+      marketId: order.market.spec.marketId,
+      side: order.side,
+      orderType: order.orderType,
+      timeInForce: order.timeInForce,
+      selfTradePrevention: order.selfTradePrevention,
+      flags: order.flags,
+      priceTicks: order.priceTicks,
+      qtyLots: order.qtyLots,
+      quoteQtyUnits: order.quoteQtyUnits,
+      clientId: order.clientId,
+    });
   }
 
-  cancelOrder(reply: Reply<OrderView>, accountId: number, target: OrderTarget): boolean {
-    if (this.refusedInMaintenance(reply)) return false;
-    return this.call(reply, targetFill(CommandKind.CancelOrder, accountId, target), orderAnswer(reply, CANCEL_NOT_FOUND));
+  /** Cancels one order of the account; an order that is not open answers 400 (as the venue does). */
+  cancel(reply: Reply<OrderView>, accountId: number, target: OrderTarget): boolean {
+    const unknown = resultError(ResultCode.UnknownOrder);
+    return this.cancelOrder({ ...reply, fail: (error) => reply.fail(error === unknown ? CANCEL_NOT_FOUND : error) }, targetOf(accountId, target));
   }
 
-  queryOrder(reply: Reply<OrderView>, accountId: number, target: OrderTarget): boolean {
-    return this.call(reply, targetFill(CommandKind.QueryOrder, accountId, target), orderAnswer(reply));
+  find(reply: Reply<OrderView>, accountId: number, target: OrderTarget): boolean {
+    return this.queryOrder(reply, targetOf(accountId, target));
   }
 
   /** The account's open orders, oldest first, in one market or (marketId null) all; ok with the count. */
   openOrders(reply: Reply<number>, accountId: number, marketId: number | null, onOrder: (order: OrderView) => void): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryOpenOrders;
-      cmd.accountId = accountId;
-      cmd.marketId = marketId ?? ALL_MARKETS;
-    }, orderListAnswer(reply, onOrder));
-  }
-
-  /** Cancels every open order of the account in one market; each cancelled order reaches `onOrder`. */
-  cancelAll(reply: Reply<number>, accountId: number, marketId: number, onOrder: (order: OrderView) => void): boolean {
-    if (this.refusedInMaintenance(reply)) return false;
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.CancelAll;
-      cmd.accountId = accountId;
-      cmd.marketId = marketId;
-    }, orderListAnswer(reply, onOrder));
+    return this.queryOpenOrders(reply, { accountId, marketId: marketId ?? ALL_MARKETS }, onOrder);
   }
 
   // --- Funds
 
   balances(reply: Reply<Balances>, accountId: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryBalances;
-      cmd.accountId = accountId;
-    }, balancesAnswer(reply, this.front.config.assets.length));
-  }
-
-  /** Takes `amountUnits` out of the account; ok with the withdrawal's id. `intentDigest` names its destination. */
-  withdraw(reply: Reply<Accepted>, accountId: number, assetId: number, amountUnits: number, intentDigest: Uint8Array): boolean {
-    if (this.refusedInMaintenance(reply)) return false;
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.Withdraw;
-      cmd.accountId = accountId;
-      cmd.assetId = assetId;
-      cmd.amountUnits = amountUnits;
-      cmd.key.set(intentDigest);
-    }, resultAnswer(reply));
+    return this.queryBalances(reply, { accountId });
   }
 
   // --- Spot risk, answered by the engine (engine/core/funds/risk.ts)
 
   /** Every asset valued in USDC at its market's mark price (the engine's guarded reference). */
   collateral(reply: Reply<Collateral>, accountId: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryCollateral;
-      cmd.accountId = accountId;
-      cmd.assetId = usdcAssetId(this.front);
-    }, collateralAnswer(reply));
+    return this.queryCollateral(reply, { accountId, assetId: usdcAssetId(this.front) });
   }
 
   /** Whole lots the account could order now in `market` (priceTicks 0: a market order). */
   maxOrderLots(reply: Reply<number>, accountId: number, market: MarketInfo, side: Side, priceTicks: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryMaxOrderQty;
-      cmd.accountId = accountId;
-      cmd.marketId = market.spec.marketId;
-      cmd.side = side;
-      cmd.priceTicks = priceTicks;
-    }, resultAnswer({ ...reply, ok: (accepted) => reply.ok(accepted.value) }));
+    return this.queryMaxOrderQty({ ...reply, ok: (accepted) => reply.ok(accepted.value) }, {
+      accountId, marketId: market.spec.marketId, side, priceTicks,
+    });
   }
 
   /**
    * Converts every dust balance of the account to USDC in one engine command, all or none
    * (`market`: only that <ASSET>_USDC market's); ok with the total payout in USDC units.
    */
-  convertAllDust(reply: Reply<Accepted>, accountId: number, market: MarketInfo | undefined): boolean {
-    if (this.refusedInMaintenance(reply)) return false;
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.ConvertAllDust;
-      cmd.accountId = accountId;
-      cmd.assetId = usdcAssetId(this.front);
-      cmd.marketId = market?.spec.marketId ?? ALL_MARKETS;
-    }, resultAnswer(reply));
-  }
-
-  // --- Borrow/lend, answered by the engine (engine/core/margin/borrow-lend.ts)
-
-  /** Lends, repays, redeems or borrows `amountUnits` of an asset; ok with the signed position after it. */
-  borrowLend(reply: Reply<Accepted>, accountId: number, assetId: number, side: BorrowLendSide, amountUnits: number): boolean {
-    if (this.refusedInMaintenance(reply)) return false;
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.BorrowLend;
-      cmd.accountId = accountId;
-      cmd.assetId = assetId;
-      cmd.side = side as number as Side; // the command slot carries the BorrowLendSide in side
-      cmd.amountUnits = amountUnits;
-    }, resultAnswer(reply));
-  }
-
-  /** Every borrow/lend pool: totals, rates and utilization. */
-  lendPools(reply: Reply<LendPoolView[]>): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryLendPools;
-    }, lendPoolsAnswer(reply));
-  }
-
-  /** The account's open borrow/lend positions. */
-  borrowLendPositions(reply: Reply<BorrowLendView[]>, accountId: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryBorrowLendPositions;
-      cmd.accountId = accountId;
-    }, borrowLendPositionsAnswer(reply));
-  }
-
-  feeRates(reply: Reply<FeeRates>, accountId: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryFeeRates;
-      cmd.accountId = accountId;
-    }, feeRatesAnswer(reply));
+  convertDustToUsdc(reply: Reply<Accepted>, accountId: number, market: MarketInfo | undefined): boolean {
+    return this.convertAllDust(reply, { accountId, assetId: usdcAssetId(this.front), marketId: market?.spec.marketId ?? ALL_MARKETS });
   }
 
   // --- Margin: the account's settings
 
-  accountSettings(reply: Reply<AccountSettingsView>, accountId: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryAccountSettings;
-      cmd.accountId = accountId;
-    }, accountSettingsAnswer(reply));
-  }
-
   /** Changes the settings `update` names (the rest stay); ok with all of them once durable. */
-  updateAccountSettings(reply: Reply<AccountSettingsView>, accountId: number, update: AccountSettingsUpdate): boolean {
+  updateSettings(reply: Reply<AccountSettingsView>, accountId: number, update: AccountSettingsUpdate): boolean {
     let change = 0;
     let values = 0;
     for (const [name, bit] of SETTING_BITS) {
@@ -230,112 +153,46 @@ export class EngineCalls {
       if (value) values |= bit;
     }
     if (update.leverageLimitHundredths !== undefined) change |= AccountSettingFlag.LeverageLimit;
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.UpdateAccountSettings;
-      cmd.accountId = accountId;
-      // The command slot carries the settings word in quoteQtyUnits and the limit in amountUnits.
-      cmd.quoteQtyUnits = change | (values << 8);
-      cmd.amountUnits = update.leverageLimitHundredths ?? 0;
-    }, accountSettingsAnswer(reply));
-  }
-
-  // --- Operator commands (the admin endpoint)
-
-  createAccount(reply: Reply<Accepted>, publicKey: Uint8Array): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.CreateAccount;
-      cmd.key.set(publicKey);
-    }, resultAnswer(reply));
-  }
-
-  deposit(reply: Reply<Accepted>, accountId: number, assetId: number, amountUnits: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.Deposit;
-      cmd.accountId = accountId;
-      cmd.assetId = assetId;
-      cmd.amountUnits = amountUnits;
-    }, resultAnswer(reply));
-  }
-
-  /** Ok with the number of orders the new state cancelled. */
-  setMarketState(reply: Reply<Accepted>, marketId: number, state: OrderBookState): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.SetMarketState;
-      cmd.marketId = marketId;
-      cmd.amountUnits = state; // the command slot carries the state in amountUnits
-    }, resultAnswer(reply));
-  }
-
-  setFeeRates(reply: Reply<FeeRates>, accountId: number, makerFeeBps: number, takerFeeBps: number): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.SetFeeRates;
-      cmd.accountId = accountId;
-      cmd.amountUnits = makerFeeBps; // the command slot carries the rates in amountUnits and quoteQtyUnits
-      cmd.quoteQtyUnits = takerFeeBps;
-    }, feeRatesAnswer(reply));
-  }
-
-  /** Ok with the sequence the snapshot is taken at (the journal worker writes it once durable). */
-  snapshot(reply: Reply<Accepted>): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.Snapshot;
-    }, resultAnswer(reply));
-  }
-
-  /** Sets the whole exchange's state (SystemState: Ok or Maintenance); ok once durable. */
-  setSystemState(reply: Reply<Accepted>, state: SystemState): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.SetSystemState;
-      cmd.amountUnits = state; // the command slot carries the state in amountUnits
-    }, resultAnswer(reply));
-  }
-
-  // --- Margin: index prices (engine/core/margin/index-prices.ts)
-
-  /** Sets one asset's index price (USDC per whole unit × 10^9) from `source`; ok with the price, once durable. */
-  setIndexPrice(reply: Reply<Accepted>, assetId: number, priceE9: number, source: IndexPriceSource): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.SetIndexPrice;
-      cmd.assetId = assetId;
-      cmd.priceTicks = priceE9; // the command slot carries the price in priceTicks, the source in amountUnits
-      cmd.amountUnits = source;
-    }, resultAnswer(reply));
-  }
-
-  /** Every asset's index price, age and staleness at the query's engine time. */
-  indexPrices(reply: Reply<IndexPrices>): boolean {
-    return this.call(reply, (cmd) => {
-      cmd.kind = CommandKind.QueryIndexPrices;
-    }, indexPricesAnswer(reply));
+    return this.updateAccountSettings(reply, {
+      accountId, settingsWord: change | (values << 8), leverageLimitHundredths: update.leverageLimitHundredths ?? 0,
+    });
   }
 
   /**
-   * In maintenance the engine refuses places, cancels, withdrawals and dust conversions; a front
-   * that knows it (SystemState records) answers at once. The engine's check stays the authority,
-   * for commands already on their way when maintenance starts.
+   * Submits one command. In maintenance the engine refuses the kinds the schema marks
+   * refused_in_maintenance; a front that knows it (SystemState records) answers at once. The
+   * engine's check stays the authority, for commands already on their way when maintenance starts.
    */
-  private refusedInMaintenance(reply: Pick<Reply<unknown>, 'fail'>): boolean {
-    if (!this.front.data.inMaintenance()) return false;
-    reply.fail(Errors.maintenance);
-    return true;
-  }
-
-  private call<T>(reply: Reply<T>, fill: Fill, answer: PendingRequest): boolean {
+  protected submit<T>(reply: Reply<T>, kind: CommandKind, fill: (cmd: Command) => void, answer: PendingRequest): boolean {
+    if (REFUSED_IN_MAINTENANCE[kind] === 1 && this.front.data.inMaintenance()) {
+      reply.fail(Errors.maintenance);
+      return false;
+    }
     const error = submitError(this.front.link.submit(fill, answer));
     if (error !== null) reply.fail(error);
     else reply.submitted?.();
     return error === null;
   }
+
+  protected assetCount(): number {
+    return this.front.config.assets.length;
+  }
 }
 
-function targetFill(kind: CommandKind, accountId: number, target: OrderTarget): Fill {
-  return (cmd) => {
-    cmd.kind = kind;
-    cmd.accountId = accountId;
-    cmd.marketId = target.market.spec.marketId;
-    cmd.orderId = target.orderId;
-    cmd.clientId = target.clientId;
-    if (target.byClientId) cmd.flags |= CommandFlag.HasClientId;
+/** The conditional parts of a place this version does not take (the engine refuses any). */
+const NO_CONDITIONS = {
+  triggerPriceTicks: 0, triggerQtyLots: 0, takeProfitTriggerTicks: 0, takeProfitLimitTicks: 0, stopLossTriggerTicks: 0,
+  stopLossLimitTicks: 0, slippageTolerance: 0, triggerBy: TriggerBy.None, takeProfitTriggerBy: TriggerBy.None,
+  stopLossTriggerBy: TriggerBy.None, slippageToleranceType: SlippageToleranceType.None,
+} as const;
+
+function targetOf(accountId: number, target: OrderTarget): OrderTargetPayload {
+  return {
+    accountId,
+    marketId: target.market.spec.marketId,
+    orderId: target.orderId,
+    clientId: target.clientId,
+    flags: target.byClientId ? CommandFlag.HasClientId : 0,
   };
 }
 
@@ -363,9 +220,7 @@ export function querySnapshot(
   onRecord: (type: RecordType, view: DataView, offset: number) => void,
   onDone: (failure: string | null) => void,
 ): SubmitResult {
-  return link.submit((cmd) => {
-    cmd.kind = CommandKind.QuerySnapshot;
-  }, {
+  return link.submit(fillQuerySnapshot, {
     onRecord(type, view, offset) {
       if (type !== RecordType.Result) return onRecord(type, view, offset);
       readResult(view, offset, scratch.result);
@@ -376,11 +231,7 @@ export function querySnapshot(
 
 /** Confirms a pending withdrawal (the simulated chain); `onDone` runs once the engine answered. */
 export function confirmWithdrawal(link: EngineLink, accountId: number, withdrawalId: number, onDone: () => void): SubmitResult {
-  return link.submit((cmd) => {
-    cmd.kind = CommandKind.ConfirmWithdrawal;
-    cmd.accountId = accountId;
-    cmd.orderId = withdrawalId;
-  }, {
+  return link.submit((cmd) => fillConfirmWithdrawal(cmd, { accountId, withdrawalId }), {
     onRecord(type) {
       if (type === RecordType.Result) onDone();
     },
