@@ -95,7 +95,8 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   [ResultCode.BorrowLimit]: apiError(400, 'BORROW_LIMIT', 'Borrow limit of the borrow/lend market reached'),
   [ResultCode.InsufficientSupply]: apiError(400, 'INSUFFICIENT_SUPPLY', 'Insufficient supply in the borrow/lend market'),
   [ResultCode.InsufficientMargin]: apiError(400, 'INSUFFICIENT_MARGIN', 'Insufficient margin'),
-  [ResultCode.BorrowNoMarkPrice]: apiError(400, 'INSUFFICIENT_MARGIN', 'The asset has no mark price yet (its USDC market has not traded)'),
+  [ResultCode.BorrowNoMarkPrice]: apiError(400, 'INSUFFICIENT_MARGIN', 'Stale prices block new borrowing: an asset of this borrow has no fresh index price'),
+  [ResultCode.AccountLiquidating]: apiError(400, 'ACCOUNT_LIQUIDATING', 'The account is being liquidated: it may only repay, redeem or cancel'),
 };
 
 export function resultError(code: ResultCode): ApiError {

@@ -62,19 +62,51 @@ describe('account endpoints', () => {
     expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '2', spotTakerFee: '5' });
   });
 
-  it('values collateral at the mark price, here the first trade\'s', async () => {
+  it('values collateral at the mark price with its haircut weight, here the first trade\'s', async () => {
     const response = await signed(server.base, seller, 'GET', '/api/v1/capital/collateral', 'collateralQuery');
     expect(response.status).toBe(200);
     const body = response.body;
+    // Only the assets the account holds, lends or borrows.
+    expect(body.collateral.map((c: any) => c.symbol)).toEqual(['USDC', 'SOL']);
     const sol = body.collateral.find((c: any) => c.symbol === 'SOL');
-    // 100 SOL left: 90 available, 10 locked, at 123.45.
-    expect(sol).toMatchObject({ assetMarkPrice: '123.45', totalQuantity: '100', availableQuantity: '90', openOrderQuantity: '10', balanceNotional: '12345', collateralWeight: '1' });
+    // 100 SOL left: 90 available, 10 locked, at 123.45; weight min(0.85, 1.1 / (1 + 0.0003·√100)) = 0.85.
+    expect(sol).toEqual({
+      symbol: 'SOL', assetMarkPrice: '123.45', totalQuantity: '100', availableQuantity: '90', openOrderQuantity: '10', lendQuantity: '0',
+      balanceNotional: '12345', collateralWeight: '0.85', collateralValue: '10493.25',
+    });
     const usdc = body.collateral.find((c: any) => c.symbol === 'USDC');
     // 1000 + 12345 − 2.469 fee
-    expect(usdc).toMatchObject({ assetMarkPrice: '1', totalQuantity: '13342.531', balanceNotional: '13342.531' });
-    const btc = body.collateral.find((c: any) => c.symbol === 'BTC');
-    expect(btc).toMatchObject({ assetMarkPrice: '0', balanceNotional: '0' });
-    expect(body).toMatchObject({ assetsValue: '25687.531', netEquity: '25687.531', netEquityLocked: '1234.5', netEquityAvailable: '24453.031', liabilitiesValue: '0', marginFraction: null });
+    expect(usdc).toMatchObject({ assetMarkPrice: '1', totalQuantity: '13342.531', balanceNotional: '13342.531', collateralWeight: '1', collateralValue: '13342.531' });
+    // No borrows: nothing locked, no margin fraction; imf is 1 / the leverage limit (2.5×).
+    expect(body).toEqual({
+      assetsValue: '23835.781', borrowLiability: '0', collateral: body.collateral, imf: '0.4', unsettledEquity: '0', liabilitiesValue: '0', marginFraction: null,
+      mmf: '0', netEquity: '23835.781', netEquityAvailable: '23835.781', netEquityLocked: '0', netExposureFutures: '0', pnlUnrealized: '0',
+    });
+  });
+
+  it('shows lends and borrows in the collateral summary, with the margin the borrow locks', async () => {
+    const execute = (account: TestAccount, side: string, quantity: string) =>
+      signed(server.base, account, 'POST', '/api/v1/borrowLend', 'borrowLendExecute', { quantity, side, symbol: 'USDC' });
+    const borrower = await createTestAccount(server.adminPort, ['USDC=100']);
+    expect((await execute(seller, 'Lend', '1000')).status).toBe(200);
+    expect((await signed(server.base, borrower, 'PATCH', '/api/v1/account', 'accountUpdate', { leverageLimit: '10' })).status).toBe(200);
+    expect((await execute(borrower, 'Borrow', '500')).status).toBe(200);
+    const lent = (await signed(server.base, seller, 'GET', '/api/v1/capital/collateral', 'collateralQuery')).body;
+    // Lent units count in full: the total stays, available falls.
+    expect(lent.collateral.find((c: any) => c.symbol === 'USDC')).toMatchObject({ totalQuantity: '13342.531', availableQuantity: '12342.531', lendQuantity: '1000', collateralValue: '13342.531' });
+    const owed = (await signed(server.base, borrower, 'GET', '/api/v1/capital/collateral', 'collateralQuery')).body;
+    // 600 held, 500 owed: equity 100; IMF max(0.1, 1/10, 0.0001275·√500) = 0.1 locks 50; MMF 0.0625; MF 100 / 500.
+    expect(owed).toEqual({
+      assetsValue: '600', borrowLiability: '500', imf: '0.1', unsettledEquity: '0', liabilitiesValue: '500', marginFraction: '0.2', mmf: '0.0625',
+      netEquity: '100', netEquityAvailable: '50', netEquityLocked: '50', netExposureFutures: '0', pnlUnrealized: '0',
+      collateral: [{
+        symbol: 'USDC', assetMarkPrice: '1', totalQuantity: '600', availableQuantity: '600', openOrderQuantity: '0', lendQuantity: '0',
+        balanceNotional: '600', collateralWeight: '1', collateralValue: '600',
+      }],
+    });
+    expect((await signed(server.base, borrower, 'GET', '/api/v1/account', 'accountQuery')).body.liquidating).toBe(false);
+    expect((await execute(borrower, 'Lend', '500')).status).toBe(200);
+    expect((await execute(seller, 'Borrow', '1000')).status).toBe(200);
   });
 
   it('answers order and withdrawal limits from live balances', async () => {

@@ -27,6 +27,8 @@ describe('borrow/lend routes', () => {
     server = await startServer({ dataDir, args: SERVER_ARGS });
     lender = await createTestAccount(server.adminPort, ['USDC=10000']);
     borrower = await createTestAccount(server.adminPort, ['USDC=100']);
+    // 10× leverage: a borrow's IMF is then the pool's 0.1 (at the default 1× it would be 1).
+    expect((await signed(server.base, borrower, 'PATCH', '/api/v1/account', 'accountUpdate', { leverageLimit: '10' })).status).toBe(200);
   });
   afterAll(async () => {
     await server?.stop();

@@ -133,9 +133,14 @@ describe('BorrowLend: borrow', () => {
     const borrower = h.createAccount(50);
     h.apply(cmd.deposit(borrower, BASE, 10_000_000));
     h.apply(lend(lender, QUOTE, 10_000_000_000));
-    // SOL has no mark price yet: it counts for nothing, so there is no equity to borrow on.
-    expect(codeOf(h.apply(borrow(borrower, QUOTE, 1)))).toBe(ResultCode.InsufficientMargin);
+    // 10× leverage: the borrow's IMF is the pool's 0.1 (at the default 1× it would be 1).
+    h.apply(cmd.updateAccountSettings(borrower, { leverageLimitHundredths: 1_000 }));
+    // SOL has no price at all: no borrow may rest on it.
+    expect(codeOf(h.apply(borrow(borrower, QUOTE, 1)))).toBe(ResultCode.BorrowNoMarkPrice);
     markSol(h, 200); // 1 SOL unit = 200 × 3 / 10 = 60 USDC units
+    // Its book price values it, but only a fresh index lets the account borrow against it.
+    expect(codeOf(h.apply(borrow(borrower, QUOTE, 1)))).toBe(ResultCode.BorrowNoMarkPrice);
+    h.apply(cmd.setIndexPrice(BASE, 60_000_000_000_000)); // 60 000 USDC per whole SOL: 60 USDC units per SOL unit
     // 10^7 SOL units × 60 × weight 0.5 = 3·10^8 of collateral; a USDC borrow of q adds q held (weight 1)
     // and q owed, so equity stays 3·10^8 ≥ 0.1 q while q ≤ 3·10^9.
     expect(codeOf(h.apply(borrow(borrower, QUOTE, 3_000_000_001)))).toBe(ResultCode.InsufficientMargin);
@@ -259,6 +264,7 @@ describe('withdrawals of an account that borrows', () => {
     const h = new EngineHarness(marginConfig());
     const [lender, borrower] = h.fundedAccounts(2, { [QUOTE]: 10_000 });
     h.apply(lend(lender, QUOTE, 10_000));
+    h.apply(cmd.updateAccountSettings(borrower, { leverageLimitHundredths: 1_000 }));
     // 1 000 of equity covers a borrow of up to 10 000 at IMF 0.1; borrow 5 000: 500 required.
     h.apply(borrow(borrower, QUOTE, 5_000));
     expect(h.balance(borrower, QUOTE)).toEqual([15_000, 0]);

@@ -12,7 +12,7 @@
 // ENGINE_SEED=<n> reruns just that seed (ENGINE_STEPS=<n> changes the length).
 import { describe, expect, it } from 'vitest';
 import { commandFromSlot } from '../engine/bus/codec.js';
-import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../engine/bus/types.js';
+import { AccountSettingFlag, BorrowLendEvent, CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../engine/bus/types.js';
 import { CollectingSink, EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped } from './helpers/engine-harness.js';
 import { randomConfig, runRandomStream, seedLabel, seedsForRun } from './helpers/engine-random.js';
 
@@ -133,15 +133,27 @@ describe('engine: randomized streams', () => {
     });
   }
 
-  it('over the fixed seeds, dust conversions are paid and refused (for being ineligible and for want of a mark price), and borrow/lend moves, refusals and interest all occur', () => {
+  it('over the fixed seeds, dust conversions are paid and refused (for being ineligible and for want of a mark price), borrow/lend moves, refusals and interest all occur, and borrowers enter and leave the liquidating state', () => {
     const results = new Map<string, number>();
     const events = new Map<BorrowLendEvent, number>();
+    const liquidating = { entered: 0, left: 0 };
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       const h = new EngineHarness(randomConfig(seed));
       runRandomStream(h, seed, STEPS);
       for (const [key, n] of outcomes(h.stream, h.log)) results.set(key, (results.get(key) ?? 0) + n);
-      for (const r of h.log) if (r.type === RecordType.BorrowLend) events.set(r.event, (events.get(r.event) ?? 0) + 1);
+      for (const r of h.log) {
+        if (r.type === RecordType.BorrowLend) events.set(r.event, (events.get(r.event) ?? 0) + 1);
+        // The liquidating state flips by events (frontId 0xFFFF); requests are answered to a front.
+        if (r.type === RecordType.AccountSettings && r.frontId === FRONT_ID_NONE) liquidating[(r.settings & AccountSettingFlag.Liquidating) !== 0 ? 'entered' : 'left']++;
+      }
     }
+    // Borrowers enter the liquidating state on an index price and leave it by repaying; meanwhile
+    // borrows and withdrawals are refused.
+    expect(liquidating.entered).toBeGreaterThan(0);
+    expect(liquidating.left).toBeGreaterThan(0);
+    expect(count(results, 'BorrowLend:AccountLiquidating')).toBeGreaterThan(0);
+    expect(count(results, 'Withdraw:AccountLiquidating')).toBeGreaterThan(0);
+    expect(count(results, 'BorrowLend:BorrowNoMarkPrice')).toBeGreaterThan(0);
     expect(count(results, 'ConvertDust:Ok')).toBeGreaterThan(0);
     expect(count(results, 'ConvertDust:DustNotEligible')).toBeGreaterThan(0);
     expect(count(results, 'ConvertDust:DustNoMarkPrice')).toBeGreaterThan(0);

@@ -1,11 +1,10 @@
-// Spot risk answered by the engine (engine/core/funds/risk.ts), asserted by value: collateral per
-// asset at the guarded reference price (a trade print does not move it; values past 2^53 exact),
-// the largest order an account could place (a market bid walks the asks and stops at the sweep
+// Spot risk answered by the engine (engine/core/funds/risk.ts), asserted by value (the collateral
+// query is engine-margin-valuation.test.ts): the largest order an account could place (a market bid walks the asks and stops at the sweep
 // band; a market bid for that many lots fills them all), and converting every dust balance in one
 // command, all or none.
 
 import { describe, expect, it } from 'vitest';
-import { CommandKind, RecordType, ResultCode, Side, type CollateralRec, type DustRec, type EngineConfig } from '../engine/bus/types.js';
+import { CommandKind, RecordType, ResultCode, Side, type DustRec, type EngineConfig } from '../engine/bus/types.js';
 import { BASE, EngineHarness, FRONT, M0, M1, OTHER, QUOTE, cmd, replay, resultOf, testConfig, tradesOf, type Rec } from './helpers/engine-harness.js';
 
 /** Both markets banded (×1.25 / ×0.75), a 5-lot minimum (50 base units), 1 % taker fee. */
@@ -15,20 +14,8 @@ function bandedConfig(takerFeeBps = 100): EngineConfig {
   return config;
 }
 
-const WIDE = 2n ** 53n;
-const collateral = (accountId: number, assetId = QUOTE) => ({ kind: CommandKind.QueryCollateral, accountId, assetId });
 const maxQty = (accountId: number, side: Side, priceTicks = 0, marketId = M0) => ({ kind: CommandKind.QueryMaxOrderQty, accountId, marketId, side, priceTicks });
 const convertAll = (accountId: number, marketId = 0xffff, assetId = QUOTE) => ({ kind: CommandKind.ConvertAllDust, accountId, assetId, marketId });
-
-/** The collateral lines of an answer as [assetId, marketId, markTicks, available, locked, totalValue, availableValue]. */
-function lines(records: Rec[]): Array<[number, number, number, number, number, bigint, bigint]> {
-  expect(resultOf(records)).toMatchObject({ code: ResultCode.Ok, value: 3 });
-  return records.filter((r): r is CollateralRec & { type: RecordType.Collateral } => r.type === RecordType.Collateral).map((r) => {
-    expect(r.totalValueLow < 2 ** 53 && r.availableValueLow < 2 ** 53).toBe(true);
-    return [r.assetId, r.marketId, r.markTicks, r.availableUnits, r.lockedUnits,
-      BigInt(r.totalValueHigh) * WIDE + BigInt(r.totalValueLow), BigInt(r.availableValueHigh) * WIDE + BigInt(r.availableValueLow)];
-  });
-}
 
 function dustOf(records: Rec[]): Array<Pick<DustRec, 'accountId' | 'marketId' | 'amountUnits' | 'payoutUnits' | 'frontId'>> {
   return records.filter((r): r is DustRec & { type: RecordType.Dust } => r.type === RecordType.Dust)
@@ -40,45 +27,6 @@ function trade(h: EngineHarness, seller: number, buyer: number, priceTicks: numb
   h.apply(cmd.place(seller, 'ask', priceTicks, 5, { market, postOnly: true }));
   expect(tradesOf(h.apply(cmd.place(buyer, 'bid', priceTicks, 5, { market }))).map((t) => t.priceTicks)).toEqual([priceTicks]);
 }
-
-describe('QueryCollateral', () => {
-  it('values every asset at its market\'s guarded reference, not at the last trade', () => {
-    const h = new EngineHarness(bandedConfig());
-    const [seller, buyer, holder] = h.fundedAccounts(3, { [QUOTE]: 1_000_000, [BASE]: 10_000 });
-    h.apply(cmd.deposit(holder, OTHER, 7));
-    // Nothing traded yet: only the valuation asset has a value (at 1).
-    expect(lines(h.apply(collateral(holder)))).toEqual([
-      [QUOTE, 0xffff, 0, 1_000_000, 0, 1_000_000n, 1_000_000n],
-      [BASE, M0, 0, 10_000, 0, 0n, 0n],
-      [OTHER, M1, 0, 7, 0, 0n, 0n],
-    ]);
-    trade(h, seller, buyer, 200);
-    h.apply(cmd.place(holder, 'ask', 245, 500, { postOnly: true })); // locks 5000 base units
-    // 10 000 base units at 200 ticks: 10 000 × 200 × 3 / 10 = 600 000 quote units, 300 000 of them available.
-    const at200 = lines(h.apply(collateral(holder)));
-    expect(at200[1]).toEqual([BASE, M0, 200, 5_000, 5_000, 600_000n, 300_000n]);
-    // A print at 240 within the guarded reference's interval moves the last price, not the mark.
-    trade(h, seller, buyer, 240);
-    expect(lines(h.apply(collateral(holder)))).toEqual(at200);
-    expect(resultOf(h.apply(collateral(99))).code).toBe(ResultCode.UnknownAccount);
-    expect(resultOf(h.apply(collateral(holder, 77))).code).toBe(ResultCode.UnknownAsset);
-  });
-
-  it('gives values past 2^53 exactly', () => {
-    const config = testConfig();
-    config.markets = [{ ...config.markets[0], baseUnitsPerLot: 1, quoteUnitsPerTickLot: 1_000_000, maxQtyLots: 1000, maxMultiplierBps: 12_500, minMultiplierBps: 7_500 }];
-    const h = new EngineHarness(config);
-    const [seller, buyer, whale] = h.fundedAccounts(3, { [QUOTE]: 10_000_000_000, [BASE]: 100 });
-    h.apply(cmd.deposit(whale, BASE, 2 ** 52));
-    h.apply(cmd.place(seller, 'ask', 1000, 1, { postOnly: true }));
-    h.apply(cmd.place(buyer, 'bid', 1000, 1));
-    const units = BigInt(2 ** 52 + 100);
-    const base = lines(h.apply(collateral(whale)))[1];
-    expect(base.slice(0, 3)).toEqual([BASE, M0, 1000]);
-    expect(base[5]).toBe(units * 1000n * 1_000_000n);
-    expect(base[5] > WIDE).toBe(true);
-  });
-});
 
 describe('QueryMaxOrderQty', () => {
   function book(): { h: EngineHarness; seller: number; buyer: number } {

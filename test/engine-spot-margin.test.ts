@@ -67,14 +67,20 @@ function markSol(h: EngineHarness): void {
   expect(tradesOf(h.apply(cmd.place(buyer, 'bid', 200, 5))).length).toBe(1);
 }
 
-/** A harness with `lent` USDC lent (10^9 by default) by one account, SOL marked at 200, and a borrower holding `sol` SOL units. */
+/**
+ * A harness with `lent` USDC lent (10^9 by default) by one account, SOL marked at 200 (its book and
+ * a fresh index price: borrowing rests on fresh index prices), and a borrower at 10× leverage (the
+ * pools' IMF bases apply) holding `sol` SOL units.
+ */
 function setup(sol: number, usdc: Partial<LendPoolSpec> = {}, lent = 1_000_000_000): { h: EngineHarness; borrower: number; lender: number } {
   const h = new EngineHarness(marginConfig(usdc));
   hq.h = h;
   const [lender] = h.fundedAccounts(1, { [QUOTE]: 1_000_000_000 });
   h.apply(lend(lender, QUOTE, lent));
   markSol(h);
+  h.apply(cmd.setIndexPrice(BASE, 60_000_000_000_000)); // 60 000 USDC per whole SOL: 60 USDC units per SOL unit
   const borrower = h.createAccount(50);
+  h.apply(cmd.updateAccountSettings(borrower, { leverageLimitHundredths: 1_000 }));
   h.apply(cmd.deposit(borrower, BASE, sol));
   return { h, borrower, lender };
 }

@@ -18,6 +18,8 @@ describe('spot margin routes', () => {
     server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '1'] });
     lender = await createTestAccount(server.adminPort, ['USDC=10000']);
     borrower = await createTestAccount(server.adminPort, ['USDC=100']);
+    // At 10× leverage the pool's IMF base (0.1) applies; at the default 1× it would be 1.
+    expect((await signed(server.base, borrower, 'PATCH', '/api/v1/account', 'accountUpdate', { leverageLimit: '10' })).status).toBe(200);
     const lent = await signed(server.base, lender, 'POST', '/api/v1/borrowLend', 'borrowLendExecute', { quantity: '5000', side: 'Lend', symbol: 'USDC' });
     expect(lent.status).toBe(200);
   });

@@ -34,6 +34,7 @@ import {
   emitBorrowLend,
   emitCollateral,
   emitLendPool,
+  emitMarginSummary,
   emitDepth,
   emitDust,
   emitFeeRates,
@@ -50,6 +51,7 @@ import {
   newBorrowLendRec,
   newCollateralRec,
   newLendPoolRec,
+  newMarginSummaryRec,
   newDepthRec,
   newDustRec,
   newFeeRatesRec,
@@ -70,6 +72,8 @@ import type { Ledger } from './funds/ledger.js';
 import type { OrderPool } from './book/orders.js';
 import type { LendPools } from './margin/pools.js';
 import { NO_MARK_MARKET, type Mark } from './margin/mark.js';
+import { floorDiv } from './margin/fixed.js';
+import type { AssetMarginLine, MarginSummary } from './margin/valuation.js';
 import { BorrowLendEvent } from '../bus/types.js';
 
 /** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
@@ -325,11 +329,8 @@ export class Output {
   private readonly collateralRec = newCollateralRec();
   private readonly dustRec = newDustRec();
 
-  /**
-   * One asset's collateral line: its balance, the mark price (ticks of `marketId`) and the value of
-   * the whole and of the available balance, each given as high × 2^53 + low.
-   */
-  collateral(accountId: number, assetIndex: number, marketId: number, markTicks: number, totalValue: bigint, availableValue: bigint, frontId: number, requestId: number): void {
+  /** One asset's line of the account's margin summary (valuation.ts); the wide values as high × 2^53 + low. */
+  collateral(line: AssetMarginLine, frontId: number, requestId: number): void {
     const rec = this.collateralRec;
     this.checkOpen();
     rec.seq = this.seq;
@@ -338,17 +339,49 @@ export class Output {
     rec.requestId = requestId;
     rec.type = RecordType.Collateral;
     rec.flags = 0;
-    rec.availableUnits = this.ledger.availableUnits(accountId, assetIndex);
-    rec.lockedUnits = this.ledger.lockedUnits(accountId, assetIndex);
-    rec.markTicks = markTicks;
-    rec.totalValueHigh = Number(totalValue / WIDE_BASE);
-    rec.totalValueLow = Number(totalValue % WIDE_BASE);
-    rec.availableValueHigh = Number(availableValue / WIDE_BASE);
-    rec.availableValueLow = Number(availableValue % WIDE_BASE);
-    rec.assetId = this.catalog.assetIdOf[assetIndex];
-    rec.marketId = marketId;
+    rec.availableUnits = Number(line.availableUnits);
+    rec.lockedUnits = Number(line.lockedUnits);
+    rec.lentUnits = Number(line.lentUnits);
+    rec.borrowedUnits = Number(line.borrowedUnits);
+    rec.markTicks = line.mark?.ticks ?? 0;
+    rec.markPriceE9 = line.mark?.priceE9 ?? 0;
+    rec.weight = Number(line.weight);
+    [rec.notionalHigh, rec.notionalLow] = widePair(line.notionalUnits);
+    [rec.collateralValueHigh, rec.collateralValueLow] = widePair(line.collateralUnits);
+    [rec.liabilityHigh, rec.liabilityLow] = widePair(line.liabilityUnits);
+    rec.assetId = this.catalog.assetIdOf[line.assetIndex];
+    rec.marketId = line.mark?.marketId ?? NO_MARK_MARKET;
+    rec.markSource = line.mark?.source ?? 0;
     emitCollateral(this.sink, rec);
   }
+
+  private readonly marginSummaryRec = newMarginSummaryRec();
+
+  /** The account figures of its margin summary (valuation.ts); `liquidating` its flag. */
+  marginSummary(accountId: number, summary: MarginSummary, liquidating: boolean, frontId: number, requestId: number): void {
+    const rec = this.marginSummaryRec;
+    const margin = summary.margin;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.MarginSummary;
+    rec.flags = 0;
+    [rec.assetsValueHigh, rec.assetsValueLow] = widePair(summary.assetsUnits);
+    [rec.liabilitiesHigh, rec.liabilitiesLow] = widePair(summary.liabilitiesUnits);
+    [rec.netEquityHigh, rec.netEquityLow] = widePair(summary.netEquityUnits);
+    [rec.imfUnitsHigh, rec.imfUnitsLow] = widePair(margin.imfUnits);
+    [rec.mmfUnitsHigh, rec.mmfUnitsLow] = widePair(margin.mmfUnits);
+    [rec.tenHigh, rec.tenLow] = widePair(margin.tenUnits);
+    [rec.marginFractionHigh, rec.marginFractionLow] = widePair(margin.marginFraction ?? 0n);
+    rec.accountImf = Number(margin.accountImf);
+    rec.accountMmf = Number(margin.accountMmf);
+    rec.accountId = accountId;
+    rec.summaryFlags = (margin.marginFraction === null ? 0 : 1) | (liquidating ? 2 : 0);
+    emitMarginSummary(this.sink, rec);
+  }
+
 
   /** One dust conversion of ConvertAllDust. */
   dust(accountId: number, marketIndex: number, amountUnits: number, payoutUnits: number, frontId: number, requestId: number): void {
@@ -481,3 +514,11 @@ export class Output {
 
 /** A wide value's split: high × 2^53 + low (schemas/exchange.fbs, CollateralRecord). */
 const WIDE_BASE = 2n ** 53n;
+
+/** [high, low] with value = high × 2^53 + low, 0 ≤ low < 2^53, for any sign (high rounds down). */
+function widePair(value: bigint): [number, number] {
+  const high = floorDiv(value, WIDE_BASE);
+  const pair: [number, number] = [Number(high), Number(value - high * WIDE_BASE)];
+  assert(Number.isSafeInteger(pair[0]), 'a wide value beyond 2^106');
+  return pair;
+}

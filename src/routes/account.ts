@@ -42,9 +42,11 @@ import { sendError, sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import type { MarketInfo } from '../config.js';
 import {
-  DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type AccountSettingsUpdate, type AccountSettingsView, type Collateral, type FeeRates,
+  DUST_PAYOUT_SYMBOL, engineCalls, replyTo, usdcMarketOf, type AccountSettingsUpdate, type AccountSettingsView, type AssetCollateral, type Collateral, type FeeRates,
 } from '../front/engine-calls/index.js';
 import { CommandFlag, DEFAULT_MAX_LEVERAGE_HUNDREDTHS } from '../../engine/bus/types.js';
+import { MARGIN_FRACTION_DECIMALS } from '../../engine/bus/margin-params.js';
+import { INDEX_PRICE_DECIMALS } from '../front/index-default.js';
 import { parsePriceTicks } from '../wire/market-codec.js';
 import { SIDE } from '../wire/enums.js';
 import { formatDecimal, formatDecimalBig, parseDecimal } from '../decimal.js';
@@ -248,39 +250,47 @@ function orderLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, accountId
  * collateral query values holdings unweighted, and the haircuts GET /api/v1/collateral publishes
  * apply once the engine values the margin account.
  */
+/** A line's mark price as the wire writes it: the index (9 decimals, trimmed), the book price, or '0'. */
+function markText(front: FrontContext, line: AssetCollateral): string {
+  if (line.markSource === 3) {
+    const market = front.config.markets.find((m) => m.spec.marketId === line.marketId);
+    return market ? formatDecimal(line.markTicks * market.tickUnits, market.priceDecimals) : '0';
+  }
+  return formatDecimalBig(BigInt(line.markPriceE9), INDEX_PRICE_DECIMALS);
+}
+
+/** The MarginAccountSummary of GET /api/v1/capital/collateral, every figure from the engine's margin summary. */
 function collateralJson(front: FrontContext, c: Collateral): Record<string, unknown> {
-  const quoteAssetId = front.config.assets.findIndex((a) => a.symbol === DUST_PAYOUT_SYMBOL);
-  const quoteAsset = front.config.assets[quoteAssetId];
+  const quoteAsset = front.config.assets.find((a) => a.symbol === DUST_PAYOUT_SYMBOL);
   const money = (units: bigint) => formatDecimalBig(units, quoteAsset?.decimals ?? 0);
+  const fraction = (value: bigint) => formatDecimalBig(value, MARGIN_FRACTION_DECIMALS);
   const collateral = c.assets.map((line) => {
     const asset = front.config.assets[line.assetId];
-    const market = front.config.markets.find((m) => m.spec.marketId === line.marketId);
-    const markText = line.assetId === quoteAssetId ? '1'
-      : market && line.markTicks > 0 ? formatDecimal(line.markTicks * market.tickUnits, market.priceDecimals) : '0';
     return {
       symbol: asset.symbol,
-      assetMarkPrice: markText,
-      totalQuantity: formatDecimal(line.availableUnits + line.lockedUnits, asset.decimals),
-      balanceNotional: money(line.totalValue),
-      collateralWeight: '1',
-      collateralValue: money(line.totalValue),
+      assetMarkPrice: markText(front, line),
+      totalQuantity: formatDecimal(line.availableUnits + line.lockedUnits + line.lentUnits, asset.decimals),
+      balanceNotional: money(line.notional),
+      collateralWeight: fraction(line.weight),
+      collateralValue: money(line.collateralValue),
       openOrderQuantity: formatDecimal(line.lockedUnits, asset.decimals),
-      lendQuantity: '0',
+      lendQuantity: formatDecimal(line.lentUnits, asset.decimals),
       availableQuantity: formatDecimal(line.availableUnits, asset.decimals),
     };
   });
+  // No perpetuals: unrealized PnL, unsettled equity and futures exposure are zero.
   return {
     assetsValue: money(c.assetsValue),
-    borrowLiability: '0',
+    borrowLiability: money(c.liabilities),
     collateral,
-    imf: '0',
+    imf: fraction(c.accountImf),
     unsettledEquity: '0',
-    liabilitiesValue: '0',
-    marginFraction: null,
-    mmf: '0',
-    netEquity: money(c.assetsValue),
-    netEquityAvailable: money(c.availableValue),
-    netEquityLocked: money(c.lockedValue),
+    liabilitiesValue: money(c.liabilities),
+    marginFraction: c.marginFraction === null ? null : fraction(c.marginFraction),
+    mmf: fraction(c.accountMmf),
+    netEquity: money(c.netEquity),
+    netEquityAvailable: money(c.netEquity - c.imfUnits),
+    netEquityLocked: money(c.imfUnits),
     netExposureFutures: '0',
     pnlUnrealized: '0',
   };

@@ -16,8 +16,8 @@ const ONE = 10n ** 12n;
 const HOUR_MS = 3_600_000n;
 const YEAR_MS = 31_536_000_000n;
 export const MODEL_HOUR_US = 3_600_000_000;
-/** The engine's leverage limit for a borrow's IMF until accounts carry one: 100×. */
-const LEVERAGE_FLOOR = (ONE * 100n + 9_999n) / 10_000n;
+/** The Liquidating bit of an account's settings. */
+const LIQUIDATING = 16;
 
 /** What the margin model reads and writes of the rest of the model. */
 export interface ModelHost {
@@ -31,6 +31,52 @@ export interface ModelHost {
   guardTicks(market: MarketSpec): number;
   seq(): number;
   timeUs(): number;
+  /** The asset's last index price and its engine time, if it ever had one (USDC: none; it is fixed). */
+  index(assetId: number): { priceE9: number; timeUs: number } | undefined;
+  /** The account's settings flags and leverage limit (hundredths). */
+  settings(accountId: number): { flags: number; leverage: number };
+  setFlags(accountId: number, flags: number): void;
+  /** Writes the account's AccountSettings record as an event. */
+  settingsEvent(accountId: number): void;
+}
+
+/** One asset of an account's margin summary (engine/core/margin/valuation.ts). */
+export interface ModelLine {
+  assetId: number;
+  available: bigint;
+  locked: bigint;
+  lent: bigint;
+  borrowed: bigint;
+  mark: ValuationMark | null;
+  notional: bigint;
+  weight: bigint;
+  collateral: bigint;
+  liability: bigint;
+}
+
+export interface ModelSummary {
+  lines: ModelLine[];
+  assets: bigint;
+  liabilities: bigint;
+  equity: bigint;
+  ten: bigint;
+  imfUnits: bigint;
+  mmfUnits: bigint;
+  accountImf: bigint;
+  accountMmf: bigint;
+  marginFraction: bigint | null;
+  unpriced: boolean;
+  stale: boolean;
+}
+
+/** A valuation mark: source 1 USDC, 2 fresh index, 3 book, 4 stale index. */
+interface ValuationMark {
+  quoteUnits: bigint;
+  baseUnits: bigint;
+  source: number;
+  priceE9: number;
+  ticks: number;
+  marketId: number;
 }
 
 interface Mark {
@@ -41,6 +87,8 @@ interface Mark {
 }
 
 const ceil = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+const floorSigned = (a: bigint, b: bigint): bigint => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 
 /** A spot margin funding: its code, and what it redeems and borrows when Ok. */
 export interface Funding {
@@ -93,7 +141,7 @@ export class ModelLending {
     return sum;
   }
 
-  private mark(assetId: number): Mark | null {
+  private bookMark(assetId: number): Mark | null {
     const valuation = this.config.margin?.valuationAssetId;
     if (valuation === undefined) return null;
     if (assetId === valuation) return { quoteUnits: 1n, baseUnits: 1n, ticks: 0, marketId: 0xffff };
@@ -119,7 +167,7 @@ export class ModelLending {
   }
 
   private moveRec(cmd: Command | null, accountId: number, assetId: number, event: BorrowLendEvent, quantity: number, rate: bigint, extra: { imf?: bigint; mmf?: bigint } = {}): void {
-    const mark = this.mark(assetId);
+    const mark = this.bookMark(assetId);
     this.host.push({
       ...this.host.header(RecordType.BorrowLend, cmd?.frontId ?? FRONT_ID_NONE, cmd?.requestId ?? 0, 0),
       quantityUnits: quantity, lentUnits: this.get(this.lent, accountId, assetId), borrowedUnits: this.get(this.borrowed, accountId, assetId),
@@ -152,28 +200,103 @@ export class ModelLending {
     return [...this.borrowed].some(([key, value]) => key.startsWith(`${accountId}:`) && value > 0);
   }
 
-  /** netEquity ≥ Σ N·IMF with `held` more of `assetId` held and `owed` more borrowed. */
-  marginCode(accountId: number, assetId: number, heldDelta: bigint, owedDelta: bigint): ResultCode {
-    let equity = 0n;
-    let required = 0n;
+  /** The valuation mark at the model's time: USDC 1, a fresh index, the book, a stale index, or none. */
+  private valuationMark(assetId: number): ValuationMark | null {
+    const valuation = this.config.margin?.valuationAssetId;
+    if (valuation === undefined) return null;
+    if (assetId === valuation) return { quoteUnits: 1n, baseUnits: 1n, source: 1, priceE9: 1_000_000_000, ticks: 0, marketId: 0xffff };
+    const index = this.host.index(assetId);
+    const fromIndex = (source: number): ValuationMark => ({
+      quoteUnits: BigInt(index!.priceE9) * 10n ** BigInt(this.decimals(valuation)), baseUnits: 10n ** 9n * 10n ** BigInt(this.decimals(assetId)),
+      source, priceE9: index!.priceE9, ticks: 0, marketId: 0xffff,
+    });
+    const maxAge = this.config.indexMaxAgeUs ?? 30_000_000;
+    if (index && this.host.timeUs() - index.timeUs <= maxAge) return fromIndex(2);
+    const book = this.bookMark(assetId);
+    if (book) return { quoteUnits: book.quoteUnits, baseUnits: book.baseUnits, source: 3, priceE9: 0, ticks: book.ticks, marketId: book.marketId };
+    return index ? fromIndex(4) : null;
+  }
+
+  private decimals(assetId: number): number {
+    return this.config.assets.find((a) => a.assetId === assetId)!.decimals;
+  }
+
+  /** The account's margin summary with `heldDelta` more of `assetId` available and `owedDelta` more borrowed. */
+  summary(accountId: number, assetId = -1, heldDelta = 0n, owedDelta = 0n): ModelSummary {
+    const s: ModelSummary = {
+      lines: [], assets: 0n, liabilities: 0n, equity: 0n, ten: 0n, imfUnits: 0n, mmfUnits: 0n, accountImf: 0n, accountMmf: 0n, marginFraction: null, unpriced: false, stale: false,
+    };
+    const leverageFloor = ceil(ONE * 100n, BigInt(this.host.settings(accountId).leverage));
     for (const asset of this.config.assets) {
       const changed = asset.assetId === assetId;
       const b = this.host.bal(accountId, asset.assetId);
-      const held = BigInt(b.available) + BigInt(b.locked) + (changed ? heldDelta : 0n) + BigInt(this.get(this.lent, accountId, asset.assetId));
-      const owed = BigInt(this.get(this.borrowed, accountId, asset.assetId)) + (changed ? owedDelta : 0n);
-      if (held + owed === 0n) continue;
-      const mark = this.mark(asset.assetId);
+      const available = BigInt(b.available) + (changed ? heldDelta : 0n);
+      const lent = BigInt(this.get(this.lent, accountId, asset.assetId));
+      const borrowed = BigInt(this.get(this.borrowed, accountId, asset.assetId)) + (changed ? owedDelta : 0n);
+      const held = available + BigInt(b.locked) + lent;
+      if (held === 0n && borrowed === 0n) continue;
+      const mark = this.valuationMark(asset.assetId);
+      const c = this.collateral(asset.assetId);
+      if ((borrowed > 0n || c) && (!mark || mark.source > 2)) s.stale = true;
+      const line: ModelLine = { assetId: asset.assetId, available, locked: BigInt(b.locked), lent, borrowed, mark, notional: 0n, weight: 0n, collateral: 0n, liability: 0n };
+      s.lines.push(line);
       if (!mark) {
-        if (owed > 0n) return ResultCode.BorrowNoMarkPrice;
+        if (borrowed > 0n) s.unpriced = true;
         continue;
       }
-      const c = this.collateral(asset.assetId);
-      const weight = c?.haircut.weight ?? 0n;
-      const liability = ceil(owed * mark.quoteUnits, mark.baseUnits);
-      equity += (held * mark.quoteUnits * weight) / (mark.baseUnits * ONE) - liability;
-      if (owed > 0n) required += ceil(liability * (c!.imf.base > LEVERAGE_FLOOR ? c!.imf.base : LEVERAGE_FLOOR), ONE);
+      line.weight = c?.haircut.weight ?? 0n;
+      line.notional = (held * mark.quoteUnits) / mark.baseUnits;
+      line.collateral = (held * mark.quoteUnits * line.weight) / (mark.baseUnits * ONE);
+      line.liability = ceil(borrowed * mark.quoteUnits, mark.baseUnits);
+      s.assets += line.collateral;
+      s.liabilities += line.liability;
+      if (borrowed === 0n) continue;
+      s.ten += line.liability;
+      s.imfUnits += ceil(line.liability * max(c!.imf.base, leverageFloor), ONE);
+      s.mmfUnits += ceil(line.liability * c!.mmf.base, ONE);
     }
-    return equity >= required ? ResultCode.Ok : ResultCode.InsufficientMargin;
+    s.equity = s.assets - s.liabilities;
+    s.accountImf = s.ten === 0n ? leverageFloor : max(leverageFloor, ceil(s.imfUnits * ONE, s.ten));
+    s.accountMmf = s.ten === 0n ? 0n : ceil(s.mmfUnits * ONE, s.ten);
+    s.marginFraction = s.ten === 0n ? null : floorSigned(s.equity * ONE, s.ten);
+    return s;
+  }
+
+  /** netEquity ≥ Σ N·IMF with `held` more of `assetId` available and `owed` more borrowed; a borrow also needs fresh index prices. */
+  marginCode(accountId: number, assetId: number, heldDelta: bigint, owedDelta: bigint): ResultCode {
+    const s = this.summary(accountId, assetId, heldDelta, owedDelta);
+    if (s.unpriced || (owedDelta > 0n && s.stale)) return ResultCode.BorrowNoMarkPrice;
+    return s.equity >= s.imfUnits ? ResultCode.Ok : ResultCode.InsufficientMargin;
+  }
+
+  isLiquidating(accountId: number): boolean {
+    return (this.host.settings(accountId).flags & LIQUIDATING) !== 0;
+  }
+
+  /** Re-checks the account: liquidating iff it borrows and netEquity ≤ Σ N·MMF; unpriced leaves it; an event on a flip. */
+  review(accountId: number): void {
+    const was = this.isLiquidating(accountId);
+    let now = false;
+    if (this.borrowsAnything(accountId)) {
+      const s = this.summary(accountId);
+      if (s.unpriced) return;
+      now = s.equity <= s.mmfUnits;
+    }
+    if (now === was) return;
+    this.host.setFlags(accountId, this.host.settings(accountId).flags ^ LIQUIDATING);
+    this.host.settingsEvent(accountId);
+  }
+
+  /** The borrowers, ascending; with `assetId`, only those that borrow or hold it. */
+  reviewBorrowers(assetId?: number): void {
+    for (let accountId = 1; accountId <= this.host.accountCount(); accountId++) {
+      if (!this.borrowsAnything(accountId)) continue;
+      if (assetId !== undefined) {
+        const b = this.host.bal(accountId, assetId);
+        if (b.available + b.locked + this.get(this.lent, accountId, assetId) + this.get(this.borrowed, accountId, assetId) === 0) continue;
+      }
+      this.review(accountId);
+    }
   }
 
   private decide(cmd: Command, p: LendPoolSpec): { event: BorrowLendEvent; code: ResultCode } {
@@ -188,7 +311,7 @@ export class ModelLending {
     const q = BigInt(qty);
     if ((cmd.side as number) === BorrowLendSide.Lend) {
       if (borrowed > 0) return { event: BorrowLendEvent.BorrowRepay, code: qty > borrowed ? ResultCode.LendRequiresBorrowRepay : available < qty ? ResultCode.InsufficientFunds : ResultCode.Ok };
-      const code = !onStep ? ResultCode.BorrowLendQuantityInvalid : !open ? ResultCode.LendPoolNotOpen : available < qty ? ResultCode.InsufficientFunds
+      const code = this.isLiquidating(accountId) ? ResultCode.AccountLiquidating : !onStep ? ResultCode.BorrowLendQuantityInvalid : !open ? ResultCode.LendPoolNotOpen : available < qty ? ResultCode.InsufficientFunds
         : L + q > p.openBorrowLendLimitUnits ? ResultCode.LendLimit : ResultCode.Ok;
       return { event: BorrowLendEvent.Lend, code };
     }
@@ -197,6 +320,7 @@ export class ModelLending {
       const fits = B === 0n || (L - q > 0n && B * ONE <= p.maxUtilization * (L - q));
       return { event: BorrowLendEvent.LendRedeem, code: fits ? ResultCode.Ok : ResultCode.InsufficientSupply };
     }
+    if (this.isLiquidating(accountId)) return { event: BorrowLendEvent.Borrow, code: ResultCode.AccountLiquidating };
     if (!onStep) return { event: BorrowLendEvent.Borrow, code: ResultCode.BorrowLendQuantityInvalid };
     if (!open) return { event: BorrowLendEvent.Borrow, code: ResultCode.LendPoolNotOpen };
     if (B + q > p.openBorrowLendLimitUnits) return { event: BorrowLendEvent.Borrow, code: ResultCode.BorrowLimit };
@@ -216,6 +340,7 @@ export class ModelLending {
     this.move(accountId, assetId, event, qty);
     this.moveRec(cmd, accountId, assetId, event, qty, 0n);
     this.host.balanceRec(accountId, assetId);
+    this.review(accountId);
     this.host.result(cmd, ResultCode.Ok, this.get(this.lent, accountId, assetId) - this.get(this.borrowed, accountId, assetId));
   }
 
@@ -367,6 +492,7 @@ export class ModelLending {
       this.fees.set(p.assetId, this.feeLine(p.assetId) + share);
       this.rounding.set(p.assetId, this.roundingLine(p.assetId) + paid - share);
     }
+    this.reviewBorrowers();
     if (this.anyPosition()) this.interestDue = due + MODEL_HOUR_US;
   }
 
@@ -377,7 +503,7 @@ export class ModelLending {
       const B = this.total(this.borrowed, p.assetId);
       const L = this.total(this.lent, p.assetId);
       const rate = this.borrowRate(p, B, L);
-      const mark = this.mark(p.assetId);
+      const mark = this.bookMark(p.assetId);
       this.host.push({
         ...this.host.header(RecordType.LendPool, cmd.frontId, cmd.requestId, 0), lentUnits: Number(L), borrowedUnits: Number(B), borrowRate: Number(rate),
         lendRate: Number(this.lendRate(p, rate, B, L)), utilization: Number(L === 0n ? 0n : (B * ONE) / L),
@@ -396,9 +522,10 @@ export class ModelLending {
       const lent = this.get(this.lent, cmd.accountId, asset.assetId);
       const borrowed = this.get(this.borrowed, cmd.accountId, asset.assetId);
       if (lent === 0 && borrowed === 0) continue;
-      const mark = this.mark(asset.assetId);
+      const mark = this.valuationMark(asset.assetId);
       const c = this.collateral(asset.assetId);
-      const margin = borrowed > 0 && mark && c ? { imf: c.imf.base > LEVERAGE_FLOOR ? c.imf.base : LEVERAGE_FLOOR, mmf: c.mmf.base } : {};
+      const floor = ceil(ONE * 100n, BigInt(this.host.settings(cmd.accountId).leverage));
+      const margin = borrowed > 0 && mark && c ? { imf: max(c.imf.base, floor), mmf: c.mmf.base } : {};
       this.moveRec(cmd, cmd.accountId, asset.assetId, BorrowLendEvent.Position, 0, 0n, margin);
       count++;
     }

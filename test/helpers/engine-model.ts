@@ -149,6 +149,10 @@ export class ModelExchange {
       guardTicks: (market) => this.marketState.get(market.marketId)!.guardTicks,
       seq: () => this.seq,
       timeUs: () => this.timeUs,
+      index: (assetId) => this.indexPrices.get(assetId),
+      settings: (accountId) => this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 },
+      setFlags: (accountId, flags) => this.accountSettings.set(accountId, { ...(this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 }), flags }),
+      settingsEvent: (accountId) => this.accountSettingsRec(accountId, FRONT_ID_NONE, 0, 0),
     });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
@@ -618,6 +622,7 @@ export class ModelExchange {
     if (![1, 2, 3].includes(cmd.amountUnits)) return this.result(cmd, ResultCode.InvalidIndexPriceSource, 0);
     this.indexPrices.set(asset.assetId, { priceE9: cmd.priceTicks, timeUs: this.timeUs, source: cmd.amountUnits });
     this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9: cmd.priceTicks, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
+    this.lending.reviewBorrowers(asset.assetId);
     this.result(cmd, ResultCode.Ok, cmd.priceTicks);
   }
 
@@ -827,6 +832,7 @@ export class ModelExchange {
     const amount = cmd.amountUnits;
     if ((cmd.flags & ~FUNDING_FLAGS) !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
     if (!Number.isSafeInteger(amount) || amount <= 0) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
+    if (this.lending.isLiquidating(cmd.accountId)) return this.result(cmd, ResultCode.AccountLiquidating, 0);
     const plan = this.lending.planFunding(cmd.accountId, cmd.assetId, amount, amount, cmd.flags);
     if (plan.code !== ResultCode.Ok) return this.result(cmd, plan.code, 0);
     this.lending.applyFunding(cmd.accountId, cmd.assetId, plan);
@@ -834,6 +840,7 @@ export class ModelExchange {
     b.available = Number(BigInt(b.available) - BigInt(amount));
     this.supply.set(cmd.assetId, Number(BigInt(this.supply.get(cmd.assetId) ?? 0) - BigInt(amount)));
     this.balanceRec(cmd.accountId, cmd.assetId);
+    this.lending.review(cmd.accountId);
     this.result(cmd, ResultCode.Ok, this.seq);
   }
 
@@ -980,26 +987,30 @@ export class ModelExchange {
     return this.config.markets.find((m) => m.baseAssetId === assetId && m.quoteAssetId === quoteId);
   }
 
-  /** Each asset valued in cmd.assetId at its pair market's guarded reference (1 for itself), rounded down. */
+  /** The account's margin summary (engine-model-margin.ts): a line per asset it holds, lends or borrows, the account figures, then the result. */
   private collateral(cmd: Command): void {
     if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
-    if (!this.config.assets.some((a) => a.assetId === cmd.assetId)) return this.result(cmd, ResultCode.UnknownAsset, 0);
-    const wide = 2n ** 53n;
-    for (const asset of this.config.assets) {
-      const b = this.bal(cmd.accountId, asset.assetId);
-      const itself = asset.assetId === cmd.assetId;
-      const market = itself ? undefined : this.pairMarket(asset.assetId, cmd.assetId);
-      const mark = market && market.maxMultiplierBps !== undefined ? this.marketState.get(market.marketId)!.guardTicks : 0;
-      const value = (units: bigint) => (itself ? units : market ? (units * BigInt(mark) * BigInt(market.quoteUnitsPerTickLot)) / BigInt(market.baseUnitsPerLot) : 0n);
-      const total = value(BigInt(b.available) + BigInt(b.locked));
-      const available = value(BigInt(b.available));
+    if (cmd.assetId !== this.config.margin?.valuationAssetId || !this.assetExists(cmd.assetId)) return this.result(cmd, ResultCode.UnknownAsset, 0);
+    const wide = (v: bigint, name: string) => {
+      const high = v >= 0n ? v / 2n ** 53n : -((-v + 2n ** 53n - 1n) / 2n ** 53n);
+      return { [`${name}High`]: Number(high), [`${name}Low`]: Number(v - high * 2n ** 53n) };
+    };
+    const s = this.lending.summary(cmd.accountId);
+    for (const l of s.lines) {
       this.out.push({
-        ...this.header(RecordType.Collateral, cmd.frontId, cmd.requestId, 0), availableUnits: b.available, lockedUnits: b.locked, markTicks: mark,
-        totalValueHigh: Number(total / wide), totalValueLow: Number(total % wide), availableValueHigh: Number(available / wide), availableValueLow: Number(available % wide),
-        assetId: asset.assetId, marketId: market?.marketId ?? 0xffff,
-      } as Rec);
+        ...this.header(RecordType.Collateral, cmd.frontId, cmd.requestId, 0), availableUnits: Number(l.available), lockedUnits: Number(l.locked), lentUnits: Number(l.lent),
+        borrowedUnits: Number(l.borrowed), markTicks: l.mark?.ticks ?? 0, markPriceE9: l.mark?.priceE9 ?? 0, weight: Number(l.weight),
+        ...wide(l.notional, 'notional'), ...wide(l.collateral, 'collateralValue'), ...wide(l.liability, 'liability'),
+        assetId: l.assetId, marketId: l.mark?.marketId ?? 0xffff, markSource: l.mark?.source ?? 0,
+      } as unknown as Rec);
     }
-    this.result(cmd, ResultCode.Ok, this.config.assets.length);
+    this.out.push({
+      ...this.header(RecordType.MarginSummary, cmd.frontId, cmd.requestId, 0), ...wide(s.assets, 'assetsValue'), ...wide(s.liabilities, 'liabilities'),
+      ...wide(s.equity, 'netEquity'), ...wide(s.imfUnits, 'imfUnits'), ...wide(s.mmfUnits, 'mmfUnits'), ...wide(s.ten, 'ten'), ...wide(s.marginFraction ?? 0n, 'marginFraction'),
+      accountImf: Number(s.accountImf), accountMmf: Number(s.accountMmf), accountId: cmd.accountId,
+      summaryFlags: (s.marginFraction === null ? 0 : 1) | (this.lending.isLiquidating(cmd.accountId) ? 2 : 0),
+    } as unknown as Rec);
+    this.result(cmd, ResultCode.Ok, s.lines.length);
   }
 
   /** Whole lots: an ask by available base, a limit bid by available quote, a market bid walking the asks within the band. */

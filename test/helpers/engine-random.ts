@@ -21,6 +21,8 @@
 // and order queries with those flags. Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
+// A stream ends with every optional kind it sends accepted at least once (closingRound scripts a
+// valid one for a kind its random steps left without an Ok).
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
 // real orders and dust conversions at real balances, so it drives a harness; the harness records
 // the stamped stream for replay.
@@ -41,7 +43,9 @@ export function randomConfig(seed: number): EngineConfig {
     // High rates so that fees on these small amounts are not all rounded to zero.
     makerFeeBps: [0, 150, 2000][randomInt(random, 0, 2)],
     takerFeeBps: [0, 300, 2500][randomInt(random, 0, 2)],
-    limits: { maxAccounts: 8, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
+    // Accounts: the six that trade, two of the liquidating round, two of the closing round and
+    // room for one more.
+    limits: { maxAccounts: 12, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
   });
   // Market 1 gets a narrow price band (±1 % around its last trade, about ±3 ticks) so that
   // PriceOutOfBand happens often; market 0 stays unbanded.
@@ -57,8 +61,9 @@ export function randomConfig(seed: number): EngineConfig {
   // Some streams keep the reference ten times slower, so that it is often well below or above
   // the last price when dust is converted (valued at the lower of the two).
   if (random() < 0.5) config.referenceIntervalUs = 30_000;
-  // Index prices go stale within a few steps of engine time, so queries show both flags.
-  config.indexMaxAgeUs = 20_000;
+  // Index prices go stale within some tens of steps of engine time, so queries show both flags
+  // and borrows are refused for a stale price now and then.
+  config.indexMaxAgeUs = 400_000;
   config.margin = randomMargin(random);
   return config;
 }
@@ -141,7 +146,12 @@ function indexPriceCommand(random: () => number): Partial<Command> {
   if (random() < 0.3) return cmd.queryIndexPrices();
   const roll = random();
   const asset = roll < 0.1 ? pick([QUOTE, 77]) : pick([BASE, OTHER]);
-  const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3]) : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
+  // Market 1's base near its book (one tick there is 3·10^10 of priceE9), so that borrows against it
+  // are valued sensibly, and sometimes far off it, so that borrowers cross into and out of the
+  // liquidating state.
+  const nearBook = asset === OTHER && random() < 0.7;
+  const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3])
+    : nearBook ? randomInt(random, 100, 600) * 30_000_000_000 : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
   const source = roll >= 0.2 && roll < 0.3 ? pick([0, 4, 9]) : pick([1, 2, 3]);
   return cmd.setIndexPrice(asset, price, source);
 }
@@ -329,6 +339,37 @@ function borrowLendCommand(random: () => number, seen: Observed, account: number
 }
 
 /**
+ * A borrower pushed into the liquidating state and out of it, once per stream: a seventh account
+ * holding only market 1's base borrows quote (an eighth lends it) at an index near the book and
+ * may not withdraw it (InsufficientMargin), market 1's index then falls to a tenth, the borrower asks to borrow and to withdraw again
+ * (AccountLiquidating), repays everything (the state clears), and the index returns.
+ */
+function liquidationRound(h: EngineHarness, random: () => number, seen: Observed, kinds: readonly CommandKind[]): void {
+  if (!kinds.includes(CommandKind.BorrowLend) || !kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
+  const remember = (records: Rec[], command?: Partial<Command>): void => seen.remember(records, command);
+  const [borrower, lender] = [RANDOM_ACCOUNTS + 1, RANDOM_ACCOUNTS + 2];
+  const apply = (command: Partial<Command>) => remember(h.apply(command), command);
+  h.createAccount(borrower);
+  h.createAccount(lender);
+  apply(cmd.deposit(borrower, OTHER, 100));
+  apply(cmd.updateAccountSettings(borrower, { leverageLimitHundredths: 1_000 }));
+  apply(cmd.deposit(lender, QUOTE, 50_000));
+  apply({ kind: CommandKind.BorrowLend, accountId: lender, assetId: QUOTE, side: 1, amountUnits: 50_000 });
+  const priceE9 = randomInt(random, 250, 350) * 30_000_000_000;
+  apply(cmd.setIndexPrice(OTHER, priceE9, 1));
+  // 100 units at 90 quote units each, weight 0.5: collateral about 4 500, IMF 0.1 of 20 000.
+  apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 0, amountUnits: 20_000 });
+  // Taking the borrowed quote away would leave no equity (InsufficientMargin).
+  apply({ kind: CommandKind.Withdraw, accountId: borrower, assetId: QUOTE, amountUnits: 20_000, key: digestOf(h.stream.length + 1) });
+  apply(cmd.setIndexPrice(OTHER, priceE9 / 10, 1));
+  apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 0, amountUnits: 1 });
+  apply({ kind: CommandKind.Withdraw, accountId: borrower, assetId: QUOTE, amountUnits: 1, key: digestOf(h.stream.length + 1) });
+  const [, borrowed] = seen.lending.get(`${borrower}:${QUOTE}`) ?? [0, 0];
+  if (borrowed > 0) apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 1, amountUnits: borrowed });
+  apply(cmd.setIndexPrice(OTHER, priceE9, 1));
+}
+
+/**
  * A spot risk query: collateral valued in the quote asset (sometimes in another or an unknown
  * asset), or the largest order on either side at no price (a market order), a price on the grid
  * or an invalid one.
@@ -402,6 +443,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     remember(h.apply(cmd.deposit(i, QUOTE, randomInt(random, 2_000, 40_000))));
     remember(h.apply(cmd.deposit(i, BASE, randomInt(random, 50, 400))));
     remember(h.apply(cmd.deposit(i, OTHER, randomInt(random, 50, 400))));
+    // 10× leverage, so that the borrow IMF is the pools' own (0.1 and 0.2), not the 1× default's 1.
+    if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(i, { leverageLimitHundredths: 1_000 })));
   }
   const mid = [100, 300];
   // A market put in another state than Open is reopened a few steps later (at this step).
@@ -415,6 +458,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     // Market 1's band is about ±3 ticks around its last trade: most of its prices fall inside.
     const spread = market === M1 ? 4 : 6;
     let time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
+    if (step === Math.floor(steps / 3)) liquidationRound(h, random, seen, kinds);
     if (snapshots && (step === Math.floor(steps / 2) || random() < 0.004)) {
       if (kinds.includes(CommandKind.Snapshot)) remember(h.apply({ kind: CommandKind.Snapshot }, time));
       h.restartFromSnapshot();
@@ -525,7 +569,89 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
   if (kinds.includes(CommandKind.SetSystemState)) remember(h.apply(cmd.setSystemState(0)));
   // One valid settings update, so every stream compares at least one accepted.
   if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(1, { autoLend: true, leverageLimitHundredths: 250 })));
+  closingRound(h, seen, kinds);
   remember(h.apply(cmd.tick(), h.timeUs + 1_000_000));
+}
+
+/** The command kinds of the stream so far with at least one Ok result. */
+function acceptedKinds(h: EngineHarness): Set<CommandKind> {
+  const kindOf = new Map(h.stream.map(({ command }) => [command.requestId, command.kind]));
+  const accepted = new Set<CommandKind>();
+  for (const r of h.log) {
+    if (r.type === RecordType.Result && r.code === ResultCode.Ok && kindOf.has(r.requestId)) accepted.add(kindOf.get(r.requestId)!);
+  }
+  return accepted;
+}
+
+/**
+ * Every optional kind the stream sends is accepted at least once: for a kind the random steps
+ * happened to leave without an Ok (two confirmations, both of invalid ids, say), a valid one of a
+ * fresh account now, with the exchange open. Streams that have them all are left as they are.
+ */
+function closingRound(h: EngineHarness, seen: Observed, kinds: readonly CommandKind[]): void {
+  const accepted = acceptedKinds(h);
+  const missing = kinds.filter((kind) => !accepted.has(kind));
+  if (missing.length === 0) return;
+  const apply = (command: Partial<Command>): ResultCode | undefined => {
+    const records = h.apply(command);
+    seen.remember(records, command);
+    const result = records.find((r) => r.type === RecordType.Result && r.requestId === h.lastRequestId());
+    return result?.type === RecordType.Result ? result.code : undefined;
+  };
+  const account = h.createAccount(RANDOM_ACCOUNTS + 3);
+  apply(cmd.deposit(account, QUOTE, 1_000));
+  if (missing.includes(CommandKind.Withdraw) || missing.includes(CommandKind.ConfirmWithdrawal)) {
+    apply({ kind: CommandKind.Withdraw, accountId: account, assetId: QUOTE, amountUnits: 100, key: digestOf(h.seq + 1) });
+    // Any earlier command's sequence number names a withdrawal the chain can confirm.
+    apply({ kind: CommandKind.ConfirmWithdrawal, accountId: account, orderId: seen.withdrawals.at(-1) ?? h.seq });
+  }
+  if (missing.includes(CommandKind.Snapshot)) apply({ kind: CommandKind.Snapshot });
+  if (missing.includes(CommandKind.SetIndexPrice)) apply(cmd.setIndexPrice(BASE, 100_000_000_000, 1));
+  if (missing.includes(CommandKind.BorrowLend)) closingBorrowLend(apply, seen, account);
+  if (missing.includes(CommandKind.ConvertDust) || missing.includes(CommandKind.ConvertAllDust)) closingDust(h, apply, seen, account, missing);
+}
+
+/**
+ * Dust of market 1's base (one unit, below its lot) converted at its mark price, by one or both
+ * kinds, with quote fees in the treasury to pay for it: the closing account sells one lot there
+ * as taker at half its proceeds in fees, to a second fresh account's bid at the last trade price
+ * (market 1's book emptied first, its guarded reference caught up with that price so it lies in
+ * the band).
+ */
+function closingDust(h: EngineHarness, apply: (command: Partial<Command>) => ResultCode | undefined, seen: Observed, account: number, missing: readonly CommandKind[]): void {
+  const buyer = h.createAccount(RANDOM_ACCOUNTS + 4);
+  const step = (command: Partial<Command>): void => {
+    h.apply(cmd.tick(), h.timeUs + 1_000_000);
+    apply(command);
+  };
+  for (let accountId = 1; accountId < buyer; accountId++) apply(cmd.cancelAll(accountId, M1));
+  apply(cmd.deposit(buyer, QUOTE, 5_000));
+  apply(cmd.deposit(account, OTHER, BASE_PER_LOT));
+  apply(cmd.setFeeRates(account, 5_000, 5_000));
+  const price = seen.lastTrade[M1];
+  step(cmd.place(buyer, 'bid', price, 1, { market: M1 }));
+  step(cmd.place(account, 'ask', price, 1, { market: M1, tif: TimeInForce.IOC }));
+  for (const kind of [CommandKind.ConvertDust, CommandKind.ConvertAllDust].filter((k) => missing.includes(k))) {
+    step(cmd.deposit(account, OTHER, 1));
+    apply(kind === CommandKind.ConvertDust
+      ? { kind, accountId: account, marketId: M1, amountUnits: 1 }
+      : { kind, accountId: account, assetId: QUOTE, marketId: M1 });
+  }
+}
+
+/**
+ * One accepted borrow/lend move: a lend of one quote unit (its pool is always open), else, when
+ * the pool's lent total is at its limit, a redemption of one unit by a lender, else (borrowed to
+ * its maximum utilization too) a repayment of one unit by a borrower.
+ */
+function closingBorrowLend(apply: (command: Partial<Command>) => ResultCode | undefined, seen: Observed, account: number): void {
+  if (apply({ kind: CommandKind.BorrowLend, accountId: account, assetId: QUOTE, side: 1, amountUnits: 1 }) === ResultCode.Ok) return;
+  const holders = (index: 0 | 1): number[] => [...seen.lending].filter(([key, units]) => key.endsWith(`:${QUOTE}`) && units[index] > 0).map(([key]) => Number(key.split(':')[0]));
+  const [lender] = holders(0);
+  if (lender !== undefined && apply({ kind: CommandKind.BorrowLend, accountId: lender, assetId: QUOTE, side: 0, amountUnits: 1 }) === ResultCode.Ok) return;
+  for (const borrower of holders(1)) {
+    if (seen.available(borrower, QUOTE) > 0 && apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 1, amountUnits: 1 }) === ResultCode.Ok) return;
+  }
 }
 
 export interface RunSeed {

@@ -29,6 +29,7 @@ import type {
   AccountSettingsRec,
   BorrowLendRec,
   LendPoolRec,
+  MarginSummaryRec,
   Command,
   CreateAccountPayload,
   DepositPayload,
@@ -83,7 +84,7 @@ export const FEE_RATES_BYTES = 32;
 /** SystemStateRecord.sizeOf() */
 export const SYSTEM_STATE_BYTES = 32;
 /** CollateralRecord.sizeOf() */
-export const COLLATERAL_BYTES = 88;
+export const COLLATERAL_BYTES = 136;
 /** DustRecord.sizeOf() */
 export const DUST_BYTES = 48;
 /** IndexPriceRecord.sizeOf() */
@@ -94,6 +95,8 @@ export const ACCOUNT_SETTINGS_BYTES = 40;
 export const BORROW_LEND_BYTES = 112;
 /** LendPoolRecord.sizeOf() */
 export const LEND_POOL_BYTES = 96;
+/** MarginSummaryRecord.sizeOf() */
+export const MARGIN_SUMMARY_BYTES = 160;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -1379,24 +1382,37 @@ export function newCollateralRec(): CollateralRec {
     flags: 0,
     availableUnits: 0,
     lockedUnits: 0,
+    lentUnits: 0,
+    borrowedUnits: 0,
     markTicks: 0,
-    totalValueHigh: 0,
-    totalValueLow: 0,
-    availableValueHigh: 0,
-    availableValueLow: 0,
+    markPriceE9: 0,
+    weight: 0,
+    notionalHigh: 0,
+    notionalLow: 0,
+    collateralValueHigh: 0,
+    collateralValueLow: 0,
+    liabilityHigh: 0,
+    liabilityLow: 0,
     assetId: 0,
     marketId: 0,
+    markSource: 0,
   };
 }
 
 const COLLATERAL_I64_FIELDS = [
   'availableUnits',
   'lockedUnits',
+  'lentUnits',
+  'borrowedUnits',
   'markTicks',
-  'totalValueHigh',
-  'totalValueLow',
-  'availableValueHigh',
-  'availableValueLow',
+  'markPriceE9',
+  'weight',
+  'notionalHigh',
+  'notionalLow',
+  'collateralValueHigh',
+  'collateralValueLow',
+  'liabilityHigh',
+  'liabilityLow',
 ] as const;
 
 export function writeCollateral(dv: DataView, off: number, r: CollateralRec): void {
@@ -1405,37 +1421,58 @@ export function writeCollateral(dv: DataView, off: number, r: CollateralRec): vo
     !(
       Number.isSafeInteger(r.availableUnits) &&
       Number.isSafeInteger(r.lockedUnits) &&
+      Number.isSafeInteger(r.lentUnits) &&
+      Number.isSafeInteger(r.borrowedUnits) &&
       Number.isSafeInteger(r.markTicks) &&
-      Number.isSafeInteger(r.totalValueHigh) &&
-      Number.isSafeInteger(r.totalValueLow) &&
-      Number.isSafeInteger(r.availableValueHigh) &&
-      Number.isSafeInteger(r.availableValueLow)
+      Number.isSafeInteger(r.markPriceE9) &&
+      Number.isSafeInteger(r.weight) &&
+      Number.isSafeInteger(r.notionalHigh) &&
+      Number.isSafeInteger(r.notionalLow) &&
+      Number.isSafeInteger(r.collateralValueHigh) &&
+      Number.isSafeInteger(r.collateralValueLow) &&
+      Number.isSafeInteger(r.liabilityHigh) &&
+      Number.isSafeInteger(r.liabilityLow)
     )
   ) badField(r, COLLATERAL_I64_FIELDS);
   put64(dv, off + 24, r.availableUnits);
   put64(dv, off + 32, r.lockedUnits);
-  put64(dv, off + 40, r.markTicks);
-  put64(dv, off + 48, r.totalValueHigh);
-  put64(dv, off + 56, r.totalValueLow);
-  put64(dv, off + 64, r.availableValueHigh);
-  put64(dv, off + 72, r.availableValueLow);
-  dv.setUint16(off + 80, r.assetId, true);
-  dv.setUint16(off + 82, r.marketId, true);
-  // padding (84..87)
-  dv.setUint32(off + 84, 0, true);
+  put64(dv, off + 40, r.lentUnits);
+  put64(dv, off + 48, r.borrowedUnits);
+  put64(dv, off + 56, r.markTicks);
+  put64(dv, off + 64, r.markPriceE9);
+  put64(dv, off + 72, r.weight);
+  put64(dv, off + 80, r.notionalHigh);
+  put64(dv, off + 88, r.notionalLow);
+  put64(dv, off + 96, r.collateralValueHigh);
+  put64(dv, off + 104, r.collateralValueLow);
+  put64(dv, off + 112, r.liabilityHigh);
+  put64(dv, off + 120, r.liabilityLow);
+  dv.setUint16(off + 128, r.assetId, true);
+  dv.setUint16(off + 130, r.marketId, true);
+  dv.setUint8(off + 132, r.markSource);
+  // padding (133..135)
+  dv.setUint8(off + 133, 0);
+  dv.setUint16(off + 134, 0, true);
 }
 
 export function readCollateral(dv: DataView, off: number, r: CollateralRec): void {
   readHeader(dv, off, r);
   r.availableUnits = getI64(dv, off + 24);
   r.lockedUnits = getI64(dv, off + 32);
-  r.markTicks = getI64(dv, off + 40);
-  r.totalValueHigh = getI64(dv, off + 48);
-  r.totalValueLow = getI64(dv, off + 56);
-  r.availableValueHigh = getI64(dv, off + 64);
-  r.availableValueLow = getI64(dv, off + 72);
-  r.assetId = dv.getUint16(off + 80, true);
-  r.marketId = dv.getUint16(off + 82, true);
+  r.lentUnits = getI64(dv, off + 40);
+  r.borrowedUnits = getI64(dv, off + 48);
+  r.markTicks = getI64(dv, off + 56);
+  r.markPriceE9 = getI64(dv, off + 64);
+  r.weight = getI64(dv, off + 72);
+  r.notionalHigh = getI64(dv, off + 80);
+  r.notionalLow = getI64(dv, off + 88);
+  r.collateralValueHigh = getI64(dv, off + 96);
+  r.collateralValueLow = getI64(dv, off + 104);
+  r.liabilityHigh = getI64(dv, off + 112);
+  r.liabilityLow = getI64(dv, off + 120);
+  r.assetId = dv.getUint16(off + 128, true);
+  r.marketId = dv.getUint16(off + 130, true);
+  r.markSource = dv.getUint8(off + 132);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1742,6 +1779,124 @@ export function readLendPool(dv: DataView, off: number, r: LendPoolRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// MarginSummaryRecord
+
+export function newMarginSummaryRec(): MarginSummaryRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 68 /* RecordType.MarginSummary */,
+    flags: 0,
+    assetsValueHigh: 0,
+    assetsValueLow: 0,
+    liabilitiesHigh: 0,
+    liabilitiesLow: 0,
+    netEquityHigh: 0,
+    netEquityLow: 0,
+    imfUnitsHigh: 0,
+    imfUnitsLow: 0,
+    mmfUnitsHigh: 0,
+    mmfUnitsLow: 0,
+    tenHigh: 0,
+    tenLow: 0,
+    marginFractionHigh: 0,
+    marginFractionLow: 0,
+    accountImf: 0,
+    accountMmf: 0,
+    accountId: 0,
+    summaryFlags: 0,
+  };
+}
+
+const MARGIN_SUMMARY_I64_FIELDS = [
+  'assetsValueHigh',
+  'assetsValueLow',
+  'liabilitiesHigh',
+  'liabilitiesLow',
+  'netEquityHigh',
+  'netEquityLow',
+  'imfUnitsHigh',
+  'imfUnitsLow',
+  'mmfUnitsHigh',
+  'mmfUnitsLow',
+  'tenHigh',
+  'tenLow',
+  'marginFractionHigh',
+  'marginFractionLow',
+  'accountImf',
+  'accountMmf',
+] as const;
+
+export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 68 /* RecordType.MarginSummary */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.assetsValueHigh) &&
+      Number.isSafeInteger(r.assetsValueLow) &&
+      Number.isSafeInteger(r.liabilitiesHigh) &&
+      Number.isSafeInteger(r.liabilitiesLow) &&
+      Number.isSafeInteger(r.netEquityHigh) &&
+      Number.isSafeInteger(r.netEquityLow) &&
+      Number.isSafeInteger(r.imfUnitsHigh) &&
+      Number.isSafeInteger(r.imfUnitsLow) &&
+      Number.isSafeInteger(r.mmfUnitsHigh) &&
+      Number.isSafeInteger(r.mmfUnitsLow) &&
+      Number.isSafeInteger(r.tenHigh) &&
+      Number.isSafeInteger(r.tenLow) &&
+      Number.isSafeInteger(r.marginFractionHigh) &&
+      Number.isSafeInteger(r.marginFractionLow) &&
+      Number.isSafeInteger(r.accountImf) &&
+      Number.isSafeInteger(r.accountMmf)
+    )
+  ) badField(r, MARGIN_SUMMARY_I64_FIELDS);
+  put64(dv, off + 24, r.assetsValueHigh);
+  put64(dv, off + 32, r.assetsValueLow);
+  put64(dv, off + 40, r.liabilitiesHigh);
+  put64(dv, off + 48, r.liabilitiesLow);
+  put64(dv, off + 56, r.netEquityHigh);
+  put64(dv, off + 64, r.netEquityLow);
+  put64(dv, off + 72, r.imfUnitsHigh);
+  put64(dv, off + 80, r.imfUnitsLow);
+  put64(dv, off + 88, r.mmfUnitsHigh);
+  put64(dv, off + 96, r.mmfUnitsLow);
+  put64(dv, off + 104, r.tenHigh);
+  put64(dv, off + 112, r.tenLow);
+  put64(dv, off + 120, r.marginFractionHigh);
+  put64(dv, off + 128, r.marginFractionLow);
+  put64(dv, off + 136, r.accountImf);
+  put64(dv, off + 144, r.accountMmf);
+  dv.setUint32(off + 152, r.accountId, true);
+  dv.setUint8(off + 156, r.summaryFlags);
+  // padding (157..159)
+  dv.setUint8(off + 157, 0);
+  dv.setUint16(off + 158, 0, true);
+}
+
+export function readMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
+  readHeader(dv, off, r);
+  r.assetsValueHigh = getI64(dv, off + 24);
+  r.assetsValueLow = getI64(dv, off + 32);
+  r.liabilitiesHigh = getI64(dv, off + 40);
+  r.liabilitiesLow = getI64(dv, off + 48);
+  r.netEquityHigh = getI64(dv, off + 56);
+  r.netEquityLow = getI64(dv, off + 64);
+  r.imfUnitsHigh = getI64(dv, off + 72);
+  r.imfUnitsLow = getI64(dv, off + 80);
+  r.mmfUnitsHigh = getI64(dv, off + 88);
+  r.mmfUnitsLow = getI64(dv, off + 96);
+  r.tenHigh = getI64(dv, off + 104);
+  r.tenLow = getI64(dv, off + 112);
+  r.marginFractionHigh = getI64(dv, off + 120);
+  r.marginFractionLow = getI64(dv, off + 128);
+  r.accountImf = getI64(dv, off + 136);
+  r.accountMmf = getI64(dv, off + 144);
+  r.accountId = dv.getUint32(off + 152, true);
+  r.summaryFlags = dv.getUint8(off + 156);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -1856,6 +2011,13 @@ export function emitLendPool(sink: RecordSink, r: LendPoolRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitMarginSummary(sink: RecordSink, r: MarginSummaryRec): void {
+  const at = sink.claim();
+  writeMarginSummary(sink.view, at, r);
+  sink.written(at);
+}
+
 /** Reads the record at `off` into `r` (decodeRecord's one step per type). */
 function decodeInto<T>(r: T, read: (dv: DataView, off: number, r: T) => void, dv: DataView, off: number): OutputRec {
   read(dv, off, r);
@@ -1900,6 +2062,8 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newBorrowLendRec(), readBorrowLend, dv, off);
     case 67 /* RecordType.LendPool */:
       return decodeInto(newLendPoolRec(), readLendPool, dv, off);
+    case 68 /* RecordType.MarginSummary */:
+      return decodeInto(newMarginSummaryRec(), readMarginSummary, dv, off);
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -42,7 +42,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 67, name: 'QuerySnapshot', mutating: false, answer: [8, 9, 11, 6, 2], wire: "front thread start" },
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
-  { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
+  { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 68, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
   { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
@@ -117,12 +117,13 @@ RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
 RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
-RECORD_BYTES_BY_TYPE[32] = 88; // Collateral
+RECORD_BYTES_BY_TYPE[32] = 136; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
 RECORD_BYTES_BY_TYPE[67] = 96; // LendPool
+RECORD_BYTES_BY_TYPE[68] = 160; // MarginSummary
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -139,12 +140,13 @@ BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
 BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
-BYTES_BY_TYPE[32] = 88; // Collateral
+BYTES_BY_TYPE[32] = 136; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
 BYTES_BY_TYPE[67] = 96; // LendPool
+BYTES_BY_TYPE[68] = 160; // MarginSummary
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -165,6 +167,7 @@ export function newRecordScratch() {
     accountSettings: newAccountSettingsRec(),
     borrowLend: newBorrowLendRec(),
     lendPool: newLendPoolRec(),
+    marginSummary: newMarginSummaryRec(),
   };
 }
 
@@ -520,6 +523,7 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   417: 'InsufficientSupply',
   418: 'InsufficientMargin',
   419: 'BorrowNoMarkPrice',
+  420: 'AccountLiquidating',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -569,6 +573,7 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   InsufficientSupply: 417,
   InsufficientMargin: 418,
   BorrowNoMarkPrice: 419,
+  AccountLiquidating: 420,
 });
 
 /** RecordType: value → name. */
@@ -591,6 +596,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   65: 'AccountSettings',
   66: 'BorrowLend',
   67: 'LendPool',
+  68: 'MarginSummary',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -612,6 +618,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   AccountSettings: 65,
   BorrowLend: 66,
   LendPool: 67,
+  MarginSummary: 68,
 });
 
 /** WithdrawalStatus: value → name. */

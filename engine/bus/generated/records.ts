@@ -199,22 +199,31 @@ export interface SystemStateRec extends RecordHeaderFields {
  * Spot risk answers (funds). A value that may pass 2^53 is a pair of longs: value =
  * high × 2^53 + low, 0 ≤ low < 2^53 (a balance times a price stays below 2^106).
  *
- * One asset's line of QueryCollateral: its balance, the mark price it is valued at (ticks of
- * market_id, the asset's market quoted in the valuation asset; 0xFFFF and 0 ticks for the
- * valuation asset itself and for an asset without such a market; 0 ticks for a market without a
- * guarded reference price yet), and the value of available + locked and of available alone, in
- * units of the valuation asset, rounded down.
+ * One asset's line of QueryCollateral (engine/core/margin/valuation.ts): its balance, lend and
+ * borrow; the mark price it is valued at and its source (mark_source: 1 the valuation asset at 1,
+ * 2 a fresh index, 3 the USDC book's guarded reference, 4 a stale index; 0 none), as an index
+ * price (mark_price_e9: USDC per whole unit ×10^9, sources 1, 2, 4) or in ticks of market_id
+ * (source 3; else 0 and 0xFFFF); the collateral weight (10^-12); and, in units of the valuation
+ * asset, the notional of available + locked + lent before the haircut (rounded down), its
+ * collateral value after the haircut (rounded down) and the borrow's liability (rounded up).
  */
 export interface CollateralRec extends RecordHeaderFields {
   availableUnits: number;
   lockedUnits: number;
+  lentUnits: number;
+  borrowedUnits: number;
   markTicks: number;
-  totalValueHigh: number;
-  totalValueLow: number;
-  availableValueHigh: number;
-  availableValueLow: number;
+  markPriceE9: number;
+  weight: number;
+  notionalHigh: number;
+  notionalLow: number;
+  collateralValueHigh: number;
+  collateralValueLow: number;
+  liabilityHigh: number;
+  liabilityLow: number;
   assetId: number;
   marketId: number;
+  markSource: number;
 }
 
 /**
@@ -299,6 +308,34 @@ export interface LendPoolRec extends RecordHeaderFields {
 }
 
 /**
+ * The account figures of QueryCollateral, in units of the valuation asset (signed pairs: value =
+ * high × 2^53 + low, 0 ≤ low < 2^53): Σ collateral values, Σ liabilities, net equity, Σ N·IMF
+ * (netEquityLocked), Σ N·MMF and the total exposure notional of the borrows; the account IMF and
+ * MMF and the margin fraction at 10^-12 (summary_flags bit 0: the margin fraction exists, TEN > 0; bit 1:
+ * the account is liquidating).
+ */
+export interface MarginSummaryRec extends RecordHeaderFields {
+  assetsValueHigh: number;
+  assetsValueLow: number;
+  liabilitiesHigh: number;
+  liabilitiesLow: number;
+  netEquityHigh: number;
+  netEquityLow: number;
+  imfUnitsHigh: number;
+  imfUnitsLow: number;
+  mmfUnitsHigh: number;
+  mmfUnitsLow: number;
+  tenHigh: number;
+  tenLow: number;
+  marginFractionHigh: number;
+  marginFractionLow: number;
+  accountImf: number;
+  accountMmf: number;
+  accountId: number;
+  summaryFlags: number;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -328,7 +365,8 @@ export type OutputRec =
   | (IndexPriceRec & { type: RecordType.IndexPrice })
   | (AccountSettingsRec & { type: RecordType.AccountSettings })
   | (BorrowLendRec & { type: RecordType.BorrowLend })
-  | (LendPoolRec & { type: RecordType.LendPool });
+  | (LendPoolRec & { type: RecordType.LendPool })
+  | (MarginSummaryRec & { type: RecordType.MarginSummary });
 
 /** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
 export function newCommandSlot(): CommandSlot {

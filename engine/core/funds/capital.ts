@@ -7,7 +7,8 @@
 //
 // Withdraw moves available units out of the exchange at once (an account that borrows must keep
 // its margin: margin/borrow-lend.ts, InsufficientMargin; with autoLendRedeem or autoBorrow the
-// shortfall is redeemed or borrowed first, margin/auto-funding.ts): the account's available balance and
+// shortfall is redeemed or borrowed first, margin/auto-funding.ts; a liquidating one may not
+// withdraw: margin/liquidating.ts, AccountLiquidating): the account's available balance and
 // the asset's supply shrink by the same amount, so conservation reads, for every asset,
 // Σ (available + locked) + fees = deposits − withdrawals. The result's value is the withdrawal id,
 // which is the command's own sequence number (decided once at the sequencing point, so replay
@@ -46,6 +47,7 @@ import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.
 const WITHDRAW_FLAGS = CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem;
 /** What the withdrawal being applied redeems and borrows. */
 const WITHDRAW_FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
+import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
 
 /** Dust payout as a fraction of the mark price: 95 / 100. */
 const DUST_PAYOUT_PERCENT = 95n;
@@ -82,11 +84,13 @@ export function withdraw(s: EngineState, cmd: WithdrawCommand): void {
   else if (assetIndex < 0) code = ResultCode.UnknownAsset;
   else if ((cmd.flags & ~WITHDRAW_FLAGS) !== 0) code = ResultCode.InvalidCommand;
   else if (!Number.isSafeInteger(amount) || amount <= 0) code = ResultCode.AmountOutOfRange;
+  else if (isLiquidating(s, cmd.accountId)) code = ResultCode.AccountLiquidating;
   else code = planFunding(s, cmd.accountId, assetIndex, amount, amount, cmd.flags, WITHDRAW_FUNDING);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   applyFunding(s, cmd.accountId, assetIndex, WITHDRAW_FUNDING);
   s.ledger.withdraw(cmd.accountId, assetIndex, amount);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+  reviewLiquidating(s, cmd.accountId);
   s.out.result(ResultCode.Ok, s.lastSeq, cmd.frontId, cmd.requestId);
 }
 

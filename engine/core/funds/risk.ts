@@ -2,14 +2,12 @@
 // (QueryCollateral), the largest order an account could place now (QueryMaxOrderQty), and the
 // conversion of every dust balance at once (ConvertAllDust).
 //
-// Collateral. Each asset is valued in the valuation asset the query names (the fronts name USDC),
-// weighted 1 (no haircuts configured): the valuation asset at 1, any other asset at the guarded
-// reference price (book/reference.ts) of its first configured market quoted in the valuation
-// asset, and at 0 when it has no such market or that market has no guarded reference yet (never
-// traded, or unbanded). The venue values collateral at mark, never at the last trade, so that a
-// print cannot move it; the guarded reference is the engine's price that trades cannot move
-// cheaply. Values are floor(units × ticks × quoteUnitsPerTickLot / baseUnitsPerLot), in bigint: a
-// balance times a price may pass 2^53 (below 2^106, sent as high × 2^53 + low).
+// Collateral. The account's margin summary (margin/valuation.ts): one line per asset it holds,
+// lends or borrows, valued at mark (margin/mark.ts: a fresh index, else its USDC book's guarded
+// reference, else its last index) with its collateral weight, then the account figures (net
+// equity, liabilities, the margin its borrows need, the margin fraction and whether it is
+// liquidating), at the query's engine time. The query names the valuation asset; another asset
+// is UnknownAsset (the margin family values everything in one asset).
 //
 // Maximum order quantity, in whole lots, capped at the market's maxQtyLots: an ask sells its
 // available base; a limit bid buys what its available quote pays at its price; a market bid
@@ -46,12 +44,11 @@ import { beyondSweepBand } from '../book/reference.js';
 import type { EngineState } from '../state.js';
 import { floorDiv, type AmountUnits } from '../units.js';
 import { dustMarkTicks, dustPayoutUnits } from './capital.js';
+import { isLiquidating } from '../margin/liquidating.js';
+import { marginSummary } from '../margin/valuation.js';
 
 /** The flags a maximum order query may carry: the spot margin flags (autoBorrowRepay changes nothing here). */
 const MAX_ORDER_FLAGS = CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
-
-/** The market id of a collateral line without a market (the valuation asset, or no market). */
-const NO_MARKET = 0xffff;
 
 /** First market with base `assetIndex` quoted in `quoteIndex`, or -1. */
 function marketOfPair(s: EngineState, assetIndex: number, quoteIndex: number): number {
@@ -61,26 +58,19 @@ function marketOfPair(s: EngineState, assetIndex: number, quoteIndex: number): n
   return -1;
 }
 
-/** One CollateralRecord per configured asset, then a Result (value = the number of assets). */
+/**
+ * One CollateralRecord per asset of the account's margin summary at the query's own engine time,
+ * the MarginSummaryRecord, then a Result (value = the lines).
+ */
 export function queryCollateral(s: EngineState, cmd: QueryCollateralCommand): void {
+  const nowUs = s.out.applyTimeUs;
   const valuationIndex = s.catalog.assetIndex(cmd.assetId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
-  if (valuationIndex < 0) return s.out.result(ResultCode.UnknownAsset, 0, cmd.frontId, cmd.requestId);
-  for (let assetIndex = 0; assetIndex < s.catalog.assetCount; assetIndex++) {
-    const available = BigInt(s.ledger.availableUnits(cmd.accountId, assetIndex));
-    const total = available + BigInt(s.ledger.lockedUnits(cmd.accountId, assetIndex));
-    if (assetIndex === valuationIndex) {
-      s.out.collateral(cmd.accountId, assetIndex, NO_MARKET, 0, total, available, cmd.frontId, cmd.requestId);
-      continue;
-    }
-    const m = marketOfPair(s, assetIndex, valuationIndex);
-    const market = m < 0 ? undefined : s.catalog.markets[m];
-    const markTicks = m < 0 ? 0 : s.books[m].guardedReferenceTicks;
-    const value = (units: bigint): bigint => (market === undefined ? 0n
-      : (units * BigInt(markTicks) * BigInt(market.quoteUnitsPerTickLot)) / BigInt(market.baseUnitsPerLot));
-    s.out.collateral(cmd.accountId, assetIndex, market?.marketId ?? NO_MARKET, markTicks, value(total), value(available), cmd.frontId, cmd.requestId);
-  }
-  s.out.result(ResultCode.Ok, s.catalog.assetCount, cmd.frontId, cmd.requestId);
+  if (valuationIndex < 0 || valuationIndex !== s.pools.valuationIndex) return s.out.result(ResultCode.UnknownAsset, 0, cmd.frontId, cmd.requestId);
+  const summary = marginSummary(s, cmd.accountId, undefined, nowUs);
+  for (const line of summary.lines) s.out.collateral(line, cmd.frontId, cmd.requestId);
+  s.out.marginSummary(cmd.accountId, summary, isLiquidating(s, cmd.accountId), cmd.frontId, cmd.requestId);
+  s.out.result(ResultCode.Ok, summary.lines.length, cmd.frontId, cmd.requestId);
 }
 
 /** The whole lots the account could order now (header rules); result value = the lots. */

@@ -10,8 +10,8 @@
 // 1.00×, no automation and is not liquidating. Lowering the limit below what the account's
 // exposure already uses is refused with MaxLeverageReached (leverage-limit.ts).
 //
-// Liquidating is engine state the liquidation rules will set; no command sets it today, so it
-// stays clear, and UpdateAccountSettings cannot touch it.
+// Liquidating is engine state the margin rules set and clear (liquidating.ts: netEquity ≤ Σ N·MMF
+// over the account's borrows); UpdateAccountSettings cannot touch it.
 //
 // Invariants: every account's flags hold only the four setting bits, its leverage limit lies in
 // [1.00, maximum], and an account id past the created ones has the defaults.

@@ -44,7 +44,7 @@ import { BorrowLendEvent, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, ResultC
 import type { EngineState } from '../state.js';
 import { applyMove, armInterest, borrowsAnything, marginAfter } from './borrow-lend.js';
 import { withinCeiling } from './lending.js';
-import { markOf } from './mark.js';
+import { bookMarkOf } from './mark.js';
 
 /** The moves a funding plans: redeem first, then borrow. */
 export interface Funding {
@@ -125,7 +125,7 @@ export function applyProceeds(s: EngineState, accountId: number, assetIndex: num
 function autoMove(s: EngineState, accountId: number, assetIndex: number, event: BorrowLendEvent, units: number): void {
   applyMove(s, accountId, assetIndex, event, units);
   armInterest(s);
-  s.out.borrowLend(accountId, assetIndex, event, units, 0n, markOf(s, assetIndex), FRONT_ID_NONE, 0);
+  s.out.borrowLend(accountId, assetIndex, event, units, 0n, bookMarkOf(s, assetIndex), FRONT_ID_NONE, 0);
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
 }
 

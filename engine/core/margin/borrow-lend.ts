@@ -35,9 +35,9 @@
 // A withdrawal by an account that borrows must pass the same margin test with the withdrawn units
 // gone (funds/capital.ts): otherwise borrowed funds could leave the exchange uncovered.
 //
-// The account leverage limit is not account state yet: a borrow's IMF is max(imf.base,
-// 1/ACCOUNT_LEVERAGE_LIMIT, imf.factor·√N), the limit being the platform's 100×, below every
-// configured base.
+// A borrow's IMF takes the account's leverage limit (account-settings.ts): max(imf.base,
+// 1/leverageLimit, imf.factor·√N). Each hour of interest re-checks every borrower's liquidating
+// state. The mark_ticks of the records is the asset's USDC book price (mark.ts bookMarkOf).
 
 import {
   BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, ResultCode,
@@ -48,15 +48,15 @@ import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { AmountUnits } from '../units.js';
-import { accountMargin, admits, netEquity, type AssetValue, type Exposure } from './account.js';
-import { assetValue, notionalCeil } from './collateral.js';
+import { admits } from './account.js';
+import { notionalCeil } from './collateral.js';
 import { FRACTION_ONE } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
 import { borrowRate, hourlyInterest, lendRate, MS_PER_HOUR, MS_PER_YEAR, utilization, withinCeiling } from './lending.js';
-import { markOf } from './mark.js';
+import { isLiquidating, reviewAllBorrowers, reviewLiquidating } from './liquidating.js';
+import { bookMarkOf, markOf } from './mark.js';
+import { marginSummary } from './valuation.js';
 
-/** The leverage limit a borrow's IMF takes until accounts carry their own, in hundredths (100×). */
-export const ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS = 10_000n;
 /** One hour of engine time. */
 export const HOUR_US = Number(MS_PER_HOUR) * 1000;
 
@@ -86,6 +86,7 @@ function decide(s: EngineState, accountId: number, assetIndex: number, side: num
       if (qty > pools.borrowed[cell]) return refuse(BorrowLendEvent.BorrowRepay, ResultCode.LendRequiresBorrowRepay);
       return refuse(BorrowLendEvent.BorrowRepay, available < qty ? ResultCode.InsufficientFunds : ResultCode.Ok);
     }
+    if (isLiquidating(s, accountId)) return refuse(BorrowLendEvent.Lend, ResultCode.AccountLiquidating);
     if (!onStep) return refuse(BorrowLendEvent.Lend, ResultCode.BorrowLendQuantityInvalid);
     if (!open) return refuse(BorrowLendEvent.Lend, ResultCode.LendPoolNotOpen);
     if (available < qty) return refuse(BorrowLendEvent.Lend, ResultCode.InsufficientFunds);
@@ -97,6 +98,7 @@ function decide(s: EngineState, accountId: number, assetIndex: number, side: num
     const fits = borrowedTotal === 0n || (rest > 0n && withinCeiling(borrowedTotal, rest, pool.maxUtilization));
     return refuse(BorrowLendEvent.LendRedeem, fits ? ResultCode.Ok : ResultCode.InsufficientSupply);
   }
+  if (isLiquidating(s, accountId)) return refuse(BorrowLendEvent.Borrow, ResultCode.AccountLiquidating);
   if (!onStep) return refuse(BorrowLendEvent.Borrow, ResultCode.BorrowLendQuantityInvalid);
   if (!open) return refuse(BorrowLendEvent.Borrow, ResultCode.LendPoolNotOpen);
   if (borrowedTotal + BigInt(qty) > pool.openBorrowLendLimitUnits) return refuse(BorrowLendEvent.Borrow, ResultCode.BorrowLimit);
@@ -105,43 +107,16 @@ function decide(s: EngineState, accountId: number, assetIndex: number, side: num
 }
 
 /**
- * The margin test: the account as it would be with `heldDelta` more units of one asset held and
- * `borrowDelta` more borrowed passes iff netEquity ≥ Σ N·IMF(N) over its borrows, at mark prices
- * (a borrow: both +qty; a withdrawal: held −qty). Ok, InsufficientMargin, or BorrowNoMarkPrice
- * when a borrowed asset has no mark price to value it at.
+ * The margin test: the account as it would be with `heldDelta` more units of one asset available
+ * and `borrowDelta` more borrowed passes iff netEquity ≥ Σ N·IMF(N) over its borrows, at mark
+ * prices (valuation.ts; a borrow: both +qty; a withdrawal: held −qty). Ok, InsufficientMargin, or
+ * BorrowNoMarkPrice when a borrowed asset has no mark price to value it at; a borrow
+ * (`borrowDelta` > 0) also when the valuation rests on anything but fresh index prices.
  */
 export function marginAfter(s: EngineState, accountId: number, changedIndex: number, heldDelta: bigint, borrowDelta: bigint): ResultCode {
-  const pools = s.pools;
-  const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
-  const assets: AssetValue[] = [];
-  const exposures: Exposure[] = [];
-  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    const changed = assetIndex === changedIndex;
-    const cell = pools.cell(accountId, assetIndex);
-    const holding = {
-      heldUnits: BigInt(s.ledger.availableUnits(accountId, assetIndex)) + BigInt(s.ledger.lockedUnits(accountId, assetIndex)) + (changed ? heldDelta : 0n),
-      lentUnits: BigInt(pools.lent[cell]),
-      borrowedUnits: BigInt(pools.borrowed[cell]) + (changed ? borrowDelta : 0n),
-    };
-    if (holding.heldUnits + holding.lentUnits + holding.borrowedUnits === 0n) continue;
-    const mark = markOf(s, assetIndex);
-    if (mark === null) {
-      if (holding.borrowedUnits > 0n) return ResultCode.BorrowNoMarkPrice;
-      continue; // no price: the holding counts for nothing
-    }
-    const collateral = pools.collateralOf[assetIndex];
-    assets.push(assetValue(collateral?.haircut, holding, pools.decimalsOf[assetIndex], mark.price, quoteDecimals));
-    if (holding.borrowedUnits === 0n) continue;
-    assert(collateral !== undefined, 'a borrow of an asset without collateral parameters');
-    const notionalUnits = notionalCeil(holding.borrowedUnits, mark.price);
-    exposures.push({
-      notionalUnits,
-      imf: positionImf(collateral.imf, notionalUnits, quoteDecimals, ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS),
-      mmf: positionMmf(collateral.mmf, notionalUnits, quoteDecimals),
-    });
-  }
-  const equity = netEquity(assets, 0n, 0n).netEquityUnits;
-  return admits(equity, accountMargin(exposures, equity, ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS)) ? ResultCode.Ok : ResultCode.InsufficientMargin;
+  const summary = marginSummary(s, accountId, { assetIndex: changedIndex, heldDelta, borrowDelta });
+  if (summary.unpriced || (borrowDelta > 0n && summary.stale)) return ResultCode.BorrowNoMarkPrice;
+  return admits(summary.netEquityUnits, summary.margin) ? ResultCode.Ok : ResultCode.InsufficientMargin;
 }
 
 /** Whether the account borrows anything (a withdrawal then needs the margin test). */
@@ -166,8 +141,9 @@ export function borrowLend(s: EngineState, cmd: BorrowLendCommand): void {
   applyMove(s, cmd.accountId, assetIndex, move.event, qty);
   armInterest(s);
   const cell = pools.cell(cmd.accountId, assetIndex);
-  s.out.borrowLend(cmd.accountId, assetIndex, move.event, qty, 0n, markOf(s, assetIndex), cmd.frontId, cmd.requestId);
+  s.out.borrowLend(cmd.accountId, assetIndex, move.event, qty, 0n, bookMarkOf(s, assetIndex), cmd.frontId, cmd.requestId);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+  reviewLiquidating(s, cmd.accountId);
   s.out.result(ResultCode.Ok, pools.lent[cell] - pools.borrowed[cell], cmd.frontId, cmd.requestId);
 }
 
@@ -208,6 +184,7 @@ export function accrueInterest(s: EngineState, timer: number): void {
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
     if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex);
   }
+  reviewAllBorrowers(s);
   if (pools.anyPosition()) pools.interestTimer = s.timers.add(dueUs + HOUR_US, TimerKind.Interest, 0);
 }
 
@@ -218,7 +195,7 @@ function accruePool(s: EngineState, assetIndex: number): void {
   const lentTotal = BigInt(pools.lentTotal[assetIndex]);
   const rate = borrowRate(pool, borrowedTotal, lentTotal);
   const earnRate = lendRate(rate, pool.fee, borrowedTotal, lentTotal);
-  const mark = markOf(s, assetIndex);
+  const mark = bookMarkOf(s, assetIndex);
   let owed = 0n;
   let earned = 0n;
   for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
@@ -256,7 +233,7 @@ export function queryLendPools(s: EngineState, cmd: CommandHeader): void {
     const borrowed = BigInt(pools.borrowedTotal[assetIndex]);
     const lent = BigInt(pools.lentTotal[assetIndex]);
     const rate = borrowRate(pool, borrowed, lent);
-    s.out.lendPool(assetIndex, rate, lendRate(rate, pool.fee, borrowed, lent), utilization(borrowed, lent), markOf(s, assetIndex), cmd.frontId, cmd.requestId);
+    s.out.lendPool(assetIndex, rate, lendRate(rate, pool.fee, borrowed, lent), utilization(borrowed, lent), bookMarkOf(s, assetIndex), cmd.frontId, cmd.requestId);
     count++;
   }
   s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);
@@ -265,22 +242,23 @@ export function queryLendPools(s: EngineState, cmd: CommandHeader): void {
 /** QueryBorrowLendPositions: one BorrowLendRecord (Position) per asset the account lends or borrows, then a Result. */
 export function queryBorrowLendPositions(s: EngineState, cmd: QueryBorrowLendPositionsCommand): void {
   const pools = s.pools;
+  const nowUs = s.out.applyTimeUs;
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   let count = 0;
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
     const cell = pools.cell(cmd.accountId, assetIndex);
     if (pools.lent[cell] === 0 && pools.borrowed[cell] === 0) continue;
-    const mark = markOf(s, assetIndex);
+    const mark = markOf(s, assetIndex, nowUs);
     let imf = 0n;
     let mmf = 0n;
     const collateral = pools.collateralOf[assetIndex];
     if (pools.borrowed[cell] > 0 && mark !== null && collateral !== undefined) {
       const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
       const notional = notionalCeil(BigInt(pools.borrowed[cell]), mark.price);
-      imf = positionImf(collateral.imf, notional, quoteDecimals, ACCOUNT_LEVERAGE_LIMIT_HUNDREDTHS);
+      imf = positionImf(collateral.imf, notional, quoteDecimals, BigInt(s.accountSettings.leverageLimitHundredths[cmd.accountId]));
       mmf = positionMmf(collateral.mmf, notional, quoteDecimals);
     }
-    s.out.borrowLendPosition(cmd.accountId, assetIndex, imf, mmf, mark, cmd.frontId, cmd.requestId);
+    s.out.borrowLendPosition(cmd.accountId, assetIndex, imf, mmf, bookMarkOf(s, assetIndex), cmd.frontId, cmd.requestId);
     count++;
   }
   s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);

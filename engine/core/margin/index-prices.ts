@@ -16,8 +16,9 @@
 // never stale. Any other asset starts without a price (0, source None) and is stale until set.
 //
 // Staleness is a rule of engine time only: an index updated at engine time u is stale at t when
-// t − u exceeds the configured maximum age (indexMaxAgeUs). Margin refuses new borrowing against
-// a stale index (isIndexStale); a query shows the flag. No timer is needed, since nothing happens
+// t − u exceeds the configured maximum age (indexMaxAgeUs). Margin values an asset at its index
+// while fresh (mark.ts) and refuses new borrowing resting on anything else (valuation.ts); a query
+// shows the flag. No timer is needed, since nothing happens
 // when a price goes stale: it is only read as stale.
 //
 // State: price, engine time of the last update and its source per asset index. It enters the
@@ -28,6 +29,7 @@ import { FRONT_ID_NONE, HeaderFlag, IndexPriceSource, ResultCode, type CommandHe
 import { assert, isUnsignedSafe } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { EngineState } from '../state.js';
+import { reviewBorrowersOf } from './liquidating.js';
 
 /** An index price: USDC per whole unit of an asset, in 10^-9 USDC. */
 export type IndexPriceE9 = number & { readonly __unit: 'index_price_e9' };
@@ -166,7 +168,11 @@ export function indexPriceOf(s: EngineState, assetId: number): IndexPriceE9 {
   return (assetIndex < 0 ? 0 : s.indexPrices.priceOf(assetIndex)) as IndexPriceE9;
 }
 
-/** SetIndexPrice: an IndexPrice event for every front, then the result (value: the price). */
+/**
+ * SetIndexPrice: an IndexPrice event for every front, the liquidating state of the borrowers of or
+ * against the asset re-checked (liquidating.ts; an event per flip), then the result (value: the
+ * price).
+ */
 export function setIndexPrice(s: EngineState, cmd: SetIndexPriceCommand): void {
   const assetIndex = s.catalog.assetIndex(cmd.assetId);
   if (assetIndex < 0) return s.out.result(ResultCode.UnknownAsset, 0, cmd.frontId, cmd.requestId);
@@ -175,6 +181,7 @@ export function setIndexPrice(s: EngineState, cmd: SetIndexPriceCommand): void {
   if (!isSettableSource(cmd.source)) return s.out.result(ResultCode.InvalidIndexPriceSource, 0, cmd.frontId, cmd.requestId);
   s.indexPrices.set(assetIndex, cmd.priceE9 as IndexPriceE9, s.lastTimeUs, cmd.source);
   writeIndexPrice(s, assetIndex, s.lastTimeUs, FRONT_ID_NONE, 0, 0);
+  reviewBorrowersOf(s, assetIndex);
   s.out.result(ResultCode.Ok, cmd.priceE9, cmd.frontId, cmd.requestId);
 }
 

@@ -19,6 +19,11 @@
 // redemptions keep borrowed ≤ maxUtilization × lent ≤ lent, and each hour adds to borrowed
 // exactly what it adds to lent and to the two lines; so borrowed ≤ lent + the two lines.
 //
+// The borrowers: how many assets each account borrows (borrowCountOf) and the set of accounts that
+// borrow anything (borrowerIds, unordered, with each account's slot in it), so that a price move
+// or an hour of interest re-checks the borrowers' margin without walking every account
+// (liquidating.ts). Derived from the positions: rebuilt on import, in neither snapshot nor hash.
+//
 // The pool's state (Open, Closed, RepayOnly) is its configured one: no command changes it yet.
 //
 // The hourly interest timer (timers.ts, TimerKind.Interest) is armed while some position may
@@ -60,6 +65,13 @@ export class LendPools {
   readonly interestRoundingUnits: Float64Array;
   /** The hourly interest timer's handle (NO_TIMER: not armed). */
   interestTimer = NO_TIMER;
+  /** Assets each account borrows, by account id. */
+  readonly borrowCountOf: Uint16Array;
+  /** Accounts that borrow anything: the first borrowerCount entries, in no order. */
+  readonly borrowerIds: Int32Array;
+  /** Each borrowing account's place in borrowerIds (-1: none). */
+  readonly borrowerSlotOf: Int32Array;
+  borrowerCount = 0;
 
   readonly assetCount: number;
   /** Decimals of each asset, by asset index. */
@@ -90,6 +102,9 @@ export class LendPools {
     this.borrowedTotal = new Float64Array(assetCount);
     this.interestFeeUnits = new Float64Array(assetCount);
     this.interestRoundingUnits = new Float64Array(assetCount);
+    this.borrowCountOf = new Uint16Array(maxAccounts + 1);
+    this.borrowerIds = new Int32Array(maxAccounts + 1);
+    this.borrowerSlotOf = new Int32Array(maxAccounts + 1).fill(-1);
   }
 
   cell(accountId: number, assetIndex: number): number {
@@ -125,7 +140,10 @@ export class LendPools {
   addBorrowed(accountId: number, assetIndex: number, amount: number, seq: number): void {
     const cell = this.cell(accountId, assetIndex);
     assert(this.lent[cell] === 0 && amount >= 0, 'a borrow on a lent asset');
-    if (this.borrowed[cell] === 0 && amount > 0) this.openPosition(cell, seq);
+    if (this.borrowed[cell] === 0 && amount > 0) {
+      this.openPosition(cell, seq);
+      this.countBorrow(accountId, 1);
+    }
     this.borrowed[cell] = safeSum(this.borrowed[cell], amount);
     this.borrowedTotal[assetIndex] = safeSum(this.borrowedTotal[assetIndex], amount);
   }
@@ -136,7 +154,32 @@ export class LendPools {
     assert(amount >= 0 && this.borrowed[cell] >= amount, 'repaying more than is borrowed');
     this.borrowed[cell] -= amount;
     this.borrowedTotal[assetIndex] -= amount;
-    if (this.borrowed[cell] === 0) this.closePosition(cell);
+    if (this.borrowed[cell] === 0) {
+      this.closePosition(cell);
+      this.countBorrow(accountId, -1);
+    }
+  }
+
+  /** One more (+1) or one fewer (-1) asset borrowed by the account; keeps the borrower set. */
+  private countBorrow(accountId: number, delta: 1 | -1): void {
+    const count = this.borrowCountOf[accountId] + delta;
+    assert(count >= 0 && count <= this.assetCount, 'an account borrows a negative number of assets');
+    this.borrowCountOf[accountId] = count;
+    if (count === 1 && delta === 1) {
+      this.borrowerSlotOf[accountId] = this.borrowerCount;
+      this.borrowerIds[this.borrowerCount++] = accountId;
+    } else if (count === 0) {
+      const slot = this.borrowerSlotOf[accountId];
+      const last = this.borrowerIds[--this.borrowerCount];
+      this.borrowerIds[slot] = last;
+      this.borrowerSlotOf[last] = slot;
+      this.borrowerSlotOf[accountId] = -1;
+    }
+  }
+
+  /** The borrowing accounts, ascending (a deterministic order whatever the set's history). */
+  borrowersAscending(): Int32Array {
+    return this.borrowerIds.slice(0, this.borrowerCount).sort();
   }
 
   private openPosition(cell: number, seq: number): void {
@@ -222,6 +265,7 @@ export class LendPools {
       this.borrowed[cell] = r.number();
       this.interest[cell] = r.number();
       this.positionId[cell] = r.number();
+      if (this.borrowed[cell] > 0) this.countBorrow((cell - assetIndex) / this.assetCount, 1);
     }
     return r.number();
   }
@@ -264,6 +308,7 @@ export class LendPools {
       assert(!open || (accountId >= 1 && accountId <= accountCount && this.poolOf[assetIndex] !== undefined), 'a position of an unknown account or of an asset without a pool');
       lent[assetIndex] += this.lent[cell];
       borrowed[assetIndex] += this.borrowed[cell];
+      if (assetIndex === 0) this.validateBorrower(accountId);
     }
     for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) {
       assert(lent[assetIndex] === this.lentTotal[assetIndex] && borrowed[assetIndex] === this.borrowedTotal[assetIndex], `lend pool totals of asset index ${assetIndex} differ from its positions`);
@@ -271,6 +316,15 @@ export class LendPools {
       const kept = this.interestFeeUnits[assetIndex] + this.interestRoundingUnits[assetIndex];
       assert(this.borrowedTotal[assetIndex] <= this.lentTotal[assetIndex] + kept, `pool of asset index ${assetIndex} lent out more than it holds`);
     }
+  }
+
+  /** The account's borrow count and its place in the borrower set match its positions. */
+  private validateBorrower(accountId: number): void {
+    let count = 0;
+    for (let assetIndex = 0; assetIndex < this.assetCount; assetIndex++) if (this.borrowed[accountId * this.assetCount + assetIndex] > 0) count++;
+    const slot = this.borrowerSlotOf[accountId];
+    assert(count === this.borrowCountOf[accountId], `account ${accountId} borrow count is off`);
+    assert(count === 0 ? slot === -1 : slot >= 0 && slot < this.borrowerCount && this.borrowerIds[slot] === accountId, `account ${accountId} is misplaced in the borrower set`);
   }
 
   private forEachPool(visit: (assetIndex: number) => void): void {

@@ -33,6 +33,7 @@ export { JournalRecord } from './schema/journal-record.js';
 export { LastPriceValue } from './schema/last-price-value.js';
 export { LendPoolRecord } from './schema/lend-pool-record.js';
 export { LendPoolState } from './schema/lend-pool-state.js';
+export { MarginSummaryRecord } from './schema/margin-summary-record.js';
 export { MarketRecord } from './schema/market-record.js';
 export { MarketStateRecord } from './schema/market-state-record.js';
 export { OrderBookState } from './schema/order-book-state.js';

@@ -8,7 +8,7 @@
 
 import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type OrderRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newLendPoolRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readOrder, readResult,
+  newBorrowLendRec, newLendPoolRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readMarginSummary, readOrder, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -132,48 +132,78 @@ export function feeRatesAnswer(reply: Reply<FeeRates>): PendingRequest {
   };
 }
 
-/** One asset's line of the engine's collateral answer (QueryCollateral), in the asset's units and the valuation asset's. */
+/** One asset's line of the account's margin summary (QueryCollateral), in the asset's units and the valuation asset's. */
 export interface AssetCollateral {
   assetId: number;
   availableUnits: number;
   lockedUnits: number;
-  /** The market whose ticks `markTicks` counts in; null for the valuation asset (valued at 1) and an asset without a market. */
+  lentUnits: number;
+  borrowedUnits: number;
+  /** 0 none, 1 the valuation asset, 2 a fresh index, 3 the USDC book, 4 a stale index (engine/core/margin/mark.ts). */
+  markSource: number;
+  /** The mark as an index price (USDC per whole unit × 10^9; sources 1, 2, 4). */
+  markPriceE9: number;
+  /** The mark in ticks of `marketId` (source 3). */
   marketId: number | null;
-  /** The mark price (the market's guarded reference price); 0 when there is none yet (valued at 0). */
   markTicks: number;
-  /** Value of available + locked, and of available alone, rounded down. */
-  totalValue: bigint;
-  availableValue: bigint;
+  /** Collateral weight at 10^-12. */
+  weight: bigint;
+  notional: bigint;
+  collateralValue: bigint;
+  liability: bigint;
 }
 
+/** The account figures of its margin summary, in units of the valuation asset; fractions at 10^-12. */
 export interface Collateral {
   assets: AssetCollateral[];
   assetsValue: bigint;
-  availableValue: bigint;
-  lockedValue: bigint;
+  liabilities: bigint;
+  netEquity: bigint;
+  /** Σ N·IMF of the borrows (netEquityLocked). */
+  imfUnits: bigint;
+  accountImf: bigint;
+  accountMmf: bigint;
+  /** null without exposure. */
+  marginFraction: bigint | null;
+  liquidating: boolean;
 }
 
 /** The CollateralRecord's market id of a line without a market. */
 const NO_MARKET = 0xffff;
 const WIDE_BASE = 2n ** 53n;
+const wide = (high: number, low: number): bigint => BigInt(high) * WIDE_BASE + BigInt(low);
 
-/** QueryCollateral: one Collateral record per asset, then the Result; the totals are their sums. */
+function readSummary(view: DataView, offset: number, out: Collateral): void {
+  const r = scratch.marginSummary;
+  readMarginSummary(view, offset, r);
+  out.assetsValue = wide(r.assetsValueHigh, r.assetsValueLow);
+  out.liabilities = wide(r.liabilitiesHigh, r.liabilitiesLow);
+  out.netEquity = wide(r.netEquityHigh, r.netEquityLow);
+  out.imfUnits = wide(r.imfUnitsHigh, r.imfUnitsLow);
+  out.accountImf = BigInt(r.accountImf);
+  out.accountMmf = BigInt(r.accountMmf);
+  out.marginFraction = (r.summaryFlags & 1) !== 0 ? wide(r.marginFractionHigh, r.marginFractionLow) : null;
+  out.liquidating = (r.summaryFlags & 2) !== 0;
+}
+
+/** QueryCollateral: one Collateral record per asset, the MarginSummary, then the Result. */
 export function collateralAnswer(reply: Reply<Collateral>): PendingRequest {
-  const out: Collateral = { assets: [], assetsValue: 0n, availableValue: 0n, lockedValue: 0n };
+  const out: Collateral = {
+    assets: [], assetsValue: 0n, liabilities: 0n, netEquity: 0n, imfUnits: 0n, accountImf: 0n, accountMmf: 0n, marginFraction: null, liquidating: false,
+  };
   return {
     onRecord(type, view, offset) {
       if (type === RecordType.Collateral) {
         const r = scratch.collateral;
         readCollateral(view, offset, r);
-        const totalValue = BigInt(r.totalValueHigh) * WIDE_BASE + BigInt(r.totalValueLow);
-        const availableValue = BigInt(r.availableValueHigh) * WIDE_BASE + BigInt(r.availableValueLow);
         out.assets.push({
-          assetId: r.assetId, availableUnits: r.availableUnits, lockedUnits: r.lockedUnits,
-          marketId: r.marketId === NO_MARKET ? null : r.marketId, markTicks: r.markTicks, totalValue, availableValue,
+          assetId: r.assetId, availableUnits: r.availableUnits, lockedUnits: r.lockedUnits, lentUnits: r.lentUnits, borrowedUnits: r.borrowedUnits,
+          markSource: r.markSource, markPriceE9: r.markPriceE9, marketId: r.marketId === NO_MARKET ? null : r.marketId, markTicks: r.markTicks,
+          weight: BigInt(r.weight), notional: wide(r.notionalHigh, r.notionalLow),
+          collateralValue: wide(r.collateralValueHigh, r.collateralValueLow), liability: wide(r.liabilityHigh, r.liabilityLow),
         });
-        out.assetsValue += totalValue;
-        out.availableValue += availableValue;
-        out.lockedValue += totalValue - availableValue;
+      } else if (type === RecordType.MarginSummary) {
+        readSummary(view, offset, out);
       } else if (type === RecordType.Result) {
         readResult(view, offset, scratch.result);
         if (scratch.result.code === ResultCode.Ok) reply.ok(out);

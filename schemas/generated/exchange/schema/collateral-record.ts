@@ -29,48 +29,83 @@ lockedUnits():bigint {
   return this.bb!.readInt64(this.bb_pos + 32);
 }
 
-markTicks():bigint {
+lentUnits():bigint {
   return this.bb!.readInt64(this.bb_pos + 40);
 }
 
-totalValueHigh():bigint {
+borrowedUnits():bigint {
   return this.bb!.readInt64(this.bb_pos + 48);
 }
 
-totalValueLow():bigint {
+markTicks():bigint {
   return this.bb!.readInt64(this.bb_pos + 56);
 }
 
-availableValueHigh():bigint {
+markPriceE9():bigint {
   return this.bb!.readInt64(this.bb_pos + 64);
 }
 
-availableValueLow():bigint {
+weight():bigint {
   return this.bb!.readInt64(this.bb_pos + 72);
 }
 
+notionalHigh():bigint {
+  return this.bb!.readInt64(this.bb_pos + 80);
+}
+
+notionalLow():bigint {
+  return this.bb!.readInt64(this.bb_pos + 88);
+}
+
+collateralValueHigh():bigint {
+  return this.bb!.readInt64(this.bb_pos + 96);
+}
+
+collateralValueLow():bigint {
+  return this.bb!.readInt64(this.bb_pos + 104);
+}
+
+liabilityHigh():bigint {
+  return this.bb!.readInt64(this.bb_pos + 112);
+}
+
+liabilityLow():bigint {
+  return this.bb!.readInt64(this.bb_pos + 120);
+}
+
 assetId():number {
-  return this.bb!.readUint16(this.bb_pos + 80);
+  return this.bb!.readUint16(this.bb_pos + 128);
 }
 
 marketId():number {
-  return this.bb!.readUint16(this.bb_pos + 82);
+  return this.bb!.readUint16(this.bb_pos + 130);
+}
+
+markSource():number {
+  return this.bb!.readUint8(this.bb_pos + 132);
 }
 
 static sizeOf():number {
-  return 88;
+  return 136;
 }
 
-static createCollateralRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, available_units: bigint, locked_units: bigint, mark_ticks: bigint, total_value_high: bigint, total_value_low: bigint, available_value_high: bigint, available_value_low: bigint, asset_id: number, market_id: number):flatbuffers.Offset {
-  builder.prep(8, 88);
-  builder.pad(4);
+static createCollateralRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, available_units: bigint, locked_units: bigint, lent_units: bigint, borrowed_units: bigint, mark_ticks: bigint, mark_price_e9: bigint, weight: bigint, notional_high: bigint, notional_low: bigint, collateral_value_high: bigint, collateral_value_low: bigint, liability_high: bigint, liability_low: bigint, asset_id: number, market_id: number, mark_source: number):flatbuffers.Offset {
+  builder.prep(8, 136);
+  builder.pad(3);
+  builder.writeInt8(mark_source);
   builder.writeInt16(market_id);
   builder.writeInt16(asset_id);
-  builder.writeInt64(BigInt(available_value_low ?? 0));
-  builder.writeInt64(BigInt(available_value_high ?? 0));
-  builder.writeInt64(BigInt(total_value_low ?? 0));
-  builder.writeInt64(BigInt(total_value_high ?? 0));
+  builder.writeInt64(BigInt(liability_low ?? 0));
+  builder.writeInt64(BigInt(liability_high ?? 0));
+  builder.writeInt64(BigInt(collateral_value_low ?? 0));
+  builder.writeInt64(BigInt(collateral_value_high ?? 0));
+  builder.writeInt64(BigInt(notional_low ?? 0));
+  builder.writeInt64(BigInt(notional_high ?? 0));
+  builder.writeInt64(BigInt(weight ?? 0));
+  builder.writeInt64(BigInt(mark_price_e9 ?? 0));
   builder.writeInt64(BigInt(mark_ticks ?? 0));
+  builder.writeInt64(BigInt(borrowed_units ?? 0));
+  builder.writeInt64(BigInt(lent_units ?? 0));
   builder.writeInt64(BigInt(locked_units ?? 0));
   builder.writeInt64(BigInt(available_units ?? 0));
   builder.prep(8, 24);

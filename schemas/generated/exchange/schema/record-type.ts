@@ -20,5 +20,6 @@ export enum RecordType {
   IndexPrice = 64,
   AccountSettings = 65,
   BorrowLend = 66,
-  LendPool = 67
+  LendPool = 67,
+  MarginSummary = 68
 }

@@ -48,5 +48,6 @@ export enum ResultCode {
   BorrowLimit = 416,
   InsufficientSupply = 417,
   InsufficientMargin = 418,
-  BorrowNoMarkPrice = 419
+  BorrowNoMarkPrice = 419,
+  AccountLiquidating = 420
 }

@@ -110,7 +110,7 @@ export abstract class KindCalls {
     return this.submit(reply, CommandKind.QueryMaxOrderQty, (cmd) => fillQueryMaxOrderQty(cmd, p), resultAnswer(reply));
   }
 
-  /** QueryCollateral (collateralQuery GET /api/v1/capital/collateral); answered by Collateral, Result. */
+  /** QueryCollateral (collateralQuery GET /api/v1/capital/collateral); answered by Collateral, MarginSummary, Result. */
   queryCollateral(reply: Reply<Collateral>, p: QueryCollateralPayload): boolean {
     return this.submit(reply, CommandKind.QueryCollateral, (cmd) => fillQueryCollateral(cmd, p), collateralAnswer(reply));
   }

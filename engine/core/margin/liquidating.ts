@@ -1,0 +1,64 @@
+// The liquidating state of an account (venue mechanics §1.4): an account that borrows is
+// liquidating while its maintenance margin ratio is at or above 100 %, netEquity ≤ Σ N·MMF over
+// its borrows (account.ts `liquidatable`, on the summary of valuation.ts). The flag is the
+// AccountSettingFlag.Liquidating bit of account-settings.ts, so the state hash, the snapshot and
+// GET /api/v1/account carry it.
+//
+// When. The ratio is re-checked when something can move it across 100 %:
+//   - SetIndexPrice of an asset: the accounts that borrow it or hold it (available, locked or
+//     lent) while borrowing anything, found through the pools' borrower set, never a walk over
+//     every account;
+//   - each hour of interest: every borrower;
+//   - a BorrowLend move (borrow, repay, lend, redeem) and a withdrawal: that account.
+// A flip writes the account's AccountSettingsRecord as an event for everyone.
+//
+// Clearing. The flag clears at the first re-check that finds the ratio below 100 % again (or no
+// borrow left), so an account that repays enough leaves the state at once. Until a liquidation
+// engine closes positions, the state keeps the account from adding risk through borrow/lend and
+// capital: a liquidating account may not borrow, lend or withdraw (AccountLiquidating); repaying,
+// redeeming a lend and cancelling stay open. Spot orders are not refused by the state (spot
+// orders carry no margin flags in the engine yet).
+//
+// A borrowed asset without any mark leaves the summary unpriced: the flag then stays as it was.
+
+import { AccountSettingFlag, FRONT_ID_NONE } from '../../bus/types.js';
+import type { EngineState } from '../state.js';
+import { liquidatable } from './account.js';
+import { marginSummary } from './valuation.js';
+
+/** Whether the account is liquidating. */
+export function isLiquidating(s: EngineState, accountId: number): boolean {
+  return (s.accountSettings.flags[accountId] & AccountSettingFlag.Liquidating) !== 0;
+}
+
+/** Re-checks one account's ratio and flips its flag when it crossed 100 % either way (event on a flip). */
+export function reviewLiquidating(s: EngineState, accountId: number): void {
+  const was = isLiquidating(s, accountId);
+  let now = false;
+  if (s.pools.borrowCountOf[accountId] > 0) {
+    const summary = marginSummary(s, accountId);
+    if (summary.unpriced) return;
+    now = liquidatable(summary.netEquityUnits, summary.margin);
+  }
+  if (now === was) return;
+  s.accountSettings.flags[accountId] ^= AccountSettingFlag.Liquidating;
+  s.out.accountSettings(accountId, FRONT_ID_NONE, 0, 0);
+}
+
+/** After a price of `assetIndex` moved: re-checks the borrowers that borrow or hold it, in account order. */
+export function reviewBorrowersOf(s: EngineState, assetIndex: number): void {
+  const pools = s.pools;
+  if (pools.borrowerCount === 0) return;
+  for (const accountId of pools.borrowersAscending()) {
+    const cell = pools.cell(accountId, assetIndex);
+    const holds = pools.borrowed[cell] > 0 || pools.lent[cell] > 0
+      || s.ledger.availableUnits(accountId, assetIndex) > 0 || s.ledger.lockedUnits(accountId, assetIndex) > 0;
+    if (holds) reviewLiquidating(s, accountId);
+  }
+}
+
+/** After an hour of interest: re-checks every borrower, in account order. */
+export function reviewAllBorrowers(s: EngineState): void {
+  if (s.pools.borrowerCount === 0) return;
+  for (const accountId of s.pools.borrowersAscending()) reviewLiquidating(s, accountId);
+}

@@ -1,0 +1,113 @@
+// An account's margin summary (venue mechanics §1.1–§1.4): every asset it holds, lends or borrows
+// valued at mark (mark.ts), the collateral after haircut, the liabilities, net equity, the
+// exposure of its borrows and the margin it needs. The one place these figures are computed: the
+// borrow and withdrawal tests (borrow-lend.ts, funds/capital.ts), the liquidating state
+// (liquidating.ts) and the collateral query (funds/risk.ts) all read it.
+//
+//   collateral(asset) = (available + locked + lent) × mark × haircut weight   (collateral.ts)
+//   liability(asset)  = borrowed × mark, no haircut
+//   netEquity         = Σ collateral − Σ liabilities   (no perpetuals: no uPnL, no unsettled equity)
+//   exposure          = each borrow at mark, IMF with the account's leverage limit (fractions.ts)
+//
+// Cost: O(assets) for one account, never a walk over accounts. Precision: bigint throughout; the
+// roundings are those of collateral.ts, fractions.ts and account.ts (always against the account).
+//
+// An asset without a mark counts for nothing as collateral; a borrowed asset without a mark makes
+// the summary `unpriced` (its liability cannot be valued). `stale` says the valuation rests on a
+// price that is not a fresh index: some asset that is borrowed, or held with collateral
+// parameters, is valued at a book or stale index price, or not at all. New borrowing needs
+// neither (venue: stale prices block new borrowing).
+
+import { assert } from '../assert.js';
+import type { EngineState } from '../state.js';
+import { accountMargin, netEquity, type AccountMargin, type Exposure } from './account.js';
+import { collateralLine, notionalCeil } from './collateral.js';
+import type { Fraction } from './fixed.js';
+import { positionImf, positionMmf } from './fractions.js';
+import { MarkSource, markOf, type Mark } from './mark.js';
+
+/** One asset of the summary, in the asset's units and in quote units of the valuation asset. */
+export interface AssetMarginLine {
+  assetIndex: number;
+  availableUnits: bigint;
+  lockedUnits: bigint;
+  lentUnits: bigint;
+  borrowedUnits: bigint;
+  mark: Mark | null;
+  /** (available + locked + lent) × mark before the haircut, rounded down. */
+  notionalUnits: bigint;
+  weight: Fraction;
+  collateralUnits: bigint;
+  liabilityUnits: bigint;
+}
+
+export interface MarginSummary {
+  /** Assets the account holds, lends or borrows, by asset index. */
+  lines: AssetMarginLine[];
+  assetsUnits: bigint;
+  liabilitiesUnits: bigint;
+  netEquityUnits: bigint;
+  /** TEN, Σ N·IMF (netEquityLocked), Σ N·MMF and the account fractions over the borrows. */
+  margin: AccountMargin;
+  /** A borrowed asset has no mark at all. */
+  unpriced: boolean;
+  /** Some asset that counts is valued at anything but a fresh index (header). */
+  stale: boolean;
+}
+
+/** A hypothetical change to value the account with: `heldDelta` more of one asset available, `borrowDelta` more borrowed. */
+export interface MarginChange {
+  assetIndex: number;
+  heldDelta: bigint;
+  borrowDelta: bigint;
+}
+
+const NO_CHANGE: MarginChange = { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n };
+
+/** The account's margin summary at engine time `nowUs`, optionally as it would be after `change`. */
+export function marginSummary(s: EngineState, accountId: number, change: MarginChange = NO_CHANGE, nowUs = s.lastTimeUs): MarginSummary {
+  const pools = s.pools;
+  assert(pools.valuationIndex >= 0, 'a margin summary without a valuation asset');
+  const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
+  const leverage = BigInt(s.accountSettings.leverageLimitHundredths[accountId]);
+  const lines: AssetMarginLine[] = [];
+  const exposures: Exposure[] = [];
+  let unpriced = false;
+  let stale = false;
+  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
+    const changed = assetIndex === change.assetIndex;
+    const cell = pools.cell(accountId, assetIndex);
+    const availableUnits = BigInt(s.ledger.availableUnits(accountId, assetIndex)) + (changed ? change.heldDelta : 0n);
+    const lockedUnits = BigInt(s.ledger.lockedUnits(accountId, assetIndex));
+    const lentUnits = BigInt(pools.lent[cell]);
+    const borrowedUnits = BigInt(pools.borrowed[cell]) + (changed ? change.borrowDelta : 0n);
+    const heldUnits = availableUnits + lockedUnits + lentUnits;
+    if (heldUnits === 0n && borrowedUnits === 0n) continue;
+    assert(heldUnits >= 0n && borrowedUnits >= 0n, 'a margin change leaves a holding negative');
+    const mark = markOf(s, assetIndex, nowUs);
+    const collateral = pools.collateralOf[assetIndex];
+    if ((borrowedUnits > 0n || collateral !== undefined) && (mark === null || (mark.source !== MarkSource.Index && mark.source !== MarkSource.Fixed))) stale = true;
+    const line: AssetMarginLine = {
+      assetIndex, availableUnits, lockedUnits, lentUnits, borrowedUnits, mark, notionalUnits: 0n, weight: 0n, collateralUnits: 0n, liabilityUnits: 0n,
+    };
+    lines.push(line);
+    if (mark === null) {
+      if (borrowedUnits > 0n) unpriced = true;
+      continue;
+    }
+    const valued = collateralLine(collateral?.haircut, heldUnits, pools.decimalsOf[assetIndex], mark.price, quoteDecimals);
+    line.notionalUnits = valued.notionalUnits;
+    line.weight = valued.weight;
+    line.collateralUnits = valued.collateralUnits;
+    if (borrowedUnits === 0n) continue;
+    assert(collateral !== undefined, 'a borrow of an asset without collateral parameters');
+    line.liabilityUnits = notionalCeil(borrowedUnits, mark.price);
+    exposures.push({
+      notionalUnits: line.liabilityUnits,
+      imf: positionImf(collateral.imf, line.liabilityUnits, quoteDecimals, leverage),
+      mmf: positionMmf(collateral.mmf, line.liabilityUnits, quoteDecimals),
+    });
+  }
+  const equity = netEquity(lines.map((l) => ({ collateralUnits: l.collateralUnits, liabilityUnits: l.liabilityUnits })), 0n, 0n);
+  return { lines, ...equity, margin: accountMargin(exposures, equity.netEquityUnits, leverage), unpriced, stale };
+}
