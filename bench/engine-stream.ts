@@ -19,7 +19,7 @@
 // One market, 1,000 funded accounts, no speed bump (the config below), self-trade RejectTaker.
 // Passive prices are uniform over ~800 ticks behind a reference price (the last trade), which
 // puts ~1,000 orders on ~750 price levels. What is measured is done by bench/engine.bench.ts;
-// this file only builds and checks the stream (test/engine-bench-stream.test.ts checks the mix).
+// this file only builds and checks the stream (test/bench/engine-bench-stream.test.ts checks the mix).
 
 import { Exchange } from '../engine/core/exchange.js';
 import {

@@ -3,7 +3,7 @@
 # development machines have only the docker CLI), then starts the result as `docker run` would.
 #
 # The middle of this file is the Dockerfile, instruction for instruction and word for word (each
-# one prints itself as a "STEP" line, and test/deploy.test.ts fails when those lines differ from
+# one prints itself as a "STEP" line, and test/ops/deploy.test.ts fails when those lines differ from
 # the Dockerfile). The functions named after the instructions carry them out in a work directory:
 #   - FROM starts a stage: a directory standing for the image's root file system. The base
 #     image's own files are this machine's (its node must be the tag's major version, on glibc);

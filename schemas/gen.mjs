@@ -3,7 +3,7 @@
 // DataView codec and the kind table; schemas/gen-bus.mjs) and engine/store/generated/ (the LMDB
 // history values; schemas/gen-store.mjs) from the same schema. `npm run gen`
 // writes the files; `node schemas/gen.mjs --check` exits 1 when the committed files differ from
-// what the schema generates (test/schema.test.ts runs the same comparison).
+// what the schema generates (test/structure/schema.test.ts runs the same comparison).
 import { readFileSync, writeFileSync, mkdirSync, readdirSync, rmSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

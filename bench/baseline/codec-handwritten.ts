@@ -14,7 +14,7 @@
 // (and `createX` takes bigint), so each read or write of a long allocates, and each nested header
 // accessor allocates an object. The engine handles millions of records, so the hot path instead
 // reads and writes through a DataView at constant byte offsets, with 64-bit integers as two 32-bit
-// halves, and allocates nothing. test/schema.test.ts proves that the codec and the generated code
+// halves, and allocates nothing. test/structure/schema.test.ts proves that the codec and the generated code
 // read and write the same bytes for every field of every struct, and that every constant below
 // equals the generated layout (offsets, sizeOf()).
 //

@@ -1,6 +1,6 @@
 // engine/bus/codec.ts on its own: every record type round-trips through write/read, 64-bit integers
 // keep their exact value and two's-complement bytes, non-safe integers are refused, raw copies
-// and crc32 behave. (test/schema.test.ts checks the byte layout against the generated code.)
+// and crc32 behave. (test/structure/schema.test.ts checks the byte layout against the generated code.)
 import { crc32 as zlibCrc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import * as codec from '../../engine/bus/codec.js';

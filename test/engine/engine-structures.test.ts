@@ -1,0 +1,146 @@
+// The engine core's building blocks on their own: the order-id permutation, the order-id hash
+// table (against a Map, through clusters and wrap-around), a book side's sorted levels, the
+// account key table, and the configuration checks that keep every product a safe integer.
+import { describe, expect, it } from 'vitest';
+import { Accounts } from '../../engine/core/funds/accounts.js';
+import { BookSide, NO_LEVEL } from '../../engine/core/book/book.js';
+import { Exchange } from '../../engine/core/exchange.js';
+import { ORDER_ID_SPAN, permuteOrderNumber, unpermuteOrderId } from '../../engine/core/ids.js';
+import { OrderIndex } from '../../engine/core/book/orderIndex.js';
+import { NO_SLOT } from '../../engine/core/book/orders.js';
+import type { PriceTicks } from '../../engine/core/units.js';
+import { Side } from '../../engine/bus/types.js';
+import { keyOf, prng, randomInt, testConfig } from '../helpers/engine-harness.js';
+
+describe('order ids', () => {
+  const KEY = 0x2f7d397d;
+  it('are a bijection on 52 bits, inverted exactly', () => {
+    const random = prng(7);
+    const samples = [0, 1, 2, ORDER_ID_SPAN - 1, 2 ** 26, 2 ** 26 - 1];
+    for (let i = 0; i < 2000; i++) samples.push(randomInt(random, 0, 2 ** 26 - 1) * 2 ** 26 + randomInt(random, 0, 2 ** 26 - 1));
+    for (const n of samples) {
+      const id = permuteOrderNumber(n, KEY);
+      expect(Number.isSafeInteger(id) && id >= 0 && id < ORDER_ID_SPAN).toBe(true);
+      expect(unpermuteOrderId(id, KEY)).toBe(n);
+    }
+  });
+
+  it('never repeat and do not follow the order number', () => {
+    const seen = new Set<number>();
+    let increasing = 0;
+    let previous = -1;
+    for (let n = 1; n <= 50_000; n++) {
+      const id = permuteOrderNumber(n, KEY);
+      seen.add(id);
+      if (id > previous) increasing++;
+      previous = id;
+    }
+    expect(seen.size).toBe(50_000);
+    // A monotonic or near-monotonic mapping would leak the order count; a permutation is ~50/50.
+    expect(increasing).toBeGreaterThan(20_000);
+    expect(increasing).toBeLessThan(30_000);
+    expect(permuteOrderNumber(1, KEY)).not.toBe(permuteOrderNumber(1, KEY + 1));
+  });
+
+  it('refuse numbers outside 52 bits', () => {
+    expect(() => permuteOrderNumber(ORDER_ID_SPAN, KEY)).toThrow(/out of range/);
+    expect(() => permuteOrderNumber(-1, KEY)).toThrow(/out of range/);
+  });
+});
+
+describe('order index', () => {
+  it('agrees with a Map through random inserts and removals', () => {
+    const index = new OrderIndex(32); // 64 cells: long clusters and wrap-around
+    const model = new Map<number, number>();
+    const random = prng(3);
+    for (let step = 0; step < 20_000; step++) {
+      if (model.size < 32 && random() < 0.55) {
+        let id = 0;
+        while (id === 0 || model.has(id)) id = randomInt(random, 1, 2 ** 52 - 1);
+        index.insert(id, step);
+        model.set(id, step);
+      } else if (model.size > 0) {
+        const keys = [...model.keys()];
+        const id = keys[randomInt(random, 0, keys.length - 1)];
+        index.remove(id);
+        model.delete(id);
+      }
+      if (step % 97 === 0) {
+        for (const [id, slot] of model) expect(index.find(id)).toBe(slot);
+        expect(index.size).toBe(model.size);
+      }
+    }
+    expect(index.find(12345)).toBe(model.get(12345) ?? NO_SLOT);
+  });
+
+  it('answers NO_SLOT for ids no order can have', () => {
+    const index = new OrderIndex(4);
+    index.insert(5, 1);
+    for (const id of [0, -5, 1.5, Number.NaN, 2 ** 60]) expect(index.find(id)).toBe(NO_SLOT);
+    expect(index.find(5)).toBe(1);
+    expect(() => index.insert(5, 2)).toThrow(/twice/);
+  });
+});
+
+describe('book side', () => {
+  for (const side of [Side.Bid, Side.Ask]) {
+    it(`${Side[side]}: keeps levels sorted with the best last, through inserts and removals`, () => {
+      const bookSide = new BookSide(side, 16);
+      const random = prng(side + 1);
+      const prices = new Set<number>();
+      for (let step = 0; step < 2000; step++) {
+        const price = randomInt(random, 1, 40);
+        const level = bookSide.find(price as PriceTicks);
+        if (level === NO_LEVEL && prices.size < 16) {
+          bookSide.insert(price as PriceTicks);
+          prices.add(price);
+        } else if (level !== NO_LEVEL) {
+          bookSide.remove(level);
+          prices.delete(price);
+        }
+        const expected = [...prices].sort((a, b) => (side === Side.Bid ? b - a : a - b));
+        const ranked = Array.from({ length: bookSide.count }, (_, rank) => bookSide.levelPrice[bookSide.atRank(rank)]);
+        expect(ranked).toEqual(expected);
+      }
+      expect(() => {
+        while (bookSide.count < 16) bookSide.insert((100 + bookSide.count) as PriceTicks);
+        bookSide.insert(99 as PriceTicks);
+      }).toThrow(/exhausted/);
+    });
+  }
+});
+
+describe('accounts', () => {
+  it('find keys by content, in a table with collisions', () => {
+    const accounts = new Accounts(200);
+    for (let seed = 1; seed <= 200; seed++) expect(accounts.add(keyOf(seed))).toBe(seed);
+    for (let seed = 1; seed <= 200; seed++) expect(accounts.find(keyOf(seed))).toBe(seed);
+    expect(accounts.find(keyOf(201))).toBe(0);
+    expect(Array.from(accounts.keyOf(17))).toEqual(Array.from(keyOf(17)));
+    expect(() => accounts.add(keyOf(201))).toThrow(/capacity/);
+  });
+});
+
+describe('configuration checks', () => {
+  const base = testConfig();
+  const withMarket = (patch: object) => ({ ...base, markets: [{ ...base.markets[0], ...patch }] });
+  it.each([
+    ['a notional past 2^53', withMarket({ maxPriceTicks: 2 ** 30, maxQtyLots: 2 ** 20, quoteUnitsPerTickLot: 16 })],
+    ['a base amount past 2^53', withMarket({ maxQtyLots: 2 ** 40, baseUnitsPerLot: 2 ** 14 })],
+    ['a fractional lot size', withMarket({ baseUnitsPerLot: 2.5 })],
+    ['min above max', withMarket({ minPriceTicks: 5, maxPriceTicks: 4 })],
+    ['an unknown asset', withMarket({ baseAssetId: 40 })],
+    ['the same asset on both sides', withMarket({ baseAssetId: 0 })],
+    ['a market id of 0xFFFF (means all markets)', withMarket({ marketId: 0xffff })],
+    ['a duplicate market id', { ...base, markets: [base.markets[0], base.markets[0]] }],
+    ['a duplicate asset id', { ...base, assets: [base.assets[0], base.assets[0], ...base.assets.slice(1)] }],
+    ['zero accounts', { ...base, limits: { ...base.limits, maxAccounts: 0 } }],
+    ['a negative speed bump', { ...base, speedBumpUs: -1 }],
+  ])('refuses %s', (_name, config) => {
+    expect(() => new Exchange(config)).toThrow();
+  });
+
+  it('accepts the largest notional that still fits', () => {
+    expect(() => new Exchange(withMarket({ maxPriceTicks: 2 ** 30, maxQtyLots: 2 ** 20, quoteUnitsPerTickLot: 8 - 1 }))).not.toThrow();
+  });
+});
