@@ -8,44 +8,17 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  BorrowLendEvent, BorrowLendSide, CommandKind, LendPoolStateCode, RecordType, ResultCode,
-  type BorrowLendRec, type EngineConfig, type LendPoolRec,
+  BorrowLendEvent, CommandKind, LendPoolStateCode, RecordType, ResultCode,
+  type BorrowLendRec, type LendPoolRec,
 } from '../../../engine/bus/types.js';
-import type { LendPoolSpec, LendPoolState } from '../../../engine/bus/margin-params.js';
+import type { LendPoolState } from '../../../engine/bus/margin-params.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import { BASE, EngineHarness, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
+import { borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
 
-const ONE = 10n ** 12n;
 const HOUR_US = 3_600_000_000;
 
-function pool(assetId: number, overrides: Partial<LendPoolSpec> = {}): LendPoolSpec {
-  return {
-    assetId, state: 'Open',
-    borrowRateMin: 0n, borrowRateOptimal: ONE / 10n, borrowRateMax: ONE, optimalUtilization: ONE / 2n, maxUtilization: (ONE * 8n) / 10n,
-    throttleUtilizationThreshold: ONE, throttleUtilizationBound: ONE, throttleUpdateFraction: ONE,
-    fee: ONE / 5n, openBorrowLendLimitUnits: 10n ** 15n, stepUnits: 1n,
-    ...overrides,
-  };
-}
-
-/** USDC (IMF 0.1, weight 1) and SOL (IMF 0.2, weight 0.5) with pools; M0 (SOL_USDC) banded so it has a mark price. */
-function marginConfig(usdc: Partial<LendPoolSpec> = {}, sol: Partial<LendPoolSpec> = {}): EngineConfig {
-  const config = testConfig();
-  config.markets = config.markets.map((m) => ({ ...m, maxMultiplierBps: 12_500, minMultiplierBps: 7_500 }));
-  config.margin = {
-    valuationAssetId: QUOTE,
-    collateral: [
-      { assetId: QUOTE, haircut: { kind: 'identity', weight: ONE }, imf: { base: ONE / 10n, factor: 0n }, mmf: { base: ONE / 20n, factor: 0n } },
-      { assetId: BASE, haircut: { kind: 'identity', weight: ONE / 2n }, imf: { base: ONE / 5n, factor: 0n }, mmf: { base: ONE / 10n, factor: 0n } },
-    ],
-    lendPools: [pool(QUOTE, usdc), pool(BASE, sol)],
-  };
-  return config;
-}
-
-const borrow = (accountId: number, assetId: number, amountUnits: number) => ({ kind: CommandKind.BorrowLend, accountId, assetId, side: BorrowLendSide.Borrow as number, amountUnits });
-const lend = (accountId: number, assetId: number, amountUnits: number) => ({ kind: CommandKind.BorrowLend, accountId, assetId, side: BorrowLendSide.Lend as number, amountUnits });
 const pools = () => ({ kind: CommandKind.QueryLendPools });
 const positions = (accountId: number) => ({ kind: CommandKind.QueryBorrowLendPositions, accountId });
 

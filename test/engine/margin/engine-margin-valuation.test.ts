@@ -6,36 +6,18 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  AccountSettingFlag, BorrowLendSide, CommandKind, FRONT_ID_NONE, RecordType, ResultCode,
+  AccountSettingFlag, CommandKind, FRONT_ID_NONE, RecordType, ResultCode,
   type AccountSettingsRec, type CollateralRec, type EngineConfig, type MarginSummaryRec,
 } from '../../../engine/bus/types.js';
-import { BASE, EngineHarness, QUOTE, cmd, resultOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
+import { ONE, borrow, lend, marginConfig as sharedMarginConfig } from '../../helpers/margin-harness.js';
 
-const ONE = 10n ** 12n;
 const WIDE = 2n ** 53n;
 
-/** USDC (IMF 0.1, MMF 0.05, weight 1) and SOL (IMF 0.2, MMF 0.1, weight 0.5) with pools; M0 (SOL_USDC) banded. */
-function marginConfig(): EngineConfig {
-  const config = testConfig();
-  config.markets = config.markets.map((m) => ({ ...m, maxMultiplierBps: 12_500, minMultiplierBps: 7_500 }));
-  const pool = (assetId: number) => ({
-    assetId, state: 'Open' as const, borrowRateMin: 0n, borrowRateOptimal: ONE / 10n, borrowRateMax: ONE, optimalUtilization: ONE / 2n, maxUtilization: ONE,
-    throttleUtilizationThreshold: ONE, throttleUtilizationBound: ONE, throttleUpdateFraction: ONE, fee: 0n, openBorrowLendLimitUnits: 10n ** 15n, stepUnits: 1n,
-  });
-  config.margin = {
-    valuationAssetId: QUOTE,
-    collateral: [
-      { assetId: QUOTE, haircut: { kind: 'identity', weight: ONE }, imf: { base: ONE / 10n, factor: 0n }, mmf: { base: ONE / 20n, factor: 0n } },
-      { assetId: BASE, haircut: { kind: 'identity', weight: ONE / 2n }, imf: { base: ONE / 5n, factor: 0n }, mmf: { base: ONE / 10n, factor: 0n } },
-    ],
-    lendPools: [pool(QUOTE), pool(BASE)],
-  };
-  return config;
-}
+/** The shared margin configuration with both pools allowed to be fully used and no exchange share. */
+const marginConfig = (): EngineConfig => sharedMarginConfig({ maxUtilization: ONE, fee: 0n }, { maxUtilization: ONE, fee: 0n });
 
 const collateral = (accountId: number, assetId = QUOTE) => ({ kind: CommandKind.QueryCollateral, accountId, assetId });
-const borrow = (accountId: number, assetId: number, amountUnits: number) => ({ kind: CommandKind.BorrowLend, accountId, assetId, side: BorrowLendSide.Borrow as number, amountUnits });
-const lend = (accountId: number, assetId: number, amountUnits: number) => ({ kind: CommandKind.BorrowLend, accountId, assetId, side: BorrowLendSide.Lend as number, amountUnits });
 const withdraw = (accountId: number, assetId: number, amountUnits: number) => ({ kind: CommandKind.Withdraw, accountId, assetId, amountUnits, key: new Uint8Array(32) });
 const codeOf = (records: Rec[]): ResultCode => resultOf(records).code;
 const wide = (high: number, low: number): bigint => BigInt(high) * WIDE + BigInt(low);
