@@ -245,14 +245,12 @@ function orderLimit(front: FrontContext, ctx: Ctx, q: URLSearchParams, accountId
   }), accountId, market, side, priceTicks, flags);
 }
 
-/**
- * The collateral answer (§3.2 collateralQuery) in wire form. Every asset is weighted 1: the engine's
- * collateral query values holdings unweighted, and the haircuts GET /api/v1/collateral publishes
- * apply once the engine values the margin account.
- */
+/** CollateralRecord.mark_source of a line valued at its USDC book's guarded reference (engine/core/margin/mark.ts MarkSource.Book). */
+const MARK_SOURCE_BOOK = 3;
+
 /** A line's mark price as the wire writes it: the index (9 decimals, trimmed), the book price, or '0'. */
 function markText(front: FrontContext, line: AssetCollateral): string {
-  if (line.markSource === 3) {
+  if (line.markSource === MARK_SOURCE_BOOK) {
     const market = front.config.markets.find((m) => m.spec.marketId === line.marketId);
     return market ? formatDecimal(line.markTicks * market.tickUnits, market.priceDecimals) : '0';
   }
