@@ -384,6 +384,7 @@ export class ModelLending {
       short -= plan.redeem;
     }
     if (short > 0 && p && (flags & CommandFlag.AutoBorrow) !== 0) {
+      if (this.isLiquidating(accountId)) return refuse(ResultCode.AccountLiquidating);
       if (lent > plan.redeem) return refuse(ResultCode.BorrowRequiresLendRedeem);
       if (p.state !== 'Open') return refuse(ResultCode.LendPoolNotOpen);
       const step = Number(p.stepUnits);
@@ -431,7 +432,7 @@ export class ModelLending {
     if (!this.host.accountExists(accountId)) return this.host.result(cmd, ResultCode.UnknownAccount, 0);
     if (!this.config.assets.some((a) => a.assetId === assetId)) return this.host.result(cmd, ResultCode.UnknownAsset, 0);
     const p = this.pool(assetId);
-    if (!p || p.state !== 'Open' || this.get(this.lent, accountId, assetId) > 0) return this.host.result(cmd, ResultCode.Ok, 0);
+    if (!p || p.state !== 'Open' || this.get(this.lent, accountId, assetId) > 0 || this.isLiquidating(accountId)) return this.host.result(cmd, ResultCode.Ok, 0);
     const L = this.total(this.lent, assetId);
     const B = this.total(this.borrowed, assetId);
     const room = p.openBorrowLendLimitUnits - B;

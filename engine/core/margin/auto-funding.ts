@@ -42,8 +42,8 @@
 
 import { BorrowLendEvent, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, ResultCode } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
-import { applyMove, armInterest, borrowsAnything, marginAfter } from './borrow-lend.js';
-import { withinCeiling } from './lending.js';
+import { applyMove, armInterest, borrowRefusal, borrowsAnything, marginAfter, redeemRefusal } from './borrow-lend.js';
+import { isLiquidating } from './liquidating.js';
 import { bookMarkOf } from './mark.js';
 
 /** The moves a funding plans: redeem first, then borrow. */
@@ -70,23 +70,21 @@ export function planFunding(
   let short = needUnits - s.ledger.availableUnits(accountId, assetIndex);
   const pool = pools.poolOf[assetIndex];
   const cell = pool === undefined ? -1 : pools.cell(accountId, assetIndex);
-  const lentTotal = pool === undefined ? 0n : BigInt(pools.lentTotal[assetIndex]);
-  const borrowedTotal = pool === undefined ? 0n : BigInt(pools.borrowedTotal[assetIndex]);
   if (short > 0 && pool !== undefined && (flags & CommandFlag.AutoLendRedeem) !== 0 && pools.stateOf[assetIndex] !== LendPoolStateCode.Closed) {
     const redeem = Math.min(short, pools.lent[cell]);
-    const rest = lentTotal - BigInt(redeem);
-    if (redeem > 0 && borrowedTotal > 0n && (rest === 0n || !withinCeiling(borrowedTotal, rest, pool.maxUtilization))) return ResultCode.InsufficientSupply;
+    if (redeem > 0 && redeemRefusal(s, assetIndex, redeem) !== ResultCode.Ok) return ResultCode.InsufficientSupply;
     plan.redeemUnits = redeem;
     short -= redeem;
   }
   if (short > 0 && (flags & CommandFlag.AutoBorrow) !== 0 && pool !== undefined) {
+    // A liquidating account borrows nothing, whichever way the borrow is asked for.
+    if (isLiquidating(s, accountId)) return ResultCode.AccountLiquidating;
     if (pools.lent[cell] > plan.redeemUnits) return ResultCode.BorrowRequiresLendRedeem;
     if (pools.stateOf[assetIndex] !== LendPoolStateCode.Open) return ResultCode.LendPoolNotOpen;
     const step = Number(pool.stepUnits);
     const borrow = Math.ceil(short / step) * step;
-    const lentAfter = lentTotal - BigInt(plan.redeemUnits);
-    if (borrowedTotal + BigInt(borrow) > pool.openBorrowLendLimitUnits) return ResultCode.BorrowLimit;
-    if (lentAfter === 0n || !withinCeiling(borrowedTotal + BigInt(borrow), lentAfter, pool.maxUtilization)) return ResultCode.InsufficientSupply;
+    const supply = borrowRefusal(s, assetIndex, borrow, plan.redeemUnits);
+    if (supply !== ResultCode.Ok) return supply;
     plan.borrowUnits = borrow;
     short -= borrow;
   }
@@ -146,7 +144,7 @@ export function maxBorrowUnits(s: EngineState, accountId: number, assetIndex: nu
   const pools = s.pools;
   const pool = pools.poolOf[assetIndex];
   if (pool === undefined || pools.stateOf[assetIndex] !== LendPoolStateCode.Open) return 0;
-  if (pools.lent[pools.cell(accountId, assetIndex)] > 0) return 0;
+  if (pools.lent[pools.cell(accountId, assetIndex)] > 0 || isLiquidating(s, accountId)) return 0;
   const step = Number(pool.stepUnits);
   const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
   const lentTotal = BigInt(pools.lentTotal[assetIndex]);
@@ -154,8 +152,8 @@ export function maxBorrowUnits(s: EngineState, accountId: number, assetIndex: nu
   if (room <= 0n || lentTotal === 0n) return 0;
   const bound = Number((room < lentTotal ? room : lentTotal) / BigInt(step));
   const steps = largestPassing(bound, (k) => {
-    const units = BigInt(k * step);
-    return withinCeiling(borrowedTotal + units, lentTotal, pool.maxUtilization) && marginAfter(s, accountId, assetIndex, units, units) === ResultCode.Ok;
+    const units = k * step;
+    return borrowRefusal(s, assetIndex, units, 0) === ResultCode.Ok && marginAfter(s, accountId, assetIndex, BigInt(units), BigInt(units)) === ResultCode.Ok;
   });
   return steps * step;
 }

@@ -77,7 +77,6 @@ function decide(s: EngineState, accountId: number, assetIndex: number, side: num
   const cell = pools.cell(accountId, assetIndex);
   const available = s.ledger.availableUnits(accountId, assetIndex);
   const lentTotal = BigInt(pools.lentTotal[assetIndex]);
-  const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
   const open = pools.stateOf[assetIndex] === LendPoolStateCode.Open;
   const onStep = qty % Number(pool.stepUnits) === 0;
   const refuse = (event: BorrowLendEvent, code: ResultCode): Move => ({ event, code });
@@ -94,16 +93,42 @@ function decide(s: EngineState, accountId: number, assetIndex: number, side: num
   }
   if (pools.lent[cell] > 0) {
     if (qty > pools.lent[cell]) return refuse(BorrowLendEvent.LendRedeem, ResultCode.BorrowRequiresLendRedeem);
-    const rest = lentTotal - BigInt(qty);
-    const fits = borrowedTotal === 0n || (rest > 0n && withinCeiling(borrowedTotal, rest, pool.maxUtilization));
-    return refuse(BorrowLendEvent.LendRedeem, fits ? ResultCode.Ok : ResultCode.InsufficientSupply);
+    return refuse(BorrowLendEvent.LendRedeem, redeemRefusal(s, assetIndex, qty));
   }
   if (isLiquidating(s, accountId)) return refuse(BorrowLendEvent.Borrow, ResultCode.AccountLiquidating);
   if (!onStep) return refuse(BorrowLendEvent.Borrow, ResultCode.BorrowLendQuantityInvalid);
   if (!open) return refuse(BorrowLendEvent.Borrow, ResultCode.LendPoolNotOpen);
-  if (borrowedTotal + BigInt(qty) > pool.openBorrowLendLimitUnits) return refuse(BorrowLendEvent.Borrow, ResultCode.BorrowLimit);
-  if (lentTotal === 0n || !withinCeiling(borrowedTotal + BigInt(qty), lentTotal, pool.maxUtilization)) return refuse(BorrowLendEvent.Borrow, ResultCode.InsufficientSupply);
+  const supply = borrowRefusal(s, assetIndex, qty, 0);
+  if (supply !== ResultCode.Ok) return refuse(BorrowLendEvent.Borrow, supply);
   return refuse(BorrowLendEvent.Borrow, marginAfter(s, accountId, assetIndex, BigInt(qty), BigInt(qty)));
+}
+
+/**
+ * The pool's check of a redemption of `redeemUnits`: what stays lent must keep utilization within
+ * maxUtilization (any redemption passes while nothing is borrowed). Ok or InsufficientSupply.
+ */
+export function redeemRefusal(s: EngineState, assetIndex: number, redeemUnits: number): ResultCode {
+  const pools = s.pools;
+  const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
+  const rest = BigInt(pools.lentTotal[assetIndex]) - BigInt(redeemUnits);
+  const fits = borrowedTotal === 0n || (rest > 0n && withinCeiling(borrowedTotal, rest, pools.poolOf[assetIndex]!.maxUtilization));
+  return fits ? ResultCode.Ok : ResultCode.InsufficientSupply;
+}
+
+/**
+ * The pool's check of a new borrow of `borrowUnits` after `redeemUnits` of the same request were
+ * redeemed: the borrowed total within openBorrowLendLimit (BorrowLimit), then utilization within
+ * maxUtilization of what stays lent (InsufficientSupply). BorrowLend, auto-funding and the
+ * largest-borrow query all ask it.
+ */
+export function borrowRefusal(s: EngineState, assetIndex: number, borrowUnits: number, redeemUnits: number): ResultCode {
+  const pools = s.pools;
+  const pool = pools.poolOf[assetIndex]!;
+  const borrowedAfter = BigInt(pools.borrowedTotal[assetIndex]) + BigInt(borrowUnits);
+  const lentAfter = BigInt(pools.lentTotal[assetIndex]) - BigInt(redeemUnits);
+  if (borrowedAfter > pool.openBorrowLendLimitUnits) return ResultCode.BorrowLimit;
+  if (lentAfter === 0n || !withinCeiling(borrowedAfter, lentAfter, pool.maxUtilization)) return ResultCode.InsufficientSupply;
+  return ResultCode.Ok;
 }
 
 /**

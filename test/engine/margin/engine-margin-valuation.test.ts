@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  AccountSettingFlag, CommandKind, FRONT_ID_NONE, RecordType, ResultCode,
+  AccountSettingFlag, CommandFlag, CommandKind, FRONT_ID_NONE, RecordType, ResultCode,
   type AccountSettingsRec, type CollateralRec, type EngineConfig, type MarginSummaryRec,
 } from '../../../engine/bus/types.js';
 import { BASE, EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
@@ -123,6 +123,11 @@ describe('the liquidating state', () => {
     expect(codeOf(h.apply(borrow(a, QUOTE, 1)))).toBe(ResultCode.AccountLiquidating);
     expect(codeOf(h.apply(lend(a, BASE, 1)))).toBe(ResultCode.AccountLiquidating);
     expect(codeOf(h.apply(withdraw(a, QUOTE, 1)))).toBe(ResultCode.AccountLiquidating);
+    // Nor through an order that borrows its shortfall: a bid needing more USDC than the 600 000 it holds.
+    const before = h.exchange.stateHash();
+    expect(codeOf(h.apply(cmd.place(a, 'bid', 1_000, 1_000, { flags: CommandFlag.AutoBorrow })))).toBe(ResultCode.AccountLiquidating); // holds 3 000 000
+    expect(h.exchange.stateHash()).toBe(before);
+    expect(resultOf(h.apply({ kind: CommandKind.QueryMaxBorrowQty, accountId: a, assetId: QUOTE })).value).toBe(0);
     // Repaying part leaves the ratio over 100 %: 25 000 vs 0.05 × 580 000 = 29 000.
     const part = h.apply(lend(a, QUOTE, 20_000));
     expect([codeOf(part), flips(part)]).toEqual([ResultCode.Ok, []]);
