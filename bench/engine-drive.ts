@@ -38,7 +38,7 @@ const SEED = 20240601;
 const SLOT_BYTES = 256;
 const SINK_SLOTS = 1024;
 /** Main-stream columns, in file order; each is ROWS float64 values. */
-const COLUMNS = ['kind', 'side', 'tif', 'accountId', 'priceTicks', 'qtyLots', 'orderId'] as const;
+const COLUMNS = ['kind', 'side', 'tif', 'accountId', 'priceTicks', 'qtyLots', 'orderId', 'flags'] as const;
 type Column = (typeof COLUMNS)[number];
 
 interface StreamHeader {
@@ -94,7 +94,7 @@ function writeStreamFile(file: string, rows: number): void {
   out.writeUInt32LE(json.length, 0);
   json.copy(out, 8);
   const source: Record<Column, ArrayLike<number>> = {
-    kind: s.kind, side: s.side, tif: s.tif, accountId: s.accountId, priceTicks: s.priceTicks, qtyLots: s.qtyLots, orderId: s.orderId,
+    kind: s.kind, side: s.side, tif: s.tif, accountId: s.accountId, priceTicks: s.priceTicks, qtyLots: s.qtyLots, orderId: s.orderId, flags: s.flags,
   };
   COLUMNS.forEach((name, k) => {
     const col = new Float64Array(out.buffer, out.byteOffset + start + k * rows * 8, rows);
@@ -204,7 +204,7 @@ function replay(tree: Tree, s: LoadedStream, rows: number): { ex: CoreLike; sink
   }
   const cmd = tree.newSlot();
   assignFields(cmd, s.header.base);
-  const { kind, side, tif, accountId, priceTicks, qtyLots, orderId } = s.columns;
+  const { kind, side, tif, accountId, priceTicks, qtyLots, orderId, flags } = s.columns;
   for (let i = 0; i < rows; i++) {
     cmd.kind = kind[i];
     cmd.side = side[i];
@@ -213,6 +213,7 @@ function replay(tree: Tree, s: LoadedStream, rows: number): { ex: CoreLike; sink
     cmd.priceTicks = priceTicks[i];
     cmd.qtyLots = qtyLots[i];
     cmd.orderId = orderId[i];
+    cmd.flags = flags[i];
     seq++;
     ex.apply(cmd, seq, seq, sink);
   }

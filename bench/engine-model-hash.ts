@@ -7,15 +7,22 @@
 // The model has no hash of its own, so this walks the state the model exports (exportState) in
 // the order hashState walks the engine: counts, accounts with keys and balances, supplies, per market the
 // counters and both book sides best level first with orders in time priority, the pending queue,
-// each account's open order ids in placement order. Every number goes in as two little-endian
+// each account's open order ids in placement order, then the parts that appear only once used
+// (margin): the borrow/lend pools and positions, the system state while in maintenance, the index
+// prices, the accounts off the default settings. Every number goes in as two little-endian
 // 32-bit words, keys as raw bytes, exactly like the engine's Digest. Nothing here is timed.
 // Limits: one rest counter for the whole model, so only single-market configs hash alike (the
 // benchmark has one market); a change to either walk shows up as a FAIL, not as a silent pass.
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { Side } from '../engine/bus/types.js';
-import type { ModelExchange, ModelOrderState } from '../test/helpers/engine-model.js';
+import { Side, SystemState } from '../engine/bus/types.js';
+import type { ModelExchange, ModelOrderState, ModelState } from '../test/helpers/engine-model.js';
+
+/** Tags the index price part (engine/core/margin/index-prices.ts). */
+const INDEX_HASH_TAG = 0x494e4458;
+/** The default leverage limit in hundredths (1×). */
+const DEFAULT_LEVERAGE = 100;
 
 /** Engine pool states (engine/core/book/orders.ts OrderState). */
 const STATE_PENDING = 1;
@@ -117,5 +124,54 @@ export function modelStateHash(model: ModelExchange): string {
     d.number(open.length);
     for (const o of open) d.number(o.orderId);
   }
+  hashPools(d, m);
+  if (m.maintenance) d.number(SystemState.Maintenance);
+  hashIndexPrices(d, m);
+  hashAccountSettings(d, m);
   return d.hex();
+}
+
+/** The pools part (engine/core/margin/pools.ts hashInto): only once anything happened in a pool. */
+function hashPools(d: Words, m: ModelState): void {
+  const { assets, margin } = m.config;
+  const { positions, fees, rounding, interestDueUs } = m.lending;
+  const lines = [...fees.values(), ...rounding.values()];
+  if (interestDueUs < 0 && positions.length === 0 && lines.every((v) => v === 0n)) return;
+  const assetIndex = (assetId: number) => assets.findIndex((a) => a.assetId === assetId);
+  assets.forEach((asset, index) => {
+    if (!margin?.lendPools.some((p) => p.assetId === asset.assetId)) return;
+    const mine = positions.filter((p) => p.assetId === asset.assetId);
+    d.number(index);
+    d.number(mine.reduce((sum, p) => sum + p.lent, 0));
+    d.number(mine.reduce((sum, p) => sum + p.borrowed, 0));
+    d.number(Number(fees.get(asset.assetId) ?? 0n));
+    d.number(Number(rounding.get(asset.assetId) ?? 0n));
+  });
+  const cells = positions.map((p) => ({ ...p, cell: p.accountId * assets.length + assetIndex(p.assetId) })).sort((a, b) => a.cell - b.cell);
+  for (const p of cells) for (const v of [p.cell, p.lent, p.borrowed, p.interest, p.positionId]) d.number(v);
+  d.number(interestDueUs + 1);
+}
+
+/** The index price part (index-prices.ts hashInto): only once some asset has a price. */
+function hashIndexPrices(d: Words, m: ModelState): void {
+  const priced = m.config.assets.map((a, index) => ({ index, price: m.indexPrices.get(a.assetId) })).filter((p) => p.price !== undefined);
+  if (priced.length === 0) return;
+  d.number(INDEX_HASH_TAG);
+  d.number(priced.length);
+  for (const { index, price } of priced) for (const v of [index, price!.priceE9, price!.timeUs, price!.source]) d.number(v);
+}
+
+/** The account settings part (account-settings.ts hashInto): the accounts off the defaults, if any. */
+function hashAccountSettings(d: Words, m: ModelState): void {
+  const changed: number[] = [];
+  for (let accountId = 1; accountId <= m.keys.length; accountId++) {
+    const settings = m.accountSettings.get(accountId);
+    if (settings !== undefined && (settings.flags !== 0 || settings.leverage !== DEFAULT_LEVERAGE)) changed.push(accountId);
+  }
+  if (changed.length === 0) return;
+  d.number(changed.length);
+  for (const accountId of changed) {
+    const settings = m.accountSettings.get(accountId)!;
+    for (const v of [accountId, settings.flags, settings.leverage]) d.number(v);
+  }
 }

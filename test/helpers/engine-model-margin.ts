@@ -69,6 +69,16 @@ export interface ModelSummary {
   stale: boolean;
 }
 
+/** The lending state as ModelLending.exportState gives it: copies, positions with anything lent or borrowed. */
+export interface ModelLendingState {
+  positions: { accountId: number; assetId: number; lent: number; borrowed: number; interest: number; positionId: number }[];
+  /** The exchange's interest lines by asset id: its share, and what rounding kept. */
+  fees: Map<number, bigint>;
+  rounding: Map<number, bigint>;
+  /** Engine time of the next hour of interest (-1: none waits). */
+  interestDueUs: number;
+}
+
 /** A valuation mark: source 1 USDC, 2 fresh index, 3 book, 4 stale index. */
 interface ValuationMark {
   quoteUnits: bigint;
@@ -531,6 +541,20 @@ export class ModelLending {
       count++;
     }
     this.host.result(cmd, ResultCode.Ok, count);
+  }
+
+  /** A copy of the positions, the interest lines and the next hour (ModelLendingState). */
+  exportState(): ModelLendingState {
+    const keys = new Set([...this.lent.keys(), ...this.borrowed.keys()]);
+    const positions: ModelLendingState['positions'] = [];
+    for (const key of keys) {
+      const [accountId, assetId] = key.split(':').map(Number);
+      const lent = this.get(this.lent, accountId, assetId);
+      const borrowed = this.get(this.borrowed, accountId, assetId);
+      if (lent === 0 && borrowed === 0) continue;
+      positions.push({ accountId, assetId, lent, borrowed, interest: this.get(this.interest, accountId, assetId), positionId: this.get(this.positionId, accountId, assetId) });
+    }
+    return { positions, fees: new Map(this.fees), rounding: new Map(this.rounding), interestDueUs: this.interestDue };
   }
 
   // The exchange's interest lines, kept as running sums of each hour's share and rounding.

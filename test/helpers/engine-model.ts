@@ -36,7 +36,7 @@ import {
   type MarketSpec,
 } from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
-import { ModelLending, type Funding } from './engine-model-margin.js';
+import { ModelLending, type Funding, type ModelLendingState } from './engine-model-margin.js';
 
 /** The spot margin flags an order may carry (engine/core/margin/auto-funding.ts). */
 const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
@@ -97,6 +97,12 @@ export interface ModelState {
   /** Orders that came to rest so far, over all markets (time priority). */
   restCounter: number;
   maintenance: boolean;
+  /** Borrow/lend positions, the exchange's interest lines and the next hour of interest. */
+  lending: ModelLendingState;
+  /** SetIndexPrice: the last price, its engine time and source by asset id. */
+  indexPrices: Map<number, { priceE9: number; timeUs: number; source: number }>;
+  /** Account settings by account id (automation flags with Liquidating, leverage limit in hundredths); absent: none and 1×. */
+  accountSettings: Map<number, { flags: number; leverage: number }>;
 }
 
 export interface MarketState {
@@ -229,6 +235,9 @@ export class ModelExchange {
       orderNumber: this.orderNumber,
       restCounter: this.restCounter,
       maintenance: this.maintenance,
+      lending: this.lending.exportState(),
+      indexPrices: copyValues(this.indexPrices),
+      accountSettings: copyValues(this.accountSettings),
     };
   }
 
