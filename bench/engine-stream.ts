@@ -27,8 +27,10 @@
 // The margin mix ('margin', on benchMarginConfig: pools for USDC and SOL, SOL's index set first so
 // every mark is a fresh index): the same operations, draws and book, but every third account
 // (isMarginAccount) holds little of one asset (its short asset, alternating SOL and USDC) and
-// places every order with autoBorrow, so an order beyond its balance borrows the rest; half of
-// its orders also carry autoBorrowRepay (a fill's proceeds repay the borrow). Half of the margin
+// places every order with autoBorrow, so an order beyond its balance borrows the rest; three in
+// four of its new orders spend that asset (asks when short SOL), and half of its orders also carry
+// autoBorrowRepay (a fill's proceeds repay the borrow). A borrow's units stay with the account
+// until repaid, so only orders beyond what it already holds borrow (about 2 % of the commands). Half of the margin
 // accounts lent their short asset at setup: their orders carry autoLendRedeem (the lend is
 // redeemed before anything is borrowed; without it the engine refuses a borrow beside a lend) and a
 // quarter of them autoLend. Accounts 1, 4, 7, … lend both assets to the pools, which is the
@@ -81,6 +83,8 @@ export type StreamMix = 'spot' | 'margin';
 /** A margin account's holding of its short asset: about a fifth of a typical order (1–100 lots at ~START_PRICE). */
 const SHORT_BASE_UNITS = 20;
 const SHORT_QUOTE_UNITS = 20 * START_PRICE;
+/** The share of a margin account's new orders on the side that spends its short asset (asks when short SOL). */
+const SHORT_SIDE_SHARE = 0.75;
 /** What each pool supplier (accounts 1, 4, 7, …) lends of each asset at setup. */
 const POOL_LEND_UNITS = 1e11;
 /**
@@ -456,6 +460,12 @@ class StreamGenerator {
     return flags;
   }
 
+  /** How often `accountId` bids: half the time, except a margin account, which mostly spends its short asset (SHORT_SIDE_SHARE). */
+  bidChance(accountId: number): number {
+    if (this.mix !== 'margin' || !isMarginAccount(accountId)) return 0.5;
+    return marginProfile(accountId).shortAsset === QUOTE_ASSET ? SHORT_SIDE_SHARE : 1 - SHORT_SIDE_SHARE;
+  }
+
   /** The setup, then the initial book: TARGET_OPEN passive orders, alternating sides. */
   applySetup(): void {
     const setup = this.s.setup;
@@ -523,7 +533,7 @@ class StreamGenerator {
     const ioc = roll >= 0.09 && sink.ids.length !== 0;
     cmd.kind = CommandKind.PlaceOrder;
     cmd.accountId = this.int(1, BENCH_ACCOUNTS);
-    cmd.side = this.random() < 0.5 ? Side.Bid : Side.Ask;
+    cmd.side = this.random() < this.bidChance(cmd.accountId) ? Side.Bid : Side.Ask;
     cmd.timeInForce = ioc ? TimeInForce.IOC : TimeInForce.GTC;
     // Cross more often when the book is over its target size, less when under. Takers are
     // smaller than makers (1–30 lots against 1–100), so most fills leave the maker resting.

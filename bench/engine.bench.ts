@@ -98,12 +98,12 @@ class AcceptedIds implements RecordSink {
   }
 }
 
-function gc(): void {
+export function gc(): void {
   const g = (globalThis as { gc?: () => void }).gc;
   if (g) { g(); g(); }
 }
 
-function median(xs: number[]): number {
+export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 }
@@ -336,7 +336,7 @@ function memoryPerOrder(orders: number): MemoryResult {
 
 // ---- report ----
 
-const fmtRate = (r: number) => (r >= 1e6 ? `${(r / 1e6).toFixed(2)} M` : `${(r / 1e3).toFixed(0)} k`);
+export const fmtRate = (r: number) => (r >= 1e6 ? `${(r / 1e6).toFixed(2)} M` : `${(r / 1e3).toFixed(0)} k`);
 const fmtUs = (us: number) => (us >= 100 ? us.toFixed(0) : us >= 10 ? us.toFixed(1) : us.toFixed(2));
 
 export async function runEngineBench(): Promise<string> {
