@@ -336,6 +336,40 @@ export function idleAccountCommands(first: number, last: number): Command[] {
   return out.map((c) => commandFromSlot(c));
 }
 
+/**
+ * The margin check's probe (bench/engine-margin.bench.ts): an account holding USDC and no SOL, and
+ * the three commands of one cycle: an ask of PROBE_LOTS far above the book with autoBorrow (its
+ * hold borrows every lot, after the margin check), its cancel by client id, and the repayment of
+ * the borrow (BorrowLend, which re-checks the account's liquidating state: a second margin summary).
+ */
+export const PROBE_LOTS = 100;
+
+export function probeSetupCommands(accountId: number): Command[] {
+  const create = slotOf(CommandKind.CreateAccount, 0, 0, 0);
+  create.key = accountKey(accountId);
+  return [create, slotOf(CommandKind.Deposit, accountId, QUOTE_ASSET, QUOTE_DEPOSIT)].map((c) => commandFromSlot(c));
+}
+
+export function probeCycleCommands(accountId: number): Command[] {
+  const place = baseCommand();
+  place.kind = CommandKind.PlaceOrder;
+  place.accountId = accountId;
+  place.side = Side.Ask;
+  place.timeInForce = TimeInForce.GTC;
+  place.priceTicks = 10 * START_PRICE;
+  place.qtyLots = PROBE_LOTS;
+  place.clientId = 1;
+  place.flags = CommandFlag.AutoBorrow | CommandFlag.HasClientId;
+  const cancel = baseCommand();
+  cancel.kind = CommandKind.CancelOrder;
+  cancel.accountId = accountId;
+  cancel.clientId = 1;
+  cancel.flags = CommandFlag.HasClientId;
+  const repay = slotOf(CommandKind.BorrowLend, accountId, BASE_ASSET, PROBE_LOTS);
+  repay.side = BorrowLendSide.Lend as number;
+  return [place, cancel, repay].map((c) => commandFromSlot(c));
+}
+
 interface Live {
   side: number;
   accountId: number;
