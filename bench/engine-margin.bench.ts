@@ -334,8 +334,9 @@ export async function runEngineMarginBench(): Promise<string> {
 
 /** Replaces the section between the markers (or appends it with its heading). */
 function writeSection(body: string, machine: string): void {
+  const env = Object.entries(process.env).filter(([name]) => name.startsWith('ENGINE_MARGIN_BENCH_')).map(([name, value]) => `${name}=${value} `).join('');
   const section = `${BEGIN}\n\nMeasured ${new Date().toISOString().slice(0, 10)} (${machine}) with ` +
-    '`npx tsc -p tsconfig.json && node --expose-gc dist/bench/engine-margin.bench.js`.\n\n' + `${body.trim()}\n\n${END}`;
+    `\`npx tsc -p tsconfig.json && ${env}node --expose-gc dist/bench/engine-margin.bench.js\`.\n\n${body.trim()}\n\n${END}`;
   let text = readFileSync(RESULTS, 'utf8');
   const begin = text.indexOf(BEGIN);
   const end = text.indexOf(END);
