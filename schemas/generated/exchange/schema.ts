@@ -9,6 +9,7 @@ export { AccountSettingsRecord } from './schema/account-settings-record.js';
 export { BalanceRecord } from './schema/balance-record.js';
 export { BorrowLendEvent } from './schema/borrow-lend-event.js';
 export { BorrowLendPayload } from './schema/borrow-lend-payload.js';
+export { BorrowLendPositionValue } from './schema/borrow-lend-position-value.js';
 export { BorrowLendRecord } from './schema/borrow-lend-record.js';
 export { BorrowLendSide } from './schema/borrow-lend-side.js';
 export { BorrowLendSource } from './schema/borrow-lend-source.js';
