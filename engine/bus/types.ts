@@ -37,6 +37,7 @@ export {
   // Margin: borrow/lend
   BorrowLendSide,
   BorrowLendEvent,
+  BorrowLendSource,
   LendPoolState as LendPoolStateCode,
 } from '../../schemas/generated/exchange/schema.js';
 

@@ -34,6 +34,8 @@ import {
   emitBorrowLend,
   emitCollateral,
   emitLendPool,
+  emitLendPoolSample,
+  emitLiquidationPrice,
   emitMarginSummary,
   emitDepth,
   emitDust,
@@ -51,6 +53,8 @@ import {
   newBorrowLendRec,
   newCollateralRec,
   newLendPoolRec,
+  newLendPoolSampleRec,
+  newLiquidationPriceRec,
   newMarginSummaryRec,
   newDepthRec,
   newDustRec,
@@ -74,7 +78,7 @@ import type { LendPools } from './margin/pools.js';
 import { NO_MARK_MARKET, type Mark } from './margin/mark.js';
 import { floorDiv } from './margin/fixed.js';
 import type { AssetMarginLine, MarginSummary } from './margin/valuation.js';
-import { BorrowLendEvent } from '../bus/types.js';
+import { BorrowLendEvent, BorrowLendSource } from '../bus/types.js';
 
 /** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
 const NOWHERE: RecordSink = { view: new DataView(new ArrayBuffer(SLOT_BYTES)), claim: () => 0, written() {} };
@@ -442,14 +446,27 @@ export class Output {
   private readonly borrowLendRec = newBorrowLendRec();
   private readonly lendPoolRec = newLendPoolRec();
 
-  /** A borrow/lend move or an hour's interest (quantityUnits moved or paid, at annual `rate`). */
-  borrowLend(accountId: number, assetIndex: number, event: BorrowLendEvent, quantityUnits: number, rate: bigint, mark: Mark | null, frontId: number, requestId: number): void {
+  /**
+   * A borrow/lend move or an hour's interest (quantityUnits moved or paid, at annual `rate`), made
+   * by `source`. A move that closed its position reports the position it closed: `closedId` and
+   * `closedInterest` are the position's id and interest as they were before the move (read only
+   * when the cell has no position any more).
+   */
+  borrowLend(
+    accountId: number, assetIndex: number, event: BorrowLendEvent, quantityUnits: number, rate: bigint, mark: Mark | null,
+    source: BorrowLendSource, closedId: number, closedInterest: number, frontId: number, requestId: number,
+  ): void {
     this.fillBorrowLend(accountId, assetIndex, event, mark);
     const rec = this.borrowLendRec;
+    if (rec.positionId === 0) {
+      rec.positionId = closedId;
+      rec.interestUnits = closedInterest;
+    }
     rec.quantityUnits = quantityUnits;
     rec.rate = Number(rate);
     rec.imf = 0;
     rec.mmf = 0;
+    rec.source = source;
     rec.frontId = frontId;
     rec.requestId = requestId;
     emitBorrowLend(this.sink, rec);
@@ -463,6 +480,7 @@ export class Output {
     rec.rate = 0;
     rec.imf = Number(imf);
     rec.mmf = Number(mmf);
+    rec.source = BorrowLendSource.Manual;
     rec.frontId = frontId;
     rec.requestId = requestId;
     emitBorrowLend(this.sink, rec);
@@ -509,6 +527,48 @@ export class Output {
     rec.marketId = mark?.marketId ?? NO_MARK_MARKET;
     rec.state = this.pools.stateOf[assetIndex];
     emitLendPool(this.sink, rec);
+  }
+
+  private readonly lendPoolSampleRec = newLendPoolSampleRec();
+
+  /** One pool as it stands at the hour `hourUs` of interest, an event for everyone (the market history). */
+  lendPoolSample(assetIndex: number, hourUs: number, borrowRate: bigint, lendRate: bigint, utilization: bigint): void {
+    const rec = this.lendPoolSampleRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.LendPoolSample;
+    rec.flags = 0;
+    rec.hourUs = hourUs;
+    rec.lentUnits = this.pools.lentTotal[assetIndex];
+    rec.borrowedUnits = this.pools.borrowedTotal[assetIndex];
+    rec.borrowRate = Number(borrowRate);
+    rec.lendRate = Number(lendRate);
+    rec.utilization = Number(utilization);
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    emitLendPoolSample(this.sink, rec);
+  }
+
+  private readonly liquidationPriceRec = newLiquidationPriceRec();
+
+  /** QueryLiquidationPrice's answer (prices ×10^9, 0: none). */
+  liquidationPrice(accountId: number, assetIndex: number, markE9: number, liquidationE9: number, atMark: boolean, frontId: number, requestId: number): void {
+    const rec = this.liquidationPriceRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.LiquidationPrice;
+    rec.flags = 0;
+    rec.markPriceE9 = markE9;
+    rec.liquidationPriceE9 = liquidationE9;
+    rec.accountId = accountId;
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    rec.liquidatingAtMark = atMark;
+    emitLiquidationPrice(this.sink, rec);
   }
 }
 

@@ -38,11 +38,21 @@
 //   ['u',  account, timeUs, id]                            → JSON DustValue (id = its seq)
 //   ['u',  account, timeUs, id, marketId]                  → JSON DustValue of one ConvertAllDust
 //                                                            conversion (id = its command's seq)
-//   ['bl', account, timeUs, seq]                           → BorrowLendRecord bytes of a move
-//                                                            (Borrow, BorrowRepay, Lend, LendRedeem)
+//   ['bl', account, timeUs, seq, ordinal]                  → BorrowLendRecord bytes of a move
+//                                                            (Borrow, BorrowRepay, Lend, LendRedeem;
+//                                                            ordinal: one command may make several,
+//                                                            a redemption and a borrow, or a repay
+//                                                            per fill; moves stored before the
+//                                                            ordinal have the key without it)
 //   ['bi', account, timeUs, seq, ordinal]                  → BorrowLendRecord bytes of an hour's
 //                                                            interest (ordinal: a command that
 //                                                            catches up several hours pays several)
+//   ['bp', account, positionId]                            → JSON BorrowLendPositionValue: a
+//                                                            position, open or closed
+//                                                            (history-borrow-lend.ts)
+//   ['pm', assetId, hourUs]                                → LendPoolSampleRecord bytes: a pool
+//                                                            after an hour of interest
+//   ['bp-built']                                           → empty: the position rows exist
 //   ['lp', marketId]                                       → JSON LastPriceValue [priceTicks,
 //                                                            tradeId, timeUs] of the market's last
 //                                                            trade (mark prices for collateral and
@@ -66,8 +76,13 @@
 
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import { BORROW_LEND_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newOrderRec, newResultRec, newStampedRec, newTradeRec, readBorrowLend, readDust, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
-import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type BorrowLendRec, type OrderRec } from '../bus/types.js';
+import {
+  BORROW_LEND_BYTES, LEND_POOL_SAMPLE_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newLendPoolSampleRec, newOrderRec, newResultRec, newStampedRec, newTradeRec,
+  readBorrowLend, readDust, readLendPoolSample, readOrder, readResult, readStamped, readTrade, recordType,
+} from '../bus/codec.js';
+import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type BorrowLendRec, type LendPoolSampleRec, type OrderRec } from '../bus/types.js';
+import { keepPosition, rebuildPositions, type BorrowLendPositionValue, type StoredRecord } from './history-borrow-lend.js';
+import { parseBorrowLendPositionValue } from './generated/values.js';
 import {
   depositValueJson, dustValueJson, lastPriceValueJson, parseDepositValue, parseDustValue, parseLastPriceValue, parseWithdrawalPlace,
   parseWithdrawalValue, withdrawalIntentFrom, withdrawalPlaceJson, withdrawalValueJson,
@@ -121,6 +136,7 @@ export class AccountHistorySink {
   private readonly trade = newTradeRec();
   private readonly dust = newDustRec();
   private readonly borrowLend = newBorrowLendRec();
+  private readonly poolSample = newLendPoolSampleRec();
   /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
@@ -148,6 +164,21 @@ export class AccountHistorySink {
       const value = this.history.get(['w', where.accountId, where.timeUs, id]);
       if (value) this.pending.set(id, parseWithdrawalValue(value.toString()));
     }
+    if (this.history.get(['bp-built']) === undefined) this.history.transactionSync(() => this.buildPositions());
+  }
+
+  /** Once, on a history written before the position rows: builds them from the stored moves and interest. */
+  private buildPositions(): void {
+    const records: StoredRecord[] = [];
+    for (const [kind, kindOrder] of [['bi', 0], ['bl', 1]] as const) {
+      for (const { key, value } of this.history.getRange({ start: [kind, 0], end: [kind, MAX_ID] })) {
+        const rec = newBorrowLendRec();
+        readBorrowLend(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, rec);
+        records.push({ rec, kindOrder, ordinal: (key[4] as number | undefined) ?? 0 });
+      }
+    }
+    rebuildPositions(this.history, records);
+    this.history.put(['bp-built'], Buffer.alloc(0));
   }
 
   onRecord(view: DataView, offset: number): void {
@@ -169,6 +200,11 @@ export class AccountHistorySink {
       return;
     }
     if (type === RecordType.BorrowLend) return this.onBorrowLend(view, offset);
+    if (type === RecordType.LendPoolSample) {
+      readLendPoolSample(view, offset, this.poolSample);
+      this.history.put(['pm', this.poolSample.assetId, this.poolSample.hourUs], Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, LEND_POOL_SAMPLE_BYTES)));
+      return;
+    }
     if (type === RecordType.Result && this.awaitingResult) {
       this.awaitingResult = false;
       readResult(view, offset, this.result);
@@ -176,13 +212,14 @@ export class AccountHistorySink {
     }
   }
 
-  /** A borrow/lend move (one per command and account) or an hour's interest payment (ordinal: several per command). */
+  /** A borrow/lend move or an hour's interest payment (ordinal: several per command), and the row of its position. */
   private onBorrowLend(view: DataView, offset: number): void {
     readBorrowLend(view, offset, this.borrowLend);
     const r = this.borrowLend;
+    if (r.event === BorrowLendEvent.Position) return;
     const bytes = Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, BORROW_LEND_BYTES));
-    if (r.event <= BorrowLendEvent.LendRedeem) this.history.put(['bl', r.accountId, r.timeUs, r.seq], bytes);
-    else if (r.event !== BorrowLendEvent.Position) this.history.put(['bi', r.accountId, r.timeUs, r.seq, this.fillOrdinal++], bytes);
+    this.history.put([r.event <= BorrowLendEvent.LendRedeem ? 'bl' : 'bi', r.accountId, r.timeUs, r.seq, this.fillOrdinal++], bytes);
+    if (r.positionId !== 0) keepPosition(this.history, r);
   }
 
   private onStamped(view: DataView, offset: number): void {
@@ -467,6 +504,31 @@ export class AccountHistoryReader {
         skip--;
         continue;
       }
+      out.push(rec);
+    }
+    return out;
+  }
+
+  /** Borrow/lend positions of an account, open and closed, by position id (the order they opened in). */
+  borrowLendPositions(accountId: number, keep: (p: BorrowLendPositionValue) => boolean, page: Page): BorrowLendPositionValue[] {
+    const out: BorrowLendPositionValue[] = [];
+    let skip = page.offset;
+    for (const { value } of this.range(['bp', accountId], 0, MAX_ID - 1, page, 0)) {
+      if (out.length >= page.limit) break;
+      const position = parseBorrowLendPositionValue(value.toString());
+      if (!keep(position)) continue;
+      if (skip > 0) skip--;
+      else out.push(position);
+    }
+    return out;
+  }
+
+  /** A pool's samples from `fromUs` to `toUs` (hours, inclusive), oldest first. */
+  lendPoolSamples(assetId: number, fromUs: number, toUs: number): LendPoolSampleRec[] {
+    const out: LendPoolSampleRec[] = [];
+    for (const { value } of this.range(['pm', assetId], fromUs, toUs, { limit: MAX_ID, offset: 0, descending: false }, 0)) {
+      const rec = newLendPoolSampleRec();
+      readLendPoolSample(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, rec);
       out.push(rec);
     }
     return out;

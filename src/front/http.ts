@@ -77,7 +77,10 @@ export interface RouteInput {
 export interface Route {
   method: 'get' | 'post' | 'delete' | 'patch';
   path: string;
-  /** The signing instruction, for signed routes. */
+  /**
+   * The signing instruction, for signed routes; '' for a signed route the venue documents without
+   * one (signed as `instruction=&…`, as ccxt signs it).
+   */
   instruction?: string;
   /** Accept a JSON array body (batch endpoints). */
   arrayBody?: boolean;
@@ -315,7 +318,7 @@ export function mountRoutes(
         return;
       }
       let accountId = 0;
-      if (route.instruction) {
+      if (route.instruction !== undefined) {
         const batch = Array.isArray(body);
         // A batch item that is not an object has no parameters; the route refuses it.
         const params = batch

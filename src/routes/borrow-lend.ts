@@ -1,5 +1,6 @@
 // Borrow and lend: GET /api/v1/borrowLend/markets (public), GET /api/v1/borrowLend/positions
-// (borrowLendPositionQuery) and POST /api/v1/borrowLend (borrowLendExecute). The figures are the
+// (borrowLendPositionQuery), POST /api/v1/borrowLend (borrowLendExecute) and GET
+// /api/v1/borrowLend/position/liquidationPrice (signed, see below). The figures are the
 // engine's (engine/core/margin/borrow-lend.ts: pools, positions, rates, utilization, the mark
 // price); the pool parameters are the configuration's, rendered from the integers the engine
 // applies (src/margin-config.ts). This file only validates and formats.
@@ -13,12 +14,21 @@
 //   exposure is its quantity at the mark price, with imf and mmf at that notional. There is no
 //   liquidation engine yet, so estLiquidationPrice is null. id is the position id: the sequence
 //   of the command that opened it.
+// - Liquidation price: query `borrow` (required), the standard base64 of the borrow/lend execute
+//   payload's JSON {quantity, side, symbol}; `subaccountId` is refused (no subaccounts). The venue
+//   documents no signing instruction for it; it is signed with an empty one
+//   (`instruction=&borrow=…`), as ccxt signs it. The engine (engine/core/margin/liquidation-price.ts)
+//   takes the account as it would be after that BorrowLend and answers {liquidationPrice,
+//   markPrice}: the asset's mark at which the maintenance margin ratio reaches 100 %, everything
+//   else at its mark, and the mark now, USDC per whole unit at 9 decimals at most; "0" where none
+//   exists (no borrow anywhere, USDC itself, an asset without a mark).
 // - Markets: assetMarkPrice is the engine's mark (the guarded reference price of the asset's USDC
 //   market; "1" for USDC, "0" when it has none yet); timestamp is the engine time of the answer.
 
 import { BorrowLendSide, LendPoolStateCode } from '../../engine/bus/types.js';
 import type { CollateralSpec } from '../../engine/bus/margin-params.js';
-import { Errors } from '../errors.js';
+import { Errors, type ApiError } from '../errors.js';
+import { isError } from '../wire/history-query.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import { engineCalls, replyTo, type BorrowLendView, type LendPoolView } from '../front/engine-calls/index.js';
@@ -97,6 +107,33 @@ export function lendPositionJson(front: FrontContext, p: BorrowLendView): Record
   };
 }
 
+/** The decimals of an engine price ×10^9 (USDC per whole unit). */
+const PRICE_E9_DECIMALS = 9;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The liquidation price query's `borrow`: base64 of {quantity, side, symbol}, as the engine's assumed move. */
+function parseBorrowPayload(front: FrontContext, text: string | null): { assetId: number; side: BorrowLendSide; quantityUnits: number } | ApiError {
+  if (text === null) return Errors.invalid('borrow is required');
+  // A '+' of the base64 text arrives as a space when the client did not percent-encode it.
+  const base64 = text.replaceAll(' ', '+');
+  let body: unknown;
+  try {
+    if (!BASE64.test(base64)) throw new Error('not base64');
+    body = JSON.parse(Buffer.from(base64, 'base64').toString('utf8'));
+  } catch {
+    return Errors.invalid('borrow must be the base64 of a JSON borrow/lend payload {quantity, side, symbol}');
+  }
+  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const side = typeof fields.side === 'string' ? SIDES[fields.side] : undefined;
+  if (side === undefined) return Errors.invalid('side must be Borrow or Lend');
+  if (typeof fields.symbol !== 'string') return Errors.invalid('symbol must be an asset symbol');
+  const asset = front.assetsBySymbol.get(fields.symbol);
+  if (!asset) return Errors.invalidAsset(fields.symbol.slice(0, 20));
+  const units = parseAssetUnits(asset, fields.quantity);
+  if (typeof units !== 'number') return units;
+  return { assetId: front.config.assets.indexOf(asset), side, quantityUnits: units };
+}
+
 export function borrowLendRoutes(front: FrontContext): Route[] {
   const engine = engineCalls(front);
   return [
@@ -112,6 +149,20 @@ export function borrowLendRoutes(front: FrontContext): Route[] {
       handle: (ctx, input) => engine.queryBorrowLendPositions(replyTo(ctx, (positions) => {
         sendJson(ctx, 200, JSON.stringify(positions.map((p) => lendPositionJson(front, p))));
       }), { accountId: input.accountId }),
+    },
+    {
+      method: 'get',
+      path: '/api/v1/borrowLend/position/liquidationPrice',
+      instruction: '',
+      handle: (ctx, input) => {
+        if (input.query.get('subaccountId') !== null) return sendError(ctx, Errors.invalid('This account has no subaccounts'));
+        const move = parseBorrowPayload(front, input.query.get('borrow'));
+        if (isError(move)) return sendError(ctx, move);
+        engine.queryLiquidationPrice(replyTo(ctx, (answer) => sendJson(ctx, 200, JSON.stringify({
+          liquidationPrice: formatDecimal(answer.liquidationPriceE9, PRICE_E9_DECIMALS),
+          markPrice: formatDecimal(answer.markPriceE9, PRICE_E9_DECIMALS),
+        }))), { accountId: input.accountId, ...move });
+      },
     },
     {
       method: 'post',

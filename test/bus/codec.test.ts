@@ -416,7 +416,7 @@ describe('commands', () => {
       'cancelOrder.orderId', 'setMarketState.state', 'setFeeRates.makerFeeBps', 'setFeeRates.takerFeeBps', 'withdraw.amountUnits',
       'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state', 'setIndexPrice.priceE9', 'setIndexPrice.source',
       'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'borrowLend.quantityUnits', 'queryOrder.orderId',
-      'queryMaxOrderQty.priceTicks',
+      'queryMaxOrderQty.priceTicks', 'queryLiquidationPrice.quantityUnits',
     ]);
   });
 
@@ -486,6 +486,7 @@ describe('commands', () => {
       [(c) => types.fillQueryBorrowLendPositions(c, { accountId: 5 }), { kind: CommandKind.QueryBorrowLendPositions, accountId: 5 }],
       [(c) => types.fillQueryMaxBorrowQty(c, { accountId: 5, assetId: 2 }), { kind: CommandKind.QueryMaxBorrowQty, accountId: 5, assetId: 2 }],
       [(c) => types.fillQueryMaxWithdrawalQty(c, { accountId: 5, assetId: 2, flags: 0x30 }), { kind: CommandKind.QueryMaxWithdrawalQty, accountId: 5, assetId: 2, flags: 0x30 }],
+      [(c) => types.fillQueryLiquidationPrice(c, { accountId: 5, assetId: 2, side: BorrowLendSide.Borrow, quantityUnits: 2 ** 41 + 9 }), { kind: CommandKind.QueryLiquidationPrice, accountId: 5, assetId: 2, side: BorrowLendSide.Borrow as number as Side, amountUnits: 2 ** 41 + 9 }],
     ];
     const covered = new Set<number>();
     for (const [fill, positions] of cases) {

@@ -7,7 +7,7 @@
 // the largest borrow, withdrawal and order fund, found by bisection over the same check.
 
 import {
-  BorrowLendEvent, BorrowLendSide, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, RecordType, ResultCode, type CommandSlot as Command, type EngineConfig, type MarketSpec,
+  BorrowLendEvent, BorrowLendSide, BorrowLendSource, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, RecordType, ResultCode, type CommandSlot as Command, type EngineConfig, type MarketSpec,
 } from '../../engine/bus/types.js';
 import type { CollateralSpec, LendPoolSpec } from '../../engine/bus/margin-params.js';
 import type { Rec } from './engine-harness.js';
@@ -119,6 +119,14 @@ function largestPassing(bound: number, passes: (k: number) => boolean): number {
   return low;
 }
 
+/** The flag that makes each automatic move (engine/core/margin/auto-funding.ts). */
+const AUTO_SOURCES: Record<number, BorrowLendSource> = {
+  [BorrowLendEvent.Borrow]: BorrowLendSource.AutoBorrow,
+  [BorrowLendEvent.LendRedeem]: BorrowLendSource.AutoLendRedeem,
+  [BorrowLendEvent.BorrowRepay]: BorrowLendSource.AutoBorrowRepay,
+  [BorrowLendEvent.Lend]: BorrowLendSource.AutoLend,
+};
+
 export class ModelLending {
   private readonly lent = new Map<string, number>();
   private readonly borrowed = new Map<string, number>();
@@ -176,14 +184,29 @@ export class ModelLending {
     return l === 0n ? 0n : (rate * b * (ONE - p.fee)) / (l * ONE);
   }
 
-  private moveRec(cmd: Command | null, accountId: number, assetId: number, event: BorrowLendEvent, quantity: number, rate: bigint, extra: { imf?: bigint; mmf?: bigint } = {}): void {
+  /**
+   * A BorrowLend record: `extra.source` made it (Manual by default); a move that closed its
+   * position carries the position's id and interest from before it (`extra.closed`).
+   */
+  private moveRec(
+    cmd: Command | null, accountId: number, assetId: number, event: BorrowLendEvent, quantity: number, rate: bigint,
+    extra: { imf?: bigint; mmf?: bigint; source?: BorrowLendSource; closed?: { id: number; interest: number } } = {},
+  ): void {
     const mark = this.bookMark(assetId);
+    const open = this.get(this.positionId, accountId, assetId) !== 0;
     this.host.push({
       ...this.host.header(RecordType.BorrowLend, cmd?.frontId ?? FRONT_ID_NONE, cmd?.requestId ?? 0, 0),
       quantityUnits: quantity, lentUnits: this.get(this.lent, accountId, assetId), borrowedUnits: this.get(this.borrowed, accountId, assetId),
-      interestUnits: this.get(this.interest, accountId, assetId), positionId: this.get(this.positionId, accountId, assetId), rate: Number(rate),
+      interestUnits: open ? this.get(this.interest, accountId, assetId) : extra.closed?.interest ?? 0,
+      positionId: open ? this.get(this.positionId, accountId, assetId) : extra.closed?.id ?? 0, rate: Number(rate),
       markTicks: mark?.ticks ?? 0, imf: Number(extra.imf ?? 0n), mmf: Number(extra.mmf ?? 0n), accountId, assetId, marketId: mark?.marketId ?? 0xffff, event,
+      source: extra.source ?? BorrowLendSource.Manual,
     } as unknown as Rec);
+  }
+
+  /** The account's position in an asset before a move: its id and interest (what a closing move reports). */
+  private positionBefore(accountId: number, assetId: number): { id: number; interest: number } {
+    return { id: this.get(this.positionId, accountId, assetId), interest: this.get(this.interest, accountId, assetId) };
   }
 
   private change(map: Map<string, number>, accountId: number, assetId: number, delta: number): void {
@@ -347,8 +370,9 @@ export class ModelLending {
     const { event, code } = this.decide(cmd, p);
     if (code !== ResultCode.Ok) return this.host.result(cmd, code, 0);
     const { accountId, assetId, amountUnits: qty } = cmd;
+    const closed = this.positionBefore(accountId, assetId);
     this.move(accountId, assetId, event, qty);
-    this.moveRec(cmd, accountId, assetId, event, qty, 0n);
+    this.moveRec(cmd, accountId, assetId, event, qty, 0n, { closed });
     this.host.balanceRec(accountId, assetId);
     this.review(accountId);
     this.host.result(cmd, ResultCode.Ok, this.get(this.lent, accountId, assetId) - this.get(this.borrowed, accountId, assetId));
@@ -370,8 +394,9 @@ export class ModelLending {
 
   /** A move the spot margin flags make: an event for everyone, then the balance. */
   private autoMove(accountId: number, assetId: number, event: BorrowLendEvent, qty: number): void {
+    const closed = this.positionBefore(accountId, assetId);
     this.move(accountId, assetId, event, qty);
-    this.moveRec(null, accountId, assetId, event, qty, 0n);
+    this.moveRec(null, accountId, assetId, event, qty, 0n, { closed, source: AUTO_SOURCES[event] });
     this.host.balanceRec(accountId, assetId);
   }
 
@@ -497,14 +522,30 @@ export class ModelLending {
         const key = `${accountId}:${p.assetId}`;
         this.change(owed > 0n ? this.borrowed : this.lent, accountId, p.assetId, Number(units));
         this.interest.set(key, (this.interest.get(key) ?? 0) + Number(units));
-        this.moveRec(null, accountId, p.assetId, owed > 0n ? BorrowLendEvent.BorrowInterest : BorrowLendEvent.LendInterest, Number(units), owed > 0n ? rate : earnRate);
+        this.moveRec(null, accountId, p.assetId, owed > 0n ? BorrowLendEvent.BorrowInterest : BorrowLendEvent.LendInterest, Number(units), owed > 0n ? rate : earnRate, { source: BorrowLendSource.Interest });
       }
       const share = (p.fee * B * rate * HOUR_MS) / (ONE * ONE * YEAR_MS);
       this.fees.set(p.assetId, this.feeLine(p.assetId) + share);
       this.rounding.set(p.assetId, this.roundingLine(p.assetId) + paid - share);
     }
+    this.samplePools(due);
     this.reviewBorrowers();
     if (this.anyPosition()) this.interestDue = due + MODEL_HOUR_US;
+  }
+
+  /** Every pool after the hour `hourUs` of interest, in asset order: the market history's samples. */
+  private samplePools(hourUs: number): void {
+    const pools = this.config.margin?.lendPools ?? [];
+    for (const p of this.config.assets.map((a) => pools.find((pool) => pool.assetId === a.assetId))) {
+      if (p === undefined) continue;
+      const B = this.total(this.borrowed, p.assetId);
+      const L = this.total(this.lent, p.assetId);
+      const rate = this.borrowRate(p, B, L);
+      this.host.push({
+        ...this.host.header(RecordType.LendPoolSample, FRONT_ID_NONE, 0, 0), hourUs, lentUnits: Number(L), borrowedUnits: Number(B), borrowRate: Number(rate),
+        lendRate: Number(this.lendRate(p, rate, B, L)), utilization: Number(L === 0n ? 0n : (B * ONE) / L), assetId: p.assetId,
+      } as unknown as Rec);
+    }
   }
 
   queryPools(cmd: Command): void {

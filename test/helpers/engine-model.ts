@@ -661,8 +661,8 @@ export class ModelExchange {
   /**
    * UpdateAccountSettings (engine/core/margin/account-settings.ts): the word's low byte names the
    * settings that change (flags 1, 2, 4; leverage 8), its next byte the new flags; the leverage
-   * limit runs from 100 to the configured maximum. No account has exposure, so no lower limit is
-   * refused.
+   * limit runs from 100 to the configured maximum; a lower limit is refused (MaxLeverageReached)
+   * when the account's exposure (TEN) would need more: TEN × 100 > limit × net equity.
    */
   private updateAccountSettings(cmd: Command): void {
     if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
@@ -675,6 +675,10 @@ export class ModelExchange {
     const max = this.config.maxLeverageHundredths ?? 10_000;
     if (setsLeverage && !(Number.isInteger(cmd.amountUnits) && cmd.amountUnits >= 100 && cmd.amountUnits <= max)) return this.result(cmd, ResultCode.LeverageLimitOutOfRange, 0);
     const now = this.accountSettings.get(cmd.accountId) ?? { flags: 0, leverage: 100 };
+    if (setsLeverage && cmd.amountUnits < now.leverage && this.config.margin !== undefined) {
+      const usage = this.lending.summary(cmd.accountId);
+      if (usage.ten > 0n && usage.ten * 100n > BigInt(cmd.amountUnits) * usage.equity) return this.result(cmd, ResultCode.MaxLeverageReached, 0);
+    }
     const next = { flags: (now.flags & ~(change & 7)) | values, leverage: setsLeverage ? cmd.amountUnits : now.leverage };
     this.accountSettings.set(cmd.accountId, next);
     this.accountSettingsRec(cmd.accountId, cmd.frontId, cmd.requestId, 0);

@@ -33,6 +33,8 @@ const SERVED: Array<[Method, string]> = [
   // borrow and lend
   ['GET', '/api/v1/borrowLend/markets'], ['GET', '/api/v1/borrowLend/positions'], ['POST', '/api/v1/borrowLend'],
   ['GET', '/wapi/v1/history/borrowLend'], ['GET', '/wapi/v1/history/interest'],
+  ['GET', '/api/v1/borrowLend/markets/history'], ['GET', '/api/v1/borrowLend/position/liquidationPrice'],
+  ['GET', '/wapi/v1/history/borrowLend/positions'],
 ];
 
 const NOT_BUILT: Array<[Method, string]> = [
@@ -41,9 +43,7 @@ const NOT_BUILT: Array<[Method, string]> = [
   ['GET', '/api/v1/position'], ['GET', '/wapi/v1/history/funding'], ['GET', '/wapi/v1/history/position'],
   ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend
-  ['GET', '/api/v1/borrowLend/markets/history'], ['GET', '/api/v1/borrowLend/apy'],
-  ['GET', '/api/v1/borrowLend/position/liquidationPrice'],
-  ['GET', '/wapi/v1/history/borrowLend/positions'],
+  ['GET', '/api/v1/borrowLend/apy'],
   // RFQ and quotes
   ['GET', '/api/v1/rfqs'], ['POST', '/api/v1/rfq'], ['POST', '/api/v1/rfq/accept'], ['POST', '/api/v1/rfq/refresh'],
   ['POST', '/api/v1/rfq/cancel'], ['POST', '/api/v1/rfq/quote'], ['GET', '/wapi/v1/history/rfq'],

@@ -30,6 +30,8 @@ import type {
   BorrowLendRec,
   LendPoolRec,
   MarginSummaryRec,
+  LendPoolSampleRec,
+  LiquidationPriceRec,
   Command,
   CreateAccountPayload,
   DepositPayload,
@@ -51,6 +53,7 @@ import type {
   QueryCollateralPayload,
   QueryMaxBorrowQtyPayload,
   QueryMaxWithdrawalQtyPayload,
+  QueryLiquidationPricePayload,
   OutputRec,
   RecordSink,
 } from './records.js';
@@ -97,6 +100,10 @@ export const BORROW_LEND_BYTES = 112;
 export const LEND_POOL_BYTES = 96;
 /** MarginSummaryRecord.sizeOf() */
 export const MARGIN_SUMMARY_BYTES = 160;
+/** LendPoolSampleRecord.sizeOf() */
+export const LEND_POOL_SAMPLE_BYTES = 80;
+/** LiquidationPriceRecord.sizeOf() */
+export const LIQUIDATION_PRICE_BYTES = 48;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -769,6 +776,32 @@ export function readQueryMaxWithdrawalQtyPayload(dv: DataView, off: number, p: Q
   p.flags = dv.getUint8(off + 151);
 }
 
+const QUERY_LIQUIDATION_PRICE_PAYLOAD_I64_FIELDS = ['quantityUnits'] as const;
+
+/** Writes QueryLiquidationPricePayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryLiquidationPricePayload(dv: DataView, off: number, p: QueryLiquidationPricePayload): void {
+  if (!(Number.isSafeInteger(p.quantityUnits))) badField(p, QUERY_LIQUIDATION_PRICE_PAYLOAD_I64_FIELDS);
+  put64(dv, off + 24, p.quantityUnits);
+  dv.setUint32(off + 132, p.accountId, true);
+  dv.setUint16(off + 144, p.assetId, true);
+  dv.setUint8(off + 147, p.side);
+  // every other byte but the header's (0..23, 32..127, 136..139, 142..143, 148..159)
+  for (let at = 0; at < 24; at += 4) dv.setUint32(off + at, 0, true);
+  for (let at = 32; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 142, 0, true);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryLiquidationPricePayload(dv: DataView, off: number, p: QueryLiquidationPricePayload): void {
+  p.quantityUnits = getI64(dv, off + 24);
+  p.accountId = dv.getUint32(off + 132, true);
+  p.assetId = dv.getUint16(off + 144, true);
+  p.side = dv.getUint8(off + 147);
+}
+
 /** Zeros every byte of a slot but the header's (a command without a payload). */
 function zeroCommandBody(dv: DataView, off: number): void {
   // every other byte but the header's (0..127, 132..139, 142..145, 147..159)
@@ -811,6 +844,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 99 /* CommandKind.QueryBorrowLendPositions */: writeAccountPayload(dv, off, c.queryBorrowLendPositions); break;
     case 100 /* CommandKind.QueryMaxBorrowQty */: writeQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty); break;
     case 101 /* CommandKind.QueryMaxWithdrawalQty */: writeQueryMaxWithdrawalQtyPayload(dv, off, c.queryMaxWithdrawalQty); break;
+    case 103 /* CommandKind.QueryLiquidationPrice */: writeQueryLiquidationPricePayload(dv, off, c.queryLiquidationPrice); break;
     default: zeroCommandBody(dv, off);
   }
   dv.setUint32(off + 128, c.requestId, true);
@@ -849,6 +883,7 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 99 /* CommandKind.QueryBorrowLendPositions */: return readAccountPayload(dv, off, c.queryBorrowLendPositions);
     case 100 /* CommandKind.QueryMaxBorrowQty */: return readQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty);
     case 101 /* CommandKind.QueryMaxWithdrawalQty */: return readQueryMaxWithdrawalQtyPayload(dv, off, c.queryMaxWithdrawalQty);
+    case 103 /* CommandKind.QueryLiquidationPrice */: return readQueryLiquidationPricePayload(dv, off, c.queryLiquidationPrice);
   }
 }
 
@@ -1631,6 +1666,7 @@ export function newBorrowLendRec(): BorrowLendRec {
     assetId: 0,
     marketId: 0,
     event: 0,
+    source: 0,
   };
 }
 
@@ -1674,8 +1710,8 @@ export function writeBorrowLend(dv: DataView, off: number, r: BorrowLendRec): vo
   dv.setUint16(off + 100, r.assetId, true);
   dv.setUint16(off + 102, r.marketId, true);
   dv.setUint8(off + 104, r.event);
-  // padding (105..111)
-  dv.setUint8(off + 105, 0);
+  dv.setUint8(off + 105, r.source);
+  // padding (106..111)
   dv.setUint16(off + 106, 0, true);
   dv.setUint32(off + 108, 0, true);
 }
@@ -1695,6 +1731,7 @@ export function readBorrowLend(dv: DataView, off: number, r: BorrowLendRec): voi
   r.assetId = dv.getUint16(off + 100, true);
   r.marketId = dv.getUint16(off + 102, true);
   r.event = dv.getUint8(off + 104);
+  r.source = dv.getUint8(off + 105);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1897,6 +1934,121 @@ export function readMarginSummary(dv: DataView, off: number, r: MarginSummaryRec
 }
 
 // ---------------------------------------------------------------------------------------------
+// LendPoolSampleRecord
+
+export function newLendPoolSampleRec(): LendPoolSampleRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 72 /* RecordType.LendPoolSample */,
+    flags: 0,
+    hourUs: 0,
+    lentUnits: 0,
+    borrowedUnits: 0,
+    borrowRate: 0,
+    lendRate: 0,
+    utilization: 0,
+    assetId: 0,
+  };
+}
+
+const LEND_POOL_SAMPLE_I64_FIELDS = [
+  'hourUs',
+  'lentUnits',
+  'borrowedUnits',
+  'borrowRate',
+  'lendRate',
+  'utilization',
+] as const;
+
+export function writeLendPoolSample(dv: DataView, off: number, r: LendPoolSampleRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 72 /* RecordType.LendPoolSample */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.hourUs) &&
+      Number.isSafeInteger(r.lentUnits) &&
+      Number.isSafeInteger(r.borrowedUnits) &&
+      Number.isSafeInteger(r.borrowRate) &&
+      Number.isSafeInteger(r.lendRate) &&
+      Number.isSafeInteger(r.utilization)
+    )
+  ) badField(r, LEND_POOL_SAMPLE_I64_FIELDS);
+  put64(dv, off + 24, r.hourUs);
+  put64(dv, off + 32, r.lentUnits);
+  put64(dv, off + 40, r.borrowedUnits);
+  put64(dv, off + 48, r.borrowRate);
+  put64(dv, off + 56, r.lendRate);
+  put64(dv, off + 64, r.utilization);
+  dv.setUint16(off + 72, r.assetId, true);
+  // padding (74..79)
+  dv.setUint16(off + 74, 0, true);
+  dv.setUint32(off + 76, 0, true);
+}
+
+export function readLendPoolSample(dv: DataView, off: number, r: LendPoolSampleRec): void {
+  readHeader(dv, off, r);
+  r.hourUs = getI64(dv, off + 24);
+  r.lentUnits = getI64(dv, off + 32);
+  r.borrowedUnits = getI64(dv, off + 40);
+  r.borrowRate = getI64(dv, off + 48);
+  r.lendRate = getI64(dv, off + 56);
+  r.utilization = getI64(dv, off + 64);
+  r.assetId = dv.getUint16(off + 72, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LiquidationPriceRecord
+
+export function newLiquidationPriceRec(): LiquidationPriceRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 73 /* RecordType.LiquidationPrice */,
+    flags: 0,
+    markPriceE9: 0,
+    liquidationPriceE9: 0,
+    accountId: 0,
+    assetId: 0,
+    liquidatingAtMark: false,
+  };
+}
+
+const LIQUIDATION_PRICE_I64_FIELDS = [
+  'markPriceE9',
+  'liquidationPriceE9',
+] as const;
+
+export function writeLiquidationPrice(dv: DataView, off: number, r: LiquidationPriceRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 73 /* RecordType.LiquidationPrice */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.markPriceE9) &&
+      Number.isSafeInteger(r.liquidationPriceE9)
+    )
+  ) badField(r, LIQUIDATION_PRICE_I64_FIELDS);
+  put64(dv, off + 24, r.markPriceE9);
+  put64(dv, off + 32, r.liquidationPriceE9);
+  dv.setUint32(off + 40, r.accountId, true);
+  dv.setUint16(off + 44, r.assetId, true);
+  dv.setUint8(off + 46, r.liquidatingAtMark ? 1 : 0);
+  // padding (47..47)
+  dv.setUint8(off + 47, 0);
+}
+
+export function readLiquidationPrice(dv: DataView, off: number, r: LiquidationPriceRec): void {
+  readHeader(dv, off, r);
+  r.markPriceE9 = getI64(dv, off + 24);
+  r.liquidationPriceE9 = getI64(dv, off + 32);
+  r.accountId = dv.getUint32(off + 40, true);
+  r.assetId = dv.getUint16(off + 44, true);
+  r.liquidatingAtMark = dv.getUint8(off + 46) !== 0;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -2018,6 +2170,20 @@ export function emitMarginSummary(sink: RecordSink, r: MarginSummaryRec): void {
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitLendPoolSample(sink: RecordSink, r: LendPoolSampleRec): void {
+  const at = sink.claim();
+  writeLendPoolSample(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitLiquidationPrice(sink: RecordSink, r: LiquidationPriceRec): void {
+  const at = sink.claim();
+  writeLiquidationPrice(sink.view, at, r);
+  sink.written(at);
+}
+
 /** Reads the record at `off` into `r` (decodeRecord's one step per type). */
 function decodeInto<T>(r: T, read: (dv: DataView, off: number, r: T) => void, dv: DataView, off: number): OutputRec {
   read(dv, off, r);
@@ -2064,6 +2230,10 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newLendPoolRec(), readLendPool, dv, off);
     case 68 /* RecordType.MarginSummary */:
       return decodeInto(newMarginSummaryRec(), readMarginSummary, dv, off);
+    case 72 /* RecordType.LendPoolSample */:
+      return decodeInto(newLendPoolSampleRec(), readLendPoolSample, dv, off);
+    case 73 /* RecordType.LiquidationPrice */:
+      return decodeInto(newLiquidationPriceRec(), readLiquidationPrice, dv, off);
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

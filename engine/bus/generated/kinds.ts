@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -49,6 +49,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 99, name: 'QueryBorrowLendPositions', mutating: false, answer: [66, 2], wire: "borrowLendPositionQuery GET /api/v1/borrowLend/positions" },
   { kind: 100, name: 'QueryMaxBorrowQty', mutating: false, answer: [2], wire: "maxBorrowQuantity GET /api/v1/account/limits/borrow" },
   { kind: 101, name: 'QueryMaxWithdrawalQty', mutating: false, answer: [2], wire: "maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
+  { kind: 103, name: 'QueryLiquidationPrice', mutating: false, answer: [73, 2], wire: "GET /api/v1/borrowLend/position/liquidationPrice" },
 ];
 
 /**
@@ -88,7 +89,8 @@ export type QueryCommandKind =
   | CommandKind.QueryLendPools
   | CommandKind.QueryBorrowLendPositions
   | CommandKind.QueryMaxBorrowQty
-  | CommandKind.QueryMaxWithdrawalQty;
+  | CommandKind.QueryMaxWithdrawalQty
+  | CommandKind.QueryLiquidationPrice;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
 export const MUTATING_BY_KIND: Uint8Array = new Uint8Array(256);
@@ -124,6 +126,8 @@ RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
 RECORD_BYTES_BY_TYPE[67] = 96; // LendPool
 RECORD_BYTES_BY_TYPE[68] = 160; // MarginSummary
+RECORD_BYTES_BY_TYPE[72] = 80; // LendPoolSample
+RECORD_BYTES_BY_TYPE[73] = 48; // LiquidationPrice
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -147,6 +151,8 @@ BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
 BYTES_BY_TYPE[67] = 96; // LendPool
 BYTES_BY_TYPE[68] = 160; // MarginSummary
+BYTES_BY_TYPE[72] = 80; // LendPoolSample
+BYTES_BY_TYPE[73] = 48; // LiquidationPrice
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -168,6 +174,8 @@ export function newRecordScratch() {
     borrowLend: newBorrowLendRec(),
     lendPool: newLendPoolRec(),
     marginSummary: newMarginSummaryRec(),
+    lendPoolSample: newLendPoolSampleRec(),
+    liquidationPrice: newLiquidationPriceRec(),
   };
 }
 
@@ -204,6 +212,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   99: 'QueryBorrowLendPositions',
   100: 'QueryMaxBorrowQty',
   101: 'QueryMaxWithdrawalQty',
+  103: 'QueryLiquidationPrice',
 });
 /** CommandKind: name → value. */
 export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -238,6 +247,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryBorrowLendPositions: 99,
   QueryMaxBorrowQty: 100,
   QueryMaxWithdrawalQty: 101,
+  QueryLiquidationPrice: 103,
 });
 
 /** BorrowLendSide: value → name. */
@@ -270,6 +280,25 @@ export const BORROW_LEND_EVENT_VALUES: Readonly<Record<string, number>> = Object
   BorrowInterest: 4,
   LendInterest: 5,
   Position: 6,
+});
+
+/** BorrowLendSource: value → name. */
+export const BORROW_LEND_SOURCE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'Manual',
+  1: 'Interest',
+  2: 'AutoBorrow',
+  3: 'AutoLendRedeem',
+  4: 'AutoBorrowRepay',
+  5: 'AutoLend',
+});
+/** BorrowLendSource: name → value. */
+export const BORROW_LEND_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  Manual: 0,
+  Interest: 1,
+  AutoBorrow: 2,
+  AutoLendRedeem: 3,
+  AutoBorrowRepay: 4,
+  AutoLend: 5,
 });
 
 /** LendPoolState: value → name. */
@@ -597,6 +626,8 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   66: 'BorrowLend',
   67: 'LendPool',
   68: 'MarginSummary',
+  72: 'LendPoolSample',
+  73: 'LiquidationPrice',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -619,6 +650,8 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   BorrowLend: 66,
   LendPool: 67,
   MarginSummary: 68,
+  LendPoolSample: 72,
+  LiquidationPrice: 73,
 });
 
 /** WithdrawalStatus: value → name. */

@@ -8,6 +8,7 @@ import type {
   CommandKind,
   BorrowLendSide,
   BorrowLendEvent,
+  BorrowLendSource,
   LendPoolState,
   Side,
   OrderType,
@@ -267,7 +268,7 @@ export interface AccountSettingsRec extends RecordHeaderFields {
  * One account's borrow/lend move, hour of interest, or position (event): quantity_units moved
  * (a move) or paid (interest; 0 for Position); lent_units and borrowed_units after it;
  * interest_units the interest of the position so far; position_id the seq that opened the
- * position; rate the annual rate of interest (0 for a move); mark_ticks the asset's mark price
+ * position (a move that closes it carries the position's id and interest as they were before it); rate the annual rate of interest (0 for a move); mark_ticks the asset's mark price
  * in ticks of market_id (0xFFFF and 0 for USDC itself and for an asset without a mark price);
  * imf and mmf (a Position of a borrow, else 0) the borrow's margin fractions at its notional.
  * Moves and interest are events for everyone (the history writer keeps them); a Position answers
@@ -287,6 +288,8 @@ export interface BorrowLendRec extends RecordHeaderFields {
   assetId: number;
   marketId: number;
   event: BorrowLendEvent;
+  /** Who made the move (0 Manual; in the struct's tail, which older records hold as zero). */
+  source: BorrowLendSource;
 }
 
 /**
@@ -336,6 +339,34 @@ export interface MarginSummaryRec extends RecordHeaderFields {
 }
 
 /**
+ * One pool as it stood at an hour of interest (engine time hour_us), after the hour's interest:
+ * totals, the rates at its utilization and the utilization (rounded down). An event for everyone
+ * (the history writer keeps it: GET /api/v1/borrowLend/markets/history).
+ */
+export interface LendPoolSampleRec extends RecordHeaderFields {
+  hourUs: number;
+  lentUnits: number;
+  borrowedUnits: number;
+  borrowRate: number;
+  lendRate: number;
+  utilization: number;
+  assetId: number;
+}
+
+/**
+ * QueryLiquidationPrice's answer: the asset's mark now and the estimated liquidation price, both
+ * USDC per whole unit ×10^9 (0: none), and whether the account (after the assumed move) is at or
+ * past the ratio at the mark already (then the liquidation price is the mark).
+ */
+export interface LiquidationPriceRec extends RecordHeaderFields {
+  markPriceE9: number;
+  liquidationPriceE9: number;
+  accountId: number;
+  assetId: number;
+  liquidatingAtMark: boolean;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -366,7 +397,9 @@ export type OutputRec =
   | (AccountSettingsRec & { type: RecordType.AccountSettings })
   | (BorrowLendRec & { type: RecordType.BorrowLend })
   | (LendPoolRec & { type: RecordType.LendPool })
-  | (MarginSummaryRec & { type: RecordType.MarginSummary });
+  | (MarginSummaryRec & { type: RecordType.MarginSummary })
+  | (LendPoolSampleRec & { type: RecordType.LendPoolSample })
+  | (LiquidationPriceRec & { type: RecordType.LiquidationPrice });
 
 /** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
 export function newCommandSlot(): CommandSlot {
@@ -584,6 +617,17 @@ export interface QueryMaxWithdrawalQtyPayload {
   flags: number;
 }
 
+/**
+ * Margin (engine/core/margin/liquidation-price.ts): the asset, and the BorrowLend the estimate
+ * assumes first (quantity 0: none).
+ */
+export interface QueryLiquidationPricePayload {
+  quantityUnits: number;
+  accountId: number;
+  assetId: number;
+  side: BorrowLendSide;
+}
+
 /** A CreateAccount command as its rule reads it: the header and the CreateAccountPayload. */
 export interface CreateAccountCommand extends CommandHeader, CreateAccountPayload {}
 
@@ -659,6 +703,9 @@ export interface QueryMaxBorrowQtyCommand extends CommandHeader, QueryMaxBorrowQ
 /** A QueryMaxWithdrawalQty command as its rule reads it: the header and the QueryMaxWithdrawalQtyPayload. */
 export interface QueryMaxWithdrawalQtyCommand extends CommandHeader, QueryMaxWithdrawalQtyPayload {}
 
+/** A QueryLiquidationPrice command as its rule reads it: the header and the QueryLiquidationPricePayload. */
+export interface QueryLiquidationPriceCommand extends CommandHeader, QueryLiquidationPricePayload {}
+
 /**
  * A command in memory: its header, and one reusable object per kind with a payload, of which the
  * one of `kind` holds this command. The engine's dispatch copies the header into that object
@@ -690,6 +737,7 @@ export interface Command extends CommandHeader {
   queryBorrowLendPositions: QueryBorrowLendPositionsCommand;
   queryMaxBorrowQty: QueryMaxBorrowQtyCommand;
   queryMaxWithdrawalQty: QueryMaxWithdrawalQtyCommand;
+  queryLiquidationPrice: QueryLiquidationPriceCommand;
 }
 
 export function newCommand(): Command {
@@ -720,6 +768,7 @@ export function newCommand(): Command {
     queryBorrowLendPositions: { requestId: 0, frontId: 0, kind: 99 /* CommandKind.QueryBorrowLendPositions */, accountId: 0 },
     queryMaxBorrowQty: { requestId: 0, frontId: 0, kind: 100 /* CommandKind.QueryMaxBorrowQty */, accountId: 0, assetId: 0 },
     queryMaxWithdrawalQty: { requestId: 0, frontId: 0, kind: 101 /* CommandKind.QueryMaxWithdrawalQty */, accountId: 0, assetId: 0, flags: 0 },
+    queryLiquidationPrice: { requestId: 0, frontId: 0, kind: 103 /* CommandKind.QueryLiquidationPrice */, quantityUnits: 0, accountId: 0, assetId: 0, side: 0 },
   };
 }
 
@@ -858,6 +907,13 @@ function resetQueryMaxWithdrawalQtyPayload(p: QueryMaxWithdrawalQtyPayload): voi
   p.flags = 0;
 }
 
+function resetQueryLiquidationPricePayload(p: QueryLiquidationPricePayload): void {
+  p.quantityUnits = 0;
+  p.accountId = 0;
+  p.assetId = 0;
+  p.side = 0;
+}
+
 /** Sets the header and every payload back to newCommand()'s values, in place (key bytes to zero). */
 export function resetCommand(cmd: Command): void {
   cmd.requestId = 0;
@@ -888,6 +944,7 @@ export function resetCommand(cmd: Command): void {
   resetAccountPayload(cmd.queryBorrowLendPositions);
   resetQueryMaxBorrowQtyPayload(cmd.queryMaxBorrowQty);
   resetQueryMaxWithdrawalQtyPayload(cmd.queryMaxWithdrawalQty);
+  resetQueryLiquidationPricePayload(cmd.queryLiquidationPrice);
 }
 
 /** Makes `cmd` a CreateAccount command carrying `p` (the sender sets requestId and frontId). */
@@ -1150,6 +1207,16 @@ export function fillQueryMaxWithdrawalQty(cmd: Command, p: QueryMaxWithdrawalQty
   c.flags = p.flags;
 }
 
+/** Makes `cmd` a QueryLiquidationPrice command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryLiquidationPrice(cmd: Command, p: QueryLiquidationPricePayload): void {
+  cmd.kind = 103 /* CommandKind.QueryLiquidationPrice */;
+  const c = cmd.queryLiquidationPrice;
+  c.quantityUnits = p.quantityUnits;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+  c.side = p.side;
+}
+
 /**
  * The command a CommandSlot spells by position (its kind's payload fields copied from the slot
  * fields they lie on, values as they are, unchecked): for test tools and reference models that
@@ -1185,6 +1252,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; p.accountId = slot.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
     case 101 /* CommandKind.QueryMaxWithdrawalQty */: { const p = c.queryMaxWithdrawalQty; p.accountId = slot.accountId; p.assetId = slot.assetId; p.flags = slot.flags; break; }
+    case 103 /* CommandKind.QueryLiquidationPrice */: { const p = c.queryLiquidationPrice; p.quantityUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; p.side = slot.side as number; break; }
   }
   return c;
 }
@@ -1220,6 +1288,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; slot.accountId = p.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
     case 101 /* CommandKind.QueryMaxWithdrawalQty */: { const p = c.queryMaxWithdrawalQty; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.flags = p.flags; break; }
+    case 103 /* CommandKind.QueryLiquidationPrice */: { const p = c.queryLiquidationPrice; slot.amountUnits = p.quantityUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.side = p.side as number; break; }
   }
   return slot;
 }

@@ -15,6 +15,7 @@ import { convertAllDust, queryCollateral, queryMaxBorrowQty, queryMaxOrderQty, q
 import { queryAccountSettings, updateAccountSettings } from '../margin/account-settings.js';
 import { borrowLend, queryBorrowLendPositions, queryLendPools } from '../margin/borrow-lend.js';
 import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
+import { queryLiquidationPrice } from '../margin/liquidation-price.js';
 import { queryFeeRates, setFeeRates, setMarketState } from '../operator.js';
 import { queryBalances, queryOpenOrders, queryOrder, querySnapshot } from '../queries.js';
 import { snapshot } from '../snapshot.js';
@@ -62,6 +63,7 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const c = cmd.queryBorrowLendPositions; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryBorrowLendPositions(s, c); }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const c = cmd.queryMaxBorrowQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxBorrowQty(s, c); }
     case 101 /* CommandKind.QueryMaxWithdrawalQty */: { const c = cmd.queryMaxWithdrawalQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxWithdrawalQty(s, c); }
+    case 103 /* CommandKind.QueryLiquidationPrice */: { const c = cmd.queryLiquidationPrice; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryLiquidationPrice(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }

@@ -32,7 +32,8 @@
 //                   pool is Open, the account borrows none of the asset, and within
 //                   openBorrowLendLimit (cut down to fit, in whole steps). Nothing else happens
 //                   when it cannot.
-// Every move writes a BorrowLendRecord as an event for everyone (like interest), and a balance.
+// Every move writes a BorrowLendRecord as an event for everyone (like interest), and a balance;
+// its source is the flag that made it (AutoBorrow, AutoLendRedeem, AutoBorrowRepay, AutoLend).
 //
 // Largest quantities (limits queries): a binary search over the whole check. The check only gets
 // harder as the quantity grows (more borrowed or withdrawn never raises net equity and only raises
@@ -40,11 +41,10 @@
 // exactly in ⌈log2(bound)⌉ checks: borrows in whole pool steps up to the pool's room, withdrawals
 // and order funds in units up to available + lend + the pool's room.
 
-import { BorrowLendEvent, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, ResultCode } from '../../bus/types.js';
+import { BorrowLendEvent, BorrowLendSource, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, ResultCode } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
-import { applyMove, armInterest, borrowRefusal, borrowsAnything, marginAfter, redeemRefusal } from './borrow-lend.js';
+import { borrowRefusal, borrowsAnything, marginAfter, recordedMove, redeemRefusal } from './borrow-lend.js';
 import { isLiquidating } from './liquidating.js';
-import { bookMarkOf } from './mark.js';
 
 /** The moves a funding plans: redeem first, then borrow. */
 export interface Funding {
@@ -120,11 +120,16 @@ export function applyProceeds(s: EngineState, accountId: number, assetIndex: num
   if (lent > 0) autoMove(s, accountId, assetIndex, BorrowLendEvent.Lend, lent);
 }
 
+/** The flag that makes each automatic move: the source its record carries. */
+const AUTO_SOURCES: Record<number, BorrowLendSource> = {
+  [BorrowLendEvent.Borrow]: BorrowLendSource.AutoBorrow,
+  [BorrowLendEvent.LendRedeem]: BorrowLendSource.AutoLendRedeem,
+  [BorrowLendEvent.BorrowRepay]: BorrowLendSource.AutoBorrowRepay,
+  [BorrowLendEvent.Lend]: BorrowLendSource.AutoLend,
+};
+
 function autoMove(s: EngineState, accountId: number, assetIndex: number, event: BorrowLendEvent, units: number): void {
-  applyMove(s, accountId, assetIndex, event, units);
-  armInterest(s);
-  s.out.borrowLend(accountId, assetIndex, event, units, 0n, bookMarkOf(s, assetIndex), FRONT_ID_NONE, 0);
-  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+  recordedMove(s, accountId, assetIndex, event, units, AUTO_SOURCES[event], FRONT_ID_NONE, 0);
 }
 
 /** The largest k in [0, bound] with passes(k), for a `passes` true at 0 and monotone (header). */

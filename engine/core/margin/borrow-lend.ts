@@ -28,9 +28,15 @@
 // up; each lend by its hour at the lend rate, rounded down. The exchange keeps the difference:
 // its share floor(fee × B × r × 1 h / 1 y) to interestFeeUnits, the rest (what rounding against
 // each party kept, never negative since Σ lend interest ≤ (1 − fee) × the exact borrow interest)
-// to interestRoundingUnits. A BorrowLendRecord per payment, an event for everyone. A position
-// opened within an hour pays or earns that hour in full at the next tick; there is no separate
-// entry fee.
+// to interestRoundingUnits. A BorrowLendRecord per payment (source Interest), an event for
+// everyone. A position opened within an hour pays or earns that hour in full at the next tick;
+// there is no separate entry fee. After the hour's interest every pool is sampled: a
+// LendPoolSampleRecord (totals, rates, utilization, the hour) per pool, an event for everyone that
+// the history writer keeps for GET /api/v1/borrowLend/markets/history.
+//
+// Records of moves carry their source (Manual for BorrowLend, the spot margin flag for the moves
+// of auto-funding.ts); a move that closes its position carries the closed position's id and
+// interest, so a history can tell which position it ended.
 //
 // A withdrawal by an account that borrows must pass the same margin test with the withdrawn units
 // gone (funds/capital.ts): otherwise borrowed funds could leave the exchange uncovered.
@@ -40,7 +46,7 @@
 // state. The mark_ticks of the records is the asset's USDC book price (mark.ts bookMarkOf).
 
 import {
-  BorrowLendEvent, BorrowLendSide, FRONT_ID_NONE, LendPoolStateCode, ResultCode,
+  BorrowLendEvent, BorrowLendSide, BorrowLendSource, FRONT_ID_NONE, LendPoolStateCode, ResultCode,
   type BorrowLendCommand, type CommandHeader, type QueryBorrowLendPositionsCommand,
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
@@ -163,13 +169,27 @@ export function borrowLend(s: EngineState, cmd: BorrowLendCommand): void {
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   const move = decide(s, cmd.accountId, assetIndex, cmd.side, qty);
   if (move.code !== ResultCode.Ok) return s.out.result(move.code, 0, cmd.frontId, cmd.requestId);
-  applyMove(s, cmd.accountId, assetIndex, move.event, qty);
-  armInterest(s);
+  recordedMove(s, cmd.accountId, assetIndex, move.event, qty, BorrowLendSource.Manual, cmd.frontId, cmd.requestId);
   const cell = pools.cell(cmd.accountId, assetIndex);
-  s.out.borrowLend(cmd.accountId, assetIndex, move.event, qty, 0n, bookMarkOf(s, assetIndex), cmd.frontId, cmd.requestId);
-  s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
   reviewLiquidating(s, cmd.accountId);
   s.out.result(ResultCode.Ok, pools.lent[cell] - pools.borrowed[cell], cmd.frontId, cmd.requestId);
+}
+
+/**
+ * Makes one checked move made by `source`, arms the interest timer, and writes the move's record
+ * (addressed to the request, or an event for everyone with FRONT_ID_NONE) and the balance as an
+ * event. A move that closes its position reports that position's id and interest.
+ */
+export function recordedMove(
+  s: EngineState, accountId: number, assetIndex: number, event: BorrowLendEvent, qty: number, source: BorrowLendSource, frontId: number, requestId: number,
+): void {
+  const cell = s.pools.cell(accountId, assetIndex);
+  const positionId = s.pools.positionId[cell];
+  const interest = s.pools.interest[cell];
+  applyMove(s, accountId, assetIndex, event, qty);
+  armInterest(s);
+  s.out.borrowLend(accountId, assetIndex, event, qty, 0n, bookMarkOf(s, assetIndex), source, positionId, interest, frontId, requestId);
+  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
 }
 
 /** Arms the hourly interest timer once some position is open (header). */
@@ -209,6 +229,7 @@ export function accrueInterest(s: EngineState, timer: number): void {
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
     if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex);
   }
+  samplePools(s, dueUs);
   reviewAllBorrowers(s);
   if (pools.anyPosition()) pools.interestTimer = s.timers.add(dueUs + HOUR_US, TimerKind.Interest, 0);
 }
@@ -231,14 +252,14 @@ function accruePool(s: EngineState, assetIndex: number): void {
       pools.addBorrowed(accountId, assetIndex, units, s.lastSeq);
       pools.interest[cell] += units;
       owed += BigInt(units);
-      s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.BorrowInterest, units, rate, mark, FRONT_ID_NONE, 0);
+      s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.BorrowInterest, units, rate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
     } else if (pools.lent[cell] > 0) {
       const units = Number(hourlyInterest(BigInt(pools.lent[cell]), earnRate, 'earned').units);
       if (units === 0) continue;
       pools.addLent(accountId, assetIndex, units, s.lastSeq);
       pools.interest[cell] += units;
       earned += BigInt(units);
-      s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, earnRate, mark, FRONT_ID_NONE, 0);
+      s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, earnRate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
     }
   }
   const share = (pool.fee * borrowedTotal * rate * MS_PER_HOUR) / (FRACTION_ONE * FRACTION_ONE * MS_PER_YEAR);
@@ -246,6 +267,19 @@ function accruePool(s: EngineState, assetIndex: number): void {
   assert(rounding >= 0n, 'lenders earned more than borrowers paid after the exchange share');
   pools.interestFeeUnits[assetIndex] += Number(share);
   pools.interestRoundingUnits[assetIndex] += Number(rounding);
+}
+
+/** One LendPoolSample per pool as it stands after the hour `hourUs` of interest (the market history). */
+function samplePools(s: EngineState, hourUs: number): void {
+  const pools = s.pools;
+  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
+    const pool = pools.poolOf[assetIndex];
+    if (pool === undefined) continue;
+    const borrowed = BigInt(pools.borrowedTotal[assetIndex]);
+    const lent = BigInt(pools.lentTotal[assetIndex]);
+    const rate = borrowRate(pool, borrowed, lent);
+    s.out.lendPoolSample(assetIndex, hourUs, rate, lendRate(rate, pool.fee, borrowed, lent), utilization(borrowed, lent));
+  }
 }
 
 /** QueryLendPools: one LendPoolRecord per pool, then a Result (value = their number). */

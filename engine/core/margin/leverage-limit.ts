@@ -8,14 +8,15 @@
 // notionals times a limit leave the safe-integer range). An account with exposure and no
 // positive equity exceeds every limit; an account without exposure exceeds none.
 //
-// Spot balances carry no exposure (lends neither). The engine holds no perpetual positions and no
-// borrows yet, so every account's exposure is 0 today and its equity is not needed; when they
-// exist, marginUsage sums them here, valued at the index prices, and the check is already the
-// one above.
+// The exposure and the equity are the account's margin summary (valuation.ts): TEN is its
+// borrows at mark (spot balances and lends carry none; perpetual positions join the summary when
+// they exist), net equity its collateral after haircut less its liabilities. Without margin
+// parameters (no valuation asset) nothing can be borrowed, so there is no exposure.
 
 import { ResultCode } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import type { EngineState } from '../state.js';
+import { marginSummary } from './valuation.js';
 
 /** What the check needs of one account, in quote units of the settlement asset. */
 export interface MarginUsage {
@@ -35,13 +36,12 @@ export function exceedsLeverageLimit(usage: MarginUsage, leverageLimitHundredths
   return usage.exposureNotionalUnits * HUNDREDTHS > BigInt(leverageLimitHundredths) * usage.netEquityUnits;
 }
 
-/**
- * The account's exposure and equity. No account has exposure yet: the engine keeps spot balances
- * only, which count in equity but not in exposure.
- */
+/** The account's exposure (TEN) and net equity, from its margin summary (header). */
 export function marginUsage(s: EngineState, accountId: number): MarginUsage {
   assert(s.accounts.exists(accountId), 'margin usage of an unknown account');
-  return { exposureNotionalUnits: 0n, netEquityUnits: 0n };
+  if (s.pools.valuationIndex < 0) return { exposureNotionalUnits: 0n, netEquityUnits: 0n };
+  const summary = marginSummary(s, accountId);
+  return { exposureNotionalUnits: summary.margin.tenUnits, netEquityUnits: summary.netEquityUnits };
 }
 
 /** MaxLeverageReached when the account's usage exceeds the limit, else Ok. */

@@ -21,10 +21,10 @@
 import { assert } from '../assert.js';
 import type { EngineState } from '../state.js';
 import { accountMargin, netEquity, type AccountMargin, type Exposure } from './account.js';
-import { collateralLine, notionalCeil } from './collateral.js';
+import { collateralLine, notionalCeil, type UnitPrice } from './collateral.js';
 import type { Fraction } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
-import { MarkSource, markOf, type Mark } from './mark.js';
+import { MarkSource, markOf, NO_MARK_MARKET, type Mark } from './mark.js';
 
 /** One asset of the summary, in the asset's units and in quote units of the valuation asset. */
 export interface AssetMarginLine {
@@ -55,11 +55,16 @@ export interface MarginSummary {
   stale: boolean;
 }
 
-/** A hypothetical change to value the account with: `heldDelta` more of one asset available, `borrowDelta` more borrowed. */
+/**
+ * A hypothetical change to value the account with: `heldDelta` more of one asset available,
+ * `borrowDelta` more borrowed, and, when `price` is given, that asset valued at it (as a fresh
+ * index) instead of its mark.
+ */
 export interface MarginChange {
   assetIndex: number;
   heldDelta: bigint;
   borrowDelta: bigint;
+  price?: UnitPrice;
 }
 
 const NO_CHANGE: MarginChange = { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n };
@@ -84,7 +89,7 @@ export function marginSummary(s: EngineState, accountId: number, change: MarginC
     const heldUnits = availableUnits + lockedUnits + lentUnits;
     if (heldUnits === 0n && borrowedUnits === 0n) continue;
     assert(heldUnits >= 0n && borrowedUnits >= 0n, 'a margin change leaves a holding negative');
-    const mark = markOf(s, assetIndex, nowUs);
+    const mark = changed && change.price !== undefined ? assumedMark(change.price) : markOf(s, assetIndex, nowUs);
     const collateral = pools.collateralOf[assetIndex];
     if ((borrowedUnits > 0n || collateral !== undefined) && (mark === null || (mark.source !== MarkSource.Index && mark.source !== MarkSource.Fixed))) stale = true;
     const line: AssetMarginLine = {
@@ -110,4 +115,9 @@ export function marginSummary(s: EngineState, accountId: number, change: MarginC
   }
   const equity = netEquity(lines.map((l) => ({ collateralUnits: l.collateralUnits, liabilityUnits: l.liabilityUnits })), 0n, 0n);
   return { lines, ...equity, margin: accountMargin(exposures, equity.netEquityUnits, leverage), unpriced, stale };
+}
+
+/** A price the caller assumes for an asset, valued as a fresh index would be. */
+function assumedMark(price: UnitPrice): Mark {
+  return { price, source: MarkSource.Index, priceE9: 0, marketId: NO_MARK_MARKET, ticks: 0 };
 }

@@ -9,6 +9,12 @@ import { getBE64, jsonArray, jsonInt, jsonName, jsonObject, jsonString, putBE64 
 export type WithdrawalStatus = 'pending' | 'confirmed';
 export const WITHDRAWAL_STATUS_NAMES: readonly WithdrawalStatus[] = ['pending', 'confirmed'];
 
+export type BorrowLendSide = 'Borrow' | 'Lend';
+export const BORROW_LEND_SIDE_NAMES: readonly BorrowLendSide[] = ['Borrow', 'Lend'];
+
+export type BorrowLendSource = 'Manual' | 'Interest' | 'AutoBorrow' | 'AutoLendRedeem' | 'AutoBorrowRepay' | 'AutoLend';
+export const BORROW_LEND_SOURCE_NAMES: readonly BorrowLendSource[] = ['Manual', 'Interest', 'AutoBorrow', 'AutoLendRedeem', 'AutoBorrowRepay', 'AutoLend'];
+
 // ---------------------------------------------------------------------------------------------
 // TradeValue
 
@@ -306,6 +312,61 @@ export function lastPriceValueFrom(value: unknown): LastPriceValue {
 
 export function parseLastPriceValue(text: string): LastPriceValue {
   return lastPriceValueFrom(JSON.parse(text));
+}
+
+// ---------------------------------------------------------------------------------------------
+// BorrowLendPositionValue
+
+/**
+ * history-account ['bp', account, positionId] → one borrow/lend position of an account, open or
+ * closed, kept by the history writer from the BorrowLend records of its moves and interest
+ * (GET /wapi/v1/history/borrowLend/positions). side: Lend or Borrow; source: who opened it;
+ * quantity_units: lent or borrowed now (0 once closed); interest_units: its interest so far;
+ * hours: the hours of interest it paid or earned, whose annual rates average rate_mean with
+ * rate_rest left over (Σ rates = rate_mean × hours + rate_rest, 0 ≤ rate_rest < hours), exact
+ * however long it stays open.
+ */
+export interface BorrowLendPositionValue {
+  positionId: number;
+  accountId: number;
+  assetId: number;
+  side: BorrowLendSide;
+  source: BorrowLendSource;
+  openedUs: number;
+  closedUs: number | null;
+  quantityUnits: number;
+  interestUnits: number;
+  hours: number;
+  rateMean: number;
+  rateRest: number;
+}
+
+/** The stored JSON text: an object, in the schema's order. */
+export function borrowLendPositionValueJson(v: BorrowLendPositionValue): string {
+  return JSON.stringify({ positionId: v.positionId, accountId: v.accountId, assetId: v.assetId, side: v.side, source: v.source, openedUs: v.openedUs, closedUs: v.closedUs, quantityUnits: v.quantityUnits, interestUnits: v.interestUnits, hours: v.hours, rateMean: v.rateMean, rateRest: v.rateRest });
+}
+
+/** Checks a parsed stored value field by field; throws a HistoryValueError if it is not a BorrowLendPositionValue. */
+export function borrowLendPositionValueFrom(value: unknown): BorrowLendPositionValue {
+  const o = jsonObject(value, 'BorrowLendPositionValue', 12);
+  return {
+    positionId: jsonInt(o.positionId, 'BorrowLendPositionValue.positionId', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    accountId: jsonInt(o.accountId, 'BorrowLendPositionValue.accountId', 0, 4294967295),
+    assetId: jsonInt(o.assetId, 'BorrowLendPositionValue.assetId', 0, 65535),
+    side: jsonName(o.side, 'BorrowLendPositionValue.side', BORROW_LEND_SIDE_NAMES),
+    source: jsonName(o.source, 'BorrowLendPositionValue.source', BORROW_LEND_SOURCE_NAMES),
+    openedUs: jsonInt(o.openedUs, 'BorrowLendPositionValue.openedUs', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    closedUs: o.closedUs === null ? null : jsonInt(o.closedUs, 'BorrowLendPositionValue.closedUs', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    quantityUnits: jsonInt(o.quantityUnits, 'BorrowLendPositionValue.quantityUnits', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    interestUnits: jsonInt(o.interestUnits, 'BorrowLendPositionValue.interestUnits', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    hours: jsonInt(o.hours, 'BorrowLendPositionValue.hours', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    rateMean: jsonInt(o.rateMean, 'BorrowLendPositionValue.rateMean', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    rateRest: jsonInt(o.rateRest, 'BorrowLendPositionValue.rateRest', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+export function parseBorrowLendPositionValue(text: string): BorrowLendPositionValue {
+  return borrowLendPositionValueFrom(JSON.parse(text));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,9 +6,9 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type OrderRec } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type LiquidationPriceRec, type OrderRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newLendPoolRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readMarginSummary, readOrder, readResult,
+  newBorrowLendRec, newLendPoolRec, newLiquidationPriceRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readLiquidationPrice, readMarginSummary, readOrder, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -310,4 +310,23 @@ export function borrowLendPositionsAnswer(reply: Reply<BorrowLendView[]>): Pendi
     readBorrowLend(view, offset, r);
     return r;
   });
+}
+
+/** The estimated liquidation price of a position, as the engine computed it (prices ×10^9). */
+export type LiquidationPriceView = Readonly<LiquidationPriceRec>;
+
+/** QueryLiquidationPrice: one LiquidationPrice record, then the Result. */
+export function liquidationPriceAnswer(reply: Reply<LiquidationPriceView>): PendingRequest {
+  const answer = newLiquidationPriceRec();
+  return {
+    onRecord(type, view, offset) {
+      if (type === RecordType.LiquidationPrice) {
+        readLiquidationPrice(view, offset, answer);
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        if (scratch.result.code === ResultCode.Ok) reply.ok(answer);
+        else reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
 }

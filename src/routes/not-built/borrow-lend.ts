@@ -1,13 +1,10 @@
-// Margin and borrow/lend still to build: the markets' history and APY, a position's estimated
-// liquidation price and the position history (the pools, positions, moves, interest payments
-// and the borrow limit, src/routes/account.ts, are served: src/routes/borrow-lend.ts, src/routes/borrow-lend-history.ts; the collateral
-// parameters: src/routes/collateral.ts).
+// Borrow/lend still to build: the APY rates (the markets, their history, the positions and their
+// history, moves, interest payments, the estimated liquidation price and the borrow limit are
+// served: src/routes/borrow-lend.ts, borrow-lend-history.ts, borrow-lend-market-history.ts,
+// src/routes/account.ts; the collateral parameters: src/routes/collateral.ts).
 
 import type { NotBuiltPath } from './index.js';
 
 export const borrowLendPaths: readonly NotBuiltPath[] = [
-  ['get', '/api/v1/borrowLend/markets/history'],
   ['get', '/api/v1/borrowLend/apy'],
-  ['get', '/api/v1/borrowLend/position/liquidationPrice'],
-  ['get', '/wapi/v1/history/borrowLend/positions'],
 ];

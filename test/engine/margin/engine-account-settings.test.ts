@@ -3,8 +3,8 @@
 // replay and by snapshots; an account on the defaults keeps the state hash and the snapshot it had
 // before the settings existed, and format-4 snapshots (test/fixtures/engine-snapshot-v4.json,
 // exported by that engine from helpers/legacy-snapshot-scenario.ts) still load. The leverage check
-// (margin/leverage-limit.ts) is tested as a function of exposure and equity, since no account has
-// exposure yet.
+// (margin/leverage-limit.ts) is tested here as a function of exposure and equity; on an account
+// that borrows, in engine-liquidation-price.test.ts.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type AccountSettingsRec } from '../../../engine/bus/types.js';
@@ -175,7 +175,7 @@ describe('format-4 engine snapshots (before account settings)', () => {
 });
 
 describe('leverage limit check (margin/leverage-limit.ts)', () => {
-  it('passes any limit without exposure, and so every account today', () => {
+  it('passes any limit without exposure, as for an account that borrows nothing', () => {
     expect(exceedsLeverageLimit({ exposureNotionalUnits: 0n, netEquityUnits: 0n }, 100)).toBe(false);
     expect(exceedsLeverageLimit({ exposureNotionalUnits: 0n, netEquityUnits: -5n }, 100)).toBe(false);
     const h = harness();

@@ -2,14 +2,15 @@
 // value: lend and redeem, repay before lend and redeem before borrow, borrows within and past the
 // margin the account's collateral gives at the mark price, the pool's utilization cap and
 // openBorrowLendLimit, pool states, and one hour of interest exact to the unit with each rounding
-// direction and the exchange's two ledger lines. The harness checks the invariants and
+// direction and the exchange's two ledger lines, the pools sampled at each hour, and each move's
+// source. The harness checks the invariants and
 // conservation (Σ available + locked + lent − borrowed + fees + interest lines = deposits −
 // withdrawals) after every command; snapshots and replay reproduce the state.
 
 import { describe, expect, it } from 'vitest';
 import {
-  BorrowLendEvent, CommandKind, LendPoolStateCode, RecordType, ResultCode,
-  type BorrowLendRec, type LendPoolRec,
+  BorrowLendEvent, BorrowLendSource, CommandKind, LendPoolStateCode, RecordType, ResultCode,
+  type BorrowLendRec, type LendPoolRec, type LendPoolSampleRec,
 } from '../../../engine/bus/types.js';
 import type { LendPoolState } from '../../../engine/bus/margin-params.js';
 import { Exchange } from '../../../engine/core/exchange.js';
@@ -25,6 +26,7 @@ const positions = (accountId: number) => ({ kind: CommandKind.QueryBorrowLendPos
 const codeOf = (records: Rec[]): ResultCode => resultOf(records).code;
 const movesOf = (records: Rec[]) => records.filter((r): r is BorrowLendRec & { type: RecordType.BorrowLend } => r.type === RecordType.BorrowLend);
 const poolsOf = (records: Rec[]) => records.filter((r): r is LendPoolRec & { type: RecordType.LendPool } => r.type === RecordType.LendPool);
+const samplesOf = (records: Rec[]) => records.filter((r): r is LendPoolSampleRec & { type: RecordType.LendPoolSample } => r.type === RecordType.LendPoolSample);
 
 /** [lent, borrowed] of an account's asset, from the positions query (0, 0 when it has none). */
 function position(h: EngineHarness, accountId: number, assetId: number): [number, number] {
@@ -171,9 +173,31 @@ describe('interest', () => {
     expect([after.lentUnits, after.borrowedUnits, after.interestFeeUnits, after.interestRoundingUnits]).toEqual([10_000_029_223, 4_000_036_530, 7_305, 2]);
     // The next hour is due an hour on; a quiet spell of three hours pays three ticks.
     expect(h.exchange.nextWakeUs()).toBe(2 * HOUR_US);
-    const three = movesOf(h.apply(cmd.tick(), 4 * HOUR_US + 5)).filter((r) => r.accountId === borrower);
+    const spell = h.apply(cmd.tick(), 4 * HOUR_US + 5);
+    const three = movesOf(spell).filter((r) => r.accountId === borrower);
     expect(three.map((r) => r.timeUs)).toEqual([4 * HOUR_US + 5, 4 * HOUR_US + 5, 4 * HOUR_US + 5]);
     expect(h.exchange.nextWakeUs()).toBe(5 * HOUR_US);
+    // Each hour also samples every pool, after its interest, at the hour itself (the market history); the last one is the pools as they stand.
+    const samples = samplesOf(spell);
+    expect(samples.map((r) => [r.assetId, r.hourUs, r.frontId])).toEqual([2, 3, 4].flatMap((hour) => [[QUOTE, hour * HOUR_US, 0xffff], [BASE, hour * HOUR_US, 0xffff]]));
+    const now = poolsOf(h.apply(pools()));
+    expect(samples.slice(4).map((r) => [r.lentUnits, r.borrowedUnits, r.borrowRate, r.lendRate, r.utilization]))
+      .toEqual(now.map((p) => [p.lentUnits, p.borrowedUnits, p.borrowRate, p.lendRate, p.utilization]));
+    expect(samples[5]).toMatchObject({ lentUnits: 0, borrowedUnits: 0, borrowRate: 0, lendRate: 0, utilization: 0 });
+    expect(three.every((r) => r.source === BorrowLendSource.Interest)).toBe(true);
+  });
+
+  it('writes the source of a move, and a move that closes a position carries its id and interest', () => {
+    const h = new EngineHarness(marginConfig());
+    const [lender, borrower] = h.fundedAccounts(2, { [QUOTE]: 6_000_000_000 });
+    h.apply(lend(lender, QUOTE, 6_000_000_000));
+    const [opened] = movesOf(h.apply(borrow(borrower, QUOTE, 1_000_000_000)));
+    expect([opened.event, opened.source, opened.positionId > 0]).toEqual([BorrowLendEvent.Borrow, BorrowLendSource.Manual, true]);
+    const [interest] = movesOf(h.apply(cmd.tick(), HOUR_US)).filter((r) => r.accountId === borrower);
+    const owed = opened.borrowedUnits + interest.quantityUnits;
+    const [closing] = movesOf(h.apply(lend(borrower, QUOTE, owed)));
+    expect([closing.event, closing.lentUnits, closing.borrowedUnits, closing.positionId, closing.interestUnits, closing.source])
+      .toEqual([BorrowLendEvent.BorrowRepay, 0, 0, opened.positionId, interest.quantityUnits, BorrowLendSource.Manual]);
   });
 
   it('stops the timer once no position is left, and a snapshot and a replay reproduce the state', () => {

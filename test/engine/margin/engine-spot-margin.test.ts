@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
-  BorrowLendEvent, CommandFlag, CommandKind, RecordType, ResultCode,
+  BorrowLendEvent, BorrowLendSource, CommandFlag, CommandKind, RecordType, ResultCode,
   type BorrowLendRec,
 } from '../../../engine/bus/types.js';
 import type { LendPoolSpec } from '../../../engine/bus/margin-params.js';
@@ -129,6 +129,7 @@ describe('fill proceeds', () => {
     // The seller lends its proceeds: 10 lots × 200 × 3 = 6 000 less its fee, rounded down to 1 000s.
     const fill = h.apply(cmd.place(seller, 'ask', 200, 10, { flags: CommandFlag.AutoLend }));
     expect(tradesOf(fill).length).toBe(1);
+    expect(movesOf(fill).map((r) => [r.accountId, r.event, r.source])).toEqual([[seller, BorrowLendEvent.Lend, BorrowLendSource.AutoLend]]);
     const proceeds = 6_000; // fees are 0 in this configuration
     const lentBySeller = Math.floor(proceeds / 1_000) * 1_000;
     expect(position(h, seller, QUOTE)).toEqual([lentBySeller, 0]);
@@ -138,7 +139,9 @@ describe('fill proceeds', () => {
     const buyer = h.createAccount(61);
     h.apply(cmd.deposit(buyer, QUOTE, 100_000));
     h.apply(cmd.place(borrower, 'ask', 200, 5, { flags: CommandFlag.AutoBorrowRepay, postOnly: true }));
-    expect(tradesOf(h.apply(cmd.place(buyer, 'bid', 200, 5))).length).toBe(1);
+    const repayFill = h.apply(cmd.place(buyer, 'bid', 200, 5));
+    expect(tradesOf(repayFill).length).toBe(1);
+    expect(movesOf(repayFill).map((r) => [r.accountId, r.event, r.source])).toEqual([[borrower, BorrowLendEvent.BorrowRepay, BorrowLendSource.AutoBorrowRepay]]);
     const repaid = 3_000;
     expect(position(h, borrower, QUOTE)).toEqual([0, 6_000 - repaid]);
     expect(h.balance(borrower, QUOTE)).toEqual([0, 0]);
@@ -155,7 +158,9 @@ describe('withdrawals with autoBorrow and autoLendRedeem', () => {
     expect(maxWithdrawal(borrower, QUOTE)).toBe(0);
     expect(codeOf(h.apply(withdraw(borrower, QUOTE, most + 1, CommandFlag.AutoBorrow)))).toBe(ResultCode.InsufficientMargin);
     expect(codeOf(h.apply(withdraw(borrower, QUOTE, most)))).toBe(ResultCode.InsufficientFunds);
-    expect(codeOf(h.apply(withdraw(borrower, QUOTE, most, CommandFlag.AutoBorrow)))).toBe(ResultCode.Ok);
+    const borrowed = h.apply(withdraw(borrower, QUOTE, most, CommandFlag.AutoBorrow));
+    expect(codeOf(borrowed)).toBe(ResultCode.Ok);
+    expect(movesOf(borrowed).map((r) => [r.event, r.quantityUnits, r.source])).toEqual([[BorrowLendEvent.Borrow, most, BorrowLendSource.AutoBorrow]]);
     expect(position(h, borrower, QUOTE)).toEqual([0, most]);
     expect(maxWithdrawal(borrower, QUOTE, CommandFlag.AutoBorrow)).toBe(0);
     const saver = h.createAccount(70);
@@ -163,7 +168,9 @@ describe('withdrawals with autoBorrow and autoLendRedeem', () => {
     h.apply(lend(saver, QUOTE, 700));
     expect(maxWithdrawal(saver, QUOTE)).toBe(300);
     expect(maxWithdrawal(saver, QUOTE, CommandFlag.AutoLendRedeem)).toBe(1_000);
-    expect(codeOf(h.apply(withdraw(saver, QUOTE, 900, CommandFlag.AutoLendRedeem)))).toBe(ResultCode.Ok);
+    const redeemed = h.apply(withdraw(saver, QUOTE, 900, CommandFlag.AutoLendRedeem));
+    expect(codeOf(redeemed)).toBe(ResultCode.Ok);
+    expect(movesOf(redeemed).map((r) => [r.event, r.quantityUnits, r.source])).toEqual([[BorrowLendEvent.LendRedeem, 600, BorrowLendSource.AutoLendRedeem]]);
     expect(position(h, saver, QUOTE)).toEqual([100, 0]);
     expect(h.balance(saver, QUOTE)).toEqual([0, 0]);
     expect(codeOf(h.apply(withdraw(saver, QUOTE, 1, 0x80)))).toBe(ResultCode.InvalidCommand);

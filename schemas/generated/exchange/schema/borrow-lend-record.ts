@@ -5,6 +5,7 @@
 import * as flatbuffers from 'flatbuffers';
 
 import { BorrowLendEvent } from '../../exchange/schema/borrow-lend-event.js';
+import { BorrowLendSource } from '../../exchange/schema/borrow-lend-source.js';
 import { RecordHeader } from '../../exchange/schema/record-header.js';
 import { RecordType } from '../../exchange/schema/record-type.js';
 
@@ -74,13 +75,18 @@ event():BorrowLendEvent {
   return this.bb!.readUint8(this.bb_pos + 104);
 }
 
+source():BorrowLendSource {
+  return this.bb!.readUint8(this.bb_pos + 105);
+}
+
 static sizeOf():number {
   return 112;
 }
 
-static createBorrowLendRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, quantity_units: bigint, lent_units: bigint, borrowed_units: bigint, interest_units: bigint, position_id: bigint, rate: bigint, mark_ticks: bigint, imf: bigint, mmf: bigint, account_id: number, asset_id: number, market_id: number, event: BorrowLendEvent):flatbuffers.Offset {
+static createBorrowLendRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, quantity_units: bigint, lent_units: bigint, borrowed_units: bigint, interest_units: bigint, position_id: bigint, rate: bigint, mark_ticks: bigint, imf: bigint, mmf: bigint, account_id: number, asset_id: number, market_id: number, event: BorrowLendEvent, source: BorrowLendSource):flatbuffers.Offset {
   builder.prep(8, 112);
-  builder.pad(7);
+  builder.pad(6);
+  builder.writeInt8(source);
   builder.writeInt8(event);
   builder.writeInt16(market_id);
   builder.writeInt16(asset_id);

@@ -33,5 +33,6 @@ export enum CommandKind {
   QueryLendPools = 98,
   QueryBorrowLendPositions = 99,
   QueryMaxBorrowQty = 100,
-  QueryMaxWithdrawalQty = 101
+  QueryMaxWithdrawalQty = 101,
+  QueryLiquidationPrice = 103
 }

@@ -21,5 +21,7 @@ export enum RecordType {
   AccountSettings = 65,
   BorrowLend = 66,
   LendPool = 67,
-  MarginSummary = 68
+  MarginSummary = 68,
+  LendPoolSample = 72,
+  LiquidationPrice = 73
 }
