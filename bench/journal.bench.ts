@@ -5,19 +5,23 @@
 //               mix) run once through Exchange + Sequencer into an in-process outbound ring; every
 //               record (Stamped, outputs, CommandEnd) is copied out. Untimed.
 //   append      JournalWriter (digest, chained checksum) over LmdbJournalStore on a fresh data
-//               directory, committing every BATCH commands (the journal worker's per-pass bound):
-//               durable commands (= journal records) per second.
-//               baseline: lmdb puts of the same number of 192-byte values under 8-byte keys, same
-//               batches, each awaited to `flushed`.
+//               directory, each BATCH commands (the journal worker's per-pass bound) appended in one
+//               synchronous transaction and then flushed, as the worker commits: durable commands
+//               (= journal records) per second.
+//               ceiling: raw lmdb writing the same bytes, each batch's 192-byte records as one value
+//               in one synchronous transaction, flushed; and one put per record (the layout before
+//               runs), same batches.
 //   latency     commands arrive at a fixed offered rate; each pass appends what has arrived and
 //               commits (group commit, as the worker does); per command, time from arrival to its
 //               batch being flushed = the acknowledgement latency the journal adds. p50/p99.
-//               baseline: the same loop with raw lmdb puts.
+//               baseline: the same loop, each batch written raw as one value.
 //   replay      recover() of a journal of REPLAY_COMMANDS commands written by the real writer
 //               (every record's checksum and output digest checked, engine rebuilt): commands/s
 //               and restart time; REPLAY_COMMANDS defaults to 10 M, so the 10 M restart is measured
 //               (a smaller JOURNAL_BENCH_REPLAY gives a linear extrapolation, stated as such).
-//               baseline: iterating the same records with lmdb getRange (read floor).
+//               Repeated RUNS times over one written journal, each next to the engine alone (the
+//               same records read and applied with no checksum, no digest: the ceiling replay can
+//               reach) and a plain getRange over the stored values (read floor); wall and CPU time.
 //
 // Run alone: `npm run build && node --expose-gc dist/bench/journal.bench.js`; `npm run bench` runs
 // it with the other suites.
