@@ -105,6 +105,7 @@ async function run(view: DataView, withSinks: boolean): Promise<{ perSecond: num
         writer.onRecord(view, offset);
       }
       market?.endBatch();
+      store.endBatch(); // the journal records, in the same transaction as the worker writes them
     });
     await writer.commit();
   }

@@ -30,14 +30,59 @@ export function digestRecord(view: DataView, offset: number, digest: number): nu
   for (let at = 0; at < bytes; at += 4) {
     let k = view.getUint32(offset + at, true);
     if (at === FLAGS_WORD) k &= FLAGS_WORD_MASK;
-    k = Math.imul(k, 0xcc9e2d51);
-    k = (k << 15) | (k >>> 17);
-    k = Math.imul(k, 0x1b873593);
-    h ^= k;
-    h = (h << 13) | (h >>> 19);
-    h = (Math.imul(h, 5) + 0xe6546b64) | 0;
+    h = mix(h, k);
   }
   return h;
+}
+
+function mix(h: number, word: number): number {
+  let k = Math.imul(word, 0xcc9e2d51);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, 0x1b873593);
+  h ^= k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+/** Index of the flags word within a record, in 32-bit words; the record type is its third byte. */
+const FLAGS_WORD_INDEX = FLAGS_WORD >> 2;
+
+/**
+ * The same digest as digestRecord, reading the record through 32-bit words of its buffer rather
+ * than a DataView (several times faster): `words` views the buffer of `view` from its start.
+ */
+export class RecordDigester {
+  private view: DataView | null = null;
+  private words: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  private wordBase = 0;
+  private aligned = false;
+
+  /** Folds the record at `offset` of `view` into `digest`; returns the new digest (an int32). */
+  fold(view: DataView, offset: number, digest: number): number {
+    if (view !== this.view) this.attach(view);
+    if (!this.aligned || (offset & 3) !== 0) return digestRecord(view, offset, digest);
+    const words = this.words;
+    const first = this.wordBase + (offset >> 2);
+    const flagsAt = first + FLAGS_WORD_INDEX;
+    const flags = words[flagsAt];
+    // Every record is at least its header (24 bytes), so the flags word is always in it.
+    const end = first + (BYTES_BY_TYPE[(flags >>> 16) & 0xff] >> 2);
+    let h = digest | 0;
+    for (let at = first; at < flagsAt; at++) h = mix(h, words[at]);
+    h = mix(h, flags & FLAGS_WORD_MASK);
+    for (let at = flagsAt + 1; at < end; at++) h = mix(h, words[at]);
+    return h;
+  }
+
+  private attach(view: DataView): void {
+    this.view = view;
+    this.aligned = LITTLE_ENDIAN && (view.byteOffset & 3) === 0;
+    if (this.aligned) {
+      this.words = new Int32Array(view.buffer, 0, view.buffer.byteLength >> 2);
+      this.wordBase = view.byteOffset >> 2;
+    }
+  }
 }
 
 /** The stored form of a finished digest (unsigned). */

@@ -109,8 +109,7 @@ async function main(): Promise<void> {
   const accountHistory = new AccountHistorySink(store.root); // account history, same transaction
   const metrics = attachMetrics(data);
 
-  // The record loop: sees every outbound record, in order.
-  const onRecord = (offset: number): boolean => {
+  const onRecord = (offset: number): boolean => { // the record loop: every outbound record, in order
     // History sinks go here, one call each, before the journal's own handling.
     marketHistory.onRecord(view, offset); // trades and candles, same transaction
     accountHistory.onRecord(view, offset); // orders, fills, capital, same transaction
@@ -139,6 +138,7 @@ async function main(): Promise<void> {
       }
     }
     marketHistory.endBatch(); // the batch's candles
+    store.endBatch(); // the batch's journal records, one stored run, in this transaction
     return count;
   };
 

@@ -1,7 +1,7 @@
 // The journal writer: turns the outbound record stream into journal records and batches.
 //
 // It sees every outbound record in ring order. A Stamped record opens a command: its bytes are
-// copied into a new JournalRecord value and an output digest starts; every record after it is
+// copied into the JournalRecord being built and an output digest starts; every record after it is
 // folded into the digest (digest.ts); the record carrying HeaderFlag.CommandEnd (the Stamped one
 // itself when the command wrote nothing) closes it: the digest and the checksum chained to the
 // previous record are written and the value is appended to the store's open batch. Records
@@ -14,7 +14,7 @@
 
 import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, recordFlags, recordSeq, recordType } from '../bus/codec.js';
 import { HeaderFlag, RecordType } from '../bus/types.js';
-import { DIGEST_SEED, digestRecord, finishDigest } from './digest.js';
+import { DIGEST_SEED, RecordDigester, finishDigest } from './digest.js';
 import { JournalWriteError } from './journal.js';
 import { CHECKSUMMED_BYTES, chainChecksum } from '../store/journal-layout.js';
 import type { JournalStore } from '../store/journal-store.js';
@@ -26,9 +26,12 @@ export class JournalWriter {
   appendedSeq: number;
   private prevChecksum: number;
   private expectedSeq: number;
-  private open: Buffer | null = null;
+  /** The record being built (the store copies it on append). */
+  private readonly value = Buffer.alloc(JOURNAL_RECORD_BYTES);
+  private open = false;
   private openSeq = 0;
   private digest = DIGEST_SEED;
+  private readonly digester = new RecordDigester();
 
   constructor(
     private readonly store: JournalStore,
@@ -45,15 +48,14 @@ export class JournalWriter {
   onRecord(view: DataView, offset: number): void {
     if (recordType(view, offset) === RecordType.Stamped) {
       const seq = recordSeq(view, offset);
-      if (this.open !== null) throw new Error(`journal writer: command ${this.openSeq} has no CommandEnd before ${seq}`);
+      if (this.open) throw new Error(`journal writer: command ${this.openSeq} has no CommandEnd before ${seq}`);
       if (seq !== this.expectedSeq) throw new Error(`journal writer expected sequence ${this.expectedSeq}, got ${seq}`);
-      const value = Buffer.alloc(JOURNAL_RECORD_BYTES);
-      value.set(new Uint8Array(view.buffer, view.byteOffset + offset, JOURNAL_DIGEST_OFFSET), 0);
-      this.open = value;
+      this.value.set(new Uint8Array(view.buffer, view.byteOffset + offset, JOURNAL_DIGEST_OFFSET), 0);
+      this.open = true;
       this.openSeq = seq;
       this.digest = DIGEST_SEED;
-    } else if (this.open !== null) {
-      this.digest = digestRecord(view, offset, this.digest);
+    } else if (this.open) {
+      this.digest = this.digester.fold(view, offset, this.digest);
     } else {
       return;
     }
@@ -61,7 +63,7 @@ export class JournalWriter {
   }
 
   private close(): void {
-    const value = this.open!;
+    const value = this.value;
     value.writeUInt32LE(finishDigest(this.digest), JOURNAL_DIGEST_OFFSET);
     // The Stamped header was copied with its CommandEnd bit (a command without outputs); the
     // journal stores the header as stamped.
@@ -71,12 +73,12 @@ export class JournalWriter {
     this.store.append(this.openSeq, value);
     this.appendedSeq = this.openSeq;
     this.expectedSeq = this.openSeq + 1;
-    this.open = null;
+    this.open = false;
   }
 
   /** True between a command's Stamped record and its CommandEnd: the command is not complete. */
   commandOpen(): boolean {
-    return this.open !== null;
+    return this.open;
   }
 
   /** True when records were appended since the last commit. */

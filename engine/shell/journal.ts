@@ -1,9 +1,9 @@
 // The journal and its recovery: how the exchange rebuilds its state at start-up from the newest
 // valid snapshot plus the journal records after it (engine/store/journal-store.ts holds both).
 //
-// A journal record (schemas/exchange.fbs JournalRecord, keyed by sequence) is the stamped
-// command, the digest of the outputs it produced (digest.ts) and a crc32 chained to the previous
-// record. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// A journal record (schemas/exchange.fbs JournalRecord, by sequence; a batch's records are stored
+// back to back as one run, engine/store/journal-store.ts) is the stamped command, the digest of
+// the outputs it produced (digest.ts) and a crc32 chained to the previous record. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
 // sequence, with the state hash at export and the configuration fingerprint; both layouts are in
 // engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a
@@ -30,7 +30,7 @@
 //   a clean-stop mark past the journal's last record          halt: JournalGapError (tail lost)
 //   a sequence missing (k follows k - 2 or more)              halt: JournalGapError
 //   a record whose checksum does not chain                    halt: JournalChecksumError
-//   a value of the wrong size                                 halt: JournalRecordSizeError
+//   a stored value that is no whole number of records         halt: JournalRecordSizeError
 //   a record whose replayed outputs digest differently        halt: JournalOutputDigestError
 //   a clean-stop mark at seq c (state hash at shutdown)       halt: StateHashMismatchError
 //     whose hash differs after replaying through c
@@ -80,7 +80,8 @@ import {
   readStamped,
 } from '../bus/codec.js';
 import { MarketKind, type EngineConfig, type RecordSink } from '../bus/types.js';
-import { DIGEST_SEED, digestRecord, finishDigest } from './digest.js';
+import type { StampedRec } from '../bus/generated/records.js';
+import { DIGEST_SEED, RecordDigester, finishDigest } from './digest.js';
 import type { JournalStore } from '../store/journal-store.js';
 import {
   CHECKSUMMED_BYTES,
@@ -89,6 +90,7 @@ import {
   CONFIG_KEY,
   FORMAT_KEY,
   JOURNAL_FORMAT,
+  JOURNAL_FORMATS_READ,
   chainChecksum,
   encodeSnapshotFile,
   readConfigChange,
@@ -182,11 +184,11 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
         'configuration (adding margin parameters to one without them is the one change accepted), or with a new data directory',
     );
   }
-  if (format !== JOURNAL_FORMAT && !(empty && format === undefined)) {
-    throw new JournalFormatError(`the journal has format ${format ?? '1 (no output digests)'}, this server reads format ${JOURNAL_FORMAT}; use a new data directory`);
+  if (!(format !== undefined && JOURNAL_FORMATS_READ.includes(format)) && !(empty && format === undefined)) {
+    throw new JournalFormatError(`the journal has format ${format ?? '1 (no output digests)'}, this server reads formats ${JOURNAL_FORMATS_READ.join(' and ')}; use a new data directory`);
   }
   if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
-  if (format === undefined) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
+  if (format !== JOURNAL_FORMAT) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
   if (gained) return { change: { seq: store.lastSeq(), previousSha256: stored }, gained };
   return { change: readConfigChange(store), gained: false };
 }
@@ -228,12 +230,13 @@ export function snapshotFile(exchange: Exchange, seq: number, timeUs: number, co
 /** Folds every output written to its sink into the output digest, encoded as the ring holds it. */
 export class DigestSink {
   digest = DIGEST_SEED;
+  private readonly digester = new RecordDigester();
   /** Each output is encoded at offset 0 of one scratch slot and folded in once written. */
   readonly sink: RecordSink = {
     view: new DataView(new ArrayBuffer(SLOT_BYTES)),
     claim: () => 0,
     written: (at) => {
-      this.digest = digestRecord(this.sink.view, at, this.digest);
+      this.digest = this.digester.fold(this.sink.view, at, this.digest);
     },
   };
   begin(): void {
@@ -346,25 +349,16 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   moveOnAfter(startSeq - 1);
 
   const digests = new DigestSink();
-  const rec = newStampedRec();
-  let lastSeq = startSeq - 1;
-  let replayed = 0;
-  for (const { seq, value } of store.range(startSeq)) {
-    const { view, stored } = readRecord(value, seq, lastSeq, lastChecksum, rec);
+  const replay = replayRecords(store, startSeq, lastChecksum, lastTimeUs, (rec) => {
     digests.begin();
     exchange.apply(rec.command, rec.seq, rec.timeUs, digests.sink);
-    const digest = digests.finish();
-    const storedDigest = view.getUint32(JOURNAL_DIGEST_OFFSET, true);
-    if (digest !== storedDigest) {
-      throw new JournalOutputDigestError(`journal record ${seq}: replayed outputs digest to ${digest}, the live engine's to ${storedDigest}`);
-    }
-    lastSeq = seq;
-    lastChecksum = stored;
-    lastTimeUs = rec.timeUs;
-    replayed++;
+    return digests.finish();
+  }, (seq) => {
     checkCleanStop(seq);
     moveOnAfter(seq);
-  }
+  });
+  const { lastSeq, replayed } = replay;
+  ({ lastChecksum, lastTimeUs } = replay);
   // The clean stop was recorded at a sequence the journal no longer reaches: its tail is gone.
   if (cleanStop !== null && cleanStop.seq > lastSeq) {
     throw new JournalGapError(`the journal ends at sequence ${lastSeq}, but the server stopped cleanly at ${cleanStop.seq}`);
@@ -374,19 +368,51 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? change!.seq : null };
 }
 
-/** Journal record `seq` read into `rec`, after checking its size, contiguity and checksum chain (the decision table). */
-function readRecord(value: Uint8Array, seq: number, lastSeq: number, lastChecksum: number, rec: ReturnType<typeof newStampedRec>): { view: DataView; stored: number } {
-  if (value.length !== JOURNAL_RECORD_BYTES) {
-    throw new JournalRecordSizeError(`journal record ${seq} has ${value.length} bytes, expected ${JOURNAL_RECORD_BYTES}`);
+/**
+ * Replays the records from `startSeq`: each stored run decoded in place, each record checked
+ * (readRecord), applied by `apply` (which returns its output digest, compared with the stored one)
+ * and then handed to `after`.
+ */
+function replayRecords(
+  store: JournalStore, startSeq: number, checksum: number, timeUs: number,
+  apply: (rec: StampedRec) => number, after: (seq: number) => void,
+): { lastSeq: number; lastChecksum: number; lastTimeUs: number; replayed: number } {
+  const rec = newStampedRec();
+  let lastSeq = startSeq - 1;
+  let lastChecksum = checksum;
+  let lastTimeUs = timeUs;
+  for (const { seq: runSeq, value } of store.range(startSeq)) {
+    if (value.length === 0 || value.length % JOURNAL_RECORD_BYTES !== 0) {
+      throw new JournalRecordSizeError(`journal records from ${runSeq}: the stored value has ${value.length} bytes, not a whole number of ${JOURNAL_RECORD_BYTES}-byte records`);
+    }
+    const view = new DataView(value.buffer, value.byteOffset, value.length);
+    for (let at = 0, seq = runSeq; at < value.length; at += JOURNAL_RECORD_BYTES, seq++) {
+      lastChecksum = readRecord(value, view, at, seq, lastSeq, lastChecksum, rec);
+      const digest = apply(rec);
+      const storedDigest = view.getUint32(at + JOURNAL_DIGEST_OFFSET, true);
+      if (digest !== storedDigest) {
+        throw new JournalOutputDigestError(`journal record ${seq}: replayed outputs digest to ${digest}, the live engine's to ${storedDigest}`);
+      }
+      lastSeq = seq;
+      lastTimeUs = rec.timeUs;
+      after(seq);
+    }
   }
+  return { lastSeq, lastChecksum, lastTimeUs, replayed: lastSeq - startSeq + 1 };
+}
+
+/**
+ * Journal record `seq`, at `at` of a run, read into `rec` after checking its contiguity and
+ * checksum chain (the decision table); returns its checksum.
+ */
+function readRecord(run: Uint8Array, view: DataView, at: number, seq: number, lastSeq: number, lastChecksum: number, rec: StampedRec): number {
   if (seq !== lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
-  const expected = chainChecksum(value, CHECKSUMMED_BYTES, lastChecksum);
-  const view = new DataView(value.buffer, value.byteOffset, value.length);
-  const stored = view.getUint32(JOURNAL_CHECKSUM_OFFSET, true);
+  const expected = chainChecksum(run.subarray(at, at + CHECKSUMMED_BYTES), CHECKSUMMED_BYTES, lastChecksum);
+  const stored = view.getUint32(at + JOURNAL_CHECKSUM_OFFSET, true);
   if (stored !== expected) throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
-  readStamped(view, 0, rec);
+  readStamped(view, at, rec);
   if (rec.seq !== seq) throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
-  return { view, stored };
+  return stored;
 }
 
 /**

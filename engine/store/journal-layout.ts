@@ -14,8 +14,15 @@ import { JOURNAL_CHECKSUM_OFFSET, crc32 } from '../bus/codec.js';
 /** Bytes of the JournalRecord covered by the checksum: the stamped record and the output digest. */
 export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
 
-/** Journal layout version: 2 = records with output digests (engine/shell/journal.ts replays them). */
-export const JOURNAL_FORMAT = '2';
+/**
+ * Journal layout version: 2 = records with output digests (engine/shell/journal.ts replays them),
+ * one record per stored value; 3 = the same records, a batch's records back to back in one stored
+ * value (engine/store/journal-store.ts). This server reads both and writes 3: a journal of format 2
+ * is marked 3 when this server opens it, so that a server reading only format 2 refuses it.
+ */
+export const JOURNAL_FORMAT = '3';
+/** Earlier formats this server reads: a record per value is a run of one. */
+export const JOURNAL_FORMATS_READ: readonly string[] = ['2', JOURNAL_FORMAT];
 /** Meta keys: the journal format and the engine configuration's fingerprint (recovery checks both). */
 export const FORMAT_KEY = 'journalFormat';
 export const CONFIG_KEY = 'engineConfigSha256';
@@ -51,7 +58,7 @@ const nativeCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: num
 
 /** crc32 of bytes[0, length), continuing from `prev` (zlib's native crc32 when Node has it). */
 export function chainChecksum(bytes: Uint8Array, length: number, prev: number): number {
-  if (nativeCrc32 !== undefined) return nativeCrc32(bytes.subarray(0, length), prev) >>> 0;
+  if (nativeCrc32 !== undefined) return nativeCrc32(bytes.length === length ? bytes : bytes.subarray(0, length), prev) >>> 0;
   return crc32(bytes, 0, length, prev);
 }
 

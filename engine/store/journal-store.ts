@@ -7,13 +7,24 @@
 //   - append() adds a record to the open batch; commit() resolves once every appended record is
 //     on disk (flushed, not merely committed), and rejects if any write or flush failed. Batches
 //     are atomic: after a crash the store holds a prefix of the committed batches.
-//   - range(from) yields the stored records from `from` in sequence order (keys as numbers).
+//   - range(from) yields the stored records from `from` in sequence order: each item a run of
+//     consecutive records (value.length a multiple of JOURNAL_RECORD_BYTES, the first at `seq`;
+//     a damaged value may have any length, which recovery refuses).
+//   - endBatch() ends the open batch's run: the records appended since are written (within the
+//     caller's transaction, when it holds one); commit() ends the batch itself when no one did.
 //   - snapshots are opaque blobs keyed by sequence, each written atomically and durably
 //     (writeSnapshot resolves after the blob and its directory entry are on disk).
-//   - deleteRecordsBefore(seq) is compaction: it removes records with a smaller sequence.
+//   - deleteRecordsBefore(seq) is compaction: it removes the runs whose records all have a smaller
+//     sequence (a run holding `seq` stays whole).
 //
-// LmdbJournalStore keeps records in the LMDB database "journal" (8-byte big-endian keys) and
-// "meta" of <dataDir>/journal, and snapshots as files <dataDir>/snapshots/<seq>.snap (temp file,
+// LmdbJournalStore keeps records in the LMDB database "journal" and "meta" of <dataDir>/journal.
+// A value of the journal database is a run of consecutive records, back to back
+// (JOURNAL_RECORD_BYTES each), under the 8-byte big-endian sequence of its first record: a batch's
+// records go into one value (up to RUN_MAX_RECORDS), so a batch costs one LMDB put, not one per
+// record, and recovery reads a batch as one value and decodes its records in place. Journals of
+// format 2 hold one record per value, which is a run of one: they read as they are.
+//
+// The store's other files: and snapshots as files <dataDir>/snapshots/<seq>.snap (temp file,
 // fsync, rename, fsync of the directory). History databases that other modules keep in the same
 // environment are not touched by compaction.
 
@@ -21,6 +32,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, r
 import { open as openFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { JOURNAL_RECORD_BYTES } from '../bus/codec.js';
 
 export interface StoredRecord {
   seq: number;
@@ -28,7 +40,10 @@ export interface StoredRecord {
 }
 
 export interface JournalStore {
+  /** Adds a record (copied) to the open batch. */
   append(seq: number, value: Uint8Array): void;
+  /** Writes the records appended since the last endBatch (inside the caller's transaction, if any). */
+  endBatch(): void;
   commit(): Promise<void>;
   firstSeq(): number;
   lastSeq(): number;
@@ -44,7 +59,7 @@ export interface JournalStore {
   listSnapshots(): number[];
   readSnapshot(seq: number): Uint8Array | undefined;
   deleteSnapshot(seq: number): void;
-  /** Removes the records with seq < `seq`; resolves when the removal is on disk. Returns how many. */
+  /** Removes the runs of records all with seq < `seq`; resolves when the removal is on disk. Returns how many records. */
   deleteRecordsBefore(seq: number): Promise<number>;
   close(): Promise<void>;
 }
@@ -73,6 +88,20 @@ function commitFailpoint(spec: string | undefined, name: string): number {
   return match === null ? 0 : Number(match[1]);
 }
 const COMPACTION_CHUNK = 10_000;
+/** Records per stored run at most (1.5 MB): a batch larger than this takes several values. */
+export const RUN_MAX_RECORDS = 8192;
+/** Records the open run starts with room for; it doubles as records arrive. */
+const RUN_INITIAL_RECORDS = 16;
+
+/** Sequence of the record a journal key starts. */
+function keySeq(key: Buffer): number {
+  return key.readUInt32BE(0) * 0x1_0000_0000 + key.readUInt32BE(4);
+}
+
+/** Records in a stored run (a damaged value of another length counts as one). */
+function runRecords(value: Uint8Array): number {
+  return Math.max(1, Math.floor(value.length / JOURNAL_RECORD_BYTES));
+}
 
 export class LmdbJournalStore implements JournalStore {
   readonly root: RootDatabase;
@@ -81,6 +110,10 @@ export class LmdbJournalStore implements JournalStore {
   private readonly snapshotDir: string;
   private lastWrite: Promise<boolean> | null = null;
   private commits = 0;
+  /** The open run: records appended since the last endBatch, back to back from runSeq. */
+  private run: Buffer | null = null;
+  private runSeq = 0;
+  private runCount = 0;
   /** Failpoint (tests only): the commit with this 1-based number fails after its flush. */
   private readonly failCommit = commitFailpoint(process.env['EXCHANGE_FAILPOINT'], 'journal-commit');
   /** Failpoint (tests only): the commit with this 1-based number never completes. */
@@ -95,10 +128,30 @@ export class LmdbJournalStore implements JournalStore {
   }
 
   append(seq: number, value: Uint8Array): void {
-    this.lastWrite = this.records.put(seqKey(seq), value as Buffer);
+    if (value.length !== JOURNAL_RECORD_BYTES) throw new Error(`journal record ${seq} has ${value.length} bytes, expected ${JOURNAL_RECORD_BYTES}`);
+    if (this.run !== null && (seq !== this.runSeq + this.runCount || this.runCount === RUN_MAX_RECORDS)) this.endBatch();
+    if (this.run === null) {
+      this.run = Buffer.allocUnsafe(RUN_INITIAL_RECORDS * JOURNAL_RECORD_BYTES);
+      this.runSeq = seq;
+      this.runCount = 0;
+    } else if ((this.runCount + 1) * JOURNAL_RECORD_BYTES > this.run.length) {
+      const grown = Buffer.allocUnsafe(this.run.length * 2);
+      this.run.copy(grown, 0, 0, this.runCount * JOURNAL_RECORD_BYTES);
+      this.run = grown;
+    }
+    this.run.set(value, this.runCount * JOURNAL_RECORD_BYTES);
+    this.runCount++;
+  }
+
+  endBatch(): void {
+    if (this.run === null) return;
+    // A new buffer for every run: an asynchronous put may still read this one.
+    this.lastWrite = this.records.put(seqKey(this.runSeq), this.run.subarray(0, this.runCount * JOURNAL_RECORD_BYTES));
+    this.run = null;
   }
 
   async commit(): Promise<void> {
+    this.endBatch();
     const written = this.lastWrite;
     this.lastWrite = null;
     if (written !== null && !(await written)) throw new Error('journal write was not applied');
@@ -108,23 +161,38 @@ export class LmdbJournalStore implements JournalStore {
   }
 
   firstSeq(): number {
-    for (const key of this.records.getKeys({ limit: 1 })) return Number((key as Buffer).readBigUInt64BE(0));
+    for (const key of this.records.getKeys({ limit: 1 })) return keySeq(key as Buffer);
     return 0;
   }
 
   lastSeq(): number {
-    for (const key of this.records.getKeys({ limit: 1, reverse: true })) return Number((key as Buffer).readBigUInt64BE(0));
+    for (const { key, value } of this.records.getRange({ limit: 1, reverse: true })) return keySeq(key as Buffer) + runRecords(value) - 1;
     return 0;
   }
 
+  /** The stored run holding `seq` (the value under the greatest key at or below it), if any. */
+  private runAt(seq: number): StoredRecord | undefined {
+    for (const { key, value } of this.records.getRange({ start: seqKey(seq), reverse: true, limit: 1 })) {
+      const first = keySeq(key as Buffer);
+      return seq < first + runRecords(value) ? { seq: first, value } : undefined;
+    }
+    return undefined;
+  }
+
   read(seq: number): Uint8Array | undefined {
-    return this.records.get(seqKey(seq)) ?? undefined;
+    const run = this.runAt(seq);
+    if (run === undefined || run.value.length < JOURNAL_RECORD_BYTES) return run?.value;
+    const at = (seq - run.seq) * JOURNAL_RECORD_BYTES;
+    return run.value.subarray(at, at + JOURNAL_RECORD_BYTES);
   }
 
   *range(fromSeq: number): Iterable<StoredRecord> {
-    for (const { key, value } of this.records.getRange({ start: seqKey(fromSeq) })) {
-      yield { seq: Number((key as Buffer).readBigUInt64BE(0)), value };
+    const first = this.runAt(fromSeq);
+    if (first !== undefined && first.seq < fromSeq) {
+      yield { seq: fromSeq, value: first.value.subarray((fromSeq - first.seq) * JOURNAL_RECORD_BYTES) };
+      fromSeq = first.seq + runRecords(first.value);
     }
+    for (const { key, value } of this.records.getRange({ start: seqKey(fromSeq) })) yield { seq: keySeq(key as Buffer), value };
   }
 
   getMeta(key: string): string | undefined {
@@ -185,12 +253,17 @@ export class LmdbJournalStore implements JournalStore {
     let removed = 0;
     for (;;) {
       const keys: Buffer[] = [];
-      for (const key of this.records.getKeys({ start: seqKey(1), end: seqKey(seq), limit: COMPACTION_CHUNK })) keys.push(key as Buffer);
+      let records = 0;
+      for (const { key, value } of this.records.getRange({ start: seqKey(1), end: seqKey(seq), limit: COMPACTION_CHUNK })) {
+        if (keySeq(key as Buffer) + runRecords(value) > seq) break; // holds seq: stays
+        keys.push(key as Buffer);
+        records += runRecords(value);
+      }
       if (keys.length === 0) break;
       let last: Promise<boolean> | null = null;
       for (const key of keys) last = this.records.remove(key);
       await last;
-      removed += keys.length;
+      removed += records;
     }
     await this.records.flushed;
     return removed;

@@ -13,6 +13,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, write
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { open } from 'lmdb';
+import { JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   ROOT, createTestAccount, get, removeDir, signed, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount,
@@ -55,6 +56,11 @@ async function journalCutAt(liveDir: string, dir: string, seq: number): Promise<
   const meta = root.openDB<string, string>({ name: 'meta', encoding: 'string' });
   const later = [...records.getKeys({ start: seqKey(seq + 1) })];
   for (const key of later) records.removeSync(key as Buffer);
+  // A stored value is a run of records from its key's sequence: the run holding seq ends there.
+  for (const { key, value } of records.getRange({ start: seqKey(seq), reverse: true, limit: 1 })) {
+    const first = Number((key as Buffer).readBigUInt64BE(0));
+    records.putSync(key as Buffer, value.subarray(0, (seq - first + 1) * JOURNAL_RECORD_BYTES));
+  }
   meta.removeSync('cleanStop');
   await root.close();
 }

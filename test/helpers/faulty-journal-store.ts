@@ -27,6 +27,8 @@ export class FaultyJournalStore implements JournalStore {
     this.batch.push([seq, Uint8Array.from(value)]);
   }
 
+  endBatch(): void {}
+
   commit(): Promise<void> {
     const batch = this.batch;
     const metaBatch = this.metaBatch;

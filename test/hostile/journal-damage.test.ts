@@ -12,6 +12,7 @@ import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seqKey } from '../../engine/store/journal-store.js';
 import { JOURNAL_FORMAT } from '../../engine/store/journal-layout.js';
+import { JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
 import { createTestAccount, removeDir, startServer, tempDataDir, type RunningServer } from '../helpers/server.js';
 
 const ARGS = ['--no-demo', '--front-threads', '1'];
@@ -49,7 +50,7 @@ describe('journal damage halts start-up', () => {
     await createTestAccount(server.adminPort, ['USDC=1000']);
     expect(await server.stop('SIGTERM')).toBe(0);
 
-    // A record one byte longer than a journal record.
+    // A stored value (a run of records) one byte longer than its records.
     let seq = 0;
     let original: Buffer | undefined;
     await editJournal(dataDir, ({ records }) => {
@@ -61,7 +62,7 @@ describe('journal damage halts start-up', () => {
     const size = await haltedStart(dataDir);
     expect(size).toMatch(/^server exited with 3 before ready/);
     expect(size).toContain('thread failed (JournalRecordSizeError)');
-    expect(size).toContain(`journal record ${seq} has ${original!.length + 1} bytes, expected ${original!.length}`);
+    expect(size).toContain(`journal records from ${seq}: the stored value has ${original!.length + 1} bytes, not a whole number of ${JOURNAL_RECORD_BYTES}-byte records`);
     await editJournal(dataDir, ({ records }) => records.putSync(seqKey(seq), original!));
 
     // No format marker (a journal from before output digests), then a format this server does not read.
@@ -72,12 +73,12 @@ describe('journal damage halts start-up', () => {
     const unmarked = await haltedStart(dataDir);
     expect(unmarked).toMatch(/^server exited with 3 before ready/);
     expect(unmarked).toContain('thread failed (JournalFormatError)');
-    expect(unmarked).toContain(`the journal has format 1 (no output digests), this server reads format ${JOURNAL_FORMAT}`);
-    await editJournal(dataDir, ({ meta }) => meta.putSync('journalFormat', '3'));
+    expect(unmarked).toContain(`the journal has format 1 (no output digests), this server reads formats 2 and ${JOURNAL_FORMAT}`);
+    await editJournal(dataDir, ({ meta }) => meta.putSync('journalFormat', '4'));
     const newer = await haltedStart(dataDir);
     expect(newer).toMatch(/^server exited with 3 before ready/);
     expect(newer).toContain('thread failed (JournalFormatError)');
-    expect(newer).toContain(`the journal has format 3, this server reads format ${JOURNAL_FORMAT}`);
+    expect(newer).toContain(`the journal has format 4, this server reads formats 2 and ${JOURNAL_FORMAT}`);
 
     await editJournal(dataDir, ({ meta }) => meta.putSync('journalFormat', JOURNAL_FORMAT));
     const repaired = await startServer({ dataDir, args: ARGS });

@@ -8,6 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { EngineConfig } from '../../engine/bus/types.js';
+import { JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
 import { EngineConfigChangedError, checkJournalIdentity, engineConfigFingerprint } from '../../engine/shell/journal.js';
 import { LmdbJournalStore } from '../../engine/store/journal-store.js';
 import { CONFIG_KEY, readConfigChange } from '../../engine/store/journal-layout.js';
@@ -52,7 +53,7 @@ describe('the configuration change a journal accepts', () => {
   it('accepts only margin parameters added to the journal\'s configuration', async () => {
     expect(margin).toBeDefined();
     expect(identity(withoutMargin)).toEqual({ change: null, gained: false }); // first start: recorded
-    store.append(1, new Uint8Array(8)); // a record, so that the journal is not empty
+    store.append(1, new Uint8Array(JOURNAL_RECORD_BYTES)); // a record, so that the journal is not empty
     await store.commit();
     expect(store.lastSeq()).toBe(1);
     const refused = [

@@ -1,0 +1,150 @@
+// The LMDB journal stores a batch's records back to back in one value (a run, format 3), and still
+// reads journals of format 2, one record per value: a journal written before runs, and one that
+// an upgraded server continued with runs, replay to the live engine's state; reads, ranges and
+// compaction work on records whatever run holds them.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { open } from 'lmdb';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Exchange } from '../../engine/core/exchange.js';
+import { JOURNAL_RECORD_BYTES, SLOT_BYTES, commandFromSlot } from '../../engine/bus/codec.js';
+import { OutboundRing } from '../../engine/bus/ring.js';
+import { CommandKind, type EngineConfig } from '../../engine/bus/types.js';
+import { JournalWriter } from '../../engine/shell/journal-writer.js';
+import { Sequencer } from '../../engine/shell/sequencer.js';
+import { JournalFormatError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
+import { CONFIG_KEY, FORMAT_KEY, JOURNAL_FORMAT } from '../../engine/store/journal-layout.js';
+import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
+import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
+import { EngineHarness, prng, randomInt } from '../helpers/engine-harness.js';
+import { randomConfig, runRandomStream } from '../helpers/engine-random.js';
+
+const SEED = 21;
+const COMMANDS = 400;
+
+/** The records the real writer makes of a random stream (in random batches), and the live state hash. */
+async function liveJournal(config: EngineConfig): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
+  const harness = new EngineHarness(config);
+  harness.checks = false;
+  runRandomStream(harness, SEED, COMMANDS);
+  const exchange = new Exchange(config);
+  const ring = OutboundRing.create({ slotCount: 1 << 14, slotBytes: SLOT_BYTES, consumerCount: 1 });
+  const consumer = ring.consumer(0);
+  const sequencer = new Sequencer(exchange, ring, () => ring.tryClaim());
+  const store = new FaultyJournalStore();
+  const writer = new JournalWriter(store, 0, 0);
+  const random = prng(SEED);
+  let seq = 0;
+  for (const [i, stamped] of harness.stream.entries()) {
+    const command = commandFromSlot(stamped.command);
+    if (command.kind >= CommandKind.QueryBalances) sequencer.query(command, seq, stamped.timeUs);
+    else sequencer.command(++seq, stamped.timeUs, command, null, 0);
+    ring.flush();
+    consumer.poll((offset) => {
+      writer.onRecord(ring.view, offset);
+      return true;
+    }, 1 << 20);
+    if (randomInt(random, 0, 9) === 0 || i === harness.stream.length - 1) await writer.commit();
+  }
+  return { records: store.disk, stateHash: exchange.stateHash() };
+}
+
+/** A data directory whose journal holds records 1..upTo one per value, marked format 2 (as written before runs). */
+async function formatTwoJournal(dir: string, records: Map<number, Uint8Array>, upTo: number, fingerprint: string): Promise<void> {
+  const root = open({ path: join(dir, 'journal'), maxDbs: 16 });
+  const db = root.openDB<Buffer, Buffer>({ name: 'journal', keyEncoding: 'binary', encoding: 'binary' });
+  const meta = root.openDB<string, string>({ name: 'meta', encoding: 'string' });
+  for (let seq = 1; seq <= upTo; seq++) db.putSync(seqKey(seq), Buffer.from(records.get(seq)!));
+  meta.putSync(FORMAT_KEY, '2');
+  meta.putSync(CONFIG_KEY, fingerprint);
+  await root.close();
+}
+
+function storedValues(store: LmdbJournalStore): number {
+  return [...store.records.getKeys()].length;
+}
+
+describe('journal runs (format 3) and one-record values (format 2)', async () => {
+  const config = randomConfig(SEED);
+  const fingerprint = engineConfigFingerprint(config);
+  const { records, stateHash } = await liveJournal(config);
+  const last = records.size;
+  const dirs: string[] = [];
+  const tempDir = (): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-runs-'));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('replays a format 2 journal to the live state and marks it format 3', async () => {
+    expect(last).toBeGreaterThan(300);
+    const dir = tempDir();
+    await formatTwoJournal(dir, records, last, fingerprint);
+    const store = new LmdbJournalStore(dir);
+    expect(storedValues(store)).toBe(last);
+    const recovery = recover(store, config, fingerprint);
+    expect(recovery.lastSeq).toBe(last);
+    expect(recovery.exchange.stateHash()).toBe(stateHash);
+    expect(store.getMeta(FORMAT_KEY)).toBe(JOURNAL_FORMAT);
+    expect(JOURNAL_FORMAT).toBe('3');
+    await store.close();
+  });
+
+  it('replays a format 2 journal continued in runs, and reads every record where its run keeps it', async () => {
+    const dir = tempDir();
+    const half = Math.floor(last / 2);
+    await formatTwoJournal(dir, records, half, fingerprint);
+    const store = new LmdbJournalStore(dir);
+    recover(store, config, fingerprint);
+    // Batches of 1 to 40 records, each one run.
+    const random = prng(SEED + 1);
+    for (let seq = half + 1; seq <= last; ) {
+      for (let end = Math.min(last, seq + randomInt(random, 0, 39)); seq <= end; seq++) store.append(seq, records.get(seq)!);
+      await store.commit();
+    }
+    expect(storedValues(store)).toBeLessThan(half + (last - half) / 4);
+    expect([store.firstSeq(), store.lastSeq()]).toEqual([1, last]);
+    for (let seq = 1; seq <= last; seq++) expect(Buffer.from(store.read(seq)!).equals(Buffer.from(records.get(seq)!))).toBe(true);
+    expect(store.read(last + 1)).toBeUndefined();
+    // A range from inside a run starts at that record.
+    const from = half + 3;
+    const ranged: number[] = [];
+    for (const { seq, value } of store.range(from)) for (let k = 0; k < value.length / JOURNAL_RECORD_BYTES; k++) ranged.push(seq + k);
+    expect(ranged).toEqual(Array.from({ length: last - from + 1 }, (_, i) => from + i));
+    const recovery = recover(store, config, fingerprint);
+    expect(recovery.lastSeq).toBe(last);
+    expect(recovery.exchange.stateHash()).toBe(stateHash);
+    await store.close();
+  });
+
+  it('compacts whole runs only: the run holding the kept sequence stays', async () => {
+    const dir = tempDir();
+    const store = new LmdbJournalStore(dir);
+    recover(store, config, fingerprint);
+    for (let seq = 1; seq <= last; seq++) {
+      store.append(seq, records.get(seq)!);
+      if (seq % 100 === 0) store.endBatch(); // runs 1-100, 101-200, ...
+    }
+    await store.commit();
+    expect(storedValues(store)).toBe(Math.ceil(last / 100));
+    expect(await store.deleteRecordsBefore(250)).toBe(200);
+    expect(store.firstSeq()).toBe(201);
+    expect(Buffer.from(store.read(250)!).equals(Buffer.from(records.get(250)!))).toBe(true);
+    expect(store.read(200)).toBeUndefined();
+    await store.close();
+  });
+
+  it('refuses a journal of a format it does not read', async () => {
+    const dir = tempDir();
+    await formatTwoJournal(dir, records, 10, fingerprint);
+    const store = new LmdbJournalStore(dir);
+    store.putMetaSync(FORMAT_KEY, '4');
+    expect(() => recover(store, config, fingerprint)).toThrow(JournalFormatError);
+    await store.close();
+  });
+});
