@@ -195,6 +195,11 @@ export class ModelLending {
     return [...this.lent.values(), ...this.borrowed.values()].some((v) => v > 0);
   }
 
+  /** The account's borrow of an asset. */
+  borrowedOf(accountId: number, assetId: number): number {
+    return this.get(this.borrowed, accountId, assetId);
+  }
+
   /** Whether the account borrows anything. */
   borrowsAnything(accountId: number): boolean {
     return [...this.borrowed].some(([key, value]) => key.startsWith(`${accountId}:`) && value > 0);

@@ -392,6 +392,7 @@ export class ModelExchange {
       const needsLevel = delayed || !levels.includes(cmd.priceTicks);
       if (needsLevel && levels.length + reserved >= limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
     }
+    if (this.liquidatingRefusal(cmd, market)) return ResultCode.AccountLiquidating;
     const lock = cmd.side === Side.Bid ? cmd.priceTicks * cmd.qtyLots * market.quoteUnitsPerTickLot : cmd.qtyLots * market.baseUnitsPerLot;
     const asset = cmd.side === Side.Bid ? market.quoteAssetId : market.baseAssetId;
     if (this.bal(cmd.accountId, asset).available < lock) return this.fundHold(cmd, asset, lock);
@@ -420,6 +421,7 @@ export class ModelExchange {
     const limits = this.config.limits;
     if (this.orders.filter((o) => o.accountId === cmd.accountId).length >= limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
     if (this.orders.filter((o) => o.market === market).length >= limits.maxOrdersPerBook) return ResultCode.BookFull;
+    if (this.liquidatingRefusal(cmd, market)) return ResultCode.AccountLiquidating;
     const bid = cmd.side === Side.Bid;
     const available = this.bal(cmd.accountId, bid ? market.quoteAssetId : market.baseAssetId).available;
     const cheapestLot = market.minPriceTicks * market.quoteUnitsPerTickLot;
@@ -440,6 +442,12 @@ export class ModelExchange {
     if (available >= lock) return ResultCode.Ok;
     // Only a hold that does not follow the balance is funded: an ask by quantity, a bid by quote.
     return bid === byQuote ? this.fundHold(cmd, bid ? market.quoteAssetId : market.baseAssetId, lock) : ResultCode.InsufficientFunds;
+  }
+
+  /** A liquidating account may only place an order that receives an asset it borrows (engine/core/margin/liquidating.ts). */
+  private liquidatingRefusal(cmd: Command, market: MarketSpec): boolean {
+    const received = cmd.side === Side.Bid ? market.baseAssetId : market.quoteAssetId;
+    return this.lending.isLiquidating(cmd.accountId) && this.lending.borrowedOf(cmd.accountId, received) === 0;
   }
 
   private place(cmd: Command): void {

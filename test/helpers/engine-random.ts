@@ -342,7 +342,7 @@ function borrowLendCommand(random: () => number, seen: Observed, account: number
  * A borrower pushed into the liquidating state and out of it, once per stream: a seventh account
  * holding only market 1's base borrows quote (an eighth lends it) at an index near the book and
  * may not withdraw it (InsufficientMargin), market 1's index then falls to a tenth, the borrower asks to borrow and to withdraw again
- * (AccountLiquidating), repays everything (the state clears), and the index returns.
+ * (AccountLiquidating), places a bid (AccountLiquidating) and an ask of market 1 and cancels them, repays everything (the state clears), and the index returns.
  */
 function liquidationRound(h: EngineHarness, random: () => number, seen: Observed, kinds: readonly CommandKind[]): void {
   if (!kinds.includes(CommandKind.BorrowLend) || !kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
@@ -364,6 +364,12 @@ function liquidationRound(h: EngineHarness, random: () => number, seen: Observed
   apply(cmd.setIndexPrice(OTHER, priceE9 / 10, 1));
   apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 0, amountUnits: 1 });
   apply({ kind: CommandKind.Withdraw, accountId: borrower, assetId: QUOTE, amountUnits: 1, key: digestOf(h.stream.length + 1) });
+  // Its spot orders: a bid of market 1's base adds risk (AccountLiquidating); an ask of it pays
+  // the quote it owes (placed when the state held, then cancelled).
+  const near = seen.lastTrade[1] > 0 ? seen.lastTrade[1] : 100; // inside market 1's price band
+  apply(cmd.place(borrower, 'bid', near, 1, { market: M1, postOnly: true }));
+  apply(cmd.place(borrower, 'ask', near, 1, { market: M1 }));
+  apply(cmd.cancelAll(borrower, M1));
   const [, borrowed] = seen.lending.get(`${borrower}:${QUOTE}`) ?? [0, 0];
   if (borrowed > 0) apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 1, amountUnits: borrowed });
   apply(cmd.setIndexPrice(OTHER, priceE9, 1));

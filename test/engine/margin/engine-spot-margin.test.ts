@@ -102,6 +102,28 @@ describe('orders with autoBorrow', () => {
   });
 });
 
+describe('plain orders of an account that borrows', () => {
+  it('keep the exact lock rule: no borrow, no margin test, InsufficientFunds past the available balance', () => {
+    const { h, borrower } = setup(100);
+    h.apply(borrow(borrower, QUOTE, 6_000));
+    expect(h.balance(borrower, QUOTE)).toEqual([6_000, 0]);
+    // A bid of 10 lots at 200 holds 10 × 200 × 3 = 6 000: exactly the available USDC.
+    const before = h.exchange.stateHash();
+    expect(codeOf(h.apply(cmd.place(borrower, 'bid', 200, 11, { postOnly: true })))).toBe(ResultCode.InsufficientFunds);
+    expect(h.exchange.stateHash()).toBe(before);
+    const placed = h.apply(cmd.place(borrower, 'bid', 199, 10, { postOnly: true }));
+    expect(placed.some((r) => r.type === RecordType.Result)).toBe(false);
+    expect(movesOf(placed)).toEqual([]);
+    expect(h.balance(borrower, QUOTE)).toEqual([6_000 - 5_970, 5_970]);
+    // An ask of the SOL it holds, the borrow of USDC untouched.
+    const ask = h.apply(cmd.place(borrower, 'ask', 201, 10, { postOnly: true }));
+    expect(movesOf(ask)).toEqual([]);
+    expect(h.balance(borrower, BASE)).toEqual([0, 100]);
+    expect(codeOf(h.apply(cmd.place(borrower, 'ask', 201, 1, { postOnly: true })))).toBe(ResultCode.InsufficientFunds);
+    expect(position(h, borrower, QUOTE)).toEqual([0, 6_000]);
+  });
+});
+
 describe('orders with autoLendRedeem', () => {
   it('redeem the shortfall from the lend of the spent asset, only with the flag', () => {
     const h = new EngineHarness(marginConfig());
