@@ -413,7 +413,7 @@ export class ModelLending {
     if (plan.borrow > 0) this.autoMove(accountId, assetId, BorrowLendEvent.Borrow, plan.borrow);
   }
 
-  /** A fill paid `units` of an asset: they repay the account's borrow (autoBorrowRepay), and what is left is lent (autoLend). */
+  /** A fill or a deposit paid `units` of an asset: they repay the account's borrow, and what is left is lent (not while liquidating). */
   applyProceeds(accountId: number, assetId: number, units: number, repay: boolean, lend: boolean): void {
     const p = this.pool(assetId);
     if (!p || units <= 0) return;
@@ -424,7 +424,7 @@ export class ModelLending {
       this.autoMove(accountId, assetId, BorrowLendEvent.BorrowRepay, repaid);
       left -= repaid;
     }
-    if (!lend || this.get(this.borrowed, accountId, assetId) > 0 || p.state !== 'Open') return;
+    if (!lend || this.get(this.borrowed, accountId, assetId) > 0 || p.state !== 'Open' || this.isLiquidating(accountId)) return;
     const room = Number(p.openBorrowLendLimitUnits - this.total(this.lent, assetId));
     const step = Number(p.stepUnits);
     const lent = Math.floor(Math.min(left, Math.max(room, 0)) / step) * step;

@@ -16,6 +16,7 @@
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
+  AccountSettingFlag,
   CommandFlag,
   CommandKind,
   ExpiryReason,
@@ -344,6 +345,10 @@ export class ModelExchange {
     this.supply.set(cmd.assetId, supply + amount);
     this.bal(cmd.accountId, cmd.assetId).available += amount;
     this.balanceRec(cmd.accountId, cmd.assetId);
+    const settings = this.accountSettings.get(cmd.accountId)?.flags ?? 0;
+    const [repay, lend] = [(settings & AccountSettingFlag.AutoRepayBorrows) !== 0, (settings & AccountSettingFlag.AutoLend) !== 0];
+    if (repay || lend) this.lending.applyProceeds(cmd.accountId, cmd.assetId, amount, repay, lend);
+    this.lending.review(cmd.accountId);
     this.result(cmd, ResultCode.Ok, this.bal(cmd.accountId, cmd.assetId).available);
   }
 
@@ -742,10 +747,11 @@ export class ModelExchange {
     this.depthRec(market, maker.side, price);
   }
 
-  /** A fill paid an order's account: repaid or lent as the order's spot margin flags ask. */
+  /** A fill paid an order's account: repaid or lent as the order's spot margin flags or the account's settings ask. */
   private proceeds(o: ModelOrder, assetId: number, units: number): void {
-    const repay = (o.flags & OrderFlag.AutoBorrowRepay) !== 0;
-    const lend = (o.flags & OrderFlag.AutoLend) !== 0;
+    const settings = this.accountSettings.get(o.accountId)?.flags ?? 0;
+    const repay = (o.flags & OrderFlag.AutoBorrowRepay) !== 0 || (settings & AccountSettingFlag.AutoRepayBorrows) !== 0;
+    const lend = (o.flags & OrderFlag.AutoLend) !== 0 || (settings & AccountSettingFlag.AutoLend) !== 0;
     if (repay || lend) this.lending.applyProceeds(o.accountId, assetId, units, repay, lend);
   }
 
