@@ -62,12 +62,15 @@ import { ResultCode, type CommandHeader } from '../bus/types.js';
 import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
+import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 7;
+const FORMAT_VERSION = 8;
+/** The last version without the borrow/lend throttle's step starts; import still reads it. */
+const FORMAT_VERSION_NO_THROTTLE = 7;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -128,6 +131,9 @@ const PARTS: readonly SnapshotPart[] = [
   },
   // the borrow/lend pools, their positions and the interest timer
   { exportTo: exportPoolsTo, importFrom: (s, r, version) => importPoolsFrom(s, r, version > FORMAT_VERSION_NO_POOLS) },
+  // the borrow/lend throttle: each pool's utilization when the hour began (after the pools: an
+  // older snapshot takes it from their totals)
+  { exportTo: exportThrottleTo, importFrom: (s, r, version) => importThrottleFrom(s, r, version > FORMAT_VERSION_NO_THROTTLE) },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */

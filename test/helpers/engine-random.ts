@@ -70,17 +70,24 @@ export function randomConfig(seed: number): EngineConfig {
 
 const ONE = 10n ** 12n;
 
+/** Throttles a pool may have: none that binds, the README's proposed one, and a tight one. */
+const THROTTLES = [
+  { throttleUtilizationThreshold: ONE, throttleUtilizationBound: ONE, throttleUpdateFraction: ONE },
+  { throttleUtilizationThreshold: (ONE * 8n) / 10n, throttleUtilizationBound: (ONE * 9n) / 10n, throttleUpdateFraction: ONE / 10n },
+  { throttleUtilizationThreshold: ONE / 5n, throttleUtilizationBound: ONE / 2n, throttleUpdateFraction: ONE / 4n },
+];
+
 /**
  * Borrow/lend pools for the quote asset and for market 1's base asset (banded, so it has a mark
  * price once it trades; market 0's base has no collateral parameters and counts for nothing), with
  * high rates so that an hour's interest on these small amounts is not all rounded away, and a
- * fee, a utilization cap, a lend/borrow limit and a state drawn per seed.
+ * fee, a utilization cap, a throttle, a lend/borrow limit and a state drawn per seed.
  */
 function randomMargin(random: () => number): NonNullable<EngineConfig['margin']> {
   const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
   const pool = (assetId: number, stepUnits: bigint, limit: bigint, state: 'Open' | 'RepayOnly' | 'Closed') => ({
     assetId, state, borrowRateMin: pick([0n, ONE]), borrowRateOptimal: 20n * ONE, borrowRateMax: 60n * ONE, optimalUtilization: ONE / 2n,
-    maxUtilization: pick([(ONE * 8n) / 10n, (ONE * 95n) / 100n, ONE]), throttleUtilizationThreshold: ONE, throttleUtilizationBound: ONE, throttleUpdateFraction: ONE,
+    maxUtilization: pick([(ONE * 8n) / 10n, (ONE * 95n) / 100n, ONE]), ...pick(THROTTLES),
     fee: pick([0n, ONE / 5n]), openBorrowLendLimitUnits: limit, stepUnits,
   });
   return {

@@ -5,13 +5,13 @@
 // Funding. An order or withdrawal that needs `need` units of an asset with only `available` of
 // them free covers the shortfall, in this order and only as its flags ask:
 //   autoLendRedeem  redeems min(shortfall, the account's lend of the asset), keeping the pool's
-//                   utilization within maxUtilization (InsufficientSupply). A Closed pool redeems
-//                   nothing.
+//                   utilization within the throttle's ceiling (throttle.ts; InsufficientSupply). A
+//                   Closed pool redeems nothing.
 //   autoBorrow      borrows the rest, rounded up to the pool's step (the extra units stay
 //                   available), by BorrowLend's rules for a new borrow: no lend of the asset left
 //                   (BorrowRequiresLendRedeem), the pool Open (LendPoolNotOpen), the borrowed total
-//                   within openBorrowLendLimit (BorrowLimit), utilization within maxUtilization
-//                   (InsufficientSupply), and the margin test marginAfter (InsufficientMargin,
+//                   within openBorrowLendLimit (BorrowLimit), utilization within the throttle's
+//                   ceiling (InsufficientSupply), and the margin test marginAfter (InsufficientMargin,
 //                   BorrowNoMarkPrice). An asset without a pool cannot be borrowed.
 // Whatever is still short is InsufficientFunds. Redemption happens only with autoLendRedeem: the
 // venue's docs say lends redeem "to fund spot trades and withdrawals" whatever the account's
