@@ -34,6 +34,8 @@
 //             defaults, then per account id, flags, leverage limit in hundredths
 //   borrow/lend pools (format 7 on; margin/pools.ts): per pool its totals and interest lines, the
 //             open positions, the interest timer's due time
+//   borrow/lend throttle (format 8 on; margin/throttle.ts): pool count; per pool its asset index
+//             and u0 (an older snapshot takes u0 from the pools' totals)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two

@@ -633,10 +633,23 @@ export class ModelExchange {
     if (asset.symbol === 'USDC') return this.result(cmd, ResultCode.IndexPriceFixed, 0);
     if (!Number.isSafeInteger(cmd.priceTicks) || cmd.priceTicks <= 0) return this.result(cmd, ResultCode.IndexPriceNotPositive, 0);
     if (![1, 2, 3].includes(cmd.amountUnits)) return this.result(cmd, ResultCode.InvalidIndexPriceSource, 0);
-    this.indexPrices.set(asset.assetId, { priceE9: cmd.priceTicks, timeUs: this.timeUs, source: cmd.amountUnits });
-    this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9: cmd.priceTicks, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
+    // Capped at prev × max (down) and floored at prev × min (up) where the asset has bounds and a price.
+    const previous = this.indexPrices.get(asset.assetId);
+    const bounds = this.config.indexUpdateBounds?.find((b) => b.assetId === asset.assetId);
+    let price = BigInt(cmd.priceTicks);
+    if (previous && bounds?.maxPriceUpdateMultiplier !== undefined) {
+      const cap = (BigInt(previous.priceE9) * bounds.maxPriceUpdateMultiplier) / 10n ** 12n;
+      if (price > cap) price = cap;
+    }
+    if (previous && bounds?.minPriceUpdateMultiplier !== undefined) {
+      const floor = (BigInt(previous.priceE9) * bounds.minPriceUpdateMultiplier + 10n ** 12n - 1n) / 10n ** 12n;
+      if (price < floor) price = floor;
+    }
+    const priceE9 = Number(price);
+    this.indexPrices.set(asset.assetId, { priceE9, timeUs: this.timeUs, source: cmd.amountUnits });
+    this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
     this.lending.reviewBorrowers(asset.assetId);
-    this.result(cmd, ResultCode.Ok, cmd.priceTicks);
+    this.result(cmd, ResultCode.Ok, priceE9);
   }
 
   /** QueryIndexPrices: every asset in configuration order; stale when unset or older than the maximum age. */

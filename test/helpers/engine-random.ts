@@ -65,6 +65,8 @@ export function randomConfig(seed: number): EngineConfig {
   // and borrows are refused for a stale price now and then.
   config.indexMaxAgeUs = 400_000;
   config.margin = randomMargin(random);
+  // Half the streams bound market 0's base index updates to ×1.25 up and ×0.8 down.
+  if (random() < 0.5) config.indexUpdateBounds = [{ assetId: BASE, maxPriceUpdateMultiplier: (ONE * 5n) / 4n, minPriceUpdateMultiplier: (ONE * 4n) / 5n }];
   return config;
 }
 
