@@ -468,7 +468,7 @@ export class ModelLending {
     if (!this.host.accountExists(accountId)) return this.host.result(cmd, ResultCode.UnknownAccount, 0);
     if (!this.config.assets.some((a) => a.assetId === assetId)) return this.host.result(cmd, ResultCode.UnknownAsset, 0);
     if ((cmd.flags & ~(CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem)) !== 0) return this.host.result(cmd, ResultCode.InvalidCommand, 0);
-    this.host.result(cmd, ResultCode.Ok, this.maxFundable(accountId, assetId, cmd.flags, true));
+    this.host.result(cmd, ResultCode.Ok, this.isLiquidating(accountId) ? 0 : this.maxFundable(accountId, assetId, cmd.flags, true));
   }
 
   /** The most units of an asset an order (or a withdrawal) could use now with `flags`. */

@@ -1050,6 +1050,8 @@ export class ModelExchange {
     if (price > 0 && price < market.minPriceTicks) return this.result(cmd, ResultCode.PriceBelowMinimum, 0);
     if (price > market.maxPriceTicks) return this.result(cmd, ResultCode.PriceAboveMaximum, 0);
     if ((cmd.flags & ~(FUNDING_FLAGS | CommandFlag.AutoBorrowRepay)) !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    const received = cmd.side === Side.Ask ? market.quoteAssetId : market.baseAssetId;
+    if (this.lending.isLiquidating(cmd.accountId) && this.lending.borrowedOf(cmd.accountId, received) === 0) return this.result(cmd, ResultCode.Ok, 0);
     // With autoLendRedeem or autoBorrow: the most the order could fund instead of the available balance.
     const spent = cmd.side === Side.Ask ? market.baseAssetId : market.quoteAssetId;
     const spendable = (cmd.flags & FUNDING_FLAGS) !== 0 ? this.lending.maxFundable(cmd.accountId, spent, cmd.flags, false) : this.bal(cmd.accountId, spent).available;

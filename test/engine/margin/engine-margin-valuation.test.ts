@@ -150,11 +150,16 @@ describe('the liquidating state', () => {
     h.apply(withdraw(a, QUOTE, 1_000_000));
     h.apply(borrow(a, QUOTE, 600_000));
     // Before the fall a bid of SOL paid with the USDC it holds is an ordinary order.
+    expect(resultOf(h.apply({ ...cmd.place(a, 'bid', 1_000, 0), kind: CommandKind.QueryMaxOrderQty })).value).toBe(200); // 600 000 / 3 000
     const early = h.apply(cmd.place(a, 'bid', 500, 1, { postOnly: true }));
     expect(early.some((r) => r.type === RecordType.Result)).toBe(false);
     const restingBid = early.find((r) => r.type === RecordType.Order)!.orderId;
     expect(flips(h.apply(cmd.setIndexPrice(BASE, 5_000_000_000_000)))).toEqual([true]);
-    // It borrows USDC, not SOL: a bid receives SOL and adds risk, whatever pays for it.
+    // It borrows USDC, not SOL: a bid receives SOL and adds risk, whatever pays for it. The limits
+    // queries agree: no bid, every lot of its SOL as an ask, no withdrawal.
+    const maxOrder = (side: 'bid' | 'ask') => resultOf(h.apply({ ...cmd.place(a, side, 1_000, 0), kind: CommandKind.QueryMaxOrderQty })).value;
+    const maxWithdrawal = (assetId: number) => resultOf(h.apply({ kind: CommandKind.QueryMaxWithdrawalQty, accountId: a, assetId })).value;
+    expect([maxOrder('bid'), maxOrder('ask'), maxWithdrawal(BASE), maxWithdrawal(QUOTE)]).toEqual([0, 1_000, 0, 0]);
     const before = h.exchange.stateHash();
     expect(codeOf(h.apply(cmd.place(a, 'bid', 1_000, 1, { postOnly: true })))).toBe(ResultCode.AccountLiquidating);
     expect(codeOf(h.apply(cmd.place(a, 'bid', 1_000, 1, { flags: CommandFlag.AutoLendRedeem })))).toBe(ResultCode.AccountLiquidating);
