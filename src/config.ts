@@ -11,7 +11,7 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { buildMarginParams, type BorrowLendConfig, type CollateralConfig, type MarginParams } from './margin-config.js';
+import { buildIndexUpdateBounds, buildMarginParams, type BorrowLendConfig, type CollateralConfig, type MarginParams } from './margin-config.js';
 import { parseDecimal } from './decimal.js';
 import { LEVERAGE_HUNDREDTHS_PER_UNIT, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, type AssetSpec, type EngineConfig, type EngineLimits, type MarketSpec } from '../engine/bus/types.js';
 
@@ -26,6 +26,9 @@ export interface AssetConfig {
   collateral?: CollateralConfig;
   /** Borrow/lend pool parameters; absent: no pool for this asset. */
   borrowLend?: BorrowLendConfig;
+  /** Cap and floor of each index price update as multipliers of the previous price (decimal strings); absent: none. */
+  maxPriceUpdateMultiplier?: string;
+  minPriceUpdateMultiplier?: string;
 }
 
 export interface MarketConfig {
@@ -656,6 +659,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
   }
   validateAssets(file.assets);
   const margin = buildMarginParams(file.assets, (message) => new ConfigError(message));
+  const indexUpdateBounds = buildIndexUpdateBounds(file.assets, (message) => new ConfigError(message));
   validateLimits(file.limits);
   for (const name of ['makerFeeBps', 'takerFeeBps'] as const) {
     const bps = file[name];
@@ -690,6 +694,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       ...indexSettings(settings),
       ...leverageSettings(file),
       ...engineMargin(margin, file.assets),
+      ...(indexUpdateBounds.length > 0 ? { indexUpdateBounds } : {}),
     },
   };
 }

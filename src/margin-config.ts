@@ -9,6 +9,7 @@
 // Values whose shape the venue does not publish (the rate curve, the haircut's measure) are this
 // exchange's proposed defaults; all of them can be set per asset in the markets file.
 
+import type { IndexUpdateBounds } from '../engine/bus/types.js';
 import {
   MARGIN_FRACTION_DECIMALS,
   type CollateralSpec, type HaircutBasis, type HaircutSpec, type LendPoolSpec, type LendPoolState, type MarginFunctionSpec,
@@ -71,6 +72,34 @@ interface MarginAsset {
   decimals: number;
   collateral?: CollateralConfig;
   borrowLend?: BorrowLendConfig;
+  /** Bounds on each index price update (decimal strings); absent: none. */
+  maxPriceUpdateMultiplier?: string;
+  minPriceUpdateMultiplier?: string;
+}
+
+/** Index update multipliers are refused above this (a cap at 1000× the previous price binds nothing real). */
+const MAX_PRICE_UPDATE_MULTIPLIER = 1000n * 10n ** BigInt(MARGIN_FRACTION_DECIMALS);
+
+/**
+ * The assets' index price update bounds (venue mechanics §3.2) in the engine's form: only assets
+ * that set one, so a configuration without them keeps its fingerprint. The maximum is from 1 to
+ * 1000, the minimum above 0 and at most 1; USDC's index is fixed and takes none.
+ */
+export function buildIndexUpdateBounds(assets: readonly MarginAsset[], refuse: Refuse): IndexUpdateBounds[] {
+  const bounds: IndexUpdateBounds[] = [];
+  assets.forEach((asset, assetId) => {
+    const { maxPriceUpdateMultiplier: maxText, minPriceUpdateMultiplier: minText } = asset;
+    if (maxText === undefined && minText === undefined) return;
+    if (asset.symbol === 'USDC') throw refuse('asset USDC: its index is fixed at 1 and takes no price update multipliers');
+    const bound: IndexUpdateBounds = { assetId };
+    if (maxText !== undefined) bound.maxPriceUpdateMultiplier = fraction(maxText, `asset ${asset.symbol} maxPriceUpdateMultiplier`, refuse, ONE, MAX_PRICE_UPDATE_MULTIPLIER);
+    if (minText !== undefined) {
+      bound.minPriceUpdateMultiplier = fraction(minText, `asset ${asset.symbol} minPriceUpdateMultiplier`, refuse, 0n, ONE);
+      if (bound.minPriceUpdateMultiplier === 0n) throw refuse(`asset ${asset.symbol} minPriceUpdateMultiplier must be above 0`);
+    }
+    bounds.push(bound);
+  });
+  return bounds;
 }
 
 /** Thrown as the configuration's own error type by the caller's factory. */

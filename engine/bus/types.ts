@@ -149,6 +149,19 @@ export interface AssetSpec {
   decimals: number;
 }
 
+/**
+ * Bounds on an asset's index price updates (venue mechanics §3.2): each update is capped at
+ * prev × maxPriceUpdateMultiplier and floored at prev × minPriceUpdateMultiplier, multipliers in
+ * 10^-12 (engine/core/margin/index-prices.ts). An absent multiplier does not bound.
+ */
+export interface IndexUpdateBounds {
+  assetId: number;
+  /** At least 1 (10^12). */
+  maxPriceUpdateMultiplier?: bigint;
+  /** Above 0 and at most 1 (10^12). */
+  minPriceUpdateMultiplier?: bigint;
+}
+
 export interface EngineLimits {
   maxAccounts: number;
   maxOpenOrdersPerAccount: number;
@@ -184,6 +197,11 @@ export interface EngineConfig {
    * borrowing against it (engine/core/margin/index-prices.ts). Absent: DEFAULT_INDEX_MAX_AGE_US.
    */
   indexMaxAgeUs?: number;
+  /**
+   * Per asset, bounds on each index price update (IndexUpdateBounds). Absent, or an asset not
+   * listed: no bound (and the configuration keeps its fingerprint).
+   */
+  indexUpdateBounds?: IndexUpdateBounds[];
   /**
    * The platform's maximum leverage, in hundredths (100 = 1×): the highest leverage limit an
    * account may set (engine/core/margin/account-settings.ts). Absent:

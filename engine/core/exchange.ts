@@ -74,12 +74,13 @@ export class Exchange {
   }
 
   /**
-   * Whether `hash` is this state's hash: today's, or the one engines computed before markets kept
-   * a guarded reference price (format-2 snapshot files and clean-stop marks carry that one; it
-   * covers everything else, and a hash of one kind never equals the other's by accident).
+   * Whether `hash` is this state's hash: today's, the one engines computed before the borrow/lend
+   * throttle (format-7 snapshot files and clean-stop marks carry it: no throttle part), or the one
+   * engines computed before markets kept a guarded reference price (format 2: neither part). Each
+   * covers everything else, and a hash of one kind never equals another's by accident.
    */
   hasStateHash(hash: string): boolean {
-    return hash === hashState(this.s) || hash === hashState(this.s, false);
+    return hash === hashState(this.s) || hash === hashState(this.s, true, false) || hash === hashState(this.s, false, false);
   }
 
   /** The whole state as deterministic bytes (snapshot.ts). */

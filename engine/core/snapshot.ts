@@ -34,6 +34,8 @@
 //             defaults, then per account id, flags, leverage limit in hundredths
 //   borrow/lend pools (format 7 on; margin/pools.ts): per pool its totals and interest lines, the
 //             open positions, the interest timer's due time
+//   borrow/lend throttle (format 8 on; margin/throttle.ts): pool count; per pool its asset index
+//             and u0 (an older snapshot takes u0 from the pools' totals)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -62,12 +64,15 @@ import { ResultCode, type CommandHeader } from '../bus/types.js';
 import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
+import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 7;
+const FORMAT_VERSION = 8;
+/** The last version without the borrow/lend throttle's step starts; import still reads it. */
+const FORMAT_VERSION_NO_THROTTLE = 7;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -128,6 +133,9 @@ const PARTS: readonly SnapshotPart[] = [
   },
   // the borrow/lend pools, their positions and the interest timer
   { exportTo: exportPoolsTo, importFrom: (s, r, version) => importPoolsFrom(s, r, version > FORMAT_VERSION_NO_POOLS) },
+  // the borrow/lend throttle: each pool's utilization when the hour began (after the pools: an
+  // older snapshot takes it from their totals)
+  { exportTo: exportThrottleTo, importFrom: (s, r, version) => importThrottleFrom(s, r, version > FORMAT_VERSION_NO_THROTTLE) },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */

@@ -78,6 +78,7 @@ export class EngineState {
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
     const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
+    this.indexPrices.setUpdateBounds(config.indexUpdateBounds ?? [], (assetId) => this.catalog.assetIndex(assetId));
   }
 
   /** The next order id: a keyed permutation of the next order number (0 is skipped: it means none). */

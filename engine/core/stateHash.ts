@@ -5,8 +5,8 @@
 // market's last price and guarded reference price among them), order book state and its book
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order, (only once a pool was used) the borrow/lend pools and positions, (only
-// while not Ok) the exchange's system state, (only once some asset has one) the index prices, and each account whose margin settings differ from the
-// defaults. Pool slot numbers and free-list order are left out, so two engines
+// while not Ok) the exchange's system state, (only once some asset has one) the index prices, each account whose margin settings differ from the
+// defaults, and (only while some is not 0) the pools' throttle step starts. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
 //
@@ -17,9 +17,10 @@ import { StateDigest } from './parts.js';
 import type { EngineState } from './state.js';
 import { hashSystemStateInto } from './system.js';
 import { hashPoolsInto } from './margin/borrow-lend.js';
+import { hashThrottleInto } from './margin/throttle.js';
 
-/** The parts of the state hash, in order; `withGuard` as for hashState. */
-const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => void)[] = [
+/** The parts of the state hash, in order; `withGuard` and `withThrottle` as for hashState. */
+const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, withThrottle: boolean) => void)[] = [
   (s, d) => s.catalog.hashInto(d),
   (s, d) => s.hashCountersInto(d),
   (s, d) => s.accounts.hashInto(d, (accountId) => s.ledger.hashRowInto(d, accountId)),
@@ -37,15 +38,18 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => v
   (s, d) => s.indexPrices.hashInto(d),
   // Only accounts off the default settings: every state without them keeps its earlier hash.
   (s, d) => s.accountSettings.hashInto(d, s.accounts.count),
+  // Only while some pool's throttle step began above 0 utilization (margin/throttle.ts).
+  (s, d, _withGuard, withThrottle) => hashThrottleInto(s, d, withThrottle),
 ];
 
 /**
  * The state hash. `withGuardedReference` false leaves out each banded market's guarded reference
  * price and its time: the hash as engines before the guarded reference computed it, which
  * snapshot files and clean-stop marks they wrote still carry (Exchange.hasStateHash).
+ * `withThrottle` false leaves out the throttle's step starts, likewise for engines before it.
  */
-export function hashState(s: EngineState, withGuardedReference = true): string {
+export function hashState(s: EngineState, withGuardedReference = true, withThrottle = true): string {
   const digest = new StateDigest();
-  for (const part of PARTS) part(s, digest, withGuardedReference);
+  for (const part of PARTS) part(s, digest, withGuardedReference, withThrottle);
   return digest.hex();
 }

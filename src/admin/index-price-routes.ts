@@ -1,7 +1,8 @@
 // The operator's index prices (engine/core/margin/index-prices.ts) on the admin endpoint:
 //
 //   POST /admin/index-prices {"prices": {"SOL": "150.25", "BTC": "97000"}, "source": "Operator" | "Feed"}
-//        → {"prices": [{"symbol", "price", "source", "timestamp" (engine time, ms)}]}
+//        → {"prices": [{"symbol", "price" (as set: within the asset's update bounds), "source",
+//           "timestamp" (engine time, ms)}]}
 //   GET  /admin/index-prices
 //        → {"timestamp", "maxAgeMs", "prices": [{"symbol", "price" (null: none yet), "source",
 //           "updatedAt" (ms, null: never), "ageMs" (null: never), "stale"}]}  (every asset)
@@ -43,7 +44,6 @@ export interface IndexPriceEntry {
   asset: AssetConfig;
   assetId: number;
   priceE9: number;
-  text: string;
 }
 
 function parsePrice(symbol: string, value: unknown): number | ApiError {
@@ -77,7 +77,7 @@ export function parseIndexPrices(front: FrontContext, body: unknown): { entries:
     if (symbol === FIXED_SYMBOL) return apiError(400, 'INVALID_ASSET', 'The index of USDC is fixed at 1');
     const priceE9 = parsePrice(symbol, value);
     if (typeof priceE9 !== 'number') return priceE9;
-    entries.push({ asset, assetId: front.config.assets.indexOf(asset), priceE9, text: formatDecimal(priceE9, INDEX_PRICE_DECIMALS) });
+    entries.push({ asset, assetId: front.config.assets.indexOf(asset), priceE9 });
   }
   return { entries, source };
 }
@@ -89,8 +89,10 @@ function submitIndexPrices(front: FrontContext, ctx: RequestContext, entries: In
   let failed = false;
   entries.forEach((entry, index) => {
     const reply = {
-      ok: (accepted: { timeUs: number }) => {
-        done[index] = { symbol: entry.asset.symbol, price: entry.text, source: SOURCE_NAMES[source], timestamp: Math.floor(accepted.timeUs / 1000) };
+      ok: (accepted: { value: number; timeUs: number }) => {
+        // The price the engine set: the asset's update bounds may have cut the one sent.
+        const price = formatDecimal(accepted.value, INDEX_PRICE_DECIMALS);
+        done[index] = { symbol: entry.asset.symbol, price, source: SOURCE_NAMES[source], timestamp: Math.floor(accepted.timeUs / 1000) };
         if (--waiting === 0 && !failed) sendJson(ctx, 200, JSON.stringify({ prices: done }));
       },
       fail: (error: ApiError) => {

@@ -3,8 +3,8 @@
 // to its band; the operator's CLI sets prices that the default leaves alone until they are stale;
 // the admin endpoint refuses bad input whole; a feed file and standard input set prices with
 // source Feed at their pacing or as fast as answered; prices survive kill -9 through the journal;
-// with the default turned off no price appears by itself. Plus the pure parts: the clamp and the
-// due rule of the default.
+// with the default turned off no price appears by itself; an asset with update bounds answers
+// the bounded price. Plus the pure parts: the clamp and the due rule of the default.
 
 import { execFile, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -213,5 +213,34 @@ describe('with the default index turned off', () => {
     const set = await adminCli(server.adminPort, ['set-index-price', 'SOL=150']);
     expect((set.prices as Array<{ price: string }>)[0].price).toBe('150');
     expect(await rowOf(server, 'SOL')).toMatchObject({ price: '150', source: 'Operator', stale: false });
+  });
+});
+
+describe('with update bounds on an asset (maxPriceUpdateMultiplier, minPriceUpdateMultiplier)', () => {
+  const dataDir = tempDataDir();
+  const configDir = tempDataDir();
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    const assets = DEFAULT_MARKETS.assets.map((a) => (a.symbol === 'SOL' ? { ...a, maxPriceUpdateMultiplier: '1.5', minPriceUpdateMultiplier: '0.5' } : a));
+    const config = join(configDir, 'markets.json');
+    writeFileSync(config, JSON.stringify({ ...DEFAULT_MARKETS, assets }));
+    server = await startServer({ dataDir, args: [...ARGS, '--no-index-default', '--config', config] });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    removeDir(dataDir);
+    removeDir(configDir);
+  });
+
+  it('answers and shows the price the engine set: capped at the previous × max, floored at the previous × min', async () => {
+    const set = async (price: string) => ((await post(server, { prices: { SOL: price }, source: 'Operator' })).body.prices as Array<{ price: string }>)[0].price;
+    expect(await set('100')).toBe('100');
+    expect(await set('1000')).toBe('150');
+    expect(await set('1')).toBe('75');
+    expect(await rowOf(server, 'SOL')).toMatchObject({ price: '75', source: 'Operator' });
+    // BTC has no bounds.
+    expect([await post(server, { prices: { BTC: '100' } }), await post(server, { prices: { BTC: '90000' } })].map((r) => (r.body.prices as Array<{ price: string }>)[0].price)).toEqual(['100', '90000']);
   });
 });

@@ -98,11 +98,12 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const today = exportSnapshot(h.exchange);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
-    expect(view.getUint32(4, true)).toBe(7);
+    expect(view.getUint32(4, true)).toBe(8);
     // Format 3: the same words without the system state word, the (empty) index price and account
-    // settings parts (one 8-byte count each) and the borrow/lend part (no pools, no positions, no
-    // interest due: three 8-byte numbers) before the end marker.
-    const tail = 4 + 8 + 8 + 24;
+    // settings parts (one 8-byte count each), the borrow/lend part (no pools, no positions, no
+    // interest due: three 8-byte numbers) and the throttle part (no pools: one 8-byte count)
+    // before the end marker.
+    const tail = 4 + 8 + 8 + 24 + 8;
     const old = new Uint8Array(today.length - tail);
     old.set(today.subarray(0, today.length - 4 - tail));
     old.set(today.subarray(today.length - 4), today.length - 4 - tail);

@@ -148,11 +148,12 @@ describe('engine: randomized streams', () => {
       }
     }
     // Borrowers enter the liquidating state on an index price and leave it by repaying; meanwhile
-    // borrows and withdrawals are refused.
+    // borrows, withdrawals and orders that add risk are refused.
     expect(liquidating.entered).toBeGreaterThan(0);
     expect(liquidating.left).toBeGreaterThan(0);
     expect(count(results, 'BorrowLend:AccountLiquidating')).toBeGreaterThan(0);
     expect(count(results, 'Withdraw:AccountLiquidating')).toBeGreaterThan(0);
+    expect(count(results, 'PlaceOrder:AccountLiquidating')).toBeGreaterThan(0);
     expect(count(results, 'BorrowLend:BorrowNoMarkPrice')).toBeGreaterThan(0);
     expect(count(results, 'ConvertDust:Ok')).toBeGreaterThan(0);
     expect(count(results, 'ConvertDust:DustNotEligible')).toBeGreaterThan(0);

@@ -132,6 +132,18 @@ export class ModelLending {
   private readonly borrowed = new Map<string, number>();
   private readonly interest = new Map<string, number>();
   private readonly positionId = new Map<string, number>();
+  /** The throttle's u0 by asset id: the pool's utilization at the last hour (engine/core/margin/throttle.ts). */
+  private readonly stepStart = new Map<number, bigint>();
+
+  /** The utilization a voluntary borrow or redemption may reach this hour. */
+  private ceiling(p: LendPoolSpec): bigint {
+    const u0 = this.stepStart.get(p.assetId) ?? 0n;
+    const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+    if (u0 < p.throttleUtilizationThreshold) return min(p.maxUtilization, p.throttleUtilizationBound);
+    const step = p.throttleUpdateFraction * (p.throttleUtilizationBound - u0);
+    return min(p.maxUtilization, u0 + (step >= 0n ? step / ONE : -((-step + ONE - 1n) / ONE)));
+  }
+
   /** Engine time of the next hour of interest (-1: none waits). */
   interestDue = -1;
 
@@ -226,6 +238,11 @@ export class ModelLending {
 
   private anyPosition(): boolean {
     return [...this.lent.values(), ...this.borrowed.values()].some((v) => v > 0);
+  }
+
+  /** The account's borrow of an asset. */
+  borrowedOf(accountId: number, assetId: number): number {
+    return this.get(this.borrowed, accountId, assetId);
   }
 
   /** Whether the account borrows anything. */
@@ -350,14 +367,14 @@ export class ModelLending {
     }
     if (lent > 0) {
       if (qty > lent) return { event: BorrowLendEvent.LendRedeem, code: ResultCode.BorrowRequiresLendRedeem };
-      const fits = B === 0n || (L - q > 0n && B * ONE <= p.maxUtilization * (L - q));
+      const fits = B === 0n || (L - q > 0n && B * ONE <= this.ceiling(p) * (L - q));
       return { event: BorrowLendEvent.LendRedeem, code: fits ? ResultCode.Ok : ResultCode.InsufficientSupply };
     }
     if (this.isLiquidating(accountId)) return { event: BorrowLendEvent.Borrow, code: ResultCode.AccountLiquidating };
     if (!onStep) return { event: BorrowLendEvent.Borrow, code: ResultCode.BorrowLendQuantityInvalid };
     if (!open) return { event: BorrowLendEvent.Borrow, code: ResultCode.LendPoolNotOpen };
     if (B + q > p.openBorrowLendLimitUnits) return { event: BorrowLendEvent.Borrow, code: ResultCode.BorrowLimit };
-    if (L === 0n || (B + q) * ONE > p.maxUtilization * L) return { event: BorrowLendEvent.Borrow, code: ResultCode.InsufficientSupply };
+    if (L === 0n || (B + q) * ONE > this.ceiling(p) * L) return { event: BorrowLendEvent.Borrow, code: ResultCode.InsufficientSupply };
     return { event: BorrowLendEvent.Borrow, code: this.marginCode(accountId, assetId, q, q) };
   }
 
@@ -415,7 +432,7 @@ export class ModelLending {
     if (short > 0 && p && (flags & CommandFlag.AutoLendRedeem) !== 0 && p.state !== 'Closed') {
       plan.redeem = Math.min(short, lent);
       const rest = L - BigInt(plan.redeem);
-      if (plan.redeem > 0 && B > 0n && (rest === 0n || B * ONE > p.maxUtilization * rest)) return refuse(ResultCode.InsufficientSupply);
+      if (plan.redeem > 0 && B > 0n && (rest === 0n || B * ONE > this.ceiling(p) * rest)) return refuse(ResultCode.InsufficientSupply);
       short -= plan.redeem;
     }
     if (short > 0 && p && (flags & CommandFlag.AutoBorrow) !== 0) {
@@ -427,7 +444,7 @@ export class ModelLending {
       const rest = L - BigInt(plan.redeem);
       const after = B + BigInt(plan.borrow);
       if (after > p.openBorrowLendLimitUnits) return refuse(ResultCode.BorrowLimit);
-      if (rest === 0n || after * ONE > p.maxUtilization * rest) return refuse(ResultCode.InsufficientSupply);
+      if (rest === 0n || after * ONE > this.ceiling(p) * rest) return refuse(ResultCode.InsufficientSupply);
       short -= plan.borrow;
     }
     if (short > 0) return refuse(ResultCode.InsufficientFunds);
@@ -443,7 +460,7 @@ export class ModelLending {
     if (plan.borrow > 0) this.autoMove(accountId, assetId, BorrowLendEvent.Borrow, plan.borrow);
   }
 
-  /** A fill paid `units` of an asset: they repay the account's borrow (autoBorrowRepay), and what is left is lent (autoLend). */
+  /** A fill or a deposit paid `units` of an asset: they repay the account's borrow, and what is left is lent (not while liquidating). */
   applyProceeds(accountId: number, assetId: number, units: number, repay: boolean, lend: boolean): void {
     const p = this.pool(assetId);
     if (!p || units <= 0) return;
@@ -454,7 +471,7 @@ export class ModelLending {
       this.autoMove(accountId, assetId, BorrowLendEvent.BorrowRepay, repaid);
       left -= repaid;
     }
-    if (!lend || this.get(this.borrowed, accountId, assetId) > 0 || p.state !== 'Open') return;
+    if (!lend || this.get(this.borrowed, accountId, assetId) > 0 || p.state !== 'Open' || this.isLiquidating(accountId)) return;
     const room = Number(p.openBorrowLendLimitUnits - this.total(this.lent, assetId));
     const step = Number(p.stepUnits);
     const lent = Math.floor(Math.min(left, Math.max(room, 0)) / step) * step;
@@ -475,7 +492,7 @@ export class ModelLending {
     const step = Number(p.stepUnits);
     const steps = largestPassing(Number((room < L ? room : L) / p.stepUnits), (k) => {
       const units = BigInt(k * step);
-      return (B + units) * ONE <= p.maxUtilization * L && this.marginCode(accountId, assetId, units, units) === ResultCode.Ok;
+      return (B + units) * ONE <= this.ceiling(p) * L && this.marginCode(accountId, assetId, units, units) === ResultCode.Ok;
     });
     this.host.result(cmd, ResultCode.Ok, steps * step);
   }
@@ -486,7 +503,7 @@ export class ModelLending {
     if (!this.host.accountExists(accountId)) return this.host.result(cmd, ResultCode.UnknownAccount, 0);
     if (!this.config.assets.some((a) => a.assetId === assetId)) return this.host.result(cmd, ResultCode.UnknownAsset, 0);
     if ((cmd.flags & ~(CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem)) !== 0) return this.host.result(cmd, ResultCode.InvalidCommand, 0);
-    this.host.result(cmd, ResultCode.Ok, this.maxFundable(accountId, assetId, cmd.flags, true));
+    this.host.result(cmd, ResultCode.Ok, this.isLiquidating(accountId) ? 0 : this.maxFundable(accountId, assetId, cmd.flags, true));
   }
 
   /** The most units of an asset an order (or a withdrawal) could use now with `flags`. */
@@ -529,6 +546,12 @@ export class ModelLending {
       this.rounding.set(p.assetId, this.roundingLine(p.assetId) + paid - share);
     }
     this.samplePools(due);
+    for (const p of this.config.margin?.lendPools ?? []) {
+      const B = this.total(this.borrowed, p.assetId);
+      const L = this.total(this.lent, p.assetId);
+      const u = L === 0n ? 0n : (B * ONE) / L;
+      this.stepStart.set(p.assetId, u > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : u);
+    }
     this.reviewBorrowers();
     if (this.anyPosition()) this.interestDue = due + MODEL_HOUR_US;
   }

@@ -16,6 +16,7 @@
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
+  AccountSettingFlag,
   CommandFlag,
   CommandKind,
   ExpiryReason,
@@ -353,6 +354,10 @@ export class ModelExchange {
     this.supply.set(cmd.assetId, supply + amount);
     this.bal(cmd.accountId, cmd.assetId).available += amount;
     this.balanceRec(cmd.accountId, cmd.assetId);
+    const settings = this.accountSettings.get(cmd.accountId)?.flags ?? 0;
+    const [repay, lend] = [(settings & AccountSettingFlag.AutoRepayBorrows) !== 0, (settings & AccountSettingFlag.AutoLend) !== 0];
+    if (repay || lend) this.lending.applyProceeds(cmd.accountId, cmd.assetId, amount, repay, lend);
+    this.lending.review(cmd.accountId);
     this.result(cmd, ResultCode.Ok, this.bal(cmd.accountId, cmd.assetId).available);
   }
 
@@ -401,6 +406,7 @@ export class ModelExchange {
       const needsLevel = delayed || !levels.includes(cmd.priceTicks);
       if (needsLevel && levels.length + reserved >= limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
     }
+    if (this.liquidatingRefusal(cmd, market)) return ResultCode.AccountLiquidating;
     const lock = cmd.side === Side.Bid ? cmd.priceTicks * cmd.qtyLots * market.quoteUnitsPerTickLot : cmd.qtyLots * market.baseUnitsPerLot;
     const asset = cmd.side === Side.Bid ? market.quoteAssetId : market.baseAssetId;
     if (this.bal(cmd.accountId, asset).available < lock) return this.fundHold(cmd, asset, lock);
@@ -429,6 +435,7 @@ export class ModelExchange {
     const limits = this.config.limits;
     if (this.orders.filter((o) => o.accountId === cmd.accountId).length >= limits.maxOpenOrdersPerAccount) return ResultCode.OrderLimitReached;
     if (this.orders.filter((o) => o.market === market).length >= limits.maxOrdersPerBook) return ResultCode.BookFull;
+    if (this.liquidatingRefusal(cmd, market)) return ResultCode.AccountLiquidating;
     const bid = cmd.side === Side.Bid;
     const available = this.bal(cmd.accountId, bid ? market.quoteAssetId : market.baseAssetId).available;
     const cheapestLot = market.minPriceTicks * market.quoteUnitsPerTickLot;
@@ -449,6 +456,12 @@ export class ModelExchange {
     if (available >= lock) return ResultCode.Ok;
     // Only a hold that does not follow the balance is funded: an ask by quantity, a bid by quote.
     return bid === byQuote ? this.fundHold(cmd, bid ? market.quoteAssetId : market.baseAssetId, lock) : ResultCode.InsufficientFunds;
+  }
+
+  /** A liquidating account may only place an order that receives an asset it borrows (engine/core/margin/liquidating.ts). */
+  private liquidatingRefusal(cmd: Command, market: MarketSpec): boolean {
+    const received = cmd.side === Side.Bid ? market.baseAssetId : market.quoteAssetId;
+    return this.lending.isLiquidating(cmd.accountId) && this.lending.borrowedOf(cmd.accountId, received) === 0;
   }
 
   private place(cmd: Command): void {
@@ -629,10 +642,23 @@ export class ModelExchange {
     if (asset.symbol === 'USDC') return this.result(cmd, ResultCode.IndexPriceFixed, 0);
     if (!Number.isSafeInteger(cmd.priceTicks) || cmd.priceTicks <= 0) return this.result(cmd, ResultCode.IndexPriceNotPositive, 0);
     if (![1, 2, 3].includes(cmd.amountUnits)) return this.result(cmd, ResultCode.InvalidIndexPriceSource, 0);
-    this.indexPrices.set(asset.assetId, { priceE9: cmd.priceTicks, timeUs: this.timeUs, source: cmd.amountUnits });
-    this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9: cmd.priceTicks, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
+    // Capped at prev × max (down) and floored at prev × min (up) where the asset has bounds and a price.
+    const previous = this.indexPrices.get(asset.assetId);
+    const bounds = this.config.indexUpdateBounds?.find((b) => b.assetId === asset.assetId);
+    let price = BigInt(cmd.priceTicks);
+    if (previous && bounds?.maxPriceUpdateMultiplier !== undefined) {
+      const cap = (BigInt(previous.priceE9) * bounds.maxPriceUpdateMultiplier) / 10n ** 12n;
+      if (price > cap) price = cap;
+    }
+    if (previous && bounds?.minPriceUpdateMultiplier !== undefined) {
+      const floor = (BigInt(previous.priceE9) * bounds.minPriceUpdateMultiplier + 10n ** 12n - 1n) / 10n ** 12n;
+      if (price < floor) price = floor;
+    }
+    const priceE9 = Number(price);
+    this.indexPrices.set(asset.assetId, { priceE9, timeUs: this.timeUs, source: cmd.amountUnits });
+    this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
     this.lending.reviewBorrowers(asset.assetId);
-    this.result(cmd, ResultCode.Ok, cmd.priceTicks);
+    this.result(cmd, ResultCode.Ok, priceE9);
   }
 
   /** QueryIndexPrices: every asset in configuration order; stale when unset or older than the maximum age. */
@@ -747,10 +773,11 @@ export class ModelExchange {
     this.depthRec(market, maker.side, price);
   }
 
-  /** A fill paid an order's account: repaid or lent as the order's spot margin flags ask. */
+  /** A fill paid an order's account: repaid or lent as the order's spot margin flags or the account's settings ask. */
   private proceeds(o: ModelOrder, assetId: number, units: number): void {
-    const repay = (o.flags & OrderFlag.AutoBorrowRepay) !== 0;
-    const lend = (o.flags & OrderFlag.AutoLend) !== 0;
+    const settings = this.accountSettings.get(o.accountId)?.flags ?? 0;
+    const repay = (o.flags & OrderFlag.AutoBorrowRepay) !== 0 || (settings & AccountSettingFlag.AutoRepayBorrows) !== 0;
+    const lend = (o.flags & OrderFlag.AutoLend) !== 0 || (settings & AccountSettingFlag.AutoLend) !== 0;
     if (repay || lend) this.lending.applyProceeds(o.accountId, assetId, units, repay, lend);
   }
 
@@ -1036,6 +1063,8 @@ export class ModelExchange {
     if (price > 0 && price < market.minPriceTicks) return this.result(cmd, ResultCode.PriceBelowMinimum, 0);
     if (price > market.maxPriceTicks) return this.result(cmd, ResultCode.PriceAboveMaximum, 0);
     if ((cmd.flags & ~(FUNDING_FLAGS | CommandFlag.AutoBorrowRepay)) !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    const received = cmd.side === Side.Ask ? market.quoteAssetId : market.baseAssetId;
+    if (this.lending.isLiquidating(cmd.accountId) && this.lending.borrowedOf(cmd.accountId, received) === 0) return this.result(cmd, ResultCode.Ok, 0);
     // With autoLendRedeem or autoBorrow: the most the order could fund instead of the available balance.
     const spent = cmd.side === Side.Ask ? market.baseAssetId : market.quoteAssetId;
     const spendable = (cmd.flags & FUNDING_FLAGS) !== 0 ? this.lending.maxFundable(cmd.accountId, spent, cmd.flags, false) : this.bal(cmd.accountId, spent).available;

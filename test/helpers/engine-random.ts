@@ -65,22 +65,31 @@ export function randomConfig(seed: number): EngineConfig {
   // and borrows are refused for a stale price now and then.
   config.indexMaxAgeUs = 400_000;
   config.margin = randomMargin(random);
+  // Half the streams bound market 0's base index updates to ×1.25 up and ×0.8 down.
+  if (random() < 0.5) config.indexUpdateBounds = [{ assetId: BASE, maxPriceUpdateMultiplier: (ONE * 5n) / 4n, minPriceUpdateMultiplier: (ONE * 4n) / 5n }];
   return config;
 }
 
 const ONE = 10n ** 12n;
 
+/** Throttles a pool may have: none that binds, the README's proposed one, and a tight one. */
+const THROTTLES = [
+  { throttleUtilizationThreshold: ONE, throttleUtilizationBound: ONE, throttleUpdateFraction: ONE },
+  { throttleUtilizationThreshold: (ONE * 8n) / 10n, throttleUtilizationBound: (ONE * 9n) / 10n, throttleUpdateFraction: ONE / 10n },
+  { throttleUtilizationThreshold: ONE / 5n, throttleUtilizationBound: ONE / 2n, throttleUpdateFraction: ONE / 4n },
+];
+
 /**
  * Borrow/lend pools for the quote asset and for market 1's base asset (banded, so it has a mark
  * price once it trades; market 0's base has no collateral parameters and counts for nothing), with
  * high rates so that an hour's interest on these small amounts is not all rounded away, and a
- * fee, a utilization cap, a lend/borrow limit and a state drawn per seed.
+ * fee, a utilization cap, a throttle, a lend/borrow limit and a state drawn per seed.
  */
 function randomMargin(random: () => number): NonNullable<EngineConfig['margin']> {
   const pick = <T>(items: readonly T[]): T => items[randomInt(random, 0, items.length - 1)];
   const pool = (assetId: number, stepUnits: bigint, limit: bigint, state: 'Open' | 'RepayOnly' | 'Closed') => ({
     assetId, state, borrowRateMin: pick([0n, ONE]), borrowRateOptimal: 20n * ONE, borrowRateMax: 60n * ONE, optimalUtilization: ONE / 2n,
-    maxUtilization: pick([(ONE * 8n) / 10n, (ONE * 95n) / 100n, ONE]), throttleUtilizationThreshold: ONE, throttleUtilizationBound: ONE, throttleUpdateFraction: ONE,
+    maxUtilization: pick([(ONE * 8n) / 10n, (ONE * 95n) / 100n, ONE]), ...pick(THROTTLES),
     fee: pick([0n, ONE / 5n]), openBorrowLendLimitUnits: limit, stepUnits,
   });
   return {
@@ -342,7 +351,7 @@ function borrowLendCommand(random: () => number, seen: Observed, account: number
  * A borrower pushed into the liquidating state and out of it, once per stream: a seventh account
  * holding only market 1's base borrows quote (an eighth lends it) at an index near the book and
  * may not withdraw it (InsufficientMargin), market 1's index then falls to a tenth, the borrower asks to borrow and to withdraw again
- * (AccountLiquidating), repays everything (the state clears), and the index returns.
+ * (AccountLiquidating), places a bid (AccountLiquidating) and an ask of market 1 and cancels them, repays everything (the state clears), and the index returns.
  */
 function liquidationRound(h: EngineHarness, random: () => number, seen: Observed, kinds: readonly CommandKind[]): void {
   if (!kinds.includes(CommandKind.BorrowLend) || !kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
@@ -364,6 +373,12 @@ function liquidationRound(h: EngineHarness, random: () => number, seen: Observed
   apply(cmd.setIndexPrice(OTHER, priceE9 / 10, 1));
   apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 0, amountUnits: 1 });
   apply({ kind: CommandKind.Withdraw, accountId: borrower, assetId: QUOTE, amountUnits: 1, key: digestOf(h.stream.length + 1) });
+  // Its spot orders: a bid of market 1's base adds risk (AccountLiquidating); an ask of it pays
+  // the quote it owes (placed when the state held, then cancelled).
+  const near = seen.lastTrade[1] > 0 ? seen.lastTrade[1] : 100; // inside market 1's price band
+  apply(cmd.place(borrower, 'bid', near, 1, { market: M1, postOnly: true }));
+  apply(cmd.place(borrower, 'ask', near, 1, { market: M1 }));
+  apply(cmd.cancelAll(borrower, M1));
   const [, borrowed] = seen.lending.get(`${borrower}:${QUOTE}`) ?? [0, 0];
   if (borrowed > 0) apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 1, amountUnits: borrowed });
   apply(cmd.setIndexPrice(OTHER, priceE9, 1));

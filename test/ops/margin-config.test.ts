@@ -1,6 +1,7 @@
 // Margin parameters of the configuration: the default assets' collateral and borrow/lend pool
 // parameters in integer form, the refusal (a one-line ConfigError, exit 2 at start-up) of values
-// the margin arithmetic could not use exactly or that make no sense, and the engine configuration
+// the margin arithmetic could not use exactly or that make no sense, the assets' index price update
+// multipliers, and the engine configuration
 // fingerprint, which the parameters stay out of so that existing journals keep replaying.
 
 import { spawnSync } from 'node:child_process';
@@ -104,6 +105,18 @@ describe('margin parameters', () => {
     expect(pool(0, (p) => { delete p.maxUtilization; })).toBe('asset USDC borrowLend maxUtilization must be a decimal string');
     expect(pool(0, (p) => { p.rate = '1'; })).toMatch(/^asset USDC borrowLend has an unknown key "rate"/);
     expect(refusal(3, ({ collateral: _c, ...rest }) => rest)).toBe("asset ETH: a borrowLend pool needs collateral parameters (a borrow's IMF and MMF)");
+  });
+
+  it('takes index price update multipliers per asset, in the fingerprint only when set, and refuses bad ones', () => {
+    const defaults = loadConfig([], {});
+    expect(defaults.engine.indexUpdateBounds).toBeUndefined();
+    const bounded = load({ ...DEFAULT_MARKETS, assets: DEFAULT_MARKETS.assets.map((a, i) => (i === 1 ? { ...a, maxPriceUpdateMultiplier: '1.5', minPriceUpdateMultiplier: '0.5' } : a)) });
+    expect(bounded.engine.indexUpdateBounds).toEqual([{ assetId: 1, maxPriceUpdateMultiplier: (T * 3n) / 2n, minPriceUpdateMultiplier: T / 2n }]);
+    expect(engineConfigFingerprint(bounded.engine)).not.toBe(engineConfigFingerprint(defaults.engine));
+    expect(refusal(1, (a) => ({ ...a, maxPriceUpdateMultiplier: '0.9' }))).toBe('asset SOL maxPriceUpdateMultiplier must be from 1 to 1000, got 0.9');
+    expect(refusal(1, (a) => ({ ...a, minPriceUpdateMultiplier: '1.1' }))).toBe('asset SOL minPriceUpdateMultiplier must be from 0 to 1, got 1.1');
+    expect(refusal(1, (a) => ({ ...a, minPriceUpdateMultiplier: '0' }))).toBe('asset SOL minPriceUpdateMultiplier must be above 0');
+    expect(refusal(0, (a) => ({ ...a, maxPriceUpdateMultiplier: '2' }))).toBe('asset USDC: its index is fixed at 1 and takes no price update multipliers');
   });
 
   it('stops the server at start-up with exit 2 and the refusal on one line', () => {

@@ -4,7 +4,8 @@
 // Every check runs before anything changes, in the documented order: account, market, the order's
 // shape, the market's order book state (book.ts bookStateRefusal: MarketClosed, MarketCancelOnly,
 // MarketLimitOnly, MarketPostOnly), quantity and price limits, the price band, the account's and
-// the book's order limits, the price levels a resting order may need, then the hold (spot:
+// the book's order limits, the price levels a resting order may need, a liquidating account's
+// risk-increasing order (margin/liquidating.ts, AccountLiquidating), then the hold (spot:
 // spot/hold.ts, InsufficientFunds among others). An order with autoLendRedeem or autoBorrow whose
 // hold exceeds the available balance redeems and borrows the shortfall when it is placed
 // (margin/auto-funding.ts), after every other check passed.
@@ -33,6 +34,7 @@ import { rulesOf, type PlaceHold } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import type { AmountUnits, PriceTicks, QtyLots } from '../units.js';
 import { applyFunding, fundsBeyondAvailable, planFunding, type Funding } from '../margin/auto-funding.js';
+import { isLiquidating, receivesBorrowedAsset } from '../margin/liquidating.js';
 import { NO_LEVEL, bookStateRefusal } from './book.js';
 import { activateOrder, isOutsideBand } from './matching.js';
 
@@ -111,6 +113,7 @@ function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
     const needsLevel = delayed || bookSide.find(cmd.priceTicks as PriceTicks) === NO_LEVEL;
     if (needsLevel && bookSide.count + book.pendingGtc[cmd.side] >= s.limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
   }
+  if (isLiquidating(s, cmd.accountId) && !receivesBorrowedAsset(s, cmd.accountId, marketIndex, cmd.side)) return ResultCode.AccountLiquidating;
   FUNDING.redeemUnits = 0;
   FUNDING.borrowUnits = 0;
   const code = rulesOf(s.catalog.kindOf[marketIndex]).hold(s, cmd, marketIndex, HOLD);

@@ -3,7 +3,10 @@
 //
 // CreateAccount adds an account for a new, non-zero 32-byte key (DuplicateKey, AccountLimitReached);
 // Deposit credits available units, refused once the asset's supply would leave the safe-integer
-// range (AmountOutOfRange), which bounds every later settlement (ledger.ts).
+// range (AmountOutOfRange), which bounds every later settlement (ledger.ts); then the account's
+// autoRepayBorrows and autoLend settings repay a borrow of the asset and lend the rest
+// (margin/auto-funding.ts), and a borrower's liquidating state is re-checked. The result's value
+// is the available balance after all of it.
 //
 // Withdraw moves available units out of the exchange at once (an account that borrows must keep
 // its margin: margin/borrow-lend.ts, InsufficientMargin; with autoLendRedeem or autoBorrow the
@@ -41,7 +44,7 @@ import {
 import type { EngineState } from '../state.js';
 import { type AmountUnits } from '../units.js';
 import { KEY_BYTES } from './accounts.js';
-import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
+import { applyDepositAutomation, applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
 
 /** The flags a withdrawal may carry: spot margin funding of the shortfall. */
 const WITHDRAW_FLAGS = CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem;
@@ -73,6 +76,7 @@ export function deposit(s: EngineState, cmd: DepositCommand): void {
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.ledger.deposit(cmd.accountId, assetIndex, amount);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
+  applyDepositAutomation(s, cmd.accountId, assetIndex, amount);
   s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
 }
 

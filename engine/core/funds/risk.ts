@@ -15,7 +15,9 @@
 // first, whole lots, stopping at the first level beyond the market's sweep band (matching.ts).
 // Fees are taken from what a party receives, so they do not reduce what it can pay. With
 // autoLendRedeem or autoBorrow the spendable amount is the most the order could fund instead
-// (margin/auto-funding.ts); autoBorrowRepay only decides what happens to the proceeds.
+// (margin/auto-funding.ts); autoBorrowRepay only decides what happens to the proceeds. A
+// liquidating account's largest order is 0 unless it receives an asset the account borrows, and
+// its largest withdrawal is 0 (margin/liquidating.ts).
 //
 // Maximum borrow (QueryMaxBorrowQty) and maximum withdrawal (QueryMaxWithdrawalQty, with
 // autoBorrow / autoLendRedeem): margin/auto-funding.ts, an exact binary search over the checks.
@@ -44,7 +46,7 @@ import { beyondSweepBand } from '../book/reference.js';
 import type { EngineState } from '../state.js';
 import { floorDiv, type AmountUnits } from '../units.js';
 import { dustMarkTicks, dustPayoutUnits } from './capital.js';
-import { isLiquidating } from '../margin/liquidating.js';
+import { isLiquidating, receivesBorrowedAsset } from '../margin/liquidating.js';
 import { marginSummary } from '../margin/valuation.js';
 
 /** The flags a maximum order query may carry: the spot margin flags (autoBorrowRepay changes nothing here). */
@@ -86,6 +88,8 @@ export function queryMaxOrderQty(s: EngineState, cmd: QueryMaxOrderQtyCommand): 
   else if (price > market.maxPriceTicks) code = ResultCode.PriceAboveMaximum;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   if ((cmd.flags & ~MAX_ORDER_FLAGS) !== 0) return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+  // A liquidating account may place only orders that receive an asset it borrows (liquidating.ts).
+  if (isLiquidating(s, cmd.accountId) && !receivesBorrowedAsset(s, cmd.accountId, marketIndex, cmd.side)) return s.out.result(ResultCode.Ok, 0, cmd.frontId, cmd.requestId);
   const spentIndex = cmd.side === Side.Ask ? s.catalog.baseIndexOf[marketIndex] : s.catalog.quoteIndexOf[marketIndex];
   const spendable = fundsBeyondAvailable(cmd.flags)
     ? maxFundableUnits(s, cmd.accountId, spentIndex, cmd.flags, false) : s.ledger.availableUnits(cmd.accountId, spentIndex);
@@ -111,7 +115,9 @@ export function queryMaxWithdrawalQty(s: EngineState, cmd: QueryMaxWithdrawalQty
   let code = marginQueryRefusal(s, cmd);
   if (code === ResultCode.Ok && (cmd.flags & ~(CommandFlag.AutoBorrow | CommandFlag.AutoLendRedeem)) !== 0) code = ResultCode.InvalidCommand;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
-  s.out.result(ResultCode.Ok, maxFundableUnits(s, cmd.accountId, s.catalog.assetIndex(cmd.assetId), cmd.flags, true), cmd.frontId, cmd.requestId);
+  // A liquidating account withdraws nothing (liquidating.ts).
+  const units = isLiquidating(s, cmd.accountId) ? 0 : maxFundableUnits(s, cmd.accountId, s.catalog.assetIndex(cmd.assetId), cmd.flags, true);
+  s.out.result(ResultCode.Ok, units, cmd.frontId, cmd.requestId);
 }
 
 function marginQueryRefusal(s: EngineState, cmd: QueryMaxBorrowQtyCommand | QueryMaxWithdrawalQtyCommand): ResultCode {

@@ -1,7 +1,9 @@
 // Each account's margin settings (PATCH /api/v1/account → UpdateAccountSettings; GET reads them
 // with QueryAccountSettings): the automation flags of venue-mechanics §2 (autoBorrowSettlements,
 // autoLend, autoRepayBorrows), the leverage limit of §1.4, and whether the account is being
-// liquidated (shown as `liquidating`).
+// liquidated (shown as `liquidating`). autoLend and autoRepayBorrows act on the account's
+// deposits and fills (auto-funding.ts applyProceeds); autoBorrowSettlements is stored and shown
+// only (no settlement in USDC needs it before perpetuals).
 //
 // The leverage limit is an integer in hundredths (100 = 1×, 250 = 2.5×): the wire allows two
 // decimals, and hundredths keep 1/leverageLimit exact as a ratio of integers wherever margin

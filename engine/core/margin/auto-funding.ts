@@ -5,13 +5,13 @@
 // Funding. An order or withdrawal that needs `need` units of an asset with only `available` of
 // them free covers the shortfall, in this order and only as its flags ask:
 //   autoLendRedeem  redeems min(shortfall, the account's lend of the asset), keeping the pool's
-//                   utilization within maxUtilization (InsufficientSupply). A Closed pool redeems
-//                   nothing.
+//                   utilization within the throttle's ceiling (throttle.ts; InsufficientSupply). A
+//                   Closed pool redeems nothing.
 //   autoBorrow      borrows the rest, rounded up to the pool's step (the extra units stay
 //                   available), by BorrowLend's rules for a new borrow: no lend of the asset left
 //                   (BorrowRequiresLendRedeem), the pool Open (LendPoolNotOpen), the borrowed total
-//                   within openBorrowLendLimit (BorrowLimit), utilization within maxUtilization
-//                   (InsufficientSupply), and the margin test marginAfter (InsufficientMargin,
+//                   within openBorrowLendLimit (BorrowLimit), utilization within the throttle's
+//                   ceiling (InsufficientSupply), and the margin test marginAfter (InsufficientMargin,
 //                   BorrowNoMarkPrice). An asset without a pool cannot be borrowed.
 // Whatever is still short is InsufficientFunds. Redemption happens only with autoLendRedeem: the
 // venue's docs say lends redeem "to fund spot trades and withdrawals" whatever the account's
@@ -26,12 +26,17 @@
 // limit orders, market asks by quantity and market bids by quote quantity; a market bid by
 // quantity and a market ask by quote quantity keep their available-capped holds.
 //
-// Proceeds. Each fill credits the received asset net of its fee; then, as the order's flags ask:
-//   autoBorrowRepay repays min(proceeds, the account's borrow of that asset);
-//   autoLend        lends what is left of the proceeds, rounded down to the pool's step, when the
-//                   pool is Open, the account borrows none of the asset, and within
-//                   openBorrowLendLimit (cut down to fit, in whole steps). Nothing else happens
-//                   when it cannot.
+// Proceeds. Each fill credits the received asset net of its fee, and a deposit credits its
+// amount; then, as the order's flags (a fill) or the account's settings (a fill or a deposit:
+// autoRepayBorrows, autoLend of PATCH /api/v1/account, account-settings.ts) ask:
+//   repay   (autoBorrowRepay, autoRepayBorrows) repays min(credited, the account's borrow of
+//           that asset), unless the pool is Closed;
+//   lend    (autoLend) lends what is left of the credited units, rounded down to the pool's
+//           step, when the pool is Open, the account borrows none of the asset, is not
+//           liquidating, and within openBorrowLendLimit (cut down to fit, in whole steps).
+// Nothing else happens when a move cannot: it is skipped silently. Only the credited units move:
+// a balance the account already held (a borrow's own proceeds among them) stays where it is. A
+// deposit then re-checks the account's liquidating state (a repayment may clear it).
 // Every move writes a BorrowLendRecord as an event for everyone (like interest), and a balance;
 // its source is the flag that made it (AutoBorrow, AutoLendRedeem, AutoBorrowRepay, AutoLend).
 //
@@ -41,10 +46,10 @@
 // exactly in ⌈log2(bound)⌉ checks: borrows in whole pool steps up to the pool's room, withdrawals
 // and order funds in units up to available + lend + the pool's room.
 
-import { BorrowLendEvent, BorrowLendSource, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, ResultCode } from '../../bus/types.js';
+import { AccountSettingFlag, BorrowLendEvent, BorrowLendSource, CommandFlag, FRONT_ID_NONE, LendPoolStateCode, ResultCode } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { borrowRefusal, borrowsAnything, marginAfter, recordedMove, redeemRefusal } from './borrow-lend.js';
-import { isLiquidating } from './liquidating.js';
+import { isLiquidating, reviewLiquidating } from './liquidating.js';
 
 /** The moves a funding plans: redeem first, then borrow. */
 export interface Funding {
@@ -101,7 +106,19 @@ export function applyFunding(s: EngineState, accountId: number, assetIndex: numb
   if (plan.borrowUnits > 0) autoMove(s, accountId, assetIndex, BorrowLendEvent.Borrow, plan.borrowUnits);
 }
 
-/** A fill credited `units` of an asset to the account: repay and lend as the order's flags ask (header). */
+/**
+ * A deposit credited `units` of an asset to the account: repay and lend as the account's
+ * settings ask (autoRepayBorrows, autoLend; header), then re-check its liquidating state.
+ */
+export function applyDepositAutomation(s: EngineState, accountId: number, assetIndex: number, units: number): void {
+  const flags = s.accountSettings.flags[accountId];
+  const repay = (flags & AccountSettingFlag.AutoRepayBorrows) !== 0;
+  const lend = (flags & AccountSettingFlag.AutoLend) !== 0;
+  if (repay || lend) applyProceeds(s, accountId, assetIndex, units, repay, lend);
+  reviewLiquidating(s, accountId);
+}
+
+/** A fill or a deposit credited `units` of an asset to the account: repay and lend as asked (header). */
 export function applyProceeds(s: EngineState, accountId: number, assetIndex: number, units: number, repay: boolean, lend: boolean): void {
   const pools = s.pools;
   const pool = pools.poolOf[assetIndex];
@@ -113,7 +130,7 @@ export function applyProceeds(s: EngineState, accountId: number, assetIndex: num
     autoMove(s, accountId, assetIndex, BorrowLendEvent.BorrowRepay, repaid);
     left -= repaid;
   }
-  if (!lend || pools.borrowed[cell] > 0 || pools.stateOf[assetIndex] !== LendPoolStateCode.Open) return;
+  if (!lend || pools.borrowed[cell] > 0 || pools.stateOf[assetIndex] !== LendPoolStateCode.Open || isLiquidating(s, accountId)) return;
   const step = Number(pool.stepUnits);
   const room = Number(pool.openBorrowLendLimitUnits - BigInt(pools.lentTotal[assetIndex]));
   const lent = Math.floor(Math.min(left, Math.max(room, 0)) / step) * step;

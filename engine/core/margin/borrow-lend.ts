@@ -8,11 +8,12 @@
 //   Lend,   borrowing   repay: available → less borrowed, at most the borrow
 //                      (LendRequiresBorrowRepay beyond it). Allowed while RepayOnly.
 //   Borrow, lending    redeem: lent → available, at most the lend (BorrowRequiresLendRedeem beyond
-//                      it), keeping utilization within maxUtilization (InsufficientSupply).
+//                      it), keeping utilization within the throttle's ceiling (throttle.ts,
+//                      never above maxUtilization; InsufficientSupply).
 //                      Allowed while RepayOnly.
 //   Borrow, no lend    borrow: borrowed units → available. Needs the pool Open, the borrowed total
-//                      within openBorrowLendLimit (BorrowLimit), utilization within
-//                      maxUtilization (InsufficientSupply) and the account's margin after the
+//                      within openBorrowLendLimit (BorrowLimit), utilization within the
+//                      throttle's ceiling (InsufficientSupply) and the account's margin after the
 //                      borrow: netEquity ≥ Σ N·IMF(N) over its borrows (InsufficientMargin), every
 //                      asset valued at its mark price (mark.ts); a borrowed asset without a mark
 //                      price cannot be valued (BorrowNoMarkPrice).
@@ -61,6 +62,7 @@ import { positionImf, positionMmf } from './fractions.js';
 import { borrowRate, hourlyInterest, lendRate, MS_PER_HOUR, MS_PER_YEAR, utilization, withinCeiling } from './lending.js';
 import { isLiquidating, reviewAllBorrowers, reviewLiquidating } from './liquidating.js';
 import { bookMarkOf, markOf } from './mark.js';
+import { startThrottleStep, throttleCeilingOf } from './throttle.js';
 import { marginSummary } from './valuation.js';
 
 /** One hour of engine time. */
@@ -111,20 +113,22 @@ function decide(s: EngineState, accountId: number, assetIndex: number, side: num
 
 /**
  * The pool's check of a redemption of `redeemUnits`: what stays lent must keep utilization within
- * maxUtilization (any redemption passes while nothing is borrowed). Ok or InsufficientSupply.
+ * the throttle's ceiling, itself within maxUtilization (throttle.ts; any redemption passes while
+ * nothing is borrowed). Ok or InsufficientSupply.
  */
 export function redeemRefusal(s: EngineState, assetIndex: number, redeemUnits: number): ResultCode {
   const pools = s.pools;
   const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
   const rest = BigInt(pools.lentTotal[assetIndex]) - BigInt(redeemUnits);
-  const fits = borrowedTotal === 0n || (rest > 0n && withinCeiling(borrowedTotal, rest, pools.poolOf[assetIndex]!.maxUtilization));
+  const fits = borrowedTotal === 0n || (rest > 0n && withinCeiling(borrowedTotal, rest, throttleCeilingOf(s, assetIndex)));
   return fits ? ResultCode.Ok : ResultCode.InsufficientSupply;
 }
 
 /**
  * The pool's check of a new borrow of `borrowUnits` after `redeemUnits` of the same request were
- * redeemed: the borrowed total within openBorrowLendLimit (BorrowLimit), then utilization within
- * maxUtilization of what stays lent (InsufficientSupply). BorrowLend, auto-funding and the
+ * redeemed: the borrowed total within openBorrowLendLimit (BorrowLimit), then utilization of what
+ * stays lent within the throttle's ceiling, itself within maxUtilization (throttle.ts;
+ * InsufficientSupply). BorrowLend, auto-funding and the
  * largest-borrow query all ask it.
  */
 export function borrowRefusal(s: EngineState, assetIndex: number, borrowUnits: number, redeemUnits: number): ResultCode {
@@ -133,7 +137,7 @@ export function borrowRefusal(s: EngineState, assetIndex: number, borrowUnits: n
   const borrowedAfter = BigInt(pools.borrowedTotal[assetIndex]) + BigInt(borrowUnits);
   const lentAfter = BigInt(pools.lentTotal[assetIndex]) - BigInt(redeemUnits);
   if (borrowedAfter > pool.openBorrowLendLimitUnits) return ResultCode.BorrowLimit;
-  if (lentAfter === 0n || !withinCeiling(borrowedAfter, lentAfter, pool.maxUtilization)) return ResultCode.InsufficientSupply;
+  if (lentAfter === 0n || !withinCeiling(borrowedAfter, lentAfter, throttleCeilingOf(s, assetIndex))) return ResultCode.InsufficientSupply;
   return ResultCode.Ok;
 }
 
@@ -220,7 +224,10 @@ export function applyMove(s: EngineState, accountId: number, assetIndex: number,
   }
 }
 
-/** The interest timer is due: every pool accrues an hour (header rules), then the timer is set again while positions remain. */
+/**
+ * The interest timer is due: every pool accrues an hour (header rules), the throttle's next step
+ * starts (throttle.ts), then the timer is set again while positions remain.
+ */
 export function accrueInterest(s: EngineState, timer: number): void {
   const pools = s.pools;
   const dueUs = s.timers.dueOf(timer);
@@ -230,6 +237,7 @@ export function accrueInterest(s: EngineState, timer: number): void {
     if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex);
   }
   samplePools(s, dueUs);
+  startThrottleStep(s);
   reviewAllBorrowers(s);
   if (pools.anyPosition()) pools.interestTimer = s.timers.add(dueUs + HOUR_US, TimerKind.Interest, 0);
 }

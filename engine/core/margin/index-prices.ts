@@ -21,14 +21,24 @@
 // shows the flag. No timer is needed, since nothing happens
 // when a price goes stale: it is only read as stale.
 //
+// Update bounds (venue mechanics §3.2, EngineConfig.indexUpdateBounds, per asset): once an asset
+// has a price, each update is capped at prev × maxPriceUpdateMultiplier (rounded down) and
+// floored at prev × minPriceUpdateMultiplier (rounded up), multipliers at 10^-12 with max ≥ 1 and
+// 0 < min ≤ 1, so the bounded price stays positive and safe. The price set (IndexPrice record,
+// the result's value) is the bounded one; nothing else marks that it was cut. An asset without
+// bounds (the default) takes every update as sent. The first price of an asset is never bounded.
+//
 // State: price, engine time of the last update and its source per asset index. It enters the
 // snapshot from format 5 on and the state hash only while some asset has a price, so every state
 // reachable before this command existed keeps its hash and its snapshot.
 
-import { FRONT_ID_NONE, HeaderFlag, IndexPriceSource, ResultCode, type CommandHeader, type SetIndexPriceCommand } from '../../bus/types.js';
+import {
+  FRONT_ID_NONE, HeaderFlag, IndexPriceSource, ResultCode, type CommandHeader, type IndexUpdateBounds, type SetIndexPriceCommand,
+} from '../../bus/types.js';
 import { assert, isUnsignedSafe } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { EngineState } from '../state.js';
+import { ceilDiv, FRACTION_ONE } from './fixed.js';
 import { reviewBorrowersOf } from './liquidating.js';
 
 /** An index price: USDC per whole unit of an asset, in 10^-9 USDC. */
@@ -60,6 +70,9 @@ export class IndexPrices {
   readonly source: Uint8Array;
   /** Number of assets with a price. */
   setCount = 0;
+  /** Per asset index, the update multipliers at 10^-12 (0: that side is not bounded). */
+  readonly maxUpdateMultiplier: bigint[];
+  readonly minUpdateMultiplier: bigint[];
 
   /** `fixedIndex`: the asset index of USDC (fixed at 1), or -1 when no asset has that symbol. */
   constructor(readonly assetCount: number, readonly fixedIndex: number, readonly maxAgeUs: number) {
@@ -67,6 +80,37 @@ export class IndexPrices {
     this.priceE9 = new Float64Array(assetCount);
     this.updatedUs = new Float64Array(assetCount);
     this.source = new Uint8Array(assetCount);
+    this.maxUpdateMultiplier = new Array<bigint>(assetCount).fill(0n);
+    this.minUpdateMultiplier = new Array<bigint>(assetCount).fill(0n);
+  }
+
+  /** The configured update bounds (EngineConfig.indexUpdateBounds), checked. */
+  setUpdateBounds(bounds: readonly IndexUpdateBounds[], assetIndexOf: (assetId: number) => number): void {
+    for (const bound of bounds) {
+      const assetIndex = assetIndexOf(bound.assetId);
+      assert(assetIndex >= 0 && assetIndex !== this.fixedIndex, `index update bounds of asset ${bound.assetId}: unknown or fixed asset`);
+      const max = bound.maxPriceUpdateMultiplier ?? 0n;
+      const min = bound.minPriceUpdateMultiplier ?? 0n;
+      assert(max === 0n || max >= FRACTION_ONE, 'maxPriceUpdateMultiplier must be at least 1');
+      assert(min === 0n || (min > 0n && min <= FRACTION_ONE), 'minPriceUpdateMultiplier must be above 0 and at most 1');
+      this.maxUpdateMultiplier[assetIndex] = max;
+      this.minUpdateMultiplier[assetIndex] = min;
+    }
+  }
+
+  /**
+   * The price an update to `priceE9` sets (header): capped at prev × max (rounded down) and
+   * floored at prev × min (rounded up) where configured and the asset has a previous price.
+   */
+  bounded(assetIndex: number, priceE9: number): number {
+    if (this.source[assetIndex] === IndexPriceSource.None) return priceE9;
+    const previous = BigInt(this.priceE9[assetIndex]);
+    let price = BigInt(priceE9);
+    const max = this.maxUpdateMultiplier[assetIndex];
+    const min = this.minUpdateMultiplier[assetIndex];
+    if (max > 0n && price > (previous * max) / FRACTION_ONE) price = (previous * max) / FRACTION_ONE;
+    if (min > 0n && price < ceilDiv(previous * min, FRACTION_ONE)) price = ceilDiv(previous * min, FRACTION_ONE);
+    return Number(price);
   }
 
   /** The index of an asset index: INDEX_PRICE_ONE for USDC, 0 when never set. */
@@ -169,9 +213,9 @@ export function indexPriceOf(s: EngineState, assetId: number): IndexPriceE9 {
 }
 
 /**
- * SetIndexPrice: an IndexPrice event for every front, the liquidating state of the borrowers of or
- * against the asset re-checked (liquidating.ts; an event per flip), then the result (value: the
- * price).
+ * SetIndexPrice: the price, within the asset's update bounds (header), an IndexPrice event for
+ * every front, the liquidating state of the borrowers of or against the asset re-checked
+ * (liquidating.ts; an event per flip), then the result (value: the price set, after the bounds).
  */
 export function setIndexPrice(s: EngineState, cmd: SetIndexPriceCommand): void {
   const assetIndex = s.catalog.assetIndex(cmd.assetId);
@@ -179,10 +223,11 @@ export function setIndexPrice(s: EngineState, cmd: SetIndexPriceCommand): void {
   if (assetIndex === s.indexPrices.fixedIndex) return s.out.result(ResultCode.IndexPriceFixed, 0, cmd.frontId, cmd.requestId);
   if (!(Number.isSafeInteger(cmd.priceE9) && cmd.priceE9 > 0)) return s.out.result(ResultCode.IndexPriceNotPositive, 0, cmd.frontId, cmd.requestId);
   if (!isSettableSource(cmd.source)) return s.out.result(ResultCode.InvalidIndexPriceSource, 0, cmd.frontId, cmd.requestId);
-  s.indexPrices.set(assetIndex, cmd.priceE9 as IndexPriceE9, s.lastTimeUs, cmd.source);
+  const priceE9 = s.indexPrices.bounded(assetIndex, cmd.priceE9);
+  s.indexPrices.set(assetIndex, priceE9 as IndexPriceE9, s.lastTimeUs, cmd.source);
   writeIndexPrice(s, assetIndex, s.lastTimeUs, FRONT_ID_NONE, 0, 0);
   reviewBorrowersOf(s, assetIndex);
-  s.out.result(ResultCode.Ok, cmd.priceE9, cmd.frontId, cmd.requestId);
+  s.out.result(ResultCode.Ok, priceE9, cmd.frontId, cmd.requestId);
 }
 
 /**

@@ -16,12 +16,21 @@
 // borrow left), so an account that repays enough leaves the state at once. Until a liquidation
 // engine closes positions, the state keeps the account from adding risk through borrow/lend and
 // capital: a liquidating account may not borrow, lend or withdraw (AccountLiquidating); repaying,
-// redeeming a lend and cancelling stay open. Spot orders are not refused by the state (spot
-// orders carry no margin flags in the engine yet).
+// redeeming a lend and cancelling stay open. Automatic lends (an order's autoLend, the account's
+// autoLend setting) do not happen while it is liquidating.
+//
+// Spot orders of a liquidating account. Only an order that trades what the account holds for
+// what it owes passes: a bid whose base asset the account borrows, or an ask whose quote asset it
+// borrows (AccountLiquidating otherwise, checked before the hold). It must be paid from what the
+// account holds: the available balance, or its own lend redeemed with autoLendRedeem; the
+// shortfall is never borrowed (auto-funding refuses the borrow with AccountLiquidating). Its size
+// is not capped at the borrow: what it buys beyond the borrow stays a holding (collateral), which
+// adds no borrow. The rule is read when the order is placed; a resting order is not re-checked
+// when the account becomes liquidating later (cancelling it stays open).
 //
 // A borrowed asset without any mark leaves the summary unpriced: the flag then stays as it was.
 
-import { AccountSettingFlag, FRONT_ID_NONE } from '../../bus/types.js';
+import { AccountSettingFlag, FRONT_ID_NONE, Side } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { liquidatable } from './account.js';
 import { marginSummary } from './valuation.js';
@@ -29,6 +38,12 @@ import { marginSummary } from './valuation.js';
 /** Whether the account is liquidating. */
 export function isLiquidating(s: EngineState, accountId: number): boolean {
   return (s.accountSettings.flags[accountId] & AccountSettingFlag.Liquidating) !== 0;
+}
+
+/** Whether a spot order on `side` (0 bid, 1 ask) in the market receives an asset the account borrows (header). */
+export function receivesBorrowedAsset(s: EngineState, accountId: number, marketIndex: number, side: number): boolean {
+  const received = side === Side.Bid ? s.catalog.baseIndexOf[marketIndex] : s.catalog.quoteIndexOf[marketIndex];
+  return s.pools.borrowed[s.pools.cell(accountId, received)] > 0;
 }
 
 /** Re-checks one account's ratio and flips its flag when it crossed 100 % either way (event on a flip). */

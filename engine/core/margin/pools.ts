@@ -63,6 +63,11 @@ export class LendPools {
   readonly borrowedTotal: Float64Array;
   readonly interestFeeUnits: Float64Array;
   readonly interestRoundingUnits: Float64Array;
+  /**
+   * The throttle's u0 per asset: the pool's utilization (10^-12, rounded down, at most
+   * MAX_THROTTLE_START) when the current hour began (throttle.ts).
+   */
+  readonly stepStartUtilization: Float64Array;
   /** The hourly interest timer's handle (NO_TIMER: not armed). */
   interestTimer = NO_TIMER;
   /** Assets each account borrows, by account id. */
@@ -102,6 +107,7 @@ export class LendPools {
     this.borrowedTotal = new Float64Array(assetCount);
     this.interestFeeUnits = new Float64Array(assetCount);
     this.interestRoundingUnits = new Float64Array(assetCount);
+    this.stepStartUtilization = new Float64Array(assetCount);
     this.borrowCountOf = new Uint16Array(maxAccounts + 1);
     this.borrowerIds = new Int32Array(maxAccounts + 1);
     this.borrowerSlotOf = new Int32Array(maxAccounts + 1).fill(-1);
@@ -315,6 +321,7 @@ export class LendPools {
       assert(isUnsignedSafe(this.interestFeeUnits[assetIndex]) && isUnsignedSafe(this.interestRoundingUnits[assetIndex]), 'an interest line is not a safe non-negative integer');
       const kept = this.interestFeeUnits[assetIndex] + this.interestRoundingUnits[assetIndex];
       assert(this.borrowedTotal[assetIndex] <= this.lentTotal[assetIndex] + kept, `pool of asset index ${assetIndex} lent out more than it holds`);
+      assert(isUnsignedSafe(this.stepStartUtilization[assetIndex]) && (this.poolOf[assetIndex] !== undefined || this.stepStartUtilization[assetIndex] === 0), 'a throttle start out of range');
     }
   }
 

@@ -12,10 +12,11 @@
 // column, the rest to the party. Rounding down never creates money, and every credit is bounded by
 // the asset's supply (funds/ledger.ts), so no step can overflow half-way through a match.
 //
-// Spot margin: an order placed with autoBorrowRepay or autoLend then repays a borrow of, or
-// lends, what the fill paid it (margin/auto-funding.ts).
+// Spot margin: an order placed with autoBorrowRepay or autoLend, or of an account whose settings
+// have autoRepayBorrows or autoLend, then repays a borrow of, or lends, what the fill paid it
+// (margin/auto-funding.ts).
 
-import { FRONT_ID_NONE, OrderFlag } from '../../bus/types.js';
+import { AccountSettingFlag, FRONT_ID_NONE, OrderFlag } from '../../bus/types.js';
 import { applyProceeds } from '../margin/auto-funding.js';
 import type { Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
@@ -51,12 +52,17 @@ export function settleSpot(s: EngineState, fill: Fill): void {
   marginProceeds(s, seller, quoteIndex, subUnits(quoteUnits, fill.sellerFeeUnits));
 }
 
-/** An order with autoBorrowRepay or autoLend repays or lends what its fill paid it (margin/auto-funding.ts). */
+/**
+ * An order with autoBorrowRepay or autoLend, or of an account with autoRepayBorrows or autoLend,
+ * repays or lends what its fill paid it (margin/auto-funding.ts).
+ */
 function marginProceeds(s: EngineState, slot: number, assetIndex: number, units: number): void {
   const flags = s.pool.flags[slot];
-  const repay = (flags & OrderFlag.AutoBorrowRepay) !== 0;
-  const lend = (flags & OrderFlag.AutoLend) !== 0;
-  if (repay || lend) applyProceeds(s, s.pool.accountId[slot], assetIndex, units, repay, lend);
+  const accountId = s.pool.accountId[slot];
+  const settings = s.accountSettings.flags[accountId];
+  const repay = (flags & OrderFlag.AutoBorrowRepay) !== 0 || (settings & AccountSettingFlag.AutoRepayBorrows) !== 0;
+  const lend = (flags & OrderFlag.AutoLend) !== 0 || (settings & AccountSettingFlag.AutoLend) !== 0;
+  if (repay || lend) applyProceeds(s, accountId, assetIndex, units, repay, lend);
 }
 
 /** Balances of a fill: maker base, maker quote, taker base, taker quote. */

@@ -1,22 +1,24 @@
 // Borrow/lend pools in the engine (engine/core/margin/pools.ts, borrow-lend.ts), asserted by
 // value: lend and redeem, repay before lend and redeem before borrow, borrows within and past the
-// margin the account's collateral gives at the mark price, the pool's utilization cap and
-// openBorrowLendLimit, pool states, and one hour of interest exact to the unit with each rounding
-// direction and the exchange's two ledger lines, the pools sampled at each hour, and each move's
-// source. The harness checks the invariants and
+// margin the account's collateral gives at the mark price, the pool's utilization cap, the hourly
+// utilization throttle and openBorrowLendLimit, pool states, and one hour of interest exact to the
+// unit with each rounding direction and the exchange's two ledger lines, the pools sampled at each
+// hour, and each move's source. The harness checks the invariants and
 // conservation (Σ available + locked + lent − borrowed + fees + interest lines = deposits −
 // withdrawals) after every command; snapshots and replay reproduce the state.
 
 import { describe, expect, it } from 'vitest';
 import {
-  BorrowLendEvent, BorrowLendSource, CommandKind, LendPoolStateCode, RecordType, ResultCode,
+  BorrowLendEvent, BorrowLendSource, CommandFlag, CommandKind, LendPoolStateCode, RecordType, ResultCode,
   type BorrowLendRec, type LendPoolRec, type LendPoolSampleRec,
 } from '../../../engine/bus/types.js';
 import type { LendPoolState } from '../../../engine/bus/margin-params.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
+import type { EngineState } from '../../../engine/core/state.js';
+import { hashState } from '../../../engine/core/stateHash.js';
 import { BASE, EngineHarness, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
-import { borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
+import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
 
 const HOUR_US = 3_600_000_000;
 
@@ -148,6 +150,80 @@ describe('BorrowLend: borrow', () => {
   });
 });
 
+describe('the utilization throttle', () => {
+  /** Threshold 0.5, bound 0.8, update fraction 0.5, maxUtilization 1. */
+  const throttled = () => marginConfig({ maxUtilization: ONE, throttleUtilizationThreshold: ONE / 2n, throttleUtilizationBound: (ONE * 8n) / 10n, throttleUpdateFraction: ONE / 2n });
+  const maxBorrow = (h: EngineHarness, accountId: number) => resultOf(h.apply({ kind: CommandKind.QueryMaxBorrowQty, accountId, assetId: QUOTE })).value;
+  const withdraw = (accountId: number, amountUnits: number, flags: number) => ({ kind: CommandKind.Withdraw, accountId, assetId: QUOTE, amountUnits, flags, key: new Uint8Array(32) });
+  /** The borrow that brings the pool to its step ceiling: u0 from the hour's totals, the proposed formula. */
+  function roomToCeiling(u0: bigint, lent: bigint, borrowed: bigint): bigint {
+    const ceiling = u0 < ONE / 2n ? (ONE * 8n) / 10n : u0 + ((ONE / 2n) * ((ONE * 8n) / 10n - u0)) / ONE;
+    return (ceiling * lent) / ONE - borrowed;
+  }
+
+  it('caps each hour at min(maxUtilization, bound) below the threshold, then lets utilization rise by the update fraction per hour', () => {
+    const h = new EngineHarness(throttled());
+    const [lender, borrower] = h.fundedAccounts(2, { [QUOTE]: 1_000_000 });
+    h.apply(cmd.deposit(borrower, QUOTE, 1_000_000)); // 2 000 000 of USDC collateral at 1×
+    h.apply(lend(lender, QUOTE, 1_000_000));
+    // The first hour began empty: u0 = 0, ceiling = min(1, 0.8).
+    expect(maxBorrow(h, borrower)).toBe(800_000);
+    expect(codeOf(h.apply(borrow(borrower, QUOTE, 800_001)))).toBe(ResultCode.InsufficientSupply); // maxUtilization 1 would allow it
+    expect(codeOf(h.apply(borrow(borrower, QUOTE, 600_000)))).toBe(ResultCode.Ok);
+    // The hour turns at u0 ≈ 0.6 ≥ 0.5: the ceiling is u0 + 0.5 × (0.8 − u0) ≈ 0.7.
+    h.apply(cmd.tick(), HOUR_US);
+    const [usdc] = poolsOf(h.apply(pools()));
+    const room = roomToCeiling(BigInt(usdc.utilization), BigInt(usdc.lentUnits), BigInt(usdc.borrowedUnits));
+    expect(room > 99_000n && room < 100_000n).toBe(true);
+    expect(maxBorrow(h, borrower)).toBe(Number(room));
+    expect(codeOf(h.apply(borrow(borrower, QUOTE, Number(room) + 1)))).toBe(ResultCode.InsufficientSupply);
+    // Redemptions meet the same ceiling: the lender may take out only what keeps borrowed/lent ≤ it.
+    expect(codeOf(h.apply(borrow(lender, QUOTE, 200_000)))).toBe(ResultCode.InsufficientSupply);
+    expect(codeOf(h.apply(withdraw(lender, 200_000, CommandFlag.AutoLendRedeem)))).toBe(ResultCode.InsufficientSupply);
+    expect(codeOf(h.apply(borrow(borrower, QUOTE, Number(room))))).toBe(ResultCode.Ok);
+    // The next hour starts near 0.7: the ceiling moves on to about 0.75; a snapshot keeps u0.
+    h.apply(cmd.tick(), 2 * HOUR_US);
+    h.restartFromSnapshot();
+    const [next] = poolsOf(h.apply(pools()));
+    const more = roomToCeiling(BigInt(next.utilization), BigInt(next.lentUnits), BigInt(next.borrowedUnits));
+    expect(more > 49_000n && more < 51_000n).toBe(true);
+    expect(maxBorrow(h, borrower)).toBe(Number(more));
+    expect(replay(h.config, h.stream).exchange.stateHash()).toBe(h.exchange.stateHash());
+  });
+
+  it('reads format-7 snapshots (written before the throttle) with u0 taken as the utilization then', () => {
+    const h = new EngineHarness(throttled());
+    const [lender, borrower] = h.fundedAccounts(2, { [QUOTE]: 1_000_000 });
+    h.apply(lend(lender, QUOTE, 1_000_000));
+    h.apply(borrow(borrower, QUOTE, 400_000));
+    h.apply(cmd.tick(), HOUR_US); // u0 ≈ 0.4 < 0.5: the ceiling is 0.8 this hour
+    h.apply(borrow(borrower, QUOTE, 200_000));
+    const today = exportSnapshot(h.exchange);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(8);
+    // The throttle part: the pool count, then index and u0 of two pools; format 7 ends before it.
+    const part = 8 + 2 * 2 * 8;
+    const old = new Uint8Array(today.length - part);
+    old.set(today.subarray(0, today.length - 4 - part));
+    old.set(today.subarray(today.length - 4), today.length - 4 - part);
+    new DataView(old.buffer).setUint32(4, 7, true);
+    const restored = new Exchange(h.config);
+    importSnapshot(restored, old);
+    restored.validateInvariants();
+    // u0 is now ≈ 0.6: ceiling ≈ 0.7 there, 0.8 in the engine that saw the hour begin.
+    const [usdc] = poolsOf(h.apply(pools()));
+    expect(maxBorrow(h, borrower)).toBe(Number(roomToCeiling(0n, BigInt(usdc.lentUnits), BigInt(usdc.borrowedUnits))));
+    expect(restored.stateHash()).not.toBe(h.exchange.stateHash());
+    // The hash an engine before the throttle computed (no throttle part), as its snapshot files and
+    // clean stops carry it, is still this state's hash.
+    const stateOf = (exchange: Exchange) => (exchange as unknown as { s: EngineState }).s;
+    const before = hashState(stateOf(h.exchange), true, false);
+    expect(hashState(stateOf(restored), true, false)).toBe(before);
+    expect(restored.hasStateHash(before)).toBe(true);
+    h.exchange = restored;
+    expect(maxBorrow(h, borrower)).toBe(Number(roomToCeiling(BigInt(usdc.utilization), BigInt(usdc.lentUnits), BigInt(usdc.borrowedUnits))));
+  });
+});
+
 describe('interest', () => {
   it('accrues one hour on the hour, exact to the unit: borrows round up, lends down, the exchange keeps its share and the rounding', () => {
     const h = new EngineHarness(marginConfig());
@@ -234,10 +310,11 @@ describe('snapshot format', () => {
     const h = new EngineHarness(marginConfig());
     h.fundedAccounts(2, { [QUOTE]: 1_000 });
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(7);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(8);
     // The pool part of this state: the pool count, two pools of five numbers (index, totals, lines), no
-    // position, no interest due; format 6 ends before it.
-    const part = 8 + 2 * 5 * 8 + 8 + 8;
+    // position, no interest due; then the throttle part (the pool count, index and u0 of each);
+    // format 6 ends before both.
+    const part = 8 + 2 * 5 * 8 + 8 + 8 + (8 + 2 * 2 * 8);
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);

@@ -1,7 +1,7 @@
 // Index prices in the engine core (engine/core/margin/index-prices.ts): SetIndexPrice sets one
 // asset's price with its engine time and source, refuses what is not a price of a settable asset
 // and changes nothing then; QueryIndexPrices shows every asset with its staleness at the query's
-// engine time; replay, snapshots (today's and format 4) and the state hash keep the prices, while
+// engine time; each update within the asset's configured bounds; replay, snapshots (today's and format 4) and the state hash keep the prices, while
 // a state without any keeps the hash it had before index prices existed.
 import { describe, expect, it } from 'vitest';
 import { FRONT_ID_NONE, IndexPriceSource, RecordType, ResultCode, SystemState, type IndexPriceRec } from '../../../engine/bus/types.js';
@@ -45,6 +45,27 @@ describe('engine: index prices', () => {
     const again = h.apply(cmd.setIndexPrice(BASE, 151_000_000_000, IndexPriceSource.Feed), t1);
     expect(rows(again)).toEqual([[BASE, 151_000_000_000, t1, 'Feed', false]]);
     expect(indexPriceOf(stateOf(h.exchange), BASE)).toBe(151_000_000_000);
+  });
+
+  it('bounds each update of a configured asset to prev × max and prev × min; other assets and a first price are not bounded', () => {
+    const ONE = 10n ** 12n;
+    const h = new EngineHarness(testConfig({
+      indexMaxAgeUs: MAX_AGE, indexUpdateBounds: [{ assetId: BASE, maxPriceUpdateMultiplier: (ONE * 3n) / 2n, minPriceUpdateMultiplier: (ONE * 2n) / 3n }],
+    }));
+    const price = (priceE9: number, assetId = BASE) => resultOf(h.apply(cmd.setIndexPrice(assetId, priceE9))).value;
+    expect(price(100_000_000_000)).toBe(100_000_000_000); // the first price: as sent
+    expect(price(400_000_000_000)).toBe(150_000_000_000); // capped at 100 × 1.5
+    expect(price(10)).toBe(100_000_000_000); // floored at 150 × 2/3
+    expect(price(7)).toBe(66_666_666_667); // 100 × 2/3, rounded up
+    // The floor rounds up, the cap down: 7 × 2/3 = 4.67 → 5, 5 × 1.5 = 7.5 → 7.
+    const odd = new EngineHarness(testConfig({ indexUpdateBounds: [{ assetId: BASE, maxPriceUpdateMultiplier: (ONE * 3n) / 2n, minPriceUpdateMultiplier: (ONE * 2n) / 3n }] }));
+    const oddPrice = (priceE9: number) => resultOf(odd.apply(cmd.setIndexPrice(BASE, priceE9))).value;
+    expect([oddPrice(7), oddPrice(1), oddPrice(1_000)]).toEqual([7, 5, 7]);
+    // Within the bounds an update is taken as sent; the record shows the price set.
+    expect(rows(h.apply(cmd.setIndexPrice(BASE, 80_000_000_000))).map((r) => r[1])).toEqual([80_000_000_000]);
+    // OTHER has no bounds.
+    expect([price(1_000, OTHER), price(1_000_000_000_000, OTHER), price(1, OTHER)]).toEqual([1_000, 1_000_000_000_000, 1]);
+    expect(replay(h.config, h.stream).exchange.stateHash()).toBe(h.exchange.stateHash());
   });
 
   it('refuses an unknown asset, a non-positive price, the fixed USDC index and an unknown source, changing nothing', () => {
@@ -138,12 +159,13 @@ describe('engine: index prices', () => {
   it('reads format-4 snapshots (written before index prices) as unpriced, with the same hash', () => {
     const h = harness();
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(7);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(8);
     // Format 4: the same words without the index price count, the account settings count (8 bytes
-    // each) and the (empty) borrow/lend part (24 bytes) before the end marker.
-    const old = new Uint8Array(today.length - 40);
-    old.set(today.subarray(0, today.length - 44));
-    old.set(today.subarray(today.length - 4), today.length - 44);
+    // each), the (empty) borrow/lend part (24 bytes) and the (empty) throttle part (8 bytes) before
+    // the end marker.
+    const old = new Uint8Array(today.length - 48);
+    old.set(today.subarray(0, today.length - 52));
+    old.set(today.subarray(today.length - 4), today.length - 52);
     new DataView(old.buffer).setUint32(4, 4, true);
     const restored = new Exchange(h.config);
     importSnapshot(restored, old);
@@ -157,8 +179,9 @@ describe('engine: index prices', () => {
     h.apply(cmd.setIndexPrice(BASE, SOL_150_25));
     const bytes = exportSnapshot(h.exchange);
     // The part's tail: count (8), asset index (8), price (8), time (8), source (4), then the
-    // (empty) account settings part's count (8), the (empty) borrow/lend part (24) and 'EXSE' (4).
-    const entry = bytes.length - 4 - 24 - 8 - 4 - 24;
+    // (empty) account settings part's count (8), the (empty) borrow/lend part (24), the (empty)
+    // throttle part (8) and 'EXSE' (4).
+    const entry = bytes.length - 4 - 8 - 24 - 8 - 4 - 24;
     const fixed = bytes.slice();
     new DataView(fixed.buffer).setUint32(entry, QUOTE, true);
     expect(() => importSnapshot(new Exchange(h.config), fixed)).toThrow(SnapshotFormatError);

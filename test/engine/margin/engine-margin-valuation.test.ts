@@ -2,7 +2,8 @@
 // liquidating state (liquidating.ts), asserted by value: marks from a fresh index, the book's
 // guarded reference (not the last trade) and a stale index; haircut weights, lends and borrows in
 // the lines; a borrower pushed over by an index price, refused a borrow, a lend and a withdrawal
-// (AccountLiquidating), allowed to repay, and cleared by it; values past 2^53 exactly.
+// (AccountLiquidating), allowed to repay, and cleared by it; its spot orders refused unless they
+// trade what it holds for what it owes; values past 2^53 exactly.
 
 import { describe, expect, it } from 'vitest';
 import {
@@ -137,6 +138,44 @@ describe('the liquidating state', () => {
     // Out of the state, a withdrawal meets the margin test again: equity 25 000 < IMF 40 000.
     expect(codeOf(h.apply(withdraw(a, QUOTE, 1)))).toBe(ResultCode.InsufficientMargin);
     expect(flips(h.apply(cmd.setIndexPrice(BASE, SOL_AT_60)))).toEqual([]);
+  });
+
+  it('a liquidating account places only orders that trade what it holds for what it owes; cancels stay open', () => {
+    const h = new EngineHarness(marginConfig());
+    const [lender, a] = h.fundedAccounts(2, { [QUOTE]: 1_000_000 });
+    h.apply(cmd.deposit(a, BASE, 10_000));
+    h.apply(cmd.updateAccountSettings(a, { leverageLimitHundredths: 1_000 }));
+    h.apply(lend(lender, QUOTE, 1_000_000));
+    h.apply(cmd.setIndexPrice(BASE, SOL_AT_60));
+    h.apply(withdraw(a, QUOTE, 1_000_000));
+    h.apply(borrow(a, QUOTE, 600_000));
+    // Before the fall a bid of SOL paid with the USDC it holds is an ordinary order.
+    expect(resultOf(h.apply({ ...cmd.place(a, 'bid', 1_000, 0), kind: CommandKind.QueryMaxOrderQty })).value).toBe(200); // 600 000 / 3 000
+    const early = h.apply(cmd.place(a, 'bid', 500, 1, { postOnly: true }));
+    expect(early.some((r) => r.type === RecordType.Result)).toBe(false);
+    const restingBid = early.find((r) => r.type === RecordType.Order)!.orderId;
+    expect(flips(h.apply(cmd.setIndexPrice(BASE, 5_000_000_000_000)))).toEqual([true]);
+    // It borrows USDC, not SOL: a bid receives SOL and adds risk, whatever pays for it. The limits
+    // queries agree: no bid, every lot of its SOL as an ask, no withdrawal.
+    const maxOrder = (side: 'bid' | 'ask') => resultOf(h.apply({ ...cmd.place(a, side, 1_000, 0), kind: CommandKind.QueryMaxOrderQty })).value;
+    const maxWithdrawal = (assetId: number) => resultOf(h.apply({ kind: CommandKind.QueryMaxWithdrawalQty, accountId: a, assetId })).value;
+    expect([maxOrder('bid'), maxOrder('ask'), maxWithdrawal(BASE), maxWithdrawal(QUOTE)]).toEqual([0, 1_000, 0, 0]);
+    const before = h.exchange.stateHash();
+    expect(codeOf(h.apply(cmd.place(a, 'bid', 1_000, 1, { postOnly: true })))).toBe(ResultCode.AccountLiquidating);
+    expect(codeOf(h.apply(cmd.place(a, 'bid', 1_000, 1, { flags: CommandFlag.AutoLendRedeem })))).toBe(ResultCode.AccountLiquidating);
+    expect(h.exchange.stateHash()).toBe(before);
+    // An ask sells SOL it holds for the USDC it owes: accepted, with the exact lock of the SOL.
+    const ask = h.apply(cmd.place(a, 'ask', 1_000, 3, { postOnly: true }));
+    expect(ask.some((r) => r.type === RecordType.Result)).toBe(false);
+    expect(h.balance(a, BASE)).toEqual([10_000 - 30, 30]);
+    // Not beyond what it holds: the shortfall of an ask would be a SOL borrow.
+    expect(codeOf(h.apply(cmd.place(a, 'ask', 1_000, 1_000, { postOnly: true, flags: CommandFlag.AutoBorrow })))).toBe(ResultCode.AccountLiquidating);
+    expect(codeOf(h.apply(cmd.place(a, 'ask', 1_000, 1_000, { postOnly: true })))).toBe(ResultCode.InsufficientFunds);
+    // Cancels are always open: the bid placed before, and the ask.
+    const askId = ask.find((r) => r.type === RecordType.Order)!.orderId;
+    for (const orderId of [restingBid, askId]) h.apply(cmd.cancel(a, orderId));
+    expect(h.apply(cmd.queryOpenOrders(a)).filter((r) => r.type === RecordType.Order)).toEqual([]);
+    expect(h.balance(a, BASE)).toEqual([10_000, 0]);
   });
 
   it('each hour of interest re-checks the borrowers', () => {

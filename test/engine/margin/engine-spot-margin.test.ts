@@ -1,7 +1,8 @@
 // Spot margin in the engine (engine/core/margin/auto-funding.ts), asserted by value: orders that
 // redeem a lend (autoLendRedeem) or borrow (autoBorrow) the shortfall of their hold when placed,
 // with the pool limits and the margin test refusing as BorrowLend does; fill proceeds that repay a
-// borrow (autoBorrowRepay) or are lent (autoLend); withdrawals with autoBorrow / autoLendRedeem;
+// borrow (autoBorrowRepay) or are lent (autoLend); the account settings autoRepayBorrows and
+// autoLend acting on deposits and fills; plain orders of a borrower; withdrawals with autoBorrow / autoLendRedeem;
 // and the exact largest borrow, withdrawal and order. The harness checks the invariants and
 // conservation after every command; a replay and a snapshot round trip reproduce the state.
 
@@ -102,6 +103,28 @@ describe('orders with autoBorrow', () => {
   });
 });
 
+describe('plain orders of an account that borrows', () => {
+  it('keep the exact lock rule: no borrow, no margin test, InsufficientFunds past the available balance', () => {
+    const { h, borrower } = setup(100);
+    h.apply(borrow(borrower, QUOTE, 6_000));
+    expect(h.balance(borrower, QUOTE)).toEqual([6_000, 0]);
+    // A bid of 10 lots at 200 holds 10 × 200 × 3 = 6 000: exactly the available USDC.
+    const before = h.exchange.stateHash();
+    expect(codeOf(h.apply(cmd.place(borrower, 'bid', 200, 11, { postOnly: true })))).toBe(ResultCode.InsufficientFunds);
+    expect(h.exchange.stateHash()).toBe(before);
+    const placed = h.apply(cmd.place(borrower, 'bid', 199, 10, { postOnly: true }));
+    expect(placed.some((r) => r.type === RecordType.Result)).toBe(false);
+    expect(movesOf(placed)).toEqual([]);
+    expect(h.balance(borrower, QUOTE)).toEqual([6_000 - 5_970, 5_970]);
+    // An ask of the SOL it holds, the borrow of USDC untouched.
+    const ask = h.apply(cmd.place(borrower, 'ask', 201, 10, { postOnly: true }));
+    expect(movesOf(ask)).toEqual([]);
+    expect(h.balance(borrower, BASE)).toEqual([0, 100]);
+    expect(codeOf(h.apply(cmd.place(borrower, 'ask', 201, 1, { postOnly: true })))).toBe(ResultCode.InsufficientFunds);
+    expect(position(h, borrower, QUOTE)).toEqual([0, 6_000]);
+  });
+});
+
 describe('orders with autoLendRedeem', () => {
   it('redeem the shortfall from the lend of the spent asset, only with the flag', () => {
     const h = new EngineHarness(marginConfig());
@@ -146,6 +169,41 @@ describe('fill proceeds', () => {
     expect(position(h, borrower, QUOTE)).toEqual([0, 6_000 - repaid]);
     expect(h.balance(borrower, QUOTE)).toEqual([0, 0]);
     expect(h.balance(borrower, BASE)).toEqual([sol - 50, 0]);
+  });
+});
+
+describe('account settings autoRepayBorrows and autoLend', () => {
+  it('a deposit repays the borrow of its asset first, the excess stays or is lent; fills likewise; pool limits cut lends silently', () => {
+    const { h, borrower } = setup(100, { openBorrowLendLimitUnits: 1_000_000_800n });
+    h.apply(borrow(borrower, QUOTE, 6_000));
+    // Without the settings a deposit only credits.
+    expect(movesOf(h.apply(cmd.deposit(borrower, QUOTE, 10)))).toEqual([]);
+    h.apply(cmd.updateAccountSettings(borrower, { autoRepayBorrows: true }));
+    const first = h.apply(cmd.deposit(borrower, QUOTE, 4_000));
+    expect(movesOf(first).map((r) => [r.event, r.quantityUnits, r.borrowedUnits, r.frontId])).toEqual([[BorrowLendEvent.BorrowRepay, 4_000, 2_000, 0xffff]]);
+    expect(resultOf(first).value).toBe(6_010); // the borrowed units already held stay available
+    const second = h.apply(cmd.deposit(borrower, QUOTE, 3_000));
+    expect(movesOf(second).map((r) => [r.event, r.quantityUnits])).toEqual([[BorrowLendEvent.BorrowRepay, 2_000]]);
+    expect(position(h, borrower, QUOTE)).toEqual([0, 0]);
+    expect(h.balance(borrower, QUOTE)).toEqual([7_010, 0]);
+    // With autoLend the excess is lent, within openBorrowLendLimit: 800 of room above the 10^9 lent.
+    h.apply(cmd.updateAccountSettings(borrower, { autoLend: true }));
+    expect(movesOf(h.apply(cmd.deposit(borrower, QUOTE, 500))).map((r) => [r.event, r.quantityUnits])).toEqual([[BorrowLendEvent.Lend, 500]]);
+    expect(movesOf(h.apply(cmd.deposit(borrower, QUOTE, 500))).map((r) => [r.event, r.quantityUnits])).toEqual([[BorrowLendEvent.Lend, 300]]);
+    expect(movesOf(h.apply(cmd.deposit(borrower, QUOTE, 500)))).toEqual([]);
+    expect(position(h, borrower, QUOTE)).toEqual([800, 0]);
+    expect(h.balance(borrower, QUOTE)).toEqual([7_010 + 200 + 500, 0]);
+    // A fill's proceeds are lent as the settings ask.
+    const seller = h.createAccount(80);
+    h.apply(cmd.deposit(seller, BASE, 100));
+    h.apply(cmd.updateAccountSettings(seller, { autoLend: true }));
+    h.apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 0, amountUnits: 800 }); // redeems the 800: room again
+    h.apply(cmd.place(seller, 'ask', 200, 1, { postOnly: true }));
+    const fill = h.apply(cmd.place(borrower, 'bid', 200, 1));
+    expect(tradesOf(fill).length).toBe(1);
+    // The buyer has autoLend too: it lends the SOL it bought; the seller the USDC it earned.
+    expect(movesOf(fill).map((r) => [r.accountId, r.event, r.assetId, r.quantityUnits])).toEqual([[borrower, BorrowLendEvent.Lend, BASE, 10], [seller, BorrowLendEvent.Lend, QUOTE, 600]]);
+    expect(position(h, seller, QUOTE)).toEqual([600, 0]);
   });
 });
 
