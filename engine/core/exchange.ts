@@ -57,7 +57,8 @@ export class Exchange {
     s.lastSeq = seq;
     s.lastTimeUs = timeUs;
     s.out.begin(out, seq, timeUs);
-    this.runDueTimers(timeUs);
+    // Most commands find no timer due: the loop (and its code) only runs when one is.
+    if (s.timers.count > 0 && s.timers.headDueUs() <= timeUs) this.runDueTimers(timeUs);
     const refusal = systemRefusal(s, cmd.kind);
     if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
     // The generated dispatch (generated/dispatch.ts): each kind of the schema to its rule.

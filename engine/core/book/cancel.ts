@@ -36,16 +36,13 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
   const book = s.books[marketIndex];
   const side = pool.side[slot] as Side;
   const accountId = pool.accountId[slot];
-  const rules = rulesOfOrder(s, slot);
-  const assetIndex = rules.holdAssetOf(s, slot);
-  const lockUnits = rules.holdUnitsOf(s, slot);
+  const assetIndex = releaseHold(s, slot);
   let levelQty = 0;
   if (state === OrderState.Pending) {
     s.pending.remove(slot);
   } else {
     levelQty = book.unlink(slot);
   }
-  s.ledger.unlock(accountId, assetIndex, lockUnits);
   s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, reason, FRONT_ID_NONE, 0, 0);
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
   if (state === OrderState.Resting) {
@@ -53,6 +50,18 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
   } else {
     s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, reason, pool.frontId[slot], pool.requestId[slot], HeaderFlag.Last);
   }
+}
+
+/**
+ * Gives back to available what the open order in `slot` still holds (its market's rule,
+ * kinds.ts); returns the asset the hold sat in. Its own function, compiled with the rule's
+ * helpers inlined, so that the cancel's record writers fit in cancelOpenOrder's inlining.
+ */
+function releaseHold(s: EngineState, slot: number): number {
+  const rules = rulesOfOrder(s, slot);
+  const assetIndex = rules.holdAssetOf(s, slot);
+  s.ledger.unlock(s.pool.accountId[slot], assetIndex, rules.holdUnitsOf(s, slot));
+  return assetIndex;
 }
 
 /** Frees the slot of an order in a final state; it is out of every queue already. */

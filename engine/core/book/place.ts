@@ -50,10 +50,11 @@ const FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
 
 /** PlaceOrder: at the command's engine time (s.lastTimeUs). */
 export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
-  const code = validatePlace(s, cmd);
+  let code = validatePlace(s, cmd);
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  if (code === ResultCode.Ok) code = placeHold(s, cmd, marketIndex);
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   const pool = s.pool;
-  const marketIndex = s.catalog.marketIndex(cmd.marketId);
   const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
   const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
   const slot = pool.open(cmd.accountId);
@@ -85,7 +86,7 @@ export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
   s.pending.push(slot);
 }
 
-/** Every check of a place, in the documented order; on Ok HOLD holds what the order holds. */
+/** Every check of a place before its hold (placeHold), in the documented order. */
 function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
   if (!s.accounts.exists(cmd.accountId)) return ResultCode.UnknownAccount;
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
@@ -114,6 +115,15 @@ function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
     if (needsLevel && bookSide.count + book.pendingGtc[cmd.side] >= s.limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
   }
   if (isLiquidating(s, cmd.accountId) && !receivesBorrowedAsset(s, cmd.accountId, marketIndex, cmd.side)) return ResultCode.AccountLiquidating;
+  return ResultCode.Ok;
+}
+
+/**
+ * The last check of a place, after validatePlace: the hold its market's rules compute (into
+ * HOLD), funded beyond the available balance as its flags ask (into FUNDING). A function of its
+ * own so that the book's checks and the hold are each compiled with their helpers inlined.
+ */
+function placeHold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: number): ResultCode {
   FUNDING.redeemUnits = 0;
   FUNDING.borrowUnits = 0;
   const code = rulesOf(s.catalog.kindOf[marketIndex]).hold(s, cmd, marketIndex, HOLD);
