@@ -6,7 +6,7 @@
 // one (exchange-core's shape: matching settles through it, placing holds through it). Spot is the
 // only kind today (spot/); perpetuals and margin add a case here and a room beside spot/.
 
-import { MarketKind, type PlaceOrderCommand, type ResultCode } from '../bus/types.js';
+import { MarketKind, ResultCode, type PlaceOrderCommand } from '../bus/types.js';
 import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
 import { reportSpotSettlement, settleSpot } from './spot/settle.js';
 import type { EngineState } from './state.js';
@@ -60,11 +60,22 @@ const SPOT: ProductRules = {
   reportSettlement: reportSpotSettlement,
 };
 
+/** A perpetual listed but not yet traded: every place is refused before it holds anything. */
+const PERP_LISTED: ProductRules = {
+  hold: () => ResultCode.UnknownMarket,
+  holdAssetOf,
+  holdUnitsOf,
+  settle: settleSpot,
+  reportSettlement: reportSpotSettlement,
+};
+
 /** The rules of a market kind: the one switch on the kind. */
 export function rulesOf(kind: number): ProductRules {
   switch (kind) {
     case MarketKind.Spot:
       return SPOT;
+    case MarketKind.Perp:
+      return PERP_LISTED;
     default:
       throw new Error(`engine assertion failed: market kind ${kind} has no rules`);
   }

@@ -186,8 +186,9 @@ export class Output {
     rec.accountId = pool.accountId[slot];
     rec.clientId = pool.clientId[slot];
     rec.marketId = this.catalog.markets[marketIndex].marketId;
-    // The fee asset is the one the order receives; feeUnits is set on fill events only.
-    rec.feeAssetId = this.catalog.assetIdOf[side === Side.Bid ? this.catalog.baseIndexOf[marketIndex] : this.catalog.quoteIndexOf[marketIndex]];
+    // The fee asset is the one the order receives (a perpetual's: its quote, USDC); feeUnits is set on fill events only.
+    const feeInBase = side === Side.Bid && this.catalog.isSpot(marketIndex);
+    rec.feeAssetId = this.catalog.assetIdOf[feeInBase ? this.catalog.baseIndexOf[marketIndex] : this.catalog.quoteIndexOf[marketIndex]];
     rec.event = event;
     rec.side = side;
     rec.orderType = pool.orderType[slot] as OrderType;

@@ -109,7 +109,10 @@ const PARTS: readonly SnapshotPart[] = [
       for (const book of s.books) book.exportTo(w);
     },
     importFrom: (s, r, version) => {
-      for (const book of s.books) book.importFrom(r, s.index, s.catalog.markets[book.marketIndex], version !== FORMAT_VERSION_NO_GUARD, s.lastTimeUs);
+      for (const book of s.books) {
+        if (book.marketIndex >= s.catalog.snapshotMarketCount) continue; // a perpetual added after the snapshot's configuration: fresh
+        book.importFrom(r, s.index, s.catalog.markets[book.marketIndex], version !== FORMAT_VERSION_NO_GUARD, s.lastTimeUs);
+      }
     },
   },
   // the speed-bump queue

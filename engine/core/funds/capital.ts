@@ -110,7 +110,8 @@ export function dustMarkTicks(s: EngineState, marketIndex: number): number {
 export function convertDust(s: EngineState, cmd: ConvertDustCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
-  if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
+  // A perpetual's base is its underlying, never held there: no dust to convert through it.
+  if (marketIndex < 0 || !s.catalog.isSpot(marketIndex)) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
   const market = s.catalog.markets[marketIndex];
   const baseIndex = s.catalog.baseIndexOf[marketIndex];
   const quoteIndex = s.catalog.quoteIndexOf[marketIndex];

@@ -53,7 +53,7 @@ const MAX_ORDER_FLAGS = CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | Co
 /** First market with base `assetIndex` quoted in `quoteIndex`, or -1. */
 function marketOfPair(s: EngineState, assetIndex: number, quoteIndex: number): number {
   for (let m = 0; m < s.catalog.marketCount; m++) {
-    if (s.catalog.baseIndexOf[m] === assetIndex && s.catalog.quoteIndexOf[m] === quoteIndex) return m;
+    if (s.catalog.isSpot(m) && s.catalog.baseIndexOf[m] === assetIndex && s.catalog.quoteIndexOf[m] === quoteIndex) return m;
   }
   return -1;
 }
