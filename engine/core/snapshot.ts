@@ -34,6 +34,8 @@
 //             defaults, then per account id, flags, leverage limit in hundredths
 //   borrow/lend pools (format 7 on; margin/pools.ts): per pool its totals and interest lines, the
 //             open positions, the interest timer's due time
+//   perpetual positions (format 9 on; perp/positions.ts): the last position id, the settlement
+//             line per asset, each open position with every field, the claim queue in order
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -53,6 +55,10 @@
 // Version 6 (before the borrow/lend pools) is still read: it has no pool part, and import starts
 // every pool empty; such a state has the same hash as before (margin/pools.ts).
 //
+// Formats before 9 (before perpetual positions) are still read: they have no positions part, and
+// import starts with no position and empty settlement lines; such a state has the same hash as
+// before (perp/positions.ts hashes nothing until a position or a line was used).
+//
 // Each structure writes and reads its own part beside its rules (parts.ts); this file is the
 // versioned list of those parts, in file order, between the magic words.
 
@@ -67,7 +73,9 @@ export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 7;
+const FORMAT_VERSION = 9;
+/** The last version without perpetual positions; import still reads the versions before it. */
+const FORMAT_VERSION_NO_POSITIONS = 8;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -131,6 +139,13 @@ const PARTS: readonly SnapshotPart[] = [
   },
   // the borrow/lend pools, their positions and the interest timer
   { exportTo: exportPoolsTo, importFrom: (s, r, version) => importPoolsFrom(s, r, version > FORMAT_VERSION_NO_POOLS) },
+  // perpetual positions, the settlement lines and the claim queue
+  {
+    exportTo: (s, w) => s.positions.exportTo(w, s.accounts.count),
+    importFrom: (s, r, version) => {
+      if (version > FORMAT_VERSION_NO_POSITIONS) s.positions.importFrom(r, s.accounts.count);
+    },
+  },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */

@@ -6,7 +6,7 @@
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order, (only once a pool was used) the borrow/lend pools and positions, (only
 // while not Ok) the exchange's system state, (only once some asset has one) the index prices, and each account whose margin settings differ from the
-// defaults. Pool slot numbers and free-list order are left out, so two engines
+// defaults, and (only once used) the perpetual positions and settlement lines. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
 //
@@ -41,6 +41,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => v
   (s, d) => s.indexPrices.hashInto(d),
   // Only accounts off the default settings: every state without them keeps its earlier hash.
   (s, d) => s.accountSettings.hashInto(d, s.accounts.count),
+  // Only once a perpetual position or settlement line was used (perp/positions.ts).
+  (s, d) => s.positions.hashInto(d, s.accounts.count),
 ];
 
 /**

@@ -51,8 +51,9 @@ export class Positions {
   /** Futures fees not yet paid to the fee ledger. */
   readonly feeDebt: BigInt64Array;
   readonly positionId: Float64Array;
-  /** The FIFO of cells with a claim: next links, a membership flag, head and tail. */
+  /** The FIFO of cells with a claim: next and previous links, a membership flag, head and tail. */
   private readonly queueNext: Int32Array;
+  private readonly queuePrev: Int32Array;
   private readonly queued: Uint8Array;
   private queueHead = NO_CELL;
   private queueTail = NO_CELL;
@@ -75,6 +76,7 @@ export class Positions {
     this.feeDebt = new BigInt64Array(cells);
     this.positionId = new Float64Array(cells);
     this.queueNext = new Int32Array(cells).fill(NO_CELL);
+    this.queuePrev = new Int32Array(cells).fill(NO_CELL);
     this.queued = new Uint8Array(cells);
     this.settlementUnits = new Float64Array(assetCount);
   }
@@ -100,29 +102,36 @@ export class Positions {
     return this.lots[cell] !== 0 || this.unsettled[cell] !== 0n || this.feeDebt[cell] !== 0n;
   }
 
-  /** Queues a cell with a claim (once). */
-  enqueueClaim(cell: number): void {
-    assert(this.unsettled[cell] > 0n, 'queueing a cell without a claim');
-    if (this.queued[cell] !== 0) return;
-    this.queued[cell] = 1;
-    if (this.queueTail === NO_CELL) this.queueHead = cell;
-    else this.queueNext[this.queueTail] = cell;
-    this.queueTail = cell;
-  }
-
-  /** The oldest cell with a claim, or NO_CELL; cells whose claim was paid leave the queue here. */
-  headClaim(): number {
-    while (this.queueHead !== NO_CELL && this.unsettled[this.queueHead] <= 0n) this.dequeue();
-    return this.queueHead;
-  }
-
-  dequeue(): void {
-    const cell = this.queueHead;
-    assert(cell !== NO_CELL, 'dequeue of an empty claim queue');
-    this.queueHead = this.queueNext[cell];
-    if (this.queueHead === NO_CELL) this.queueTail = NO_CELL;
+  /**
+   * Keeps the claim queue equal to the cells with a claim after the cell's unsettled amount
+   * changed: a new claim joins at the tail, a claim that is gone (paid, or netted by a loss)
+   * leaves from wherever it is; a claim that only changed keeps its place.
+   */
+  syncClaim(cell: number): void {
+    const claim = this.unsettled[cell] > 0n;
+    if (claim === (this.queued[cell] !== 0)) return;
+    if (claim) {
+      this.queued[cell] = 1;
+      this.queuePrev[cell] = this.queueTail;
+      if (this.queueTail === NO_CELL) this.queueHead = cell;
+      else this.queueNext[this.queueTail] = cell;
+      this.queueTail = cell;
+      return;
+    }
+    const prev = this.queuePrev[cell];
+    const next = this.queueNext[cell];
+    if (prev === NO_CELL) this.queueHead = next;
+    else this.queueNext[prev] = next;
+    if (next === NO_CELL) this.queueTail = prev;
+    else this.queuePrev[next] = prev;
     this.queueNext[cell] = NO_CELL;
+    this.queuePrev[cell] = NO_CELL;
     this.queued[cell] = 0;
+  }
+
+  /** The oldest cell with a claim, or NO_CELL. */
+  headClaim(): number {
+    return this.queueHead;
   }
 
   /** The claim queue's cells, oldest first (snapshot, hash, invariants). */
@@ -177,7 +186,7 @@ export class Positions {
     for (let i = 0; i < queued; i++) {
       const cell = r.number();
       expectSnapshot(cell >= this.perpCount && cell < end && this.unsettled[cell] > 0n && this.queued[cell] === 0, 'a queued claim that is not one');
-      this.enqueueClaim(cell);
+      this.syncClaim(cell);
     }
   }
 

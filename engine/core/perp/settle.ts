@@ -79,8 +79,8 @@ function settleRealized(s: EngineState, cell: number, accountId: number, quoteIn
     p.unsettled[cell] += realized + BigInt(paid);
   } else if (realized > 0n) {
     p.unsettled[cell] += realized;
-    if (p.unsettled[cell] > 0n) p.enqueueClaim(cell);
   }
+  p.syncClaim(cell);
 }
 
 /** Pays the account's debts on `cell` from available quote: fee debt to the fee ledger first, then the PnL debt into the line. */
@@ -113,7 +113,7 @@ export function payClaims(s: EngineState, quoteIndex: number): void {
     p.settlementUnits[quoteIndex] -= paid;
     p.unsettled[cell] -= BigInt(paid);
     s.ledger.fromSettlement(accountId, quoteIndex, paid as AmountUnits);
-    if (p.unsettled[cell] === 0n) p.dequeue();
+    p.syncClaim(cell);
     s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);
   }
 }
