@@ -332,6 +332,7 @@ function answerShape(k) {
   if (first === 'AccountSettings') return 'accountSettings';
   if (first === 'LendPool') return 'lendPools';
   if (first === 'BorrowLend' && !k.mutating) return 'borrowLendPositions';
+  if (first === 'Position') return 'positions';
   if (last === 'Result') return 'result';
   return null;
 }
@@ -347,6 +348,7 @@ const SHAPES = {
   accountSettings: { value: 'AccountSettingsView', answer: 'accountSettingsAnswer(reply)', extra: '' },
   lendPools: { value: 'LendPoolView[]', answer: 'lendPoolsAnswer(reply)', extra: '' },
   borrowLendPositions: { value: 'BorrowLendView[]', answer: 'borrowLendPositionsAnswer(reply)', extra: '' },
+  positions: { value: 'PositionView[]', answer: 'positionsAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {

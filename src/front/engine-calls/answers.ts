@@ -6,9 +6,9 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type OrderRec } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newLendPoolRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readMarginSummary, readOrder, readResult,
+  newBorrowLendRec, newLendPoolRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readMarginSummary, readOrder, readPosition, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -299,6 +299,17 @@ export function lendPoolsAnswer(reply: Reply<LendPoolView[]>): PendingRequest {
   return recordListAnswer(reply, RecordType.LendPool, (view, offset) => {
     const r = newLendPoolRec();
     readLendPool(view, offset, r);
+    return r;
+  });
+}
+
+export type PositionView = Readonly<PositionRec>;
+
+/** QueryPositions: one Position record per perpetual position, then the Result. */
+export function positionsAnswer(reply: Reply<PositionView[]>): PendingRequest {
+  return recordListAnswer(reply, RecordType.Position, (view, offset) => {
+    const r = newPositionRec();
+    readPosition(view, offset, r);
     return r;
   });
 }
