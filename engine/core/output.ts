@@ -400,6 +400,9 @@ export class Output {
     [rec.marginFractionHigh, rec.marginFractionLow] = widePair(margin.marginFraction ?? 0n);
     rec.accountImf = Number(margin.accountImf);
     rec.accountMmf = Number(margin.accountMmf);
+    [rec.pnlUnrealizedHigh, rec.pnlUnrealizedLow] = widePair(summary.perp.pnlUnrealizedUnits);
+    [rec.unsettledHigh, rec.unsettledLow] = widePair(summary.perp.unsettledUnits);
+    [rec.futuresExposureHigh, rec.futuresExposureLow] = widePair(summary.perp.exposures.reduce((sum, e) => sum + e.notionalUnits, 0n));
     rec.accountId = accountId;
     rec.summaryFlags = (margin.marginFraction === null ? 0 : 1) | (liquidating ? 2 : 0);
     emitMarginSummary(this.sink, rec);

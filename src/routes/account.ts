@@ -276,20 +276,19 @@ function collateralJson(front: FrontContext, c: Collateral): Record<string, unkn
       availableQuantity: formatDecimal(line.availableUnits, asset.decimals),
     };
   });
-  // No perpetuals: unrealized PnL, unsettled equity and futures exposure are zero.
   return {
     assetsValue: money(c.assetsValue),
     borrowLiability: money(c.liabilities),
     collateral,
     imf: fraction(c.accountImf),
-    unsettledEquity: '0',
+    unsettledEquity: money(c.unsettledEquity),
     liabilitiesValue: money(c.liabilities),
     marginFraction: c.marginFraction === null ? null : fraction(c.marginFraction),
     mmf: fraction(c.accountMmf),
     netEquity: money(c.netEquity),
     netEquityAvailable: money(c.netEquity - c.imfUnits),
     netEquityLocked: money(c.imfUnits),
-    netExposureFutures: '0',
-    pnlUnrealized: '0',
+    netExposureFutures: money(c.futuresExposure),
+    pnlUnrealized: money(c.pnlUnrealized),
   };
 }

@@ -76,6 +76,9 @@ describe('ccxt backpack perpetual positions against our server', () => {
     // USDC: the long paid 0.1 + 0.055 in taker fees and received its 10; the short 0.04 + 0.022 in maker fees and paid 10.
     expect((await long.fetchBalance())['USDC']).toMatchObject({ free: 10009.845, used: 0 });
     expect((await short.fetchBalance())['USDC']).toMatchObject({ free: 9989.938, used: 0 });
+    // The account summary counts the position: uPnL in net equity, its exposure in the futures exposure.
+    const summary = await signed(server.base, longAccount, 'GET', '/api/v1/capital/collateral', 'collateralQuery');
+    expect(summary.body).toMatchObject({ pnlUnrealized: '10', unsettledEquity: '0', netExposureFutures: '110', netEquity: '10019.845' });
   });
 
   it('answers a symbol without a position with 404 and a spot symbol with 400', async () => {

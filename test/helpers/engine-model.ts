@@ -1055,6 +1055,7 @@ export class ModelExchange {
       return { [`${name}High`]: Number(high), [`${name}Low`]: Number(v - high * 2n ** 53n) };
     };
     const s = this.lending.summary(cmd.accountId);
+    const perp = this.perp.terms(cmd.accountId, null);
     for (const l of s.lines) {
       this.out.push({
         ...this.header(RecordType.Collateral, cmd.frontId, cmd.requestId, 0), availableUnits: Number(l.available), lockedUnits: Number(l.locked), lentUnits: Number(l.lent),
@@ -1066,7 +1067,9 @@ export class ModelExchange {
     this.out.push({
       ...this.header(RecordType.MarginSummary, cmd.frontId, cmd.requestId, 0), ...wide(s.assets, 'assetsValue'), ...wide(s.liabilities, 'liabilities'),
       ...wide(s.equity, 'netEquity'), ...wide(s.imfUnits, 'imfUnits'), ...wide(s.mmfUnits, 'mmfUnits'), ...wide(s.ten, 'ten'), ...wide(s.marginFraction ?? 0n, 'marginFraction'),
-      accountImf: Number(s.accountImf), accountMmf: Number(s.accountMmf), accountId: cmd.accountId,
+      accountImf: Number(s.accountImf), accountMmf: Number(s.accountMmf),
+      ...wide(perp.pnl, 'pnlUnrealized'), ...wide(perp.unsettled, 'unsettled'), ...wide(perp.exposures.reduce((sum, e) => sum + e.notional, 0n), 'futuresExposure'),
+      accountId: cmd.accountId,
       summaryFlags: (s.marginFraction === null ? 0 : 1) | (this.lending.isLiquidating(cmd.accountId) ? 2 : 0),
     } as unknown as Rec);
     this.result(cmd, ResultCode.Ok, s.lines.length);

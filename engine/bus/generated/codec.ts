@@ -99,7 +99,7 @@ export const BORROW_LEND_BYTES = 112;
 /** LendPoolRecord.sizeOf() */
 export const LEND_POOL_BYTES = 96;
 /** MarginSummaryRecord.sizeOf() */
-export const MARGIN_SUMMARY_BYTES = 160;
+export const MARGIN_SUMMARY_BYTES = 208;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -1945,6 +1945,12 @@ export function newMarginSummaryRec(): MarginSummaryRec {
     marginFractionLow: 0,
     accountImf: 0,
     accountMmf: 0,
+    pnlUnrealizedHigh: 0,
+    pnlUnrealizedLow: 0,
+    unsettledHigh: 0,
+    unsettledLow: 0,
+    futuresExposureHigh: 0,
+    futuresExposureLow: 0,
     accountId: 0,
     summaryFlags: 0,
   };
@@ -1967,6 +1973,12 @@ const MARGIN_SUMMARY_I64_FIELDS = [
   'marginFractionLow',
   'accountImf',
   'accountMmf',
+  'pnlUnrealizedHigh',
+  'pnlUnrealizedLow',
+  'unsettledHigh',
+  'unsettledLow',
+  'futuresExposureHigh',
+  'futuresExposureLow',
 ] as const;
 
 export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
@@ -1988,7 +2000,13 @@ export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRe
       Number.isSafeInteger(r.marginFractionHigh) &&
       Number.isSafeInteger(r.marginFractionLow) &&
       Number.isSafeInteger(r.accountImf) &&
-      Number.isSafeInteger(r.accountMmf)
+      Number.isSafeInteger(r.accountMmf) &&
+      Number.isSafeInteger(r.pnlUnrealizedHigh) &&
+      Number.isSafeInteger(r.pnlUnrealizedLow) &&
+      Number.isSafeInteger(r.unsettledHigh) &&
+      Number.isSafeInteger(r.unsettledLow) &&
+      Number.isSafeInteger(r.futuresExposureHigh) &&
+      Number.isSafeInteger(r.futuresExposureLow)
     )
   ) badField(r, MARGIN_SUMMARY_I64_FIELDS);
   put64(dv, off + 24, r.assetsValueHigh);
@@ -2007,11 +2025,17 @@ export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRe
   put64(dv, off + 128, r.marginFractionLow);
   put64(dv, off + 136, r.accountImf);
   put64(dv, off + 144, r.accountMmf);
-  dv.setUint32(off + 152, r.accountId, true);
-  dv.setUint8(off + 156, r.summaryFlags);
-  // padding (157..159)
-  dv.setUint8(off + 157, 0);
-  dv.setUint16(off + 158, 0, true);
+  put64(dv, off + 152, r.pnlUnrealizedHigh);
+  put64(dv, off + 160, r.pnlUnrealizedLow);
+  put64(dv, off + 168, r.unsettledHigh);
+  put64(dv, off + 176, r.unsettledLow);
+  put64(dv, off + 184, r.futuresExposureHigh);
+  put64(dv, off + 192, r.futuresExposureLow);
+  dv.setUint32(off + 200, r.accountId, true);
+  dv.setUint8(off + 204, r.summaryFlags);
+  // padding (205..207)
+  dv.setUint8(off + 205, 0);
+  dv.setUint16(off + 206, 0, true);
 }
 
 export function readMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
@@ -2032,8 +2056,14 @@ export function readMarginSummary(dv: DataView, off: number, r: MarginSummaryRec
   r.marginFractionLow = getI64(dv, off + 128);
   r.accountImf = getI64(dv, off + 136);
   r.accountMmf = getI64(dv, off + 144);
-  r.accountId = dv.getUint32(off + 152, true);
-  r.summaryFlags = dv.getUint8(off + 156);
+  r.pnlUnrealizedHigh = getI64(dv, off + 152);
+  r.pnlUnrealizedLow = getI64(dv, off + 160);
+  r.unsettledHigh = getI64(dv, off + 168);
+  r.unsettledLow = getI64(dv, off + 176);
+  r.futuresExposureHigh = getI64(dv, off + 184);
+  r.futuresExposureLow = getI64(dv, off + 192);
+  r.accountId = dv.getUint32(off + 200, true);
+  r.summaryFlags = dv.getUint8(off + 204);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -126,7 +126,7 @@ RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
 RECORD_BYTES_BY_TYPE[67] = 96; // LendPool
-RECORD_BYTES_BY_TYPE[68] = 160; // MarginSummary
+RECORD_BYTES_BY_TYPE[68] = 208; // MarginSummary
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -150,7 +150,7 @@ BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
 BYTES_BY_TYPE[67] = 96; // LendPool
-BYTES_BY_TYPE[68] = 160; // MarginSummary
+BYTES_BY_TYPE[68] = 208; // MarginSummary
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {

@@ -345,9 +345,10 @@ export interface LendPoolRec extends RecordHeaderFields {
 /**
  * The account figures of QueryCollateral, in units of the valuation asset (signed pairs: value =
  * high × 2^53 + low, 0 ≤ low < 2^53): Σ collateral values, Σ liabilities, net equity, Σ N·IMF
- * (netEquityLocked), Σ N·MMF and the total exposure notional of the borrows; the account IMF and
+ * (netEquityLocked), Σ N·MMF and the total exposure notional (borrows and perpetuals); the account IMF and
  * MMF and the margin fraction at 10^-12 (summary_flags bit 0: the margin fraction exists, TEN > 0; bit 1:
- * the account is liquidating).
+ * the account is liquidating); the perpetuals' part: Σ unrealized PnL, unsettled equity (claims
+ * less debts and unpaid fees) and their exposure notional.
  */
 export interface MarginSummaryRec extends RecordHeaderFields {
   assetsValueHigh: number;
@@ -366,6 +367,12 @@ export interface MarginSummaryRec extends RecordHeaderFields {
   marginFractionLow: number;
   accountImf: number;
   accountMmf: number;
+  pnlUnrealizedHigh: number;
+  pnlUnrealizedLow: number;
+  unsettledHigh: number;
+  unsettledLow: number;
+  futuresExposureHigh: number;
+  futuresExposureLow: number;
   accountId: number;
   summaryFlags: number;
 }

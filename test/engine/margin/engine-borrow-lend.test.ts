@@ -41,6 +41,9 @@ function markSol(h: EngineHarness, priceTicks: number): void {
   expect(tradesOf(h.apply(cmd.place(buyer, 'bid', priceTicks, 5))).length).toBe(1);
 }
 
+/** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
+const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
+
 describe('BorrowLend: lend, redeem, repay', () => {
   it('lends available units, redeems them, and keeps one kind of position per asset', () => {
     const h = new EngineHarness(marginConfig());
@@ -210,10 +213,10 @@ describe('snapshot format', () => {
     const h = new EngineHarness(marginConfig());
     h.fundedAccounts(2, { [QUOTE]: 1_000 });
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(7);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // The pool part of this state: the pool count, two pools of five numbers (index, totals, lines), no
-    // position, no interest due; format 6 ends before it.
-    const part = 8 + 2 * 5 * 8 + 8 + 8;
+    // position, no interest due; then the (empty) perpetual positions part; format 6 ends before both.
+    const part = 8 + 2 * 5 * 8 + 8 + 8 + POSITIONS_PART;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);
