@@ -1085,6 +1085,12 @@ export class ModelExchange {
     if (price > 0 && price < market.minPriceTicks) return this.result(cmd, ResultCode.PriceBelowMinimum, 0);
     if (price > market.maxPriceTicks) return this.result(cmd, ResultCode.PriceAboveMaximum, 0);
     if ((cmd.flags & ~(FUNDING_FLAGS | CommandFlag.AutoBorrowRepay)) !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
+    if (this.perp.isPerp(market)) {
+      if (cmd.flags !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
+      let most = 0;
+      while (most < market.maxQtyLots && this.perp.admission(cmd.accountId, market, cmd.side, most + 1) === ResultCode.Ok) most++;
+      return this.result(cmd, ResultCode.Ok, most);
+    }
     // With autoLendRedeem or autoBorrow: the most the order could fund instead of the available balance.
     const spent = cmd.side === Side.Ask ? market.baseAssetId : market.quoteAssetId;
     const spendable = (cmd.flags & FUNDING_FLAGS) !== 0 ? this.lending.maxFundable(cmd.accountId, spent, cmd.flags, false) : this.bal(cmd.accountId, spent).available;

@@ -17,6 +17,10 @@
 // autoLendRedeem or autoBorrow the spendable amount is the most the order could fund instead
 // (margin/auto-funding.ts); autoBorrowRepay only decides what happens to the proceeds.
 //
+// On a perpetual the largest order is the most lots its margin admission passes (perp/hold.ts:
+// an exact binary search, as the exposure only grows with the quantity; the price plays no part,
+// exposure is valued at the mark); it carries no spot margin flags.
+//
 // Maximum borrow (QueryMaxBorrowQty) and maximum withdrawal (QueryMaxWithdrawalQty, with
 // autoBorrow / autoLendRedeem): margin/auto-funding.ts, an exact binary search over the checks.
 //
@@ -37,7 +41,8 @@ import {
   CommandFlag, FRONT_ID_NONE, ResultCode, Side, type ConvertAllDustCommand, type QueryCollateralCommand, type QueryMaxBorrowQtyCommand,
   type QueryMaxOrderQtyCommand, type QueryMaxWithdrawalQtyCommand,
 } from '../../bus/types.js';
-import { fundsBeyondAvailable, maxBorrowUnits, maxFundableUnits } from '../margin/auto-funding.js';
+import { fundsBeyondAvailable, largestPassing, maxBorrowUnits, maxFundableUnits } from '../margin/auto-funding.js';
+import { perpAdmission } from '../perp/hold.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import { sweepReferenceOf } from '../book/matching.js';
 import { beyondSweepBand } from '../book/reference.js';
@@ -86,6 +91,11 @@ export function queryMaxOrderQty(s: EngineState, cmd: QueryMaxOrderQtyCommand): 
   else if (price > market.maxPriceTicks) code = ResultCode.PriceAboveMaximum;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   if ((cmd.flags & ~MAX_ORDER_FLAGS) !== 0) return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+  if (!s.catalog.isSpot(marketIndex)) {
+    if (cmd.flags !== 0) return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+    const lots = largestPassing(market.maxQtyLots, (k) => k === 0 || perpAdmission(s, cmd.accountId, marketIndex, cmd.side, k) === ResultCode.Ok);
+    return s.out.result(ResultCode.Ok, lots, cmd.frontId, cmd.requestId);
+  }
   const spentIndex = cmd.side === Side.Ask ? s.catalog.baseIndexOf[marketIndex] : s.catalog.quoteIndexOf[marketIndex];
   const spendable = fundsBeyondAvailable(cmd.flags)
     ? maxFundableUnits(s, cmd.accountId, spentIndex, cmd.flags, false) : s.ledger.availableUnits(cmd.accountId, spentIndex);

@@ -151,6 +151,8 @@ describe('perpetual positions', () => {
     expect(rest(poor, 'bid', 1)).toBe(ResultCode.InsufficientMargin);
     h.apply(cmd.setIndexPrice(BASE, 150_000 * 1e9)); // 500 ticks: 1500 USDC units a lot
     // Leverage 1× (a new account's limit): IMF = 1, so 3000 units of equity carry 2 lots.
+    const maxOrder = (side: number) => resultOf(h.apply({ kind: CommandKind.QueryMaxOrderQty, accountId: poor, marketId: PERP, side, priceTicks: 0 })).value;
+    expect([maxOrder(0), maxOrder(1)]).toEqual([2, 2]);
     expect(rest(poor, 'bid', 3)).toBe(ResultCode.InsufficientMargin);
     expect(rest(poor, 'bid', 2)).toBe(ResultCode.Ok);
     expect(rest(poor, 'bid', 1)).toBe(ResultCode.InsufficientMargin); // resting bids count
@@ -160,6 +162,8 @@ describe('perpetual positions', () => {
     // Selling 4 flips to short 2: the worst side stays 2 lots, so it passes without the margin test.
     expect(rest(poor, 'ask', 4, 510)).toBe(ResultCode.Ok);
     expect(rest(poor, 'ask', 1, 510)).toBe(ResultCode.InsufficientMargin); // short 3 would need 4500
+    // Long 2 with 4 lots offered: a bid raises the long side (2 + bids), an ask the short side (2 − asks).
+    expect([maxOrder(0), maxOrder(1)]).toEqual([0, 0]);
     // Spot margin flags fund a held asset: a perpetual order carries none.
     expect(codeOf(h.apply(cmd.place(poor, 'ask', 510, 1, { market: PERP, postOnly: true, flags: CommandFlag.AutoBorrow })))).toBe(ResultCode.InvalidCommand);
   });
