@@ -74,14 +74,17 @@ export function settingsJson(settings: AccountSettingsView): Record<string, unkn
 
 export function accountJson(front: FrontContext, settings: AccountSettingsView, fees: FeeRates): Record<string, unknown> {
   const engine = front.config.engine;
+  // Futures fees are the configuration's (futuresMakerFeeBps / futuresTakerFeeBps, every perpetual
+  // the same); without perpetuals the account's own rates stand in, as before.
+  const futures = engine.markets.find((m) => m.perp !== undefined)?.perp ?? fees;
   return {
     autoBorrowSettlements: settings.autoBorrowSettlements,
     autoLend: settings.autoLend,
     autoRealizePnl: false,
     autoRepayBorrows: settings.autoRepayBorrows,
     borrowLimit: '0',
-    futuresMakerFee: String(fees.makerFeeBps),
-    futuresTakerFee: String(fees.takerFeeBps),
+    futuresMakerFee: String(futures.makerFeeBps),
+    futuresTakerFee: String(futures.takerFeeBps),
     leverageLimit: formatDecimal(settings.leverageLimitHundredths, 2),
     limitOrders: engine.limits.maxOpenOrdersPerAccount,
     liquidating: settings.liquidating,
