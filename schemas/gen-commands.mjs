@@ -333,6 +333,7 @@ function answerShape(k) {
   if (first === 'LendPool') return 'lendPools';
   if (first === 'BorrowLend' && !k.mutating) return 'borrowLendPositions';
   if (first === 'LiquidationPrice') return 'liquidationPrice';
+  if (first === 'Position') return 'positions';
   if (last === 'Result') return 'result';
   return null;
 }
@@ -349,6 +350,7 @@ const SHAPES = {
   lendPools: { value: 'LendPoolView[]', answer: 'lendPoolsAnswer(reply)', extra: '' },
   borrowLendPositions: { value: 'BorrowLendView[]', answer: 'borrowLendPositionsAnswer(reply)', extra: '' },
   liquidationPrice: { value: 'LiquidationPriceView', answer: 'liquidationPriceAnswer(reply)', extra: '' },
+  positions: { value: 'PositionView[]', answer: 'positionsAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {

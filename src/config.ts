@@ -12,8 +12,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { buildIndexUpdateBounds, buildMarginParams, type BorrowLendConfig, type CollateralConfig, type MarginParams } from './margin-config.js';
+import { buildPerpSpec, DEFAULT_FUNDING_INTERVAL_MS, DEFAULT_FUTURES_FEES, isPerpMarket, type PerpMarketConfig } from './perp-config.js';
 import { parseDecimal } from './decimal.js';
-import { LEVERAGE_HUNDREDTHS_PER_UNIT, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, type AssetSpec, type EngineConfig, type EngineLimits, type MarketSpec } from '../engine/bus/types.js';
+import { LEVERAGE_HUNDREDTHS_PER_UNIT, MarketKind, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, type AssetSpec, type EngineConfig, type EngineLimits, type MarketSpec } from '../engine/bus/types.js';
 
 export interface AssetConfig {
   symbol: string;
@@ -31,7 +32,8 @@ export interface AssetConfig {
   minPriceUpdateMultiplier?: string;
 }
 
-export interface MarketConfig {
+/** A market as the venue writes it; a perpetual adds marketType "PERP" and its fields (src/perp-config.ts). */
+export interface MarketConfig extends PerpMarketConfig {
   symbol: string;
   baseSymbol: string;
   quoteSymbol: string;
@@ -74,6 +76,9 @@ export interface MarketsFile {
    * string from 1 to 1000, at most 2 decimals). Absent: 100.
    */
   maxLeverage?: string;
+  /** Futures fee rates of every account on perpetual fills, in basis points (DEFAULT_FUTURES_FEES when absent). */
+  futuresMakerFeeBps?: number;
+  futuresTakerFeeBps?: number;
 }
 
 /** A market with both its wire form and its integer form. */
@@ -212,6 +217,9 @@ const POOL_DEFAULTS = {
   throttleUtilizationThreshold: '0.8', throttleUtilizationBound: '0.9', throttleUpdateFraction: '0.1', fee: '0',
 } as const;
 
+/** Funding parameters of the default perpetuals: hourly, ±1 % per interval (the venue's live values are ±100 or ±150 bps). */
+const PERP_DEFAULTS = { fundingInterval: DEFAULT_FUNDING_INTERVAL_MS, fundingRateUpperBound: '100', fundingRateLowerBound: '-100' } as const;
+
 /**
  * Asset decimals and market grids as the public venue uses them for these spot books, with each
  * asset's collateral parameters and borrow/lend pool. Weights, IMF/MMF bases and the wire's
@@ -270,6 +278,28 @@ export const DEFAULT_MARKETS: MarketsFile = {
       tickSize: '0.01', stepSize: '0.0001', minPrice: '0.01', maxPrice: '100000',
       minQuantity: '0.0001', maxQuantity: '10000', createdAt: '2024-01-01T00:00:00.000000',
     },
+    // Perpetuals, after the spot books (a journal written before them keeps its market ids).
+    {
+      symbol: 'SOL_USDC_PERP', baseSymbol: 'SOL', quoteSymbol: 'USDC', marketType: 'PERP',
+      tickSize: '0.01', stepSize: '0.01', minPrice: '0.01', maxPrice: '10000',
+      minQuantity: '0.01', maxQuantity: '100000', createdAt: '2024-01-01T00:00:00.000000',
+      ...PERP_DEFAULTS, imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0001275' }, mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000765' },
+      openInterestLimit: '4000000',
+    },
+    {
+      symbol: 'BTC_USDC_PERP', baseSymbol: 'BTC', quoteSymbol: 'USDC', marketType: 'PERP',
+      tickSize: '0.1', stepSize: '0.00001', minPrice: '0.1', maxPrice: '1000000',
+      minQuantity: '0.00001', maxQuantity: '1000', createdAt: '2024-01-01T00:00:00.000000',
+      ...PERP_DEFAULTS, imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0000935' }, mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000561' },
+      openInterestLimit: '4000',
+    },
+    {
+      symbol: 'ETH_USDC_PERP', baseSymbol: 'ETH', quoteSymbol: 'USDC', marketType: 'PERP',
+      tickSize: '0.01', stepSize: '0.0001', minPrice: '0.01', maxPrice: '100000',
+      minQuantity: '0.0001', maxQuantity: '10000', createdAt: '2024-01-01T00:00:00.000000',
+      ...PERP_DEFAULTS, imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0000935' }, mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000561' },
+      openInterestLimit: '80000',
+    },
   ],
 };
 
@@ -303,13 +333,29 @@ function safe(value: bigint, what: string): number {
   return Number(value);
 }
 
+/** The market's price band multipliers (the configured ones or the defaults) and their basis points, exactly: "1.25" → 12500. */
+function priceBand(market: MarketConfig, name: string, maxPriceTicks: bigint) {
+  const maxMultiplier = market.maxMultiplier ?? DEFAULT_PRICE_BAND.maxMultiplier;
+  const minMultiplier = market.minMultiplier ?? DEFAULT_PRICE_BAND.minMultiplier;
+  const maxMultiplierBps = toUnits(maxMultiplier, 4, `${name} maxMultiplier`);
+  const minMultiplierBps = toUnits(minMultiplier, 4, `${name} minMultiplier`);
+  if (maxMultiplierBps < 10_000n) throw new ConfigError(`${name}: maxMultiplier must be at least 1`);
+  if (minMultiplierBps > 10_000n) throw new ConfigError(`${name}: minMultiplier must be at most 1`);
+  safe(maxPriceTicks * maxMultiplierBps, `${name}: maxPrice × maxMultiplier`);
+  return { maxMultiplier, minMultiplier, maxMultiplierBps, minMultiplierBps };
+}
+
 /** Turns one wire-form market into its integer form, refusing what the engine cannot hold exactly. */
 export function buildMarket(
   market: MarketConfig,
   marketId: number,
   assets: AssetConfig[],
+  futuresFees: { makerFeeBps: number; takerFeeBps: number } = DEFAULT_FUTURES_FEES,
 ): MarketInfo {
   const name = `market ${market.symbol}`;
+  const refuse = (message: string) => new ConfigError(message);
+  const perp = isPerpMarket(market, name, refuse);
+  if (perp && market.quoteSymbol !== 'USDC') throw refuse(`${name}: a perpetual is settled in USDC, its quote must be USDC`);
   const baseAssetId = assets.findIndex((a) => a.symbol === market.baseSymbol);
   const quoteAssetId = assets.findIndex((a) => a.symbol === market.quoteSymbol);
   if (baseAssetId < 0) throw new ConfigError(`${name}: unknown base asset ${market.baseSymbol}`);
@@ -362,14 +408,7 @@ export function buildMarket(
   safe(maxPriceTicks * maxQtyLots * quoteUnitsPerTickLot, `${name}: maxPrice × maxQuantity notional`);
   safe(maxQtyLots * baseUnitsPerLot, `${name}: maxQuantity in base units`);
 
-  // Multipliers in basis points, exactly: "1.25" → 12500.
-  const maxMultiplier = market.maxMultiplier ?? DEFAULT_PRICE_BAND.maxMultiplier;
-  const minMultiplier = market.minMultiplier ?? DEFAULT_PRICE_BAND.minMultiplier;
-  const maxMultiplierBps = toUnits(maxMultiplier, 4, `${name} maxMultiplier`);
-  const minMultiplierBps = toUnits(minMultiplier, 4, `${name} minMultiplier`);
-  if (maxMultiplierBps < 10_000n) throw new ConfigError(`${name}: maxMultiplier must be at least 1`);
-  if (minMultiplierBps > 10_000n) throw new ConfigError(`${name}: minMultiplier must be at most 1`);
-  safe(maxPriceTicks * maxMultiplierBps, `${name}: maxPrice × maxMultiplier`);
+  const { maxMultiplier, minMultiplier, maxMultiplierBps, minMultiplierBps } = priceBand(market, name, maxPriceTicks);
   // Given only when configured, so that a configuration without it keeps its fingerprint.
   const dustCap = market.dustMaxPayout === undefined ? undefined : safe(toUnits(market.dustMaxPayout, quoteDecimals, `${name} dustMaxPayout`), `${name} dustMaxPayout`);
   if (dustCap !== undefined && dustCap < 1) throw new ConfigError(`${name}: dustMaxPayout must be positive`);
@@ -386,6 +425,7 @@ export function buildMarket(
     quoteDecimals,
     spec: {
       marketId,
+      ...(perp ? { kind: MarketKind.Perp, perp: buildPerpSpec(market, name, baseDecimals, futuresFees, refuse) } : {}),
       symbol: market.symbol,
       baseAssetId,
       quoteAssetId,
@@ -456,7 +496,9 @@ function validateLimits(limits: unknown): void {
   if (accounts !== undefined && accounts >= 0x7fffffff) throw new ConfigError('limits: maxAccounts must be below 2147483647 (a 31-bit account id)');
 }
 
-const MARKETS_FILE_KEYS = new Set(['assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs', 'maxLeverage']);
+const MARKETS_FILE_KEYS = new Set([
+  'assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs', 'maxLeverage', 'futuresMakerFeeBps', 'futuresTakerFeeBps',
+]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -661,7 +703,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
   const margin = buildMarginParams(file.assets, (message) => new ConfigError(message));
   const indexUpdateBounds = buildIndexUpdateBounds(file.assets, (message) => new ConfigError(message));
   validateLimits(file.limits);
-  for (const name of ['makerFeeBps', 'takerFeeBps'] as const) {
+  for (const name of ['makerFeeBps', 'takerFeeBps', 'futuresMakerFeeBps', 'futuresTakerFeeBps'] as const) {
     const bps = file[name];
     if (bps !== undefined && !(Number.isInteger(bps) && bps >= 0 && bps <= 10_000)) {
       throw new ConfigError(`${name} must be an integer number of basis points from 0 to 10000`);
@@ -672,9 +714,17 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
     validateMarketShape(m, index);
     if (symbols.has(m.symbol)) throw new ConfigError(`market ${m.symbol} is listed twice`);
     symbols.add(m.symbol);
-    return buildMarket(m, index, file.assets);
+    return buildMarket(m, index, file.assets, {
+      makerFeeBps: file.futuresMakerFeeBps ?? DEFAULT_FUTURES_FEES.makerFeeBps,
+      takerFeeBps: file.futuresTakerFeeBps ?? DEFAULT_FUTURES_FEES.takerFeeBps,
+    });
   });
   const assets: AssetSpec[] = file.assets.map((a, assetId) => ({ assetId, symbol: a.symbol, decimals: a.decimals }));
+  const engineMarginParams = engineMargin(margin, file.assets);
+  const perp = markets.find((m) => m.spec.perp !== undefined);
+  if (perp !== undefined && engineMarginParams.margin === undefined) {
+    throw new ConfigError(`market ${perp.symbol}: a perpetual needs margin parameters (an asset with a borrowLend pool, valued in USDC)`);
+  }
   return {
     ...settings,
     assets: file.assets,
@@ -693,7 +743,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       ...referenceSettings(file),
       ...indexSettings(settings),
       ...leverageSettings(file),
-      ...engineMargin(margin, file.assets),
+      ...engineMarginParams,
       ...(indexUpdateBounds.length > 0 ? { indexUpdateBounds } : {}),
     },
   };

@@ -106,6 +106,8 @@ export function resultError(code: ResultCode): ApiError {
 /** Front-thread rejections: the request never reaches the engine. */
 export const Errors = {
   notFound: apiError(404, 'RESOURCE_NOT_FOUND', 'Not found'),
+  /** GET /api/v1/position with a symbol where the account has no position (the venue's 404). */
+  positionNotFound: apiError(404, 'RESOURCE_NOT_FOUND', 'Position not found'),
   methodNotAllowed: apiError(405, 'INVALID_CLIENT_REQUEST', 'Method not allowed'),
   bodyTooLarge: apiError(413, 'INVALID_CLIENT_REQUEST', 'Request body too large'),
   conflictingContentLength: apiError(400, 'INVALID_CLIENT_REQUEST', 'Conflicting Content-Length headers'),

@@ -103,7 +103,7 @@ export function buildIndexUpdateBounds(assets: readonly MarginAsset[], refuse: R
 }
 
 /** Thrown as the configuration's own error type by the caller's factory. */
-type Refuse = (message: string) => Error;
+export type Refuse = (message: string) => Error;
 
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 const ONE = 10n ** BigInt(MARGIN_FRACTION_DECIMALS);
@@ -147,7 +147,7 @@ function onlyKeys(value: Record<string, unknown>, known: readonly string[], what
   }
 }
 
-function marginFunction(value: unknown, what: string, refuse: Refuse): MarginFunctionSpec {
+export function marginFunction(value: unknown, what: string, refuse: Refuse): MarginFunctionSpec {
   if (!isObject(value) || value.type !== 'sqrt') throw refuse(`${what} must be {"type": "sqrt", "base", "factor"}`);
   onlyKeys(value, ['type', 'base', 'factor'], what, refuse);
   return {

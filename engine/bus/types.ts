@@ -13,7 +13,7 @@
 // threads fill commands and read records, the engine core and its shell apply and write them, the
 // journal stores them, and src/main.ts hands the EngineConfig to the engine worker at start.
 
-import type { EngineMarginConfig } from './margin-params.js';
+import type { EngineMarginConfig, MarginFunctionSpec } from './margin-params.js';
 
 export {
   CommandKind,
@@ -111,13 +111,36 @@ export const FRONT_ID_NONE = 0xffff;
 
 /** The engine's view of one market: integers only, fixed at configuration time. */
 /** What a market trades; it selects the market's hold and settle rules (engine/core/kinds.ts). */
-export const MarketKind = { Spot: 0 } as const;
+export const MarketKind = { Spot: 0, Perp: 1 } as const;
 export type MarketKind = (typeof MarketKind)[keyof typeof MarketKind];
+
+/**
+ * The parameters of a USDC-settled perpetual market (MarketKind.Perp), as the venue publishes them
+ * (GET /api/v1/markets): the margin fractions of a position of notional N (max(base, factor·√N),
+ * N in whole USDC), the funding interval and the bounds of one interval's rate in basis points,
+ * the open interest limit in base units of the underlying, and the futures fee rates every
+ * account pays on a fill, in basis points of its notional.
+ */
+export interface PerpSpec {
+  imf: MarginFunctionSpec;
+  mmf: MarginFunctionSpec;
+  fundingIntervalMs: number;
+  fundingRateUpperBoundBps: number;
+  fundingRateLowerBoundBps: number;
+  openInterestLimitUnits: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+}
 
 export interface MarketSpec {
   marketId: number;
   /** Absent: Spot (and a spot market's kind stays out of the configuration fingerprint). */
   kind?: MarketKind;
+  /**
+   * A perpetual's parameters (present exactly when kind is Perp). Its base asset is the
+   * underlying, never held: no ledger move of a perp market touches it (engine/core/catalog.ts).
+   */
+  perp?: PerpSpec;
   symbol: string;
   baseAssetId: number;
   quoteAssetId: number;

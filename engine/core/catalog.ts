@@ -12,6 +12,14 @@
 // that is not positive, or limits
 // that are not positive integers. Configuration errors
 // throw: they are operator mistakes found at start-up, not client input.
+//
+// Perpetual markets (MarketKind.Perp) need margin parameters whose valuation asset is the
+// market's quote (USDC) and a PerpSpec with sane margin functions, funding bounds and fees. A
+// perp's base asset is its underlying: it names the asset whose index price prices the perp and
+// whose decimals measure a lot (baseUnitsPerLot), but a perp market never holds it: nobody
+// deposits "SOL_USDC_PERP", its fills move only USDC and positions (perp/), and baseIndexOf of
+// a perp market is never a ledger cell any rule moves. The rooms that walk markets to find an
+// asset's USDC book (margin/mark.ts, funds/risk.ts, dust conversion) ask isSpot first.
 
 import { MarketKind, type AssetSpec, type EngineConfig, type MarketSpec } from '../bus/types.js';
 import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './book/reference.js';
@@ -59,7 +67,28 @@ function checkMarket(market: MarketSpec, indexOfAsset: Int32Array): void {
     check(BigInt(market.maxPriceTicks) * BigInt(maxMultiplierBps) <= maxSafe, `${name}: maxPriceTicks × maxMultiplierBps leaves the safe-integer range`);
   }
   if (market.dustMaxPayoutUnits !== undefined) positiveInteger(market.dustMaxPayoutUnits, `${name} dustMaxPayoutUnits`);
-  check(market.kind === undefined || market.kind === MarketKind.Spot, `${name}: unknown market kind`);
+  check(market.kind === undefined || market.kind === MarketKind.Spot || market.kind === MarketKind.Perp, `${name}: unknown market kind`);
+  check((market.kind === MarketKind.Perp) === (market.perp !== undefined), `${name}: a perpetual market needs its perp parameters, and only it`);
+}
+
+/** A perpetual market's parameters, and the margin valuation in its quote asset they rest on. */
+function checkPerp(market: MarketSpec, config: EngineConfig): void {
+  const perp = market.perp;
+  if (perp === undefined) return;
+  const name = `market ${market.symbol}`;
+  check(config.margin !== undefined && config.margin.valuationAssetId === market.quoteAssetId, `${name}: a perpetual is settled in the margin valuation asset, which must be its quote`);
+  for (const f of [perp.imf, perp.mmf]) {
+    check(typeof f.base === 'bigint' && typeof f.factor === 'bigint' && f.base > 0n && f.factor >= 0n && f.base <= 10n ** 12n, `${name}: margin function out of range`);
+  }
+  check(perp.mmf.base <= perp.imf.base, `${name}: mmf base above imf base`);
+  positiveInteger(perp.fundingIntervalMs, `${name} fundingIntervalMs`);
+  check(Number.isInteger(perp.fundingRateLowerBoundBps) && Number.isInteger(perp.fundingRateUpperBoundBps)
+    && perp.fundingRateLowerBoundBps <= perp.fundingRateUpperBoundBps && Math.abs(perp.fundingRateLowerBoundBps) <= 10_000
+    && Math.abs(perp.fundingRateUpperBoundBps) <= 10_000, `${name}: funding rate bounds must be integers within ±10000 bps, lower ≤ upper`);
+  check(Number.isSafeInteger(perp.openInterestLimitUnits) && perp.openInterestLimitUnits >= 0, `${name}: openInterestLimitUnits must be a non-negative safe integer`);
+  for (const bps of [perp.makerFeeBps, perp.takerFeeBps]) {
+    check(Number.isInteger(bps) && bps >= 0 && bps <= 10_000, `${name}: futures fee rates must be integers from 0 to 10000 bps`);
+  }
 }
 
 /** The configured dust cap, or DEFAULT_DUST_MAX_PAYOUT_WHOLE whole quote units (at most 2^53 − 1). */
@@ -123,6 +152,7 @@ export class Catalog {
     this.kindOf = new Uint8Array(this.marketCount);
     this.markets.forEach((market, index) => {
       checkMarket(market, this.assetIndexById);
+      checkPerp(market, config);
       check(this.marketIndexById[market.marketId] < 0, `market id ${market.marketId} listed twice`);
       this.marketIndexById[market.marketId] = index;
       this.baseIndexOf[index] = this.assetIndexById[market.baseAssetId];
@@ -130,6 +160,18 @@ export class Catalog {
       this.dustMaxPayoutUnitsOf[index] = dustCapOf(market, config.assets[this.quoteIndexOf[index]]);
       this.kindOf[index] = market.kind ?? MarketKind.Spot;
     });
+  }
+
+  /** Whether the market at `marketIndex` is a spot book (its base asset is held and traded). */
+  isSpot(marketIndex: number): boolean {
+    return this.kindOf[marketIndex] === MarketKind.Spot;
+  }
+
+  /** Spot markets: their count is what the state hash has always covered (perp markets hash with positions). */
+  get spotMarketCount(): number {
+    let count = 0;
+    for (let m = 0; m < this.marketCount; m++) if (this.isSpot(m)) count++;
+    return count;
   }
 
   /** Index of an asset id, or -1 when the id is not configured (or not an integer id). */
@@ -142,6 +184,13 @@ export class Catalog {
     return Number.isInteger(marketId) && marketId >= 0 && marketId < ID_SPACE ? this.marketIndexById[marketId] : -1;
   }
 
+  /**
+   * Markets the imported snapshot describes: all of them, or (a state moved from a configuration
+   * before its perpetual markets, engine/shell/journal.ts) the spot markets before them; the books
+   * past it start fresh.
+   */
+  snapshotMarketCount = 0;
+
   /** Snapshot: asset and market counts (an import checks them against this configuration). */
   exportTo(w: SnapshotWriter): void {
     w.number(this.assetCount);
@@ -149,11 +198,17 @@ export class Catalog {
   }
 
   importFrom(r: SnapshotReader): void {
-    expectSnapshot(r.number() === this.assetCount && r.number() === this.marketCount, 'asset or market count differs from the configuration');
+    expectSnapshot(r.number() === this.assetCount, 'asset count differs from the configuration');
+    const markets = r.number();
+    let onlyPerpsAfter = markets >= 0 && markets <= this.marketCount;
+    for (let m = Math.max(0, markets); onlyPerpsAfter && m < this.marketCount; m++) onlyPerpsAfter = !this.isSpot(m);
+    expectSnapshot(onlyPerpsAfter, 'market count differs from the configuration');
+    this.snapshotMarketCount = markets;
   }
 
+  /** Asset and spot market counts (perpetual markets hash with their books and positions, once used). */
   hashInto(d: StateDigest): void {
     d.number(this.assetCount);
-    d.number(this.marketCount);
+    d.number(this.spotMarketCount);
   }
 }

@@ -44,6 +44,7 @@ import {
   emitMarket,
   emitMarketState,
   emitOrder,
+  emitPosition,
   emitResult,
   emitSystemState,
   emitTrade,
@@ -63,6 +64,7 @@ import {
   newMarketRec,
   newMarketStateRec,
   newOrderRec,
+  newPositionRec,
   newResultRec,
   newSystemStateRec,
   newTradeRec,
@@ -78,6 +80,26 @@ import type { LendPools } from './margin/pools.js';
 import { NO_MARK_MARKET, type Mark } from './margin/mark.js';
 import { floorDiv } from './margin/fixed.js';
 import type { AssetMarginLine, MarginSummary } from './margin/valuation.js';
+
+/** A position's figures as QueryPositions reports them (engine/core/perp/query.ts). */
+export interface PositionView {
+  accountId: number;
+  marketId: number;
+  positionId: number;
+  netLots: number;
+  exposureLots: number;
+  costUnits: bigint;
+  realizedUnits: bigint;
+  unrealizedUnits: bigint;
+  unsettledUnits: bigint;
+  feesUnits: bigint;
+  exposureNotionalUnits: bigint;
+  markPriceE9: number;
+  markSource: number;
+  estLiquidationPriceE9: number;
+  imf: bigint;
+  mmf: bigint;
+}
 import { BorrowLendEvent, BorrowLendSource } from '../bus/types.js';
 
 /** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
@@ -190,8 +212,9 @@ export class Output {
     rec.accountId = pool.accountId[slot];
     rec.clientId = pool.clientId[slot];
     rec.marketId = this.catalog.markets[marketIndex].marketId;
-    // The fee asset is the one the order receives; feeUnits is set on fill events only.
-    rec.feeAssetId = this.catalog.assetIdOf[side === Side.Bid ? this.catalog.baseIndexOf[marketIndex] : this.catalog.quoteIndexOf[marketIndex]];
+    // The fee asset is the one the order receives (a perpetual's: its quote, USDC); feeUnits is set on fill events only.
+    const feeInBase = side === Side.Bid && this.catalog.isSpot(marketIndex);
+    rec.feeAssetId = this.catalog.assetIdOf[feeInBase ? this.catalog.baseIndexOf[marketIndex] : this.catalog.quoteIndexOf[marketIndex]];
     rec.event = event;
     rec.side = side;
     rec.orderType = pool.orderType[slot] as OrderType;
@@ -381,11 +404,45 @@ export class Output {
     [rec.marginFractionHigh, rec.marginFractionLow] = widePair(margin.marginFraction ?? 0n);
     rec.accountImf = Number(margin.accountImf);
     rec.accountMmf = Number(margin.accountMmf);
+    [rec.pnlUnrealizedHigh, rec.pnlUnrealizedLow] = widePair(summary.perp.pnlUnrealizedUnits);
+    [rec.unsettledHigh, rec.unsettledLow] = widePair(summary.perp.unsettledUnits);
+    [rec.futuresExposureHigh, rec.futuresExposureLow] = widePair(summary.perp.exposures.reduce((sum, e) => sum + e.notionalUnits, 0n));
     rec.accountId = accountId;
     rec.summaryFlags = (margin.marginFraction === null ? 0 : 1) | (liquidating ? 2 : 0);
     emitMarginSummary(this.sink, rec);
   }
 
+
+  private readonly positionRec = newPositionRec();
+
+  /** One perpetual position, answering QueryPositions (perp/query.ts computes its figures). */
+  position(view: PositionView, frontId: number, requestId: number): void {
+    const rec = this.positionRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Position;
+    rec.flags = 0;
+    rec.netLots = view.netLots;
+    rec.exposureLots = view.exposureLots;
+    [rec.costHigh, rec.costLow] = widePair(view.costUnits);
+    [rec.realizedHigh, rec.realizedLow] = widePair(view.realizedUnits);
+    [rec.unrealizedHigh, rec.unrealizedLow] = widePair(view.unrealizedUnits);
+    [rec.unsettledHigh, rec.unsettledLow] = widePair(view.unsettledUnits);
+    [rec.feesHigh, rec.feesLow] = widePair(view.feesUnits);
+    [rec.exposureNotionalHigh, rec.exposureNotionalLow] = widePair(view.exposureNotionalUnits);
+    rec.markPriceE9 = view.markPriceE9;
+    rec.estLiquidationPriceE9 = view.estLiquidationPriceE9;
+    rec.imf = Number(view.imf);
+    rec.mmf = Number(view.mmf);
+    rec.positionId = view.positionId;
+    rec.accountId = view.accountId;
+    rec.marketId = view.marketId;
+    rec.markSource = view.markSource;
+    emitPosition(this.sink, rec);
+  }
 
   /** One dust conversion of ConvertAllDust. */
   dust(accountId: number, marketIndex: number, amountUnits: number, payoutUnits: number, frontId: number, requestId: number): void {

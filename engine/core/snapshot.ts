@@ -36,6 +36,8 @@
 //             open positions, the interest timer's due time
 //   borrow/lend throttle (format 8 on; margin/throttle.ts): pool count; per pool its asset index
 //             and u0 (an older snapshot takes u0 from the pools' totals)
+//   perpetual positions (format 9 on; perp/positions.ts): the last position id, the settlement
+//             line per asset, each open position with every field, the claim queue in order
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -55,6 +57,10 @@
 // Version 6 (before the borrow/lend pools) is still read: it has no pool part, and import starts
 // every pool empty; such a state has the same hash as before (margin/pools.ts).
 //
+// Formats before 9 (before perpetual positions) are still read: they have no positions part, and
+// import starts with no position and empty settlement lines; such a state has the same hash as
+// before (perp/positions.ts hashes nothing until a position or a line was used).
+//
 // Each structure writes and reads its own part beside its rules (parts.ts); this file is the
 // versioned list of those parts, in file order, between the magic words.
 
@@ -70,9 +76,11 @@ export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 8;
+const FORMAT_VERSION = 9;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
 const FORMAT_VERSION_NO_THROTTLE = 7;
+/** The last version without perpetual positions; import still reads the versions before it. */
+const FORMAT_VERSION_NO_POSITIONS = 8;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -114,7 +122,10 @@ const PARTS: readonly SnapshotPart[] = [
       for (const book of s.books) book.exportTo(w);
     },
     importFrom: (s, r, version) => {
-      for (const book of s.books) book.importFrom(r, s.index, s.catalog.markets[book.marketIndex], version !== FORMAT_VERSION_NO_GUARD, s.lastTimeUs);
+      for (const book of s.books) {
+        if (book.marketIndex >= s.catalog.snapshotMarketCount) continue; // a perpetual added after the snapshot's configuration: fresh
+        book.importFrom(r, s.index, s.catalog.markets[book.marketIndex], version !== FORMAT_VERSION_NO_GUARD, s.lastTimeUs);
+      }
     },
   },
   // the speed-bump queue
@@ -136,6 +147,13 @@ const PARTS: readonly SnapshotPart[] = [
   // the borrow/lend throttle: each pool's utilization when the hour began (after the pools: an
   // older snapshot takes it from their totals)
   { exportTo: exportThrottleTo, importFrom: (s, r, version) => importThrottleFrom(s, r, version > FORMAT_VERSION_NO_THROTTLE) },
+  // perpetual positions, the settlement lines and the claim queue
+  {
+    exportTo: (s, w) => s.positions.exportTo(w, s.accounts.count),
+    importFrom: (s, r, version) => {
+      if (version > FORMAT_VERSION_NO_POSITIONS) s.positions.importFrom(r, s.accounts.count);
+    },
+  },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */

@@ -6,7 +6,7 @@
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order, (only once a pool was used) the borrow/lend pools and positions, (only
 // while not Ok) the exchange's system state, (only once some asset has one) the index prices, each account whose margin settings differ from the
-// defaults, and (only while some is not 0) the pools' throttle step starts. Pool slot numbers and free-list order are left out, so two engines
+// defaults, (only while some is not 0) the pools' throttle step starts, and (only once used) the perpetual positions and settlement lines. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
 //
@@ -26,7 +26,11 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   (s, d) => s.accounts.hashInto(d, (accountId) => s.ledger.hashRowInto(d, accountId)),
   (s, d) => s.ledger.hashInto(d),
   (s, d, withGuard) => {
-    for (const book of s.books) book.hashInto(d, s.catalog.markets[book.marketIndex], withGuard);
+    // A perpetual's book as configuration made it adds nothing: a state from before the market existed keeps its hash.
+    for (const book of s.books) {
+      if (!s.catalog.isSpot(book.marketIndex) && book.isFresh()) continue;
+      book.hashInto(d, s.catalog.markets[book.marketIndex], withGuard);
+    }
   },
   (s, d) => s.pending.hashInto(d),
   (s, d) => s.pool.hashAccountListsInto(d, s.accounts.count),
@@ -40,6 +44,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   (s, d) => s.accountSettings.hashInto(d, s.accounts.count),
   // Only while some pool's throttle step began above 0 utilization (margin/throttle.ts).
   (s, d, _withGuard, withThrottle) => hashThrottleInto(s, d, withThrottle),
+  // Only once a perpetual position or settlement line was used (perp/positions.ts).
+  (s, d) => s.positions.hashInto(d, s.accounts.count),
 ];
 
 /**

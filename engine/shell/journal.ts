@@ -15,7 +15,8 @@
 //   what recovery finds                                      decision
 //   -------------------------------------------------------  -------------------------------------
 //   engine configuration differs from the journal's          halt: EngineConfigChangedError
-//     ... only by margin parameters the journal's lacked     accept: record the change (below)
+//     ... only by margin parameters or perpetual markets     accept: record the change (below)
+//         the journal's lacked (and none recorded yet)
 //   records, but no or another journal format marker          halt: JournalFormatError
 //   no records, no snapshot                                   fresh exchange: start at seq 1
 //   snapshot: bad file checksum, other configuration (at     skip it (logged), try the next older
@@ -66,6 +67,13 @@
 //     every pool empty), which must have the same state hash, and replay goes on under it;
 //   - snapshots at or below N carry the previous fingerprint and still load (into the previous
 //     configuration's engine); snapshots after N carry the new one.
+// The same holds for a configuration that gains perpetual markets (MarketKind.Perp) after all of
+// its spot markets, with or without margin parameters at the same time: under the journal's
+// configuration those markets did not exist, so no record names them (a PlaceOrder for an
+// unknown market id was refused, UnknownMarket, and is refused again under the previous
+// configuration); the moved state has their books fresh and no position, and neither a fresh
+// perpetual book nor an empty position table adds to the state hash.
+// One change is recorded per journal: a journal that already recorded one refuses another.
 // Anything else that differs, a changed or removed margin section included, is still refused.
 
 import { createHash } from 'node:crypto';
@@ -176,12 +184,13 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
   const stored = store.getMeta(CONFIG_KEY);
   const format = store.getMeta(FORMAT_KEY);
   const empty = store.lastSeq() === 0 && store.listSnapshots().length === 0;
-  const gained = stored !== undefined && stored !== fingerprint && gainsOnlyMargin(config, stored);
+  const recorded = readConfigChange(store);
+  const gained = stored !== undefined && stored !== fingerprint && recorded === null && config !== undefined && earlierConfigOf(config, stored) !== undefined;
   if (stored !== undefined && stored !== fingerprint && !gained) {
     throw new EngineConfigChangedError(
       'the engine configuration (markets, assets, limits, fees, price bands, speed bump, margin parameters) differs from ' +
         'the one this journal was written with, so replay would not rebuild the same state; start with the original ' +
-        'configuration (adding margin parameters to one without them is the one change accepted), or with a new data directory',
+        'configuration (adding margin parameters or perpetual markets to one without them is the one change accepted), or with a new data directory',
     );
   }
   if (!(format !== undefined && JOURNAL_FORMATS_READ.includes(format)) && !(empty && format === undefined)) {
@@ -190,12 +199,29 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
   if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
   if (format !== JOURNAL_FORMAT) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
   if (gained) return { change: { seq: store.lastSeq(), previousSha256: stored }, gained };
-  return { change: readConfigChange(store), gained: false };
+  return { change: recorded, gained: false };
 }
 
-/** Whether `config` is the configuration fingerprinted `stored` plus a margin section it lacked. */
-function gainsOnlyMargin(config: EngineConfig | undefined, stored: string): boolean {
-  return config?.margin !== undefined && engineConfigFingerprint(withoutMargin(config)) === stored;
+/**
+ * The configuration fingerprinted `stored` of which `config` is the gain the header accepts
+ * (margin parameters, perpetual markets after the spot ones, or both), or undefined.
+ */
+function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
+  const candidates: EngineConfig[] = [];
+  if (config.margin !== undefined) candidates.push(withoutMargin(config));
+  const spotOnly = withoutPerps(config);
+  if (spotOnly !== undefined) {
+    candidates.push(spotOnly);
+    if (spotOnly.margin !== undefined) candidates.push(withoutMargin(spotOnly));
+  }
+  return candidates.find((candidate) => engineConfigFingerprint(candidate) === stored);
+}
+
+/** `config` without its perpetual markets, when it has some and they all follow its spot markets; else undefined. */
+function withoutPerps(config: EngineConfig): EngineConfig | undefined {
+  const firstPerp = config.markets.findIndex((market) => market.kind === MarketKind.Perp);
+  if (firstPerp < 0 || config.markets.slice(firstPerp).some((market) => market.kind !== MarketKind.Perp)) return undefined;
+  return { ...config, markets: config.markets.slice(0, firstPerp) };
 }
 
 function withoutMargin(config: EngineConfig): EngineConfig {
@@ -213,7 +239,7 @@ function underNewConfiguration(exchange: Exchange, config: EngineConfig, seq: nu
   importSnapshot(next, exportSnapshot(exchange));
   const hash = exchange.stateHash();
   if (!next.hasStateHash(hash)) {
-    throw new StateHashMismatchError(`state hash after moving to the configuration with margin parameters at ${seq} is ${next.stateHash()}, before it ${hash}`);
+    throw new StateHashMismatchError(`state hash after moving to the configuration it gained at ${seq} is ${next.stateHash()}, before it ${hash}`);
   }
   return next;
 }
@@ -311,7 +337,7 @@ function loadNewestSnapshot(
  */
 export function recover(store: JournalStore, config: EngineConfig, fingerprint: string): RecoveryResult {
   const { change, gained } = checkJournalIdentity(store, fingerprint, config);
-  const previousConfig = change === null ? config : withoutMargin(config);
+  const previousConfig = change === null ? config : earlierConfigOf(config, change.previousSha256) ?? withoutMargin(config);
   const configAt = (seq: number): EngineConfig => (change !== null && seq <= change.seq ? previousConfig : config);
   const firstSeq = store.firstSeq();
   const journalLast = store.lastSeq();

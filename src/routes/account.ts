@@ -74,14 +74,17 @@ export function settingsJson(settings: AccountSettingsView): Record<string, unkn
 
 export function accountJson(front: FrontContext, settings: AccountSettingsView, fees: FeeRates): Record<string, unknown> {
   const engine = front.config.engine;
+  // Futures fees are the configuration's (futuresMakerFeeBps / futuresTakerFeeBps, every perpetual
+  // the same); without perpetuals the account's own rates stand in, as before.
+  const futures = engine.markets.find((m) => m.perp !== undefined)?.perp ?? fees;
   return {
     autoBorrowSettlements: settings.autoBorrowSettlements,
     autoLend: settings.autoLend,
     autoRealizePnl: false,
     autoRepayBorrows: settings.autoRepayBorrows,
     borrowLimit: '0',
-    futuresMakerFee: String(fees.makerFeeBps),
-    futuresTakerFee: String(fees.takerFeeBps),
+    futuresMakerFee: String(futures.makerFeeBps),
+    futuresTakerFee: String(futures.takerFeeBps),
     leverageLimit: formatDecimal(settings.leverageLimitHundredths, 2),
     limitOrders: engine.limits.maxOpenOrdersPerAccount,
     liquidating: settings.liquidating,
@@ -276,20 +279,19 @@ function collateralJson(front: FrontContext, c: Collateral): Record<string, unkn
       availableQuantity: formatDecimal(line.availableUnits, asset.decimals),
     };
   });
-  // No perpetuals: unrealized PnL, unsettled equity and futures exposure are zero.
   return {
     assetsValue: money(c.assetsValue),
     borrowLiability: money(c.liabilities),
     collateral,
     imf: fraction(c.accountImf),
-    unsettledEquity: '0',
+    unsettledEquity: money(c.unsettledEquity),
     liabilitiesValue: money(c.liabilities),
     marginFraction: c.marginFraction === null ? null : fraction(c.marginFraction),
     mmf: fraction(c.accountMmf),
     netEquity: money(c.netEquity),
     netEquityAvailable: money(c.netEquity - c.imfUnits),
     netEquityLocked: money(c.imfUnits),
-    netExposureFutures: '0',
-    pnlUnrealized: '0',
+    netExposureFutures: money(c.futuresExposure),
+    pnlUnrealized: money(c.pnlUnrealized),
   };
 }

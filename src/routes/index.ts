@@ -19,6 +19,7 @@ import { historyRoutes } from './history.js';
 import { capitalTransferRoutes } from './capital-transfers.js';
 import { accountRoutes } from './account.js';
 import { borrowLendRoutes } from './borrow-lend.js';
+import { positionRoutes } from './position.js';
 import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
 import { borrowLendMarketHistoryRoutes } from './borrow-lend-market-history.js';
 import { notBuiltRoutes } from './not-built/index.js';
@@ -44,6 +45,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...accountRoutes(front),
     // Margin: borrow/lend
     ...borrowLendRoutes(front),
+    ...positionRoutes(front),
     ...borrowLendHistoryRoutes(front),
     ...borrowLendMarketHistoryRoutes(front),
     // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)

@@ -1,18 +1,22 @@
-// GET /api/v1/assets, /api/v1/markets, /api/v1/market: the configured assets and spot markets in
-// the wire shapes of the reference (§3.1). Only a market's orderBookState changes while the
+// GET /api/v1/assets, /api/v1/markets, /api/v1/market: the configured assets and markets (SPOT
+// and PERP) in the wire shapes of the reference (§3.1). Only a market's orderBookState changes while the
 // server runs (the operator's SetMarketState, seen through this thread's read model), so each
 // body is rendered once per state.
 //
 // Fields for features not built yet are null rather than invented: impact and mark-price bands,
-// margin functions and funding (spot only). The price-band multipliers are the ones the engine
+// a spot market's margin functions and funding. A PERP market shows its imfFunction/mmfFunction,
+// fundingInterval (integer ms), funding rate bounds (bps) and openInterestLimit as the venue
+// does; positionLimitWeight stays null (no position limit is enforced). The price-band multipliers are the ones the engine
 // enforces on limit prices. Tokens report deposits disabled because nothing watches a chain
 // (balances arrive through the operator's deposit command) and withdrawals enabled: they leave
 // the account at once and a simulated chain confirms them (src/routes/capital-transfers.ts).
 
 import type { AssetConfig, MarketInfo } from '../config.js';
+import { formatFraction } from '../margin-config.js';
+import type { MarginFunctionSpec } from '../../engine/bus/margin-params.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { Errors } from '../errors.js';
-import { isError, spotSelected } from '../wire/history-query.js';
+import { isError, marketTypesSelected } from '../wire/history-query.js';
 import { ORDER_BOOK_STATE } from '../wire/enums.js';
 import type { FrontContext } from '../front/context.js';
 import { OrderBookState } from '../../engine/bus/types.js';
@@ -21,12 +25,37 @@ function canonical(text: string): string {
   return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
 }
 
+/** The wire's marketType of a configured market. */
+export function marketTypeOf(market: MarketInfo): 'SPOT' | 'PERP' {
+  return market.spec.perp === undefined ? 'SPOT' : 'PERP';
+}
+
+function marginFunctionJson(f: MarginFunctionSpec): Record<string, string> {
+  return { type: 'sqrt', base: formatFraction(f.base), factor: formatFraction(f.factor) };
+}
+
+/** A perpetual's fields of the Market shape (null for a spot market). */
+function perpFields(market: MarketInfo): Record<string, unknown> {
+  const perp = market.spec.perp;
+  if (perp === undefined) {
+    return { imfFunction: null, mmfFunction: null, fundingInterval: null, fundingRateUpperBound: null, fundingRateLowerBound: null, openInterestLimit: null };
+  }
+  return {
+    imfFunction: marginFunctionJson(perp.imf),
+    mmfFunction: marginFunctionJson(perp.mmf),
+    fundingInterval: perp.fundingIntervalMs,
+    fundingRateUpperBound: String(perp.fundingRateUpperBoundBps),
+    fundingRateLowerBound: String(perp.fundingRateLowerBoundBps),
+    openInterestLimit: canonical(market.openInterestLimit ?? '0'),
+  };
+}
+
 export function marketJson(market: MarketInfo, orderBookState: OrderBookState = OrderBookState.Open): Record<string, unknown> {
   return {
     symbol: market.symbol,
     baseSymbol: market.baseSymbol,
     quoteSymbol: market.quoteSymbol,
-    marketType: 'SPOT',
+    marketType: marketTypeOf(market),
     filters: {
       price: {
         minPrice: canonical(market.minPrice),
@@ -47,12 +76,7 @@ export function marketJson(market: MarketInfo, orderBookState: OrderBookState = 
         stepSize: canonical(market.stepSize),
       },
     },
-    imfFunction: null,
-    mmfFunction: null,
-    fundingInterval: null,
-    fundingRateUpperBound: null,
-    fundingRateLowerBound: null,
-    openInterestLimit: null,
+    ...perpFields(market),
     orderBookState: ORDER_BOOK_STATE.name(orderBookState),
     createdAt: market.createdAt,
     visible: true,
@@ -96,7 +120,8 @@ export function marketRoutes(front: FrontContext): Route[] {
     }
     return cache.body;
   };
-  const marketsBody = (): string => `[${front.config.markets.map(marketBody).join(',')}]`;
+  const marketsBody = (types: Set<string> | null): string =>
+    `[${front.config.markets.filter((m) => types === null || types.has(marketTypeOf(m))).map(marketBody).join(',')}]`;
   const marketsBySymbol = new Map(front.config.markets.map((m) => [m.symbol, m]));
   return [
     { method: 'get', path: '/api/v1/assets', handle: (ctx) => sendJson(ctx, 200, assetsBody) },
@@ -104,11 +129,10 @@ export function marketRoutes(front: FrontContext): Route[] {
       method: 'get',
       path: '/api/v1/markets',
       handle: (ctx, input) => {
-        // The same marketType rule as every other route: any case; every configured market is
-        // SPOT, so a filter without SPOT selects none of them.
-        const spot = spotSelected(input.query);
-        if (isError(spot)) sendError(ctx, spot);
-        else sendJson(ctx, 200, spot ? marketsBody() : '[]');
+        // The same marketType rule as every other route: any case, repeatable; absent: every market.
+        const types = marketTypesSelected(input.query);
+        if (isError(types)) sendError(ctx, types);
+        else sendJson(ctx, 200, marketsBody(types));
       },
     },
     {

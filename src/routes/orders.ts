@@ -7,17 +7,21 @@ import { sendError, sendJson, type RequestContext, type Route } from '../front/h
 import { marketFor, type FrontContext } from '../front/context.js';
 import { engineCalls, replyTo, type OrderView } from '../front/engine-calls/index.js';
 import { orderJson } from '../wire/orders.js';
-import { isError, spotSelected } from '../wire/history-query.js';
+import { isError, marketTypesSelected } from '../wire/history-query.js';
+import { marketTypeOf } from './markets.js';
 
 /** orderCancelAll's optional filter; without one every open order of the market is cancelled. */
 const CANCEL_ORDER_TYPES = new Set(['RestingLimitOrder', 'ConditionalOrder']);
 
 /** Collects orders in the REST Order shape and answers the array once the engine is done. */
-function orderList(front: FrontContext, ctx: RequestContext) {
+function orderList(front: FrontContext, ctx: RequestContext, types: Set<string> | null = null) {
   const orders: Array<Record<string, unknown>> = [];
   return {
     reply: replyTo<number>(ctx, () => sendJson(ctx, 200, JSON.stringify(orders))),
-    onOrder: (order: OrderView) => { orders.push(orderJson(front.config.markets[order.marketId], order)); },
+    onOrder: (order: OrderView) => {
+      const market = front.config.markets[order.marketId];
+      if (types === null || types.has(marketTypeOf(market))) orders.push(orderJson(market, order));
+    },
   };
 }
 
@@ -29,13 +33,9 @@ export function ordersRoutes(front: FrontContext): Route[] {
       path: '/api/v1/orders',
       instruction: 'orderQueryAll',
       handle: (ctx, input) => {
-        const spot = spotSelected(input.query);
-        if (isError(spot)) {
-          sendError(ctx, spot);
-          return;
-        }
-        if (!spot) {
-          sendJson(ctx, 200, '[]'); // every market here is spot
+        const types = marketTypesSelected(input.query);
+        if (isError(types)) {
+          sendError(ctx, types);
           return;
         }
         const symbol = input.query.get('symbol');
@@ -48,7 +48,7 @@ export function ordersRoutes(front: FrontContext): Route[] {
           }
           marketId = market.spec.marketId;
         }
-        const list = orderList(front, ctx);
+        const list = orderList(front, ctx, types);
         engine.openOrders(list.reply, input.accountId, marketId, list.onOrder);
       },
     },

@@ -90,9 +90,18 @@ const MARKET_TYPE_NAMES = new Set(['SPOT', 'PERP', 'IPERP', 'DATED', 'PREDICTION
  * name the API does not know, else whether the filter selects spot (every market here is SPOT).
  */
 export function spotSelected(query: URLSearchParams): boolean | ApiError {
+  const selected = marketTypesSelected(query);
+  return isError(selected) ? selected : selected === null || selected.has('SPOT');
+}
+
+/**
+ * The marketType filter (repeatable; `market_type` too; any case) as a set of upper-case type
+ * names, null when absent (every type), or an error for a name the API does not know.
+ */
+export function marketTypesSelected(query: URLSearchParams): Set<string> | null | ApiError {
   const types = [...query.getAll('marketType'), ...query.getAll('market_type')];
   for (const type of types) {
     if (!MARKET_TYPE_NAMES.has(type.toUpperCase())) return Errors.invalid(`Invalid marketType: ${type.slice(0, 20)}`);
   }
-  return types.length === 0 || types.some((t) => t.toUpperCase() === 'SPOT');
+  return types.length === 0 ? null : new Set(types.map((t) => t.toUpperCase()));
 }

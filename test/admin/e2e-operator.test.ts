@@ -76,7 +76,7 @@ describe('operator commands, batches and market order streams through the whole 
     // this reads the one front that serves the client's keep-alive connection.
     await waitUntil(async () => ((await bookState('SOL_USDC')) === 'PostOnly' ? true : undefined), 'PostOnly on GET market');
     const markets = (await get(server.base, '/api/v1/markets')).body;
-    expect(markets.map((m: any) => [m.symbol, m.orderBookState])).toEqual([['SOL_USDC', 'PostOnly'], ['BTC_USDC', 'Open'], ['ETH_USDC', 'Open']]);
+    expect(markets.map((m: any) => [m.symbol, m.orderBookState])).toEqual([['SOL_USDC', 'PostOnly'], ['BTC_USDC', 'Open'], ['ETH_USDC', 'Open'], ['SOL_USDC_PERP', 'Open'], ['BTC_USDC_PERP', 'Open'], ['ETH_USDC_PERP', 'Open']]);
     const taking = await order(taker, { side: 'Ask', orderType: 'Limit', price: '10', quantity: '1' });
     expect([taking.status, taking.body]).toEqual([400, { code: 'INVALID_ORDER', message: 'Order book accepts post-only orders only' }]);
 

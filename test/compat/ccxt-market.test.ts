@@ -29,7 +29,7 @@ describe('ccxt backpack REST market data', () => {
       change: -1, percentage: -5, baseVolume: 2.5, quoteVolume: 49.5,
     });
     const tickers = await exchange.fetchTickers();
-    expect(Object.keys(tickers).sort()).toEqual(['BTC/USDC', 'ETH/USDC', 'SOL/USDC']);
+    expect(Object.keys(tickers).sort()).toEqual(['BTC/USDC', 'BTC/USDC:USDC', 'ETH/USDC', 'ETH/USDC:USDC', 'SOL/USDC', 'SOL/USDC:USDC']);
     expect(tickers['SOL/USDC']).toMatchObject({ last: 19, baseVolume: 2.5 });
     expect(tickers['BTC/USDC']).toMatchObject({ last: undefined, baseVolume: 0 });
   });

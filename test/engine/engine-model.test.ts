@@ -9,10 +9,14 @@
 // named in its test; ENGINE_SEED=<n> reruns one seed, ENGINE_STEPS=<n> changes the length.
 // Spot margin is compared on real funding: each fixed seed places orders that borrow their
 // shortfall (autoBorrow) and are accepted, and fills whose proceeds repay or are lent.
+// Perpetuals too: each seed trades the perpetual and reads its positions, the model's position
+// sizes sum to 0 per perpetual after every command (the engine's invariant checker checks its own),
+// and over the fixed seeds positions realize PnL, hold unsettled amounts and orders are refused
+// for margin.
 import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
 import { ModelExchange } from '../helpers/engine-model.js';
-import { OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
+import { M2, OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
 import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, RecordType, ResultCode, type ResultRec } from '../../engine/bus/types.js';
 
 const FILE = 'test/engine/engine-model.test.ts';
@@ -30,6 +34,8 @@ function okResults(h: EngineHarness, kind: CommandKind): ResultRec[] {
 describe('engine core against the reference model', () => {
   // Spot margin over the fixed seeds (each seed's share depends on its draws).
   const spotMargin = { borrowingOrders: 0, autoMoves: 0 };
+  // Perpetuals over the fixed seeds.
+  const perp = { realized: 0, unsettled: 0, refused: 0 };
   for (const run of SEEDS) {
     const { seed } = run;
     it(`${seedLabel(run, FILE)}: identical records for every command${leftOut}`, () => {
@@ -49,13 +55,21 @@ describe('engine core against the reference model', () => {
         const actual: Rec[] = h.log.slice(index, index + expected.length);
         const context = `seed ${seed} (rerun: ENGINE_SEED=${seed} npx vitest run ${FILE}), seq ${stamped.seq}, command ${JSON.stringify({ ...stamped.command, key: undefined })}`;
         expect(actual, context).toEqual(expected);
+        for (const [marketId, size] of model.perpSizes()) expect(size, `${context}: Σ positions of market ${marketId}`).toBe(0);
         index += expected.length;
       }
       expect(index).toBe(h.log.length);
       const autoMoves = h.log.filter((r) => r.type === RecordType.BorrowLend && r.frontId === FRONT_ID_NONE && (r.event === BorrowLendEvent.BorrowRepay || r.event === BorrowLendEvent.Lend));
+      const positions = h.log.filter((r) => r.type === RecordType.Position);
+      expect(h.log.filter((r) => r.type === RecordType.Trade && r.marketId === M2).length, 'perpetual trades').toBeGreaterThan(STEPS / 200);
+      expect(positions.length, 'position records').toBeGreaterThan(0);
       if (!run.fresh) {
         spotMargin.borrowingOrders += borrowingOrders;
         spotMargin.autoMoves += autoMoves.length;
+        perp.realized += positions.filter((r) => r.realizedHigh !== 0 || r.realizedLow !== 0).length;
+        perp.unsettled += positions.filter((r) => r.unsettledHigh !== 0 || r.unsettledLow !== 0).length;
+        const perpPlaces = new Set(h.stream.filter((s) => s.command.kind === CommandKind.PlaceOrder && s.command.marketId === M2).map((s) => s.command.requestId));
+        perp.refused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.InsufficientMargin && perpPlaces.has(r.requestId)).length;
       }
       const trades = h.log.filter((r) => r.type === RecordType.Trade);
       expect(trades.length).toBeGreaterThan(STEPS / 20);
@@ -67,6 +81,12 @@ describe('engine core against the reference model', () => {
       expect(okResults(h, CommandKind.ConvertDust).filter((r) => r.value > 0).length).toBeGreaterThan(0);
     });
   }
+
+  it('over the fixed seeds, perpetual positions realize PnL, hold unsettled amounts, and orders are refused for margin', () => {
+    expect(perp.realized, 'positions with realized PnL').toBeGreaterThan(0);
+    expect(perp.unsettled, 'positions with an unsettled claim or debt').toBeGreaterThan(0);
+    expect(perp.refused, 'perpetual orders refused for margin').toBeGreaterThan(0);
+  });
 
   it('over the fixed seeds, orders borrow their shortfall and fill proceeds are repaid or lent', () => {
     expect(spotMargin.borrowingOrders, 'orders that borrowed their shortfall').toBeGreaterThan(0);

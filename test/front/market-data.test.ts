@@ -133,7 +133,7 @@ describe('public market history', () => {
     const week = await get(server.base, '/api/v1/ticker?symbol=SOL_USDC&interval=1w');
     expect(week.body).toEqual(TICKER);
     const all = await get(server.base, '/api/v1/tickers?interval=1d');
-    expect(all.body.map((t: { symbol: string }) => t.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC']);
+    expect(all.body.map((t: { symbol: string }) => t.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC', 'SOL_USDC_PERP', 'BTC_USDC_PERP', 'ETH_USDC_PERP']);
     expect(all.body[0]).toEqual(TICKER);
     // A market that never traded: prices "0" (the official Rust client requires decimals), zero volume.
     expect(all.body[1]).toEqual({

@@ -11,6 +11,7 @@ import {
 } from '../../engine/bus/types.js';
 import type { CollateralSpec, LendPoolSpec } from '../../engine/bus/margin-params.js';
 import type { Rec } from './engine-harness.js';
+import type { PerpExposure, PerpOrderChange } from './engine-model-perp.js';
 
 const ONE = 10n ** 12n;
 const HOUR_MS = 3_600_000n;
@@ -38,6 +39,10 @@ export interface ModelHost {
   setFlags(accountId: number, flags: number): void;
   /** Writes the account's AccountSettings record as an event. */
   settingsEvent(accountId: number): void;
+  /** What the account's perpetuals add to its summary, with an order not yet placed (engine-model-perp.ts). */
+  perpTerms(accountId: number, change: PerpOrderChange | null): { pnl: bigint; unsettled: bigint; exposures: PerpExposure[]; unpriced: boolean };
+  /** Whether the account has a perpetual position or an unsettled amount. */
+  hasPerp(accountId: number): boolean;
 }
 
 /** One asset of an account's margin summary (engine/core/margin/valuation.ts). */
@@ -272,7 +277,7 @@ export class ModelLending {
   }
 
   /** The account's margin summary with `heldDelta` more of `assetId` available and `owedDelta` more borrowed. */
-  summary(accountId: number, assetId = -1, heldDelta = 0n, owedDelta = 0n): ModelSummary {
+  summary(accountId: number, assetId = -1, heldDelta = 0n, owedDelta = 0n, perpChange: PerpOrderChange | null = null): ModelSummary {
     const s: ModelSummary = {
       lines: [], assets: 0n, liabilities: 0n, equity: 0n, ten: 0n, imfUnits: 0n, mmfUnits: 0n, accountImf: 0n, accountMmf: 0n, marginFraction: null, unpriced: false, stale: false,
     };
@@ -305,7 +310,14 @@ export class ModelLending {
       s.imfUnits += ceil(line.liability * max(c!.imf.base, leverageFloor), ONE);
       s.mmfUnits += ceil(line.liability * c!.mmf.base, ONE);
     }
-    s.equity = s.assets - s.liabilities;
+    const perp = this.host.perpTerms(accountId, perpChange);
+    for (const e of perp.exposures) {
+      s.ten += e.notional;
+      s.imfUnits += ceil(e.notional * e.imf, ONE);
+      s.mmfUnits += ceil(e.notional * e.mmf, ONE);
+    }
+    if (perp.unpriced) s.unpriced = true;
+    s.equity = s.assets - s.liabilities + perp.pnl + perp.unsettled;
     s.accountImf = s.ten === 0n ? leverageFloor : max(leverageFloor, ceil(s.imfUnits * ONE, s.ten));
     s.accountMmf = s.ten === 0n ? 0n : ceil(s.mmfUnits * ONE, s.ten);
     s.marginFraction = s.ten === 0n ? null : floorSigned(s.equity * ONE, s.ten);
@@ -448,7 +460,7 @@ export class ModelLending {
       short -= plan.borrow;
     }
     if (short > 0) return refuse(ResultCode.InsufficientFunds);
-    if (plan.borrow > 0 || (withdrawn > 0 && this.borrowsAnything(accountId))) {
+    if (plan.borrow > 0 || (withdrawn > 0 && (this.borrowsAnything(accountId) || this.host.hasPerp(accountId)))) {
       plan.code = this.marginCode(accountId, assetId, BigInt(plan.borrow - withdrawn), BigInt(plan.borrow));
     }
     return plan;

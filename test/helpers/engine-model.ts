@@ -12,7 +12,7 @@
 // collateral, the largest order and converting all dust engine/core/funds/risk.ts, index prices
 // engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1), borrow/lend
 // engine/core/margin/borrow-lend.ts and spot margin engine/core/margin/auto-funding.ts
-// (engine-model-margin.ts).
+// (engine-model-margin.ts), perpetuals engine/core/perp/ (engine-model-perp.ts).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -38,6 +38,7 @@ import {
 } from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
 import { ModelLending, type Funding, type ModelLendingState } from './engine-model-margin.js';
+import { ModelPerp } from './engine-model-perp.js';
 
 /** The spot margin flags an order may carry (engine/core/margin/auto-funding.ts). */
 const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
@@ -143,6 +144,8 @@ export class ModelExchange {
 
   /** Borrow/lend (engine-model-margin.ts). */
   private readonly lending: ModelLending;
+  /** Perpetuals (engine-model-perp.ts). */
+  private readonly perp: ModelPerp;
 
   constructor(private readonly config: EngineConfig) {
     this.lending = new ModelLending(config, {
@@ -160,6 +163,30 @@ export class ModelExchange {
       settings: (accountId) => this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 },
       setFlags: (accountId, flags) => this.accountSettings.set(accountId, { ...(this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 }), flags }),
       settingsEvent: (accountId) => this.accountSettingsRec(accountId, FRONT_ID_NONE, 0, 0),
+      perpTerms: (accountId, change) => this.perp.terms(accountId, change),
+      hasPerp: (accountId) => this.perp.hasPosition(accountId),
+    });
+    this.perp = new ModelPerp(config, {
+      header: (type, frontId, requestId, flags) => this.header(type, frontId, requestId, flags),
+      push: (rec) => this.out.push(rec),
+      result: (cmd, code, value) => this.result(cmd, code, value),
+      bal: (accountId, assetId) => this.bal(accountId, assetId),
+      balanceRec: (accountId, assetId) => this.balanceRec(accountId, assetId),
+      collectFee: (assetId, units) => this.feeUnits.set(assetId, (this.feeUnits.get(assetId) ?? 0) + units),
+      accountExists: (accountId) => this.accountExists(accountId),
+      openLots: (accountId, marketId) => {
+        const lots: [number, number] = [0, 0];
+        for (const o of this.orders) if (o.accountId === accountId && o.market.marketId === marketId) lots[o.side] += o.remainingLots;
+        return lots;
+      },
+      guardTicks: (market) => this.marketState.get(market.marketId)!.guardTicks,
+      timeUs: () => this.timeUs,
+      index: (assetId) => this.indexPrices.get(assetId),
+      leverage: (accountId) => this.accountSettings.get(accountId)?.leverage ?? 100,
+      summary: (accountId, change) => {
+        const s = this.lending.summary(accountId, -1, 0n, 0n, change);
+        return { equity: s.equity, imfUnits: s.imfUnits, mmfUnits: s.mmfUnits, unpriced: s.unpriced };
+      },
     });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
@@ -215,6 +242,11 @@ export class ModelExchange {
     return this.out;
   }
 
+  /** Σ position sizes per perpetual market id (each must be 0). */
+  perpSizes(): Map<number, number> {
+    return this.perp.sums();
+  }
+
   /** A copy of the whole state (see ModelState). */
   exportState(): ModelState {
     const balances = new Map<number, Map<number, { available: number; locked: number }>>();
@@ -258,7 +290,7 @@ export class ModelExchange {
       orderId: o.orderId, priceTicks: o.priceTicks, qtyLots: o.quoteQtyUnits > 0 ? 0 : o.qtyLots, quoteQtyUnits: o.quoteQtyUnits, executedQtyLots: o.executedLots,
       executedQuoteUnits: o.executedQuoteUnits, lastFillQtyLots: fill?.qty ?? 0, lastFillPriceTicks: fill?.price ?? 0,
       tradeId: fill?.tradeId ?? 0, feeUnits: fill?.fee ?? 0, createdAtUs: o.createdAtUs, accountId: o.accountId, clientId: o.clientId,
-      marketId: o.market.marketId, feeAssetId: o.side === Side.Bid ? o.market.baseAssetId : o.market.quoteAssetId, event,
+      marketId: o.market.marketId, feeAssetId: o.side === Side.Bid && !this.perp.isPerp(o.market) ? o.market.baseAssetId : o.market.quoteAssetId, event,
       side: o.side, orderType: o.orderType, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
       orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
     } as Rec);
@@ -296,10 +328,11 @@ export class ModelExchange {
   }
 
   private lockAsset(o: ModelOrder): number {
-    return o.side === Side.Bid ? o.market.quoteAssetId : o.market.baseAssetId;
+    return o.side === Side.Bid || this.perp.isPerp(o.market) ? o.market.quoteAssetId : o.market.baseAssetId;
   }
 
   private lockOf(o: ModelOrder): number {
+    if (this.perp.isPerp(o.market)) return 0;
     if (o.side === Side.Bid && o.orderType === OrderType.Market) return o.quoteLimitUnits - o.executedQuoteUnits;
     return o.side === Side.Bid ? o.priceTicks * o.remainingLots * o.market.quoteUnitsPerTickLot : o.remainingLots * o.market.baseUnitsPerLot;
   }
@@ -353,6 +386,7 @@ export class ModelExchange {
     if (!Number.isSafeInteger(amount) || amount <= 0 || !Number.isSafeInteger(supply + amount)) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
     this.supply.set(cmd.assetId, supply + amount);
     this.bal(cmd.accountId, cmd.assetId).available += amount;
+    this.perp.deposited(cmd.accountId, cmd.assetId);
     this.balanceRec(cmd.accountId, cmd.assetId);
     const settings = this.accountSettings.get(cmd.accountId)?.flags ?? 0;
     const [repay, lend] = [(settings & AccountSettingFlag.AutoRepayBorrows) !== 0, (settings & AccountSettingFlag.AutoLend) !== 0];
@@ -407,10 +441,17 @@ export class ModelExchange {
       if (needsLevel && levels.length + reserved >= limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
     }
     if (this.liquidatingRefusal(cmd, market)) return ResultCode.AccountLiquidating;
+    if (this.perp.isPerp(market)) return this.perpHoldCode(cmd, market, cmd.qtyLots);
     const lock = cmd.side === Side.Bid ? cmd.priceTicks * cmd.qtyLots * market.quoteUnitsPerTickLot : cmd.qtyLots * market.baseUnitsPerLot;
     const asset = cmd.side === Side.Bid ? market.quoteAssetId : market.baseAssetId;
     if (this.bal(cmd.accountId, asset).available < lock) return this.fundHold(cmd, asset, lock);
     return ResultCode.Ok;
+  }
+
+  /** A perpetual order holds nothing: spot margin flags refused, then margin admission (perp/hold.ts). */
+  private perpHoldCode(cmd: Command, market: MarketSpec, lots: number): ResultCode {
+    if ((cmd.flags & MARGIN_FLAGS) !== 0) return ResultCode.InvalidCommand;
+    return this.perp.admission(cmd.accountId, market, cmd.side, lots);
   }
 
   /** Lot cap and quote limit of the last market place that passed marketPlaceCode. */
@@ -437,8 +478,15 @@ export class ModelExchange {
     if (this.orders.filter((o) => o.market === market).length >= limits.maxOrdersPerBook) return ResultCode.BookFull;
     if (this.liquidatingRefusal(cmd, market)) return ResultCode.AccountLiquidating;
     const bid = cmd.side === Side.Bid;
-    const available = this.bal(cmd.accountId, bid ? market.quoteAssetId : market.baseAssetId).available;
     const cheapestLot = market.minPriceTicks * market.quoteUnitsPerTickLot;
+    if (this.perp.isPerp(market)) {
+      if ((cmd.flags & MARGIN_FLAGS) !== 0) return ResultCode.InvalidCommand;
+      const lots = byQuote ? Math.min(market.maxQtyLots, Number(BigInt(cmd.quoteQtyUnits) / BigInt(cheapestLot))) : cmd.qtyLots;
+      if (lots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
+      this.marketCap = { lots, quoteLimit: byQuote ? cmd.quoteQtyUnits : Number.MAX_SAFE_INTEGER };
+      return this.perpHoldCode(cmd, market, lots);
+    }
+    const available = this.bal(cmd.accountId, bid ? market.quoteAssetId : market.baseAssetId).available;
     let lock: number;
     if (byQuote) {
       const quoteLots = Math.min(market.maxQtyLots, Number(BigInt(cmd.quoteQtyUnits) / BigInt(cheapestLot)));
@@ -730,24 +778,9 @@ export class ModelExchange {
     const price = maker.priceTicks;
     const buyer = taker.side === Side.Bid ? taker : maker;
     const seller = buyer === taker ? maker : taker;
-    const base = qty * market.baseUnitsPerLot;
     const quote = price * qty * market.quoteUnitsPerTickLot;
-    const buyerQuote = this.bal(buyer.accountId, market.quoteAssetId);
-    const buyerFee = this.fee(buyer.accountId, base, buyer === taker);
-    const sellerFee = this.fee(seller.accountId, quote, seller === taker);
-    if (buyer.orderType === OrderType.Market) {
-      buyerQuote.locked -= quote;
-    } else {
-      buyerQuote.locked -= buyer.priceTicks * qty * market.quoteUnitsPerTickLot;
-      buyerQuote.available += (buyer.priceTicks - price) * qty * market.quoteUnitsPerTickLot;
-    }
-    this.bal(buyer.accountId, market.baseAssetId).available += base - buyerFee;
-    this.bal(seller.accountId, market.baseAssetId).locked -= base;
-    this.bal(seller.accountId, market.quoteAssetId).available += quote - sellerFee;
-    this.feeUnits.set(market.baseAssetId, (this.feeUnits.get(market.baseAssetId) ?? 0) + buyerFee);
-    this.feeUnits.set(market.quoteAssetId, (this.feeUnits.get(market.quoteAssetId) ?? 0) + sellerFee);
-    this.proceeds(buyer, market.baseAssetId, base - buyerFee);
-    this.proceeds(seller, market.quoteAssetId, quote - sellerFee);
+    const perp = this.perp.isPerp(market);
+    const [buyerFee, sellerFee] = perp ? this.perp.settle(market, buyer.accountId, seller.accountId, taker === buyer, qty, quote) : this.spotMoves(buyer, seller, taker, qty, price);
     const makerFee = maker === buyer ? buyerFee : sellerFee;
     const takerFee = taker === buyer ? buyerFee : sellerFee;
     for (const o of [maker, taker]) {
@@ -766,11 +799,35 @@ export class ModelExchange {
     this.orderRec(maker, OrderEvent.Fill, this.status(maker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: true, fee: makerFee });
     this.orderRec(taker, OrderEvent.Fill, this.takerStatus(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false, fee: takerFee });
     for (const o of [maker, taker]) {
-      this.balanceRec(o.accountId, market.baseAssetId);
+      if (!perp) this.balanceRec(o.accountId, market.baseAssetId);
       this.balanceRec(o.accountId, market.quoteAssetId);
     }
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
+  }
+
+  /** A spot fill's moves (spot/settle.ts): base to the buyer, quote to the seller, fees in what each receives; returns the fees. */
+  private spotMoves(buyer: ModelOrder, seller: ModelOrder, taker: ModelOrder, qty: number, price: number): [number, number] {
+    const market = buyer.market;
+    const base = qty * market.baseUnitsPerLot;
+    const quote = price * qty * market.quoteUnitsPerTickLot;
+    const buyerQuote = this.bal(buyer.accountId, market.quoteAssetId);
+    const buyerFee = this.fee(buyer.accountId, base, buyer === taker);
+    const sellerFee = this.fee(seller.accountId, quote, seller === taker);
+    if (buyer.orderType === OrderType.Market) {
+      buyerQuote.locked -= quote;
+    } else {
+      buyerQuote.locked -= buyer.priceTicks * qty * market.quoteUnitsPerTickLot;
+      buyerQuote.available += (buyer.priceTicks - price) * qty * market.quoteUnitsPerTickLot;
+    }
+    this.bal(buyer.accountId, market.baseAssetId).available += base - buyerFee;
+    this.bal(seller.accountId, market.baseAssetId).locked -= base;
+    this.bal(seller.accountId, market.quoteAssetId).available += quote - sellerFee;
+    this.feeUnits.set(market.baseAssetId, (this.feeUnits.get(market.baseAssetId) ?? 0) + buyerFee);
+    this.feeUnits.set(market.quoteAssetId, (this.feeUnits.get(market.quoteAssetId) ?? 0) + sellerFee);
+    this.proceeds(buyer, market.baseAssetId, base - buyerFee);
+    this.proceeds(seller, market.quoteAssetId, quote - sellerFee);
+    return [buyerFee, sellerFee];
   }
 
   /** A fill paid an order's account: repaid or lent as the order's spot margin flags or the account's settings ask. */
@@ -1015,6 +1072,8 @@ export class ModelExchange {
         return this.lending.queryMaxBorrow(cmd);
       case CommandKind.QueryMaxWithdrawalQty:
         return this.lending.queryMaxWithdrawal(cmd);
+      case CommandKind.QueryPositions:
+        return this.perp.query(cmd);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }
@@ -1036,6 +1095,7 @@ export class ModelExchange {
       return { [`${name}High`]: Number(high), [`${name}Low`]: Number(v - high * 2n ** 53n) };
     };
     const s = this.lending.summary(cmd.accountId);
+    const perp = this.perp.terms(cmd.accountId, null);
     for (const l of s.lines) {
       this.out.push({
         ...this.header(RecordType.Collateral, cmd.frontId, cmd.requestId, 0), availableUnits: Number(l.available), lockedUnits: Number(l.locked), lentUnits: Number(l.lent),
@@ -1047,7 +1107,9 @@ export class ModelExchange {
     this.out.push({
       ...this.header(RecordType.MarginSummary, cmd.frontId, cmd.requestId, 0), ...wide(s.assets, 'assetsValue'), ...wide(s.liabilities, 'liabilities'),
       ...wide(s.equity, 'netEquity'), ...wide(s.imfUnits, 'imfUnits'), ...wide(s.mmfUnits, 'mmfUnits'), ...wide(s.ten, 'ten'), ...wide(s.marginFraction ?? 0n, 'marginFraction'),
-      accountImf: Number(s.accountImf), accountMmf: Number(s.accountMmf), accountId: cmd.accountId,
+      accountImf: Number(s.accountImf), accountMmf: Number(s.accountMmf),
+      ...wide(perp.pnl, 'pnlUnrealized'), ...wide(perp.unsettled, 'unsettled'), ...wide(perp.exposures.reduce((sum, e) => sum + e.notional, 0n), 'futuresExposure'),
+      accountId: cmd.accountId,
       summaryFlags: (s.marginFraction === null ? 0 : 1) | (this.lending.isLiquidating(cmd.accountId) ? 2 : 0),
     } as unknown as Rec);
     this.result(cmd, ResultCode.Ok, s.lines.length);
@@ -1065,6 +1127,12 @@ export class ModelExchange {
     if ((cmd.flags & ~(FUNDING_FLAGS | CommandFlag.AutoBorrowRepay)) !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
     const received = cmd.side === Side.Ask ? market.quoteAssetId : market.baseAssetId;
     if (this.lending.isLiquidating(cmd.accountId) && this.lending.borrowedOf(cmd.accountId, received) === 0) return this.result(cmd, ResultCode.Ok, 0);
+    if (this.perp.isPerp(market)) {
+      if (cmd.flags !== 0) return this.result(cmd, ResultCode.InvalidCommand, 0);
+      let most = 0;
+      while (most < market.maxQtyLots && this.perp.admission(cmd.accountId, market, cmd.side, most + 1) === ResultCode.Ok) most++;
+      return this.result(cmd, ResultCode.Ok, most);
+    }
     // With autoLendRedeem or autoBorrow: the most the order could fund instead of the available balance.
     const spent = cmd.side === Side.Ask ? market.baseAssetId : market.quoteAssetId;
     const spendable = (cmd.flags & FUNDING_FLAGS) !== 0 ? this.lending.maxFundable(cmd.accountId, spent, cmd.flags, false) : this.bal(cmd.accountId, spent).available;

@@ -27,7 +27,7 @@
 // real orders and dust conversions at real balances, so it drives a harness; the harness records
 // the stamped stream for replay.
 
-import { CommandFlag, CommandKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
+import { CommandFlag, CommandKind, MarketKind, OrderBookState, OrderEvent, RecordType, SelfTradePrevention, TimeInForce } from '../../engine/bus/types.js';
 import {
   ALL_MARKETS, BASE, BASE_PER_LOT, EngineHarness, M0, M1, OTHER, QUOTE, QUOTE_PER_TICK_LOT, cmd, prng, randomInt, testConfig, type Rec,
 } from './engine-harness.js';
@@ -35,6 +35,8 @@ import { ResultCode, newCommandSlot, type CommandSlot as Command, type EngineCon
 import { ModelExchange } from './engine-model.js';
 
 export const RANDOM_ACCOUNTS = 6;
+
+const ONE = 10n ** 12n;
 
 export function randomConfig(seed: number): EngineConfig {
   const random = prng(seed ^ 0x5eed);
@@ -67,10 +69,24 @@ export function randomConfig(seed: number): EngineConfig {
   config.margin = randomMargin(random);
   // Half the streams bound market 0's base index updates to ×1.25 up and ×0.8 down.
   if (random() < 0.5) config.indexUpdateBounds = [{ assetId: BASE, maxPriceUpdateMultiplier: (ONE * 5n) / 4n, minPriceUpdateMultiplier: (ONE * 4n) / 5n }];
+  // A perpetual on market 0's base (its underlying, never held through it), banded like the
+  // margin harness's, with futures fees drawn per seed: low ones that round to 0 on these small
+  // notionals, and high ones that often exceed what an account has available (fee debts).
+  const perpFees = [[2, 5], [150, 300], [2000, 2500]][randomInt(random, 0, 2)];
+  config.markets.push({
+    marketId: M2, kind: MarketKind.Perp, symbol: 'SOL_USDC_PERP', baseAssetId: BASE, quoteAssetId: QUOTE,
+    baseUnitsPerLot: BASE_PER_LOT, quoteUnitsPerTickLot: QUOTE_PER_TICK_LOT, minPriceTicks: 1, maxPriceTicks: 1000, minQtyLots: 1, maxQtyLots: 1000,
+    maxMultiplierBps: 12_500, minMultiplierBps: 7_500,
+    perp: {
+      imf: { base: ONE / 10n, factor: 0n }, mmf: { base: ONE / 20n, factor: 0n }, fundingIntervalMs: 3_600_000,
+      fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100, openInterestLimitUnits: 1_000_000, makerFeeBps: perpFees[0], takerFeeBps: perpFees[1],
+    },
+  });
   return config;
 }
 
-const ONE = 10n ** 12n;
+/** The perpetual market of the random streams (SOL_USDC_PERP on market 0's base). */
+export const M2 = 2;
 
 /** Throttles a pool may have: none that binds, the README's proposed one, and a tight one. */
 const THROTTLES = [
@@ -158,9 +174,13 @@ function indexPriceCommand(random: () => number): Partial<Command> {
   // Market 1's base near its book (one tick there is 3·10^10 of priceE9), so that borrows against it
   // are valued sensibly, and sometimes far off it, so that borrowers cross into and out of the
   // liquidating state.
-  const nearBook = asset === OTHER && random() < 0.7;
+  // Market 0's base (the perpetual's underlying) near the perpetual's book, one tick there being
+  // 3·10^11 of priceE9, so that its positions are valued sensibly and sometimes far off.
+  const nearBook = random() < 0.7;
+  const tickE9 = asset === OTHER ? 30_000_000_000 : 300_000_000_000;
+  const [low, high] = asset === OTHER ? [100, 600] : [60, 160];
   const price = roll >= 0.1 && roll < 0.2 ? pick([0, -3])
-    : nearBook ? randomInt(random, 100, 600) * 30_000_000_000 : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
+    : nearBook ? randomInt(random, low, high) * tickE9 : pick([1, randomInt(random, 1, 2 ** 40), Number.MAX_SAFE_INTEGER]);
   const source = roll >= 0.2 && roll < 0.3 ? pick([0, 4, 9]) : pick([1, 2, 3]);
   return cmd.setIndexPrice(asset, price, source);
 }
@@ -206,7 +226,7 @@ class Observed {
   /** Recently accepted order ids (at most 200). */
   readonly orders: number[] = [];
   /** Last trade price per market (0: none yet). */
-  readonly lastTrade = [0, 0];
+  readonly lastTrade = [0, 0, 0];
   /** Latest [available, locked] per "account:asset", from balance records. */
   readonly balances = new Map<string, [number, number]>();
   /** Sequence numbers of accepted withdrawals (their ids). */
@@ -396,6 +416,12 @@ function riskQuery(random: () => number, account: number, market: number): Parti
   return { kind: CommandKind.QueryMaxOrderQty, accountId, marketId: random() < 0.95 ? market : 9, side: [0, 1, 0, 1, 3][randomInt(random, 0, 4)], priceTicks };
 }
 
+/** The account's perpetual positions (every perpetual, or one), sometimes of an unknown account or a spot or unknown market. */
+function positionsQuery(random: () => number, account: number): Partial<Command> {
+  const accountId = random() < 0.95 ? account : 42;
+  return { kind: CommandKind.QueryPositions, accountId, marketId: [ALL_MARKETS, ALL_MARKETS, M2, M2, M0, 9][randomInt(random, 0, 5)] };
+}
+
 /**
  * Converts what a withdrawal left of market `market`'s base asset, mostly after cancelling what
  * locks it (locked dust cannot be converted), sometimes of a stale amount (the balance changed
@@ -436,9 +462,9 @@ function digestOf(seq: number): Uint8Array {
   return key;
 }
 
-/** Where market `market`'s prices centre: market 1's follow its last trade (its band's reference). */
+/** Where market `market`'s prices centre: markets 1 and 2 (banded) follow their last trade (their band's reference). */
 function nextMid(random: () => number, mid: number[], seen: Observed, market: number): number {
-  if (market === M1 && seen.lastTrade[M1] > 0) mid[M1] = seen.lastTrade[M1] + randomInt(random, -1, 1);
+  if (market !== M0 && seen.lastTrade[market] > 0) mid[market] = Math.max(10, seen.lastTrade[market] + randomInt(random, -1, 1));
   else mid[market] = Math.max(10, Math.min(990, mid[market] + randomInt(random, -2, 2)));
   return mid[market];
 }
@@ -461,17 +487,21 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     // 10× leverage, so that the borrow IMF is the pools' own (0.1 and 0.2), not the 1× default's 1.
     if (kinds.includes(CommandKind.UpdateAccountSettings)) remember(h.apply(cmd.updateAccountSettings(i, { leverageLimitHundredths: 1_000 })));
   }
-  const mid = [100, 300];
+  // The perpetual's underlying priced near its book from the start, so that perpetual orders are
+  // admitted (a perpetual without a mark admits no new exposure) and its book builds a guarded reference.
+  if (kinds.includes(CommandKind.SetIndexPrice)) remember(h.apply(cmd.setIndexPrice(BASE, 100 * 300_000_000_000, 1)));
+  const mid = [100, 300, 100];
   // A market put in another state than Open is reopened a few steps later (at this step).
   const reopenAt = [Infinity, Infinity];
   // Maintenance, when the stream starts it, ends a few steps later (at this step).
   let maintenanceEndsAt = Infinity;
   for (let step = 0; step < steps; step++) {
     const account = randomInt(random, 1, RANDOM_ACCOUNTS);
-    const market = random() < 0.65 ? M0 : M1;
+    // Market orders, limit orders and cancels go to the perpetual a fifth of the time.
+    const market = random() < 0.2 ? M2 : random() < 0.65 ? M0 : M1;
     const centre = nextMid(random, mid, seen, market);
     // Market 1's band is about ±3 ticks around its last trade: most of its prices fall inside.
-    const spread = market === M1 ? 4 : 6;
+    const spread = market === M0 ? 6 : 4;
     let time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
     if (step === Math.floor(steps / 3)) liquidationRound(h, random, seen, kinds);
     if (snapshots && (step === Math.floor(steps / 2) || random() < 0.004)) {
@@ -566,10 +596,15 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       command = margin.command;
       time = margin.time ?? time;
     } else {
-      command = pick([cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market), riskQuery(random, account, market), riskQuery(random, account, market)]);
+      command = pick([
+        cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market),
+        riskQuery(random, account, market === M2 ? M0 : market), riskQuery(random, account, market === M2 ? M1 : market), positionsQuery(random, account), positionsQuery(random, account),
+      ]);
     }
     const untraded = seen.lastTrade[M1] === 0;
     remember(h.apply(command, time), command);
+    // The perpetual's positions are read often, so every figure of a position is compared.
+    if (command.marketId === M2 && random() < 0.3) remember(h.apply(positionsQuery(random, account)));
     // A withdrawal that left dust is often followed by its conversion.
     const left = command.kind === CommandKind.Withdraw ? seen.available(account, command.assetId ?? 0) : 0;
     if (left > 0 && left < 10 && command.assetId !== QUOTE && kinds.includes(CommandKind.ConvertDust) && random() < 0.8) {

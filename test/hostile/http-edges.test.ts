@@ -136,12 +136,18 @@ describe('HTTP and WebSocket edges', () => {
   it('accepts marketType repeated, and in any case, on /api/v1/markets as on other routes', async () => {
     const all = await get(server.base, '/api/v1/markets');
     expect(all.body.length).toBeGreaterThan(0);
-    for (const path of ['/api/v1/markets?marketType=spot', '/api/v1/markets?marketType=Spot', '/api/v1/markets?marketType=perp&marketType=SPOT']) {
+    for (const path of ['/api/v1/markets?marketType=perp&marketType=SPOT', '/api/v1/markets?marketType=Perp&market_type=spot']) {
       const response = await get(server.base, path);
       expect(response.status, path).toBe(200);
       expect(response.body, path).toEqual(all.body);
     }
-    expect((await get(server.base, '/api/v1/markets?marketType=perp')).body).toEqual([]);
+    const spot = all.body.filter((m: { marketType: string }) => m.marketType === 'SPOT');
+    const perp = all.body.filter((m: { marketType: string }) => m.marketType === 'PERP');
+    expect(spot.length).toBeGreaterThan(0);
+    expect(perp.length).toBeGreaterThan(0);
+    for (const path of ['/api/v1/markets?marketType=spot', '/api/v1/markets?marketType=Spot']) expect((await get(server.base, path)).body, path).toEqual(spot);
+    expect((await get(server.base, '/api/v1/markets?marketType=perp')).body).toEqual(perp);
+    expect((await get(server.base, '/api/v1/markets?marketType=DATED')).body).toEqual([]);
     expect((await get(server.base, '/api/v1/markets?marketType=nonsense')).status).toBe(400);
   });
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_MARKETS, buildMarket, loadConfig, type MarketConfig } from '../../src/config.js';
+import { MarketKind } from '../../engine/bus/types.js';
 
 const base: MarketConfig = {
   symbol: 'X_USDC', baseSymbol: 'SOL', quoteSymbol: 'USDC', tickSize: '0.01', stepSize: '0.01',
@@ -14,7 +15,7 @@ const base: MarketConfig = {
 };
 
 describe('configuration', () => {
-  it('has embedded defaults: ports, data dir, threads, speed bump, three spot markets', () => {
+  it('has embedded defaults: ports, data dir, threads, speed bump, three spot markets and three perpetuals', () => {
     const config = loadConfig([], {});
     expect(config.port).toBe(8080);
     expect(config.adminPort).toBe(8081);
@@ -25,7 +26,15 @@ describe('configuration', () => {
     expect(buildMarket({ ...base, maxMultiplier: '1.0001', minMultiplier: '0' }, 0, DEFAULT_MARKETS.assets).spec.maxMultiplierBps).toBe(10_001);
     expect(() => buildMarket({ ...base, maxMultiplier: '1.00001' }, 0, DEFAULT_MARKETS.assets)).toThrow(/more than 4 decimals/);
     expect(() => buildMarket({ ...base, maxMultiplier: '0.9' }, 0, DEFAULT_MARKETS.assets)).toThrow(/at least 1/);
-    expect(config.markets.map((m) => m.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC']);
+    expect(config.markets.map((m) => m.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC', 'SOL_USDC_PERP', 'BTC_USDC_PERP', 'ETH_USDC_PERP']);
+    const solPerp = config.markets[3].spec;
+    expect(solPerp.kind).toBe(MarketKind.Perp);
+    expect(solPerp.baseAssetId).toBe(1); // the underlying SOL, never held through the perp
+    expect(solPerp.perp).toEqual({
+      imf: { base: 20_000_000_000n, factor: 127_500_000n }, mmf: { base: 12_500_000_000n, factor: 76_500_000n },
+      fundingIntervalMs: 3_600_000, fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100,
+      openInterestLimitUnits: 4_000_000 * 1e9, makerFeeBps: 2, takerFeeBps: 5,
+    });
     const sol = config.markets[0].spec;
     // SOL has 9 decimals: one 0.01 lot is 10^7 units; USDC has 6: 0.01 × 0.01 is 100 units.
     expect(sol.baseUnitsPerLot).toBe(10_000_000);
@@ -188,5 +197,20 @@ describe('configuration edges', () => {
     for (const value of ['0.99', '1000.01', '2.555', 20, '']) expect(withFile({ ...DEFAULT_MARKETS, maxLeverage: value })).toBe(refused);
     expect(loadConfig(['--config', marketsFile({ ...DEFAULT_MARKETS, maxLeverage: '20.5' })], {}).engine.maxLeverageHundredths).toBe(2_050);
     expect('maxLeverageHundredths' in loadConfig(['--config', marketsFile(DEFAULT_MARKETS)], {}).engine).toBe(false);
+  });
+  it('builds a perpetual from the venue\'s PERP fields and refuses one that lacks or misstates them', () => {
+    const perp = DEFAULT_MARKETS.markets.find((m) => m.symbol === 'BTC_USDC_PERP')!;
+    const assets = DEFAULT_MARKETS.assets;
+    expect(buildMarket(perp, 4, assets, { makerFeeBps: 1, takerFeeBps: 3 }).spec.perp).toMatchObject({ makerFeeBps: 1, takerFeeBps: 3, openInterestLimitUnits: 4000 * 1e8 });
+    expect(buildMarket({ ...perp, fundingInterval: '3600000' }, 4, assets).spec.perp?.fundingIntervalMs).toBe(3_600_000);
+    expect(() => buildMarket({ ...perp, marketType: 'DATED' as 'PERP' }, 4, assets)).toThrow(/marketType must be/);
+    expect(() => buildMarket({ ...perp, imfFunction: undefined }, 4, assets)).toThrow(/needs imfFunction/);
+    expect(() => buildMarket({ ...perp, quoteSymbol: 'SOL', baseSymbol: 'BTC' }, 4, assets)).toThrow(/settled in USDC/);
+    expect(() => buildMarket({ ...perp, fundingRateUpperBound: '1.5' }, 4, assets)).toThrow(/basis points/);
+    expect(() => buildMarket({ ...perp, fundingRateLowerBound: '200' }, 4, assets)).toThrow(/above fundingRateUpperBound/);
+    expect(() => buildMarket({ ...perp, openInterestLimit: '0.000000001' }, 4, assets)).toThrow(/more than 8 decimals/);
+    expect(() => buildMarket({ ...perp, mmfFunction: { type: 'sqrt', base: '0.5', factor: '0' } }, 4, assets)).toThrow(/above imfFunction.base/);
+    const { marketType: _type, ...asSpot } = perp;
+    expect(() => buildMarket(asSpot, 4, assets)).toThrow(/is a perpetual's field/);
   });
 });

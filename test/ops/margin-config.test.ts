@@ -51,15 +51,18 @@ describe('margin parameters', () => {
       throttleUpdateFraction: T / 10n, fee: 0n, openBorrowLendLimitUnits: 1000n * 10n ** 8n, stepUnits: 1000n,
     });
     // A markets file without margin parameters has none: no collateral weight, no pools.
-    const bare = load({ ...DEFAULT_MARKETS, assets: DEFAULT_MARKETS.assets.map(({ collateral: _c, borrowLend: _b, ...rest }) => rest) });
+    const bare = load({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP'), assets: DEFAULT_MARKETS.assets.map(({ collateral: _c, borrowLend: _b, ...rest }) => rest) });
     expect(bare.margin).toEqual({ collateral: [], lendPools: [] });
   });
 
   it('gives the engine the pools and collateral it applies, in the fingerprint only when there are pools', () => {
     const defaults = loadConfig([], {});
-    const bare = load({ ...DEFAULT_MARKETS, assets: DEFAULT_MARKETS.assets.map(({ collateral: _c, borrowLend: _b, ...rest }) => rest) });
+    // Perpetuals are settled against margin: without pools the file lists its spot books only.
+    const spotMarkets = DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP');
+    const bare = load({ ...DEFAULT_MARKETS, markets: spotMarkets, assets: DEFAULT_MARKETS.assets.map(({ collateral: _c, borrowLend: _b, ...rest }) => rest) });
     expect(bare.engine.margin).toBeUndefined();
-    const { margin, ...withoutMargin } = defaults.engine;
+    const { margin, ...withMarginOnly } = defaults.engine;
+    const withoutMargin = { ...withMarginOnly, markets: withMarginOnly.markets.slice(0, spotMarkets.length) };
     expect(margin?.valuationAssetId).toBe(0);
     expect(margin?.lendPools.map((p) => p.assetId)).toEqual([0, 1, 2, 3]);
     expect(margin?.collateral).toEqual(defaults.margin.collateral.map((c) => c.spec));

@@ -56,9 +56,9 @@ describe('account endpoints', () => {
     expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ autoLend: false, leverageLimit: '1' });
   });
 
-  it('reports the own fee rates of each account once the operator changes them', async () => {
+  it('reports the own spot fee rates of each account once the operator changes them, and the configured futures rates', async () => {
     await adminCli(server.adminPort, ['set-fee-rates', '--account', String(buyer.accountId), '--maker-bps', '1', '--taker-bps', '7']);
-    expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '1', spotTakerFee: '7', futuresMakerFee: '1', futuresTakerFee: '7' });
+    expect((await signed(server.base, buyer, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '1', spotTakerFee: '7', futuresMakerFee: '2', futuresTakerFee: '5' });
     expect((await signed(server.base, seller, 'GET', '/api/v1/account', 'accountQuery')).body).toMatchObject({ spotMakerFee: '2', spotTakerFee: '5' });
   });
 

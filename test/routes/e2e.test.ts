@@ -64,7 +64,24 @@ describe('walking skeleton: one signed order through the whole path', () => {
         quantity: { stepSize: '0.01', minQuantity: '0.01' },
       },
     });
-    expect(markets.body.map((m: any) => m.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC']);
+    expect(markets.body.map((m: any) => m.symbol)).toEqual(['SOL_USDC', 'BTC_USDC', 'ETH_USDC', 'SOL_USDC_PERP', 'BTC_USDC_PERP', 'ETH_USDC_PERP']);
+    expect(sol).toMatchObject({ imfFunction: null, mmfFunction: null, fundingInterval: null, openInterestLimit: null });
+    // A perpetual as the venue shows one: its margin functions, hourly funding and bounds in bps.
+    expect(markets.body.find((m: any) => m.symbol === 'SOL_USDC_PERP')).toEqual({
+      symbol: 'SOL_USDC_PERP', baseSymbol: 'SOL', quoteSymbol: 'USDC', marketType: 'PERP',
+      filters: {
+        price: {
+          minPrice: '0.01', maxPrice: '10000', tickSize: '0.01', maxMultiplier: '1.25', minMultiplier: '0.75',
+          maxImpactMultiplier: null, minImpactMultiplier: null, meanMarkPriceBand: null, meanPremiumBand: null,
+          borrowEntryFeeMaxMultiplier: null, borrowEntryFeeMinMultiplier: null,
+        },
+        quantity: { minQuantity: '0.01', maxQuantity: '100000', stepSize: '0.01' },
+      },
+      imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0001275' },
+      mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000765' },
+      fundingInterval: 3600000, fundingRateUpperBound: '100', fundingRateLowerBound: '-100', openInterestLimit: '4000000',
+      orderBookState: 'Open', createdAt: '2024-01-01T00:00:00.000000', visible: true, positionLimitWeight: null, rwaMarketType: null,
+    });
   });
 
   it('rests a maker order, fills a crossing taker order, and streams it all', async () => {

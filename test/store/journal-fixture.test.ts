@@ -8,12 +8,13 @@
 // output digest, and at the clean-stop sequence the state hash: any change to the rules, the
 // encoding of an output, or the fingerprint of that configuration fails here.
 //
-// That server's configuration had no borrow/lend pools; today's default configuration has them
-// (EngineConfig.margin), so its fingerprint differs. A configuration that only gained margin
-// parameters is the one change a journal accepts (engine/shell/journal.ts): the journal replays
-// under today's default configuration, the records it holds under the configuration they were
-// written with (today's default without its margin parameters, which has the fingerprint of then:
-// an absent key adds nothing to the canonical form), and the journal records the change.
+// That server's configuration had no borrow/lend pools and no perpetual markets; today's default
+// configuration has both (EngineConfig.margin, the *_PERP markets after the spot books), so its
+// fingerprint differs. A configuration that only gained margin parameters and perpetual markets is
+// the one change a journal accepts (engine/shell/journal.ts): the journal replays under today's
+// default configuration, the records it holds under the configuration they were written with
+// (today's default without its margin parameters and perpetuals, which has the fingerprint of
+// then: an absent key adds nothing to the canonical form), and the journal records the change.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,8 +39,10 @@ describe('a journal written by the earlier layout', () => {
     await store.commit();
     for (const [key, value] of Object.entries(fixture.meta)) store.putMetaSync(key, value);
     const config = loadConfig(['--speed-bump-ms', '0'], {}).engine; // today's default
-    const { margin, ...previous } = config; // as that server ran: no pools
+    const { margin, ...withoutPools } = config; // as that server ran: no pools, no perpetual markets
+    const previous = { ...withoutPools, markets: withoutPools.markets.filter((m) => m.perp === undefined) };
     expect(margin?.lendPools.length).toBe(4);
+    expect(previous.markets.length).toBe(3);
     const fingerprint = engineConfigFingerprint(config);
     expect(fingerprint).not.toBe(fixture.meta.engineConfigSha256);
     expect(engineConfigFingerprint(previous)).toBe(fixture.meta.engineConfigSha256);

@@ -15,11 +15,12 @@ import { adminCli, createTestAccount, removeDir, signed, startServer, tempDataDi
 
 const ARGS = ['--no-demo', '--front-threads', '1', '--snapshot-every', '0', '--snapshot-keep', '2'];
 
-/** The default markets file without any asset's collateral parameters or borrow/lend pool. */
+/** The default markets file without any asset's collateral parameters or borrow/lend pool (and so without its perpetuals). */
 function marketsWithoutMargin(dir: string): string {
   const path = join(dir, 'markets-without-margin.json');
   const assets = DEFAULT_MARKETS.assets.map(({ collateral: _collateral, borrowLend: _borrowLend, ...asset }) => asset);
-  writeFileSync(path, JSON.stringify({ ...DEFAULT_MARKETS, assets }));
+  const markets = DEFAULT_MARKETS.markets.filter((market) => market.marketType !== 'PERP');
+  writeFileSync(path, JSON.stringify({ ...DEFAULT_MARKETS, assets, markets }));
   return path;
 }
 

@@ -25,6 +25,7 @@ import type {
   SystemStateRec,
   CollateralRec,
   DustRec,
+  PositionRec,
   IndexPriceRec,
   AccountSettingsRec,
   BorrowLendRec,
@@ -90,6 +91,8 @@ export const SYSTEM_STATE_BYTES = 32;
 export const COLLATERAL_BYTES = 136;
 /** DustRecord.sizeOf() */
 export const DUST_BYTES = 48;
+/** PositionRecord.sizeOf() */
+export const POSITION_BYTES = 184;
 /** IndexPriceRecord.sizeOf() */
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
@@ -99,7 +102,7 @@ export const BORROW_LEND_BYTES = 112;
 /** LendPoolRecord.sizeOf() */
 export const LEND_POOL_BYTES = 96;
 /** MarginSummaryRecord.sizeOf() */
-export const MARGIN_SUMMARY_BYTES = 160;
+export const MARGIN_SUMMARY_BYTES = 208;
 /** LendPoolSampleRecord.sizeOf() */
 export const LEND_POOL_SAMPLE_BYTES = 80;
 /** LiquidationPriceRecord.sizeOf() */
@@ -840,6 +843,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 68 /* CommandKind.QueryFeeRates */: writeAccountPayload(dv, off, c.queryFeeRates); break;
     case 72 /* CommandKind.QueryMaxOrderQty */: writeQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty); break;
     case 80 /* CommandKind.QueryCollateral */: writeQueryCollateralPayload(dv, off, c.queryCollateral); break;
+    case 88 /* CommandKind.QueryPositions */: writeAccountMarketPayload(dv, off, c.queryPositions); break;
     case 97 /* CommandKind.QueryAccountSettings */: writeAccountPayload(dv, off, c.queryAccountSettings); break;
     case 99 /* CommandKind.QueryBorrowLendPositions */: writeAccountPayload(dv, off, c.queryBorrowLendPositions); break;
     case 100 /* CommandKind.QueryMaxBorrowQty */: writeQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty); break;
@@ -879,6 +883,7 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 68 /* CommandKind.QueryFeeRates */: return readAccountPayload(dv, off, c.queryFeeRates);
     case 72 /* CommandKind.QueryMaxOrderQty */: return readQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty);
     case 80 /* CommandKind.QueryCollateral */: return readQueryCollateralPayload(dv, off, c.queryCollateral);
+    case 88 /* CommandKind.QueryPositions */: return readAccountMarketPayload(dv, off, c.queryPositions);
     case 97 /* CommandKind.QueryAccountSettings */: return readAccountPayload(dv, off, c.queryAccountSettings);
     case 99 /* CommandKind.QueryBorrowLendPositions */: return readAccountPayload(dv, off, c.queryBorrowLendPositions);
     case 100 /* CommandKind.QueryMaxBorrowQty */: return readQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty);
@@ -1558,6 +1563,141 @@ export function readDust(dv: DataView, off: number, r: DustRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// PositionRecord
+
+export function newPositionRec(): PositionRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 48 /* RecordType.Position */,
+    flags: 0,
+    netLots: 0,
+    exposureLots: 0,
+    costHigh: 0,
+    costLow: 0,
+    realizedHigh: 0,
+    realizedLow: 0,
+    unrealizedHigh: 0,
+    unrealizedLow: 0,
+    unsettledHigh: 0,
+    unsettledLow: 0,
+    feesHigh: 0,
+    feesLow: 0,
+    exposureNotionalHigh: 0,
+    exposureNotionalLow: 0,
+    markPriceE9: 0,
+    estLiquidationPriceE9: 0,
+    imf: 0,
+    mmf: 0,
+    positionId: 0,
+    accountId: 0,
+    marketId: 0,
+    markSource: 0,
+  };
+}
+
+const POSITION_I64_FIELDS = [
+  'netLots',
+  'exposureLots',
+  'costHigh',
+  'costLow',
+  'realizedHigh',
+  'realizedLow',
+  'unrealizedHigh',
+  'unrealizedLow',
+  'unsettledHigh',
+  'unsettledLow',
+  'feesHigh',
+  'feesLow',
+  'exposureNotionalHigh',
+  'exposureNotionalLow',
+  'markPriceE9',
+  'estLiquidationPriceE9',
+  'imf',
+  'mmf',
+  'positionId',
+] as const;
+
+export function writePosition(dv: DataView, off: number, r: PositionRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 48 /* RecordType.Position */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.netLots) &&
+      Number.isSafeInteger(r.exposureLots) &&
+      Number.isSafeInteger(r.costHigh) &&
+      Number.isSafeInteger(r.costLow) &&
+      Number.isSafeInteger(r.realizedHigh) &&
+      Number.isSafeInteger(r.realizedLow) &&
+      Number.isSafeInteger(r.unrealizedHigh) &&
+      Number.isSafeInteger(r.unrealizedLow) &&
+      Number.isSafeInteger(r.unsettledHigh) &&
+      Number.isSafeInteger(r.unsettledLow) &&
+      Number.isSafeInteger(r.feesHigh) &&
+      Number.isSafeInteger(r.feesLow) &&
+      Number.isSafeInteger(r.exposureNotionalHigh) &&
+      Number.isSafeInteger(r.exposureNotionalLow) &&
+      Number.isSafeInteger(r.markPriceE9) &&
+      Number.isSafeInteger(r.estLiquidationPriceE9) &&
+      Number.isSafeInteger(r.imf) &&
+      Number.isSafeInteger(r.mmf) &&
+      Number.isSafeInteger(r.positionId)
+    )
+  ) badField(r, POSITION_I64_FIELDS);
+  put64(dv, off + 24, r.netLots);
+  put64(dv, off + 32, r.exposureLots);
+  put64(dv, off + 40, r.costHigh);
+  put64(dv, off + 48, r.costLow);
+  put64(dv, off + 56, r.realizedHigh);
+  put64(dv, off + 64, r.realizedLow);
+  put64(dv, off + 72, r.unrealizedHigh);
+  put64(dv, off + 80, r.unrealizedLow);
+  put64(dv, off + 88, r.unsettledHigh);
+  put64(dv, off + 96, r.unsettledLow);
+  put64(dv, off + 104, r.feesHigh);
+  put64(dv, off + 112, r.feesLow);
+  put64(dv, off + 120, r.exposureNotionalHigh);
+  put64(dv, off + 128, r.exposureNotionalLow);
+  put64(dv, off + 136, r.markPriceE9);
+  put64(dv, off + 144, r.estLiquidationPriceE9);
+  put64(dv, off + 152, r.imf);
+  put64(dv, off + 160, r.mmf);
+  put64(dv, off + 168, r.positionId);
+  dv.setUint32(off + 176, r.accountId, true);
+  dv.setUint16(off + 180, r.marketId, true);
+  dv.setUint8(off + 182, r.markSource);
+  // padding (183..183)
+  dv.setUint8(off + 183, 0);
+}
+
+export function readPosition(dv: DataView, off: number, r: PositionRec): void {
+  readHeader(dv, off, r);
+  r.netLots = getI64(dv, off + 24);
+  r.exposureLots = getI64(dv, off + 32);
+  r.costHigh = getI64(dv, off + 40);
+  r.costLow = getI64(dv, off + 48);
+  r.realizedHigh = getI64(dv, off + 56);
+  r.realizedLow = getI64(dv, off + 64);
+  r.unrealizedHigh = getI64(dv, off + 72);
+  r.unrealizedLow = getI64(dv, off + 80);
+  r.unsettledHigh = getI64(dv, off + 88);
+  r.unsettledLow = getI64(dv, off + 96);
+  r.feesHigh = getI64(dv, off + 104);
+  r.feesLow = getI64(dv, off + 112);
+  r.exposureNotionalHigh = getI64(dv, off + 120);
+  r.exposureNotionalLow = getI64(dv, off + 128);
+  r.markPriceE9 = getI64(dv, off + 136);
+  r.estLiquidationPriceE9 = getI64(dv, off + 144);
+  r.imf = getI64(dv, off + 152);
+  r.mmf = getI64(dv, off + 160);
+  r.positionId = getI64(dv, off + 168);
+  r.accountId = dv.getUint32(off + 176, true);
+  r.marketId = dv.getUint16(off + 180, true);
+  r.markSource = dv.getUint8(off + 182);
+}
+
+// ---------------------------------------------------------------------------------------------
 // IndexPriceRecord
 
 export function newIndexPriceRec(): IndexPriceRec {
@@ -1842,6 +1982,12 @@ export function newMarginSummaryRec(): MarginSummaryRec {
     marginFractionLow: 0,
     accountImf: 0,
     accountMmf: 0,
+    pnlUnrealizedHigh: 0,
+    pnlUnrealizedLow: 0,
+    unsettledHigh: 0,
+    unsettledLow: 0,
+    futuresExposureHigh: 0,
+    futuresExposureLow: 0,
     accountId: 0,
     summaryFlags: 0,
   };
@@ -1864,6 +2010,12 @@ const MARGIN_SUMMARY_I64_FIELDS = [
   'marginFractionLow',
   'accountImf',
   'accountMmf',
+  'pnlUnrealizedHigh',
+  'pnlUnrealizedLow',
+  'unsettledHigh',
+  'unsettledLow',
+  'futuresExposureHigh',
+  'futuresExposureLow',
 ] as const;
 
 export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
@@ -1885,7 +2037,13 @@ export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRe
       Number.isSafeInteger(r.marginFractionHigh) &&
       Number.isSafeInteger(r.marginFractionLow) &&
       Number.isSafeInteger(r.accountImf) &&
-      Number.isSafeInteger(r.accountMmf)
+      Number.isSafeInteger(r.accountMmf) &&
+      Number.isSafeInteger(r.pnlUnrealizedHigh) &&
+      Number.isSafeInteger(r.pnlUnrealizedLow) &&
+      Number.isSafeInteger(r.unsettledHigh) &&
+      Number.isSafeInteger(r.unsettledLow) &&
+      Number.isSafeInteger(r.futuresExposureHigh) &&
+      Number.isSafeInteger(r.futuresExposureLow)
     )
   ) badField(r, MARGIN_SUMMARY_I64_FIELDS);
   put64(dv, off + 24, r.assetsValueHigh);
@@ -1904,11 +2062,17 @@ export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRe
   put64(dv, off + 128, r.marginFractionLow);
   put64(dv, off + 136, r.accountImf);
   put64(dv, off + 144, r.accountMmf);
-  dv.setUint32(off + 152, r.accountId, true);
-  dv.setUint8(off + 156, r.summaryFlags);
-  // padding (157..159)
-  dv.setUint8(off + 157, 0);
-  dv.setUint16(off + 158, 0, true);
+  put64(dv, off + 152, r.pnlUnrealizedHigh);
+  put64(dv, off + 160, r.pnlUnrealizedLow);
+  put64(dv, off + 168, r.unsettledHigh);
+  put64(dv, off + 176, r.unsettledLow);
+  put64(dv, off + 184, r.futuresExposureHigh);
+  put64(dv, off + 192, r.futuresExposureLow);
+  dv.setUint32(off + 200, r.accountId, true);
+  dv.setUint8(off + 204, r.summaryFlags);
+  // padding (205..207)
+  dv.setUint8(off + 205, 0);
+  dv.setUint16(off + 206, 0, true);
 }
 
 export function readMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
@@ -1929,8 +2093,14 @@ export function readMarginSummary(dv: DataView, off: number, r: MarginSummaryRec
   r.marginFractionLow = getI64(dv, off + 128);
   r.accountImf = getI64(dv, off + 136);
   r.accountMmf = getI64(dv, off + 144);
-  r.accountId = dv.getUint32(off + 152, true);
-  r.summaryFlags = dv.getUint8(off + 156);
+  r.pnlUnrealizedHigh = getI64(dv, off + 152);
+  r.pnlUnrealizedLow = getI64(dv, off + 160);
+  r.unsettledHigh = getI64(dv, off + 168);
+  r.unsettledLow = getI64(dv, off + 176);
+  r.futuresExposureHigh = getI64(dv, off + 184);
+  r.futuresExposureLow = getI64(dv, off + 192);
+  r.accountId = dv.getUint32(off + 200, true);
+  r.summaryFlags = dv.getUint8(off + 204);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2136,6 +2306,13 @@ export function emitDust(sink: RecordSink, r: DustRec): void {
 }
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitPosition(sink: RecordSink, r: PositionRec): void {
+  const at = sink.claim();
+  writePosition(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
 export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
   const at = sink.claim();
   writeIndexPrice(sink.view, at, r);
@@ -2220,6 +2397,8 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newCollateralRec(), readCollateral, dv, off);
     case 33 /* RecordType.Dust */:
       return decodeInto(newDustRec(), readDust, dv, off);
+    case 48 /* RecordType.Position */:
+      return decodeInto(newPositionRec(), readPosition, dv, off);
     case 64 /* RecordType.IndexPrice */:
       return decodeInto(newIndexPriceRec(), readIndexPrice, dv, off);
     case 65 /* RecordType.AccountSettings */:

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -43,6 +43,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 68, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
+  { kind: 88, name: 'QueryPositions', mutating: false, answer: [48, 2], wire: "positionQuery GET /api/v1/position" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
   { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
@@ -84,6 +85,7 @@ export type QueryCommandKind =
   | CommandKind.QueryFeeRates
   | CommandKind.QueryMaxOrderQty
   | CommandKind.QueryCollateral
+  | CommandKind.QueryPositions
   | CommandKind.QueryIndexPrices
   | CommandKind.QueryAccountSettings
   | CommandKind.QueryLendPools
@@ -121,11 +123,12 @@ RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 136; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
+RECORD_BYTES_BY_TYPE[48] = 184; // Position
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
 RECORD_BYTES_BY_TYPE[67] = 96; // LendPool
-RECORD_BYTES_BY_TYPE[68] = 160; // MarginSummary
+RECORD_BYTES_BY_TYPE[68] = 208; // MarginSummary
 RECORD_BYTES_BY_TYPE[72] = 80; // LendPoolSample
 RECORD_BYTES_BY_TYPE[73] = 48; // LiquidationPrice
 
@@ -146,11 +149,12 @@ BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 136; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
+BYTES_BY_TYPE[48] = 184; // Position
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
 BYTES_BY_TYPE[67] = 96; // LendPool
-BYTES_BY_TYPE[68] = 160; // MarginSummary
+BYTES_BY_TYPE[68] = 208; // MarginSummary
 BYTES_BY_TYPE[72] = 80; // LendPoolSample
 BYTES_BY_TYPE[73] = 48; // LiquidationPrice
 
@@ -169,6 +173,7 @@ export function newRecordScratch() {
     systemState: newSystemStateRec(),
     collateral: newCollateralRec(),
     dust: newDustRec(),
+    position: newPositionRec(),
     indexPrice: newIndexPriceRec(),
     accountSettings: newAccountSettingsRec(),
     borrowLend: newBorrowLendRec(),
@@ -206,6 +211,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   68: 'QueryFeeRates',
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
+  88: 'QueryPositions',
   96: 'QueryIndexPrices',
   97: 'QueryAccountSettings',
   98: 'QueryLendPools',
@@ -241,6 +247,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryFeeRates: 68,
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
+  QueryPositions: 88,
   QueryIndexPrices: 96,
   QueryAccountSettings: 97,
   QueryLendPools: 98,
@@ -621,6 +628,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   11: 'SystemState',
   32: 'Collateral',
   33: 'Dust',
+  48: 'Position',
   64: 'IndexPrice',
   65: 'AccountSettings',
   66: 'BorrowLend',
@@ -645,6 +653,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   SystemState: 11,
   Collateral: 32,
   Dust: 33,
+  Position: 48,
   IndexPrice: 64,
   AccountSettings: 65,
   BorrowLend: 66,

@@ -239,6 +239,41 @@ export interface DustRec extends RecordHeaderFields {
 }
 
 /**
+ * One perpetual position (engine/core/perp/positions.ts), answering QueryPositions; signed pairs
+ * (value = high × 2^53 + low, 0 ≤ low < 2^53) in units of the quote asset: cost C (the position's
+ * signed cost: −Σ price·qty of its open part, so netCost = −C and entry = −C / size), realized PnL
+ * since it opened, unrealized PnL at mark (size·mark + C, rounded down), unsettled equity (claims
+ * less debts and unpaid fees), futures fees since it opened, the exposure notional N (rounded
+ * up); net_lots the signed size; exposure_lots the worst-side exposure with open orders; the mark
+ * and the estimated liquidation price as USDC per whole unit of the underlying ×10^9 (rounded
+ * down; 0: none), mark_source as CollateralRecord's; imf and mmf at N (10^-12).
+ */
+export interface PositionRec extends RecordHeaderFields {
+  netLots: number;
+  exposureLots: number;
+  costHigh: number;
+  costLow: number;
+  realizedHigh: number;
+  realizedLow: number;
+  unrealizedHigh: number;
+  unrealizedLow: number;
+  unsettledHigh: number;
+  unsettledLow: number;
+  feesHigh: number;
+  feesLow: number;
+  exposureNotionalHigh: number;
+  exposureNotionalLow: number;
+  markPriceE9: number;
+  estLiquidationPriceE9: number;
+  imf: number;
+  mmf: number;
+  positionId: number;
+  accountId: number;
+  marketId: number;
+  markSource: number;
+}
+
+/**
  * An asset's index price (USDC per whole unit ×10^9, 0 before any), the engine time of its last
  * update and its source; an event when SetIndexPrice sets it, and a row of QueryIndexPrices, whose
  * stale flag says it is older than the configured maximum age at the query's engine time.
@@ -313,9 +348,10 @@ export interface LendPoolRec extends RecordHeaderFields {
 /**
  * The account figures of QueryCollateral, in units of the valuation asset (signed pairs: value =
  * high × 2^53 + low, 0 ≤ low < 2^53): Σ collateral values, Σ liabilities, net equity, Σ N·IMF
- * (netEquityLocked), Σ N·MMF and the total exposure notional of the borrows; the account IMF and
+ * (netEquityLocked), Σ N·MMF and the total exposure notional (borrows and perpetuals); the account IMF and
  * MMF and the margin fraction at 10^-12 (summary_flags bit 0: the margin fraction exists, TEN > 0; bit 1:
- * the account is liquidating).
+ * the account is liquidating); the perpetuals' part: Σ unrealized PnL, unsettled equity (claims
+ * less debts and unpaid fees) and their exposure notional.
  */
 export interface MarginSummaryRec extends RecordHeaderFields {
   assetsValueHigh: number;
@@ -334,6 +370,12 @@ export interface MarginSummaryRec extends RecordHeaderFields {
   marginFractionLow: number;
   accountImf: number;
   accountMmf: number;
+  pnlUnrealizedHigh: number;
+  pnlUnrealizedLow: number;
+  unsettledHigh: number;
+  unsettledLow: number;
+  futuresExposureHigh: number;
+  futuresExposureLow: number;
   accountId: number;
   summaryFlags: number;
 }
@@ -393,6 +435,7 @@ export type OutputRec =
   | (SystemStateRec & { type: RecordType.SystemState })
   | (CollateralRec & { type: RecordType.Collateral })
   | (DustRec & { type: RecordType.Dust })
+  | (PositionRec & { type: RecordType.Position })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
   | (AccountSettingsRec & { type: RecordType.AccountSettings })
   | (BorrowLendRec & { type: RecordType.BorrowLend })
@@ -691,6 +734,9 @@ export interface QueryMaxOrderQtyCommand extends CommandHeader, QueryMaxOrderQty
 /** A QueryCollateral command as its rule reads it: the header and the QueryCollateralPayload. */
 export interface QueryCollateralCommand extends CommandHeader, QueryCollateralPayload {}
 
+/** A QueryPositions command as its rule reads it: the header and the AccountMarketPayload. */
+export interface QueryPositionsCommand extends CommandHeader, AccountMarketPayload {}
+
 /** A QueryAccountSettings command as its rule reads it: the header and the AccountPayload. */
 export interface QueryAccountSettingsCommand extends CommandHeader, AccountPayload {}
 
@@ -733,6 +779,7 @@ export interface Command extends CommandHeader {
   queryFeeRates: QueryFeeRatesCommand;
   queryMaxOrderQty: QueryMaxOrderQtyCommand;
   queryCollateral: QueryCollateralCommand;
+  queryPositions: QueryPositionsCommand;
   queryAccountSettings: QueryAccountSettingsCommand;
   queryBorrowLendPositions: QueryBorrowLendPositionsCommand;
   queryMaxBorrowQty: QueryMaxBorrowQtyCommand;
@@ -764,6 +811,7 @@ export function newCommand(): Command {
     queryFeeRates: { requestId: 0, frontId: 0, kind: 68 /* CommandKind.QueryFeeRates */, accountId: 0 },
     queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0, flags: 0 },
     queryCollateral: { requestId: 0, frontId: 0, kind: 80 /* CommandKind.QueryCollateral */, accountId: 0, assetId: 0 },
+    queryPositions: { requestId: 0, frontId: 0, kind: 88 /* CommandKind.QueryPositions */, accountId: 0, marketId: 0 },
     queryAccountSettings: { requestId: 0, frontId: 0, kind: 97 /* CommandKind.QueryAccountSettings */, accountId: 0 },
     queryBorrowLendPositions: { requestId: 0, frontId: 0, kind: 99 /* CommandKind.QueryBorrowLendPositions */, accountId: 0 },
     queryMaxBorrowQty: { requestId: 0, frontId: 0, kind: 100 /* CommandKind.QueryMaxBorrowQty */, accountId: 0, assetId: 0 },
@@ -940,6 +988,7 @@ export function resetCommand(cmd: Command): void {
   resetAccountPayload(cmd.queryFeeRates);
   resetQueryMaxOrderQtyPayload(cmd.queryMaxOrderQty);
   resetQueryCollateralPayload(cmd.queryCollateral);
+  resetAccountMarketPayload(cmd.queryPositions);
   resetAccountPayload(cmd.queryAccountSettings);
   resetAccountPayload(cmd.queryBorrowLendPositions);
   resetQueryMaxBorrowQtyPayload(cmd.queryMaxBorrowQty);
@@ -1166,6 +1215,14 @@ export function fillQueryCollateral(cmd: Command, p: QueryCollateralPayload): vo
   c.assetId = p.assetId;
 }
 
+/** Makes `cmd` a QueryPositions command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryPositions(cmd: Command, p: AccountMarketPayload): void {
+  cmd.kind = 88 /* CommandKind.QueryPositions */;
+  const c = cmd.queryPositions;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
 /** Makes `cmd` a QueryIndexPrices command (the sender sets requestId and frontId). */
 export function fillQueryIndexPrices(cmd: Command): void {
   cmd.kind = 96 /* CommandKind.QueryIndexPrices */;
@@ -1248,6 +1305,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; p.accountId = slot.accountId; break; }
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; p.flags = slot.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 88 /* CommandKind.QueryPositions */: { const p = c.queryPositions; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; p.accountId = slot.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; p.accountId = slot.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
@@ -1284,6 +1342,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; slot.accountId = p.accountId; break; }
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; slot.flags = p.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 88 /* CommandKind.QueryPositions */: { const p = c.queryPositions; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; slot.accountId = p.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; slot.accountId = p.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }

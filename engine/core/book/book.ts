@@ -428,6 +428,14 @@ export class Book {
     this.restingCount = restingCount;
   }
 
+  /** Whether the book is as configuration made it: no order, no trade, no counter moved, Open. */
+  isFresh(): boolean {
+    return this.updateId === 0 && this.lastTradeId === 0 && this.bandReferenceTicks === 0 && this.guardedReferenceTicks === 0
+      && this.guardedReferenceTimeUs === 0 && this.restCounter === 0 && this.restingCount === 0 && this.pendingCount === 0
+      && this.pendingGtc[Side.Bid] === 0 && this.pendingGtc[Side.Ask] === 0 && this.orderBookState === OrderBookState.Open
+      && this.bids.count === 0 && this.asks.count === 0;
+  }
+
   /** State hash: ids, reference prices (banded markets), counters, state, then bids and asks with their orders. */
   hashInto(d: StateDigest, market: MarketSpec, withGuard: boolean): void {
     d.number(this.updateId);

@@ -6,7 +6,8 @@
 // range (AmountOutOfRange), which bounds every later settlement (ledger.ts); then the account's
 // autoRepayBorrows and autoLend settings repay a borrow of the asset and lend the rest
 // (margin/auto-funding.ts), and a borrower's liquidating state is re-checked. The result's value
-// is the available balance after all of it.
+// is the available balance after all of it. A deposit of a perpetual's quote asset first pays the
+// account's perpetual debts (perp/settle.ts).
 //
 // Withdraw moves available units out of the exchange at once (an account that borrows must keep
 // its margin: margin/borrow-lend.ts, InsufficientMargin; with autoLendRedeem or autoBorrow the
@@ -44,6 +45,7 @@ import {
 import type { EngineState } from '../state.js';
 import { type AmountUnits } from '../units.js';
 import { KEY_BYTES } from './accounts.js';
+import { payDebtsOnDeposit } from '../perp/settle.js';
 import { applyDepositAutomation, applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
 
 /** The flags a withdrawal may carry: spot margin funding of the shortfall. */
@@ -75,6 +77,7 @@ export function deposit(s: EngineState, cmd: DepositCommand): void {
   else if (!s.ledger.canDeposit(assetIndex, amount)) code = ResultCode.AmountOutOfRange;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.ledger.deposit(cmd.accountId, assetIndex, amount);
+  payDebtsOnDeposit(s, cmd.accountId, assetIndex);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
   applyDepositAutomation(s, cmd.accountId, assetIndex, amount);
   s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
@@ -114,7 +117,8 @@ export function dustMarkTicks(s: EngineState, marketIndex: number): number {
 export function convertDust(s: EngineState, cmd: ConvertDustCommand): void {
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
-  if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
+  // A perpetual's base is its underlying, never held there: no dust to convert through it.
+  if (marketIndex < 0 || !s.catalog.isSpot(marketIndex)) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
   const market = s.catalog.markets[marketIndex];
   const baseIndex = s.catalog.baseIndexOf[marketIndex];
   const quoteIndex = s.catalog.quoteIndexOf[marketIndex];

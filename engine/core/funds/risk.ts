@@ -19,6 +19,10 @@
 // liquidating account's largest order is 0 unless it receives an asset the account borrows, and
 // its largest withdrawal is 0 (margin/liquidating.ts).
 //
+// On a perpetual the largest order is the most lots its margin admission passes (perp/hold.ts:
+// an exact binary search, as the exposure only grows with the quantity; the price plays no part,
+// exposure is valued at the mark); it carries no spot margin flags.
+//
 // Maximum borrow (QueryMaxBorrowQty) and maximum withdrawal (QueryMaxWithdrawalQty, with
 // autoBorrow / autoLendRedeem): margin/auto-funding.ts, an exact binary search over the checks.
 //
@@ -39,7 +43,8 @@ import {
   CommandFlag, FRONT_ID_NONE, ResultCode, Side, type ConvertAllDustCommand, type QueryCollateralCommand, type QueryMaxBorrowQtyCommand,
   type QueryMaxOrderQtyCommand, type QueryMaxWithdrawalQtyCommand,
 } from '../../bus/types.js';
-import { fundsBeyondAvailable, maxBorrowUnits, maxFundableUnits } from '../margin/auto-funding.js';
+import { fundsBeyondAvailable, largestPassing, maxBorrowUnits, maxFundableUnits } from '../margin/auto-funding.js';
+import { perpAdmission } from '../perp/hold.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import { sweepReferenceOf } from '../book/matching.js';
 import { beyondSweepBand } from '../book/reference.js';
@@ -55,7 +60,7 @@ const MAX_ORDER_FLAGS = CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | Co
 /** First market with base `assetIndex` quoted in `quoteIndex`, or -1. */
 function marketOfPair(s: EngineState, assetIndex: number, quoteIndex: number): number {
   for (let m = 0; m < s.catalog.marketCount; m++) {
-    if (s.catalog.baseIndexOf[m] === assetIndex && s.catalog.quoteIndexOf[m] === quoteIndex) return m;
+    if (s.catalog.isSpot(m) && s.catalog.baseIndexOf[m] === assetIndex && s.catalog.quoteIndexOf[m] === quoteIndex) return m;
   }
   return -1;
 }
@@ -90,6 +95,11 @@ export function queryMaxOrderQty(s: EngineState, cmd: QueryMaxOrderQtyCommand): 
   if ((cmd.flags & ~MAX_ORDER_FLAGS) !== 0) return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   // A liquidating account may place only orders that receive an asset it borrows (liquidating.ts).
   if (isLiquidating(s, cmd.accountId) && !receivesBorrowedAsset(s, cmd.accountId, marketIndex, cmd.side)) return s.out.result(ResultCode.Ok, 0, cmd.frontId, cmd.requestId);
+  if (!s.catalog.isSpot(marketIndex)) {
+    if (cmd.flags !== 0) return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
+    const lots = largestPassing(market.maxQtyLots, (k) => k === 0 || perpAdmission(s, cmd.accountId, marketIndex, cmd.side, k) === ResultCode.Ok);
+    return s.out.result(ResultCode.Ok, lots, cmd.frontId, cmd.requestId);
+  }
   const spentIndex = cmd.side === Side.Ask ? s.catalog.baseIndexOf[marketIndex] : s.catalog.quoteIndexOf[marketIndex];
   const spendable = fundsBeyondAvailable(cmd.flags)
     ? maxFundableUnits(s, cmd.accountId, spentIndex, cmd.flags, false) : s.ledger.availableUnits(cmd.accountId, spentIndex);

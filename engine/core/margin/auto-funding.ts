@@ -150,7 +150,7 @@ function autoMove(s: EngineState, accountId: number, assetIndex: number, event: 
 }
 
 /** The largest k in [0, bound] with passes(k), for a `passes` true at 0 and monotone (header). */
-function largestPassing(bound: number, passes: (k: number) => boolean): number {
+export function largestPassing(bound: number, passes: (k: number) => boolean): number {
   let low = 0;
   let high = bound;
   while (low < high) {

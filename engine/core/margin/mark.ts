@@ -54,7 +54,7 @@ export function bookMarkOf(s: EngineState, assetIndex: number): Mark | null {
   if (valuationIndex < 0) return null;
   if (assetIndex === valuationIndex) return ONE_TO_ONE;
   for (let m = 0; m < s.catalog.marketCount; m++) {
-    if (s.catalog.baseIndexOf[m] !== assetIndex || s.catalog.quoteIndexOf[m] !== valuationIndex) continue;
+    if (!s.catalog.isSpot(m) || s.catalog.baseIndexOf[m] !== assetIndex || s.catalog.quoteIndexOf[m] !== valuationIndex) continue;
     const market = s.catalog.markets[m];
     const ticks = market.maxMultiplierBps === undefined ? 0 : s.books[m].guardedReferenceTicks;
     if (ticks <= 0) return null;
@@ -64,7 +64,7 @@ export function bookMarkOf(s: EngineState, assetIndex: number): Mark | null {
   return null;
 }
 
-function indexMark(s: EngineState, assetIndex: number, source: MarkSource): Mark {
+export function indexMark(s: EngineState, assetIndex: number, source: MarkSource): Mark {
   const priceE9 = s.indexPrices.priceOf(assetIndex);
   assert(priceE9 > 0, 'an index mark without an index price');
   const quoteDecimals = s.pools.decimalsOf[s.pools.valuationIndex];

@@ -6,9 +6,9 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type LiquidationPriceRec, type OrderRec } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type LiquidationPriceRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newLendPoolRec, newLiquidationPriceRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readLiquidationPrice, readMarginSummary, readOrder, readResult,
+  newBorrowLendRec, newLendPoolRec, newLiquidationPriceRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readLiquidationPrice, readMarginSummary, readOrder, readPosition, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -166,6 +166,10 @@ export interface Collateral {
   /** null without exposure. */
   marginFraction: bigint | null;
   liquidating: boolean;
+  /** The perpetuals: Σ unrealized PnL, unsettled equity (claims less debts), exposure notional. */
+  pnlUnrealized: bigint;
+  unsettledEquity: bigint;
+  futuresExposure: bigint;
 }
 
 /** The CollateralRecord's market id of a line without a market. */
@@ -184,12 +188,16 @@ function readSummary(view: DataView, offset: number, out: Collateral): void {
   out.accountMmf = BigInt(r.accountMmf);
   out.marginFraction = (r.summaryFlags & 1) !== 0 ? wide(r.marginFractionHigh, r.marginFractionLow) : null;
   out.liquidating = (r.summaryFlags & 2) !== 0;
+  out.pnlUnrealized = wide(r.pnlUnrealizedHigh, r.pnlUnrealizedLow);
+  out.unsettledEquity = wide(r.unsettledHigh, r.unsettledLow);
+  out.futuresExposure = wide(r.futuresExposureHigh, r.futuresExposureLow);
 }
 
 /** QueryCollateral: one Collateral record per asset, the MarginSummary, then the Result. */
 export function collateralAnswer(reply: Reply<Collateral>): PendingRequest {
   const out: Collateral = {
     assets: [], assetsValue: 0n, liabilities: 0n, netEquity: 0n, imfUnits: 0n, accountImf: 0n, accountMmf: 0n, marginFraction: null, liquidating: false,
+    pnlUnrealized: 0n, unsettledEquity: 0n, futuresExposure: 0n,
   };
   return {
     onRecord(type, view, offset) {
@@ -299,6 +307,17 @@ export function lendPoolsAnswer(reply: Reply<LendPoolView[]>): PendingRequest {
   return recordListAnswer(reply, RecordType.LendPool, (view, offset) => {
     const r = newLendPoolRec();
     readLendPool(view, offset, r);
+    return r;
+  });
+}
+
+export type PositionView = Readonly<PositionRec>;
+
+/** QueryPositions: one Position record per perpetual position, then the Result. */
+export function positionsAnswer(reply: Reply<PositionView[]>): PendingRequest {
+  return recordListAnswer(reply, RecordType.Position, (view, offset) => {
+    const r = newPositionRec();
+    readPosition(view, offset, r);
     return r;
   });
 }

@@ -1,4 +1,5 @@
-// Perpetual futures: mark prices, open interest, funding, positions and their settlement.
+// Perpetual futures still to build: mark prices, open interest, funding, position history and
+// settlement history (open positions are served: src/routes/position.ts).
 
 import type { NotBuiltPath } from './index.js';
 
@@ -6,7 +7,6 @@ export const perpPaths: readonly NotBuiltPath[] = [
   ['get', '/api/v1/markPrices'],
   ['get', '/api/v1/openInterest'],
   ['get', '/api/v1/fundingRates'],
-  ['get', '/api/v1/position'],
   ['get', '/wapi/v1/history/funding'],
   ['get', '/wapi/v1/history/position'],
   ['get', '/wapi/v1/history/settlement'],

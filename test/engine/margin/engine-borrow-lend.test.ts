@@ -45,6 +45,9 @@ function markSol(h: EngineHarness, priceTicks: number): void {
   expect(tradesOf(h.apply(cmd.place(buyer, 'bid', priceTicks, 5))).length).toBe(1);
 }
 
+/** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
+const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
+
 describe('BorrowLend: lend, redeem, repay', () => {
   it('lends available units, redeems them, and keeps one kind of position per asset', () => {
     const h = new EngineHarness(marginConfig());
@@ -199,9 +202,10 @@ describe('the utilization throttle', () => {
     h.apply(cmd.tick(), HOUR_US); // u0 ≈ 0.4 < 0.5: the ceiling is 0.8 this hour
     h.apply(borrow(borrower, QUOTE, 200_000));
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(8);
-    // The throttle part: the pool count, then index and u0 of two pools; format 7 ends before it.
-    const part = 8 + 2 * 2 * 8;
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
+    // The throttle part: the pool count, then index and u0 of two pools, then the (empty) positions
+    // part; format 7 ends before both.
+    const part = 8 + 2 * 2 * 8 + POSITIONS_PART;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);
@@ -310,11 +314,11 @@ describe('snapshot format', () => {
     const h = new EngineHarness(marginConfig());
     h.fundedAccounts(2, { [QUOTE]: 1_000 });
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(8);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // The pool part of this state: the pool count, two pools of five numbers (index, totals, lines), no
-    // position, no interest due; then the throttle part (the pool count, index and u0 of each);
-    // format 6 ends before both.
-    const part = 8 + 2 * 5 * 8 + 8 + 8 + (8 + 2 * 2 * 8);
+    // position, no interest due; then the throttle part (the pool count, index and u0 of each) and
+    // the (empty) perpetual positions part; format 6 ends before all three.
+    const part = 8 + 2 * 5 * 8 + 8 + 8 + (8 + 2 * 2 * 8) + POSITIONS_PART;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);

@@ -33,6 +33,9 @@ function harness(): EngineHarness {
   return h;
 }
 
+/** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
+const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
+
 describe('engine: index prices', () => {
   it('sets a price with its engine time and source, as an event for every front, and overwrites it', () => {
     const h = harness();
@@ -159,13 +162,14 @@ describe('engine: index prices', () => {
   it('reads format-4 snapshots (written before index prices) as unpriced, with the same hash', () => {
     const h = harness();
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(8);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // Format 4: the same words without the index price count, the account settings count (8 bytes
-    // each), the (empty) borrow/lend part (24 bytes) and the (empty) throttle part (8 bytes) before
-    // the end marker.
-    const old = new Uint8Array(today.length - 48);
-    old.set(today.subarray(0, today.length - 52));
-    old.set(today.subarray(today.length - 4), today.length - 52);
+    // each), the (empty) borrow/lend part (24 bytes), the (empty) throttle part (8 bytes) and the
+    // (empty) positions part before the end marker.
+    const cut = 48 + POSITIONS_PART;
+    const old = new Uint8Array(today.length - cut);
+    old.set(today.subarray(0, today.length - 4 - cut));
+    old.set(today.subarray(today.length - 4), today.length - 4 - cut);
     new DataView(old.buffer).setUint32(4, 4, true);
     const restored = new Exchange(h.config);
     importSnapshot(restored, old);
@@ -180,8 +184,8 @@ describe('engine: index prices', () => {
     const bytes = exportSnapshot(h.exchange);
     // The part's tail: count (8), asset index (8), price (8), time (8), source (4), then the
     // (empty) account settings part's count (8), the (empty) borrow/lend part (24), the (empty)
-    // throttle part (8) and 'EXSE' (4).
-    const entry = bytes.length - 4 - 8 - 24 - 8 - 4 - 24;
+    // throttle part (8), positions part and 'EXSE' (4).
+    const entry = bytes.length - 4 - POSITIONS_PART - 8 - 24 - 8 - 4 - 24;
     const fixed = bytes.slice();
     new DataView(fixed.buffer).setUint32(entry, QUOTE, true);
     expect(() => importSnapshot(new Exchange(h.config), fixed)).toThrow(SnapshotFormatError);

@@ -85,23 +85,53 @@ accountMmf():bigint {
   return this.bb!.readInt64(this.bb_pos + 144);
 }
 
+pnlUnrealizedHigh():bigint {
+  return this.bb!.readInt64(this.bb_pos + 152);
+}
+
+pnlUnrealizedLow():bigint {
+  return this.bb!.readInt64(this.bb_pos + 160);
+}
+
+unsettledHigh():bigint {
+  return this.bb!.readInt64(this.bb_pos + 168);
+}
+
+unsettledLow():bigint {
+  return this.bb!.readInt64(this.bb_pos + 176);
+}
+
+futuresExposureHigh():bigint {
+  return this.bb!.readInt64(this.bb_pos + 184);
+}
+
+futuresExposureLow():bigint {
+  return this.bb!.readInt64(this.bb_pos + 192);
+}
+
 accountId():number {
-  return this.bb!.readUint32(this.bb_pos + 152);
+  return this.bb!.readUint32(this.bb_pos + 200);
 }
 
 summaryFlags():number {
-  return this.bb!.readUint8(this.bb_pos + 156);
+  return this.bb!.readUint8(this.bb_pos + 204);
 }
 
 static sizeOf():number {
-  return 160;
+  return 208;
 }
 
-static createMarginSummaryRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, assets_value_high: bigint, assets_value_low: bigint, liabilities_high: bigint, liabilities_low: bigint, net_equity_high: bigint, net_equity_low: bigint, imf_units_high: bigint, imf_units_low: bigint, mmf_units_high: bigint, mmf_units_low: bigint, ten_high: bigint, ten_low: bigint, margin_fraction_high: bigint, margin_fraction_low: bigint, account_imf: bigint, account_mmf: bigint, account_id: number, summary_flags: number):flatbuffers.Offset {
-  builder.prep(8, 160);
+static createMarginSummaryRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, assets_value_high: bigint, assets_value_low: bigint, liabilities_high: bigint, liabilities_low: bigint, net_equity_high: bigint, net_equity_low: bigint, imf_units_high: bigint, imf_units_low: bigint, mmf_units_high: bigint, mmf_units_low: bigint, ten_high: bigint, ten_low: bigint, margin_fraction_high: bigint, margin_fraction_low: bigint, account_imf: bigint, account_mmf: bigint, pnl_unrealized_high: bigint, pnl_unrealized_low: bigint, unsettled_high: bigint, unsettled_low: bigint, futures_exposure_high: bigint, futures_exposure_low: bigint, account_id: number, summary_flags: number):flatbuffers.Offset {
+  builder.prep(8, 208);
   builder.pad(3);
   builder.writeInt8(summary_flags);
   builder.writeInt32(account_id);
+  builder.writeInt64(BigInt(futures_exposure_low ?? 0));
+  builder.writeInt64(BigInt(futures_exposure_high ?? 0));
+  builder.writeInt64(BigInt(unsettled_low ?? 0));
+  builder.writeInt64(BigInt(unsettled_high ?? 0));
+  builder.writeInt64(BigInt(pnl_unrealized_low ?? 0));
+  builder.writeInt64(BigInt(pnl_unrealized_high ?? 0));
   builder.writeInt64(BigInt(account_mmf ?? 0));
   builder.writeInt64(BigInt(account_imf ?? 0));
   builder.writeInt64(BigInt(margin_fraction_low ?? 0));

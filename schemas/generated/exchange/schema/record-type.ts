@@ -17,6 +17,7 @@ export enum RecordType {
   SystemState = 11,
   Collateral = 32,
   Dust = 33,
+  Position = 48,
   IndexPrice = 64,
   AccountSettings = 65,
   BorrowLend = 66,

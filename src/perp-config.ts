@@ -1,0 +1,86 @@
+// Perpetual market parameters of the configuration, written as the venue publishes a PERP market
+// (GET /api/v1/markets: imfFunction, mmfFunction, fundingInterval, fundingRateUpperBound,
+// fundingRateLowerBound, openInterestLimit) and turned here, once, into the engine's PerpSpec.
+//
+// Exactness as everywhere in the configuration: margin fractions at 10^-12 (src/margin-config.ts),
+// funding bounds whole basis points, the open interest limit exact in base units of the
+// underlying. A perpetual is settled in USDC, the margin valuation asset, so its quote must be
+// USDC; its base is the underlying, an asset of the file that nobody holds through the perp
+// (engine/core/catalog.ts). The futures fee rates are the markets file's futuresMakerFeeBps /
+// futuresTakerFeeBps (DEFAULT_FUTURES_FEES, the venue's tier 1: 0.02 % / 0.05 %).
+
+import type { PerpSpec } from '../engine/bus/types.js';
+import { marginFunction, type MarginFunctionConfig, type Refuse } from './margin-config.js';
+
+/** The venue's tier-1 futures fee rates in basis points (maker / taker). */
+export const DEFAULT_FUTURES_FEES = { makerFeeBps: 2, takerFeeBps: 5 } as const;
+
+/** The funding interval every market of the venue uses since 2025-08-20: one hour, in ms. */
+export const DEFAULT_FUNDING_INTERVAL_MS = 3_600_000;
+
+/** The perpetual fields of a markets-file market (all required when marketType is "PERP"). */
+export interface PerpMarketConfig {
+  marketType?: 'SPOT' | 'PERP';
+  imfFunction?: MarginFunctionConfig;
+  mmfFunction?: MarginFunctionConfig;
+  /** Milliseconds (an integer; the venue's wire has shown it as a string too, accepted). */
+  fundingInterval?: number | string;
+  /** Basis points per interval, signed integers as decimal strings ("100", "-100"). */
+  fundingRateUpperBound?: string;
+  fundingRateLowerBound?: string;
+  /** In whole units of the underlying (a decimal string). */
+  openInterestLimit?: string;
+}
+
+const PERP_KEYS = ['imfFunction', 'mmfFunction', 'fundingInterval', 'fundingRateUpperBound', 'fundingRateLowerBound', 'openInterestLimit'] as const;
+
+function bps(text: unknown, what: string, refuse: Refuse): number {
+  if (typeof text !== 'string' || !/^-?\d{1,5}$/.test(text)) throw refuse(`${what} must be a whole number of basis points as a string, got ${JSON.stringify(text)}`);
+  const value = Number(text);
+  if (Math.abs(value) > 10_000) throw refuse(`${what} must be within ±10000 basis points`);
+  return value;
+}
+
+function baseUnits(text: unknown, decimals: number, what: string, refuse: Refuse): number {
+  const match = typeof text === 'string' ? /^(\d+)(?:\.(\d+))?$/.exec(text) : null;
+  if (match === null) throw refuse(`${what} must be a plain non-negative decimal string`);
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > decimals) throw refuse(`${what}: "${String(text)}" has more than ${decimals} decimals`);
+  const units = BigInt(match[1] + fraction.padEnd(decimals, '0'));
+  if (units > BigInt(Number.MAX_SAFE_INTEGER)) throw refuse(`${what} exceeds the safe-integer range`);
+  return Number(units);
+}
+
+/** Whether the market is a perpetual ("PERP"); anything but "SPOT", "PERP" or absent is refused. */
+export function isPerpMarket(market: PerpMarketConfig, name: string, refuse: Refuse): boolean {
+  const type = market.marketType;
+  if (type !== undefined && type !== 'SPOT' && type !== 'PERP') throw refuse(`${name}: marketType must be "SPOT" or "PERP"`);
+  if (type !== 'PERP') {
+    for (const key of PERP_KEYS) if (market[key] !== undefined) throw refuse(`${name}: ${key} is a perpetual's field (marketType "PERP")`);
+  }
+  return type === 'PERP';
+}
+
+/** The engine's PerpSpec of a perpetual market of the file. */
+export function buildPerpSpec(
+  market: PerpMarketConfig & { quoteSymbol: string }, name: string, baseDecimals: number,
+  fees: { makerFeeBps: number; takerFeeBps: number }, refuse: Refuse,
+): PerpSpec {
+  if (market.quoteSymbol !== 'USDC') throw refuse(`${name}: a perpetual is settled in USDC, its quote must be USDC`);
+  for (const key of PERP_KEYS) if (market[key] === undefined) throw refuse(`${name}: a perpetual needs ${key}`);
+  const interval = typeof market.fundingInterval === 'string' && /^\d+$/.test(market.fundingInterval) ? Number(market.fundingInterval) : market.fundingInterval;
+  if (!(Number.isSafeInteger(interval) && (interval as number) > 0)) throw refuse(`${name}: fundingInterval must be a positive whole number of milliseconds`);
+  const spec: PerpSpec = {
+    imf: marginFunction(market.imfFunction, `${name} imfFunction`, refuse),
+    mmf: marginFunction(market.mmfFunction, `${name} mmfFunction`, refuse),
+    fundingIntervalMs: interval as number,
+    fundingRateUpperBoundBps: bps(market.fundingRateUpperBound, `${name} fundingRateUpperBound`, refuse),
+    fundingRateLowerBoundBps: bps(market.fundingRateLowerBound, `${name} fundingRateLowerBound`, refuse),
+    openInterestLimitUnits: baseUnits(market.openInterestLimit, baseDecimals, `${name} openInterestLimit`, refuse),
+    makerFeeBps: fees.makerFeeBps,
+    takerFeeBps: fees.takerFeeBps,
+  };
+  if (spec.fundingRateLowerBoundBps > spec.fundingRateUpperBoundBps) throw refuse(`${name}: fundingRateLowerBound is above fundingRateUpperBound`);
+  if (spec.mmf.base > spec.imf.base) throw refuse(`${name}: mmfFunction.base is above imfFunction.base`);
+  return spec;
+}

@@ -1,0 +1,353 @@
+// The reference model's perpetuals (engine/core/perp/), written the obvious way: positions in a
+// Map keyed by "account:market", every amount a bigint, the claim queue an array of keys, the
+// settlement line a Map by asset id. Same rules as the engine's headers: cost C per position (a
+// fill adds −notional to the buyer's, +notional to the seller's), a reduction realizes
+// floor(C·r/|L|) plus the fill's cost of the r lots, fees (the market's maker/taker bps of the
+// notional, rounded down) from available USDC or owed, losses into the line or owed, profits out
+// of the line or queued as claims, debts paid at the account's next fill and quote deposit, claims
+// paid oldest first whenever the line holds units; admission by the worst-side exposure's IMF;
+// positions valued at the perpetual's mark (fresh index, the perpetual book's guarded reference,
+// stale index). It supports factor-0 margin functions only, as the margin model does.
+
+import { FRONT_ID_NONE, RecordType, ResultCode, Side, type CommandSlot as Command, type EngineConfig, type MarketSpec } from '../../engine/bus/types.js';
+import type { Rec } from './engine-harness.js';
+
+const ONE = 10n ** 12n;
+const WIDE = 2n ** 53n;
+const ceil = (a: bigint, b: bigint): bigint => (a > 0n ? (a + b - 1n) / b : a / b);
+const floor = (a: bigint, b: bigint): bigint => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
+
+interface Position {
+  lots: number;
+  cost: bigint;
+  realized: bigint;
+  fees: bigint;
+  unsettled: bigint;
+  feeDebt: bigint;
+  positionId: number;
+}
+
+/** What the perpetuals model reads and writes of the rest of the model. */
+export interface PerpHost {
+  header(type: RecordType, frontId: number, requestId: number, flags: number): Record<string, number>;
+  push(rec: Rec): void;
+  result(cmd: Command, code: ResultCode, value: number): void;
+  bal(accountId: number, assetId: number): { available: number; locked: number };
+  balanceRec(accountId: number, assetId: number): void;
+  collectFee(assetId: number, units: number): void;
+  accountExists(accountId: number): boolean;
+  /** Remaining lots of the account's open orders in the market, by side. */
+  openLots(accountId: number, marketId: number): [number, number];
+  guardTicks(market: MarketSpec): number;
+  timeUs(): number;
+  index(assetId: number): { priceE9: number; timeUs: number } | undefined;
+  leverage(accountId: number): number;
+  /** The account's margin summary with an order not yet placed (engine-model-margin.ts). */
+  summary(accountId: number, change: PerpOrderChange | null): { equity: bigint; imfUnits: bigint; mmfUnits: bigint; unpriced: boolean };
+}
+
+export interface PerpOrderChange {
+  marketId: number;
+  side: Side;
+  lots: number;
+}
+
+export interface PerpExposure {
+  notional: bigint;
+  imf: bigint;
+  mmf: bigint;
+}
+
+interface PerpMark {
+  quoteUnits: bigint;
+  baseUnits: bigint;
+  source: number;
+}
+
+interface PerpLine {
+  market: MarketSpec;
+  position: Position;
+  lots: number;
+  mark: PerpMark | null;
+  pnl: bigint;
+  unsettled: bigint;
+  exposureLots: number;
+  exposure: PerpExposure;
+}
+
+export class ModelPerp {
+  private readonly positions = new Map<string, Position>();
+  private readonly claims: string[] = [];
+  private readonly line = new Map<number, number>();
+  private lastPositionId = 0;
+
+  constructor(private readonly config: EngineConfig, private readonly host: PerpHost) {
+    for (const m of this.perpMarkets()) {
+      if (m.perp!.imf.factor !== 0n || m.perp!.mmf.factor !== 0n) throw new Error('the perpetuals model supports factor-0 margin functions only');
+    }
+  }
+
+  isPerp(market: MarketSpec): boolean {
+    return market.perp !== undefined;
+  }
+
+  private perpMarkets(): MarketSpec[] {
+    return this.config.markets.filter((m) => m.perp !== undefined);
+  }
+
+  private pos(accountId: number, marketId: number): Position {
+    const key = `${accountId}:${marketId}`;
+    let p = this.positions.get(key);
+    if (!p) this.positions.set(key, (p = { lots: 0, cost: 0n, realized: 0n, fees: 0n, unsettled: 0n, feeDebt: 0n, positionId: 0 }));
+    return p;
+  }
+
+  private isOpen(p: Position): boolean {
+    return p.lots !== 0 || p.unsettled !== 0n || p.feeDebt !== 0n;
+  }
+
+  /** Whether the account has a perpetual position or an unsettled amount (a withdrawal then needs the margin test). */
+  hasPosition(accountId: number): boolean {
+    return this.perpMarkets().some((m) => this.isOpen(this.pos(accountId, m.marketId)));
+  }
+
+  lineUnits(assetId: number): number {
+    return this.line.get(assetId) ?? 0;
+  }
+
+  private decimals(assetId: number): number {
+    return this.config.assets.find((a) => a.assetId === assetId)!.decimals;
+  }
+
+  /** The perpetual's mark: fresh index of the underlying, its own book's guarded reference, stale index, or none. */
+  private mark(market: MarketSpec): PerpMark | null {
+    if (this.config.margin === undefined) return null;
+    const index = this.host.index(market.baseAssetId);
+    const fromIndex = (source: number): PerpMark => ({
+      quoteUnits: BigInt(index!.priceE9) * 10n ** BigInt(this.decimals(market.quoteAssetId)), baseUnits: 10n ** 9n * 10n ** BigInt(this.decimals(market.baseAssetId)), source,
+    });
+    if (index && this.host.timeUs() - index.timeUs <= (this.config.indexMaxAgeUs ?? 30_000_000)) return fromIndex(2);
+    const ticks = market.maxMultiplierBps === undefined ? 0 : this.host.guardTicks(market);
+    if (ticks > 0) return { quoteUnits: BigInt(ticks) * BigInt(market.quoteUnitsPerTickLot), baseUnits: BigInt(market.baseUnitsPerLot), source: 3 };
+    return index ? fromIndex(4) : null;
+  }
+
+  private lineOf(accountId: number, market: MarketSpec, change: PerpOrderChange | null): PerpLine | null {
+    const p = this.pos(accountId, market.marketId);
+    let [bids, asks] = this.host.openLots(accountId, market.marketId);
+    if (change && change.marketId === market.marketId) {
+      if (change.side === Side.Bid) bids += change.lots;
+      else asks += change.lots;
+    }
+    if (!this.isOpen(p) && bids === 0 && asks === 0) return null;
+    const mark = this.mark(market);
+    const exposureLots = Math.max(Math.abs(p.lots + bids), Math.abs(p.lots - asks));
+    const line: PerpLine = { market, position: p, lots: p.lots, mark, pnl: 0n, unsettled: p.unsettled - p.feeDebt, exposureLots, exposure: { notional: 0n, imf: 0n, mmf: 0n } };
+    if (!mark) return line;
+    line.pnl = floor(BigInt(p.lots) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits) + p.cost;
+    if (exposureLots === 0) return line;
+    const notional = ceil(BigInt(exposureLots) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits);
+    const leverageFloor = ceil(ONE * 100n, BigInt(this.host.leverage(accountId)));
+    line.exposure = { notional, imf: max(market.perp!.imf.base, leverageFloor), mmf: market.perp!.mmf.base };
+    return line;
+  }
+
+  /** What the account's perpetuals add to its margin summary. */
+  terms(accountId: number, change: PerpOrderChange | null): { pnl: bigint; unsettled: bigint; exposures: PerpExposure[]; unpriced: boolean; lines: PerpLine[] } {
+    const out = { pnl: 0n, unsettled: 0n, exposures: [] as PerpExposure[], unpriced: false, lines: [] as PerpLine[] };
+    for (const market of this.perpMarkets()) {
+      const line = this.lineOf(accountId, market, change);
+      if (!line) continue;
+      out.lines.push(line);
+      out.pnl += line.pnl;
+      out.unsettled += line.unsettled;
+      if (!line.mark && (line.lots !== 0 || line.exposureLots !== 0)) out.unpriced = true;
+      if (line.exposure.notional > 0n) out.exposures.push(line.exposure);
+    }
+    return out;
+  }
+
+  /** Admission of `lots` on `side` (perp/hold.ts): spot margin flags refused, then the worst-side exposure and the IMF test. */
+  admission(accountId: number, market: MarketSpec, side: Side, lots: number): ResultCode {
+    const size = this.pos(accountId, market.marketId).lots;
+    const [bids, asks] = this.host.openLots(accountId, market.marketId);
+    const before = Math.max(Math.abs(size + bids), Math.abs(size - asks));
+    const after = side === Side.Bid ? Math.max(Math.abs(size + bids + lots), Math.abs(size - asks)) : Math.max(Math.abs(size + bids), Math.abs(size - asks - lots));
+    if (after <= before) return ResultCode.Ok;
+    const s = this.host.summary(accountId, { marketId: market.marketId, side, lots });
+    if (s.unpriced) return ResultCode.InsufficientMargin;
+    return s.equity >= s.imfUnits ? ResultCode.Ok : ResultCode.InsufficientMargin;
+  }
+
+  private take(accountId: number, assetId: number, units: bigint): number {
+    const available = this.host.bal(accountId, assetId).available;
+    return Number(units < BigInt(available) ? units : BigInt(available));
+  }
+
+  private toLine(accountId: number, assetId: number, units: number): void {
+    this.host.bal(accountId, assetId).available -= units;
+    this.line.set(assetId, this.lineUnits(assetId) + units);
+  }
+
+  /** One party's share of a fill; returns its fee. */
+  private party(accountId: number, market: MarketSpec, buys: boolean, qty: number, notional: bigint, isTaker: boolean): number {
+    const p = this.pos(accountId, market.marketId);
+    const quote = market.quoteAssetId;
+    const delta = buys ? qty : -qty;
+    const deltaCost = buys ? -notional : notional;
+    let realized = 0n;
+    if (p.lots === 0) {
+      p.positionId = ++this.lastPositionId;
+      p.realized = 0n;
+      p.fees = 0n;
+    }
+    if (p.lots === 0 || Math.sign(delta) === Math.sign(p.lots)) {
+      p.cost += deltaCost;
+    } else {
+      const reduced = Math.min(qty, Math.abs(p.lots));
+      const perLot = deltaCost / BigInt(qty);
+      const share = floor(p.cost * BigInt(reduced), BigInt(Math.abs(p.lots)));
+      realized = share + perLot * BigInt(reduced);
+      p.cost = p.cost - share + perLot * BigInt(qty - reduced);
+      p.realized += realized;
+    }
+    p.lots += delta;
+    const fee = Number((notional * BigInt(isTaker ? market.perp!.takerFeeBps : market.perp!.makerFeeBps)) / 10_000n);
+    p.fees += BigInt(fee);
+    const feePaid = this.take(accountId, quote, BigInt(fee));
+    this.host.bal(accountId, quote).available -= feePaid;
+    this.host.collectFee(quote, feePaid);
+    p.feeDebt += BigInt(fee - feePaid);
+    if (realized < 0n) {
+      const paid = this.take(accountId, quote, -realized);
+      this.toLine(accountId, quote, paid);
+      p.unsettled += realized + BigInt(paid);
+    } else if (realized > 0n) {
+      p.unsettled += realized;
+    }
+    this.sync(`${accountId}:${market.marketId}`, p);
+    this.payDebts(accountId, market);
+    return fee;
+  }
+
+  /** The claim queue holds exactly the positions with a claim: a new one at the tail, a gone one removed. */
+  private sync(key: string, p: Position): void {
+    const at = this.claims.indexOf(key);
+    if (p.unsettled > 0n && at < 0) this.claims.push(key);
+    if (p.unsettled <= 0n && at >= 0) this.claims.splice(at, 1);
+  }
+
+  private payDebts(accountId: number, market: MarketSpec): void {
+    const p = this.pos(accountId, market.marketId);
+    const quote = market.quoteAssetId;
+    if (p.feeDebt > 0n) {
+      const paid = this.take(accountId, quote, p.feeDebt);
+      this.host.bal(accountId, quote).available -= paid;
+      this.host.collectFee(quote, paid);
+      p.feeDebt -= BigInt(paid);
+    }
+    if (p.unsettled < 0n) {
+      const paid = this.take(accountId, quote, -p.unsettled);
+      if (paid > 0) {
+        this.toLine(accountId, quote, paid);
+        p.unsettled += BigInt(paid);
+      }
+    }
+  }
+
+  /** Pays queued claims oldest first from the line; a balance record for each payment. */
+  private payClaims(assetId: number): void {
+    while (this.lineUnits(assetId) > 0) {
+      const key = this.claims[0];
+      if (key === undefined) return;
+      const p = this.positions.get(key)!;
+      const accountId = Number(key.split(':')[0]);
+      const paid = Math.min(this.lineUnits(assetId), Number(p.unsettled));
+      this.line.set(assetId, this.lineUnits(assetId) - paid);
+      p.unsettled -= BigInt(paid);
+      this.host.bal(accountId, assetId).available += paid;
+      this.sync(key, p);
+      this.host.balanceRec(accountId, assetId);
+    }
+  }
+
+  /** A fill of a perpetual (perp/settle.ts): both parties, then waiting claims; returns the buyer's and seller's fees. */
+  settle(market: MarketSpec, buyer: number, seller: number, takerIsBuyer: boolean, qty: number, notional: number): [number, number] {
+    const buyerFee = this.party(buyer, market, true, qty, BigInt(notional), takerIsBuyer);
+    const sellerFee = this.party(seller, market, false, qty, BigInt(notional), !takerIsBuyer);
+    this.payClaims(market.quoteAssetId);
+    return [buyerFee, sellerFee];
+  }
+
+  /** A deposit of a perpetual's quote pays the account's debts, then waiting claims. */
+  deposited(accountId: number, assetId: number): void {
+    let paidAny = false;
+    for (const market of this.perpMarkets()) {
+      if (market.quoteAssetId !== assetId) continue;
+      const p = this.pos(accountId, market.marketId);
+      if (p.feeDebt === 0n && p.unsettled >= 0n) continue;
+      this.payDebts(accountId, market);
+      paidAny = true;
+    }
+    if (paidAny) this.payClaims(assetId);
+  }
+
+  private priceE9(quote: bigint, base: bigint, market: MarketSpec): number {
+    if (base < 0n) return this.priceE9(-quote, -base, market);
+    if (base === 0n || quote <= 0n) return 0;
+    const value = (quote * 10n ** BigInt(this.decimals(market.baseAssetId)) * 10n ** 9n) / (base * 10n ** BigInt(this.decimals(market.quoteAssetId)));
+    return Number(value < BigInt(Number.MAX_SAFE_INTEGER) ? value : BigInt(Number.MAX_SAFE_INTEGER));
+  }
+
+  private liquidationE9(line: PerpLine, s: { equity: bigint; mmfUnits: bigint }): number {
+    if (line.lots === 0 || !line.mark) return 0;
+    const size = BigInt(line.lots) * BigInt(line.market.baseUnitsPerLot);
+    const exposure = BigInt(line.exposureLots) * BigInt(line.market.baseUnitsPerLot);
+    const others = s.mmfUnits - ceil(line.exposure.notional * line.exposure.mmf, ONE);
+    const numerator = ((others - s.equity) * line.mark.baseUnits + size * line.mark.quoteUnits) * ONE;
+    const denominator = (size * ONE - exposure * line.exposure.mmf) * line.mark.baseUnits;
+    return this.priceE9(numerator, denominator, line.market);
+  }
+
+  /** QueryPositions (perp/query.ts). */
+  query(cmd: Command): void {
+    if (!this.host.accountExists(cmd.accountId)) return this.host.result(cmd, ResultCode.UnknownAccount, 0);
+    const all = cmd.marketId === 0xffff;
+    const market = this.config.markets.find((m) => m.marketId === cmd.marketId);
+    if (!all && (!market || !this.isPerp(market))) return this.host.result(cmd, ResultCode.UnknownMarket, 0);
+    if (this.perpMarkets().length === 0) return this.host.result(cmd, ResultCode.Ok, 0);
+    const s = this.host.summary(cmd.accountId, null);
+    let count = 0;
+    for (const line of this.terms(cmd.accountId, null).lines) {
+      if (!this.isOpen(line.position) || (!all && line.market !== market)) continue;
+      const p = line.position;
+      const wide = (v: bigint, name: string) => {
+        const high = floor(v, WIDE);
+        return { [`${name}High`]: Number(high), [`${name}Low`]: Number(v - high * WIDE) };
+      };
+      this.host.push({
+        ...this.host.header(RecordType.Position, cmd.frontId, cmd.requestId, 0),
+        netLots: p.lots, exposureLots: line.exposureLots, ...wide(p.cost, 'cost'), ...wide(p.realized, 'realized'), ...wide(line.pnl, 'unrealized'),
+        ...wide(line.unsettled, 'unsettled'), ...wide(p.fees, 'fees'), ...wide(line.exposure.notional, 'exposureNotional'),
+        markPriceE9: line.mark ? this.priceE9(line.mark.quoteUnits, line.mark.baseUnits, line.market) : 0,
+        estLiquidationPriceE9: this.liquidationE9(line, s), imf: Number(line.exposure.imf), mmf: Number(line.exposure.mmf),
+        positionId: p.positionId, accountId: cmd.accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
+      } as unknown as Rec);
+      count++;
+    }
+    this.host.result(cmd, ResultCode.Ok, count);
+  }
+
+  /** Σ sizes per perpetual (each must be 0) and the line per asset, for the differential test. */
+  sums(): Map<number, number> {
+    const sums = new Map<number, number>();
+    for (const [key, p] of this.positions) {
+      const marketId = Number(key.split(':')[1]);
+      sums.set(marketId, (sums.get(marketId) ?? 0) + p.lots);
+    }
+    return sums;
+  }
+}
+
+export { FRONT_ID_NONE };
