@@ -36,6 +36,9 @@
 //             open positions, the interest timer's due time
 //   borrow/lend throttle (format 8 on; margin/throttle.ts): pool count; per pool its asset index
 //             and u0 (an older snapshot takes u0 from the pools' totals)
+//   insurance fund (format 12 on; liquidation/fund.ts): per asset its five lines, then the
+//             liquidation step timer's due time (-1: none); an older snapshot has an empty fund
+//             and no step waiting (a liquidating account's next re-check arms it)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -65,12 +68,15 @@ import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
 import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
+import { exportInsuranceTo, importInsuranceFrom } from './liquidation/parts.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 8;
+const FORMAT_VERSION = 12;
+/** The last version without the liquidation room (its fund and step timer); import still reads it. */
+const FORMAT_VERSION_NO_LIQUIDATION = 8;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
 const FORMAT_VERSION_NO_THROTTLE = 7;
 /** The last version without index prices; import still reads it. */
@@ -136,6 +142,8 @@ const PARTS: readonly SnapshotPart[] = [
   // the borrow/lend throttle: each pool's utilization when the hour began (after the pools: an
   // older snapshot takes it from their totals)
   { exportTo: exportThrottleTo, importFrom: (s, r, version) => importThrottleFrom(s, r, version > FORMAT_VERSION_NO_THROTTLE) },
+  // the insurance fund and the liquidation step timer (an older snapshot: an empty fund, no step waiting)
+  { exportTo: exportInsuranceTo, importFrom: (s, r, version) => importInsuranceFrom(s, r, version > FORMAT_VERSION_NO_LIQUIDATION) },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */
@@ -175,7 +183,7 @@ export function decodeState(s: EngineState, bytes: Uint8Array): void {
   expectSnapshot(s.lastSeq === -1 && s.accounts.count === 0 && s.pool.liveCount === 0, 'import needs a fresh engine');
   expectSnapshot(r.word() === MAGIC, 'not an engine snapshot (magic)');
   const version = r.word();
-  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && version <= FORMAT_VERSION, 'unknown snapshot format version');
+  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && (version <= FORMAT_VERSION_NO_LIQUIDATION || version === FORMAT_VERSION), 'unknown snapshot format version');
   for (const part of PARTS) part.importFrom(s, r, version);
   expectSnapshot(r.word() === END_MAGIC && r.atEnd(), 'snapshot does not end where its contents do');
   s.pool.expectAllPlaced();

@@ -17,6 +17,7 @@
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
   AccountSettingFlag,
+  SystemOrderType,
   CommandFlag,
   CommandKind,
   ExpiryReason,
@@ -261,6 +262,7 @@ export class ModelExchange {
       marketId: o.market.marketId, feeAssetId: o.side === Side.Bid ? o.market.baseAssetId : o.market.quoteAssetId, event,
       side: o.side, orderType: o.orderType, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
       orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
+      systemOrderType: (o.flags & OrderFlag.Liquidation) !== 0 ? SystemOrderType.LiquidatePositionOnBook : SystemOrderType.None,
     } as Rec);
   }
 
