@@ -39,6 +39,7 @@ import {
 } from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
 import { ModelLending, type Funding, type ModelLendingState } from './engine-model-margin.js';
+import { ModelLiquidation } from './engine-model-liquidation.js';
 
 /** The spot margin flags an order may carry (engine/core/margin/auto-funding.ts). */
 const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
@@ -144,6 +145,8 @@ export class ModelExchange {
 
   /** Borrow/lend (engine-model-margin.ts). */
   private readonly lending: ModelLending;
+  /** The liquidation waterfall and the insurance fund (engine-model-liquidation.ts). */
+  private readonly liquidation: ModelLiquidation<ModelOrder>;
 
   constructor(private readonly config: EngineConfig) {
     this.lending = new ModelLending(config, {
@@ -161,6 +164,23 @@ export class ModelExchange {
       settings: (accountId) => this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 },
       setFlags: (accountId, flags) => this.accountSettings.set(accountId, { ...(this.accountSettings.get(accountId) ?? { flags: 0, leverage: 100 }), flags }),
       settingsEvent: (accountId) => this.accountSettingsRec(accountId, FRONT_ID_NONE, 0, 0),
+      enterLiquidation: (accountId) => this.liquidation.enter(accountId),
+      keepLiquidating: () => this.liquidation.keep(),
+    });
+    this.liquidation = new ModelLiquidation<ModelOrder>(config, {
+      lending: () => this.lending,
+      orders: () => this.orders,
+      cancelOpen: (o, reason) => this.cancelOpen(o, reason),
+      orderRec: (o, event, status, reason, frontId, requestId, flags) => this.orderRec(o, event, status, reason, frontId, requestId, flags),
+      bal: (accountId, assetId) => this.bal(accountId, assetId),
+      balanceRec: (accountId, assetId) => this.balanceRec(accountId, assetId),
+      push: (rec) => this.out.push(rec),
+      header: (type, frontId, requestId, flags) => this.header(type, frontId, requestId, flags),
+      accountCount: () => this.keys.length,
+      flags: (accountId) => this.accountSettings.get(accountId)?.flags ?? 0,
+      timeUs: () => this.timeUs,
+      bookState: (market) => this.marketState.get(market.marketId)!.orderBookState,
+      placeSystem: (accountId, market, side, lots, quoteLimit) => this.placeSystem(accountId, market, side, lots, quoteLimit),
     });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
@@ -179,7 +199,13 @@ export class ModelExchange {
       const next = this.orders.find((o) => o.state === 'pending');
       const activationUs = next ? next.createdAtUs + this.config.speedBumpUs : Infinity;
       const interestUs = this.lending.interestDue < 0 ? Infinity : this.lending.interestDue;
-      if (Math.min(activationUs, interestUs) > timeUs) break;
+      // A liquidation step runs after activations and interest due at the same time.
+      const stepUs = this.liquidation.due < 0 ? Infinity : this.liquidation.due;
+      if (Math.min(activationUs, interestUs, stepUs) > timeUs) break;
+      if (stepUs < Math.min(activationUs, interestUs)) {
+        this.liquidation.step();
+        continue;
+      }
       if (interestUs < activationUs) {
         this.lending.accrue();
         continue;
@@ -496,6 +522,24 @@ export class ModelExchange {
     else o.state = 'pending';
   }
 
+  /** A system order of the liquidation waterfall (engine-model-liquidation.ts): a market IOC order by quantity, run at once. */
+  private placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number): void {
+    let orderId = 0;
+    while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
+    const o: ModelOrder = {
+      orderId, accountId, market, side, orderType: OrderType.Market, priceTicks: 0, qtyLots: lots, quoteQtyUnits: 0, quoteLimitUnits: quoteLimit,
+      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0, flags: OrderFlag.Liquidation,
+      timeInForce: TimeInForce.IOC, stp: SelfTradePrevention.RejectTaker, frontId: FRONT_ID_NONE, requestId: 0, state: 'active', restNumber: 0,
+    };
+    this.orders.push(o);
+    const b = this.bal(accountId, this.lockAsset(o));
+    const lock = this.lockOf(o);
+    b.available -= lock;
+    b.locked += lock;
+    this.balanceRec(accountId, this.lockAsset(o));
+    this.activate(o);
+  }
+
   /** The price band around the market's last trade price (bigint: no overflow to think about). */
   private outsideBand(market: MarketSpec, priceTicks: number): boolean {
     const last = this.marketState.get(market.marketId)!.lastPriceTicks;
@@ -735,8 +779,8 @@ export class ModelExchange {
     const base = qty * market.baseUnitsPerLot;
     const quote = price * qty * market.quoteUnitsPerTickLot;
     const buyerQuote = this.bal(buyer.accountId, market.quoteAssetId);
-    const buyerFee = this.fee(buyer.accountId, base, buyer === taker);
-    const sellerFee = this.fee(seller.accountId, quote, seller === taker);
+    let buyerFee = this.fee(buyer.accountId, base, buyer === taker);
+    let sellerFee = this.fee(seller.accountId, quote, seller === taker);
     if (buyer.orderType === OrderType.Market) {
       buyerQuote.locked -= quote;
     } else {
@@ -748,6 +792,9 @@ export class ModelExchange {
     this.bal(seller.accountId, market.quoteAssetId).available += quote - sellerFee;
     this.feeUnits.set(market.baseAssetId, (this.feeUnits.get(market.baseAssetId) ?? 0) + buyerFee);
     this.feeUnits.set(market.quoteAssetId, (this.feeUnits.get(market.quoteAssetId) ?? 0) + sellerFee);
+    // A liquidation order also pays the liquidation fee, reported with its trading fee.
+    buyerFee += this.liquidation.fee(buyer, market.baseAssetId, base - buyerFee);
+    sellerFee += this.liquidation.fee(seller, market.quoteAssetId, quote - sellerFee);
     this.proceeds(buyer, market.baseAssetId, base - buyerFee);
     this.proceeds(seller, market.quoteAssetId, quote - sellerFee);
     const makerFee = maker === buyer ? buyerFee : sellerFee;
