@@ -38,6 +38,9 @@
 //             and u0 (an older snapshot takes u0 from the pools' totals)
 //   perpetual positions (format 9 on; perp/positions.ts): the last position id, the settlement
 //             line per asset, each open position with every field, the claim queue in order
+//   insurance fund (format 10 on; liquidation/fund.ts): per asset its five lines, then the
+//             liquidation step timer's due time (-1: none); an older snapshot has an empty fund
+//             and no step waiting (a liquidating account's next re-check arms it)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -71,12 +74,15 @@ import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
 import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
+import { exportInsuranceTo, importInsuranceFrom } from './liquidation/parts.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 9;
+const FORMAT_VERSION = 10;
+/** The last version without the liquidation room (its fund and step timer); import still reads it. */
+const FORMAT_VERSION_NO_LIQUIDATION = 9;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
 const FORMAT_VERSION_NO_THROTTLE = 7;
 /** The last version without perpetual positions; import still reads the versions before it. */
@@ -154,6 +160,8 @@ const PARTS: readonly SnapshotPart[] = [
       if (version > FORMAT_VERSION_NO_POSITIONS) s.positions.importFrom(r, s.accounts.count);
     },
   },
+  // the insurance fund and the liquidation step timer (an older snapshot: an empty fund, no step waiting)
+  { exportTo: exportInsuranceTo, importFrom: (s, r, version) => importInsuranceFrom(s, r, version > FORMAT_VERSION_NO_LIQUIDATION) },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */
@@ -193,7 +201,7 @@ export function decodeState(s: EngineState, bytes: Uint8Array): void {
   expectSnapshot(s.lastSeq === -1 && s.accounts.count === 0 && s.pool.liveCount === 0, 'import needs a fresh engine');
   expectSnapshot(r.word() === MAGIC, 'not an engine snapshot (magic)');
   const version = r.word();
-  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && version <= FORMAT_VERSION, 'unknown snapshot format version');
+  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && (version <= FORMAT_VERSION_NO_LIQUIDATION || version === FORMAT_VERSION), 'unknown snapshot format version');
   for (const part of PARTS) part.importFrom(s, r, version);
   expectSnapshot(r.word() === END_MAGIC && r.atEnd(), 'snapshot does not end where its contents do');
   s.pool.expectAllPlaced();

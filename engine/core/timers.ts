@@ -5,7 +5,7 @@
 // kind's timers again, kind by kind.
 //
 // It carries the speed bump (book/pending.ts: a delayed order activates when its bump ends) and
-// the hourly interest of the borrow/lend pools (margin/borrow-lend.ts); funding, trigger checks, expiries and strategy slices join it as timer kinds. The
+// the hourly interest of the borrow/lend pools (margin/borrow-lend.ts); the liquidation waterfall's steps (liquidation/waterfall.ts); funding, trigger checks, expiries and strategy slices join it as timer kinds. The
 // engine has no clock: apply() runs, before each state-changing command, every timer due by that
 // command's engine time, in (due, seq) order, and the shell's next wake-up is the head's due time
 // (Exchange.nextWakeUs). The handler of a due timer removes it, as a cancel removes a timer that
@@ -29,6 +29,8 @@ export const TimerKind = {
   SpeedBump: 1,
   /** The borrow/lend pools accrue an hour of interest (margin/borrow-lend.ts; ref unused). */
   Interest: 2,
+  /** A step of the liquidation waterfall for every liquidating account (liquidation/waterfall.ts; ref unused). */
+  LiquidationStep: 8,
 } as const;
 export type TimerKind = (typeof TimerKind)[keyof typeof TimerKind];
 

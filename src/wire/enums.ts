@@ -83,6 +83,8 @@ export const EXPIRY_REASON = new WireEnum<ExpiryReason>([
   [ExpiryReason.InsufficientFunds, 'InsufficientFunds'],
   // Cancelled by the operator's SetMarketState
   [ExpiryReason.OrderBookClosed, 'OrderBookClosed'],
+  // Cancelled when its account entered liquidation (engine/core/liquidation/)
+  [ExpiryReason.Liquidation, 'Liquidation'],
 ]);
 
 /** The account stream's event name (`e`) of each order event. */

@@ -7,6 +7,7 @@ import { CommandKind, FRONT_ID_NONE, OrderStatus, RecordType, ResultCode, System
 import { Exchange } from '../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../engine/core/snapshot.js';
 import { BASE, EngineHarness, FRONT, M1, QUOTE, cmd, replay, responseOf, testConfig, type Rec } from '../helpers/engine-harness.js';
+import { formatNineSnapshot } from '../helpers/snapshot-formats.js';
 import { A, B, C, START_BASE, START_QUOTE, fourAccounts, runScenario } from '../helpers/engine-scenario.js';
 
 const { Maintenance, Ok } = SystemState;
@@ -99,7 +100,7 @@ describe('engine: maintenance', () => {
 
   it('reads format-3 snapshots (written before the system state) as not in maintenance, with the same hash', () => {
     const h = tradingHarness();
-    const today = exportSnapshot(h.exchange);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
     expect(view.getUint32(4, true)).toBe(9);
     // Format 3: the same words without the system state word, the (empty) index price and account
@@ -125,8 +126,10 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const bytes = exportSnapshot(h.exchange);
     // The system state word sits before the index price count, the account settings count (8 bytes
-    // each), the borrow/lend part (24 bytes), the (empty) perpetual positions part and the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - POSITIONS_PART - 24 - 16 - 4, 9, true);
+    // each), the borrow/lend part (24 bytes), the (empty) perpetual positions part, the insurance
+    // fund part (five lines per asset and the step's due time) and the end marker.
+    const insurancePart = h.config.assets.length * 5 * 8 + 8;
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - insurancePart - POSITIONS_PART - 24 - 16 - 4, 9, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

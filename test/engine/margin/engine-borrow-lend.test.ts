@@ -19,6 +19,7 @@ import type { EngineState } from '../../../engine/core/state.js';
 import { hashState } from '../../../engine/core/stateHash.js';
 import { BASE, EngineHarness, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
 import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
+import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
 const HOUR_US = 3_600_000_000;
 
@@ -201,7 +202,7 @@ describe('the utilization throttle', () => {
     h.apply(borrow(borrower, QUOTE, 400_000));
     h.apply(cmd.tick(), HOUR_US); // u0 ≈ 0.4 < 0.5: the ceiling is 0.8 this hour
     h.apply(borrow(borrower, QUOTE, 200_000));
-    const today = exportSnapshot(h.exchange);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
     expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // The throttle part: the pool count, then index and u0 of two pools, then the (empty) positions
     // part; format 7 ends before both.
@@ -313,7 +314,7 @@ describe('snapshot format', () => {
   it('reads format-6 snapshots (written before the pools) with every pool empty and the same hash', () => {
     const h = new EngineHarness(marginConfig());
     h.fundedAccounts(2, { [QUOTE]: 1_000 });
-    const today = exportSnapshot(h.exchange);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
     expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // The pool part of this state: the pool count, two pools of five numbers (index, totals, lines), no
     // position, no interest due; then the throttle part (the pool count, index and u0 of each) and

@@ -10,6 +10,7 @@ import { DEFAULT_INDEX_MAX_AGE_US, INDEX_PRICE_ONE, indexPriceOf, isIndexStale }
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, FRONT, OTHER, QUOTE, cmd, replay, resultOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
+import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
 const SOL_150_25 = 150_250_000_000;
 const MAX_AGE = 5_000_000;
@@ -161,7 +162,7 @@ describe('engine: index prices', () => {
 
   it('reads format-4 snapshots (written before index prices) as unpriced, with the same hash', () => {
     const h = harness();
-    const today = exportSnapshot(h.exchange);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
     expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // Format 4: the same words without the index price count, the account settings count (8 bytes
     // each), the (empty) borrow/lend part (24 bytes), the (empty) throttle part (8 bytes) and the
@@ -181,7 +182,7 @@ describe('engine: index prices', () => {
   it('refuses a snapshot whose index part names the fixed asset or a price that is not positive', () => {
     const h = harness();
     h.apply(cmd.setIndexPrice(BASE, SOL_150_25));
-    const bytes = exportSnapshot(h.exchange);
+    const bytes = formatNineSnapshot(h.exchange, h.config.assets.length);
     // The part's tail: count (8), asset index (8), price (8), time (8), source (4), then the
     // (empty) account settings part's count (8), the (empty) borrow/lend part (24), the (empty)
     // throttle part (8), positions part and 'EXSE' (4).
