@@ -334,6 +334,7 @@ function answerShape(k) {
   if (first === 'BorrowLend' && !k.mutating) return 'borrowLendPositions';
   if (first === 'LiquidationPrice') return 'liquidationPrice';
   if (first === 'Position') return 'positions';
+  if (first === 'Insurance') return 'insurance';
   if (last === 'Result') return 'result';
   return null;
 }
@@ -351,6 +352,7 @@ const SHAPES = {
   borrowLendPositions: { value: 'BorrowLendView[]', answer: 'borrowLendPositionsAnswer(reply)', extra: '' },
   liquidationPrice: { value: 'LiquidationPriceView', answer: 'liquidationPriceAnswer(reply)', extra: '' },
   positions: { value: 'PositionView[]', answer: 'positionsAnswer(reply)', extra: '' },
+  insurance: { value: 'InsuranceLines', answer: 'insuranceAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {

@@ -7,7 +7,7 @@
 
 import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillDepositInsurance, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryInsurance, fillQueryLendPools, fillQueryLiquidationPrice, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryLiquidationPricePayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
-import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, lendPoolsAnswer, liquidationPriceAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type LendPoolView, type LiquidationPriceView, type OrderView, type PositionView, type Reply } from '../answers.js';
+import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, insuranceAnswer, lendPoolsAnswer, liquidationPriceAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type InsuranceLines, type LendPoolView, type LiquidationPriceView, type OrderView, type PositionView, type Reply } from '../answers.js';
 
 export abstract class KindCalls {
   /** Submits a command of `kind` (refused at once where maintenance refuses it); false when not submitted. */
@@ -86,8 +86,8 @@ export abstract class KindCalls {
   }
 
   /** DepositInsurance (POST /admin/insurance); answered by Insurance, Result. */
-  depositInsurance(reply: Reply<Accepted>, p: DepositPayload): boolean {
-    return this.submit(reply, CommandKind.DepositInsurance, (cmd) => fillDepositInsurance(cmd, p), resultAnswer(reply));
+  depositInsurance(reply: Reply<InsuranceLines>, p: DepositPayload): boolean {
+    return this.submit(reply, CommandKind.DepositInsurance, (cmd) => fillDepositInsurance(cmd, p), insuranceAnswer(reply));
   }
 
   /** QueryBalances (balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal); answered by Balance, Result. */
@@ -156,8 +156,8 @@ export abstract class KindCalls {
   }
 
   /** QueryInsurance (GET /admin/insurance); answered by Insurance, Result. */
-  queryInsurance(reply: Reply<Accepted>): boolean {
-    return this.submit(reply, CommandKind.QueryInsurance, fillQueryInsurance, resultAnswer(reply));
+  queryInsurance(reply: Reply<InsuranceLines>): boolean {
+    return this.submit(reply, CommandKind.QueryInsurance, fillQueryInsurance, insuranceAnswer(reply));
   }
 
   /** QueryLiquidationPrice (GET /api/v1/borrowLend/position/liquidationPrice); answered by LiquidationPrice, Result. */
