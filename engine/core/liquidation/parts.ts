@@ -8,7 +8,7 @@ export function exportInsuranceTo(s: EngineState, w: SnapshotWriter): void {
   s.insurance.exportTo(w, stepDueUs(s));
 }
 
-/** Format 12 on; an older snapshot has no part: an empty fund, no step waiting. */
+/** Format 10 on; an older snapshot has no part: an empty fund, no step waiting. */
 export function importInsuranceFrom(s: EngineState, r: SnapshotReader, hasPart: boolean): void {
   if (!hasPart) return;
   const dueUs = s.insurance.importFrom(r);
