@@ -45,6 +45,8 @@ export interface PerpHost {
   leverage(accountId: number): number;
   /** The account's margin summary with an order not yet placed (engine-model-margin.ts). */
   summary(accountId: number, change: PerpOrderChange | null): { equity: bigint; imfUnits: bigint; mmfUnits: bigint; unpriced: boolean };
+  /** With autoBorrowSettlements: `owed` units of the asset redeemed and borrowed into available, all or nothing; whether it was. */
+  fundSettlement(accountId: number, assetId: number, owed: number): boolean;
 }
 
 export interface PerpOrderChange {
@@ -228,6 +230,8 @@ export class ModelPerp {
     }
     this.sync(`${accountId}:${market.marketId}`, p);
     this.payDebts(accountId, market);
+    const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
+    if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
     return fee;
   }
 

@@ -193,6 +193,13 @@ export class ModelExchange {
         const s = this.lending.summary(accountId, -1, 0n, 0n, change);
         return { equity: s.equity, imfUnits: s.imfUnits, mmfUnits: s.mmfUnits, unpriced: s.unpriced };
       },
+      fundSettlement: (accountId, assetId, owed) => {
+        if (((this.accountSettings.get(accountId)?.flags ?? 0) & AccountSettingFlag.AutoBorrowSettlements) === 0) return false;
+        const plan = this.lending.planFunding(accountId, assetId, owed, 0, CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow);
+        if (plan.code !== ResultCode.Ok) return false;
+        this.lending.applyFunding(accountId, assetId, plan);
+        return true;
+      },
     });
     this.liquidation = new ModelLiquidation<ModelOrder>(config, {
       lending: () => this.lending,

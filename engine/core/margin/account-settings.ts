@@ -2,8 +2,8 @@
 // with QueryAccountSettings): the automation flags of venue-mechanics §2 (autoBorrowSettlements,
 // autoLend, autoRepayBorrows), the leverage limit of §1.4, and whether the account is being
 // liquidated (shown as `liquidating`). autoLend and autoRepayBorrows act on the account's
-// deposits and fills (auto-funding.ts applyProceeds); autoBorrowSettlements is stored and shown
-// only (no settlement in USDC needs it before perpetuals).
+// deposits and fills (auto-funding.ts applyProceeds); autoBorrowSettlements covers what a
+// perpetual fill leaves the account owing in USDC from its lend and the pool (perp/settle.ts).
 //
 // The leverage limit is an integer in hundredths (100 = 1×, 250 = 2.5×): the wire allows two
 // decimals, and hundredths keep 1/leverageLimit exact as a ratio of integers wherever margin

@@ -10,11 +10,16 @@
 //   3. R: a loss is paid into the line from available USDC (the rest becomes debt), a profit is
 //      paid from the line (the rest becomes a claim, queued);
 //   4. debts left from before are paid from what is available now, then queued claims are paid
-//      from whatever the line holds.
+//      from whatever the line holds;
+//   5. with the account setting autoBorrowSettlements (PATCH /api/v1/account), what it still owes
+//      is covered by redeeming its USDC lend, then borrowing USDC in whole pool steps, all or
+//      nothing and by the pool's and the margin's checks (margin/auto-funding.ts planFunding), and
+//      paid; without it, or when a check refuses, the debt stays on the position.
 // No lot of any asset is locked by a perpetual order, so nothing is released here.
 
-import { FRONT_ID_NONE } from '../../bus/types.js';
+import { AccountSettingFlag, CommandFlag, FRONT_ID_NONE, ResultCode } from '../../bus/types.js';
 import { assert } from '../assert.js';
+import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
 import type { Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import { feeUnits, type AmountUnits } from '../units.js';
@@ -101,6 +106,20 @@ export function payDebts(s: EngineState, cell: number, accountId: number, quoteI
   }
 }
 
+const SETTLEMENT_FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
+
+/** With autoBorrowSettlements: what the account still owes on `cell` redeemed and borrowed in USDC, then paid (header, step 5). */
+function fundDebts(s: EngineState, cell: number, accountId: number, quoteIndex: number): void {
+  const p = s.positions;
+  if ((s.accountSettings.flags[accountId] & AccountSettingFlag.AutoBorrowSettlements) === 0) return;
+  const owed = p.feeDebt[cell] + (p.unsettled[cell] < 0n ? -p.unsettled[cell] : 0n);
+  if (owed === 0n) return;
+  const flags = CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow;
+  if (planFunding(s, accountId, quoteIndex, Number(owed), 0, flags, SETTLEMENT_FUNDING) !== ResultCode.Ok) return;
+  applyFunding(s, accountId, quoteIndex, SETTLEMENT_FUNDING);
+  payDebts(s, cell, accountId, quoteIndex);
+}
+
 /** Pays queued claims, oldest first, from what the line holds; a balance record for each account paid. */
 export function payClaims(s: EngineState, quoteIndex: number): void {
   const p = s.positions;
@@ -136,6 +155,7 @@ function settleParty(s: EngineState, fill: Fill, slot: number, buys: boolean): n
   chargeFee(s, cell, accountId, quoteIndex, fee);
   settleRealized(s, cell, accountId, quoteIndex, realized);
   payDebts(s, cell, accountId, quoteIndex);
+  fundDebts(s, cell, accountId, quoteIndex);
   return fee;
 }
 

@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { CommandFlag, CommandKind, RecordType, ResultCode, type PositionRec } from '../../../engine/bus/types.js';
 import { MARKET_ID_ALL } from '../../../engine/core/catalog.js';
 import { BASE, cmd, EngineHarness, QUOTE, resultOf, type Rec } from '../../helpers/engine-harness.js';
+import { lend } from '../../helpers/margin-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 
 const FUNDS = 10_000_000;
@@ -191,5 +192,37 @@ describe('perpetual positions', () => {
     expect(positionsOf(h, loser)).toEqual([]);
     expect(positionsOf(h, winner)).toEqual([]);
     expect(h.exchange.totalUnits(QUOTE)).toBe(FUNDS + 5100);
+  });
+
+  it('with autoBorrowSettlements a loss beyond available USDC is borrowed from the pool and paid at once; without it, it stays a debt', () => {
+    const run = (autoBorrowSettlements: boolean) => {
+      const h = new EngineHarness(perpConfig());
+      const [winner, lender] = h.fundedAccounts(2, { [QUOTE]: FUNDS });
+      const loser = h.createAccount(9);
+      h.apply(lend(lender, QUOTE, 1_000_000));
+      h.apply(cmd.deposit(loser, QUOTE, 100));
+      h.apply(cmd.deposit(loser, BASE, 100_000));
+      h.apply(cmd.updateAccountSettings(loser, { autoBorrowSettlements }));
+      h.apply(cmd.setIndexPrice(BASE, 150_000 * 1e9));
+      h.apply(cmd.place(winner, 'bid', 500, 10, { market: PERP, postOnly: true }));
+      h.apply(cmd.place(loser, 'ask', 500, 10, { market: PERP }));
+      h.apply(cmd.setIndexPrice(BASE, 180_000 * 1e9));
+      h.apply(cmd.place(winner, 'ask', 600, 10, { market: PERP, postOnly: true }));
+      const records = h.apply(cmd.place(loser, 'bid', 600, 10, { market: PERP }));
+      const borrows = records.filter((r) => r.type === RecordType.BorrowLend && r.accountId === loser);
+      h.exchange.validateInvariants();
+      return { h, loser, winner, borrows };
+    };
+    // Without the setting: the 2916 the loser could not pay stays on the position (the table above).
+    const off = run(false);
+    expect(off.borrows).toEqual([]);
+    expect(stateOf(off.h, off.loser).unsettled).toBe(-2916);
+    // With it: 2916 USDC borrowed (pool step 1) and paid into the line, which pays the winner in full.
+    const on = run(true);
+    expect(on.borrows.map((r) => [r.event, r.quantityUnits])).toEqual([[0, 2916]]);
+    expect(on.h.balance(on.loser, QUOTE)).toEqual([0, 0]);
+    expect(positionsOf(on.h, on.loser)).toEqual([]);
+    expect(on.h.balance(on.winner, QUOTE)[0]).toBe(FUNDS - 6 + 3000);
+    expect(on.h.exchange.totalUnits(QUOTE)).toBe(2 * FUNDS + 100);
   });
 });
