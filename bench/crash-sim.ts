@@ -16,7 +16,7 @@ function flag(name: string, fallback: number): number {
 function main(): void {
   const seed = flag('seed', Number(process.env.CRASH_SEED ?? 1));
   const accounts = flag('accounts', 3_000);
-  const rounds = flag('rounds', 1_000);
+  const rounds = flag('rounds', 400);
   const started = process.hrtime.bigint();
   try {
     const report = runCrashSim({ seed, accounts, rounds, actionsPerRound: Math.max(12, Math.floor(accounts / 50)) });

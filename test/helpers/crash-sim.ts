@@ -66,6 +66,7 @@ export interface CrashSimReport {
   socializedLosses: number;
   socializedUnits: number;
   coveredUnits: number;
+  /** Liquidation fees the fund took, summed over assets in their own units (at the end). */
   feeUnits: number;
   gaps: number;
   frozenSpells: number;
@@ -224,7 +225,6 @@ export class CrashSim {
     const covered = r.coveredUnits - (seen?.coveredUnits ?? 0);
     const socialized = r.socializedUnits - (seen?.socializedUnits ?? 0);
     this.fundSeen.set(r.assetId, { ...r });
-    this.report.feeUnits += r.feesUnits - (seen?.feesUnits ?? 0);
     if (covered < 0 || socialized < 0) this.fail(`a fund counter of asset ${r.assetId} went down`);
     if (r.socializedUnits !== (this.socializedByAsset.get(r.assetId) ?? 0)) {
       this.fail(`asset ${r.assetId}: the fund counts ${r.socializedUnits} socialized units, the loss records ${this.socializedByAsset.get(r.assetId) ?? 0}`);
@@ -603,6 +603,8 @@ export function runCrashSim(options: CrashSimOptions): CrashSimReport {
     sim.forget();
   }
   sim.report.liquidatingAtEnd = sim.liquidatingNow();
+  // The fund's fee lines (a fee alone writes no InsuranceRecord; the query reads them all).
+  sim.report.feeUnits = sim.query({ kind: CommandKind.QueryInsurance }).reduce((sum, r) => sum + (r.type === RecordType.Insurance ? r.feesUnits : 0), 0);
   sim.checkLedgers();
   return sim.report;
 }
