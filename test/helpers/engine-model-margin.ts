@@ -43,6 +43,8 @@ export interface ModelHost {
   perpTerms(accountId: number, change: PerpOrderChange | null): { pnl: bigint; unsettled: bigint; exposures: PerpExposure[]; unpriced: boolean };
   /** Whether the account has a perpetual position or an unsettled amount. */
   hasPerp(accountId: number): boolean;
+  /** Whether the account has a position or an open order in a perpetual on the asset (its figures follow that index). */
+  followsUnderlying(accountId: number, assetId: number): boolean;
   /** The account entered the liquidating state (engine/core/liquidation/waterfall.ts enterLiquidation). */
   enterLiquidation(accountId: number): void;
   /** A re-check found the account still liquidating (waterfall.ts keepLiquidating). */
@@ -434,13 +436,14 @@ export class ModelLending {
     lossRec(0, rest, 0);
   }
 
-  /** The borrowers, ascending; with `assetId`, only those that borrow or hold it. */
+  /** The borrowers, ascending; with `assetId`, only those that borrow or hold it or trade a perpetual on it. */
   reviewBorrowers(assetId?: number): void {
     for (let accountId = 1; accountId <= this.host.accountCount(); accountId++) {
       if (!this.borrowsAnything(accountId)) continue;
       if (assetId !== undefined) {
         const b = this.host.bal(accountId, assetId);
-        if (b.available + b.locked + this.get(this.lent, accountId, assetId) + this.get(this.borrowed, accountId, assetId) === 0) continue;
+        const held = b.available + b.locked + this.get(this.lent, accountId, assetId) + this.get(this.borrowed, accountId, assetId);
+        if (held === 0 && !this.host.followsUnderlying(accountId, assetId)) continue;
       }
       this.review(accountId);
     }

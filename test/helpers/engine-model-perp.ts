@@ -114,6 +114,15 @@ export class ModelPerp {
     return this.perpMarkets().some((m) => this.isOpen(this.pos(accountId, m.marketId)));
   }
 
+  /** Whether the account has a position or open orders in a perpetual on the asset (engine/core/perp/exposure.ts followsUnderlying). */
+  followsUnderlying(accountId: number, assetId: number): boolean {
+    return this.perpMarkets().some((m) => {
+      if (m.baseAssetId !== assetId) return false;
+      const [bids, asks] = this.host.openLots(accountId, m.marketId);
+      return (this.positions.get(`${accountId}:${m.marketId}`)?.lots ?? 0) !== 0 || bids + asks > 0;
+    });
+  }
+
   lineUnits(assetId: number): number {
     return this.line.get(assetId) ?? 0;
   }

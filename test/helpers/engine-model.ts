@@ -169,6 +169,7 @@ export class ModelExchange {
       settingsEvent: (accountId) => this.accountSettingsRec(accountId, FRONT_ID_NONE, 0, 0),
       perpTerms: (accountId, change) => this.perp.terms(accountId, change),
       hasPerp: (accountId) => this.perp.hasPosition(accountId),
+      followsUnderlying: (accountId, assetId) => this.perp.followsUnderlying(accountId, assetId),
       enterLiquidation: (accountId) => this.liquidation.enter(accountId),
       keepLiquidating: () => this.liquidation.keep(),
     });

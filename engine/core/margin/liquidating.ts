@@ -5,9 +5,10 @@
 // GET /api/v1/account carry it.
 //
 // When. The ratio is re-checked when something can move it across 100 %:
-//   - SetIndexPrice of an asset: the accounts that borrow it or hold it (available, locked or
-//     lent) while borrowing anything, found through the pools' borrower set, never a walk over
-//     every account;
+//   - SetIndexPrice of an asset: the accounts that borrow it, hold it (available, locked or
+//     lent) or have a position or an open order in a perpetual on it (perp/exposure.ts
+//     followsUnderlying) while borrowing anything, found through the pools' borrower set, never a
+//     walk over every account;
 //   - each hour of interest: every borrower;
 //   - a BorrowLend move (borrow, repay, lend, redeem) and a withdrawal: that account.
 // A flip writes the account's AccountSettingsRecord as an event for everyone.
@@ -38,6 +39,7 @@ import type { EngineState } from '../state.js';
 import { liquidatable } from './account.js';
 import { marginSummary } from './valuation.js';
 import { enterLiquidation, keepLiquidating } from '../liquidation/waterfall.js';
+import { followsUnderlying } from '../perp/exposure.js';
 
 /** Whether the account is liquidating. */
 export function isLiquidating(s: EngineState, accountId: number): boolean {
@@ -66,14 +68,15 @@ export function reviewLiquidating(s: EngineState, accountId: number): void {
   if (now) enterLiquidation(s, accountId);
 }
 
-/** After a price of `assetIndex` moved: re-checks the borrowers that borrow or hold it, in account order. */
+/** After a price of `assetIndex` moved: re-checks the borrowers that borrow or hold it or trade a perpetual on it, in account order. */
 export function reviewBorrowersOf(s: EngineState, assetIndex: number): void {
   const pools = s.pools;
   if (pools.borrowerCount === 0) return;
   for (const accountId of pools.borrowersAscending()) {
     const cell = pools.cell(accountId, assetIndex);
     const holds = pools.borrowed[cell] > 0 || pools.lent[cell] > 0
-      || s.ledger.availableUnits(accountId, assetIndex) > 0 || s.ledger.lockedUnits(accountId, assetIndex) > 0;
+      || s.ledger.availableUnits(accountId, assetIndex) > 0 || s.ledger.lockedUnits(accountId, assetIndex) > 0
+      || followsUnderlying(s, accountId, assetIndex);
     if (holds) reviewLiquidating(s, accountId);
   }
 }

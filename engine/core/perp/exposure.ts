@@ -50,6 +50,25 @@ export interface PerpSummary {
   unpriced: boolean;
 }
 
+/**
+ * Whether the account's perpetual figures move with the asset's index price: a position or an
+ * open order in a perpetual whose underlying it is (its uPnL and its exposure are valued at that
+ * perpetual's mark, the underlying's index while fresh). O(perpetuals + the account's orders).
+ */
+export function followsUnderlying(s: EngineState, accountId: number, assetIndex: number): boolean {
+  const p = s.positions;
+  for (let ordinal = 0; ordinal < p.perpCount; ordinal++) {
+    const market = p.marketOf[ordinal];
+    if (s.catalog.baseIndexOf[market] === assetIndex && p.lots[p.cell(accountId, market)] !== 0) return true;
+  }
+  const pool = s.pool;
+  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
+    const market = pool.marketIndex[slot];
+    if (p.ordinalOf[market] >= 0 && s.catalog.baseIndexOf[market] === assetIndex) return true;
+  }
+  return false;
+}
+
 /** Open lots of the account per perpetual and side: [ordinal × 2 + side]. */
 function openLots(s: EngineState, accountId: number, change: PerpOrderChange | null): Float64Array {
   const p = s.positions;

@@ -14,6 +14,7 @@ import {
 } from '../../../engine/bus/types.js';
 import { BASE, EngineHarness, QUOTE, cmd, replay, resultOf, tradesOf, type Rec } from '../../helpers/engine-harness.js';
 import { borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
+import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 
 const SECOND_US = 1_000_000;
 /** SOL's index at `usdcPerUnit` USDC units per SOL unit (10^-9 SOL): ×10^12 in priceE9. */
@@ -144,6 +145,33 @@ describe('liquidation waterfall: trigger, repay, unwind on the book', () => {
     h.apply(cmd.place(maker, 'bid', 153, 1_000, { postOnly: true }));
     runSteps(h, borrower, 20);
     expect(liquidating(h, borrower)).toBe(false);
+  });
+});
+
+describe('liquidation trigger: a borrower exposed through a perpetual', () => {
+  it('re-checks a borrower whose only exposure to the priced asset is a perpetual position', () => {
+    const h = new EngineHarness(perpConfig());
+    const [lender] = h.fundedAccounts(1, { [QUOTE]: 1_000_000_000 });
+    h.apply(lend(lender, QUOTE, 1_000_000_000));
+    h.apply(solIndex(60));
+    const maker = h.createAccount(101);
+    h.apply(cmd.deposit(maker, QUOTE, 10_000_000));
+    h.apply(cmd.updateAccountSettings(maker, { leverageLimitHundredths: 1_000 }));
+    h.apply(cmd.place(maker, 'ask', 200, 100, { market: PERP, postOnly: true }));
+    // Holds and borrows only USDC; long 1 000 SOL units through the perpetual at 60 USDC units each.
+    const borrower = h.createAccount(50);
+    h.apply(cmd.updateAccountSettings(borrower, { leverageLimitHundredths: 1_000 }));
+    h.apply(cmd.deposit(borrower, QUOTE, 20_000));
+    expect(resultOf(h.apply(borrow(borrower, QUOTE, 10_000))).code).toBe(ResultCode.Ok);
+    expect(tradesOf(h.apply(cmd.place(borrower, 'bid', 200, 100, { market: PERP }))).length).toBe(1);
+    expect(liquidating(h, borrower)).toBe(false);
+    // SOL at 40: the position loses 20 000 USDC units, net equity 0 ≤ Σ N·MMF.
+    h.apply(solIndex(40));
+    expect(liquidating(h, borrower)).toBe(true);
+    // The first step repays the USDC borrow from the USDC it holds, and the account leaves the state.
+    runSteps(h, borrower, 5);
+    expect(liquidating(h, borrower)).toBe(false);
+    expect(position(h, borrower, QUOTE)).toEqual([0, 0]);
   });
 });
 
