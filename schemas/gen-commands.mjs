@@ -331,6 +331,7 @@ function answerShape(k) {
   if (first === 'IndexPrice' && !k.mutating) return 'indexPrices';
   if (first === 'AccountSettings') return 'accountSettings';
   if (first === 'LendPool') return 'lendPools';
+  if (first === 'MarkPrice') return 'markPrices';
   if (first === 'BorrowLend' && !k.mutating) return 'borrowLendPositions';
   if (last === 'Result') return 'result';
   return null;
@@ -347,6 +348,7 @@ const SHAPES = {
   accountSettings: { value: 'AccountSettingsView', answer: 'accountSettingsAnswer(reply)', extra: '' },
   lendPools: { value: 'LendPoolView[]', answer: 'lendPoolsAnswer(reply)', extra: '' },
   borrowLendPositions: { value: 'BorrowLendView[]', answer: 'borrowLendPositionsAnswer(reply)', extra: '' },
+  markPrices: { value: 'MarkPriceView[]', answer: 'markPricesAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {

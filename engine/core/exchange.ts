@@ -32,6 +32,8 @@ import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 import { TimerKind } from './timers.js';
+import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
+import { perpTimerSteps, sampleMarks, settleFunding } from './perp/funding.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
 const FIRST_QUERY_KIND = 64;
@@ -57,6 +59,7 @@ export class Exchange {
     s.lastSeq = seq;
     s.lastTimeUs = timeUs;
     s.out.begin(out, seq, timeUs);
+    if (needsPerpTimers(s)) armPerpTimers(s);
     this.runDueTimers(timeUs);
     const refusal = systemRefusal(s, cmd.kind);
     if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
@@ -114,9 +117,11 @@ export class Exchange {
    */
   private runDueTimers(timeUs: number): void {
     const timers = this.s.timers;
-    const hours = timers.count > 0 && timers.headDueUs() <= timeUs ? Math.floor((timeUs - timers.headDueUs()) / HOUR_US) + 1 : 0;
+    const due = timers.count > 0 && timers.headDueUs() <= timeUs;
+    const hours = due ? Math.floor((timeUs - timers.headDueUs()) / HOUR_US) + 1 : 0;
+    const perpSteps = due ? perpTimerSteps(this.s, timers.headDueUs(), timeUs) : 0;
     for (let steps = 0; timers.count > 0 && timers.headDueUs() <= timeUs; steps++) {
-      assert(steps <= timers.capacity + hours, 'timer loop ran past the number of timers');
+      assert(steps <= timers.capacity + hours + perpSteps, 'timer loop ran past the number of timers');
       const timer = timers.head();
       switch (timers.kindOf(timer)) {
         case TimerKind.SpeedBump: {
@@ -127,6 +132,12 @@ export class Exchange {
         }
         case TimerKind.Interest:
           accrueInterest(this.s, timer);
+          break;
+        case TimerKind.MarkSample:
+          sampleMarks(this.s, timer);
+          break;
+        case TimerKind.Funding:
+          settleFunding(this.s, timer);
           break;
         default:
           throw new Error(`engine assertion failed: a timer of kind ${timers.kindOf(timer)} has no handler`);

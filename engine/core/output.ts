@@ -22,6 +22,7 @@ import {
   Side,
   type ExpiryReason,
   type IndexPriceSource,
+  type MarkPriceSource,
   type OrderStatus,
   type RecordSink,
   type ResultCode,
@@ -40,6 +41,8 @@ import {
   emitFeeRates,
   emitIndexPrice,
   emitMarket,
+  emitMarkPrice,
+  emitFundingRate,
   emitMarketState,
   emitOrder,
   emitResult,
@@ -57,6 +60,8 @@ import {
   newFeeRatesRec,
   newIndexPriceRec,
   newMarketRec,
+  newMarkPriceRec,
+  newFundingRateRec,
   newMarketStateRec,
   newOrderRec,
   newResultRec,
@@ -510,6 +515,46 @@ export class Output {
     rec.marketId = mark?.marketId ?? NO_MARK_MARKET;
     rec.state = this.pools.stateOf[assetIndex];
     emitLendPool(this.sink, rec);
+  }
+
+  // Perpetuals: mark prices and funding (perp/mark-price.ts, perp/funding.ts)
+  private readonly markPriceRec = newMarkPriceRec();
+  private readonly fundingRateRec = newFundingRateRec();
+
+  /** A perpetual's mark, index and running funding estimate (an event each sample, or a query row). */
+  markPrice(marketId: number, markE9: number, indexE9: number, rateE12: number, nextFundingUs: number, source: MarkPriceSource, frontId: number, requestId: number): void {
+    const rec = this.markPriceRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.MarkPrice;
+    rec.flags = 0;
+    rec.markPriceE9 = markE9;
+    rec.indexPriceE9 = indexE9;
+    rec.fundingRateE12 = rateE12;
+    rec.nextFundingUs = nextFundingUs;
+    rec.marketId = marketId;
+    rec.source = source;
+    emitMarkPrice(this.sink, rec);
+  }
+
+  /** A perpetual's funding interval ended at `intervalEndUs` with `rateE12`, settled at `markE9` (an event). */
+  fundingRate(marketId: number, intervalEndUs: number, rateE12: number, markE9: number): void {
+    const rec = this.fundingRateRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.FundingRate;
+    rec.flags = 0;
+    rec.intervalEndUs = intervalEndUs;
+    rec.fundingRateE12 = rateE12;
+    rec.markPriceE9 = markE9;
+    rec.marketId = marketId;
+    emitFundingRate(this.sink, rec);
   }
 }
 

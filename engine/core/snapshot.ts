@@ -50,6 +50,11 @@
 // Version 5 (before accounts had margin settings) is still read: it lacks the account settings,
 // and import gives every account the defaults; such a state has the same hash as before.
 //
+// Version 11 adds the perpetuals' mark and funding part (perp/mark-price.ts) at the end: count of
+// perpetuals off fresh, then per one its market index, EWMA, premium sum and sample count. Version
+// 7 (before it) is still read, and every perpetual starts fresh. (8 to 10 are not formats of
+// this engine.)
+//
 // Version 6 (before the borrow/lend pools) is still read: it has no pool part, and import starts
 // every pool empty; such a state has the same hash as before (margin/pools.ts).
 //
@@ -62,12 +67,15 @@ import { ResultCode, type CommandHeader } from '../bus/types.js';
 import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
+import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 7;
+const FORMAT_VERSION = 11;
+/** The last version without the perpetuals' mark and funding state; import still reads it. */
+const FORMAT_VERSION_NO_PERP_MARKS = 7;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -131,6 +139,14 @@ const PARTS: readonly SnapshotPart[] = [
   },
   // the borrow/lend pools, their positions and the interest timer
   { exportTo: exportPoolsTo, importFrom: (s, r, version) => importPoolsFrom(s, r, version > FORMAT_VERSION_NO_POOLS) },
+  // the perpetuals' mark EWMAs and open funding intervals; their timers follow from lastTimeUs
+  {
+    exportTo: (s, w) => s.perpMarks.exportTo(w),
+    importFrom: (s, r, version) => {
+      s.perpMarks.importFrom(r, version > FORMAT_VERSION_NO_PERP_MARKS);
+      if (s.lastSeq >= 0 && needsPerpTimers(s)) armPerpTimers(s);
+    },
+  },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */
@@ -170,7 +186,8 @@ export function decodeState(s: EngineState, bytes: Uint8Array): void {
   expectSnapshot(s.lastSeq === -1 && s.accounts.count === 0 && s.pool.liveCount === 0, 'import needs a fresh engine');
   expectSnapshot(r.word() === MAGIC, 'not an engine snapshot (magic)');
   const version = r.word();
-  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && version <= FORMAT_VERSION, 'unknown snapshot format version');
+  const known = version >= FORMAT_VERSION_NO_GUARD && (version <= FORMAT_VERSION_NO_PERP_MARKS || version === FORMAT_VERSION);
+  expectSnapshot(known, 'unknown snapshot format version');
   for (const part of PARTS) part.importFrom(s, r, version);
   expectSnapshot(r.word() === END_MAGIC && r.atEnd(), 'snapshot does not end where its contents do');
   s.pool.expectAllPlaced();

@@ -25,6 +25,7 @@ import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { PendingQueue } from './book/pending.js';
 import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './margin/index-prices.js';
 import { Timers } from './timers.js';
+import { PerpMarks } from './perp/mark-price.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -46,6 +47,8 @@ export class EngineState {
   readonly out: Output;
   /** Each asset's index price, its engine time and source (margin/index-prices.ts). */
   readonly indexPrices: IndexPrices;
+  /** Each perpetual's mark price EWMA and its open funding interval's premiums (perp/mark-price.ts). */
+  readonly perpMarks: PerpMarks;
   /** The last order number turned into an id. */
   orderNumber = 0;
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
@@ -72,7 +75,9 @@ export class EngineState {
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
-    this.timers = new Timers(poolCapacity + 1); // one per order, and the interest timer
+    this.perpMarks = new PerpMarks(this.catalog);
+    // one per order, the interest timer, and the perpetuals' sampler and funding timers
+    this.timers = new Timers(poolCapacity + 1 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);

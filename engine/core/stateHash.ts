@@ -41,6 +41,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => v
   (s, d) => s.indexPrices.hashInto(d),
   // Only accounts off the default settings: every state without them keeps its earlier hash.
   (s, d) => s.accountSettings.hashInto(d, s.accounts.count),
+  // Only perpetuals whose mark or funding state moved: every earlier state keeps its hash.
+  (s, d) => s.perpMarks.hashInto(d),
 ];
 
 /**

@@ -25,6 +25,8 @@ import type {
   SystemStateRec,
   CollateralRec,
   DustRec,
+  MarkPriceRec,
+  FundingRateRec,
   IndexPriceRec,
   AccountSettingsRec,
   BorrowLendRec,
@@ -87,6 +89,10 @@ export const SYSTEM_STATE_BYTES = 32;
 export const COLLATERAL_BYTES = 136;
 /** DustRecord.sizeOf() */
 export const DUST_BYTES = 48;
+/** MarkPriceRecord.sizeOf() */
+export const MARK_PRICE_BYTES = 64;
+/** FundingRateRecord.sizeOf() */
+export const FUNDING_RATE_BYTES = 56;
 /** IndexPriceRecord.sizeOf() */
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
@@ -1523,6 +1529,114 @@ export function readDust(dv: DataView, off: number, r: DustRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// MarkPriceRecord
+
+export function newMarkPriceRec(): MarkPriceRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 56 /* RecordType.MarkPrice */,
+    flags: 0,
+    markPriceE9: 0,
+    indexPriceE9: 0,
+    fundingRateE12: 0,
+    nextFundingUs: 0,
+    marketId: 0,
+    source: 0,
+  };
+}
+
+const MARK_PRICE_I64_FIELDS = [
+  'markPriceE9',
+  'indexPriceE9',
+  'fundingRateE12',
+  'nextFundingUs',
+] as const;
+
+export function writeMarkPrice(dv: DataView, off: number, r: MarkPriceRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 56 /* RecordType.MarkPrice */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.markPriceE9) &&
+      Number.isSafeInteger(r.indexPriceE9) &&
+      Number.isSafeInteger(r.fundingRateE12) &&
+      Number.isSafeInteger(r.nextFundingUs)
+    )
+  ) badField(r, MARK_PRICE_I64_FIELDS);
+  put64(dv, off + 24, r.markPriceE9);
+  put64(dv, off + 32, r.indexPriceE9);
+  put64(dv, off + 40, r.fundingRateE12);
+  put64(dv, off + 48, r.nextFundingUs);
+  dv.setUint16(off + 56, r.marketId, true);
+  dv.setUint8(off + 58, r.source);
+  // padding (59..63)
+  dv.setUint8(off + 59, 0);
+  dv.setUint32(off + 60, 0, true);
+}
+
+export function readMarkPrice(dv: DataView, off: number, r: MarkPriceRec): void {
+  readHeader(dv, off, r);
+  r.markPriceE9 = getI64(dv, off + 24);
+  r.indexPriceE9 = getI64(dv, off + 32);
+  r.fundingRateE12 = getI64(dv, off + 40);
+  r.nextFundingUs = getI64(dv, off + 48);
+  r.marketId = dv.getUint16(off + 56, true);
+  r.source = dv.getUint8(off + 58);
+}
+
+// ---------------------------------------------------------------------------------------------
+// FundingRateRecord
+
+export function newFundingRateRec(): FundingRateRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 57 /* RecordType.FundingRate */,
+    flags: 0,
+    intervalEndUs: 0,
+    fundingRateE12: 0,
+    markPriceE9: 0,
+    marketId: 0,
+  };
+}
+
+const FUNDING_RATE_I64_FIELDS = [
+  'intervalEndUs',
+  'fundingRateE12',
+  'markPriceE9',
+] as const;
+
+export function writeFundingRate(dv: DataView, off: number, r: FundingRateRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 57 /* RecordType.FundingRate */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.intervalEndUs) &&
+      Number.isSafeInteger(r.fundingRateE12) &&
+      Number.isSafeInteger(r.markPriceE9)
+    )
+  ) badField(r, FUNDING_RATE_I64_FIELDS);
+  put64(dv, off + 24, r.intervalEndUs);
+  put64(dv, off + 32, r.fundingRateE12);
+  put64(dv, off + 40, r.markPriceE9);
+  dv.setUint16(off + 48, r.marketId, true);
+  // padding (50..55)
+  dv.setUint16(off + 50, 0, true);
+  dv.setUint32(off + 52, 0, true);
+}
+
+export function readFundingRate(dv: DataView, off: number, r: FundingRateRec): void {
+  readHeader(dv, off, r);
+  r.intervalEndUs = getI64(dv, off + 24);
+  r.fundingRateE12 = getI64(dv, off + 32);
+  r.markPriceE9 = getI64(dv, off + 40);
+  r.marketId = dv.getUint16(off + 48, true);
+}
+
+// ---------------------------------------------------------------------------------------------
 // IndexPriceRecord
 
 export function newIndexPriceRec(): IndexPriceRec {
@@ -1984,6 +2098,20 @@ export function emitDust(sink: RecordSink, r: DustRec): void {
 }
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitMarkPrice(sink: RecordSink, r: MarkPriceRec): void {
+  const at = sink.claim();
+  writeMarkPrice(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitFundingRate(sink: RecordSink, r: FundingRateRec): void {
+  const at = sink.claim();
+  writeFundingRate(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
 export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
   const at = sink.claim();
   writeIndexPrice(sink.view, at, r);
@@ -2054,6 +2182,10 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newCollateralRec(), readCollateral, dv, off);
     case 33 /* RecordType.Dust */:
       return decodeInto(newDustRec(), readDust, dv, off);
+    case 56 /* RecordType.MarkPrice */:
+      return decodeInto(newMarkPriceRec(), readMarkPrice, dv, off);
+    case 57 /* RecordType.FundingRate */:
+      return decodeInto(newFundingRateRec(), readFundingRate, dv, off);
     case 64 /* RecordType.IndexPrice */:
       return decodeInto(newIndexPriceRec(), readIndexPrice, dv, off);
     case 65 /* RecordType.AccountSettings */:

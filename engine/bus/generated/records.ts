@@ -20,6 +20,7 @@ import type {
   OrderBookState,
   SystemState,
   IndexPriceSource,
+  MarkPriceSource,
   OrderEvent,
   ResultCode,
   RecordType,
@@ -238,6 +239,31 @@ export interface DustRec extends RecordHeaderFields {
 }
 
 /**
+ * A perpetual's mark price and index (USDC per whole unit of the underlying ×10^9), the running
+ * estimate of the open funding interval's rate (×10^12, signed) and the interval's end: an event
+ * each second the mark is sampled, and a row of QueryMarkPrices.
+ */
+export interface MarkPriceRec extends RecordHeaderFields {
+  markPriceE9: number;
+  indexPriceE9: number;
+  fundingRateE12: number;
+  nextFundingUs: number;
+  marketId: number;
+  source: MarkPriceSource;
+}
+
+/**
+ * A perpetual's funding interval ended: its rate (×10^12, signed; positive: longs pay shorts),
+ * the mark it settled at (×10^9) and the interval's end (engine µs). An event.
+ */
+export interface FundingRateRec extends RecordHeaderFields {
+  intervalEndUs: number;
+  fundingRateE12: number;
+  markPriceE9: number;
+  marketId: number;
+}
+
+/**
  * An asset's index price (USDC per whole unit ×10^9, 0 before any), the engine time of its last
  * update and its source; an event when SetIndexPrice sets it, and a row of QueryIndexPrices, whose
  * stale flag says it is older than the configured maximum age at the query's engine time.
@@ -362,6 +388,8 @@ export type OutputRec =
   | (SystemStateRec & { type: RecordType.SystemState })
   | (CollateralRec & { type: RecordType.Collateral })
   | (DustRec & { type: RecordType.Dust })
+  | (MarkPriceRec & { type: RecordType.MarkPrice })
+  | (FundingRateRec & { type: RecordType.FundingRate })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
   | (AccountSettingsRec & { type: RecordType.AccountSettings })
   | (BorrowLendRec & { type: RecordType.BorrowLend })
@@ -1107,6 +1135,11 @@ export function fillQueryCollateral(cmd: Command, p: QueryCollateralPayload): vo
   const c = cmd.queryCollateral;
   c.accountId = p.accountId;
   c.assetId = p.assetId;
+}
+
+/** Makes `cmd` a QueryMarkPrices command (the sender sets requestId and frontId). */
+export function fillQueryMarkPrices(cmd: Command): void {
+  cmd.kind = 92 /* CommandKind.QueryMarkPrices */;
 }
 
 /** Makes `cmd` a QueryIndexPrices command (the sender sets requestId and frontId). */

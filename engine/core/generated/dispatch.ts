@@ -16,6 +16,7 @@ import { queryAccountSettings, updateAccountSettings } from '../margin/account-s
 import { borrowLend, queryBorrowLendPositions, queryLendPools } from '../margin/borrow-lend.js';
 import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
 import { queryFeeRates, setFeeRates, setMarketState } from '../operator.js';
+import { queryMarkPrices } from '../perp/funding.js';
 import { queryBalances, queryOpenOrders, queryOrder, querySnapshot } from '../queries.js';
 import { snapshot } from '../snapshot.js';
 import { setSystemState } from '../system.js';
@@ -56,6 +57,7 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 68 /* CommandKind.QueryFeeRates */: { const c = cmd.queryFeeRates; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryFeeRates(s, c); }
     case 72 /* CommandKind.QueryMaxOrderQty */: { const c = cmd.queryMaxOrderQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxOrderQty(s, c); }
     case 80 /* CommandKind.QueryCollateral */: { const c = cmd.queryCollateral; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryCollateral(s, c); }
+    case 92 /* CommandKind.QueryMarkPrices */: return queryMarkPrices(s, cmd);
     case 96 /* CommandKind.QueryIndexPrices */: return queryIndexPrices(s, cmd);
     case 97 /* CommandKind.QueryAccountSettings */: { const c = cmd.queryAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryAccountSettings(s, c); }
     case 98 /* CommandKind.QueryLendPools */: return queryLendPools(s, cmd);

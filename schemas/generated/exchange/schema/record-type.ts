@@ -17,6 +17,8 @@ export enum RecordType {
   SystemState = 11,
   Collateral = 32,
   Dust = 33,
+  MarkPrice = 56,
+  FundingRate = 57,
   IndexPrice = 64,
   AccountSettings = 65,
   BorrowLend = 66,
