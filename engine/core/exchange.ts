@@ -26,7 +26,7 @@ import { assert } from './assert.js';
 import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
 import { accrueInterest, HOUR_US } from './margin/borrow-lend.js';
-import { validateState } from './invariants.js';
+import { heldOutside, validateState } from './invariants.js';
 import { systemRefusal } from './system.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
@@ -101,13 +101,14 @@ export class Exchange {
 
   /**
    * Sum over accounts of available + locked units of an asset, plus the fees collected in it, plus
-   * what the borrow/lend pools hold (lent − borrowed + their interest lines): equal to the asset's
+   * what the borrow/lend pools hold (lent − borrowed + their interest lines) and the perpetuals'
+   * settlement line: equal to the asset's
    * deposits minus its withdrawals (conservation).
    */
   totalUnits(assetId: number): number {
     const assetIndex = this.s.catalog.assetIndex(assetId);
     assert(assetIndex >= 0, 'totalUnits of an unknown asset');
-    return this.s.ledger.totalUnits(assetIndex, this.s.accounts.count, this.s.pools.heldOutside(assetIndex));
+    return this.s.ledger.totalUnits(assetIndex, this.s.accounts.count, heldOutside(this.s, assetIndex));
   }
 
   /**

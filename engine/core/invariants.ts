@@ -13,7 +13,8 @@
 // consistent (checkReferences); index prices are positive where set and not newer than the last
 // command; the borrow/lend pools are consistent with their positions, each
 // asset's conservation counts what they hold, and the interest timer waits exactly while they
-// record it (margin/pools.ts).
+// record it (margin/pools.ts); each perpetual's positions sum to 0, and the settlement lines and
+// the claim queue agree (perp/positions.ts).
 //
 // Each structure checks its own invariants beside its rules (validate methods); this file runs
 // them and checks what ties structures together: each open order against the index, the accounts,
@@ -38,11 +39,18 @@ export function validateState(s: EngineState): void {
   s.pending.validate();
   s.pools.validate(s.accounts.count);
   checkInterestTimer(s);
-  s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => s.pools.heldOutside(assetIndex));
+  s.positions.validate(s.accounts.count);
+  // What the pools and the perpetuals' settlement lines hold is outside every account.
+  s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => heldOutside(s, assetIndex));
   s.indexPrices.validate(s.lastTimeUs);
   s.accountSettings.validate(s.accounts.count);
   s.perpMarks.validate();
   checkPerpTimers(s);
+}
+
+/** Units of an asset held outside the accounts: the pools' (lent − borrowed + interest lines) and the settlement line. */
+export function heldOutside(s: EngineState, assetIndex: number): bigint {
+  return s.pools.heldOutside(assetIndex) + BigInt(s.positions.settlementUnits[assetIndex]);
 }
 
 /** The interest timer waits exactly while it is recorded, due on an hour boundary after the last command. */

@@ -3,10 +3,12 @@
 // The book (book/) is product-agnostic: it places, matches and cancels orders and reports each
 // fill. What an open order holds and what a fill moves between accounts depend on what the market
 // trades; the book asks the market's rules through rulesOf, whose switch on the kind is the only
-// one (exchange-core's shape: matching settles through it, placing holds through it). Spot is the
-// only kind today (spot/); perpetuals and margin add a case here and a room beside spot/.
+// one (exchange-core's shape: matching settles through it, placing holds through it): spot (spot/)
+// and USDC-settled perpetuals (perp/: no hold, margin admission, positions and settlement).
 
-import { MarketKind, ResultCode, type PlaceOrderCommand } from '../bus/types.js';
+import { MarketKind, type PlaceOrderCommand, type ResultCode } from '../bus/types.js';
+import { perpHold, perpHoldAssetOf, perpHoldUnitsOf } from './perp/hold.js';
+import { reportPerpSettlement, settlePerp } from './perp/settle.js';
 import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
 import { reportSpotSettlement, settleSpot } from './spot/settle.js';
 import type { EngineState } from './state.js';
@@ -60,13 +62,12 @@ const SPOT: ProductRules = {
   reportSettlement: reportSpotSettlement,
 };
 
-/** A perpetual listed but not yet traded: every place is refused before it holds anything. */
-const PERP_LISTED: ProductRules = {
-  hold: () => ResultCode.UnknownMarket,
-  holdAssetOf,
-  holdUnitsOf,
-  settle: settleSpot,
-  reportSettlement: reportSpotSettlement,
+const PERP: ProductRules = {
+  hold: perpHold,
+  holdAssetOf: perpHoldAssetOf,
+  holdUnitsOf: perpHoldUnitsOf,
+  settle: settlePerp,
+  reportSettlement: reportPerpSettlement,
 };
 
 /** The rules of a market kind: the one switch on the kind. */
@@ -75,7 +76,7 @@ export function rulesOf(kind: number): ProductRules {
     case MarketKind.Spot:
       return SPOT;
     case MarketKind.Perp:
-      return PERP_LISTED;
+      return PERP;
     default:
       throw new Error(`engine assertion failed: market kind ${kind} has no rules`);
   }

@@ -45,6 +45,7 @@ import {
   emitFundingRate,
   emitMarketState,
   emitOrder,
+  emitPosition,
   emitResult,
   emitSystemState,
   emitTrade,
@@ -64,6 +65,7 @@ import {
   newFundingRateRec,
   newMarketStateRec,
   newOrderRec,
+  newPositionRec,
   newResultRec,
   newSystemStateRec,
   newTradeRec,
@@ -79,6 +81,26 @@ import type { LendPools } from './margin/pools.js';
 import { NO_MARK_MARKET, type Mark } from './margin/mark.js';
 import { floorDiv } from './margin/fixed.js';
 import type { AssetMarginLine, MarginSummary } from './margin/valuation.js';
+
+/** A position's figures as QueryPositions reports them (engine/core/perp/query.ts). */
+export interface PositionView {
+  accountId: number;
+  marketId: number;
+  positionId: number;
+  netLots: number;
+  exposureLots: number;
+  costUnits: bigint;
+  realizedUnits: bigint;
+  unrealizedUnits: bigint;
+  unsettledUnits: bigint;
+  feesUnits: bigint;
+  exposureNotionalUnits: bigint;
+  markPriceE9: number;
+  markSource: number;
+  estLiquidationPriceE9: number;
+  imf: bigint;
+  mmf: bigint;
+}
 import { BorrowLendEvent } from '../bus/types.js';
 
 /** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
@@ -388,6 +410,37 @@ export class Output {
     emitMarginSummary(this.sink, rec);
   }
 
+
+  private readonly positionRec = newPositionRec();
+
+  /** One perpetual position, answering QueryPositions (perp/query.ts computes its figures). */
+  position(view: PositionView, frontId: number, requestId: number): void {
+    const rec = this.positionRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Position;
+    rec.flags = 0;
+    rec.netLots = view.netLots;
+    rec.exposureLots = view.exposureLots;
+    [rec.costHigh, rec.costLow] = widePair(view.costUnits);
+    [rec.realizedHigh, rec.realizedLow] = widePair(view.realizedUnits);
+    [rec.unrealizedHigh, rec.unrealizedLow] = widePair(view.unrealizedUnits);
+    [rec.unsettledHigh, rec.unsettledLow] = widePair(view.unsettledUnits);
+    [rec.feesHigh, rec.feesLow] = widePair(view.feesUnits);
+    [rec.exposureNotionalHigh, rec.exposureNotionalLow] = widePair(view.exposureNotionalUnits);
+    rec.markPriceE9 = view.markPriceE9;
+    rec.estLiquidationPriceE9 = view.estLiquidationPriceE9;
+    rec.imf = Number(view.imf);
+    rec.mmf = Number(view.mmf);
+    rec.positionId = view.positionId;
+    rec.accountId = view.accountId;
+    rec.marketId = view.marketId;
+    rec.markSource = view.markSource;
+    emitPosition(this.sink, rec);
+  }
 
   /** One dust conversion of ConvertAllDust. */
   dust(accountId: number, marketIndex: number, amountUnits: number, payoutUnits: number, frontId: number, requestId: number): void {

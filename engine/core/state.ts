@@ -6,7 +6,8 @@
 //   accountSettings  (maxAccounts + 1) flags and leverage limits
 //   pool       min(markets × maxOrdersPerBook, maxAccounts × maxOpenOrdersPerAccount) orders
 //   index      2 × pool cells;                          books   2 × maxPriceLevelsPerSide levels each
-// the index prices of every asset (margin/index-prices.ts), and the counters that replay must reproduce (the order number behind ids, per-market trade and
+// the index prices of every asset (margin/index-prices.ts), (maxAccounts + 1) × perpetuals
+// positions (perp/positions.ts), and the counters that replay must reproduce (the order number behind ids, per-market trade and
 // depth update ids, the rest counters inside each book).
 
 import { OrderFlag, SystemState, type EngineConfig, type EngineLimits } from '../bus/types.js';
@@ -26,6 +27,7 @@ import { PendingQueue } from './book/pending.js';
 import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './margin/index-prices.js';
 import { Timers } from './timers.js';
 import { PerpMarks } from './perp/mark-price.js';
+import { Positions } from './perp/positions.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -49,6 +51,8 @@ export class EngineState {
   readonly indexPrices: IndexPrices;
   /** Each perpetual's mark price EWMA and its open funding interval's premiums (perp/mark-price.ts). */
   readonly perpMarks: PerpMarks;
+  /** Perpetual positions and the settlement lines (perp/positions.ts). */
+  readonly positions: Positions;
   /** The last order number turned into an id. */
   orderNumber = 0;
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
@@ -82,6 +86,8 @@ export class EngineState {
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
     const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
+    const perpMarkets = this.catalog.markets.map((_, m) => m).filter((m) => !this.catalog.isSpot(m));
+    this.positions = new Positions(maxAccounts, this.catalog.assetCount, perpMarkets, this.catalog.marketCount);
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
   }
 

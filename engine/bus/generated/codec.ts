@@ -27,6 +27,7 @@ import type {
   DustRec,
   MarkPriceRec,
   FundingRateRec,
+  PositionRec,
   IndexPriceRec,
   AccountSettingsRec,
   BorrowLendRec,
@@ -93,6 +94,8 @@ export const DUST_BYTES = 48;
 export const MARK_PRICE_BYTES = 64;
 /** FundingRateRecord.sizeOf() */
 export const FUNDING_RATE_BYTES = 56;
+/** PositionRecord.sizeOf() */
+export const POSITION_BYTES = 184;
 /** IndexPriceRecord.sizeOf() */
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
@@ -813,6 +816,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 68 /* CommandKind.QueryFeeRates */: writeAccountPayload(dv, off, c.queryFeeRates); break;
     case 72 /* CommandKind.QueryMaxOrderQty */: writeQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty); break;
     case 80 /* CommandKind.QueryCollateral */: writeQueryCollateralPayload(dv, off, c.queryCollateral); break;
+    case 88 /* CommandKind.QueryPositions */: writeAccountMarketPayload(dv, off, c.queryPositions); break;
     case 97 /* CommandKind.QueryAccountSettings */: writeAccountPayload(dv, off, c.queryAccountSettings); break;
     case 99 /* CommandKind.QueryBorrowLendPositions */: writeAccountPayload(dv, off, c.queryBorrowLendPositions); break;
     case 100 /* CommandKind.QueryMaxBorrowQty */: writeQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty); break;
@@ -851,6 +855,7 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 68 /* CommandKind.QueryFeeRates */: return readAccountPayload(dv, off, c.queryFeeRates);
     case 72 /* CommandKind.QueryMaxOrderQty */: return readQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty);
     case 80 /* CommandKind.QueryCollateral */: return readQueryCollateralPayload(dv, off, c.queryCollateral);
+    case 88 /* CommandKind.QueryPositions */: return readAccountMarketPayload(dv, off, c.queryPositions);
     case 97 /* CommandKind.QueryAccountSettings */: return readAccountPayload(dv, off, c.queryAccountSettings);
     case 99 /* CommandKind.QueryBorrowLendPositions */: return readAccountPayload(dv, off, c.queryBorrowLendPositions);
     case 100 /* CommandKind.QueryMaxBorrowQty */: return readQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty);
@@ -1637,6 +1642,141 @@ export function readFundingRate(dv: DataView, off: number, r: FundingRateRec): v
 }
 
 // ---------------------------------------------------------------------------------------------
+// PositionRecord
+
+export function newPositionRec(): PositionRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 48 /* RecordType.Position */,
+    flags: 0,
+    netLots: 0,
+    exposureLots: 0,
+    costHigh: 0,
+    costLow: 0,
+    realizedHigh: 0,
+    realizedLow: 0,
+    unrealizedHigh: 0,
+    unrealizedLow: 0,
+    unsettledHigh: 0,
+    unsettledLow: 0,
+    feesHigh: 0,
+    feesLow: 0,
+    exposureNotionalHigh: 0,
+    exposureNotionalLow: 0,
+    markPriceE9: 0,
+    estLiquidationPriceE9: 0,
+    imf: 0,
+    mmf: 0,
+    positionId: 0,
+    accountId: 0,
+    marketId: 0,
+    markSource: 0,
+  };
+}
+
+const POSITION_I64_FIELDS = [
+  'netLots',
+  'exposureLots',
+  'costHigh',
+  'costLow',
+  'realizedHigh',
+  'realizedLow',
+  'unrealizedHigh',
+  'unrealizedLow',
+  'unsettledHigh',
+  'unsettledLow',
+  'feesHigh',
+  'feesLow',
+  'exposureNotionalHigh',
+  'exposureNotionalLow',
+  'markPriceE9',
+  'estLiquidationPriceE9',
+  'imf',
+  'mmf',
+  'positionId',
+] as const;
+
+export function writePosition(dv: DataView, off: number, r: PositionRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 48 /* RecordType.Position */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.netLots) &&
+      Number.isSafeInteger(r.exposureLots) &&
+      Number.isSafeInteger(r.costHigh) &&
+      Number.isSafeInteger(r.costLow) &&
+      Number.isSafeInteger(r.realizedHigh) &&
+      Number.isSafeInteger(r.realizedLow) &&
+      Number.isSafeInteger(r.unrealizedHigh) &&
+      Number.isSafeInteger(r.unrealizedLow) &&
+      Number.isSafeInteger(r.unsettledHigh) &&
+      Number.isSafeInteger(r.unsettledLow) &&
+      Number.isSafeInteger(r.feesHigh) &&
+      Number.isSafeInteger(r.feesLow) &&
+      Number.isSafeInteger(r.exposureNotionalHigh) &&
+      Number.isSafeInteger(r.exposureNotionalLow) &&
+      Number.isSafeInteger(r.markPriceE9) &&
+      Number.isSafeInteger(r.estLiquidationPriceE9) &&
+      Number.isSafeInteger(r.imf) &&
+      Number.isSafeInteger(r.mmf) &&
+      Number.isSafeInteger(r.positionId)
+    )
+  ) badField(r, POSITION_I64_FIELDS);
+  put64(dv, off + 24, r.netLots);
+  put64(dv, off + 32, r.exposureLots);
+  put64(dv, off + 40, r.costHigh);
+  put64(dv, off + 48, r.costLow);
+  put64(dv, off + 56, r.realizedHigh);
+  put64(dv, off + 64, r.realizedLow);
+  put64(dv, off + 72, r.unrealizedHigh);
+  put64(dv, off + 80, r.unrealizedLow);
+  put64(dv, off + 88, r.unsettledHigh);
+  put64(dv, off + 96, r.unsettledLow);
+  put64(dv, off + 104, r.feesHigh);
+  put64(dv, off + 112, r.feesLow);
+  put64(dv, off + 120, r.exposureNotionalHigh);
+  put64(dv, off + 128, r.exposureNotionalLow);
+  put64(dv, off + 136, r.markPriceE9);
+  put64(dv, off + 144, r.estLiquidationPriceE9);
+  put64(dv, off + 152, r.imf);
+  put64(dv, off + 160, r.mmf);
+  put64(dv, off + 168, r.positionId);
+  dv.setUint32(off + 176, r.accountId, true);
+  dv.setUint16(off + 180, r.marketId, true);
+  dv.setUint8(off + 182, r.markSource);
+  // padding (183..183)
+  dv.setUint8(off + 183, 0);
+}
+
+export function readPosition(dv: DataView, off: number, r: PositionRec): void {
+  readHeader(dv, off, r);
+  r.netLots = getI64(dv, off + 24);
+  r.exposureLots = getI64(dv, off + 32);
+  r.costHigh = getI64(dv, off + 40);
+  r.costLow = getI64(dv, off + 48);
+  r.realizedHigh = getI64(dv, off + 56);
+  r.realizedLow = getI64(dv, off + 64);
+  r.unrealizedHigh = getI64(dv, off + 72);
+  r.unrealizedLow = getI64(dv, off + 80);
+  r.unsettledHigh = getI64(dv, off + 88);
+  r.unsettledLow = getI64(dv, off + 96);
+  r.feesHigh = getI64(dv, off + 104);
+  r.feesLow = getI64(dv, off + 112);
+  r.exposureNotionalHigh = getI64(dv, off + 120);
+  r.exposureNotionalLow = getI64(dv, off + 128);
+  r.markPriceE9 = getI64(dv, off + 136);
+  r.estLiquidationPriceE9 = getI64(dv, off + 144);
+  r.imf = getI64(dv, off + 152);
+  r.mmf = getI64(dv, off + 160);
+  r.positionId = getI64(dv, off + 168);
+  r.accountId = dv.getUint32(off + 176, true);
+  r.marketId = dv.getUint16(off + 180, true);
+  r.markSource = dv.getUint8(off + 182);
+}
+
+// ---------------------------------------------------------------------------------------------
 // IndexPriceRecord
 
 export function newIndexPriceRec(): IndexPriceRec {
@@ -2112,6 +2252,13 @@ export function emitFundingRate(sink: RecordSink, r: FundingRateRec): void {
 }
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitPosition(sink: RecordSink, r: PositionRec): void {
+  const at = sink.claim();
+  writePosition(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
 export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
   const at = sink.claim();
   writeIndexPrice(sink.view, at, r);
@@ -2186,6 +2333,8 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newMarkPriceRec(), readMarkPrice, dv, off);
     case 57 /* RecordType.FundingRate */:
       return decodeInto(newFundingRateRec(), readFundingRate, dv, off);
+    case 48 /* RecordType.Position */:
+      return decodeInto(newPositionRec(), readPosition, dv, off);
     case 64 /* RecordType.IndexPrice */:
       return decodeInto(newIndexPriceRec(), readIndexPrice, dv, off);
     case 65 /* RecordType.AccountSettings */:

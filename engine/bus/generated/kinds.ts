@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -43,6 +43,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 68, name: 'QueryFeeRates', mutating: false, answer: [10], wire: "GET /admin/accounts/fees" },
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 68, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
+  { kind: 88, name: 'QueryPositions', mutating: false, answer: [48, 2], wire: "positionQuery GET /api/v1/position" },
   { kind: 92, name: 'QueryMarkPrices', mutating: false, answer: [56, 2], wire: "GET /api/v1/markPrices" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
@@ -84,6 +85,7 @@ export type QueryCommandKind =
   | CommandKind.QueryFeeRates
   | CommandKind.QueryMaxOrderQty
   | CommandKind.QueryCollateral
+  | CommandKind.QueryPositions
   | CommandKind.QueryMarkPrices
   | CommandKind.QueryIndexPrices
   | CommandKind.QueryAccountSettings
@@ -123,6 +125,7 @@ RECORD_BYTES_BY_TYPE[32] = 136; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
 RECORD_BYTES_BY_TYPE[56] = 64; // MarkPrice
 RECORD_BYTES_BY_TYPE[57] = 56; // FundingRate
+RECORD_BYTES_BY_TYPE[48] = 184; // Position
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -148,6 +151,7 @@ BYTES_BY_TYPE[32] = 136; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
 BYTES_BY_TYPE[56] = 64; // MarkPrice
 BYTES_BY_TYPE[57] = 56; // FundingRate
+BYTES_BY_TYPE[48] = 184; // Position
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -171,6 +175,7 @@ export function newRecordScratch() {
     dust: newDustRec(),
     markPrice: newMarkPriceRec(),
     fundingRate: newFundingRateRec(),
+    position: newPositionRec(),
     indexPrice: newIndexPriceRec(),
     accountSettings: newAccountSettingsRec(),
     borrowLend: newBorrowLendRec(),
@@ -206,6 +211,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   68: 'QueryFeeRates',
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
+  88: 'QueryPositions',
   92: 'QueryMarkPrices',
   96: 'QueryIndexPrices',
   97: 'QueryAccountSettings',
@@ -241,6 +247,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryFeeRates: 68,
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
+  QueryPositions: 88,
   QueryMarkPrices: 92,
   QueryIndexPrices: 96,
   QueryAccountSettings: 97,
@@ -625,6 +632,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'Dust',
   56: 'MarkPrice',
   57: 'FundingRate',
+  48: 'Position',
   64: 'IndexPrice',
   65: 'AccountSettings',
   66: 'BorrowLend',
@@ -649,6 +657,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   Dust: 33,
   MarkPrice: 56,
   FundingRate: 57,
+  Position: 48,
   IndexPrice: 64,
   AccountSettings: 65,
   BorrowLend: 66,

@@ -264,6 +264,41 @@ export interface FundingRateRec extends RecordHeaderFields {
 }
 
 /**
+ * One perpetual position (engine/core/perp/positions.ts), answering QueryPositions; signed pairs
+ * (value = high × 2^53 + low, 0 ≤ low < 2^53) in units of the quote asset: cost C (the position's
+ * signed cost: −Σ price·qty of its open part, so netCost = −C and entry = −C / size), realized PnL
+ * since it opened, unrealized PnL at mark (size·mark + C, rounded down), unsettled equity (claims
+ * less debts and unpaid fees), futures fees since it opened, the exposure notional N (rounded
+ * up); net_lots the signed size; exposure_lots the worst-side exposure with open orders; the mark
+ * and the estimated liquidation price as USDC per whole unit of the underlying ×10^9 (rounded
+ * down; 0: none), mark_source as CollateralRecord's; imf and mmf at N (10^-12).
+ */
+export interface PositionRec extends RecordHeaderFields {
+  netLots: number;
+  exposureLots: number;
+  costHigh: number;
+  costLow: number;
+  realizedHigh: number;
+  realizedLow: number;
+  unrealizedHigh: number;
+  unrealizedLow: number;
+  unsettledHigh: number;
+  unsettledLow: number;
+  feesHigh: number;
+  feesLow: number;
+  exposureNotionalHigh: number;
+  exposureNotionalLow: number;
+  markPriceE9: number;
+  estLiquidationPriceE9: number;
+  imf: number;
+  mmf: number;
+  positionId: number;
+  accountId: number;
+  marketId: number;
+  markSource: number;
+}
+
+/**
  * An asset's index price (USDC per whole unit ×10^9, 0 before any), the engine time of its last
  * update and its source; an event when SetIndexPrice sets it, and a row of QueryIndexPrices, whose
  * stale flag says it is older than the configured maximum age at the query's engine time.
@@ -390,6 +425,7 @@ export type OutputRec =
   | (DustRec & { type: RecordType.Dust })
   | (MarkPriceRec & { type: RecordType.MarkPrice })
   | (FundingRateRec & { type: RecordType.FundingRate })
+  | (PositionRec & { type: RecordType.Position })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
   | (AccountSettingsRec & { type: RecordType.AccountSettings })
   | (BorrowLendRec & { type: RecordType.BorrowLend })
@@ -675,6 +711,9 @@ export interface QueryMaxOrderQtyCommand extends CommandHeader, QueryMaxOrderQty
 /** A QueryCollateral command as its rule reads it: the header and the QueryCollateralPayload. */
 export interface QueryCollateralCommand extends CommandHeader, QueryCollateralPayload {}
 
+/** A QueryPositions command as its rule reads it: the header and the AccountMarketPayload. */
+export interface QueryPositionsCommand extends CommandHeader, AccountMarketPayload {}
+
 /** A QueryAccountSettings command as its rule reads it: the header and the AccountPayload. */
 export interface QueryAccountSettingsCommand extends CommandHeader, AccountPayload {}
 
@@ -714,6 +753,7 @@ export interface Command extends CommandHeader {
   queryFeeRates: QueryFeeRatesCommand;
   queryMaxOrderQty: QueryMaxOrderQtyCommand;
   queryCollateral: QueryCollateralCommand;
+  queryPositions: QueryPositionsCommand;
   queryAccountSettings: QueryAccountSettingsCommand;
   queryBorrowLendPositions: QueryBorrowLendPositionsCommand;
   queryMaxBorrowQty: QueryMaxBorrowQtyCommand;
@@ -744,6 +784,7 @@ export function newCommand(): Command {
     queryFeeRates: { requestId: 0, frontId: 0, kind: 68 /* CommandKind.QueryFeeRates */, accountId: 0 },
     queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0, flags: 0 },
     queryCollateral: { requestId: 0, frontId: 0, kind: 80 /* CommandKind.QueryCollateral */, accountId: 0, assetId: 0 },
+    queryPositions: { requestId: 0, frontId: 0, kind: 88 /* CommandKind.QueryPositions */, accountId: 0, marketId: 0 },
     queryAccountSettings: { requestId: 0, frontId: 0, kind: 97 /* CommandKind.QueryAccountSettings */, accountId: 0 },
     queryBorrowLendPositions: { requestId: 0, frontId: 0, kind: 99 /* CommandKind.QueryBorrowLendPositions */, accountId: 0 },
     queryMaxBorrowQty: { requestId: 0, frontId: 0, kind: 100 /* CommandKind.QueryMaxBorrowQty */, accountId: 0, assetId: 0 },
@@ -912,6 +953,7 @@ export function resetCommand(cmd: Command): void {
   resetAccountPayload(cmd.queryFeeRates);
   resetQueryMaxOrderQtyPayload(cmd.queryMaxOrderQty);
   resetQueryCollateralPayload(cmd.queryCollateral);
+  resetAccountMarketPayload(cmd.queryPositions);
   resetAccountPayload(cmd.queryAccountSettings);
   resetAccountPayload(cmd.queryBorrowLendPositions);
   resetQueryMaxBorrowQtyPayload(cmd.queryMaxBorrowQty);
@@ -1137,6 +1179,14 @@ export function fillQueryCollateral(cmd: Command, p: QueryCollateralPayload): vo
   c.assetId = p.assetId;
 }
 
+/** Makes `cmd` a QueryPositions command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryPositions(cmd: Command, p: AccountMarketPayload): void {
+  cmd.kind = 88 /* CommandKind.QueryPositions */;
+  const c = cmd.queryPositions;
+  c.accountId = p.accountId;
+  c.marketId = p.marketId;
+}
+
 /** Makes `cmd` a QueryMarkPrices command (the sender sets requestId and frontId). */
 export function fillQueryMarkPrices(cmd: Command): void {
   cmd.kind = 92 /* CommandKind.QueryMarkPrices */;
@@ -1214,6 +1264,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; p.accountId = slot.accountId; break; }
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; p.flags = slot.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
+    case 88 /* CommandKind.QueryPositions */: { const p = c.queryPositions; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; p.accountId = slot.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; p.accountId = slot.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
@@ -1249,6 +1300,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 68 /* CommandKind.QueryFeeRates */: { const p = c.queryFeeRates; slot.accountId = p.accountId; break; }
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; slot.flags = p.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
+    case 88 /* CommandKind.QueryPositions */: { const p = c.queryPositions; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; slot.accountId = p.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; slot.accountId = p.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }

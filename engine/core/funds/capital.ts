@@ -3,7 +3,8 @@
 //
 // CreateAccount adds an account for a new, non-zero 32-byte key (DuplicateKey, AccountLimitReached);
 // Deposit credits available units, refused once the asset's supply would leave the safe-integer
-// range (AmountOutOfRange), which bounds every later settlement (ledger.ts).
+// range (AmountOutOfRange), which bounds every later settlement (ledger.ts); a deposit of a
+// perpetual's quote asset first pays the account's perpetual debts (perp/settle.ts).
 //
 // Withdraw moves available units out of the exchange at once (an account that borrows must keep
 // its margin: margin/borrow-lend.ts, InsufficientMargin; with autoLendRedeem or autoBorrow the
@@ -41,6 +42,7 @@ import {
 import type { EngineState } from '../state.js';
 import { type AmountUnits } from '../units.js';
 import { KEY_BYTES } from './accounts.js';
+import { payDebtsOnDeposit } from '../perp/settle.js';
 import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
 
 /** The flags a withdrawal may carry: spot margin funding of the shortfall. */
@@ -72,6 +74,7 @@ export function deposit(s: EngineState, cmd: DepositCommand): void {
   else if (!s.ledger.canDeposit(assetIndex, amount)) code = ResultCode.AmountOutOfRange;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.ledger.deposit(cmd.accountId, assetIndex, amount);
+  payDebtsOnDeposit(s, cmd.accountId, assetIndex);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
   s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
 }

@@ -108,6 +108,18 @@ export class Ledger {
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
   }
 
+  // Perpetual settlement (perp/settle.ts): the settlement line keeps the other side (perp/positions.ts).
+
+  /** available → the settlement line (a realized loss or a debt paid). The caller checked available ≥ amount. */
+  toSettlement(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    this.toPool(accountId, assetIndex, amount);
+  }
+
+  /** The settlement line → available (a realized profit paid). */
+  fromSettlement(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    this.fromPool(accountId, assetIndex, amount);
+  }
+
   // Withdrawals and dust conversion.
 
   /** available → out of the exchange: the asset's supply shrinks by the same amount. The caller checked available ≥ amount. */

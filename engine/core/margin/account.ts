@@ -34,7 +34,7 @@ export interface NetEquity {
   netEquityUnits: bigint;
 }
 
-/** Net equity from valued assets, the positions' unrealized PnL (signed) and unsettled equity. */
+/** Net equity from valued assets, the positions' unrealized PnL (signed) and unsettled equity (signed: claims less debts). */
 export function netEquity(assets: readonly AssetValue[], pnlUnrealizedUnits: bigint, unsettledUnits: bigint): NetEquity {
   let assetsUnits = 0n;
   let liabilitiesUnits = 0n;
@@ -43,7 +43,6 @@ export function netEquity(assets: readonly AssetValue[], pnlUnrealizedUnits: big
     assetsUnits += asset.collateralUnits;
     liabilitiesUnits += asset.liabilityUnits;
   }
-  assert(unsettledUnits >= 0n, 'unsettled equity is a claim, never negative');
   return { assetsUnits, liabilitiesUnits, netEquityUnits: assetsUnits + pnlUnrealizedUnits + unsettledUnits - liabilitiesUnits };
 }
 

@@ -144,9 +144,11 @@ export function marginAfter(s: EngineState, accountId: number, changedIndex: num
   return admits(summary.netEquityUnits, summary.margin) ? ResultCode.Ok : ResultCode.InsufficientMargin;
 }
 
-/** Whether the account borrows anything (a withdrawal then needs the margin test). */
+/** Whether the account borrows anything or holds a perpetual position (a withdrawal then needs the margin test). */
 export function borrowsAnything(s: EngineState, accountId: number): boolean {
   for (let assetIndex = 0; assetIndex < s.pools.assetCount; assetIndex++) if (s.pools.borrowed[s.pools.cell(accountId, assetIndex)] > 0) return true;
+  const p = s.positions;
+  for (let ordinal = 0; ordinal < p.perpCount; ordinal++) if (p.isOpen(p.cell(accountId, p.marketOf[ordinal]))) return true;
   return false;
 }
 

@@ -64,7 +64,7 @@ export function bookMarkOf(s: EngineState, assetIndex: number): Mark | null {
   return null;
 }
 
-function indexMark(s: EngineState, assetIndex: number, source: MarkSource): Mark {
+export function indexMark(s: EngineState, assetIndex: number, source: MarkSource): Mark {
   const priceE9 = s.indexPrices.priceOf(assetIndex);
   assert(priceE9 > 0, 'an index mark without an index price');
   const quoteDecimals = s.pools.decimalsOf[s.pools.valuationIndex];

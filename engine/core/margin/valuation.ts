@@ -6,10 +6,11 @@
 //
 //   collateral(asset) = (available + locked + lent) × mark × haircut weight   (collateral.ts)
 //   liability(asset)  = borrowed × mark, no haircut
-//   netEquity         = Σ collateral − Σ liabilities   (no perpetuals: no uPnL, no unsettled equity)
-//   exposure          = each borrow at mark, IMF with the account's leverage limit (fractions.ts)
+//   netEquity         = Σ collateral − Σ liabilities + Σ perpetual uPnL + unsettled equity
+//   exposure          = each borrow at mark, and each perpetual's worst-side exposure at its mark
+//                       (perp/exposure.ts), IMF with the account's leverage limit (fractions.ts)
 //
-// Cost: O(assets) for one account, never a walk over accounts. Precision: bigint throughout; the
+// Cost: O(assets + perpetuals + the account's open orders) for one account, never a walk over accounts. Precision: bigint throughout; the
 // roundings are those of collateral.ts, fractions.ts and account.ts (always against the account).
 //
 // An asset without a mark counts for nothing as collateral; a borrowed asset without a mark makes
@@ -25,6 +26,7 @@ import { collateralLine, notionalCeil } from './collateral.js';
 import type { Fraction } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
 import { MarkSource, markOf, type Mark } from './mark.js';
+import { perpSummary, type PerpOrderChange, type PerpSummary } from '../perp/exposure.js';
 
 /** One asset of the summary, in the asset's units and in quote units of the valuation asset. */
 export interface AssetMarginLine {
@@ -49,7 +51,9 @@ export interface MarginSummary {
   netEquityUnits: bigint;
   /** TEN, Σ N·IMF (netEquityLocked), Σ N·MMF and the account fractions over the borrows. */
   margin: AccountMargin;
-  /** A borrowed asset has no mark at all. */
+  /** The perpetuals: unrealized PnL, unsettled equity, each one's exposure (perp/exposure.ts). */
+  perp: PerpSummary;
+  /** A borrowed asset, or a perpetual with a position or exposure, has no mark at all. */
   unpriced: boolean;
   /** Some asset that counts is valued at anything but a fresh index (header). */
   stale: boolean;
@@ -60,6 +64,8 @@ export interface MarginChange {
   assetIndex: number;
   heldDelta: bigint;
   borrowDelta: bigint;
+  /** A perpetual order not yet placed, counted as open (order admission, perp/hold.ts). */
+  perpOrder?: PerpOrderChange;
 }
 
 const NO_CHANGE: MarginChange = { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n };
@@ -108,6 +114,9 @@ export function marginSummary(s: EngineState, accountId: number, change: MarginC
       mmf: positionMmf(collateral.mmf, line.liabilityUnits, quoteDecimals),
     });
   }
-  const equity = netEquity(lines.map((l) => ({ collateralUnits: l.collateralUnits, liabilityUnits: l.liabilityUnits })), 0n, 0n);
-  return { lines, ...equity, margin: accountMargin(exposures, equity.netEquityUnits, leverage), unpriced, stale };
+  const perp = perpSummary(s, accountId, leverage, change.perpOrder ?? null, nowUs);
+  exposures.push(...perp.exposures);
+  const assets = lines.map((l) => ({ collateralUnits: l.collateralUnits, liabilityUnits: l.liabilityUnits }));
+  const equity = netEquity(assets, perp.pnlUnrealizedUnits, perp.unsettledUnits);
+  return { lines, ...equity, margin: accountMargin(exposures, equity.netEquityUnits, leverage), perp, unpriced: unpriced || perp.unpriced, stale };
 }

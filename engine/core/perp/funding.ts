@@ -23,7 +23,7 @@
 import { FRONT_ID_NONE, MarkPriceSource, ResultCode, type CommandHeader } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import type { EngineState } from '../state.js';
-import { anyFreshIndex, nextSecondUs, perpMarkOf, sampleMark } from './mark-price.js';
+import { anyFreshIndex, nextSecondUs, perpMarkPriceOf, sampleMark } from './mark-price.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 
 /** The interest add-on of the 8-hour rate: 0.01 % at 10^-12. */
@@ -93,7 +93,7 @@ export function settleFunding(s: EngineState, timer: number): void {
   s.timers.remove(timer);
   if (marks.sampleCount[m] > 0) {
     const rate = estimatedRateE12(s, m);
-    s.out.fundingRate(s.catalog.markets[m].marketId, dueUs, rate, perpMarkOf(s, m, dueUs).markE9);
+    s.out.fundingRate(s.catalog.markets[m].marketId, dueUs, rate, perpMarkPriceOf(s, m, dueUs).markE9);
     marks.premiumSumE12[m] = 0;
     marks.sampleCount[m] = 0;
   }
@@ -120,7 +120,7 @@ export function queryMarkPrices(s: EngineState, cmd: CommandHeader): void {
   const nowUs = s.out.applyTimeUs;
   let rows = 0;
   for (const m of s.perpMarks.perpMarkets) {
-    const mark = perpMarkOf(s, m, nowUs);
+    const mark = perpMarkPriceOf(s, m, nowUs);
     if (mark.source === MarkPriceSource.None) continue;
     s.out.markPrice(s.catalog.markets[m].marketId, mark.markE9, mark.indexE9, estimatedRateE12(s, m), nextFundingUs(s, m, nowUs), mark.source, cmd.frontId, cmd.requestId);
     rows++;

@@ -10,7 +10,7 @@
 //   BookMedian  median(best bid, best ask, last trade) of the perpetual's own book, once the
 //               index is stale;   BookMid  (bid + ask) / 2;   BookLast  the last trade;
 //   StaleIndex  the last index however old (as margin/mark.ts values an asset);
-// and none when the market has neither. perpMarkOf computes it from state at any engine time:
+// and none when the market has neither. perpMarkPriceOf computes it from state at any engine time:
 // the mark itself is not state.
 //
 // Sampling (venue mechanics [P]: once a second with α = 1 − e^(−1/60)): a MarkSample timer due
@@ -185,7 +185,7 @@ export interface PerpMark {
 }
 
 /** The mark price of perpetual market `marketIndex` at engine time `nowUs` (see the header). */
-export function perpMarkOf(s: EngineState, marketIndex: number, nowUs = s.lastTimeUs): PerpMark {
+export function perpMarkPriceOf(s: EngineState, marketIndex: number, nowUs = s.lastTimeUs): PerpMark {
   const underlying = s.catalog.baseIndexOf[marketIndex];
   const indexE9 = s.indexPrices.priceOf(underlying);
   if (!s.indexPrices.isStale(underlying, nowUs)) {
@@ -269,7 +269,7 @@ export function sampleMark(s: EngineState, marketIndex: number, dueUs: number): 
   const indexE9 = s.indexPrices.priceOf(underlying);
   const mid = s.books[marketIndex].orderBookState === OrderBookState.PostOnly ? 0 : midE9(s, marketIndex);
   marks.ewmaE9[marketIndex] = ewmaStep(marks.ewmaE9[marketIndex], mid > 0 ? mid - indexE9 : 0);
-  const mark = perpMarkOf(s, marketIndex, dueUs);
+  const mark = perpMarkPriceOf(s, marketIndex, dueUs);
   marks.premiumSumE12[marketIndex] += premiumE12(mark.markE9, indexE9);
   marks.sampleCount[marketIndex]++;
   return mark;

@@ -46,6 +46,7 @@ export { OrderStatus } from './schema/order-status.js';
 export { OrderTargetPayload } from './schema/order-target-payload.js';
 export { OrderType } from './schema/order-type.js';
 export { PlaceOrderPayload } from './schema/place-order-payload.js';
+export { PositionRecord } from './schema/position-record.js';
 export { QueryCollateralPayload } from './schema/query-collateral-payload.js';
 export { QueryMaxBorrowQtyPayload } from './schema/query-max-borrow-qty-payload.js';
 export { QueryMaxOrderQtyPayload } from './schema/query-max-order-qty-payload.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { CommandKind, MarkPriceSource, OrderBookState, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { fundingRateE12 } from '../../../engine/core/perp/funding.js';
-import { ALPHA_E12, clampToBand, ewmaStep, perpMarkOf, premiumE12 } from '../../../engine/core/perp/mark-price.js';
+import { ALPHA_E12, clampToBand, ewmaStep, perpMarkPriceOf, premiumE12 } from '../../../engine/core/perp/mark-price.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
 import { marginConfig } from '../../helpers/margin-harness.js';
@@ -145,7 +145,7 @@ describe('perp mark sampling and funding on engine time', () => {
     expect(marks(quiet)).toEqual([]);
     expect(s.timers.dueOf(s.perpMarks.sampleTimer)).toBe(14 * HOUR_US + SECOND_US);
     // The mark falls back to the last index, however old.
-    expect(perpMarkOf(s, PERP)).toEqual({ markE9: SOL_150, indexE9: SOL_150, source: MarkPriceSource.StaleIndex });
+    expect(perpMarkPriceOf(s, PERP)).toEqual({ markE9: SOL_150, indexE9: SOL_150, source: MarkPriceSource.StaleIndex });
     const query = h.apply({ kind: CommandKind.QueryMarkPrices });
     expect(marks(query).map((m) => [m.marketId, m.source, m.fundingRateE12, m.nextFundingUs])).toEqual([[PERP, MarkPriceSource.StaleIndex, QUIET_HOURLY, 15 * HOUR_US]]);
     expect(resultOf(query).value).toBe(1);

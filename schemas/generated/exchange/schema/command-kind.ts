@@ -28,6 +28,7 @@ export enum CommandKind {
   QueryFeeRates = 68,
   QueryMaxOrderQty = 72,
   QueryCollateral = 80,
+  QueryPositions = 88,
   QueryMarkPrices = 92,
   QueryIndexPrices = 96,
   QueryAccountSettings = 97,

@@ -17,6 +17,7 @@ export enum RecordType {
   SystemState = 11,
   Collateral = 32,
   Dust = 33,
+  Position = 48,
   MarkPrice = 56,
   FundingRate = 57,
   IndexPrice = 64,

@@ -5,7 +5,7 @@
 // after the kind fills the kind's payload and collects the answer its answer attribute names. The
 // hand-written EngineCalls (../index.ts) extends this class with the submission itself.
 
-import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryLendPools, fillQueryMarkPrices, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenOrders, fillQueryOrder, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
+import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryLendPools, fillQueryMarkPrices, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
 import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, lendPoolsAnswer, markPricesAnswer, orderAnswer, orderListAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type LendPoolView, type MarkPriceView, type OrderView, type Reply } from '../answers.js';
 
@@ -113,6 +113,11 @@ export abstract class KindCalls {
   /** QueryCollateral (collateralQuery GET /api/v1/capital/collateral); answered by Collateral, MarginSummary, Result. */
   queryCollateral(reply: Reply<Collateral>, p: QueryCollateralPayload): boolean {
     return this.submit(reply, CommandKind.QueryCollateral, (cmd) => fillQueryCollateral(cmd, p), collateralAnswer(reply));
+  }
+
+  /** QueryPositions (positionQuery GET /api/v1/position); answered by Position, Result. */
+  queryPositions(reply: Reply<Accepted>, p: AccountMarketPayload): boolean {
+    return this.submit(reply, CommandKind.QueryPositions, (cmd) => fillQueryPositions(cmd, p), resultAnswer(reply));
   }
 
   /** QueryMarkPrices (GET /api/v1/markPrices); answered by MarkPrice, Result. */

@@ -1,0 +1,117 @@
+// What an account's perpetual positions add to its margin summary (venue mechanics §1.2–§1.3):
+// for each perpetual in which it has a position, open orders or an unsettled amount,
+//   unrealized PnL      size·mark + C (rounded down: against the account)
+//   unsettled equity    claims (> 0) less debts and unpaid fees
+//   exposure quantity   max(|size + Σ bids|, |size − Σ asks|)   (the worst side, §1.3 [P])
+//   exposure notional   N = exposure × mark (rounded up), with IMF(N) and MMF(N) of the market
+// at the perpetual's mark (mark.ts). A perpetual with exposure or a size but no mark makes the
+// summary unpriced.
+//
+// Cost: O(perpetual markets + the account's open orders) for one account; the open orders are
+// walked once through the account's order list.
+
+import { Side } from '../../bus/types.js';
+import { NO_SLOT } from '../book/orders.js';
+import type { Exposure } from '../margin/account.js';
+import { notionalCeil } from '../margin/collateral.js';
+import { floorDiv } from '../margin/fixed.js';
+import { positionImf, positionMmf } from '../margin/fractions.js';
+import type { Mark } from '../margin/mark.js';
+import type { EngineState } from '../state.js';
+import { perpMarkOf } from './mark.js';
+
+/** An order not yet placed, counted as if open (admission): lots on one side of one perpetual. */
+export interface PerpOrderChange {
+  marketIndex: number;
+  side: Side;
+  lots: number;
+}
+
+export interface PerpLine {
+  marketIndex: number;
+  cell: number;
+  lots: number;
+  bidLots: number;
+  askLots: number;
+  mark: Mark | null;
+  pnlUnrealizedUnits: bigint;
+  /** Claims less debts and unpaid fees. */
+  unsettledUnits: bigint;
+  exposureLots: number;
+  /** N, IMF and MMF of the exposure (0 when there is none or no mark). */
+  exposure: Exposure;
+}
+
+export interface PerpSummary {
+  lines: PerpLine[];
+  pnlUnrealizedUnits: bigint;
+  unsettledUnits: bigint;
+  exposures: Exposure[];
+  unpriced: boolean;
+}
+
+/** Open lots of the account per perpetual and side: [ordinal × 2 + side]. */
+function openLots(s: EngineState, accountId: number, change: PerpOrderChange | null): Float64Array {
+  const p = s.positions;
+  const lots = new Float64Array(p.perpCount * 2);
+  const pool = s.pool;
+  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
+    const ordinal = p.ordinalOf[pool.marketIndex[slot]];
+    if (ordinal >= 0) lots[ordinal * 2 + pool.side[slot]] += pool.remainingLots[slot];
+  }
+  if (change !== null) lots[p.ordinalOf[change.marketIndex] * 2 + change.side] += change.lots;
+  return lots;
+}
+
+/** Worst-side exposure in lots: max(|size + bids|, |size − asks|). */
+export function exposureLotsOf(lots: number, bidLots: number, askLots: number): number {
+  return Math.max(Math.abs(lots + bidLots), Math.abs(lots - askLots));
+}
+
+/** One perpetual of the account, valued at its mark. */
+function perpLine(s: EngineState, accountId: number, ordinal: number, bidLots: number, askLots: number, leverage: bigint, nowUs: number): PerpLine {
+  const p = s.positions;
+  const marketIndex = p.marketOf[ordinal];
+  const market = s.catalog.markets[marketIndex];
+  const cell = p.cell(accountId, marketIndex);
+  const lots = p.lots[cell];
+  const mark = perpMarkOf(s, marketIndex, nowUs);
+  const exposureLots = exposureLotsOf(lots, bidLots, askLots);
+  const line: PerpLine = {
+    marketIndex, cell, lots, bidLots, askLots, mark, pnlUnrealizedUnits: 0n,
+    unsettledUnits: p.unsettled[cell] - p.feeDebt[cell], exposureLots, exposure: { notionalUnits: 0n, imf: 0n as bigint, mmf: 0n as bigint },
+  };
+  if (mark === null) return line;
+  const sizeUnits = BigInt(lots) * BigInt(market.baseUnitsPerLot);
+  line.pnlUnrealizedUnits = floorDiv(sizeUnits * mark.price.quoteUnits, mark.price.baseUnits) + p.cost[cell];
+  if (exposureLots === 0) return line;
+  const perp = market.perp!;
+  const quoteDecimals = s.pools.decimalsOf[s.catalog.quoteIndexOf[marketIndex]];
+  const notionalUnits = notionalCeil(BigInt(exposureLots) * BigInt(market.baseUnitsPerLot), mark.price);
+  line.exposure = {
+    notionalUnits,
+    imf: positionImf(perp.imf, notionalUnits, quoteDecimals, leverage),
+    mmf: positionMmf(perp.mmf, notionalUnits, quoteDecimals),
+  };
+  return line;
+}
+
+/** The account's perpetuals at engine time `nowUs`, optionally with an order not yet placed. */
+export function perpSummary(s: EngineState, accountId: number, leverage: bigint, change: PerpOrderChange | null, nowUs: number): PerpSummary {
+  const p = s.positions;
+  const summary: PerpSummary = { lines: [], pnlUnrealizedUnits: 0n, unsettledUnits: 0n, exposures: [], unpriced: false };
+  if (p.perpCount === 0) return summary;
+  const lots = openLots(s, accountId, change);
+  for (let ordinal = 0; ordinal < p.perpCount; ordinal++) {
+    const bidLots = lots[ordinal * 2 + Side.Bid];
+    const askLots = lots[ordinal * 2 + Side.Ask];
+    if (!p.isOpen(p.cell(accountId, p.marketOf[ordinal])) && bidLots === 0 && askLots === 0) continue;
+    const line = perpLine(s, accountId, ordinal, bidLots, askLots, leverage, nowUs);
+    summary.lines.push(line);
+    summary.pnlUnrealizedUnits += line.pnlUnrealizedUnits;
+    summary.unsettledUnits += line.unsettledUnits;
+    if (line.mark === null && (line.lots !== 0 || line.exposureLots !== 0)) summary.unpriced = true;
+    if (line.exposure.notionalUnits > 0n) summary.exposures.push(line.exposure);
+  }
+  return summary;
+}

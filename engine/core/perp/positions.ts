@@ -1,0 +1,255 @@
+// Perpetual positions: one net position per (account, perpetual market), and the perpetuals'
+// settlement line per quote asset.
+//
+// A position is its signed size in lots and its signed cost C in quote units (USDC): each fill
+// adds −price·qty to the buyer's C and +price·qty to the seller's, so Σ C moves by 0 on every
+// fill. Its unrealized PnL at mark m is size·m + C; its entry price (display) is −C / size, which
+// the rules below keep as the venue defines it: the weighted average of increasing fills,
+// unchanged by reductions, reset to the fill price by a flip.
+//
+// Reducing r of |L| lots moves the reduced share of C, floor(C·r/|L|) (rounded against the
+// account), out of the position together with the fill's cost of those r lots: their sum is the
+// realized PnL R. C_after + R = C_before + fill cost, so Σ (C + realized) over every position
+// changes by 0 on each fill: realization creates no money, it only decides when money moves.
+//
+// Settlement, exact and zero-sum (the perpetuals' rule, README "Perpetuals"): a realized loss is
+// paid into the quote asset's settlement line from the account's available units, a realized
+// profit out of it, and only out of what it holds. What cannot move yet stays on the position:
+// `unsettled` (signed: a claim > 0 on the line, a debt < 0 the account owes it) and `feeDebt`
+// (a futures fee its available USDC could not pay, owed to the fee ledger). Debts are paid from
+// available units at the account's next fill in the market and at its next deposit of the quote
+// asset; claims wait in one FIFO queue per exchange and are paid, oldest first, whenever units
+// reach the line. So no account ever receives a unit the line does not hold, no balance goes
+// negative, and for the quote asset
+//   Σ (available + locked + lent − borrowed) + fees + interest lines + settlement line = supply.
+// While the line holds units no claim waits (the queue is drained as units arrive).
+//
+// Storage: flat typed arrays indexed by accountId × perpCount + perp ordinal (catalog order of the
+// perpetual markets); money in BigInt64Array (a position's cost may pass 2^53), sizes in a
+// Float64Array of safe integers. Position ids come from one counter, given when a position opens
+// from flat, so replay reproduces them.
+
+import { assert } from '../assert.js';
+import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
+
+/** No queued cell. */
+const NO_CELL = -1;
+
+export class Positions {
+  /** Perpetual ordinal by market index (-1: a spot market), and market index by ordinal. */
+  readonly ordinalOf: Int32Array;
+  readonly marketOf: number[];
+  readonly perpCount: number;
+  readonly lots: Float64Array;
+  readonly cost: BigInt64Array;
+  /** Realized PnL of the position since it opened (pnlRealized). */
+  readonly realized: BigInt64Array;
+  /** Futures fees charged to the position since it opened (breakEvenPrice). */
+  readonly fees: BigInt64Array;
+  /** Realized but not yet settled: > 0 a claim on the settlement line, < 0 a debt to it. */
+  readonly unsettled: BigInt64Array;
+  /** Futures fees not yet paid to the fee ledger. */
+  readonly feeDebt: BigInt64Array;
+  readonly positionId: Float64Array;
+  /** The FIFO of cells with a claim: next links, a membership flag, head and tail. */
+  private readonly queueNext: Int32Array;
+  private readonly queued: Uint8Array;
+  private queueHead = NO_CELL;
+  private queueTail = NO_CELL;
+  /** The settlement line per asset index (units it holds; only quote assets of perpetuals move). */
+  readonly settlementUnits: Float64Array;
+  /** The last position id given. */
+  lastPositionId = 0;
+
+  constructor(maxAccounts: number, readonly assetCount: number, perpMarketIndices: readonly number[], marketCount: number) {
+    this.perpCount = perpMarketIndices.length;
+    this.marketOf = [...perpMarketIndices];
+    this.ordinalOf = new Int32Array(marketCount).fill(-1);
+    perpMarketIndices.forEach((marketIndex, ordinal) => { this.ordinalOf[marketIndex] = ordinal; });
+    const cells = (maxAccounts + 1) * this.perpCount;
+    this.lots = new Float64Array(cells);
+    this.cost = new BigInt64Array(cells);
+    this.realized = new BigInt64Array(cells);
+    this.fees = new BigInt64Array(cells);
+    this.unsettled = new BigInt64Array(cells);
+    this.feeDebt = new BigInt64Array(cells);
+    this.positionId = new Float64Array(cells);
+    this.queueNext = new Int32Array(cells).fill(NO_CELL);
+    this.queued = new Uint8Array(cells);
+    this.settlementUnits = new Float64Array(assetCount);
+  }
+
+  cell(accountId: number, marketIndex: number): number {
+    const ordinal = this.ordinalOf[marketIndex];
+    assert(ordinal >= 0, 'a position in a market that is not a perpetual');
+    const cell = accountId * this.perpCount + ordinal;
+    assert(cell < this.lots.length, 'position cell out of range');
+    return cell;
+  }
+
+  accountOf(cell: number): number {
+    return Math.floor(cell / this.perpCount);
+  }
+
+  marketIndexOf(cell: number): number {
+    return this.marketOf[cell % this.perpCount];
+  }
+
+  /** Whether the cell has anything to show or settle: a size, or an unsettled amount. */
+  isOpen(cell: number): boolean {
+    return this.lots[cell] !== 0 || this.unsettled[cell] !== 0n || this.feeDebt[cell] !== 0n;
+  }
+
+  /** Queues a cell with a claim (once). */
+  enqueueClaim(cell: number): void {
+    assert(this.unsettled[cell] > 0n, 'queueing a cell without a claim');
+    if (this.queued[cell] !== 0) return;
+    this.queued[cell] = 1;
+    if (this.queueTail === NO_CELL) this.queueHead = cell;
+    else this.queueNext[this.queueTail] = cell;
+    this.queueTail = cell;
+  }
+
+  /** The oldest cell with a claim, or NO_CELL; cells whose claim was paid leave the queue here. */
+  headClaim(): number {
+    while (this.queueHead !== NO_CELL && this.unsettled[this.queueHead] <= 0n) this.dequeue();
+    return this.queueHead;
+  }
+
+  dequeue(): void {
+    const cell = this.queueHead;
+    assert(cell !== NO_CELL, 'dequeue of an empty claim queue');
+    this.queueHead = this.queueNext[cell];
+    if (this.queueHead === NO_CELL) this.queueTail = NO_CELL;
+    this.queueNext[cell] = NO_CELL;
+    this.queued[cell] = 0;
+  }
+
+  /** The claim queue's cells, oldest first (snapshot, hash, invariants). */
+  claimQueue(): number[] {
+    const cells: number[] = [];
+    for (let cell = this.queueHead; cell !== NO_CELL; cell = this.queueNext[cell]) {
+      cells.push(cell);
+      assert(cells.length <= this.lots.length, 'the claim queue loops');
+    }
+    return cells;
+  }
+
+  /** Cells of the first `accountCount` accounts that are open, in cell order. */
+  openCells(accountCount: number): number[] {
+    const cells: number[] = [];
+    const end = (accountCount + 1) * this.perpCount;
+    for (let cell = this.perpCount; cell < end; cell++) if (this.isOpen(cell)) cells.push(cell);
+    return cells;
+  }
+
+  /** Snapshot: the counter, the lines, the open cells with every field, the claim queue. */
+  exportTo(w: SnapshotWriter, accountCount: number): void {
+    w.number(this.lastPositionId);
+    for (let a = 0; a < this.assetCount; a++) w.number(this.settlementUnits[a]);
+    const cells = this.openCells(accountCount);
+    w.number(cells.length);
+    for (const cell of cells) {
+      w.number(cell);
+      w.number(this.lots[cell]);
+      w.number(this.positionId[cell]);
+      for (const column of [this.cost, this.realized, this.fees, this.unsettled, this.feeDebt]) writeBig(w, column[cell]);
+    }
+    const queue = this.claimQueue();
+    w.number(queue.length);
+    for (const cell of queue) w.number(cell);
+  }
+
+  importFrom(r: SnapshotReader, accountCount: number): void {
+    this.lastPositionId = r.number();
+    for (let a = 0; a < this.assetCount; a++) this.settlementUnits[a] = r.number();
+    const count = r.number();
+    const end = (accountCount + 1) * this.perpCount;
+    for (let i = 0; i < count; i++) {
+      const cell = r.number();
+      expectSnapshot(cell >= this.perpCount && cell < end, 'a position of an unknown account');
+      this.lots[cell] = r.number();
+      this.positionId[cell] = r.number();
+      for (const column of [this.cost, this.realized, this.fees, this.unsettled, this.feeDebt]) column[cell] = readBig(r);
+      expectSnapshot(this.isOpen(cell), 'a snapshot position with nothing in it');
+    }
+    const queued = r.number();
+    for (let i = 0; i < queued; i++) {
+      const cell = r.number();
+      expectSnapshot(cell >= this.perpCount && cell < end && this.unsettled[cell] > 0n && this.queued[cell] === 0, 'a queued claim that is not one');
+      this.enqueueClaim(cell);
+    }
+  }
+
+  /** State hash, only once a position or a line was ever used: states without perpetual activity keep their hash. */
+  hashInto(d: StateDigest, accountCount: number): void {
+    const cells = this.openCells(accountCount);
+    const lines = this.settlementUnits.some((units) => units !== 0);
+    if (this.lastPositionId === 0 && cells.length === 0 && !lines) return;
+    d.number(this.lastPositionId);
+    for (let a = 0; a < this.assetCount; a++) d.number(this.settlementUnits[a]);
+    d.number(cells.length);
+    for (const cell of cells) {
+      d.number(cell);
+      hashSigned(d, this.lots[cell]);
+      d.number(this.positionId[cell]);
+      for (const column of [this.cost, this.realized, this.fees, this.unsettled, this.feeDebt]) hashBig(d, column[cell]);
+    }
+    for (const cell of this.claimQueue()) d.number(cell);
+  }
+
+  /**
+   * Each perpetual's sizes sum to 0; every number is in range; a flat position holds no cost; the
+   * claim queue holds exactly the cells with a claim, and none waits while a line holds units.
+   */
+  validate(accountCount: number): void {
+    const sums = new Float64Array(this.perpCount);
+    const end = (accountCount + 1) * this.perpCount;
+    let claims = 0;
+    for (let cell = 0; cell < this.lots.length; cell++) {
+      const lots = this.lots[cell];
+      assert(Number.isSafeInteger(lots), 'a position size is not a safe integer');
+      assert(cell >= this.perpCount && cell < end || (!this.isOpen(cell) && this.cost[cell] === 0n), 'a position of an account that does not exist');
+      assert(lots !== 0 || this.cost[cell] === 0n, 'a flat position keeps a cost');
+      assert(this.fees[cell] >= 0n && this.feeDebt[cell] >= 0n, 'fees are not negative');
+      assert((this.queued[cell] !== 0) === (this.unsettled[cell] > 0n), 'the claim queue differs from the claims');
+      if (this.unsettled[cell] > 0n) claims++;
+      sums[cell % this.perpCount] += lots;
+    }
+    for (let ordinal = 0; ordinal < this.perpCount; ordinal++) assert(sums[ordinal] === 0, `positions of perpetual ${ordinal} do not sum to 0`);
+    assert(this.claimQueue().length === claims, 'the claim queue holds other cells than the claims');
+    for (let a = 0; a < this.assetCount; a++) {
+      assert(Number.isSafeInteger(this.settlementUnits[a]) && this.settlementUnits[a] >= 0, 'a settlement line is negative');
+      assert(this.settlementUnits[a] === 0 || claims === 0, 'claims wait while a settlement line holds units');
+    }
+  }
+}
+
+const TWO_POW_53 = 2n ** 53n;
+
+/** A signed bigint within ±2^63 as two snapshot numbers: high × 2^53 + low, 0 ≤ low < 2^53. */
+function writeBig(w: SnapshotWriter, value: bigint): void {
+  const low = ((value % TWO_POW_53) + TWO_POW_53) % TWO_POW_53;
+  w.number(Number((value - low) / TWO_POW_53));
+  w.number(Number(low));
+}
+
+function readBig(r: SnapshotReader): bigint {
+  const high = BigInt(r.number());
+  const low = r.number();
+  expectSnapshot(low >= 0, 'a low word is negative');
+  return high * TWO_POW_53 + BigInt(low);
+}
+
+/** A signed value in the hash: its sign, then its magnitude (both safe non-negative). */
+function hashBig(d: StateDigest, value: bigint): void {
+  const magnitude = value < 0n ? -value : value;
+  d.number(value < 0n ? 1 : 0);
+  d.number(Number(magnitude / TWO_POW_53));
+  d.number(Number(magnitude % TWO_POW_53));
+}
+
+function hashSigned(d: StateDigest, value: number): void {
+  d.number(value < 0 ? 1 : 0);
+  d.number(Math.abs(value));
+}
