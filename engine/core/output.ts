@@ -43,6 +43,7 @@ import {
   emitMarket,
   emitMarkPrice,
   emitFundingRate,
+  emitFundingPayment,
   emitMarketState,
   emitOrder,
   emitPosition,
@@ -63,6 +64,7 @@ import {
   newMarketRec,
   newMarkPriceRec,
   newFundingRateRec,
+  newFundingPaymentRec,
   newMarketStateRec,
   newOrderRec,
   newPositionRec,
@@ -608,6 +610,27 @@ export class Output {
     rec.markPriceE9 = markE9;
     rec.marketId = marketId;
     emitFundingRate(this.sink, rec);
+  }
+
+  private readonly fundingPaymentRec = newFundingPaymentRec();
+
+  /** One account's funding payment (signed from its side: negative paid) at a perpetual's interval end (an event). */
+  fundingPayment(accountId: number, marketId: number, quantityUnits: number, intervalEndUs: number, rateE12: number, positionLots: number): void {
+    const rec = this.fundingPaymentRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.FundingPayment;
+    rec.flags = 0;
+    rec.quantityUnits = quantityUnits;
+    rec.intervalEndUs = intervalEndUs;
+    rec.fundingRateE12 = rateE12;
+    rec.positionLots = positionLots;
+    rec.accountId = accountId;
+    rec.marketId = marketId;
+    emitFundingPayment(this.sink, rec);
   }
 }
 

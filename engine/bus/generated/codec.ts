@@ -27,6 +27,7 @@ import type {
   DustRec,
   MarkPriceRec,
   FundingRateRec,
+  FundingPaymentRec,
   PositionRec,
   IndexPriceRec,
   AccountSettingsRec,
@@ -94,6 +95,8 @@ export const DUST_BYTES = 48;
 export const MARK_PRICE_BYTES = 64;
 /** FundingRateRecord.sizeOf() */
 export const FUNDING_RATE_BYTES = 56;
+/** FundingPaymentRecord.sizeOf() */
+export const FUNDING_PAYMENT_BYTES = 64;
 /** PositionRecord.sizeOf() */
 export const POSITION_BYTES = 184;
 /** IndexPriceRecord.sizeOf() */
@@ -1642,6 +1645,63 @@ export function readFundingRate(dv: DataView, off: number, r: FundingRateRec): v
 }
 
 // ---------------------------------------------------------------------------------------------
+// FundingPaymentRecord
+
+export function newFundingPaymentRec(): FundingPaymentRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 58 /* RecordType.FundingPayment */,
+    flags: 0,
+    quantityUnits: 0,
+    intervalEndUs: 0,
+    fundingRateE12: 0,
+    positionLots: 0,
+    accountId: 0,
+    marketId: 0,
+  };
+}
+
+const FUNDING_PAYMENT_I64_FIELDS = [
+  'quantityUnits',
+  'intervalEndUs',
+  'fundingRateE12',
+  'positionLots',
+] as const;
+
+export function writeFundingPayment(dv: DataView, off: number, r: FundingPaymentRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 58 /* RecordType.FundingPayment */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.quantityUnits) &&
+      Number.isSafeInteger(r.intervalEndUs) &&
+      Number.isSafeInteger(r.fundingRateE12) &&
+      Number.isSafeInteger(r.positionLots)
+    )
+  ) badField(r, FUNDING_PAYMENT_I64_FIELDS);
+  put64(dv, off + 24, r.quantityUnits);
+  put64(dv, off + 32, r.intervalEndUs);
+  put64(dv, off + 40, r.fundingRateE12);
+  put64(dv, off + 48, r.positionLots);
+  dv.setUint32(off + 56, r.accountId, true);
+  dv.setUint16(off + 60, r.marketId, true);
+  // padding (62..63)
+  dv.setUint16(off + 62, 0, true);
+}
+
+export function readFundingPayment(dv: DataView, off: number, r: FundingPaymentRec): void {
+  readHeader(dv, off, r);
+  r.quantityUnits = getI64(dv, off + 24);
+  r.intervalEndUs = getI64(dv, off + 32);
+  r.fundingRateE12 = getI64(dv, off + 40);
+  r.positionLots = getI64(dv, off + 48);
+  r.accountId = dv.getUint32(off + 56, true);
+  r.marketId = dv.getUint16(off + 60, true);
+}
+
+// ---------------------------------------------------------------------------------------------
 // PositionRecord
 
 export function newPositionRec(): PositionRec {
@@ -2252,6 +2312,13 @@ export function emitFundingRate(sink: RecordSink, r: FundingRateRec): void {
 }
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitFundingPayment(sink: RecordSink, r: FundingPaymentRec): void {
+  const at = sink.claim();
+  writeFundingPayment(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
 export function emitPosition(sink: RecordSink, r: PositionRec): void {
   const at = sink.claim();
   writePosition(sink.view, at, r);
@@ -2333,6 +2400,8 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newMarkPriceRec(), readMarkPrice, dv, off);
     case 57 /* RecordType.FundingRate */:
       return decodeInto(newFundingRateRec(), readFundingRate, dv, off);
+    case 58 /* RecordType.FundingPayment */:
+      return decodeInto(newFundingPaymentRec(), readFundingPayment, dv, off);
     case 48 /* RecordType.Position */:
       return decodeInto(newPositionRec(), readPosition, dv, off);
     case 64 /* RecordType.IndexPrice */:

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -125,6 +125,7 @@ RECORD_BYTES_BY_TYPE[32] = 136; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
 RECORD_BYTES_BY_TYPE[56] = 64; // MarkPrice
 RECORD_BYTES_BY_TYPE[57] = 56; // FundingRate
+RECORD_BYTES_BY_TYPE[58] = 64; // FundingPayment
 RECORD_BYTES_BY_TYPE[48] = 184; // Position
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
@@ -151,6 +152,7 @@ BYTES_BY_TYPE[32] = 136; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
 BYTES_BY_TYPE[56] = 64; // MarkPrice
 BYTES_BY_TYPE[57] = 56; // FundingRate
+BYTES_BY_TYPE[58] = 64; // FundingPayment
 BYTES_BY_TYPE[48] = 184; // Position
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
@@ -175,6 +177,7 @@ export function newRecordScratch() {
     dust: newDustRec(),
     markPrice: newMarkPriceRec(),
     fundingRate: newFundingRateRec(),
+    fundingPayment: newFundingPaymentRec(),
     position: newPositionRec(),
     indexPrice: newIndexPriceRec(),
     accountSettings: newAccountSettingsRec(),
@@ -632,6 +635,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   33: 'Dust',
   56: 'MarkPrice',
   57: 'FundingRate',
+  58: 'FundingPayment',
   48: 'Position',
   64: 'IndexPrice',
   65: 'AccountSettings',
@@ -657,6 +661,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   Dust: 33,
   MarkPrice: 56,
   FundingRate: 57,
+  FundingPayment: 58,
   Position: 48,
   IndexPrice: 64,
   AccountSettings: 65,

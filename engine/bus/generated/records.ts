@@ -264,6 +264,21 @@ export interface FundingRateRec extends RecordHeaderFields {
 }
 
 /**
+ * One account's funding payment at a perpetual's interval end (an event): quantity_units the
+ * USDC units it moved, signed from the account's side (negative: paid, positive: received; the
+ * receiver's part may wait as a claim on the settlement line), the interval's rate (×10^12) and
+ * end, and the position it was charged on (signed lots).
+ */
+export interface FundingPaymentRec extends RecordHeaderFields {
+  quantityUnits: number;
+  intervalEndUs: number;
+  fundingRateE12: number;
+  positionLots: number;
+  accountId: number;
+  marketId: number;
+}
+
+/**
  * One perpetual position (engine/core/perp/positions.ts), answering QueryPositions; signed pairs
  * (value = high × 2^53 + low, 0 ≤ low < 2^53) in units of the quote asset: cost C (the position's
  * signed cost: −Σ price·qty of its open part, so netCost = −C and entry = −C / size), realized PnL
@@ -425,6 +440,7 @@ export type OutputRec =
   | (DustRec & { type: RecordType.Dust })
   | (MarkPriceRec & { type: RecordType.MarkPrice })
   | (FundingRateRec & { type: RecordType.FundingRate })
+  | (FundingPaymentRec & { type: RecordType.FundingPayment })
   | (PositionRec & { type: RecordType.Position })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
   | (AccountSettingsRec & { type: RecordType.AccountSettings })

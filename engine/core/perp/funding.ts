@@ -17,7 +17,8 @@
 // sample of that second, so the interval's last second counts). At an end whose interval had at
 // least one sample the engine writes a FundingRate event (market, interval end, rate, the mark
 // at that instant), which the history writer keeps for GET /api/v1/fundingRates, and starts the
-// next interval's sums; an interval without any sample (no fresh index the whole time) has no
+// next interval's sums, and every open position pays or receives its funding
+// (funding-payments.ts); an interval without any sample (no fresh index the whole time) has no
 // price to fund against and writes nothing.
 
 import { FRONT_ID_NONE, MarkPriceSource, ResultCode, type CommandHeader } from '../../bus/types.js';
@@ -25,6 +26,7 @@ import { assert } from '../assert.js';
 import type { EngineState } from '../state.js';
 import { anyFreshIndex, nextSecondUs, perpMarkPriceOf, sampleMark } from './mark-price.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
+import { payFunding } from './funding-payments.js';
 
 /** The interest add-on of the 8-hour rate: 0.01 % at 10^-12. */
 export const FUNDING_INTEREST_8H_E12 = 100_000_000;
@@ -93,7 +95,9 @@ export function settleFunding(s: EngineState, timer: number): void {
   s.timers.remove(timer);
   if (marks.sampleCount[m] > 0) {
     const rate = estimatedRateE12(s, m);
-    s.out.fundingRate(s.catalog.markets[m].marketId, dueUs, rate, perpMarkPriceOf(s, m, dueUs).markE9);
+    const markE9 = perpMarkPriceOf(s, m, dueUs).markE9;
+    s.out.fundingRate(s.catalog.markets[m].marketId, dueUs, rate, markE9);
+    payFunding(s, m, rate, markE9, dueUs);
     marks.premiumSumE12[m] = 0;
     marks.sampleCount[m] = 0;
   }

@@ -27,6 +27,7 @@ export { DustRecord } from './schema/dust-record.js';
 export { DustValue } from './schema/dust-value.js';
 export { ExpiryReason } from './schema/expiry-reason.js';
 export { FeeRatesRecord } from './schema/fee-rates-record.js';
+export { FundingPaymentRecord } from './schema/funding-payment-record.js';
 export { FundingRateRecord } from './schema/funding-rate-record.js';
 export { IndexPriceRecord } from './schema/index-price-record.js';
 export { IndexPriceSource } from './schema/index-price-source.js';

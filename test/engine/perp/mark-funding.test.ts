@@ -4,7 +4,7 @@
 // its FundingRate event, the fallback when the index goes stale, the markPrices query, and the
 // state's snapshot and hash.
 import { describe, expect, it } from 'vitest';
-import { CommandKind, MarkPriceSource, OrderBookState, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
+import { CommandKind, MarkPriceSource, type FundingPaymentRec, OrderBookState, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { fundingRateE12 } from '../../../engine/core/perp/funding.js';
 import { ALPHA_E12, clampToBand, ewmaStep, perpMarkPriceOf, premiumE12 } from '../../../engine/core/perp/mark-price.js';
@@ -25,6 +25,10 @@ function stateOf(exchange: Exchange): EngineState {
 
 function marks(records: Rec[]): MarkPriceRec[] {
   return records.filter((r): r is MarkPriceRec & { type: RecordType.MarkPrice } => r.type === RecordType.MarkPrice);
+}
+
+function payments(records: Rec[]): FundingPaymentRec[] {
+  return records.filter((r): r is FundingPaymentRec & { type: RecordType.FundingPayment } => r.type === RecordType.FundingPayment);
 }
 
 function fundings(records: Rec[]): FundingRateRec[] {
@@ -180,5 +184,45 @@ describe('perp mark sampling and funding on engine time', () => {
       h.apply(cmd.tick(), 3 * HOUR_US + 5);
     }
     expect(withPerp.exchange.stateHash()).toBe(without.exchange.stateHash());
+  });
+
+  it('pays funding on the hour: longs pay shorts at a positive rate (rounded up), shorts receive (rounded down), the residue stays in the settlement line', () => {
+    // Grid: a lot is 10 units of SOL (10^-8 SOL), 500 ticks are 1500 USDC units a lot, SOL at 150 000 USDC.
+    for (const sign of [1, -1]) {
+      const h = new EngineHarness(perpConfig());
+      const [short, long, flat] = h.fundedAccounts(3, { [QUOTE]: 10_000_000 });
+      const solE9 = 150_000 * 1_000_000_000;
+      h.apply(cmd.setIndexPrice(BASE, solE9), 11 * HOUR_US - 8 * SECOND_US);
+      h.apply(cmd.place(short, 'ask', 500, 1000, { market: PERP, postOnly: true }));
+      h.apply(cmd.place(long, 'bid', 500, 1000, { market: PERP }));
+      // A position opened and closed within the hour pays nothing.
+      h.apply(cmd.place(flat, 'ask', 500, 5, { market: PERP, postOnly: true }));
+      h.apply(cmd.place(long, 'bid', 500, 5, { market: PERP }));
+      h.apply(cmd.place(flat, 'bid', 500, 5, { market: PERP, postOnly: true }));
+      h.apply(cmd.place(long, 'ask', 500, 5, { market: PERP }));
+      const s = stateOf(h.exchange);
+      // sign −1: an EWMA of −1 % puts the mark 1 % under the index: P̄ = −1 %, F8 = −1 % + 0.05 %, rate −0.11875 %.
+      if (sign < 0) s.perpMarks.ewmaE9[PERP] = -solE9 / 100 * 2;
+      const usdcBefore = [short, long].map((a) => s.ledger.availableUnits(a, 0));
+      const lineBefore = s.positions.settlementUnits[0];
+      const records = runSeconds(h, 11 * HOUR_US + SECOND_US, solE9);
+      const [rate] = fundings(records);
+      expect(rate.intervalEndUs).toBe(11 * HOUR_US);
+      if (sign > 0) expect(rate.fundingRateE12).toBe(QUIET_HOURLY);
+      else expect(rate.fundingRateE12).toBeLessThan(0);
+      // Exact payment: |rate| × 1000 lots × 10 units × the settling mark (×10^9 USDC per 10^9 units), at 10^-12.
+      const numerator = BigInt(Math.abs(rate.fundingRateE12)) * 1000n * 10n * BigInt(rate.markPriceE9) * 1_000_000n;
+      const denominator = 10n ** 30n;
+      const up = Number((numerator + denominator - 1n) / denominator);
+      const down = Number(numerator / denominator);
+      expect(up - down).toBe(numerator % denominator === 0n ? 0 : 1);
+      expect(down).toBeGreaterThan(0);
+      const [payer, receiver] = sign > 0 ? [long, short] : [short, long];
+      expect(payments(records).map((p) => [p.accountId, p.quantityUnits, p.positionLots, p.intervalEndUs])).toEqual(
+        [[short, sign > 0 ? down : -up, -1000, 11 * HOUR_US], [long, sign > 0 ? -up : down, 1000, 11 * HOUR_US]]);
+      expect(s.ledger.availableUnits(payer, 0) - usdcBefore[payer === short ? 0 : 1]).toBe(-up);
+      expect(s.ledger.availableUnits(receiver, 0) - usdcBefore[receiver === short ? 0 : 1]).toBe(down);
+      expect(s.positions.settlementUnits[0] - lineBefore).toBe(up - down);
+    }
   });
 });

@@ -20,6 +20,7 @@ export enum RecordType {
   Position = 48,
   MarkPrice = 56,
   FundingRate = 57,
+  FundingPayment = 58,
   IndexPrice = 64,
   AccountSettings = 65,
   BorrowLend = 66,
