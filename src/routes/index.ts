@@ -20,6 +20,7 @@ import { capitalTransferRoutes } from './capital-transfers.js';
 import { accountRoutes } from './account.js';
 import { borrowLendRoutes } from './borrow-lend.js';
 import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
+import { fundingRoutes } from './funding.js';
 import { notBuiltRoutes } from './not-built/index.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
@@ -44,6 +45,8 @@ export function publicRoutes(front: FrontContext): Route[] {
     // Margin: borrow/lend
     ...borrowLendRoutes(front),
     ...borrowLendHistoryRoutes(front),
+    // Perpetuals: mark prices and funding
+    ...fundingRoutes(front),
     // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)
     ...notBuiltRoutes,
   ];

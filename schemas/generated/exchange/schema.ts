@@ -29,6 +29,7 @@ export { ExpiryReason } from './schema/expiry-reason.js';
 export { FeeRatesRecord } from './schema/fee-rates-record.js';
 export { FundingPaymentRecord } from './schema/funding-payment-record.js';
 export { FundingRateRecord } from './schema/funding-rate-record.js';
+export { FundingRateValue } from './schema/funding-rate-value.js';
 export { IndexPriceRecord } from './schema/index-price-record.js';
 export { IndexPriceSource } from './schema/index-price-source.js';
 export { JournalRecord } from './schema/journal-record.js';

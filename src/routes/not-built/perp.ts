@@ -1,11 +1,10 @@
-// Perpetual futures: mark prices, open interest, funding, positions and their settlement.
+// Perpetual futures: open interest, funding history, positions and their settlement (mark prices
+// and funding rates: ../funding.ts).
 
 import type { NotBuiltPath } from './index.js';
 
 export const perpPaths: readonly NotBuiltPath[] = [
-  ['get', '/api/v1/markPrices'],
   ['get', '/api/v1/openInterest'],
-  ['get', '/api/v1/fundingRates'],
   ['get', '/api/v1/position'],
   ['get', '/wapi/v1/history/funding'],
   ['get', '/wapi/v1/history/position'],
