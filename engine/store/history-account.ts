@@ -43,6 +43,8 @@
 //   ['bi', account, timeUs, seq, ordinal]                  → BorrowLendRecord bytes of an hour's
 //                                                            interest (ordinal: a command that
 //                                                            catches up several hours pays several)
+//   ['fp', account, intervalEndUs, marketId]              → FundingPaymentRecord bytes of a
+//                                                            perpetual funding payment
 //   ['lp', marketId]                                       → JSON LastPriceValue [priceTicks,
 //                                                            tradeId, timeUs] of the market's last
 //                                                            trade (mark prices for collateral and
@@ -66,8 +68,8 @@
 
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
-import { BORROW_LEND_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newOrderRec, newResultRec, newStampedRec, newTradeRec, readBorrowLend, readDust, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
-import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type BorrowLendRec, type OrderRec } from '../bus/types.js';
+import { BORROW_LEND_BYTES, FUNDING_PAYMENT_BYTES, ORDER_BYTES, newBorrowLendRec, newFundingPaymentRec, readFundingPayment, newDustRec, newOrderRec, newResultRec, newStampedRec, newTradeRec, readBorrowLend, readDust, readOrder, readResult, readStamped, readTrade, recordType } from '../bus/codec.js';
+import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type BorrowLendRec, type FundingPaymentRec, type OrderRec } from '../bus/types.js';
 import {
   depositValueJson, dustValueJson, lastPriceValueJson, parseDepositValue, parseDustValue, parseLastPriceValue, parseWithdrawalPlace,
   parseWithdrawalValue, withdrawalIntentFrom, withdrawalPlaceJson, withdrawalValueJson,
@@ -121,6 +123,7 @@ export class AccountHistorySink {
   private readonly trade = newTradeRec();
   private readonly dust = newDustRec();
   private readonly borrowLend = newBorrowLendRec();
+  private readonly fundingPayment = newFundingPaymentRec();
   /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
@@ -169,6 +172,12 @@ export class AccountHistorySink {
       return;
     }
     if (type === RecordType.BorrowLend) return this.onBorrowLend(view, offset);
+    if (type === RecordType.FundingPayment) {
+      readFundingPayment(view, offset, this.fundingPayment);
+      const r = this.fundingPayment;
+      this.history.put(['fp', r.accountId, r.intervalEndUs, r.marketId], Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, FUNDING_PAYMENT_BYTES)));
+      return;
+    }
     if (type === RecordType.Result && this.awaitingResult) {
       this.awaitingResult = false;
       readResult(view, offset, this.result);
@@ -462,6 +471,24 @@ export class AccountHistoryReader {
       if (out.length >= page.limit) break;
       const rec = newBorrowLendRec();
       readBorrowLend(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, rec);
+      if (!keep(rec)) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      out.push(rec);
+    }
+    return out;
+  }
+
+  /** Funding payments of an account ('fp'), newest first unless the page says otherwise, with a filter. */
+  fundingPayments(accountId: number, keep: (rec: FundingPaymentRec) => boolean, page: Page): FundingPaymentRec[] {
+    const out: FundingPaymentRec[] = [];
+    let skip = page.offset;
+    for (const { value } of this.range(['fp', accountId], 0, MAX_ID - 1, page, 0)) {
+      if (out.length >= page.limit) break;
+      const rec = newFundingPaymentRec();
+      readFundingPayment(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, rec);
       if (!keep(rec)) continue;
       if (skip > 0) {
         skip--;

@@ -21,6 +21,7 @@ import { accountRoutes } from './account.js';
 import { borrowLendRoutes } from './borrow-lend.js';
 import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
 import { fundingRoutes } from './funding.js';
+import { fundingHistoryRoutes } from './funding-history.js';
 import { notBuiltRoutes } from './not-built/index.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
@@ -47,6 +48,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...borrowLendHistoryRoutes(front),
     // Perpetuals: mark prices and funding
     ...fundingRoutes(front),
+    ...fundingHistoryRoutes(front),
     // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)
     ...notBuiltRoutes,
   ];

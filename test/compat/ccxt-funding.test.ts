@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MARKETS } from '../../src/config.js';
 import { ccxtRest } from '../helpers/ccxt.js';
-import { get, removeDir, startServer, tempDataDir, waitUntil, type RunningServer } from '../helpers/server.js';
+import { createTestAccount, get, removeDir, signed, startServer, tempDataDir, waitUntil, type RunningServer } from '../helpers/server.js';
 import { StreamClient } from '../helpers/stream-client.js';
 
 const INTERVAL_MS = 2000;
@@ -32,7 +32,7 @@ beforeAll(async () => {
   const markets = { ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.map((m) => (m.symbol === 'SOL_USDC_PERP' ? { ...m, fundingInterval: INTERVAL_MS } : m)) };
   const configFile = join(dataDir, 'markets.json');
   writeFileSync(configFile, JSON.stringify(markets));
-  server = await startServer({ dataDir, args: ['--no-demo', '--no-index-default', '--front-threads', '1', '--config', configFile] });
+  server = await startServer({ dataDir, args: ['--no-demo', '--no-index-default', '--front-threads', '1', '--speed-bump-ms', '0', '--index-max-age-ms', '600000', '--config', configFile] });
   await setIndex({ SOL: '150.25' });
 });
 
@@ -87,5 +87,26 @@ describe('ccxt: funding rates of a perpetual', () => {
       expect(message.data.n % INTERVAL_MS).toBe(0);
     }
     client.socket.close();
+  });
+
+  it('fetchFundingHistory reads each payment of the signer: the long pays (rounded up), the short receives (rounded down)', async () => {
+    const [short, long] = [await createTestAccount(server.adminPort, ['USDC=1000']), await createTestAccount(server.adminPort, ['USDC=1000'])];
+    const order = { symbol: 'SOL_USDC_PERP', orderType: 'Limit', price: '150.25', quantity: '1' };
+    expect((await signed(server.base, short, 'POST', '/api/v1/order', 'orderExecute', { ...order, side: 'Ask', postOnly: true })).status).toBe(200);
+    expect((await signed(server.base, long, 'POST', '/api/v1/order', 'orderExecute', { ...order, side: 'Bid' })).status).toBe(200);
+    // 1 SOL at 150.25 × 0.000000006944 = 0.00000104334 USDC an interval: the long pays 2 units, the short gets 1.
+    const paid = await waitUntil(async () => {
+      const rows = await ccxtRest(server, long).fetchFundingHistory('SOL/USDC:USDC');
+      return rows.length >= 2 ? rows : undefined;
+    }, 'two funding payments of the long');
+    for (const row of paid) {
+      expect([row.symbol, row.amount, row.rate, row.id]).toEqual(['SOL/USDC:USDC', -0.000002, Number(QUIET_RATE), String(long.accountId)]);
+      expect(row.timestamp! % INTERVAL_MS).toBe(0);
+    }
+    const received = await ccxtRest(server, short).fetchFundingHistory('SOL/USDC:USDC', undefined, 1);
+    expect(received.map((r) => [r.amount, r.info.userId, r.info.subaccountId, r.info.intervalEndTimestamp.length])).toEqual([[0.000001, short.accountId, null, 19]]);
+    // A symbol that is not a perpetual is refused; a subaccount lists nothing.
+    expect((await signed(server.base, long, 'GET', '/wapi/v1/history/funding', 'fundingHistoryQueryAll', { symbol: 'SOL_USDC' })).status).toBe(400);
+    expect((await signed(server.base, long, 'GET', '/wapi/v1/history/funding', 'fundingHistoryQueryAll', { subaccountId: 1 })).body).toEqual([]);
   });
 });

@@ -34,13 +34,13 @@ const SERVED: Array<[Method, string]> = [
   ['GET', '/api/v1/borrowLend/markets'], ['GET', '/api/v1/borrowLend/positions'], ['POST', '/api/v1/borrowLend'],
   ['GET', '/wapi/v1/history/borrowLend'], ['GET', '/wapi/v1/history/interest'],
   // perpetuals: mark prices and funding rates
-  ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/fundingRates'],
+  ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/fundingRates'], ['GET', '/wapi/v1/history/funding'],
 ];
 
 const NOT_BUILT: Array<[Method, string]> = [
   // perpetual futures and positions
   ['GET', '/api/v1/openInterest'],
-  ['GET', '/api/v1/position'], ['GET', '/wapi/v1/history/funding'], ['GET', '/wapi/v1/history/position'],
+  ['GET', '/api/v1/position'], ['GET', '/wapi/v1/history/position'],
   ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend
   ['GET', '/api/v1/borrowLend/markets/history'], ['GET', '/api/v1/borrowLend/apy'],
