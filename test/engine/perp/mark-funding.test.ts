@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { CommandKind, MarkPriceSource, type FundingPaymentRec, OrderBookState, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
+import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import { fundingRateE12 } from '../../../engine/core/perp/funding.js';
 import { ALPHA_E12, clampToBand, ewmaStep, perpMarkPriceOf, premiumE12 } from '../../../engine/core/perp/mark-price.js';
 import type { EngineState } from '../../../engine/core/state.js';
@@ -223,6 +224,34 @@ describe('perp mark sampling and funding on engine time', () => {
       expect(s.ledger.availableUnits(payer, 0) - usdcBefore[payer === short ? 0 : 1]).toBe(-up);
       expect(s.ledger.availableUnits(receiver, 0) - usdcBefore[receiver === short ? 0 : 1]).toBe(down);
       expect(s.positions.settlementUnits[0] - lineBefore).toBe(up - down);
+    }
+  });
+
+  it('reads a format-7 snapshot (before mark and funding state) with every perpetual fresh, and refuses formats 8 to 10', () => {
+    const h = perpHarness(HOUR_US / 2);
+    h.fundedAccounts(1, { [QUOTE]: 1_000 });
+    // Stale index: nothing sampled in the open interval, the perpetual is fresh.
+    h.apply(cmd.tick(), 10 * HOUR_US + HOUR_US / 2 + 40 * SECOND_US);
+    h.apply(cmd.tick(), 12 * HOUR_US + 7);
+    expect(stateOf(h.exchange).perpMarks.isFresh(PERP)).toBe(true);
+    const v11 = exportSnapshot(h.exchange);
+    const view = new DataView(v11.buffer, v11.byteOffset, v11.byteLength);
+    expect(view.getUint32(4, true)).toBe(11);
+    // The mark part is the last before the end marker: a count of 0 (one 8-byte number).
+    expect([view.getUint32(v11.length - 12, true), view.getUint32(v11.length - 8, true)]).toEqual([0, 0]);
+    const v7 = new Uint8Array(v11.length - 8);
+    v7.set(v11.subarray(0, v11.length - 12));
+    v7.set(v11.subarray(v11.length - 4), v11.length - 12);
+    new DataView(v7.buffer).setUint32(4, 7, true);
+    const restored = new Exchange(perpConfig());
+    importSnapshot(restored, v7);
+    restored.validateInvariants();
+    expect(restored.stateHash()).toBe(h.exchange.stateHash());
+    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(v11))).toBe(true);
+    for (const version of [8, 9, 10]) {
+      const other = v11.slice();
+      new DataView(other.buffer).setUint32(4, version, true);
+      expect(() => importSnapshot(new Exchange(perpConfig()), other)).toThrow(SnapshotFormatError);
     }
   });
 });
