@@ -51,7 +51,9 @@
 // and import gives every account the defaults; such a state has the same hash as before.
 //
 // Version 11 adds the perpetuals' mark and funding part (perp/mark-price.ts) at the end: count of
-// perpetuals off fresh, then per one its market index, EWMA, premium sum and sample count. Version
+// perpetuals off fresh, then per one its market index, EWMA, premium sum and sample count; then
+// the open positions' cumulative funding (perp/cumulative-funding.ts): count, then per position
+// its cell, position id and units. Version
 // 7 (before it) is still read, and every perpetual starts fresh. (8 to 10 are not formats of
 // this engine.)
 //
@@ -141,9 +143,13 @@ const PARTS: readonly SnapshotPart[] = [
   { exportTo: exportPoolsTo, importFrom: (s, r, version) => importPoolsFrom(s, r, version > FORMAT_VERSION_NO_POOLS) },
   // the perpetuals' mark EWMAs and open funding intervals; their timers follow from lastTimeUs
   {
-    exportTo: (s, w) => s.perpMarks.exportTo(w),
+    exportTo: (s, w) => {
+      s.perpMarks.exportTo(w);
+      s.perpMarks.cumulative.exportTo(w, s.positions);
+    },
     importFrom: (s, r, version) => {
       s.perpMarks.importFrom(r, version > FORMAT_VERSION_NO_PERP_MARKS);
+      if (version > FORMAT_VERSION_NO_PERP_MARKS) s.perpMarks.cumulative.importFrom(r);
       if (s.lastSeq >= 0 && needsPerpTimers(s)) armPerpTimers(s);
     },
   },

@@ -79,7 +79,7 @@ export class EngineState {
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
-    this.perpMarks = new PerpMarks(this.catalog);
+    this.perpMarks = new PerpMarks(this.catalog, maxAccounts);
     // one per order, the interest timer, and the perpetuals' sampler and funding timers
     this.timers = new Timers(poolCapacity + 1 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);

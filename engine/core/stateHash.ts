@@ -43,6 +43,7 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean) => v
   (s, d) => s.accountSettings.hashInto(d, s.accounts.count),
   // Only perpetuals whose mark or funding state moved: every earlier state keeps its hash.
   (s, d) => s.perpMarks.hashInto(d),
+  (s, d) => s.perpMarks.cumulative.hashInto(d, s.positions),
 ];
 
 /**

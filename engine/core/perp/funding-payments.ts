@@ -12,7 +12,8 @@
 // Money moves as realized PnL does (settle.ts settleRealized): a payment is paid into the
 // settlement line from the account's available USDC (what it cannot pay becomes its debt on the
 // position), a receipt becomes a claim on the line, paid from what payers paid in; claims that
-// cannot be paid yet wait in the queue. One FundingPayment event per position (signed from the
+// cannot be paid yet wait in the queue. Each position keeps the sum of its payments since it
+// opened (cumulative-funding.ts, the wire's cumulativeFundingPayment). One FundingPayment event per position (signed from the
 // account's side), then the payers' balances; payClaims writes the receivers' balances.
 
 import { FRONT_ID_NONE } from '../../bus/types.js';
@@ -47,6 +48,7 @@ export function payFunding(s: EngineState, m: number, rateE12: number, markE9: n
     assert(Number.isSafeInteger(Number(payment)) && payment >= -BigInt(Number.MAX_SAFE_INTEGER), 'a funding payment beyond the safe-integer range');
     if (payment === 0n) continue;
     settleRealized(s, cell, accountId, quoteIndex, -payment);
+    s.perpMarks.cumulative.add(cell, p.positionId[cell], Number(-payment));
     s.out.fundingPayment(accountId, market.marketId, Number(-payment), intervalEndUs, rateE12, lots);
     if (payment > 0n) s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);
   }

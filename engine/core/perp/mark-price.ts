@@ -44,6 +44,7 @@ import type { Catalog } from '../catalog.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
+import { CumulativeFunding } from './cumulative-funding.js';
 
 /** α = 1 − e^(−1/60) of the one-minute EWMA sampled each second, as ALPHA_E12 / 10^12 (0.016528546178). */
 export const ALPHA_E12 = 16_528_546_178n;
@@ -88,8 +89,10 @@ export class PerpMarks {
   sampleTimer = NO_TIMER;
   /** By market index: its Funding timer (NO_TIMER for spot markets and until armed). */
   readonly fundingTimer: Int32Array;
+  /** Each open position's funding since it opened (cumulative-funding.ts), by position cell. */
+  readonly cumulative: CumulativeFunding;
 
-  constructor(catalog: Catalog) {
+  constructor(catalog: Catalog, maxAccounts: number) {
     const count = catalog.marketCount;
     this.bandBps = new Int32Array(count);
     this.intervalUs = new Float64Array(count);
@@ -104,6 +107,7 @@ export class PerpMarks {
       this.bandBps[m] = market.perp.markPriceBandBps ?? DEFAULT_MARK_BAND_BPS;
       this.intervalUs[m] = market.perp.fundingIntervalMs * 1000;
     });
+    this.cumulative = new CumulativeFunding((maxAccounts + 1) * this.perpMarkets.length);
   }
 
   /** Timers a configuration needs beside the orders' and interest's: the sampler and one funding timer per perpetual. */

@@ -224,6 +224,12 @@ describe('perp mark sampling and funding on engine time', () => {
       expect(s.ledger.availableUnits(payer, 0) - usdcBefore[payer === short ? 0 : 1]).toBe(-up);
       expect(s.ledger.availableUnits(receiver, 0) - usdcBefore[receiver === short ? 0 : 1]).toBe(down);
       expect(s.positions.settlementUnits[0] - lineBefore).toBe(up - down);
+      // Each position keeps its funding since it opened; the closed one has none.
+      const cumulative = (a: number): number => s.perpMarks.cumulative.of(s.positions.cell(a, PERP), s.positions);
+      expect([cumulative(payer), cumulative(receiver), cumulative(flat)]).toEqual([-up, down, 0]);
+      const second = runSeconds(h, 12 * HOUR_US + SECOND_US, solE9);
+      const again = payments(second).find((p) => p.accountId === payer)!.quantityUnits;
+      expect(cumulative(payer)).toBe(-up + again);
     }
   });
 
@@ -237,11 +243,11 @@ describe('perp mark sampling and funding on engine time', () => {
     const v11 = exportSnapshot(h.exchange);
     const view = new DataView(v11.buffer, v11.byteOffset, v11.byteLength);
     expect(view.getUint32(4, true)).toBe(11);
-    // The mark part is the last before the end marker: a count of 0 (one 8-byte number).
-    expect([view.getUint32(v11.length - 12, true), view.getUint32(v11.length - 8, true)]).toEqual([0, 0]);
-    const v7 = new Uint8Array(v11.length - 8);
-    v7.set(v11.subarray(0, v11.length - 12));
-    v7.set(v11.subarray(v11.length - 4), v11.length - 12);
+    // The mark part is the last before the end marker: two counts of 0 (perpetuals, cumulative funding).
+    expect([0, 4, 8, 12].map((back) => view.getUint32(v11.length - 20 + back, true))).toEqual([0, 0, 0, 0]);
+    const v7 = new Uint8Array(v11.length - 16);
+    v7.set(v11.subarray(0, v11.length - 20));
+    v7.set(v11.subarray(v11.length - 4), v11.length - 20);
     new DataView(v7.buffer).setUint32(4, 7, true);
     const restored = new Exchange(perpConfig());
     importSnapshot(restored, v7);
