@@ -21,7 +21,7 @@
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
-import { ResultCode, type Command, type EngineConfig, type RecordSink } from '../bus/types.js';
+import { CommandKind, ResultCode, type Command, type EngineConfig, type RecordSink } from '../bus/types.js';
 import { assert } from './assert.js';
 import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
@@ -32,7 +32,7 @@ import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 import { TimerKind } from './timers.js';
-import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
+import { armPerpTimers, needsPerpTimers, wakeSampler } from './perp/mark-price.js';
 import { perpTimerSteps, sampleMarks, settleFunding } from './perp/funding.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
@@ -65,6 +65,8 @@ export class Exchange {
     if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
     // The generated dispatch (generated/dispatch.ts): each kind of the schema to its rule.
     applyMutating(s, cmd);
+    // A fresh index wakes the perpetuals' mark sampler (perp/mark-price.ts).
+    if (cmd.kind === CommandKind.SetIndexPrice) wakeSampler(s);
   }
 
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */

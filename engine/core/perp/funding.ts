@@ -24,7 +24,7 @@
 import { FRONT_ID_NONE, MarkPriceSource, ResultCode, type CommandHeader } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import type { EngineState } from '../state.js';
-import { anyFreshIndex, nextSecondUs, perpMarkPriceOf, sampleMark } from './mark-price.js';
+import { anyFreshIndex, perpMarkPriceOf, sampleMark } from './mark-price.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { payFunding } from './funding-payments.js';
 
@@ -66,8 +66,8 @@ export function nextFundingUs(s: EngineState, m: number, nowUs: number): number 
 
 /**
  * The MarkSample timer (mark-price.ts): samples every perpetual whose index is fresh, a MarkPrice
- * event for each, then waits for the next second, or while no index is fresh for the first
- * second after the command being applied.
+ * event for each, then waits for the next second, or stops while no index is fresh (a
+ * SetIndexPrice wakes it: wakeSampler).
  */
 export function sampleMarks(s: EngineState, timer: number): void {
   const marks = s.perpMarks;
@@ -79,8 +79,7 @@ export function sampleMarks(s: EngineState, timer: number): void {
     if (mark === null) continue;
     s.out.markPrice(s.catalog.markets[m].marketId, mark.markE9, mark.indexE9, estimatedRateE12(s, m), nextFundingUs(s, m, dueUs), mark.source, FRONT_ID_NONE, 0);
   }
-  const nextUs = anyFreshIndex(s, dueUs) ? dueUs + 1_000_000 : Math.max(dueUs + 1_000_000, nextSecondUs(s.lastTimeUs));
-  marks.sampleTimer = s.timers.add(nextUs, TimerKind.MarkSample, 0);
+  marks.sampleTimer = anyFreshIndex(s, dueUs) ? s.timers.add(dueUs + 1_000_000, TimerKind.MarkSample, 0) : NO_TIMER;
 }
 
 /**

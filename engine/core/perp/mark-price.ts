@@ -20,12 +20,12 @@
 // ALPHA_E12 / 10^12 (no floating point); then it records the premium (mark − index) / index at
 // 10^-12, truncated toward zero, into the open funding interval (funding.ts) and publishes a
 // MarkPrice event. While no perpetual has a fresh index a sample would change nothing, so the
-// timer does not wait each second but moves to the first whole second after the command that
-// runs it: an index only becomes fresh through a command, and a quiet engine is not woken each
-// second for nothing. Either way, after every command the sample timer is due on the first whole
-// second after its engine time, and each perpetual's funding timer on the first end of its
-// funding interval after it (funding.ts): both follow from the last engine time, so the snapshot
-// does not carry them and import sets them again (armPerpTimers).
+// sampler stops (a quiet engine is not woken each second for nothing) until a SetIndexPrice, the
+// only command that freshens an index, wakes it (wakeSampler). After every command the sampler
+// waits exactly while some perpetual's index was fresh at the last whole second at or before it,
+// due on the next whole second, and each perpetual's funding timer on the first end of its
+// funding interval after it (funding.ts): all follow from the state and the last engine time, so
+// the snapshot does not carry them and import sets them again (armPerpTimers).
 //
 // Units: prices are USDC per whole unit of the underlying × 10^9 (IndexPriceE9's unit), the EWMA
 // too (signed); a book price in ticks converts exactly to it when the tick has at most 9 decimals,
@@ -290,32 +290,47 @@ export function anyFreshIndex(s: EngineState, timeUs: number): boolean {
 }
 
 /**
- * Sets the sampler and the funding timers from the last engine time (the first command, or a
- * snapshot's import): due on the first whole second and the first interval end after it.
+ * Sets the funding timers from the last engine time (the first command, or a snapshot's import):
+ * each due on the first end of its interval after it; and the sampler when it should wait (wakeSampler).
  */
 export function armPerpTimers(s: EngineState): void {
   const marks = s.perpMarks;
-  assert(marks.sampleTimer === NO_TIMER && marks.perpMarkets.length > 0, 'perpetual timers armed twice');
-  marks.sampleTimer = s.timers.add(nextSecondUs(s.lastTimeUs), TimerKind.MarkSample, 0);
+  assert(needsPerpTimers(s), 'perpetual timers armed twice');
   for (const m of marks.perpMarkets) {
     const interval = marks.intervalUs[m];
     marks.fundingTimer[m] = s.timers.add(Math.floor(s.lastTimeUs / interval) * interval + interval, TimerKind.Funding, m);
   }
+  if (anyFreshIndex(s, nextSecondUs(s.lastTimeUs) - SECOND_US)) wakeSampler(s);
 }
 
-/** Whether the perpetual timers wait for their first arming (perpetuals configured, none set yet). */
+/**
+ * The sampler waits (due on the first whole second after the last command) exactly while some
+ * perpetual's index was fresh at the last whole second at or before the last command: it stops
+ * when a sample finds no fresh index (funding.ts sampleMarks) and only a SetIndexPrice, the one
+ * command that freshens an index, wakes it (Exchange.apply).
+ */
+export function wakeSampler(s: EngineState): void {
+  const marks = s.perpMarks;
+  if (marks.sampleTimer !== NO_TIMER || marks.perpMarkets.length === 0) return;
+  if (!anyFreshIndex(s, s.lastTimeUs)) return;
+  marks.sampleTimer = s.timers.add(nextSecondUs(s.lastTimeUs), TimerKind.MarkSample, 0);
+}
+
+/** Whether the funding timers wait for their first arming (perpetuals configured, none set yet). */
 export function needsPerpTimers(s: EngineState): boolean {
-  return s.perpMarks.sampleTimer === NO_TIMER && s.perpMarks.perpMarkets.length > 0;
+  const marks = s.perpMarks;
+  return marks.perpMarkets.length > 0 && marks.fundingTimer[marks.perpMarkets[0]] === NO_TIMER;
 }
 
 /** The timers wait exactly as the header says: the sampler on the next second, each funding timer on its next interval end. */
 export function checkPerpTimers(s: EngineState): void {
   const marks = s.perpMarks;
   const armed = marks.perpMarkets.length > 0 && s.lastSeq >= 0;
-  assert(s.timers.inOrder(TimerKind.MarkSample).length === (armed ? 1 : 0), 'mark sample timers differ from the sampler');
+  const sampling = armed && anyFreshIndex(s, nextSecondUs(s.lastTimeUs) - SECOND_US);
+  assert(s.timers.inOrder(TimerKind.MarkSample).length === (sampling ? 1 : 0) && (marks.sampleTimer !== NO_TIMER) === sampling, 'the mark sampler waits other than while an index is fresh');
   assert(s.timers.inOrder(TimerKind.Funding).length === (armed ? marks.perpMarkets.length : 0), 'funding timers differ from the perpetuals');
   if (!armed) return;
-  assert(s.timers.dueOf(marks.sampleTimer) === nextSecondUs(s.lastTimeUs), 'the mark sampler is not due on the next second');
+  assert(!sampling || s.timers.dueOf(marks.sampleTimer) === nextSecondUs(s.lastTimeUs), 'the mark sampler is not due on the next second');
   for (const m of marks.perpMarkets) {
     const interval = marks.intervalUs[m];
     const timer = marks.fundingTimer[m];

@@ -148,12 +148,17 @@ describe('perp mark sampling and funding on engine time', () => {
     const quiet = h.apply(cmd.tick(), 14 * HOUR_US + 1);
     expect(fundings(quiet).map((f) => f.intervalEndUs)).toEqual([11 * HOUR_US]);
     expect(marks(quiet)).toEqual([]);
-    expect(s.timers.dueOf(s.perpMarks.sampleTimer)).toBe(14 * HOUR_US + SECOND_US);
+    expect(s.perpMarks.sampleTimer).toBe(-1); // no tick a second while nothing would be sampled
+    expect(s.timers.headDueUs()).toBe(15 * HOUR_US); // the next wake-up: the funding interval's end
     // The mark falls back to the last index, however old.
     expect(perpMarkPriceOf(s, PERP)).toEqual({ markE9: SOL_150, indexE9: SOL_150, source: MarkPriceSource.StaleIndex });
     const query = h.apply({ kind: CommandKind.QueryMarkPrices });
     expect(marks(query).map((m) => [m.marketId, m.source, m.fundingRateE12, m.nextFundingUs])).toEqual([[PERP, MarkPriceSource.StaleIndex, QUIET_HOURLY, 15 * HOUR_US]]);
     expect(resultOf(query).value).toBe(1);
+    // An index wakes the sampler for the next second.
+    h.apply(cmd.setIndexPrice(BASE, SOL_150), 14 * HOUR_US + 5 * SECOND_US + 3);
+    expect(s.timers.dueOf(s.perpMarks.sampleTimer)).toBe(14 * HOUR_US + 6 * SECOND_US);
+    expect(marks(h.apply(cmd.tick(), 14 * HOUR_US + 6 * SECOND_US)).map((m) => m.source)).toEqual([MarkPriceSource.Index]);
   });
 
   it('answers the markPrices query with no row for a perpetual without any price', () => {
