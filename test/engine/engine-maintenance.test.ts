@@ -98,11 +98,12 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const today = exportSnapshot(h.exchange);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
-    expect(view.getUint32(4, true)).toBe(7);
+    expect(view.getUint32(4, true)).toBe(11);
     // Format 3: the same words without the system state word, the (empty) index price and account
-    // settings parts (one 8-byte count each) and the borrow/lend part (no pools, no positions, no
-    // interest due: three 8-byte numbers) before the end marker.
-    const tail = 4 + 8 + 8 + 24;
+    // settings parts (one 8-byte count each), the borrow/lend part (no pools, no positions, no
+    // interest due: three 8-byte numbers) and the (empty) perpetual mark part (two 8-byte counts)
+    // before the end marker.
+    const tail = 4 + 8 + 8 + 24 + 16;
     const old = new Uint8Array(today.length - tail);
     old.set(today.subarray(0, today.length - 4 - tail));
     old.set(today.subarray(today.length - 4), today.length - 4 - tail);
@@ -121,8 +122,8 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const bytes = exportSnapshot(h.exchange);
     // The system state word sits before the index price count, the account settings count (8 bytes
-    // each), the borrow/lend part (24 bytes) and the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - 24 - 16 - 4, 9, true);
+    // each), the borrow/lend part (24 bytes), the perpetual mark part (16 bytes) and the end marker.
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - 16 - 24 - 16 - 4, 9, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

@@ -128,8 +128,8 @@ describe('engine: account settings', () => {
     h.apply(cmd.updateAccountSettings(A, { leverageLimitHundredths: 300 }));
     const bytes = exportSnapshot(h.exchange);
     // The settings part: count, then account id (8 bytes), flags, limit; then the (empty) borrow/lend
-    // part (24 bytes) and the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - 24 - 4, 50, true);
+    // part (24 bytes), the (empty) perpetual mark part (16 bytes) and the end marker.
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - 16 - 24 - 4, 50, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(/account settings out of range/);
   });
 });
@@ -165,7 +165,7 @@ describe('format-4 engine snapshots (before account settings)', () => {
     h.exchange.validateInvariants();
     expect(settingsOf(h, 2)).toEqual({ settings: AutoBorrowSettlements, leverageLimitHundredths: 4_000 });
     const bytes = exportSnapshot(h.exchange);
-    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(7);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(11);
     const again = new Exchange(legacyScenarioConfig());
     importSnapshot(again, bytes);
     again.validateInvariants();

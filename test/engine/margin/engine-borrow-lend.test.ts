@@ -210,10 +210,11 @@ describe('snapshot format', () => {
     const h = new EngineHarness(marginConfig());
     h.fundedAccounts(2, { [QUOTE]: 1_000 });
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(7);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(11);
     // The pool part of this state: the pool count, two pools of five numbers (index, totals, lines), no
-    // position, no interest due; format 6 ends before it.
-    const part = 8 + 2 * 5 * 8 + 8 + 8;
+    // position, no interest due; then the (empty) perpetual mark part of format 11, two counts;
+    // format 6 ends before both.
+    const part = 8 + 2 * 5 * 8 + 8 + 8 + 16;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);

@@ -138,12 +138,13 @@ describe('engine: index prices', () => {
   it('reads format-4 snapshots (written before index prices) as unpriced, with the same hash', () => {
     const h = harness();
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(7);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(11);
     // Format 4: the same words without the index price count, the account settings count (8 bytes
-    // each) and the (empty) borrow/lend part (24 bytes) before the end marker.
-    const old = new Uint8Array(today.length - 40);
-    old.set(today.subarray(0, today.length - 44));
-    old.set(today.subarray(today.length - 4), today.length - 44);
+    // each), the (empty) borrow/lend part (24 bytes) and the (empty) perpetual mark part (16 bytes)
+    // before the end marker.
+    const old = new Uint8Array(today.length - 56);
+    old.set(today.subarray(0, today.length - 60));
+    old.set(today.subarray(today.length - 4), today.length - 60);
     new DataView(old.buffer).setUint32(4, 4, true);
     const restored = new Exchange(h.config);
     importSnapshot(restored, old);
@@ -157,8 +158,9 @@ describe('engine: index prices', () => {
     h.apply(cmd.setIndexPrice(BASE, SOL_150_25));
     const bytes = exportSnapshot(h.exchange);
     // The part's tail: count (8), asset index (8), price (8), time (8), source (4), then the
-    // (empty) account settings part's count (8), the (empty) borrow/lend part (24) and 'EXSE' (4).
-    const entry = bytes.length - 4 - 24 - 8 - 4 - 24;
+    // (empty) account settings part's count (8), the (empty) borrow/lend part (24), the (empty)
+    // perpetual mark part (16) and 'EXSE' (4).
+    const entry = bytes.length - 4 - 16 - 24 - 8 - 4 - 24;
     const fixed = bytes.slice();
     new DataView(fixed.buffer).setUint32(entry, QUOTE, true);
     expect(() => importSnapshot(new Exchange(h.config), fixed)).toThrow(SnapshotFormatError);
