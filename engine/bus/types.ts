@@ -39,6 +39,8 @@ export {
   BorrowLendEvent,
   BorrowLendSource,
   LendPoolState as LendPoolStateCode,
+  // Perpetuals: where a mark price came from
+  MarkPriceSource,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink, the command header and payloads with newCommand,
@@ -130,6 +132,12 @@ export interface PerpSpec {
   openInterestLimitUnits: number;
   makerFeeBps: number;
   takerFeeBps: number;
+  /**
+   * The band around the index a mark price is clamped to, in basis points (engine/core/perp/
+   * mark-price.ts); absent: 500 (5 %, the venue's example), and the configuration fingerprint
+   * keeps its earlier form.
+   */
+  markPriceBandBps?: number;
 }
 
 export interface MarketSpec {

@@ -46,6 +46,9 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   (s, d, _withGuard, withThrottle) => hashThrottleInto(s, d, withThrottle),
   // Only once a perpetual position or settlement line was used (perp/positions.ts).
   (s, d) => s.positions.hashInto(d, s.accounts.count),
+  // Only perpetuals whose mark or funding state moved: every earlier state keeps its hash.
+  (s, d) => s.perpMarks.hashInto(d),
+  (s, d) => s.perpMarks.cumulative.hashInto(d, s.positions),
 ];
 
 /**

@@ -5,7 +5,8 @@
 // kind's timers again, kind by kind.
 //
 // It carries the speed bump (book/pending.ts: a delayed order activates when its bump ends) and
-// the hourly interest of the borrow/lend pools (margin/borrow-lend.ts); funding, trigger checks, expiries and strategy slices join it as timer kinds. The
+// the hourly interest of the borrow/lend pools (margin/borrow-lend.ts), the perpetuals' mark
+// sampling each second and their funding interval ends (perp/); trigger checks, expiries and strategy slices join it as timer kinds. The
 // engine has no clock: apply() runs, before each state-changing command, every timer due by that
 // command's engine time, in (due, seq) order, and the shell's next wake-up is the head's due time
 // (Exchange.nextWakeUs). The handler of a due timer removes it, as a cancel removes a timer that
@@ -13,7 +14,8 @@
 //
 // A binary min-heap of timer handles in typed arrays: add, remove and the head are O(log n) or
 // better and allocate nothing. Handles come from a free list and stay stable while a timer waits,
-// so its owner can remove it later. Bounded by `capacity` (one per open order, and one for interest).
+// so its owner can remove it later. Bounded by `capacity` (one per open order, one for interest,
+// and with perpetuals the sampler and one funding timer per perpetual).
 //
 // Not a part of the snapshot or the state hash by itself: each timer kind's owner exports and
 // hashes its timers in (due, seq) order (inOrder) and sets them again on import in that order, so
@@ -29,6 +31,10 @@ export const TimerKind = {
   SpeedBump: 1,
   /** The borrow/lend pools accrue an hour of interest (margin/borrow-lend.ts; ref unused). */
   Interest: 2,
+  /** Each perpetual's mark is sampled, once a second of engine time (perp/mark-price.ts; ref unused). */
+  MarkSample: 3,
+  /** A perpetual's funding interval ends (perp/funding.ts; ref: its market index). */
+  Funding: 4,
 } as const;
 export type TimerKind = (typeof TimerKind)[keyof typeof TimerKind];
 

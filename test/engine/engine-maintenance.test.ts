@@ -34,6 +34,8 @@ function tradingHarness(): EngineHarness {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
+/** The (empty) perpetual mark and funding part: two 8-byte counts. */
+const PERP_MARKS_PART = 16;
 
 describe('engine: maintenance', () => {
   it('refuses places, cancels, withdrawals and dust conversions; reads, deposits and operator commands go on', () => {
@@ -101,12 +103,12 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const today = exportSnapshot(h.exchange);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
-    expect(view.getUint32(4, true)).toBe(9);
+    expect(view.getUint32(4, true)).toBe(10);
     // Format 3: the same words without the system state word, the (empty) index price and account
     // settings parts (one 8-byte count each), the borrow/lend part (no pools, no positions, no
     // interest due: three 8-byte numbers), the throttle part (no pools: one 8-byte count) and the
-    // (empty) perpetual positions part before the end marker.
-    const tail = 4 + 8 + 8 + 24 + 8 + POSITIONS_PART;
+    // (empty) perpetual positions and mark parts before the end marker.
+    const tail = 4 + 8 + 8 + 24 + 8 + POSITIONS_PART + PERP_MARKS_PART;
     const old = new Uint8Array(today.length - tail);
     old.set(today.subarray(0, today.length - 4 - tail));
     old.set(today.subarray(today.length - 4), today.length - 4 - tail);
@@ -125,8 +127,8 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const bytes = exportSnapshot(h.exchange);
     // The system state word sits before the index price count, the account settings count (8 bytes
-    // each), the borrow/lend part (24 bytes), the (empty) perpetual positions part and the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - POSITIONS_PART - 24 - 16 - 4, 9, true);
+    // each), the borrow/lend part (24 bytes), the (empty) perpetual positions and mark parts and the end marker.
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - PERP_MARKS_PART - POSITIONS_PART - 24 - 16 - 4, 9, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

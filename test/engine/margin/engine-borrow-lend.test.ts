@@ -47,6 +47,8 @@ function markSol(h: EngineHarness, priceTicks: number): void {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
+/** The (empty) perpetual mark and funding part: two 8-byte counts. */
+const PERP_MARKS_PART = 16;
 
 describe('BorrowLend: lend, redeem, repay', () => {
   it('lends available units, redeems them, and keeps one kind of position per asset', () => {
@@ -202,10 +204,10 @@ describe('the utilization throttle', () => {
     h.apply(cmd.tick(), HOUR_US); // u0 ≈ 0.4 < 0.5: the ceiling is 0.8 this hour
     h.apply(borrow(borrower, QUOTE, 200_000));
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(10);
     // The throttle part: the pool count, then index and u0 of two pools, then the (empty) positions
-    // part; format 7 ends before both.
-    const part = 8 + 2 * 2 * 8 + POSITIONS_PART;
+    // and perpetual mark parts; format 7 ends before them.
+    const part = 8 + 2 * 2 * 8 + POSITIONS_PART + PERP_MARKS_PART;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);
@@ -314,11 +316,11 @@ describe('snapshot format', () => {
     const h = new EngineHarness(marginConfig());
     h.fundedAccounts(2, { [QUOTE]: 1_000 });
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(10);
     // The pool part of this state: the pool count, two pools of five numbers (index, totals, lines), no
     // position, no interest due; then the throttle part (the pool count, index and u0 of each) and
-    // the (empty) perpetual positions part; format 6 ends before all three.
-    const part = 8 + 2 * 5 * 8 + 8 + 8 + (8 + 2 * 2 * 8) + POSITIONS_PART;
+    // the (empty) perpetual positions and mark parts; format 6 ends before all four.
+    const part = 8 + 2 * 5 * 8 + 8 + 8 + (8 + 2 * 2 * 8) + POSITIONS_PART + PERP_MARKS_PART;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);

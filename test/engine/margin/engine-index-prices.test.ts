@@ -35,6 +35,8 @@ function harness(): EngineHarness {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
+/** The (empty) perpetual mark and funding part: two 8-byte counts. */
+const PERP_MARKS_PART = 16;
 
 describe('engine: index prices', () => {
   it('sets a price with its engine time and source, as an event for every front, and overwrites it', () => {
@@ -162,11 +164,11 @@ describe('engine: index prices', () => {
   it('reads format-4 snapshots (written before index prices) as unpriced, with the same hash', () => {
     const h = harness();
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(10);
     // Format 4: the same words without the index price count, the account settings count (8 bytes
     // each), the (empty) borrow/lend part (24 bytes), the (empty) throttle part (8 bytes) and the
-    // (empty) positions part before the end marker.
-    const cut = 48 + POSITIONS_PART;
+    // (empty) positions and perpetual mark parts before the end marker.
+    const cut = 48 + POSITIONS_PART + PERP_MARKS_PART;
     const old = new Uint8Array(today.length - cut);
     old.set(today.subarray(0, today.length - 4 - cut));
     old.set(today.subarray(today.length - 4), today.length - 4 - cut);
@@ -184,8 +186,8 @@ describe('engine: index prices', () => {
     const bytes = exportSnapshot(h.exchange);
     // The part's tail: count (8), asset index (8), price (8), time (8), source (4), then the
     // (empty) account settings part's count (8), the (empty) borrow/lend part (24), the (empty)
-    // throttle part (8), positions part and 'EXSE' (4).
-    const entry = bytes.length - 4 - POSITIONS_PART - 8 - 24 - 8 - 4 - 24;
+    // throttle part (8), positions and perpetual mark parts and 'EXSE' (4).
+    const entry = bytes.length - 4 - PERP_MARKS_PART - POSITIONS_PART - 8 - 24 - 8 - 4 - 24;
     const fixed = bytes.slice();
     new DataView(fixed.buffer).setUint32(entry, QUOTE, true);
     expect(() => importSnapshot(new Exchange(h.config), fixed)).toThrow(SnapshotFormatError);
