@@ -1,8 +1,9 @@
 // The engine-time timer queue: every rule that acts when engine time passes a point waits here,
 // ordered by due time, then by kind (at one instant, orders whose speed bump ends activate before
-// the hour's interest is charged), then by the order the timers were set (seq). Kind comes before
-// seq so that the order does not depend on when a timer was set: a snapshot import sets each
-// kind's timers again, kind by kind.
+// the hour's interest is charged), then by the order the timers were set (seq); perpetuals'
+// interval ends due together run in market order (their ref). Kind comes before seq so that the
+// order does not depend on when a timer was set: a snapshot import sets each kind's timers again,
+// kind by kind.
 //
 // It carries the speed bump (book/pending.ts: a delayed order activates when its bump ends) and
 // the hourly interest of the borrow/lend pools (margin/borrow-lend.ts), the perpetuals' mark
@@ -145,10 +146,13 @@ export class Timers {
     assert(free + this.count === this.capacity, 'free and waiting timers do not add up');
   }
 
-  /** True when timer `a` runs before timer `b`: earlier due time, at the same time the lower kind, then set earlier. */
+  /** True when timer `a` runs before timer `b`: earlier due time, at the same time the lower kind, then (funding: the lower market) set earlier. */
   private before(a: number, b: number): boolean {
     if (this.dueUs[a] !== this.dueUs[b]) return this.dueUs[a] < this.dueUs[b];
     if (this.kind[a] !== this.kind[b]) return this.kind[a] < this.kind[b];
+    // Interval ends of several perpetuals at one instant: in market order (the ref), however their
+    // intervals made them be set, so that an import (which sets them in market order) keeps it.
+    if (this.kind[a] === TimerKind.Funding && this.ref[a] !== this.ref[b]) return this.ref[a] < this.ref[b];
     return this.seq[a] < this.seq[b];
   }
 

@@ -79,7 +79,8 @@ export function deposit(s: EngineState, cmd: DepositCommand): void {
   s.ledger.deposit(cmd.accountId, assetIndex, amount);
   payDebtsOnDeposit(s, cmd.accountId, assetIndex);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
-  applyDepositAutomation(s, cmd.accountId, assetIndex, amount);
+  // Repaying and lending move what the deposit left after paying perpetual debts, never more than is available.
+  applyDepositAutomation(s, cmd.accountId, assetIndex, Math.min(amount, s.ledger.availableUnits(cmd.accountId, assetIndex)));
   s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
 }
 

@@ -192,6 +192,23 @@ describe('perp mark sampling and funding on engine time', () => {
     expect(withPerp.exchange.stateHash()).toBe(without.exchange.stateHash());
   });
 
+  it('a snapshot taken after the index went stale within a sampled second keeps the sampler waiting for the next second', () => {
+    const maxAgeUs = perpConfig().indexMaxAgeUs ?? 30 * SECOND_US;
+    const straight = perpHarness();
+    const restarted = perpHarness();
+    const staleUs = 10 * HOUR_US + maxAgeUs + SECOND_US / 2;
+    // The last second's sample found the index fresh (its age exactly the maximum); the command after it finds it stale.
+    for (const h of [straight, restarted]) expect(marks(h.apply(cmd.tick(), staleUs)).length).toBeGreaterThan(0);
+    restarted.restartFromSnapshot();
+    const s = stateOf(restarted.exchange);
+    expect(s.timers.dueOf(s.perpMarks.sampleTimer)).toBe(10 * HOUR_US + maxAgeUs + SECOND_US);
+    const a = straight.apply(cmd.tick(), staleUs + SECOND_US);
+    const b = restarted.apply(cmd.tick(), staleUs + SECOND_US);
+    expect(b).toEqual(a);
+    expect(restarted.exchange.stateHash()).toBe(straight.exchange.stateHash());
+    expect(stateOf(restarted.exchange).perpMarks.sampleTimer).toBe(-1);
+  });
+
   it('pays funding on the hour: longs pay shorts at a positive rate (rounded up), shorts receive (rounded down), the residue stays in the settlement line', () => {
     // Grid: a lot is 10 units of SOL (10^-8 SOL), 500 ticks are 1500 USDC units a lot, SOL at 150 000 USDC.
     for (const sign of [1, -1]) {
@@ -238,29 +255,30 @@ describe('perp mark sampling and funding on engine time', () => {
     }
   });
 
-  it('reads a format-7 snapshot (before mark and funding state) with every perpetual fresh, and refuses formats 8 to 10', () => {
+  it('reads a format-9 snapshot (before mark and funding state) with every perpetual fresh, and refuses a format after 10', () => {
     const h = perpHarness(HOUR_US / 2);
     h.fundedAccounts(1, { [QUOTE]: 1_000 });
     // Stale index: nothing sampled in the open interval, the perpetual is fresh.
     h.apply(cmd.tick(), 10 * HOUR_US + HOUR_US / 2 + 40 * SECOND_US);
     h.apply(cmd.tick(), 12 * HOUR_US + 7);
     expect(stateOf(h.exchange).perpMarks.isFresh(PERP)).toBe(true);
-    const v11 = exportSnapshot(h.exchange);
-    const view = new DataView(v11.buffer, v11.byteOffset, v11.byteLength);
-    expect(view.getUint32(4, true)).toBe(11);
+    const v10 = exportSnapshot(h.exchange);
+    const view = new DataView(v10.buffer, v10.byteOffset, v10.byteLength);
+    expect(view.getUint32(4, true)).toBe(10);
     // The mark part is the last before the end marker: two counts of 0 (perpetuals, cumulative funding).
-    expect([0, 4, 8, 12].map((back) => view.getUint32(v11.length - 20 + back, true))).toEqual([0, 0, 0, 0]);
-    const v7 = new Uint8Array(v11.length - 16);
-    v7.set(v11.subarray(0, v11.length - 20));
-    v7.set(v11.subarray(v11.length - 4), v11.length - 20);
-    new DataView(v7.buffer).setUint32(4, 7, true);
+    expect([0, 4, 8, 12].map((back) => view.getUint32(v10.length - 20 + back, true))).toEqual([0, 0, 0, 0]);
+    const v9 = new Uint8Array(v10.length - 16);
+    v9.set(v10.subarray(0, v10.length - 20));
+    v9.set(v10.subarray(v10.length - 4), v10.length - 20);
+    new DataView(v9.buffer).setUint32(4, 9, true);
     const restored = new Exchange(perpConfig());
-    importSnapshot(restored, v7);
+    importSnapshot(restored, v9);
     restored.validateInvariants();
     expect(restored.stateHash()).toBe(h.exchange.stateHash());
-    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(v11))).toBe(true);
-    for (const version of [8, 9, 10]) {
-      const other = v11.slice();
+    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(v10))).toBe(true);
+    // The same file claiming format 10 lacks its mark part; a format after 10 is unknown.
+    for (const version of [10, 11, 12]) {
+      const other = version === 10 ? v9.slice() : v10.slice();
       new DataView(other.buffer).setUint32(4, version, true);
       expect(() => importSnapshot(new Exchange(perpConfig()), other)).toThrow(SnapshotFormatError);
     }
