@@ -106,6 +106,8 @@ export interface PositionView {
   estLiquidationPriceE9: number;
   imf: bigint;
   mmf: bigint;
+  /** Funding paid (< 0) or received since the position opened (perp/cumulative-funding.ts). */
+  cumulativeFundingUnits: number;
 }
 import { BorrowLendEvent, BorrowLendSource } from '../bus/types.js';
 
@@ -445,6 +447,7 @@ export class Output {
     rec.imf = Number(view.imf);
     rec.mmf = Number(view.mmf);
     rec.positionId = view.positionId;
+    rec.cumulativeFundingUnits = view.cumulativeFundingUnits;
     rec.accountId = view.accountId;
     rec.marketId = view.marketId;
     rec.markSource = view.markSource;

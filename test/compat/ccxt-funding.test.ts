@@ -1,7 +1,8 @@
 // Mark prices and funding through ccxt, against the real server: fetchFundingRate reads GET
 // /api/v1/markPrices (the engine's mark, index and running estimate of the open interval),
 // fetchFundingRateHistory reads GET /api/v1/fundingRates (each ended interval, from LMDB), and the
-// markPrice.<symbol> stream pushes the same figures each second. SOL_USDC_PERP funds every 2 s
+// markPrice.<symbol> stream pushes the same figures each second; GET /api/v1/position shows each
+// position's cumulative funding. SOL_USDC_PERP funds every 2 s
 // here (a markets file with fundingInterval 2000) so intervals end within the test; its book is
 // empty, so its mark is the operator's index and a quiet interval's rate is exactly
 // 0.01 % × 2000 / 28 800 000 = 6944 × 10^-12 (truncated), i.e. "0.000000006944".
@@ -105,6 +106,19 @@ describe('ccxt: funding rates of a perpetual', () => {
     }
     const received = await ccxtRest(server, short).fetchFundingHistory('SOL/USDC:USDC', undefined, 1);
     expect(received.map((r) => [r.amount, r.info.userId, r.info.subaccountId, r.info.intervalEndTimestamp.length])).toEqual([[0.000001, short.accountId, null, 19]]);
+    // GET /api/v1/position shows the position's funding since it opened (what its history sums
+    // to, both read between two interval ends), and its break-even price carries it beside the fee.
+    const units = (decimal: string | number): number => Math.round(Number(decimal) * 1e6);
+    const position = await waitUntil(async () => {
+      const [shown] = (await signed(server.base, long, 'GET', '/api/v1/position', 'positionQuery', { symbol: 'SOL_USDC_PERP' })).body as Array<Record<string, string>>;
+      const rows = await ccxtRest(server, long).fetchFundingHistory('SOL/USDC:USDC');
+      const sum = rows.reduce((total, row) => total + units(row.amount!), 0);
+      return units(shown.cumulativeFundingPayment) === sum ? { shown, sum } : undefined;
+    }, 'the position and its funding history read between two interval ends');
+    expect(position.sum).toBeLessThanOrEqual(-4);
+    expect(position.shown.cumulativeFundingPayment).toBe(`-${(-position.sum / 1e6).toFixed(6)}`);
+    // Entry 150.25 plus the taker fee (0.075125) and the funding paid, per SOL.
+    expect(units(position.shown.breakEvenPrice)).toBe(150_325_125 - position.sum);
     // A symbol that is not a perpetual is refused; a subaccount lists nothing.
     expect((await signed(server.base, long, 'GET', '/wapi/v1/history/funding', 'fundingHistoryQueryAll', { symbol: 'SOL_USDC' })).status).toBe(400);
     expect((await signed(server.base, long, 'GET', '/wapi/v1/history/funding', 'fundingHistoryQueryAll', { subaccountId: 1 })).body).toEqual([]);

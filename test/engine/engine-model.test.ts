@@ -36,7 +36,7 @@ describe('engine core against the reference model', () => {
   // Spot margin over the fixed seeds (each seed's share depends on its draws).
   const spotMargin = { borrowingOrders: 0, autoMoves: 0 };
   // Perpetuals over the fixed seeds.
-  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0 };
+  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0 };
   for (const run of SEEDS) {
     const { seed } = run;
     it(`${seedLabel(run, FILE)}: identical records for every command${leftOut}`, () => {
@@ -71,6 +71,7 @@ describe('engine core against the reference model', () => {
         perp.unsettled += positions.filter((r) => r.unsettledHigh !== 0 || r.unsettledLow !== 0).length;
         const perpPlaces = new Set(h.stream.filter((s) => s.command.kind === CommandKind.PlaceOrder && s.command.marketId === M2).map((s) => s.command.requestId));
         perp.ewmaSamples += h.log.filter((r) => r.type === RecordType.MarkPrice && r.frontId === FRONT_ID_NONE && r.source === MarkPriceSource.Ewma).length;
+        perp.withFunding += positions.filter((r) => r.cumulativeFundingUnits !== 0).length;
         perp.fundingRates += h.log.filter((r) => r.type === RecordType.FundingRate).length;
         perp.paid += h.log.filter((r) => r.type === RecordType.FundingPayment && r.quantityUnits < 0).length;
         perp.received += h.log.filter((r) => r.type === RecordType.FundingPayment && r.quantityUnits > 0).length;
@@ -93,11 +94,12 @@ describe('engine core against the reference model', () => {
     expect(perp.refused, 'perpetual orders refused for margin').toBeGreaterThan(0);
   });
 
-  it('over the fixed seeds, the perpetual\'s mark is sampled off its index, funding rates are published, and positions pay and receive funding', () => {
+  it('over the fixed seeds, the perpetual\'s mark is sampled off its index, funding rates are published, positions pay and receive funding and show it', () => {
     expect(perp.ewmaSamples, 'mark samples with an EWMA').toBeGreaterThan(0);
     expect(perp.fundingRates, 'funding rates').toBeGreaterThan(0);
     expect(perp.paid, 'funding payments paid').toBeGreaterThan(0);
     expect(perp.received, 'funding payments received').toBeGreaterThan(0);
+    expect(perp.withFunding, 'positions showing their cumulative funding').toBeGreaterThan(0);
   });
 
   it('over the fixed seeds, orders borrow their shortfall and fill proceeds are repaid or lent', () => {

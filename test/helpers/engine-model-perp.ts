@@ -377,7 +377,7 @@ export class ModelPerp {
         ...wide(line.unsettled, 'unsettled'), ...wide(p.fees, 'fees'), ...wide(line.exposure.notional, 'exposureNotional'),
         markPriceE9: line.mark ? this.priceE9(line.mark.quoteUnits, line.mark.baseUnits, line.market) : 0,
         estLiquidationPriceE9: this.liquidationE9(line, s), imf: Number(line.exposure.imf), mmf: Number(line.exposure.mmf),
-        positionId: p.positionId, accountId: cmd.accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
+        positionId: p.positionId, cumulativeFundingUnits: p.lots === 0 ? 0 : Number(p.funding), accountId: cmd.accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
       } as unknown as Rec);
       count++;
     }

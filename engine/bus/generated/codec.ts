@@ -101,7 +101,7 @@ export const FUNDING_RATE_BYTES = 56;
 /** FundingPaymentRecord.sizeOf() */
 export const FUNDING_PAYMENT_BYTES = 64;
 /** PositionRecord.sizeOf() */
-export const POSITION_BYTES = 184;
+export const POSITION_BYTES = 192;
 /** IndexPriceRecord.sizeOf() */
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
@@ -1766,6 +1766,7 @@ export function newPositionRec(): PositionRec {
     imf: 0,
     mmf: 0,
     positionId: 0,
+    cumulativeFundingUnits: 0,
     accountId: 0,
     marketId: 0,
     markSource: 0,
@@ -1792,6 +1793,7 @@ const POSITION_I64_FIELDS = [
   'imf',
   'mmf',
   'positionId',
+  'cumulativeFundingUnits',
 ] as const;
 
 export function writePosition(dv: DataView, off: number, r: PositionRec): void {
@@ -1816,7 +1818,8 @@ export function writePosition(dv: DataView, off: number, r: PositionRec): void {
       Number.isSafeInteger(r.estLiquidationPriceE9) &&
       Number.isSafeInteger(r.imf) &&
       Number.isSafeInteger(r.mmf) &&
-      Number.isSafeInteger(r.positionId)
+      Number.isSafeInteger(r.positionId) &&
+      Number.isSafeInteger(r.cumulativeFundingUnits)
     )
   ) badField(r, POSITION_I64_FIELDS);
   put64(dv, off + 24, r.netLots);
@@ -1838,11 +1841,12 @@ export function writePosition(dv: DataView, off: number, r: PositionRec): void {
   put64(dv, off + 152, r.imf);
   put64(dv, off + 160, r.mmf);
   put64(dv, off + 168, r.positionId);
-  dv.setUint32(off + 176, r.accountId, true);
-  dv.setUint16(off + 180, r.marketId, true);
-  dv.setUint8(off + 182, r.markSource);
-  // padding (183..183)
-  dv.setUint8(off + 183, 0);
+  put64(dv, off + 176, r.cumulativeFundingUnits);
+  dv.setUint32(off + 184, r.accountId, true);
+  dv.setUint16(off + 188, r.marketId, true);
+  dv.setUint8(off + 190, r.markSource);
+  // padding (191..191)
+  dv.setUint8(off + 191, 0);
 }
 
 export function readPosition(dv: DataView, off: number, r: PositionRec): void {
@@ -1866,9 +1870,10 @@ export function readPosition(dv: DataView, off: number, r: PositionRec): void {
   r.imf = getI64(dv, off + 152);
   r.mmf = getI64(dv, off + 160);
   r.positionId = getI64(dv, off + 168);
-  r.accountId = dv.getUint32(off + 176, true);
-  r.marketId = dv.getUint16(off + 180, true);
-  r.markSource = dv.getUint8(off + 182);
+  r.cumulativeFundingUnits = getI64(dv, off + 176);
+  r.accountId = dv.getUint32(off + 184, true);
+  r.marketId = dv.getUint16(off + 188, true);
+  r.markSource = dv.getUint8(off + 190);
 }
 
 // ---------------------------------------------------------------------------------------------

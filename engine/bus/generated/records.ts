@@ -287,7 +287,9 @@ export interface FundingPaymentRec extends RecordHeaderFields {
  * less debts and unpaid fees), futures fees since it opened, the exposure notional N (rounded
  * up); net_lots the signed size; exposure_lots the worst-side exposure with open orders; the mark
  * and the estimated liquidation price as USDC per whole unit of the underlying ×10^9 (rounded
- * down; 0: none), mark_source as CollateralRecord's; imf and mmf at N (10^-12).
+ * down; 0: none), mark_source as CollateralRecord's; imf and mmf at N (10^-12);
+ * cumulative_funding_units the funding the position paid (< 0) or received since it opened, in
+ * units of the quote asset (perp/cumulative-funding.ts; a safe integer).
  */
 export interface PositionRec extends RecordHeaderFields {
   netLots: number;
@@ -309,6 +311,7 @@ export interface PositionRec extends RecordHeaderFields {
   imf: number;
   mmf: number;
   positionId: number;
+  cumulativeFundingUnits: number;
   accountId: number;
   marketId: number;
   markSource: number;

@@ -4,7 +4,7 @@
 // its FundingRate event, the fallback when the index goes stale, the markPrices query, and the
 // state's snapshot and hash.
 import { describe, expect, it } from 'vitest';
-import { CommandKind, MarkPriceSource, type FundingPaymentRec, OrderBookState, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
+import { CommandKind, MarkPriceSource, type FundingPaymentRec, OrderBookState, type PositionRec, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import { fundingRateE12 } from '../../../engine/core/perp/funding.js';
@@ -252,6 +252,11 @@ describe('perp mark sampling and funding on engine time', () => {
       const second = runSeconds(h, 12 * HOUR_US + SECOND_US, solE9);
       const again = payments(second).find((p) => p.accountId === payer)!.quantityUnits;
       expect(cumulative(payer)).toBe(-up + again);
+      // The position query shows it (GET /api/v1/position's cumulativeFundingPayment).
+      const shown = (a: number): number[] => h.apply({ kind: CommandKind.QueryPositions, accountId: a, marketId: 0xffff })
+        .filter((r): r is PositionRec & { type: RecordType.Position } => r.type === RecordType.Position).map((r) => r.cumulativeFundingUnits);
+      expect(shown(payer)).toEqual([cumulative(payer)]);
+      expect(shown(receiver)).toEqual([cumulative(receiver)]);
     }
   });
 
