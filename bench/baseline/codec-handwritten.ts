@@ -175,6 +175,7 @@ const O_SELF_TRADE_PREVENTION = 128;
 const O_STATUS = 129;
 const O_EXPIRY_REASON = 130;
 const O_FLAGS = 131;
+const O_SYSTEM_ORDER_TYPE = 132;
 const O_PAD = 132; // 4 bytes
 
 // TradeRecord
@@ -529,6 +530,7 @@ export function newOrderRec(): OrderRec {
     selfTradePrevention: 0,
     status: 0,
     expiryReason: 0,
+    systemOrderType: 0,
   };
 }
 
@@ -586,6 +588,7 @@ export function writeOrder(dv: DataView, off: number, r: OrderRec): void {
   dv.setUint8(off + O_STATUS, r.status);
   dv.setUint8(off + O_EXPIRY_REASON, r.expiryReason);
   dv.setUint8(off + O_FLAGS, r.orderFlags);
+  dv.setUint8(off + O_SYSTEM_ORDER_TYPE, r.systemOrderType);
   dv.setUint32(off + O_PAD, 0, true);
 }
 
@@ -614,6 +617,7 @@ export function readOrder(dv: DataView, off: number, r: OrderRec): void {
   r.status = dv.getUint8(off + O_STATUS);
   r.expiryReason = dv.getUint8(off + O_EXPIRY_REASON);
   r.orderFlags = dv.getUint8(off + O_FLAGS);
+  r.systemOrderType = dv.getUint8(off + O_SYSTEM_ORDER_TYPE);
 }
 
 // ---------------------------------------------------------------------------------------------

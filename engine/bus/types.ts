@@ -41,6 +41,8 @@ export {
   LendPoolState as LendPoolStateCode,
   // Perpetuals: where a mark price came from
   MarkPriceSource,
+  // Liquidation: who placed a system order
+  SystemOrderType,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink, the command header and payloads with newCommand,
@@ -72,6 +74,8 @@ export const OrderFlag = {
   AutoLend: 16,
   /** Spot margin: a fill's proceeds repay the account's borrow of the received asset. */
   AutoBorrowRepay: 32,
+  /** A system order of the liquidation waterfall (SystemOrderType LiquidatePositionOnBook; engine/core/liquidation/unwind.ts). */
+  Liquidation: 64,
 } as const;
 
 /**
@@ -245,4 +249,22 @@ export interface EngineConfig {
    * carries a configuration without it, and keeps its fingerprint.
    */
   margin?: EngineMarginConfig;
+  /**
+   * The liquidation waterfall's parameters (engine/core/liquidation/). Absent: the defaults
+   * (DEFAULT_LIQUIDATION), and the configuration keeps its fingerprint.
+   */
+  liquidation?: LiquidationConfig;
 }
+
+/** How the engine liquidates an account whose maintenance margin ratio reached 100 % (engine/core/liquidation/). */
+export interface LiquidationConfig {
+  /** Engine time between two steps of the waterfall (microseconds, > 0). */
+  stepIntervalUs: number;
+  /** The largest part of one borrow one step unwinds on the book, in basis points of it (1 to 10000). */
+  chunkBps: number;
+  /** The liquidation fee, in basis points of what each liquidation fill pays the liquidated account (0 to 10000). */
+  feeBps: number;
+}
+
+/** One step per second of engine time, 10 % of a borrow per step, a 1 % fee (venue mechanics §4.1, §4.5). */
+export const DEFAULT_LIQUIDATION: LiquidationConfig = { stepIntervalUs: 1_000_000, chunkBps: 1_000, feeBps: 100 };

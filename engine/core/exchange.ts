@@ -18,6 +18,8 @@
 //   margin/  the unified account: index prices, each account's settings (leverage limit,
 //            automation flags), the margin arithmetic and the borrow/lend pools (pools.ts,
 //            borrow-lend.ts);
+//   liquidation/  the waterfall that unwinds a liquidating account on engine time, and the
+//            insurance fund;
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
@@ -26,7 +28,7 @@ import { assert } from './assert.js';
 import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
 import { accrueInterest, HOUR_US } from './margin/borrow-lend.js';
-import { heldOutside, validateState } from './invariants.js';
+import { validateState } from './invariants.js';
 import { systemRefusal } from './system.js';
 import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
@@ -34,6 +36,7 @@ import { hashState } from './stateHash.js';
 import { TimerKind } from './timers.js';
 import { armPerpTimers, needsPerpTimers, wakeSampler } from './perp/mark-price.js';
 import { perpTimerSteps, sampleMarks, settleFunding } from './perp/funding.js';
+import { liquidationStep } from './liquidation/waterfall.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
 const FIRST_QUERY_KIND = 64;
@@ -105,14 +108,14 @@ export class Exchange {
 
   /**
    * Sum over accounts of available + locked units of an asset, plus the fees collected in it, plus
-   * what the borrow/lend pools hold (lent − borrowed + their interest lines) and the perpetuals'
-   * settlement line: equal to the asset's
+   * what the borrow/lend pools hold (lent − borrowed + their interest lines), the perpetuals'
+   * settlement line and the insurance fund's units of it (liquidation/fund.ts): equal to the asset's
    * deposits minus its withdrawals (conservation).
    */
   totalUnits(assetId: number): number {
     const assetIndex = this.s.catalog.assetIndex(assetId);
     assert(assetIndex >= 0, 'totalUnits of an unknown asset');
-    return this.s.ledger.totalUnits(assetIndex, this.s.accounts.count, heldOutside(this.s, assetIndex));
+    return this.s.ledger.totalUnits(assetIndex, this.s.accounts.count, this.s.heldOutside(assetIndex));
   }
 
   /**
@@ -143,6 +146,9 @@ export class Exchange {
           break;
         case TimerKind.Funding:
           settleFunding(this.s, timer);
+          break;
+        case TimerKind.LiquidationStep:
+          liquidationStep(this.s, timer);
           break;
         default:
           throw new Error(`engine assertion failed: a timer of kind ${timers.kindOf(timer)} has no handler`);

@@ -11,7 +11,8 @@
 // list and the live orders account for every slot; a closed book holds no orders and no pending
 // order waits in a book whose state would refuse it; a banded market's reference prices are
 // consistent (checkReferences); index prices are positive where set and not newer than the last
-// command; the borrow/lend pools are consistent with their positions, each
+// command; the insurance fund's lines are safe integers and count in conservation, and the
+// liquidation step timer waits as the fund records it; the borrow/lend pools are consistent with their positions, each
 // asset's conservation counts what they hold, and the interest timer waits exactly while they
 // record it (margin/pools.ts); each perpetual's positions sum to 0, and the settlement lines and
 // the claim queue agree (perp/positions.ts).
@@ -40,17 +41,27 @@ export function validateState(s: EngineState): void {
   s.pools.validate(s.accounts.count);
   checkInterestTimer(s);
   s.positions.validate(s.accounts.count);
-  // What the pools and the perpetuals' settlement lines hold is outside every account.
-  s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => heldOutside(s, assetIndex));
+  s.insurance.validate();
+  checkLiquidationTimer(s);
+  // What the pools, the perpetuals' settlement lines and the insurance fund hold is outside every account.
+  s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => s.heldOutside(assetIndex));
   s.indexPrices.validate(s.lastTimeUs);
   s.accountSettings.validate(s.accounts.count);
   s.perpMarks.validate();
   checkPerpTimers(s);
 }
 
-/** Units of an asset held outside the accounts: the pools' (lent − borrowed + interest lines) and the settlement line. */
-export function heldOutside(s: EngineState, assetIndex: number): bigint {
-  return s.pools.heldOutside(assetIndex) + BigInt(s.positions.settlementUnits[assetIndex]);
+/**
+ * The liquidation step timer waits exactly while the fund records it, after the last command
+ * (liquidation/fund.ts). It waits while some account is liquidating, except right after loading
+ * a snapshot from before the waterfall, until the next re-check of such an account arms it
+ * (margin/liquidating.ts).
+ */
+function checkLiquidationTimer(s: EngineState): void {
+  const timer = s.insurance.stepTimer;
+  const waiting = s.timers.inOrder(TimerKind.LiquidationStep).length;
+  assert(waiting === (timer === NO_TIMER ? 0 : 1), 'liquidation step timers differ from the one the fund records');
+  if (timer !== NO_TIMER) assert(s.timers.kindOf(timer) === TimerKind.LiquidationStep && s.timers.dueOf(timer) > s.lastTimeUs, 'the liquidation step is due before the last command');
 }
 
 /** The interest timer waits exactly while it is recorded, due on an hour boundary after the last command. */

@@ -20,6 +20,7 @@ import {
   OrderType,
   RecordType,
   Side,
+  SystemOrderType,
   type ExpiryReason,
   type IndexPriceSource,
   type MarkPriceSource,
@@ -42,6 +43,8 @@ import {
   emitDust,
   emitFeeRates,
   emitIndexPrice,
+  emitInsurance,
+  emitSocializedLoss,
   emitMarket,
   emitMarkPrice,
   emitFundingRate,
@@ -65,6 +68,8 @@ import {
   newDustRec,
   newFeeRatesRec,
   newIndexPriceRec,
+  newInsuranceRec,
+  newSocializedLossRec,
   newMarketRec,
   newMarkPriceRec,
   newFundingRateRec,
@@ -109,6 +114,7 @@ export interface PositionView {
   /** Funding paid (< 0) or received since the position opened (perp/cumulative-funding.ts). */
   cumulativeFundingUnits: number;
 }
+import type { InsuranceLines } from './liquidation/fund.js';
 import { BorrowLendEvent, BorrowLendSource } from '../bus/types.js';
 
 /** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
@@ -232,6 +238,7 @@ export class Output {
     rec.status = status;
     rec.expiryReason = expiryReason;
     rec.orderFlags = pool.flags[slot];
+    rec.systemOrderType = (pool.flags[slot] & OrderFlag.Liquidation) !== 0 ? SystemOrderType.LiquidatePositionOnBook : SystemOrderType.None;
   }
 
   trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean): void {
@@ -697,6 +704,47 @@ export class Output {
     rec.accountId = accountId;
     rec.marketId = marketId;
     emitFundingPayment(this.sink, rec);
+  }
+
+  private readonly insuranceRec = newInsuranceRec();
+
+  /** The insurance fund of one asset (liquidation/fund.ts): an answer, or with FRONT_ID_NONE an event. */
+  insurance(assetIndex: number, fund: InsuranceLines, frontId: number, requestId: number): void {
+    const rec = this.insuranceRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.Insurance;
+    rec.flags = 0;
+    rec.fundUnits = fund.fundUnits[assetIndex];
+    rec.feesUnits = fund.feesUnits[assetIndex];
+    rec.coveredUnits = fund.coveredUnits[assetIndex];
+    rec.socializedUnits = fund.socializedUnits[assetIndex];
+    rec.depositedUnits = fund.depositedUnits[assetIndex];
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    emitInsurance(this.sink, rec);
+  }
+
+  private readonly socializedLossRec = newSocializedLossRec();
+
+  /** A loss written off one lender's lend (liquidation/bankruptcy.ts), an event for everyone. */
+  socializedLoss(lenderId: number, bankruptId: number, assetIndex: number, units: number, lentAfterUnits: number): void {
+    const rec = this.socializedLossRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.SocializedLoss;
+    rec.flags = 0;
+    rec.units = units;
+    rec.lentAfterUnits = lentAfterUnits;
+    rec.accountId = lenderId;
+    rec.bankruptAccountId = bankruptId;
+    rec.assetId = this.catalog.assetIdOf[assetIndex];
+    emitSocializedLoss(this.sink, rec);
   }
 }
 

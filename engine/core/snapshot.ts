@@ -38,7 +38,10 @@
 //             and u0 (an older snapshot takes u0 from the pools' totals)
 //   perpetual positions (format 9 on; perp/positions.ts): the last position id, the settlement
 //             line per asset, each open position with every field, the claim queue in order
-//   perpetual marks and funding (format 10 on; perp/mark-price.ts, below)
+//   insurance fund (format 10 on; liquidation/fund.ts): per asset its five lines, then the
+//             liquidation step timer's due time (-1: none); an older snapshot has an empty fund
+//             and no step waiting (a liquidating account's next re-check arms it)
+//   perpetual marks and funding (format 11 on; perp/mark-price.ts, below)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -55,7 +58,7 @@
 // Version 5 (before accounts had margin settings) is still read: it lacks the account settings,
 // and import gives every account the defaults; such a state has the same hash as before.
 //
-// Version 10 adds the perpetuals' mark and funding part (perp/mark-price.ts) at the end: count of
+// Version 11 adds the perpetuals' mark and funding part (perp/mark-price.ts) at the end: count of
 // perpetuals off fresh, then per one its market index, EWMA, premium sum and sample count; then
 // the open positions' cumulative funding (perp/cumulative-funding.ts): count, then per position
 // its cell, position id and units. Versions before it are still read, and every perpetual starts
@@ -78,19 +81,22 @@ import type { EngineState } from './state.js';
 import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
 import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
+import { exportInsuranceTo, importInsuranceFrom } from './liquidation/parts.js';
 import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 10;
+const FORMAT_VERSION = 11;
+/** The last version without the liquidation room (its fund and step timer); import still reads it. */
+const FORMAT_VERSION_NO_LIQUIDATION = 9;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
 const FORMAT_VERSION_NO_THROTTLE = 7;
 /** The last version without perpetual positions; import still reads the versions before it. */
 const FORMAT_VERSION_NO_POSITIONS = 8;
 /** The last version without the perpetuals' mark and funding state; import still reads it. */
-const FORMAT_VERSION_NO_PERP_MARKS = 9;
+const FORMAT_VERSION_NO_PERP_MARKS = 10;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -164,6 +170,8 @@ const PARTS: readonly SnapshotPart[] = [
       if (version > FORMAT_VERSION_NO_POSITIONS) s.positions.importFrom(r, s.accounts.count);
     },
   },
+  // the insurance fund and the liquidation step timer (an older snapshot: an empty fund, no step waiting)
+  { exportTo: exportInsuranceTo, importFrom: (s, r, version) => importInsuranceFrom(s, r, version > FORMAT_VERSION_NO_LIQUIDATION) },
   // the perpetuals' mark EWMAs and open funding intervals; their timers follow from lastTimeUs
   {
     exportTo: (s, w) => {
@@ -215,8 +223,7 @@ export function decodeState(s: EngineState, bytes: Uint8Array): void {
   expectSnapshot(s.lastSeq === -1 && s.accounts.count === 0 && s.pool.liveCount === 0, 'import needs a fresh engine');
   expectSnapshot(r.word() === MAGIC, 'not an engine snapshot (magic)');
   const version = r.word();
-  const known = version >= FORMAT_VERSION_NO_GUARD && (version <= FORMAT_VERSION_NO_PERP_MARKS || version === FORMAT_VERSION);
-  expectSnapshot(known, 'unknown snapshot format version');
+  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && version <= FORMAT_VERSION, 'unknown snapshot format version');
   for (const part of PARTS) part.importFrom(s, r, version);
   expectSnapshot(r.word() === END_MAGIC && r.atEnd(), 'snapshot does not end where its contents do');
   s.pool.expectAllPlaced();

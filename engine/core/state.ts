@@ -28,6 +28,7 @@ import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './mar
 import { Timers } from './timers.js';
 import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
+import { InsuranceFund } from './liquidation/fund.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -53,6 +54,8 @@ export class EngineState {
   readonly perpMarks: PerpMarks;
   /** Perpetual positions and the settlement lines (perp/positions.ts). */
   readonly positions: Positions;
+  /** The insurance fund and the liquidation waterfall's step timer (liquidation/fund.ts). */
+  readonly insurance: InsuranceFund;
   /** The last order number turned into an id. */
   orderNumber = 0;
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
@@ -80,8 +83,8 @@ export class EngineState {
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
     this.perpMarks = new PerpMarks(this.catalog, maxAccounts);
-    // one per order, the interest timer, and the perpetuals' sampler and funding timers
-    this.timers = new Timers(poolCapacity + 1 + PerpMarks.timerCount(this.catalog));
+    // one per order, the interest timer, the liquidation step, and the perpetuals' sampler and funding timers
+    this.timers = new Timers(poolCapacity + 2 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
@@ -89,6 +92,7 @@ export class EngineState {
     const perpMarkets = this.catalog.markets.map((_, m) => m).filter((m) => !this.catalog.isSpot(m));
     this.positions = new Positions(maxAccounts, this.catalog.assetCount, perpMarkets, this.catalog.marketCount);
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
+    this.insurance = new InsuranceFund(this.catalog.assetCount, config.liquidation);
     this.indexPrices.setUpdateBounds(config.indexUpdateBounds ?? [], (assetId) => this.catalog.assetIndex(assetId));
   }
 
@@ -135,6 +139,11 @@ export class EngineState {
       if (named && pool.marketIndex[slot] === marketIndex) return slot;
     }
     return NO_SLOT;
+  }
+
+  /** Units of an asset held outside the accounts, as conservation counts them: the pools' part, the perpetuals' settlement line and the insurance fund. */
+  heldOutside(assetIndex: number): bigint {
+    return this.pools.heldOutside(assetIndex) + BigInt(this.positions.settlementUnits[assetIndex]) + this.insurance.heldOutside(assetIndex);
   }
 
   /** Snapshot: the order number behind ids, and seq and engine time of the last command. */

@@ -6,7 +6,8 @@
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order, (only once a pool was used) the borrow/lend pools and positions, (only
 // while not Ok) the exchange's system state, (only once some asset has one) the index prices, each account whose margin settings differ from the
-// defaults, (only while some is not 0) the pools' throttle step starts, and (only once used) the perpetual positions and settlement lines. Pool slot numbers and free-list order are left out, so two engines
+// defaults, (only while some is not 0) the pools' throttle step starts, (only once used) the perpetual positions and settlement lines, and (only once it moved
+// or a liquidation step waits) the insurance fund. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
 //
@@ -18,6 +19,7 @@ import type { EngineState } from './state.js';
 import { hashSystemStateInto } from './system.js';
 import { hashPoolsInto } from './margin/borrow-lend.js';
 import { hashThrottleInto } from './margin/throttle.js';
+import { hashInsuranceInto } from './liquidation/parts.js';
 
 /** The parts of the state hash, in order; `withGuard` and `withThrottle` as for hashState. */
 const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, withThrottle: boolean) => void)[] = [
@@ -46,6 +48,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   (s, d, _withGuard, withThrottle) => hashThrottleInto(s, d, withThrottle),
   // Only once a perpetual position or settlement line was used (perp/positions.ts).
   (s, d) => s.positions.hashInto(d, s.accounts.count),
+  // Only once the insurance fund moved or a liquidation step waits (liquidation/fund.ts).
+  (s, d) => hashInsuranceInto(s, d),
   // Only perpetuals whose mark or funding state moved: every earlier state keeps its hash.
   (s, d) => s.perpMarks.hashInto(d),
   (s, d) => s.perpMarks.cumulative.hashInto(d, s.positions),

@@ -7,7 +7,8 @@
 //
 // It carries the speed bump (book/pending.ts: a delayed order activates when its bump ends) and
 // the hourly interest of the borrow/lend pools (margin/borrow-lend.ts), the perpetuals' mark
-// sampling each second and their funding interval ends (perp/); trigger checks, expiries and strategy slices join it as timer kinds. The
+// sampling each second and their funding interval ends (perp/), the liquidation waterfall's steps
+// (liquidation/waterfall.ts); trigger checks, expiries and strategy slices join it as timer kinds. The
 // engine has no clock: apply() runs, before each state-changing command, every timer due by that
 // command's engine time, in (due, seq) order, and the shell's next wake-up is the head's due time
 // (Exchange.nextWakeUs). The handler of a due timer removes it, as a cancel removes a timer that
@@ -36,6 +37,8 @@ export const TimerKind = {
   MarkSample: 3,
   /** A perpetual's funding interval ends (perp/funding.ts; ref: its market index). */
   Funding: 4,
+  /** A step of the liquidation waterfall for every liquidating account (liquidation/waterfall.ts; ref unused). */
+  LiquidationStep: 8,
 } as const;
 export type TimerKind = (typeof TimerKind)[keyof typeof TimerKind];
 

@@ -15,15 +15,18 @@
 //   what recovery finds                                      decision
 //   -------------------------------------------------------  -------------------------------------
 //   engine configuration differs from the journal's          halt: EngineConfigChangedError
-//     ... only by margin parameters or perpetual markets     accept: record the change (below)
-//         the journal's lacked (and none recorded yet)
+//     ... only by margin parameters or perpetual markets     accept: record the change after the
+//         the journal's configuration lacked                  ones recorded before (below)
+//   a recorded change that no gain from the configuration    halt: EngineConfigChangedError
+//     before it to the one after it explains
 //   records, but no or another journal format marker          halt: JournalFormatError
 //   no records, no snapshot                                   fresh exchange: start at seq 1
 //   snapshot: bad file checksum, other configuration (at     skip it (logged), try the next older
-//     or below a recorded change: other than the previous     one
-//     one), sequence past the journal's end, its own record
-//     missing or not a Snapshot command, or a state that
-//     does not load or hashes differently after loading
+//     or below a recorded change: other than the one in       one
+//     force at its sequence), sequence past the journal's
+//     end, its own record missing or not a Snapshot
+//     command, or a state that does not load or hashes
+//     differently after loading
 //   a valid snapshot at s                                     load it, replay records s+1 …
 //   no valid snapshot, records start at 1                     replay every record from 1
 //   no valid snapshot, records start after 1 (compacted)     halt: JournalGapError
@@ -37,6 +40,7 @@
 //     whose hash differs after replaying through c
 //   records 1..n (or s+1..n) all check                        resume at n + 1
 //   a recorded change after N, but the journal ends before N  halt: JournalGapError
+//   a recorded change whose new fingerprint never got stored  accept it again (it is re-recorded)
 //
 // After a crash the journal holds a prefix of what was sequenced: LMDB commits a batch
 // atomically and the journal worker publishes seqDurable (the only thing that lets a response or
@@ -48,33 +52,42 @@
 // (markets, assets, limits, fees, price bands, speed bump), so its fingerprint is stored with the
 // journal on first start and compared on every later start.
 //
-// One change is accepted: a configuration that gains margin parameters (EngineConfig.margin:
-// collateral parameters and borrow/lend pools) and is otherwise the journal's. Under a
-// configuration without them the engine has no pool: every BorrowLend is refused (LendPoolUnknown)
-// and changes nothing, no position or interest timer can exist, the withdrawal margin test applies
-// only to an account that borrows, and the mark price (margin/mark.ts) serves only borrow/lend;
-// index prices and account settings have their own configuration keys, which stay compared. So
-// the state the journal reaches has nothing in the pools, and the state hash does not cover
-// untouched pools (margin/pools.ts). The rule (checkJournalIdentity, recover):
-//   - the start that meets the new configuration records, once, the journal's last sequence N and
-//     the previous fingerprint (CONFIG_CHANGE_KEY), then the new fingerprint (CONFIG_KEY), and
-//     reports N (logged as a warning);
-//   - replay runs records at or below N under the previous configuration (today's without its
-//     margin parameters, which has exactly the previous fingerprint), so a BorrowLend refused
-//     then is refused again and every output digest still checks (replayed under the new
-//     configuration it could succeed, and recovery would halt on its digest); after N the state
-//     moves into an engine under the new configuration (its snapshot bytes: no pool in them,
-//     every pool empty), which must have the same state hash, and replay goes on under it;
-//   - snapshots at or below N carry the previous fingerprint and still load (into the previous
-//     configuration's engine); snapshots after N carry the new one.
-// The same holds for a configuration that gains perpetual markets (MarketKind.Perp) after all of
-// its spot markets, with or without margin parameters at the same time: under the journal's
-// configuration those markets did not exist, so no record names them (a PlaceOrder for an
-// unknown market id was refused, UnknownMarket, and is refused again under the previous
-// configuration); the moved state has their books fresh and no position, and neither a fresh
-// perpetual book nor an empty position table adds to the state hash.
-// One change is recorded per journal: a journal that already recorded one refuses another.
-// Anything else that differs, a changed or removed margin section included, is still refused.
+// Two kinds of change are accepted, each as the configuration the journal had plus something it
+// lacked; an operator upgrading through each version meets them one after the other, and the
+// journal records them as a chain, in the order they took effect.
+//   - Margin parameters (EngineConfig.margin: collateral parameters and borrow/lend pools) gained
+//     by a configuration without them. Under a configuration without them the engine has no pool:
+//     every BorrowLend is refused (LendPoolUnknown) and changes nothing, no position or interest
+//     timer can exist, the withdrawal margin test applies only to an account that borrows, and the
+//     mark price (margin/mark.ts) serves only borrow/lend; index prices and account settings have
+//     their own configuration keys, which stay compared. So the state the journal reaches has
+//     nothing in the pools, and the state hash does not cover untouched pools (margin/pools.ts).
+//   - Perpetual markets (MarketKind.Perp) gained after all of the spot markets, by a configuration
+//     without any. Under the journal's configuration those markets did not exist, so no record
+//     names them (a PlaceOrder for an unknown market id was refused, UnknownMarket, and is refused
+//     again under that configuration); the moved state has their books fresh and no position, and
+//     neither a fresh perpetual book nor an empty position table adds to the state hash.
+// Both at once is one change. The rule (checkJournalIdentity, recover):
+//   - the start that meets a configuration that is the journal's (CONFIG_KEY) plus such a gain
+//     appends to the recorded chain (journal-layout.ts CONFIG_CHANGES_KEY; a chain of one stays
+//     under CONFIG_CHANGE_KEY, as servers that accepted a single change wrote it, and such a
+//     journal is read as a chain of one) the journal's last sequence N and the previous
+//     fingerprint, then stores the new fingerprint (CONFIG_KEY), and reports N (logged as a
+//     warning);
+//   - the configuration in force before each change is derived from the one after it, from
+//     today's backwards, as the later one without the gain (configsInForce): it has exactly the
+//     fingerprint recorded with the change, else the journal is refused;
+//   - replay runs the records at or below each change's N (and above the change before it) under
+//     the configuration in force then, so a BorrowLend or an order on a perpetual market refused
+//     then is refused again and every output digest still checks (replayed under a later
+//     configuration it could succeed, and recovery would halt on its digest); at each N in turn
+//     the state moves into an engine under the next configuration (its snapshot bytes: no pool
+//     in them, every pool empty, no perpetual book or position), which must have the same state
+//     hash, and replay goes on under it;
+//   - a snapshot carries the fingerprint of the configuration in force at its sequence, and loads
+//     into that configuration's engine (snapshotFingerprintAt).
+// Anything else that differs, a changed or removed margin section, perpetual markets added to a
+// configuration that has some or placed before a spot market, is still refused.
 
 import { createHash } from 'node:crypto';
 import { Exchange } from '../core/exchange.js';
@@ -94,14 +107,14 @@ import type { JournalStore } from '../store/journal-store.js';
 import {
   CHECKSUMMED_BYTES,
   CLEAN_STOP_KEY,
-  CONFIG_CHANGE_KEY,
   CONFIG_KEY,
   FORMAT_KEY,
   JOURNAL_FORMAT,
   JOURNAL_FORMATS_READ,
   chainChecksum,
   encodeSnapshotFile,
-  readConfigChange,
+  configChangesMeta,
+  readConfigChanges,
   type ConfigChange,
 } from '../store/journal-layout.js';
 import { checkSnapshot } from '../store/snapshot-check.js';
@@ -167,30 +180,30 @@ function withoutSpotKinds(config: unknown): unknown {
   return { ...(config as Record<string, unknown>), markets: spotless };
 }
 
-/** What the journal's identity check found: the configuration change in force, and whether this start makes it. */
+/** What the journal's identity check found: the configuration changes in force, and whether this start makes one. */
 export interface JournalConfigs {
-  /** The recorded change, or the one this start accepts (null: none). */
-  change: ConfigChange | null;
-  /** This start accepts the change (recover() records it once replay has checked). */
+  /** The recorded changes in order, then the one this start accepts if any (empty: none). */
+  changes: ConfigChange[];
+  /** This start accepts the last change (recover() records it once replay has checked). */
   gained: boolean;
 }
 
 /**
  * Records the configuration's fingerprint and the journal format on first start; on later starts
- * refuses a different configuration, except one that only gained margin parameters (see the
- * header), or a journal of another format.
+ * refuses a different configuration, except one that only gained margin parameters or perpetual
+ * markets (see the header), or a journal of another format.
  */
 export function checkJournalIdentity(store: JournalStore, fingerprint: string, config?: EngineConfig): JournalConfigs {
   const stored = store.getMeta(CONFIG_KEY);
   const format = store.getMeta(FORMAT_KEY);
   const empty = store.lastSeq() === 0 && store.listSnapshots().length === 0;
-  const recorded = readConfigChange(store);
-  const gained = stored !== undefined && stored !== fingerprint && recorded === null && config !== undefined && earlierConfigOf(config, stored) !== undefined;
+  const recorded = readConfigChanges(store);
+  const gained = stored !== undefined && stored !== fingerprint && config !== undefined && earlierConfigOf(config, stored) !== undefined;
   if (stored !== undefined && stored !== fingerprint && !gained) {
     throw new EngineConfigChangedError(
       'the engine configuration (markets, assets, limits, fees, price bands, speed bump, margin parameters) differs from ' +
         'the one this journal was written with, so replay would not rebuild the same state; start with the original ' +
-        'configuration (adding margin parameters or perpetual markets to one without them is the one change accepted), or with a new data directory',
+        'configuration (adding margin parameters, or perpetual markets after the spot ones, to one without them are the changes accepted), or with a new data directory',
     );
   }
   if (!(format !== undefined && JOURNAL_FORMATS_READ.includes(format)) && !(empty && format === undefined)) {
@@ -198,8 +211,26 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
   }
   if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
   if (format !== JOURNAL_FORMAT) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
-  if (gained) return { change: { seq: store.lastSeq(), previousSha256: stored }, gained };
-  return { change: recorded, gained: false };
+  if (gained) return { changes: [...recorded, { seq: store.lastSeq(), previousSha256: stored }], gained };
+  return { changes: recorded, gained: false };
+}
+
+/**
+ * The configuration in force in each era of `changes`: element i at or below changes[i].seq (and
+ * above the change before it), the last one, `config`, after every change. Each earlier one is
+ * the later one without what its change gained; a recorded change that no such gain explains
+ * refuses the journal.
+ */
+function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]): EngineConfig[] {
+  const configs = [config];
+  for (let i = changes.length - 1; i >= 0; i--) {
+    const earlier = earlierConfigOf(configs[0], changes[i].previousSha256);
+    if (earlier === undefined) {
+      throw new EngineConfigChangedError(`the configuration change the journal records after ${changes[i].seq} is not margin parameters or perpetual markets gained by the configuration before it; start with the configuration it was recorded under, or with a new data directory`);
+    }
+    configs.unshift(earlier);
+  }
+  return configs;
 }
 
 /**
@@ -231,8 +262,9 @@ function withoutMargin(config: EngineConfig): EngineConfig {
 
 /**
  * The state of `exchange` (under the previous configuration) in an engine under `config`, which
- * adds margin parameters: the snapshot bytes have no pool, so every pool starts empty, and the
- * state hash (which covers no untouched pool) must come out the same.
+ * adds margin parameters or perpetual markets: the snapshot bytes have no pool and no perpetual
+ * book, so every pool starts empty and every perpetual book fresh, and the state hash (which
+ * covers neither) must come out the same.
  */
 function underNewConfiguration(exchange: Exchange, config: EngineConfig, seq: number): Exchange {
   const next = new Exchange(config);
@@ -286,7 +318,7 @@ export interface RecoveryResult {
   skippedSnapshots: { seq: number; reason: string }[];
   /**
    * The sequence after which the configuration applies, when this start accepted it as the
-   * journal's configuration plus margin parameters (see the header); null otherwise.
+   * journal's configuration plus margin parameters or perpetual markets (see the header); null otherwise.
    */
   configGainedMarginAt: number | null;
 }
@@ -304,14 +336,14 @@ interface ReplayStart {
  * under the configuration it was written with (`configAt`); null when none does.
  */
 function loadNewestSnapshot(
-  store: JournalStore, fingerprint: string, change: ConfigChange | null, configAt: (seq: number) => EngineConfig,
+  store: JournalStore, fingerprint: string, changes: readonly ConfigChange[], configAt: (seq: number) => EngineConfig,
   skippedSnapshots: { seq: number; reason: string }[],
 ): ReplayStart | null {
   const journalLast = store.lastSeq();
   const rec = newStampedRec();
   for (const seq of store.listSnapshots()) {
     const skip = (reason: string) => skippedSnapshots.push({ seq, reason });
-    const checked = checkSnapshot(store, seq, fingerprint, journalLast, rec, change);
+    const checked = checkSnapshot(store, seq, fingerprint, journalLast, rec, changes);
     if (typeof checked === 'string') { skip(checked); continue; }
     const { meta, payload, own } = checked;
     const candidate = new Exchange(configAt(seq));
@@ -331,18 +363,22 @@ function loadNewestSnapshot(
 /**
  * Rebuilds the engine: newest valid snapshot, then every record after it, each checked for
  * contiguity, checksum chain, size and output digest (see the decision table above). Throws the
- * named error of the table on damage. Records and snapshots at or below a configuration change
- * run under the previous configuration (see the header); a change this start accepts is recorded
- * once replay has checked.
+ * named error of the table on damage. Records and snapshots run under the configuration in force
+ * at their sequence (see the header), the engine moving to the next one past each change; a change
+ * this start accepts is recorded once replay has checked.
  */
 export function recover(store: JournalStore, config: EngineConfig, fingerprint: string): RecoveryResult {
-  const { change, gained } = checkJournalIdentity(store, fingerprint, config);
-  const previousConfig = change === null ? config : earlierConfigOf(config, change.previousSha256) ?? withoutMargin(config);
-  const configAt = (seq: number): EngineConfig => (change !== null && seq <= change.seq ? previousConfig : config);
+  const { changes, gained } = checkJournalIdentity(store, fingerprint, config);
+  const configs = configsInForce(config, changes);
+  const eraAt = (seq: number): number => {
+    const era = changes.findIndex((change) => seq <= change.seq);
+    return era < 0 ? changes.length : era;
+  };
+  const configAt = (seq: number): EngineConfig => configs[eraAt(seq)];
   const firstSeq = store.firstSeq();
   const journalLast = store.lastSeq();
   const skippedSnapshots: { seq: number; reason: string }[] = [];
-  const start = loadNewestSnapshot(store, fingerprint, change, configAt, skippedSnapshots);
+  const start = loadNewestSnapshot(store, fingerprint, changes, configAt, skippedSnapshots);
   if (start === null) {
     if (firstSeq > 1) {
       throw new JournalGapError(`the journal starts at sequence ${firstSeq} (compacted) and no valid snapshot covers what came before`);
@@ -355,12 +391,10 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   }
   let { exchange, snapshotSeq, lastChecksum, lastTimeUs } = start ?? { exchange: new Exchange(configAt(0)), snapshotSeq: 0, lastChecksum: 0, lastTimeUs: 0 };
   const startSeq = snapshotSeq + 1;
-  // The engine moves to the configuration with margin parameters once past the change.
-  let moved = configAt(snapshotSeq) === config;
+  // The engine moves to the next configuration once past each change, in turn.
+  let era = eraAt(snapshotSeq);
   const moveOnAfter = (seq: number): void => {
-    if (moved || seq < change!.seq) return;
-    exchange = underNewConfiguration(exchange, config, seq);
-    moved = true;
+    for (; era < changes.length && seq >= changes[era].seq; era++) exchange = underNewConfiguration(exchange, configs[era + 1], changes[era].seq);
   };
 
   const cleanStopText = store.getMeta(CLEAN_STOP_KEY);
@@ -389,9 +423,9 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   if (cleanStop !== null && cleanStop.seq > lastSeq) {
     throw new JournalGapError(`the journal ends at sequence ${lastSeq}, but the server stopped cleanly at ${cleanStop.seq}`);
   }
-  if (!moved) throw new JournalGapError(`the journal ends at sequence ${lastSeq}, before the configuration change it records after ${change!.seq}`);
-  if (gained) recordConfigChange(store, change!, fingerprint);
-  return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? change!.seq : null };
+  if (era < changes.length) throw new JournalGapError(`the journal ends at sequence ${lastSeq}, before the configuration change it records after ${changes[era].seq}`);
+  if (gained) recordConfigChange(store, changes, fingerprint);
+  return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? changes[changes.length - 1].seq : null };
 }
 
 /**
@@ -442,11 +476,13 @@ function readRecord(run: Uint8Array, view: DataView, at: number, seq: number, la
 }
 
 /**
- * Records an accepted configuration change: first the change (with the previous fingerprint), then
- * the new fingerprint, so that a stop between the two leaves the previous fingerprint in place and
- * the next start accepts the change again.
+ * Records an accepted configuration change, the last of `changes`: first the chain with it (with
+ * the previous fingerprint), then the new fingerprint, so that a stop between the two leaves the
+ * previous fingerprint in place, readConfigChanges leaves the change out, and the next start
+ * accepts it again.
  */
-function recordConfigChange(store: JournalStore, change: ConfigChange, fingerprint: string): void {
-  store.putMetaSync(CONFIG_CHANGE_KEY, JSON.stringify(change));
+function recordConfigChange(store: JournalStore, changes: readonly ConfigChange[], fingerprint: string): void {
+  const [key, value] = configChangesMeta(changes);
+  store.putMetaSync(key, value);
   store.putMetaSync(CONFIG_KEY, fingerprint);
 }

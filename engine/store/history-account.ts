@@ -30,6 +30,9 @@
 // A listing across all markets merges the per-market ranges (one iterator per configured market,
 // a k-way merge on the key's time part), so each order and each fill costs one index write.
 //   ['fm', account, marketId, timeUs, seq, ordinal]        → OrderRecord bytes of the fill event
+//                                                            (its order's system order type with it;
+//                                                            see decodeOrder for records stored
+//                                                            before the type existed)
 //   ['d',  account, timeUs, id]                            → JSON DepositValue    (id = its seq)
 //   ['w',  account, timeUs, id]                            → JSON WithdrawalValue (id = its seq)
 //   ['wi', id]                                             → JSON WithdrawalPlace [account, timeUs]
@@ -66,7 +69,7 @@
 // O(offset + limit) entries, never a scan of the account's whole history. Exceptions, chosen to
 // keep writes down (each put costs the journal worker ~2 µs, see bench/history-sink.bench.ts):
 // fills of one order are read from its market's range between its creation and its last update,
-// skipping other orders' fills of that time; clientId and dust filters skip non-matching entries.
+// skipping other orders' fills of that time; clientId, dust and fill type filters skip non-matching entries.
 // Writes per command are kept low: an order's index entries are written with its first record
 // only, a response repeating the state its event just wrote is skipped, and a market's last
 // price is written only when it changes.
@@ -82,7 +85,7 @@ import {
   BORROW_LEND_BYTES, FUNDING_PAYMENT_BYTES, LEND_POOL_SAMPLE_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newFundingPaymentRec, newLendPoolSampleRec, newOrderRec, newResultRec, newStampedRec, newTradeRec,
   readBorrowLend, readDust, readFundingPayment, readLendPoolSample, readOrder, readResult, readStamped, readTrade, recordType,
 } from '../bus/codec.js';
-import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderStatus, RecordType, ResultCode, type BorrowLendRec, type FundingPaymentRec, type LendPoolSampleRec, type OrderRec } from '../bus/types.js';
+import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, RecordType, ResultCode, SystemOrderType, type BorrowLendRec, type FundingPaymentRec, type LendPoolSampleRec, type OrderRec } from '../bus/types.js';
 import { keepPosition, rebuildPositions, type BorrowLendPositionValue, type StoredRecord } from './history-borrow-lend.js';
 import { parseBorrowLendPositionValue } from './generated/values.js';
 import {
@@ -400,9 +403,16 @@ export class AccountHistoryReader {
     for (const entry of this.history.getRange(options)) yield entry as { key: HistoryKey; value: Buffer };
   }
 
+  /**
+   * A stored order record. Its system order type is believed only when its flags mark a system
+   * order (OrderFlag.Liquidation, in a byte every version wrote): the type sits in the struct's
+   * tail padding, which versions before it left as the ring slot's earlier bytes, so a record
+   * stored by them may hold any value there; every order they stored was a client's.
+   */
   private decodeOrder(value: Buffer): OrderRec {
     const rec = newOrderRec();
     readOrder(new DataView(value.buffer, value.byteOffset, value.length), 0, rec);
+    if ((rec.orderFlags & OrderFlag.Liquidation) === 0) rec.systemOrderType = SystemOrderType.None;
     return rec;
   }
 
@@ -426,18 +436,19 @@ export class AccountHistoryReader {
     return out;
   }
 
-  /** Fill events (OrderRecords with event Fill) in time order, filtered by market or order. */
-  fills(accountId: number, filter: { marketId?: number; orderId?: number }, range: TimeRange, page: Page): OrderRec[] {
+  /**
+   * Fill events (OrderRecords with event Fill) in time order, filtered by market or order, and by
+   * `keep` (a fill type: entries that fail it are read and skipped before the page's offset counts).
+   */
+  fills(accountId: number, filter: { marketId?: number; orderId?: number; keep?: (rec: OrderRec) => boolean }, range: TimeRange, page: Page): OrderRec[] {
+    const keep = filter.keep;
     if (filter.orderId === undefined) {
+      // Without `keep` the offset is skipped in the key range; with it, after the test.
+      const unpaged = keep === undefined ? page : { ...page, offset: 0 };
       const entries = filter.marketId === undefined
-        ? this.merged(this.marketPrefixes('fm', accountId), range.fromUs, range.toUs, page)
-        : this.range(['fm', accountId, filter.marketId], range.fromUs, range.toUs, page);
-      const out: OrderRec[] = [];
-      for (const { value } of entries) {
-        if (out.length >= page.limit) break;
-        out.push(this.decodeOrder(value));
-      }
-      return out;
+        ? this.merged(this.marketPrefixes('fm', accountId), range.fromUs, range.toUs, unpaged)
+        : this.range(['fm', accountId, filter.marketId], range.fromUs, range.toUs, unpaged);
+      return this.pageOfFills(entries, keep === undefined ? 0 : page.offset, page.limit, keep ?? (() => true));
     }
     // One order's fills lie in its market's range between its creation and its last update.
     const orderValue = this.history.get(['o', accountId, filter.orderId]);
@@ -447,12 +458,18 @@ export class AccountHistoryReader {
     const fromUs = Math.max(range.fromUs, order.createdAtUs);
     const toUs = Math.min(range.toUs, order.timeUs);
     if (fromUs > toUs) return [];
+    const orderId = filter.orderId;
+    const entries = this.range(['fm', accountId, order.marketId], fromUs, toUs, page, 0);
+    return this.pageOfFills(entries, page.offset, page.limit, (rec) => rec.orderId === orderId && (keep === undefined || keep(rec)));
+  }
+
+  /** Up to `limit` decoded fills of `entries` that `keep` takes, after skipping `skip` of them. */
+  private pageOfFills(entries: Iterable<{ value: Buffer }>, skip: number, limit: number, keep: (rec: OrderRec) => boolean): OrderRec[] {
     const out: OrderRec[] = [];
-    let skip = page.offset;
-    for (const { value } of this.range(['fm', accountId, order.marketId], fromUs, toUs, page, 0)) {
-      if (out.length >= page.limit) break;
+    for (const { value } of entries) {
+      if (out.length >= limit) break;
       const rec = this.decodeOrder(value);
-      if (rec.orderId !== filter.orderId) continue;
+      if (!keep(rec)) continue;
       if (skip > 0) {
         skip--;
         continue;

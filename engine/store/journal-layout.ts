@@ -29,29 +29,52 @@ export const CONFIG_KEY = 'engineConfigSha256';
 /** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
 export const CLEAN_STOP_KEY = 'cleanStop';
 /**
- * {"seq", "previousSha256"}, written once when the engine configuration gained margin parameters
- * (engine/shell/journal.ts, checkJournalIdentity): records and snapshots at or below `seq` were
- * written under the configuration fingerprinted `previousSha256`, everything after it under
- * CONFIG_KEY's.
+ * The configuration changes a journal accepted (engine/shell/journal.ts, checkJournalIdentity), in
+ * the order they took effect. One change is {"seq", "previousSha256"}: records and snapshots at or
+ * below `seq` (and above the change before it) were written under the configuration fingerprinted
+ * `previousSha256`; everything after the last change under CONFIG_KEY's. A journal with one change
+ * keeps it, as the servers that accepted only one wrote it, under CONFIG_CHANGE_KEY; once a second
+ * one is accepted the whole chain, as a JSON array, goes under CONFIG_CHANGES_KEY, which then
+ * takes precedence (CONFIG_CHANGE_KEY stays, holding the chain's first change).
  */
 export const CONFIG_CHANGE_KEY = 'engineConfigChange';
+export const CONFIG_CHANGES_KEY = 'engineConfigChanges';
 
-/** The recorded configuration change (CONFIG_CHANGE_KEY). */
+/** One recorded configuration change (CONFIG_CHANGE_KEY, CONFIG_CHANGES_KEY). */
 export interface ConfigChange {
   /** The journal's last sequence when the change was accepted: the last one under `previousSha256`. */
   seq: number;
   previousSha256: string;
 }
 
-/** The configuration change the journal records, or null. */
-export function readConfigChange(store: { getMeta(key: string): string | undefined }): ConfigChange | null {
-  const text = store.getMeta(CONFIG_CHANGE_KEY);
-  return text === undefined ? null : (JSON.parse(text) as ConfigChange);
+/**
+ * The configuration changes the journal records, in order (empty: none). A change whose previous
+ * fingerprint is still CONFIG_KEY's was being recorded when the server stopped (the change is
+ * written before the new fingerprint): it is left out, and the next start accepts it again.
+ */
+export function readConfigChanges(store: { getMeta(key: string): string | undefined }): ConfigChange[] {
+  const chain = store.getMeta(CONFIG_CHANGES_KEY);
+  const single = store.getMeta(CONFIG_CHANGE_KEY);
+  const changes = chain !== undefined ? (JSON.parse(chain) as ConfigChange[]) : single !== undefined ? [JSON.parse(single) as ConfigChange] : [];
+  const current = store.getMeta(CONFIG_KEY);
+  return changes.length > 0 && changes[changes.length - 1].previousSha256 === current ? changes.slice(0, -1) : changes;
 }
 
-/** The fingerprint a snapshot at `seq` carries: the previous configuration's at or below a recorded change. */
-export function snapshotFingerprintAt(seq: number, fingerprint: string, change: ConfigChange | null): string {
-  return change !== null && seq <= change.seq ? change.previousSha256 : fingerprint;
+/**
+ * The meta entries that record `changes` (in order, the last one the change being accepted), to
+ * be written before the new fingerprint: a chain of one under CONFIG_CHANGE_KEY, as servers that
+ * accepted only one change wrote it, a longer one under CONFIG_CHANGES_KEY.
+ */
+export function configChangesMeta(changes: readonly ConfigChange[]): [key: string, value: string] {
+  return changes.length === 1 ? [CONFIG_CHANGE_KEY, JSON.stringify(changes[0])] : [CONFIG_CHANGES_KEY, JSON.stringify(changes)];
+}
+
+/**
+ * The fingerprint a snapshot at `seq` carries: that of the configuration in force at `seq`, the
+ * previous one of the first recorded change at or after it, or `fingerprint` past the last change.
+ */
+export function snapshotFingerprintAt(seq: number, fingerprint: string, changes: readonly ConfigChange[]): string {
+  return changes.find((change) => seq <= change.seq)?.previousSha256 ?? fingerprint;
 }
 
 const nativeCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: number) => number }).crc32;

@@ -10,6 +10,8 @@
 //   maintenance on|off
 //   set-index-price ASSET=PRICE ...   (USDC per whole unit; POST /admin/index-prices, source Operator)
 //   get-index-prices
+//   deposit-insurance --asset <ASSET> --quantity <QTY>   (POST /admin/insurance)
+//   get-insurance                                        (GET /admin/insurance)
 //   add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS>
 //   new-two-factor-secret --account <id>
 //   backup --to <DIR> [--data-dir <DIR>]   (no admin endpoint: copies the data directory itself,
@@ -18,7 +20,7 @@
 import { resolve } from 'node:path';
 import { BackupError, backupDataDir } from './backup.js';
 import {
-  AdminError, adminRequest, createAccount, deposit, getFeeRates, getIndexPrices, setFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
+  AdminError, adminRequest, createAccount, deposit, depositInsurance, getFeeRates, getIndexPrices, getInsurance, setFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
 } from './client.js';
 
 const USAGE = `usage:
@@ -31,6 +33,8 @@ const USAGE = `usage:
   npm run admin -- maintenance on|off [--admin-port N]
   npm run admin -- set-index-price ASSET=PRICE [ASSET=PRICE ...] [--admin-port N]   (e.g. SOL=150.25 BTC=97000.5)
   npm run admin -- get-index-prices [--admin-port N]
+  npm run admin -- deposit-insurance --asset <ASSET> --quantity <QTY> [--admin-port N]
+  npm run admin -- get-insurance [--admin-port N]
   npm run admin -- add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS> [--admin-port N]
   npm run admin -- new-two-factor-secret --account <id> [--admin-port N]
   npm run admin -- backup --to <DIR> [--data-dir <DIR>]   (data directory: --data-dir, DATA_DIR or ./data, as the server's)`;
@@ -98,7 +102,7 @@ function indexPriceArguments(args: string[]): Record<string, string> {
   return prices;
 }
 
-/** The operator's engine settings: order book states, fee rates, maintenance, index prices; null for another command. */
+/** The operator's engine settings: order book states, fee rates, maintenance, index prices, the insurance fund; null for another command. */
 function operatorCommand(port: number, command: string, argument: string | undefined, args: string[], options: Map<string, string[]>): Promise<unknown> | null {
   // Order book states and fee rates
   if (command === 'set-market-state') {
@@ -131,6 +135,15 @@ function operatorCommand(port: number, command: string, argument: string | undef
   if (command === 'get-index-prices') {
     onlyOptions(options, []);
     return getIndexPrices(port);
+  }
+  // The liquidation insurance fund: units paid in from outside, and every asset's lines.
+  if (command === 'deposit-insurance') {
+    onlyOptions(options, ['asset', 'quantity']);
+    return depositInsurance(port, required(options, 'asset'), required(options, 'quantity'));
+  }
+  if (command === 'get-insurance') {
+    onlyOptions(options, []);
+    return getInsurance(port);
   }
   return null;
 }

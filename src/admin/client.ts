@@ -154,3 +154,24 @@ export async function setIndexPrices(port: number, prices: Record<string, string
 export async function getIndexPrices(port: number): Promise<Record<string, unknown>> {
   return adminRequest(port, 'GET', '/admin/index-prices');
 }
+
+// The liquidation insurance fund (decimal strings in each asset's decimals).
+
+export interface InsuranceLineJson {
+  symbol: string;
+  fund: string;
+  fees: string;
+  covered: string;
+  socialized: string;
+  deposited: string;
+}
+
+/** Pays `quantity` of `asset` into its insurance fund from outside; answered once durable with the asset's lines. */
+export async function depositInsurance(port: number, asset: string, quantity: string): Promise<{ timestamp: number; insurance: InsuranceLineJson[] }> {
+  return (await adminRequest(port, 'POST', '/admin/insurance', { asset, quantity })) as unknown as { timestamp: number; insurance: InsuranceLineJson[] };
+}
+
+/** Every asset's insurance fund lines. */
+export async function getInsurance(port: number): Promise<{ timestamp: number; insurance: InsuranceLineJson[] }> {
+  return (await adminRequest(port, 'GET', '/admin/insurance')) as unknown as { timestamp: number; insurance: InsuranceLineJson[] };
+}

@@ -20,6 +20,9 @@
 //   POST /admin/index-prices {"prices": {"SOL": "150.25"}, "source": "Operator"} → the prices set
 //   GET  /admin/index-prices → every asset's index price, its source, age and staleness
 //        (index-price-routes.ts; the rules are in engine/core/margin/index-prices.ts)
+//   GET  /admin/insurance → every asset's insurance fund lines (fund, fees, covered, socialized, deposited)
+//   POST /admin/insurance {"asset": "USDC", "quantity": "1000"} → the asset's lines after the deposit
+//        (insurance-routes.ts; the fund's rules are in engine/core/liquidation/)
 //   POST /admin/address-book {"accountId": n, "blockchain": "Solana", "address": "..."}  → the entry
 //        marks a withdrawal address two-factor exempt for that account
 //   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
@@ -42,6 +45,7 @@ import { isPlausibleAddress } from '../wire/addresses.js';
 import type { Registry } from 'prom-client';
 import type { HealthReport } from './health.js';
 import { indexPriceRoutes } from './index-price-routes.js';
+import { insuranceRoutes } from './insurance-routes.js';
 
 /** The operating endpoints' sources, built by the front thread that serves the admin port. */
 export interface Operations {
@@ -163,7 +167,7 @@ function operatingRoutes(ops: Operations): Route[] {
 
 export function adminRoutes(front: FrontContext, ops: Operations | null = null): Route[] {
   return [
-    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front), ...indexPriceRoutes(front),
+    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front), ...indexPriceRoutes(front), ...insuranceRoutes(front),
     {
       method: 'get',
       path: '/admin/status',

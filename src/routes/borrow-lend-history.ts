@@ -13,7 +13,10 @@
 // Sources (the venue's BorrowLendSource): Manual (POST /api/v1/borrowLend), AutoLend and
 // AutoBorrowRepay (a fill's proceeds lent or repaid by the order's flag), and AutoBorrow and
 // AutoLendRedeem (an order's hold or a withdrawal funded by its flag: named after their flags as
-// the venue names the other two; the venue's published lists of the enum are partial).
+// the venue names the other two; the venue's published lists of the enum are partial), and
+// Liquidation (the liquidation waterfall's redemptions and repayments, and a bankrupt borrow
+// closed by the insurance fund: the venue's lists show no name for them, and Liquidation is the
+// name its liquidation documents use for the process).
 //
 // Shapes: a move is {eventType, positionId, positionQuantity (the position after it, signed: lent
 // positive, borrowed negative), quantity, source, symbol, timestamp, spotMarginOrderId null}; an
@@ -52,6 +55,7 @@ const SOURCE_NAMES: Record<number, string> = {
   [BorrowLendSource.AutoLendRedeem]: 'AutoLendRedeem',
   [BorrowLendSource.AutoBorrowRepay]: 'AutoBorrowRepay',
   [BorrowLendSource.AutoLend]: 'AutoLend',
+  [BorrowLendSource.Liquidation]: 'Liquidation',
 };
 const SOURCES_BY_NAME = new Map(Object.entries(SOURCE_NAMES).map(([source, name]) => [name, Number(source)]));
 const SIDES = new Set(['Borrow', 'Lend']);

@@ -4,14 +4,15 @@
 // (their latest state) as the venue's docs allow; /api/v1/orders is the live view.
 //
 // Filters: symbol (an unknown one is INVALID_MARKET), orderId, from/to (fills), fillType
-// (fills), marketType (SPOT or nothing lists; other types list nothing), id (dust), limit/offset,
+// (fills: by the order's systemOrderType, wire/fill-type.ts), marketType (SPOT or nothing lists; other types list nothing), id (dust), limit/offset,
 // sortDirection (default Desc).
 
 import { Errors } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { type FrontContext } from '../front/context.js';
 import { DUST_PAYOUT_SYMBOL } from '../front/engine-calls/index.js';
-import { isError, parseFillType, parseIdParam, parsePage, parseTimeRange, spotSelected } from '../wire/history-query.js';
+import { isError, parseIdParam, parsePage, parseTimeRange, spotSelected } from '../wire/history-query.js';
+import { parseFillType, type FillFilter } from '../wire/fill-type.js';
 import { dustJson, fillJson, orderHistoryJson } from '../wire/history.js';
 import type { ApiError } from '../errors.js';
 
@@ -49,11 +50,12 @@ export function historyRoutes(front: FrontContext): Route[] {
         const range = parseTimeRange(input.query);
         const marketId = marketIdParam(front, input.query);
         const orderId = parseIdParam(input.query, 'orderId');
-        const userFills = parseFillType(input.query);
+        const fillType = parseFillType(front.config, input.query);
         const spot = spotSelected(input.query);
-        for (const value of [page, range, marketId, orderId, userFills, spot]) if (isError(value)) return sendError(ctx, value);
-        if (userFills === false || !spot || input.query.get('strategyId') !== null) return sendJson(ctx, 200, '[]');
-        const fills = front.accountHistory.fills(input.accountId, { marketId: marketId as number | undefined, orderId: orderId as number | undefined }, range as never, page as never);
+        for (const value of [page, range, marketId, orderId, fillType, spot]) if (isError(value)) return sendError(ctx, value);
+        if (!spot || input.query.get('strategyId') !== null) return sendJson(ctx, 200, '[]');
+        const filter = { marketId: marketId as number | undefined, orderId: orderId as number | undefined, keep: (fillType as FillFilter | null) ?? undefined };
+        const fills = front.accountHistory.fills(input.accountId, filter, range as never, page as never);
         sendJson(ctx, 200, JSON.stringify(fills.map((rec) => fillJson(front.config, rec))));
       },
     },

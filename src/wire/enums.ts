@@ -8,7 +8,7 @@
 
 import {
   ExpiryReason, OrderBookState, OrderEvent, OrderStatus, OrderType, SelfTradePrevention, Side, SlippageToleranceType,
-  TimeInForce, TriggerBy,
+  SystemOrderType, TimeInForce, TriggerBy,
 } from '../../engine/bus/types.js';
 
 export class WireEnum<V extends number> {
@@ -72,6 +72,27 @@ export const ORDER_STATUS = new WireEnum<OrderStatus>([
   [OrderStatus.TriggerFailed, 'TriggerFailed'],
 ]);
 
+/** Who placed an order when not its owner (REST systemOrderType; None, a client's order, is null on the wire). */
+export const SYSTEM_ORDER_TYPE = new WireEnum<SystemOrderType>([
+  [SystemOrderType.CollateralConversion, 'CollateralConversion'],
+  [SystemOrderType.FutureExpiry, 'FutureExpiry'],
+  [SystemOrderType.LiquidatePositionOnAdl, 'LiquidatePositionOnAdl'],
+  [SystemOrderType.LiquidatePositionOnBook, 'LiquidatePositionOnBook'],
+  [SystemOrderType.LiquidatePositionOnBackstop, 'LiquidatePositionOnBackstop'],
+  [SystemOrderType.OrderBookClosed, 'OrderBookClosed'],
+]);
+
+/** The account stream's origin `O` of an order by its system order type (a client's own: USER). */
+export const ORDER_ORIGIN = new WireEnum<SystemOrderType>([
+  [SystemOrderType.None, 'USER'],
+  [SystemOrderType.LiquidatePositionOnBook, 'LIQUIDATION_AUTOCLOSE'],
+  [SystemOrderType.LiquidatePositionOnAdl, 'ADL_AUTOCLOSE'],
+  [SystemOrderType.CollateralConversion, 'COLLATERAL_CONVERSION'],
+  [SystemOrderType.FutureExpiry, 'SETTLEMENT_AUTOCLOSE'],
+  [SystemOrderType.OrderBookClosed, 'SETTLEMENT_AUTOCLOSE'],
+  [SystemOrderType.LiquidatePositionOnBackstop, 'BACKSTOP_LIQUIDITY_PROVIDER'],
+]);
+
 /** Why an order expired, by the REST expiryReason names (the stream's `R` uses the same). */
 export const EXPIRY_REASON = new WireEnum<ExpiryReason>([
   [ExpiryReason.ImmediateOrCancel, 'ImmediateOrCancel'],
@@ -83,6 +104,8 @@ export const EXPIRY_REASON = new WireEnum<ExpiryReason>([
   [ExpiryReason.InsufficientFunds, 'InsufficientFunds'],
   // Cancelled by the operator's SetMarketState
   [ExpiryReason.OrderBookClosed, 'OrderBookClosed'],
+  // Cancelled when its account entered liquidation (engine/core/liquidation/)
+  [ExpiryReason.Liquidation, 'Liquidation'],
 ]);
 
 /** The account stream's event name (`e`) of each order event. */

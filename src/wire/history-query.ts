@@ -65,24 +65,6 @@ export function parseIdParam(query: URLSearchParams, name: string): number | und
   return integerParam(query, name, 0, Number.MAX_SAFE_INTEGER);
 }
 
-export const FILL_TYPES = new Set([
-  'User', 'BookLiquidation', 'Adl', 'Backstop', 'Liquidation', 'AllLiquidation', 'CollateralConversion',
-  'CollateralConversionAndSpotLiquidation',
-]);
-
-/**
- * fillType: every fill here comes from a client order (there are no liquidations, ADL or
- * collateral conversions on a spot-only exchange), so User and no filter list them all and every
- * system type lists none. Returns true when the type selects client fills.
- */
-export function parseFillType(query: URLSearchParams): boolean | ApiError {
-  const raw = query.get('fillType') ?? query.get('fill_type');
-  if (raw === null) return true;
-  const match = [...FILL_TYPES].find((t) => t.toLowerCase() === raw.toLowerCase().replace(/_/g, ''));
-  if (!match) return Errors.invalid(`fillType must be one of ${[...FILL_TYPES].join(', ')}`);
-  return match === 'User';
-}
-
 const MARKET_TYPE_NAMES = new Set(['SPOT', 'PERP', 'IPERP', 'DATED', 'PREDICTION', 'RFQ']);
 
 /**

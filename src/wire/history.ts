@@ -13,7 +13,7 @@ import type { AssetConfig, MarketInfo, ServerConfig } from '../config.js';
 import { OrderFlag, OrderType, type OrderRec } from '../../engine/bus/types.js';
 import type { DepositRecord, DustRecord, WithdrawalRecord } from '../../engine/store/history-account.js';
 import { assetText, isoMillis, priceText, qtyText, quoteText } from './market-codec.js';
-import { EXPIRY_REASON, ORDER_STATUS, ORDER_TYPE, SELF_TRADE_PREVENTION, SIDE, TIME_IN_FORCE } from './enums.js';
+import { EXPIRY_REASON, ORDER_STATUS, ORDER_TYPE, SELF_TRADE_PREVENTION, SIDE, SYSTEM_ORDER_TYPE, TIME_IN_FORCE } from './enums.js';
 import { formatDecimal } from '../decimal.js';
 
 /** An order history item: the Order keys, createdAt as a date-time, plus expiryReason and systemOrderType. */
@@ -37,7 +37,7 @@ export function orderHistoryJson(market: MarketInfo, rec: OrderRec): Record<stri
     side: SIDE.name(rec.side),
     symbol: market.symbol,
     timeInForce: TIME_IN_FORCE.name(rec.timeInForce),
-    systemOrderType: null,
+    systemOrderType: SYSTEM_ORDER_TYPE.name(rec.systemOrderType) ?? null,
     strategyId: null,
     slippageTolerance: null,
     slippageToleranceType: null,
@@ -53,7 +53,10 @@ export function orderHistoryJson(market: MarketInfo, rec: OrderRec): Record<stri
   };
 }
 
-/** A fill from its fill event: the fee is in the asset the party received. */
+/**
+ * A fill from its fill event: the fee is in the asset the party received (a liquidation fill's
+ * includes the liquidation fee), systemOrderType the order's (null: a client's own order).
+ */
 export function fillJson(config: ServerConfig, rec: OrderRec): Record<string, unknown> {
   const market = config.markets[rec.marketId];
   const feeAsset = config.assets[rec.feeAssetId];
@@ -68,7 +71,7 @@ export function fillJson(config: ServerConfig, rec: OrderRec): Record<string, un
     fee: formatDecimal(rec.feeUnits, feeAsset.decimals),
     feeSymbol: feeAsset.symbol,
     isMaker: (rec.orderFlags & OrderFlag.IsMaker) !== 0,
-    systemOrderType: null,
+    systemOrderType: SYSTEM_ORDER_TYPE.name(rec.systemOrderType) ?? null,
     timestamp: isoMillis(rec.timeUs),
   };
 }

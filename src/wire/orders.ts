@@ -9,7 +9,7 @@
 
 import type { MarketInfo } from '../config.js';
 import { OrderEvent, OrderFlag, OrderType, type OrderRec } from '../../engine/bus/types.js';
-import { EXPIRY_REASON, ORDER_EVENT, ORDER_STATUS, ORDER_TYPE, ORDER_TYPE_STREAM, SELF_TRADE_PREVENTION, SIDE, TIME_IN_FORCE } from './enums.js';
+import { EXPIRY_REASON, ORDER_EVENT, ORDER_ORIGIN, ORDER_STATUS, ORDER_TYPE, ORDER_TYPE_STREAM, SELF_TRADE_PREVENTION, SIDE, TIME_IN_FORCE } from './enums.js';
 import { formatDecimal } from '../decimal.js';
 import { priceText, qtyText, quoteText } from './market-codec.js';
 
@@ -98,7 +98,8 @@ export function orderUpdateJson(
   data.Z = quoteText(market, rec.executedQuoteUnits);
   data.V = SELF_TRADE_PREVENTION.name(rec.selfTradePrevention);
   data.T = rec.timeUs;
-  data.O = 'USER';
+  // Who placed it (the wire's origin): a liquidation's system order, or the account itself.
+  data.O = ORDER_ORIGIN.name(rec.systemOrderType) ?? 'USER';
   data.r = false;
   data.y = (rec.orderFlags & OrderFlag.PostOnly) !== 0;
   return data;

@@ -9,6 +9,7 @@ import {
   BorrowLendSide,
   CommandKind,
   ExpiryReason,
+  SystemOrderType,
   HeaderFlag,
   OrderEvent,
   IndexPriceSource,
@@ -165,6 +166,7 @@ const cases: Case[] = [
       selfTradePrevention: SelfTradePrevention.RejectMaker,
       status: OrderStatus.TriggerFailed,
       expiryReason: ExpiryReason.PriceBand,
+      systemOrderType: SystemOrderType.LiquidatePositionOnBook,
     }),
     i64: [
       ...HEADER_I64,
@@ -415,7 +417,7 @@ describe('commands', () => {
         'stopLossTriggerTicks', 'stopLossLimitTicks', 'slippageTolerance'].map((f) => `placeOrder.${f}`),
       'cancelOrder.orderId', 'setMarketState.state', 'setFeeRates.makerFeeBps', 'setFeeRates.takerFeeBps', 'withdraw.amountUnits',
       'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state', 'setIndexPrice.priceE9', 'setIndexPrice.source',
-      'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'borrowLend.quantityUnits', 'queryOrder.orderId',
+      'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'borrowLend.quantityUnits', 'depositInsurance.amountUnits', 'queryOrder.orderId',
       'queryMaxOrderQty.priceTicks', 'queryLiquidationPrice.quantityUnits',
     ]);
   });
@@ -485,9 +487,11 @@ describe('commands', () => {
       [(c) => types.fillQueryAccountSettings(c, { accountId: 5 }), { kind: CommandKind.QueryAccountSettings, accountId: 5 }],
       [(c) => types.fillBorrowLend(c, { accountId: 5, assetId: 2, side: BorrowLendSide.Lend, quantityUnits: 2 ** 41 + 7 }), { kind: CommandKind.BorrowLend, accountId: 5, assetId: 2, side: BorrowLendSide.Lend as number as Side, amountUnits: 2 ** 41 + 7 }],
       [(c) => types.fillQueryLendPools(c), { kind: CommandKind.QueryLendPools }],
+      [(c) => types.fillDepositInsurance(c, { accountId: 0, assetId: 2, amountUnits: 2 ** 41 + 5 }), { kind: CommandKind.DepositInsurance, assetId: 2, amountUnits: 2 ** 41 + 5 }],
       [(c) => types.fillQueryBorrowLendPositions(c, { accountId: 5 }), { kind: CommandKind.QueryBorrowLendPositions, accountId: 5 }],
       [(c) => types.fillQueryMaxBorrowQty(c, { accountId: 5, assetId: 2 }), { kind: CommandKind.QueryMaxBorrowQty, accountId: 5, assetId: 2 }],
       [(c) => types.fillQueryMaxWithdrawalQty(c, { accountId: 5, assetId: 2, flags: 0x30 }), { kind: CommandKind.QueryMaxWithdrawalQty, accountId: 5, assetId: 2, flags: 0x30 }],
+      [(c) => types.fillQueryInsurance(c), { kind: CommandKind.QueryInsurance }],
       [(c) => types.fillQueryLiquidationPrice(c, { accountId: 5, assetId: 2, side: BorrowLendSide.Borrow, quantityUnits: 2 ** 41 + 9 }), { kind: CommandKind.QueryLiquidationPrice, accountId: 5, assetId: 2, side: BorrowLendSide.Borrow as number as Side, amountUnits: 2 ** 41 + 9 }],
     ];
     const covered = new Set<number>();

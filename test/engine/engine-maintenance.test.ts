@@ -7,6 +7,7 @@ import { CommandKind, FRONT_ID_NONE, OrderStatus, RecordType, ResultCode, System
 import { Exchange } from '../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../engine/core/snapshot.js';
 import { BASE, EngineHarness, FRONT, M1, QUOTE, cmd, replay, responseOf, testConfig, type Rec } from '../helpers/engine-harness.js';
+import { formatNineSnapshot } from '../helpers/snapshot-formats.js';
 import { A, B, C, START_BASE, START_QUOTE, fourAccounts, runScenario } from '../helpers/engine-scenario.js';
 
 const { Maintenance, Ok } = SystemState;
@@ -34,7 +35,7 @@ function tradingHarness(): EngineHarness {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
-/** The (empty) perpetual mark and funding part: two 8-byte counts. */
+/** The (empty) perpetual mark and funding part (format 11): two 8-byte counts. */
 const PERP_MARKS_PART = 16;
 
 describe('engine: maintenance', () => {
@@ -101,14 +102,14 @@ describe('engine: maintenance', () => {
 
   it('reads format-3 snapshots (written before the system state) as not in maintenance, with the same hash', () => {
     const h = tradingHarness();
-    const today = exportSnapshot(h.exchange);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
     const view = new DataView(today.buffer, today.byteOffset, today.byteLength);
-    expect(view.getUint32(4, true)).toBe(10);
+    expect(view.getUint32(4, true)).toBe(9);
     // Format 3: the same words without the system state word, the (empty) index price and account
     // settings parts (one 8-byte count each), the borrow/lend part (no pools, no positions, no
     // interest due: three 8-byte numbers), the throttle part (no pools: one 8-byte count) and the
-    // (empty) perpetual positions and mark parts before the end marker.
-    const tail = 4 + 8 + 8 + 24 + 8 + POSITIONS_PART + PERP_MARKS_PART;
+    // (empty) perpetual positions part before the end marker.
+    const tail = 4 + 8 + 8 + 24 + 8 + POSITIONS_PART;
     const old = new Uint8Array(today.length - tail);
     old.set(today.subarray(0, today.length - 4 - tail));
     old.set(today.subarray(today.length - 4), today.length - 4 - tail);
@@ -127,8 +128,10 @@ describe('engine: maintenance', () => {
     const h = tradingHarness();
     const bytes = exportSnapshot(h.exchange);
     // The system state word sits before the index price count, the account settings count (8 bytes
-    // each), the borrow/lend part (24 bytes), the (empty) perpetual positions and mark parts and the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - PERP_MARKS_PART - POSITIONS_PART - 24 - 16 - 4, 9, true);
+    // each), the borrow/lend part (24 bytes), the (empty) perpetual positions part, the insurance
+    // fund part (five lines per asset and the step's due time), the (empty) perpetual mark part and the end marker.
+    const insurancePart = h.config.assets.length * 5 * 8 + 8;
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - PERP_MARKS_PART - insurancePart - POSITIONS_PART - 24 - 16 - 4, 9, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

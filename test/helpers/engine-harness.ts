@@ -242,7 +242,7 @@ export class EngineHarness {
   seq = 0;
   timeUs = 1_000_000_000;
   private requestId = 0;
-  /** Deposited minus withdrawn units per asset id, counted from Ok deposit and withdraw results. */
+  /** Deposited (and paid into the insurance fund) minus withdrawn units per asset id, counted from Ok results. */
   readonly deposited = new Map<number, number>();
   /** Every record of every apply, in order. */
   readonly log: Rec[] = [];
@@ -268,7 +268,8 @@ export class EngineHarness {
     this.stream.push({ command, seq: this.seq, timeUs: this.timeUs });
     this.exchange.apply(commandFromSlot(command), this.seq, this.timeUs, sink);
     this.log.push(...sink.records);
-    if (command.kind === CommandKind.Deposit) {
+    // An operator's payment into the insurance fund enters the exchange as a deposit does.
+    if (command.kind === CommandKind.Deposit || command.kind === CommandKind.DepositInsurance) {
       const result = sink.records.find((r) => r.type === RecordType.Result && r.requestId === command.requestId);
       if (result && (result as ResultRec).code === ResultCode.Ok) {
         this.deposited.set(command.assetId, (this.deposited.get(command.assetId) ?? 0) + command.amountUnits);

@@ -43,6 +43,10 @@ export interface ModelHost {
   perpTerms(accountId: number, change: PerpOrderChange | null): { pnl: bigint; unsettled: bigint; exposures: PerpExposure[]; unpriced: boolean };
   /** Whether the account has a perpetual position or an unsettled amount. */
   hasPerp(accountId: number): boolean;
+  /** The account entered the liquidating state (engine/core/liquidation/waterfall.ts enterLiquidation). */
+  enterLiquidation(accountId: number): void;
+  /** A re-check found the account still liquidating (waterfall.ts keepLiquidating). */
+  keepLiquidating(): void;
 }
 
 /** One asset of an account's margin summary (engine/core/margin/valuation.ts). */
@@ -344,9 +348,90 @@ export class ModelLending {
       if (s.unpriced) return;
       now = s.equity <= s.mmfUnits;
     }
+    if (now && was) return this.host.keepLiquidating();
     if (now === was) return;
     this.host.setFlags(accountId, this.host.settings(accountId).flags ^ LIQUIDATING);
     this.host.settingsEvent(accountId);
+    if (now) this.host.enterLiquidation(accountId);
+  }
+
+  // ---- the liquidation waterfall (engine/core/liquidation/) ----
+
+  lentOf(accountId: number, assetId: number): number {
+    return this.get(this.lent, accountId, assetId);
+  }
+
+  /** The valuation mark (engine markOf), or null. */
+  markOf(assetId: number): ValuationMark | null {
+    return this.valuationMark(assetId);
+  }
+
+  collateralOf(assetId: number): CollateralSpec | undefined {
+    return this.collateral(assetId);
+  }
+
+  /** Whether the pool lets `qty` of its lends go (engine redeemRefusal). */
+  redeemFits(assetId: number, qty: number): boolean {
+    const p = this.pool(assetId)!;
+    const B = this.total(this.borrowed, assetId);
+    const rest = this.total(this.lent, assetId) - BigInt(qty);
+    return B === 0n || (rest > 0n && B * ONE <= this.ceiling(p) * rest);
+  }
+
+  /** A move of the waterfall: an event for everyone (source Liquidation), then the balance. */
+  liquidationMove(accountId: number, assetId: number, event: BorrowLendEvent, qty: number): void {
+    const closed = this.positionBefore(accountId, assetId);
+    this.move(accountId, assetId, event, qty);
+    this.moveRec(null, accountId, assetId, event, qty, 0n, { closed, source: BorrowLendSource.Liquidation });
+    this.host.balanceRec(accountId, assetId);
+  }
+
+  /**
+   * Closes a bankrupt borrow (engine/core/liquidation/bankruptcy.ts): `covered` units from the
+   * fund, the rest written off the lenders pro rata, then off the interest lines.
+   */
+  closeBankruptBorrow(accountId: number, assetId: number, covered: number): void {
+    const borrowed = this.get(this.borrowed, accountId, assetId);
+    const closed = this.positionBefore(accountId, assetId);
+    const loss = borrowed - covered;
+    if (loss > 0) this.socialize(accountId, assetId, loss);
+    this.change(this.borrowed, accountId, assetId, -borrowed);
+    this.moveRec(null, accountId, assetId, BorrowLendEvent.BorrowRepay, borrowed, 0n, { closed, source: BorrowLendSource.Liquidation });
+  }
+
+  private socialize(bankruptId: number, assetId: number, loss: number): void {
+    const lentTotal = Number(this.total(this.lent, assetId));
+    const fromLenders = Math.min(loss, lentTotal);
+    const shares: [number, number][] = [];
+    let shared = 0;
+    for (let accountId = 1; accountId <= this.host.accountCount() && fromLenders > 0; accountId++) {
+      const lent = this.get(this.lent, accountId, assetId);
+      if (lent === 0) continue;
+      const share = Number((BigInt(fromLenders) * BigInt(lent)) / BigInt(lentTotal));
+      shares.push([accountId, share]);
+      shared += share;
+    }
+    for (const entry of shares) {
+      if (shared >= fromLenders) break;
+      if (entry[1] < this.get(this.lent, entry[0], assetId)) {
+        entry[1]++;
+        shared++;
+      }
+    }
+    const lossRec = (lender: number, units: number, lentAfter: number) => this.host.push({
+      ...this.host.header(RecordType.SocializedLoss, FRONT_ID_NONE, 0, 0), units, lentAfterUnits: lentAfter, accountId: lender, bankruptAccountId: bankruptId, assetId,
+    } as unknown as Rec);
+    for (const [lender, share] of shares) {
+      if (share === 0) continue;
+      this.change(this.lent, lender, assetId, -share);
+      lossRec(lender, share, this.get(this.lent, lender, assetId));
+    }
+    const rest = loss - fromLenders;
+    if (rest === 0) return;
+    const fromRounding = rest < this.roundingLine(assetId) ? BigInt(rest) : this.roundingLine(assetId);
+    this.rounding.set(assetId, this.roundingLine(assetId) - fromRounding);
+    this.fees.set(assetId, this.feeLine(assetId) - (BigInt(rest) - fromRounding));
+    lossRec(0, rest, 0);
   }
 
   /** The borrowers, ascending; with `assetId`, only those that borrow or hold it. */

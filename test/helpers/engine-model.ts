@@ -18,6 +18,7 @@
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
   AccountSettingFlag,
+  SystemOrderType,
   CommandFlag,
   CommandKind,
   ExpiryReason,
@@ -40,6 +41,7 @@ import {
 import type { Rec } from './engine-harness.js';
 import { ModelLending, type Funding, type ModelLendingState } from './engine-model-margin.js';
 import { ModelPerp } from './engine-model-perp.js';
+import { ModelLiquidation } from './engine-model-liquidation.js';
 
 /** The spot margin flags an order may carry (engine/core/margin/auto-funding.ts). */
 const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
@@ -147,6 +149,8 @@ export class ModelExchange {
   private readonly lending: ModelLending;
   /** Perpetuals (engine-model-perp.ts). */
   private readonly perp: ModelPerp;
+  /** The liquidation waterfall and the insurance fund (engine-model-liquidation.ts). */
+  private readonly liquidation: ModelLiquidation<ModelOrder>;
 
   constructor(private readonly config: EngineConfig) {
     this.lending = new ModelLending(config, {
@@ -166,6 +170,8 @@ export class ModelExchange {
       settingsEvent: (accountId) => this.accountSettingsRec(accountId, FRONT_ID_NONE, 0, 0),
       perpTerms: (accountId, change) => this.perp.terms(accountId, change),
       hasPerp: (accountId) => this.perp.hasPosition(accountId),
+      enterLiquidation: (accountId) => this.liquidation.enter(accountId),
+      keepLiquidating: () => this.liquidation.keep(),
     });
     this.perp = new ModelPerp(config, {
       header: (type, frontId, requestId, flags) => this.header(type, frontId, requestId, flags),
@@ -195,6 +201,21 @@ export class ModelExchange {
         return { bid, ask, last: market.maxMultiplierBps === undefined ? 0 : state.lastPriceTicks, state: state.orderBookState };
       },
     });
+    this.liquidation = new ModelLiquidation<ModelOrder>(config, {
+      lending: () => this.lending,
+      orders: () => this.orders,
+      cancelOpen: (o, reason) => this.cancelOpen(o, reason),
+      orderRec: (o, event, status, reason, frontId, requestId, flags) => this.orderRec(o, event, status, reason, frontId, requestId, flags),
+      bal: (accountId, assetId) => this.bal(accountId, assetId),
+      balanceRec: (accountId, assetId) => this.balanceRec(accountId, assetId),
+      push: (rec) => this.out.push(rec),
+      header: (type, frontId, requestId, flags) => this.header(type, frontId, requestId, flags),
+      accountCount: () => this.keys.length,
+      flags: (accountId) => this.accountSettings.get(accountId)?.flags ?? 0,
+      timeUs: () => this.timeUs,
+      bookState: (market) => this.marketState.get(market.marketId)!.orderBookState,
+      placeSystem: (accountId, market, side, lots, quoteLimit) => this.placeSystem(accountId, market, side, lots, quoteLimit),
+    });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
 
@@ -216,9 +237,15 @@ export class ModelExchange {
       const interestUs = this.lending.interestDue < 0 ? Infinity : this.lending.interestDue;
       const perpTimer = this.perp.marks.next();
       const perpUs = perpTimer === null ? Infinity : perpTimer.dueUs;
-      if (Math.min(activationUs, interestUs, perpUs) > timeUs) break;
-      if (perpUs < Math.min(activationUs, interestUs)) {
+      // A liquidation step (kind 8) runs after activations, interest and the perpetuals' timers due at the same time.
+      const stepUs = this.liquidation.due < 0 ? Infinity : this.liquidation.due;
+      if (Math.min(activationUs, interestUs, perpUs, stepUs) > timeUs) break;
+      if (perpUs < Math.min(activationUs, interestUs) && perpUs <= stepUs) {
         this.perp.marks.run(perpTimer!);
+        continue;
+      }
+      if (stepUs < Math.min(activationUs, interestUs)) {
+        this.liquidation.step();
         continue;
       }
       if (interestUs < activationUs) {
@@ -308,6 +335,7 @@ export class ModelExchange {
       marketId: o.market.marketId, feeAssetId: o.side === Side.Bid && !this.perp.isPerp(o.market) ? o.market.baseAssetId : o.market.quoteAssetId, event,
       side: o.side, orderType: o.orderType, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
       orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
+      systemOrderType: (o.flags & OrderFlag.Liquidation) !== 0 ? SystemOrderType.LiquidatePositionOnBook : SystemOrderType.None,
     } as Rec);
   }
 
@@ -401,11 +429,13 @@ export class ModelExchange {
     if (!Number.isSafeInteger(amount) || amount <= 0 || !Number.isSafeInteger(supply + amount)) return this.result(cmd, ResultCode.AmountOutOfRange, 0);
     this.supply.set(cmd.assetId, supply + amount);
     this.bal(cmd.accountId, cmd.assetId).available += amount;
+    const beforeDebts = this.bal(cmd.accountId, cmd.assetId).available;
     this.perp.deposited(cmd.accountId, cmd.assetId);
     this.balanceRec(cmd.accountId, cmd.assetId);
+    const credited = Math.min(amount, Math.max(0, amount - (beforeDebts - this.bal(cmd.accountId, cmd.assetId).available)));
     const settings = this.accountSettings.get(cmd.accountId)?.flags ?? 0;
     const [repay, lend] = [(settings & AccountSettingFlag.AutoRepayBorrows) !== 0, (settings & AccountSettingFlag.AutoLend) !== 0];
-    if (repay || lend) this.lending.applyProceeds(cmd.accountId, cmd.assetId, Math.min(amount, this.bal(cmd.accountId, cmd.assetId).available), repay, lend);
+    if ((repay || lend) && credited > 0) this.lending.applyProceeds(cmd.accountId, cmd.assetId, credited, repay, lend);
     this.lending.review(cmd.accountId);
     this.result(cmd, ResultCode.Ok, this.bal(cmd.accountId, cmd.assetId).available);
   }
@@ -555,6 +585,24 @@ export class ModelExchange {
     this.balanceRec(o.accountId, this.lockAsset(o));
     if (postOnly || this.config.speedBumpUs === 0) this.activate(o);
     else o.state = 'pending';
+  }
+
+  /** A system order of the liquidation waterfall (engine-model-liquidation.ts): a market IOC order by quantity, run at once. */
+  private placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number): void {
+    let orderId = 0;
+    while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
+    const o: ModelOrder = {
+      orderId, accountId, market, side, orderType: OrderType.Market, priceTicks: 0, qtyLots: lots, quoteQtyUnits: 0, quoteLimitUnits: quoteLimit,
+      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0, flags: OrderFlag.Liquidation,
+      timeInForce: TimeInForce.IOC, stp: SelfTradePrevention.RejectTaker, frontId: FRONT_ID_NONE, requestId: 0, state: 'active', restNumber: 0,
+    };
+    this.orders.push(o);
+    const b = this.bal(accountId, this.lockAsset(o));
+    const lock = this.lockOf(o);
+    b.available -= lock;
+    b.locked += lock;
+    this.balanceRec(accountId, this.lockAsset(o));
+    this.activate(o);
   }
 
   /** The price band around the market's last trade price (bigint: no overflow to think about). */
@@ -827,8 +875,8 @@ export class ModelExchange {
     const base = qty * market.baseUnitsPerLot;
     const quote = price * qty * market.quoteUnitsPerTickLot;
     const buyerQuote = this.bal(buyer.accountId, market.quoteAssetId);
-    const buyerFee = this.fee(buyer.accountId, base, buyer === taker);
-    const sellerFee = this.fee(seller.accountId, quote, seller === taker);
+    let buyerFee = this.fee(buyer.accountId, base, buyer === taker);
+    let sellerFee = this.fee(seller.accountId, quote, seller === taker);
     if (buyer.orderType === OrderType.Market) {
       buyerQuote.locked -= quote;
     } else {
@@ -840,6 +888,9 @@ export class ModelExchange {
     this.bal(seller.accountId, market.quoteAssetId).available += quote - sellerFee;
     this.feeUnits.set(market.baseAssetId, (this.feeUnits.get(market.baseAssetId) ?? 0) + buyerFee);
     this.feeUnits.set(market.quoteAssetId, (this.feeUnits.get(market.quoteAssetId) ?? 0) + sellerFee);
+    // A liquidation order also pays the liquidation fee, reported with its trading fee.
+    buyerFee += this.liquidation.fee(buyer, market.baseAssetId, base - buyerFee);
+    sellerFee += this.liquidation.fee(seller, market.quoteAssetId, quote - sellerFee);
     this.proceeds(buyer, market.baseAssetId, base - buyerFee);
     this.proceeds(seller, market.quoteAssetId, quote - sellerFee);
     return [buyerFee, sellerFee];

@@ -69,6 +69,10 @@ export function randomConfig(seed: number): EngineConfig {
   // and borrows are refused for a stale price now and then.
   config.indexMaxAgeUs = 400_000;
   config.margin = randomMargin(random);
+  // The liquidation waterfall steps every few milliseconds of engine time (the streams' pace), so
+  // that accounts the index prices push over the line are cancelled, repaid, unwound on the book
+  // and, now and then, found bankrupt within a stream.
+  config.liquidation = { stepIntervalUs: [2_000, 20_000][randomInt(random, 0, 1)], chunkBps: [1_000, 5_000][randomInt(random, 0, 1)], feeBps: [100, 0][randomInt(random, 0, 1)] };
   // Half the streams bound market 0's base index updates to ×1.25 up and ×0.8 down.
   if (random() < 0.5) config.indexUpdateBounds = [{ assetId: BASE, maxPriceUpdateMultiplier: (ONE * 5n) / 4n, minPriceUpdateMultiplier: (ONE * 4n) / 5n }];
   // A perpetual on market 0's base (its underlying, never held through it), banded like the
@@ -379,7 +383,7 @@ function liquidationRound(h: EngineHarness, random: () => number, seen: Observed
   if (!kinds.includes(CommandKind.BorrowLend) || !kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
   const remember = (records: Rec[], command?: Partial<Command>): void => seen.remember(records, command);
   const [borrower, lender] = [RANDOM_ACCOUNTS + 1, RANDOM_ACCOUNTS + 2];
-  const apply = (command: Partial<Command>) => remember(h.apply(command), command);
+  const apply = (command: Partial<Command>, timeUs?: number) => remember(h.apply(command, timeUs), command);
   h.createAccount(borrower);
   h.createAccount(lender);
   apply(cmd.deposit(borrower, OTHER, 100));
@@ -400,6 +404,9 @@ function liquidationRound(h: EngineHarness, random: () => number, seen: Observed
   const near = seen.lastTrade[1] > 0 ? seen.lastTrade[1] : 100; // inside market 1's price band
   apply(cmd.place(borrower, 'bid', near, 1, { market: M1, postOnly: true }));
   apply(cmd.place(borrower, 'ask', near, 1, { market: M1 }));
+  // A step of the liquidation waterfall falls due now and then: it cancels the ask and repays
+  // from the quote the account holds.
+  if (random() < 0.5) apply({ ...cmd.tick(), frontId: 0xffff }, h.timeUs + 25_000);
   apply(cmd.cancelAll(borrower, M1));
   const [, borrowed] = seen.lending.get(`${borrower}:${QUOTE}`) ?? [0, 0];
   if (borrowed > 0) apply({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE, side: 1, amountUnits: borrowed });

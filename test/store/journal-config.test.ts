@@ -1,9 +1,11 @@
 // A journal replays to the same state only under the engine configuration it was written with,
 // so a restart with a different one (here: another speed bump) must stop with a named error and
 // write nothing, and the original configuration must still start and show the same state. The
-// one change accepted, a configuration that only gained margin parameters (engine/shell/journal.ts,
-// test/store/journal-upgrade.test.ts), does not open the door to any other: a fee, a market's tick, or
-// the margin parameters themselves changed or removed beside it are refused as before.
+// changes accepted, a configuration that only gained margin parameters or perpetual markets after
+// its spot ones, one after the other (engine/shell/journal.ts, test/store/journal-upgrade.test.ts,
+// test/store/journal-chain.test.ts), do not open the door to any other: a fee, a market's tick, the
+// margin parameters themselves changed or removed beside it, or perpetual markets placed before a
+// spot market are refused as before.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -11,7 +13,7 @@ import type { EngineConfig } from '../../engine/bus/types.js';
 import { JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
 import { EngineConfigChangedError, checkJournalIdentity, engineConfigFingerprint } from '../../engine/shell/journal.js';
 import { LmdbJournalStore } from '../../engine/store/journal-store.js';
-import { CONFIG_KEY, readConfigChange } from '../../engine/store/journal-layout.js';
+import { CONFIG_CHANGES_KEY, CONFIG_CHANGE_KEY, CONFIG_KEY, readConfigChanges } from '../../engine/store/journal-layout.js';
 import { createTestAccount, removeDir, signed, startServer, tempDataDir } from '../helpers/server.js';
 
 describe('engine configuration and the journal', () => {
@@ -52,7 +54,7 @@ describe('the configuration change a journal accepts', () => {
 
   it('accepts only margin parameters added to the journal\'s configuration', async () => {
     expect(margin).toBeDefined();
-    expect(identity(withoutMargin)).toEqual({ change: null, gained: false }); // first start: recorded
+    expect(identity(withoutMargin)).toEqual({ changes: [], gained: false }); // first start: recorded
     store.append(1, new Uint8Array(JOURNAL_RECORD_BYTES)); // a record, so that the journal is not empty
     await store.commit();
     expect(store.lastSeq()).toBe(1);
@@ -63,9 +65,9 @@ describe('the configuration change a journal accepts', () => {
     ];
     for (const config of refused) expect(() => identity(config)).toThrow(EngineConfigChangedError);
     // Accepted as the change after the journal's last record; recover() records it once replay checks.
-    expect(identity(withMargin)).toEqual({ change: { seq: store.lastSeq(), previousSha256: engineConfigFingerprint(withoutMargin) }, gained: true });
+    expect(identity(withMargin)).toEqual({ changes: [{ seq: store.lastSeq(), previousSha256: engineConfigFingerprint(withoutMargin) }], gained: true });
     expect(store.getMeta(CONFIG_KEY)).toBe(engineConfigFingerprint(withoutMargin));
-    expect(readConfigChange(store)).toBeNull();
+    expect(readConfigChanges(store)).toEqual([]);
   });
 
   it('once the journal\'s configuration has margin parameters, changing or removing them is refused', () => {
@@ -74,5 +76,47 @@ describe('the configuration change a journal accepts', () => {
     const refused = [withoutMargin, { ...withMargin, margin: { ...margin!, lendPools } }, tickChanged(withMargin)];
     for (const config of refused) expect(() => identity(config)).toThrow(EngineConfigChangedError);
     expect(identity(withMargin).gained).toBe(false);
+  });
+});
+
+describe('a chain of configuration changes', () => {
+  const dir = tempDataDir();
+  const store = new LmdbJournalStore(dir);
+  afterAll(async () => {
+    await store.close();
+    removeDir(dir);
+  });
+  const full = loadConfig([], {}).engine; // today's default: spot, margin parameters, perpetuals
+  const spotMargin = { ...full, markets: full.markets.filter((m) => m.perp === undefined) };
+  const { margin: _margin, ...spot } = spotMargin;
+  const fp = engineConfigFingerprint;
+  const identity = (config: EngineConfig) => checkJournalIdentity(store, fp(config), config);
+
+  it('accepts the second gain after the first, in order, and nothing else beside it', async () => {
+    expect(full.markets.length).toBeGreaterThan(spotMargin.markets.length);
+    expect(identity(spot)).toEqual({ changes: [], gained: false });
+    store.append(1, new Uint8Array(JOURNAL_RECORD_BYTES));
+    await store.commit();
+    // The first change as a server that accepted a single change recorded it.
+    const first = { seq: 1, previousSha256: fp(spot) };
+    store.putMetaSync(CONFIG_CHANGE_KEY, JSON.stringify(first));
+    store.putMetaSync(CONFIG_KEY, fp(spotMargin));
+    expect(readConfigChanges(store)).toEqual([first]);
+    const perpsFirst = { ...full, markets: [...full.markets.filter((m) => m.perp !== undefined), ...spotMargin.markets] };
+    const feeChanged = { ...full, takerFeeBps: (full.takerFeeBps ?? 0) + 1 };
+    for (const config of [spot, perpsFirst, feeChanged]) expect(() => identity(config)).toThrow(EngineConfigChangedError);
+    const second = { seq: 1, previousSha256: fp(spotMargin) };
+    expect(identity(full)).toEqual({ changes: [first, second], gained: true });
+    // Recorded (as recover() does: the chain, then the fingerprint), a third gain has nothing left to add.
+    store.putMetaSync(CONFIG_CHANGES_KEY, JSON.stringify([first, second]));
+    store.putMetaSync(CONFIG_KEY, fp(full));
+    expect(identity(full)).toEqual({ changes: [first, second], gained: false });
+    for (const config of [spot, spotMargin, feeChanged]) expect(() => identity(config)).toThrow(EngineConfigChangedError);
+  });
+
+  it('leaves out a change whose new fingerprint was never stored (a stop between the two writes)', () => {
+    const interrupted = { seq: 1, previousSha256: fp(full) };
+    store.putMetaSync(CONFIG_CHANGES_KEY, JSON.stringify([...readConfigChanges(store), interrupted]));
+    expect(readConfigChanges(store).map((change) => change.previousSha256)).toEqual([fp(spot), fp(spotMargin)]);
   });
 });

@@ -11,10 +11,13 @@
 // That server's configuration had no borrow/lend pools and no perpetual markets; today's default
 // configuration has both (EngineConfig.margin, the *_PERP markets after the spot books), so its
 // fingerprint differs. A configuration that only gained margin parameters and perpetual markets is
-// the one change a journal accepts (engine/shell/journal.ts): the journal replays under today's
+// a change a journal accepts (engine/shell/journal.ts): the journal replays under today's
 // default configuration, the records it holds under the configuration they were written with
 // (today's default without its margin parameters and perpetuals, which has the fingerprint of
 // then: an absent key adds nothing to the canonical form), and the journal records the change.
+// The same journal also upgrades in two steps (margin parameters, then perpetuals: a chain of two
+// changes at the same sequence), and replays with the single-change meta a server that accepted
+// only one change left behind.
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,23 +25,33 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { LmdbJournalStore } from '../../engine/store/journal-store.js';
-import { CLEAN_STOP_KEY, CONFIG_KEY, readConfigChange } from '../../engine/store/journal-layout.js';
+import { CLEAN_STOP_KEY, CONFIG_CHANGES_KEY, CONFIG_CHANGE_KEY, CONFIG_KEY, readConfigChanges } from '../../engine/store/journal-layout.js';
 import { engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
 
 const fixture = JSON.parse(readFileSync(new URL('../fixtures/journal-before-rooms.json', import.meta.url), 'utf8')) as {
   meta: Record<string, string>; records: Array<[number, string]>;
 };
 
-describe('a journal written by the earlier layout', () => {
+const config = loadConfig(['--speed-bump-ms', '0'], {}).engine; // today's default
+const cleanStop = JSON.parse(fixture.meta[CLEAN_STOP_KEY]) as { seq: number; stateHash: string };
+
+/** A journal store in a fresh directory holding the fixture's records and meta. */
+async function fixtureStore(dirs: string[]): Promise<LmdbJournalStore> {
   const dir = mkdtempSync(join(tmpdir(), 'journal-fixture-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  dirs.push(dir);
+  const store = new LmdbJournalStore(dir);
+  for (const [seq, base64] of fixture.records) store.append(seq, Buffer.from(base64, 'base64'));
+  await store.commit();
+  for (const [key, value] of Object.entries(fixture.meta)) store.putMetaSync(key, value);
+  return store;
+}
+
+describe('a journal written by the earlier layout', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
   it("replays under today's default configuration to the state hash its clean stop recorded", async () => {
-    const store = new LmdbJournalStore(dir);
-    for (const [seq, base64] of fixture.records) store.append(seq, Buffer.from(base64, 'base64'));
-    await store.commit();
-    for (const [key, value] of Object.entries(fixture.meta)) store.putMetaSync(key, value);
-    const config = loadConfig(['--speed-bump-ms', '0'], {}).engine; // today's default
+    const store = await fixtureStore(dirs);
     const { margin, ...withoutPools } = config; // as that server ran: no pools, no perpetual markets
     const previous = { ...withoutPools, markets: withoutPools.markets.filter((m) => m.perp === undefined) };
     expect(margin?.lendPools.length).toBe(4);
@@ -46,7 +59,6 @@ describe('a journal written by the earlier layout', () => {
     const fingerprint = engineConfigFingerprint(config);
     expect(fingerprint).not.toBe(fixture.meta.engineConfigSha256);
     expect(engineConfigFingerprint(previous)).toBe(fixture.meta.engineConfigSha256);
-    const cleanStop = JSON.parse(fixture.meta[CLEAN_STOP_KEY]) as { seq: number; stateHash: string };
     const recovery = recover(store, config, fingerprint);
     expect(recovery.lastSeq).toBe(fixture.records.length);
     expect(recovery.lastSeq).toBe(cleanStop.seq);
@@ -56,12 +68,56 @@ describe('a journal written by the earlier layout', () => {
     // The change is recorded: today's fingerprint from the record after the fixture's last on.
     expect(recovery.configGainedMarginAt).toBe(cleanStop.seq);
     expect(store.getMeta(CONFIG_KEY)).toBe(fingerprint);
-    expect(readConfigChange(store)).toEqual({ seq: cleanStop.seq, previousSha256: fixture.meta.engineConfigSha256 });
+    expect(readConfigChanges(store)).toEqual([{ seq: cleanStop.seq, previousSha256: fixture.meta.engineConfigSha256 }]);
     // A restart under today's configuration accepts the journal as it is now, changing nothing.
     const again = recover(store, config, fingerprint);
     expect(again.configGainedMarginAt).toBeNull();
     expect(again.exchange.stateHash()).toBe(cleanStop.stateHash);
-    expect(readConfigChange(store)).toEqual({ seq: cleanStop.seq, previousSha256: fixture.meta.engineConfigSha256 });
+    expect(readConfigChanges(store)).toEqual([{ seq: cleanStop.seq, previousSha256: fixture.meta.engineConfigSha256 }]);
+    await store.close();
+  });
+});
+
+describe('the earlier journal upgraded in steps', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  const spotMargin = { ...config, markets: config.markets.filter((m) => m.perp === undefined) };
+  const { margin: _margin, ...spot } = spotMargin;
+
+  it('records margin parameters, then perpetuals, as a chain of two, and replays through both', async () => {
+    const store = await fixtureStore(dirs);
+    expect(engineConfigFingerprint(spot)).toBe(fixture.meta.engineConfigSha256);
+    const first = recover(store, spotMargin, engineConfigFingerprint(spotMargin));
+    expect(first.configGainedMarginAt).toBe(cleanStop.seq);
+    expect(store.getMeta(CONFIG_CHANGES_KEY)).toBeUndefined(); // a chain of one keeps the single-change key
+    const second = recover(store, config, engineConfigFingerprint(config));
+    expect(second.configGainedMarginAt).toBe(cleanStop.seq);
+    expect(second.exchange.stateHash()).toBe(cleanStop.stateHash);
+    const chain = [
+      { seq: cleanStop.seq, previousSha256: fixture.meta.engineConfigSha256 },
+      { seq: cleanStop.seq, previousSha256: engineConfigFingerprint(spotMargin) },
+    ];
+    expect(readConfigChanges(store)).toEqual(chain);
+    expect(JSON.parse(store.getMeta(CONFIG_CHANGES_KEY)!)).toEqual(chain);
+    expect(store.getMeta(CONFIG_KEY)).toBe(engineConfigFingerprint(config));
+    const again = recover(store, config, engineConfigFingerprint(config));
+    expect(again.configGainedMarginAt).toBeNull();
+    expect(again.exchange.stateHash()).toBe(cleanStop.stateHash);
+    expect(readConfigChanges(store)).toEqual(chain);
+    await store.close();
+  });
+
+  it('replays with the single-change meta a server that accepted one change wrote', async () => {
+    const store = await fixtureStore(dirs);
+    const legacy = { seq: cleanStop.seq, previousSha256: fixture.meta.engineConfigSha256 };
+    store.putMetaSync(CONFIG_CHANGE_KEY, JSON.stringify(legacy));
+    store.putMetaSync(CONFIG_KEY, engineConfigFingerprint(config));
+    const recovery = recover(store, config, engineConfigFingerprint(config));
+    expect(recovery.configGainedMarginAt).toBeNull();
+    expect(recovery.replayed).toBe(fixture.records.length);
+    expect(recovery.exchange.stateHash()).toBe(cleanStop.stateHash);
+    expect(readConfigChanges(store)).toEqual([legacy]);
+    expect(store.getMeta(CONFIG_CHANGES_KEY)).toBeUndefined();
     await store.close();
   });
 });

@@ -1,5 +1,5 @@
 // Upgrading a data directory whose configuration had no margin parameters to today's default,
-// which has them (collateral parameters and borrow/lend pools): the one configuration change a
+// which has them (collateral parameters and borrow/lend pools): a configuration change a
 // journal accepts (engine/shell/journal.ts). A server runs with a markets file without margin
 // parameters (orders rest, a borrow/lend request is refused because there is no pool, an operator
 // snapshot is taken), stops (cleanly, or killed), and restarts with the default configuration: it

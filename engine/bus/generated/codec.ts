@@ -36,6 +36,8 @@ import type {
   MarginSummaryRec,
   LendPoolSampleRec,
   LiquidationPriceRec,
+  InsuranceRec,
+  SocializedLossRec,
   Command,
   CreateAccountPayload,
   DepositPayload,
@@ -116,6 +118,10 @@ export const MARGIN_SUMMARY_BYTES = 208;
 export const LEND_POOL_SAMPLE_BYTES = 80;
 /** LiquidationPriceRecord.sizeOf() */
 export const LIQUIDATION_PRICE_BYTES = 48;
+/** InsuranceRecord.sizeOf() */
+export const INSURANCE_BYTES = 72;
+/** SocializedLossRecord.sizeOf() */
+export const SOCIALIZED_LOSS_BYTES = 56;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -846,6 +852,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 40 /* CommandKind.SetIndexPrice */: writeSetIndexPricePayload(dv, off, c.setIndexPrice); break;
     case 41 /* CommandKind.UpdateAccountSettings */: writeUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings); break;
     case 42 /* CommandKind.BorrowLend */: writeBorrowLendPayload(dv, off, c.borrowLend); break;
+    case 45 /* CommandKind.DepositInsurance */: writeDepositPayload(dv, off, c.depositInsurance); break;
     case 64 /* CommandKind.QueryBalances */: writeAccountPayload(dv, off, c.queryBalances); break;
     case 65 /* CommandKind.QueryOpenOrders */: writeAccountMarketPayload(dv, off, c.queryOpenOrders); break;
     case 66 /* CommandKind.QueryOrder */: writeOrderTargetPayload(dv, off, c.queryOrder); break;
@@ -886,6 +893,7 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 40 /* CommandKind.SetIndexPrice */: return readSetIndexPricePayload(dv, off, c.setIndexPrice);
     case 41 /* CommandKind.UpdateAccountSettings */: return readUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings);
     case 42 /* CommandKind.BorrowLend */: return readBorrowLendPayload(dv, off, c.borrowLend);
+    case 45 /* CommandKind.DepositInsurance */: return readDepositPayload(dv, off, c.depositInsurance);
     case 64 /* CommandKind.QueryBalances */: return readAccountPayload(dv, off, c.queryBalances);
     case 65 /* CommandKind.QueryOpenOrders */: return readAccountMarketPayload(dv, off, c.queryOpenOrders);
     case 66 /* CommandKind.QueryOrder */: return readOrderTargetPayload(dv, off, c.queryOrder);
@@ -1000,6 +1008,7 @@ export function newOrderRec(): OrderRec {
     status: 0,
     expiryReason: 0,
     orderFlags: 0,
+    systemOrderType: 0,
   };
 }
 
@@ -1057,8 +1066,10 @@ export function writeOrder(dv: DataView, off: number, r: OrderRec): void {
   dv.setUint8(off + 129, r.status);
   dv.setUint8(off + 130, r.expiryReason);
   dv.setUint8(off + 131, r.orderFlags);
-  // padding (132..135)
-  dv.setUint32(off + 132, 0, true);
+  dv.setUint8(off + 132, r.systemOrderType);
+  // padding (133..135)
+  dv.setUint8(off + 133, 0);
+  dv.setUint16(off + 134, 0, true);
 }
 
 export function readOrder(dv: DataView, off: number, r: OrderRec): void {
@@ -1086,6 +1097,7 @@ export function readOrder(dv: DataView, off: number, r: OrderRec): void {
   r.status = dv.getUint8(off + 129);
   r.expiryReason = dv.getUint8(off + 130);
   r.orderFlags = dv.getUint8(off + 131);
+  r.systemOrderType = dv.getUint8(off + 132);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2398,6 +2410,117 @@ export function readLiquidationPrice(dv: DataView, off: number, r: LiquidationPr
 }
 
 // ---------------------------------------------------------------------------------------------
+// InsuranceRecord
+
+export function newInsuranceRec(): InsuranceRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 74 /* RecordType.Insurance */,
+    flags: 0,
+    fundUnits: 0,
+    feesUnits: 0,
+    coveredUnits: 0,
+    socializedUnits: 0,
+    depositedUnits: 0,
+    assetId: 0,
+  };
+}
+
+const INSURANCE_I64_FIELDS = [
+  'fundUnits',
+  'feesUnits',
+  'coveredUnits',
+  'socializedUnits',
+  'depositedUnits',
+] as const;
+
+export function writeInsurance(dv: DataView, off: number, r: InsuranceRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 74 /* RecordType.Insurance */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.fundUnits) &&
+      Number.isSafeInteger(r.feesUnits) &&
+      Number.isSafeInteger(r.coveredUnits) &&
+      Number.isSafeInteger(r.socializedUnits) &&
+      Number.isSafeInteger(r.depositedUnits)
+    )
+  ) badField(r, INSURANCE_I64_FIELDS);
+  put64(dv, off + 24, r.fundUnits);
+  put64(dv, off + 32, r.feesUnits);
+  put64(dv, off + 40, r.coveredUnits);
+  put64(dv, off + 48, r.socializedUnits);
+  put64(dv, off + 56, r.depositedUnits);
+  dv.setUint16(off + 64, r.assetId, true);
+  // padding (66..71)
+  dv.setUint16(off + 66, 0, true);
+  dv.setUint32(off + 68, 0, true);
+}
+
+export function readInsurance(dv: DataView, off: number, r: InsuranceRec): void {
+  readHeader(dv, off, r);
+  r.fundUnits = getI64(dv, off + 24);
+  r.feesUnits = getI64(dv, off + 32);
+  r.coveredUnits = getI64(dv, off + 40);
+  r.socializedUnits = getI64(dv, off + 48);
+  r.depositedUnits = getI64(dv, off + 56);
+  r.assetId = dv.getUint16(off + 64, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SocializedLossRecord
+
+export function newSocializedLossRec(): SocializedLossRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 75 /* RecordType.SocializedLoss */,
+    flags: 0,
+    units: 0,
+    lentAfterUnits: 0,
+    accountId: 0,
+    bankruptAccountId: 0,
+    assetId: 0,
+  };
+}
+
+const SOCIALIZED_LOSS_I64_FIELDS = [
+  'units',
+  'lentAfterUnits',
+] as const;
+
+export function writeSocializedLoss(dv: DataView, off: number, r: SocializedLossRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 75 /* RecordType.SocializedLoss */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.units) &&
+      Number.isSafeInteger(r.lentAfterUnits)
+    )
+  ) badField(r, SOCIALIZED_LOSS_I64_FIELDS);
+  put64(dv, off + 24, r.units);
+  put64(dv, off + 32, r.lentAfterUnits);
+  dv.setUint32(off + 40, r.accountId, true);
+  dv.setUint32(off + 44, r.bankruptAccountId, true);
+  dv.setUint16(off + 48, r.assetId, true);
+  // padding (50..55)
+  dv.setUint16(off + 50, 0, true);
+  dv.setUint32(off + 52, 0, true);
+}
+
+export function readSocializedLoss(dv: DataView, off: number, r: SocializedLossRec): void {
+  readHeader(dv, off, r);
+  r.units = getI64(dv, off + 24);
+  r.lentAfterUnits = getI64(dv, off + 32);
+  r.accountId = dv.getUint32(off + 40, true);
+  r.bankruptAccountId = dv.getUint32(off + 44, true);
+  r.assetId = dv.getUint16(off + 48, true);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -2561,6 +2684,20 @@ export function emitLiquidationPrice(sink: RecordSink, r: LiquidationPriceRec): 
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitInsurance(sink: RecordSink, r: InsuranceRec): void {
+  const at = sink.claim();
+  writeInsurance(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitSocializedLoss(sink: RecordSink, r: SocializedLossRec): void {
+  const at = sink.claim();
+  writeSocializedLoss(sink.view, at, r);
+  sink.written(at);
+}
+
 /** Reads the record at `off` into `r` (decodeRecord's one step per type). */
 function decodeInto<T>(r: T, read: (dv: DataView, off: number, r: T) => void, dv: DataView, off: number): OutputRec {
   read(dv, off, r);
@@ -2619,6 +2756,10 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newLendPoolSampleRec(), readLendPoolSample, dv, off);
     case 73 /* RecordType.LiquidationPrice */:
       return decodeInto(newLiquidationPriceRec(), readLiquidationPrice, dv, off);
+    case 74 /* RecordType.Insurance */:
+      return decodeInto(newInsuranceRec(), readInsurance, dv, off);
+    case 75 /* RecordType.SocializedLoss */:
+      return decodeInto(newSocializedLossRec(), readSocializedLoss, dv, off);
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

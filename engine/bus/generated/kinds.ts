@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -36,6 +36,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
   { kind: 41, name: 'UpdateAccountSettings', mutating: true, answer: [65, 2], wire: "accountUpdate PATCH /api/v1/account" },
   { kind: 42, name: 'BorrowLend', mutating: true, answer: [66, 5, 2], wire: "borrowLendExecute POST /api/v1/borrowLend" },
+  { kind: 45, name: 'DepositInsurance', mutating: true, answer: [74, 2], wire: "POST /admin/insurance" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
   { kind: 66, name: 'QueryOrder', mutating: false, answer: [3], wire: "orderQuery GET /api/v1/order" },
@@ -51,6 +52,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 99, name: 'QueryBorrowLendPositions', mutating: false, answer: [66, 2], wire: "borrowLendPositionQuery GET /api/v1/borrowLend/positions" },
   { kind: 100, name: 'QueryMaxBorrowQty', mutating: false, answer: [2], wire: "maxBorrowQuantity GET /api/v1/account/limits/borrow" },
   { kind: 101, name: 'QueryMaxWithdrawalQty', mutating: false, answer: [2], wire: "maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
+  { kind: 102, name: 'QueryInsurance', mutating: false, answer: [74, 2], wire: "GET /admin/insurance" },
   { kind: 103, name: 'QueryLiquidationPrice', mutating: false, answer: [73, 2], wire: "GET /api/v1/borrowLend/position/liquidationPrice" },
 ];
 
@@ -75,7 +77,8 @@ export type MutatingCommandKind =
   | CommandKind.ConvertAllDust
   | CommandKind.SetIndexPrice
   | CommandKind.UpdateAccountSettings
-  | CommandKind.BorrowLend;
+  | CommandKind.BorrowLend
+  | CommandKind.DepositInsurance;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
 export type QueryCommandKind =
@@ -94,6 +97,7 @@ export type QueryCommandKind =
   | CommandKind.QueryBorrowLendPositions
   | CommandKind.QueryMaxBorrowQty
   | CommandKind.QueryMaxWithdrawalQty
+  | CommandKind.QueryInsurance
   | CommandKind.QueryLiquidationPrice;
 
 /** 1 for each mutating command kind, 0 for queries, None and unknown kinds. */
@@ -136,6 +140,8 @@ RECORD_BYTES_BY_TYPE[67] = 96; // LendPool
 RECORD_BYTES_BY_TYPE[68] = 208; // MarginSummary
 RECORD_BYTES_BY_TYPE[72] = 80; // LendPoolSample
 RECORD_BYTES_BY_TYPE[73] = 48; // LiquidationPrice
+RECORD_BYTES_BY_TYPE[74] = 72; // Insurance
+RECORD_BYTES_BY_TYPE[75] = 56; // SocializedLoss
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -165,6 +171,8 @@ BYTES_BY_TYPE[67] = 96; // LendPool
 BYTES_BY_TYPE[68] = 208; // MarginSummary
 BYTES_BY_TYPE[72] = 80; // LendPoolSample
 BYTES_BY_TYPE[73] = 48; // LiquidationPrice
+BYTES_BY_TYPE[74] = 72; // Insurance
+BYTES_BY_TYPE[75] = 56; // SocializedLoss
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -192,6 +200,8 @@ export function newRecordScratch() {
     marginSummary: newMarginSummaryRec(),
     lendPoolSample: newLendPoolSampleRec(),
     liquidationPrice: newLiquidationPriceRec(),
+    insurance: newInsuranceRec(),
+    socializedLoss: newSocializedLossRec(),
   };
 }
 
@@ -215,6 +225,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   40: 'SetIndexPrice',
   41: 'UpdateAccountSettings',
   42: 'BorrowLend',
+  45: 'DepositInsurance',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
   66: 'QueryOrder',
@@ -230,6 +241,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   99: 'QueryBorrowLendPositions',
   100: 'QueryMaxBorrowQty',
   101: 'QueryMaxWithdrawalQty',
+  102: 'QueryInsurance',
   103: 'QueryLiquidationPrice',
 });
 /** CommandKind: name → value. */
@@ -252,6 +264,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   SetIndexPrice: 40,
   UpdateAccountSettings: 41,
   BorrowLend: 42,
+  DepositInsurance: 45,
   QueryBalances: 64,
   QueryOpenOrders: 65,
   QueryOrder: 66,
@@ -267,6 +280,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryBorrowLendPositions: 99,
   QueryMaxBorrowQty: 100,
   QueryMaxWithdrawalQty: 101,
+  QueryInsurance: 102,
   QueryLiquidationPrice: 103,
 });
 
@@ -310,6 +324,7 @@ export const BORROW_LEND_SOURCE_NAMES: Readonly<Record<number, string>> = Object
   3: 'AutoLendRedeem',
   4: 'AutoBorrowRepay',
   5: 'AutoLend',
+  6: 'Liquidation',
 });
 /** BorrowLendSource: name → value. */
 export const BORROW_LEND_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -319,6 +334,7 @@ export const BORROW_LEND_SOURCE_VALUES: Readonly<Record<string, number>> = Objec
   AutoLendRedeem: 3,
   AutoBorrowRepay: 4,
   AutoLend: 5,
+  Liquidation: 6,
 });
 
 /** LendPoolState: value → name. */
@@ -442,6 +458,7 @@ export const EXPIRY_REASON_NAMES: Readonly<Record<number, string>> = Object.free
   6: 'PriceBand',
   7: 'InsufficientFunds',
   8: 'OrderBookClosed',
+  9: 'Liquidation',
 });
 /** ExpiryReason: name → value. */
 export const EXPIRY_REASON_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -454,6 +471,28 @@ export const EXPIRY_REASON_VALUES: Readonly<Record<string, number>> = Object.fre
   PriceBand: 6,
   InsufficientFunds: 7,
   OrderBookClosed: 8,
+  Liquidation: 9,
+});
+
+/** SystemOrderType: value → name. */
+export const SYSTEM_ORDER_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'None',
+  1: 'CollateralConversion',
+  2: 'FutureExpiry',
+  3: 'LiquidatePositionOnAdl',
+  4: 'LiquidatePositionOnBook',
+  5: 'LiquidatePositionOnBackstop',
+  6: 'OrderBookClosed',
+});
+/** SystemOrderType: name → value. */
+export const SYSTEM_ORDER_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  None: 0,
+  CollateralConversion: 1,
+  FutureExpiry: 2,
+  LiquidatePositionOnAdl: 3,
+  LiquidatePositionOnBook: 4,
+  LiquidatePositionOnBackstop: 5,
+  OrderBookClosed: 6,
 });
 
 /** OrderBookState: value → name. */
@@ -673,6 +712,8 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   68: 'MarginSummary',
   72: 'LendPoolSample',
   73: 'LiquidationPrice',
+  74: 'Insurance',
+  75: 'SocializedLoss',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -701,6 +742,8 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   MarginSummary: 68,
   LendPoolSample: 72,
   LiquidationPrice: 73,
+  Insurance: 74,
+  SocializedLoss: 75,
 });
 
 /** WithdrawalStatus: value → name. */

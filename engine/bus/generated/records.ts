@@ -18,6 +18,7 @@ import type {
   SlippageToleranceType,
   OrderStatus,
   ExpiryReason,
+  SystemOrderType,
   OrderBookState,
   SystemState,
   IndexPriceSource,
@@ -126,6 +127,8 @@ export interface OrderRec extends RecordHeaderFields {
   expiryReason: ExpiryReason;
   /** bit 0 postOnly, 1 reduceOnly, 2 hasClientId, 3 isMaker (of the last fill) */
   orderFlags: number;
+  /** In the struct's tail padding (records written before it read 0, None): who placed the order. */
+  systemOrderType: SystemOrderType;
 }
 
 export interface TradeRec extends RecordHeaderFields {
@@ -453,6 +456,36 @@ export interface LiquidationPriceRec extends RecordHeaderFields {
 }
 
 /**
+ * The insurance fund of one asset (engine/core/liquidation/insurance.ts): the answer to
+ * DepositInsurance and QueryInsurance, and an event for everyone whenever a liquidation moves the
+ * fund. fund_units: what it holds; fees_units: liquidation fees it took in so far; covered_units:
+ * bankrupt debt it paid into the pool so far; socialized_units: bankrupt debt it could not pay,
+ * written off the pool's lenders so far; deposited_units: what the operator paid in so far.
+ */
+export interface InsuranceRec extends RecordHeaderFields {
+  fundUnits: number;
+  feesUnits: number;
+  coveredUnits: number;
+  socializedUnits: number;
+  depositedUnits: number;
+  assetId: number;
+}
+
+/**
+ * A loss socialized to one lender (engine/core/liquidation/bankruptcy.ts): units written off the
+ * lend of account_id in asset_id because bankrupt_account_id's borrow of it could not be covered
+ * by the insurance fund (an event for everyone). account_id 0: the part the exchange's interest
+ * lines took, when the borrow passed what the lenders held.
+ */
+export interface SocializedLossRec extends RecordHeaderFields {
+  units: number;
+  lentAfterUnits: number;
+  accountId: number;
+  bankruptAccountId: number;
+  assetId: number;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -489,7 +522,9 @@ export type OutputRec =
   | (LendPoolRec & { type: RecordType.LendPool })
   | (MarginSummaryRec & { type: RecordType.MarginSummary })
   | (LendPoolSampleRec & { type: RecordType.LendPoolSample })
-  | (LiquidationPriceRec & { type: RecordType.LiquidationPrice });
+  | (LiquidationPriceRec & { type: RecordType.LiquidationPrice })
+  | (InsuranceRec & { type: RecordType.Insurance })
+  | (SocializedLossRec & { type: RecordType.SocializedLoss });
 
 /** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
 export function newCommandSlot(): CommandSlot {
@@ -763,6 +798,9 @@ export interface UpdateAccountSettingsCommand extends CommandHeader, UpdateAccou
 /** A BorrowLend command as its rule reads it: the header and the BorrowLendPayload. */
 export interface BorrowLendCommand extends CommandHeader, BorrowLendPayload {}
 
+/** A DepositInsurance command as its rule reads it: the header and the DepositPayload. */
+export interface DepositInsuranceCommand extends CommandHeader, DepositPayload {}
+
 /** A QueryBalances command as its rule reads it: the header and the AccountPayload. */
 export interface QueryBalancesCommand extends CommandHeader, AccountPayload {}
 
@@ -820,6 +858,7 @@ export interface Command extends CommandHeader {
   setIndexPrice: SetIndexPriceCommand;
   updateAccountSettings: UpdateAccountSettingsCommand;
   borrowLend: BorrowLendCommand;
+  depositInsurance: DepositInsuranceCommand;
   queryBalances: QueryBalancesCommand;
   queryOpenOrders: QueryOpenOrdersCommand;
   queryOrder: QueryOrderCommand;
@@ -852,6 +891,7 @@ export function newCommand(): Command {
     setIndexPrice: { requestId: 0, frontId: 0, kind: 40 /* CommandKind.SetIndexPrice */, priceE9: 0, assetId: 0, source: 0 },
     updateAccountSettings: { requestId: 0, frontId: 0, kind: 41 /* CommandKind.UpdateAccountSettings */, accountId: 0, leverageLimitHundredths: 0, settingsWord: 0 },
     borrowLend: { requestId: 0, frontId: 0, kind: 42 /* CommandKind.BorrowLend */, quantityUnits: 0, accountId: 0, assetId: 0, side: 0 },
+    depositInsurance: { requestId: 0, frontId: 0, kind: 45 /* CommandKind.DepositInsurance */, amountUnits: 0, accountId: 0, assetId: 0 },
     queryBalances: { requestId: 0, frontId: 0, kind: 64 /* CommandKind.QueryBalances */, accountId: 0 },
     queryOpenOrders: { requestId: 0, frontId: 0, kind: 65 /* CommandKind.QueryOpenOrders */, accountId: 0, marketId: 0 },
     queryOrder: { requestId: 0, frontId: 0, kind: 66 /* CommandKind.QueryOrder */, orderId: 0, accountId: 0, clientId: 0, marketId: 0, flags: 0 },
@@ -1029,6 +1069,7 @@ export function resetCommand(cmd: Command): void {
   resetSetIndexPricePayload(cmd.setIndexPrice);
   resetUpdateAccountSettingsPayload(cmd.updateAccountSettings);
   resetBorrowLendPayload(cmd.borrowLend);
+  resetDepositPayload(cmd.depositInsurance);
   resetAccountPayload(cmd.queryBalances);
   resetAccountMarketPayload(cmd.queryOpenOrders);
   resetOrderTargetPayload(cmd.queryOrder);
@@ -1205,6 +1246,15 @@ export function fillBorrowLend(cmd: Command, p: BorrowLendPayload): void {
   c.side = p.side;
 }
 
+/** Makes `cmd` a DepositInsurance command carrying `p` (the sender sets requestId and frontId). */
+export function fillDepositInsurance(cmd: Command, p: DepositPayload): void {
+  cmd.kind = 45 /* CommandKind.DepositInsurance */;
+  const c = cmd.depositInsurance;
+  c.amountUnits = p.amountUnits;
+  c.accountId = p.accountId;
+  c.assetId = p.assetId;
+}
+
 /** Makes `cmd` a QueryBalances command carrying `p` (the sender sets requestId and frontId). */
 export function fillQueryBalances(cmd: Command, p: AccountPayload): void {
   cmd.kind = 64 /* CommandKind.QueryBalances */;
@@ -1316,6 +1366,11 @@ export function fillQueryMaxWithdrawalQty(cmd: Command, p: QueryMaxWithdrawalQty
   c.flags = p.flags;
 }
 
+/** Makes `cmd` a QueryInsurance command (the sender sets requestId and frontId). */
+export function fillQueryInsurance(cmd: Command): void {
+  cmd.kind = 102 /* CommandKind.QueryInsurance */;
+}
+
 /** Makes `cmd` a QueryLiquidationPrice command carrying `p` (the sender sets requestId and frontId). */
 export function fillQueryLiquidationPrice(cmd: Command, p: QueryLiquidationPricePayload): void {
   cmd.kind = 103 /* CommandKind.QueryLiquidationPrice */;
@@ -1351,6 +1406,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; p.priceE9 = slot.priceTicks; p.assetId = slot.assetId; p.source = slot.amountUnits; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; p.accountId = slot.accountId; p.leverageLimitHundredths = slot.amountUnits; p.settingsWord = slot.quoteQtyUnits; break; }
     case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; p.quantityUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; p.side = slot.side as number; break; }
+    case 45 /* CommandKind.DepositInsurance */: { const p = c.depositInsurance; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; p.accountId = slot.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; p.orderId = slot.orderId; p.accountId = slot.accountId; p.clientId = slot.clientId; p.marketId = slot.marketId; p.flags = slot.flags; break; }
@@ -1388,6 +1444,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; slot.priceTicks = p.priceE9; slot.assetId = p.assetId; slot.amountUnits = p.source; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; slot.accountId = p.accountId; slot.amountUnits = p.leverageLimitHundredths; slot.quoteQtyUnits = p.settingsWord; break; }
     case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; slot.amountUnits = p.quantityUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.side = p.side as number; break; }
+    case 45 /* CommandKind.DepositInsurance */: { const p = c.depositInsurance; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; slot.accountId = p.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
     case 66 /* CommandKind.QueryOrder */: { const p = c.queryOrder; slot.orderId = p.orderId; slot.accountId = p.accountId; slot.clientId = p.clientId; slot.marketId = p.marketId; slot.flags = p.flags; break; }

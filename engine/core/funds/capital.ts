@@ -77,10 +77,12 @@ export function deposit(s: EngineState, cmd: DepositCommand): void {
   else if (!s.ledger.canDeposit(assetIndex, amount)) code = ResultCode.AmountOutOfRange;
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
   s.ledger.deposit(cmd.accountId, assetIndex, amount);
+  const beforeDebts = s.ledger.availableUnits(cmd.accountId, assetIndex);
   payDebtsOnDeposit(s, cmd.accountId, assetIndex);
   s.out.balance(cmd.accountId, assetIndex, FRONT_ID_NONE, 0);
-  // Repaying and lending move what the deposit left after paying perpetual debts, never more than is available.
-  applyDepositAutomation(s, cmd.accountId, assetIndex, Math.min(amount, s.ledger.availableUnits(cmd.accountId, assetIndex)));
+  // The automation moves only what the deposit still credits once perpetual debts took their part.
+  const paidDebts = beforeDebts - s.ledger.availableUnits(cmd.accountId, assetIndex);
+  applyDepositAutomation(s, cmd.accountId, assetIndex, Math.min(amount, Math.max(0, amount - paidDebts)));
   s.out.result(ResultCode.Ok, s.ledger.availableUnits(cmd.accountId, assetIndex), cmd.frontId, cmd.requestId);
 }
 

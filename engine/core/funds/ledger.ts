@@ -120,6 +120,20 @@ export class Ledger {
     this.fromPool(accountId, assetIndex, amount);
   }
 
+  // The insurance fund (liquidation/fund.ts) keeps its own line; these move units to and from it.
+
+  /** available → the insurance fund (a liquidation fee, a bankrupt account's leftover). The caller checked available ≥ amount. */
+  toFund(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
+  }
+
+  /** Units paid into the insurance fund from outside the exchange: the asset's supply grows. The caller checked canDeposit. */
+  depositOutside(assetIndex: number, amount: AmountUnits): void {
+    assert(this.canDeposit(assetIndex, amount), 'deposit not checked by the caller');
+    this.supply[assetIndex] = addUnits(this.supply[assetIndex] as AmountUnits, amount);
+  }
+
   // Withdrawals and dust conversion.
 
   /** available → out of the exchange: the asset's supply shrinks by the same amount. The caller checked available ≥ amount. */

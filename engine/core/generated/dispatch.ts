@@ -12,6 +12,7 @@ import { cancelAll, cancelOrder } from '../book/cancel.js';
 import { placeOrder } from '../book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from '../funds/capital.js';
 import { convertAllDust, queryCollateral, queryMaxBorrowQty, queryMaxOrderQty, queryMaxWithdrawalQty } from '../funds/risk.js';
+import { depositInsurance, queryInsurance } from '../liquidation/insurance.js';
 import { queryAccountSettings, updateAccountSettings } from '../margin/account-settings.js';
 import { borrowLend, queryBorrowLendPositions, queryLendPools } from '../margin/borrow-lend.js';
 import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
@@ -44,6 +45,7 @@ export function applyMutating(s: EngineState, cmd: Command): void {
     case 40 /* CommandKind.SetIndexPrice */: { const c = cmd.setIndexPrice; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setIndexPrice(s, c); }
     case 41 /* CommandKind.UpdateAccountSettings */: { const c = cmd.updateAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return updateAccountSettings(s, c); }
     case 42 /* CommandKind.BorrowLend */: { const c = cmd.borrowLend; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return borrowLend(s, c); }
+    case 45 /* CommandKind.DepositInsurance */: { const c = cmd.depositInsurance; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return depositInsurance(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
   }
@@ -67,6 +69,7 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const c = cmd.queryBorrowLendPositions; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryBorrowLendPositions(s, c); }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const c = cmd.queryMaxBorrowQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxBorrowQty(s, c); }
     case 101 /* CommandKind.QueryMaxWithdrawalQty */: { const c = cmd.queryMaxWithdrawalQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxWithdrawalQty(s, c); }
+    case 102 /* CommandKind.QueryInsurance */: return queryInsurance(s, cmd);
     case 103 /* CommandKind.QueryLiquidationPrice */: { const c = cmd.queryLiquidationPrice; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryLiquidationPrice(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);

@@ -114,7 +114,7 @@ export function applyDepositAutomation(s: EngineState, accountId: number, assetI
   const flags = s.accountSettings.flags[accountId];
   const repay = (flags & AccountSettingFlag.AutoRepayBorrows) !== 0;
   const lend = (flags & AccountSettingFlag.AutoLend) !== 0;
-  if (repay || lend) applyProceeds(s, accountId, assetIndex, units, repay, lend);
+  if ((repay || lend) && units > 0) applyProceeds(s, accountId, assetIndex, units, repay, lend);
   reviewLiquidating(s, accountId);
 }
 

@@ -12,10 +12,13 @@
 //   - a BorrowLend move (borrow, repay, lend, redeem) and a withdrawal: that account.
 // A flip writes the account's AccountSettingsRecord as an event for everyone.
 //
+// Entering the state cancels every open order of the account and starts the liquidation
+// waterfall (engine/core/liquidation/waterfall.ts), which repays, unwinds on the book and, for a
+// bankrupt account, draws on the insurance fund, step by step on engine time.
+//
 // Clearing. The flag clears at the first re-check that finds the ratio below 100 % again (or no
-// borrow left), so an account that repays enough leaves the state at once. Until a liquidation
-// engine closes positions, the state keeps the account from adding risk through borrow/lend and
-// capital: a liquidating account may not borrow, lend or withdraw (AccountLiquidating); repaying,
+// borrow left), so an account that repays enough leaves the state at once. While it lasts, the
+// state keeps the account from adding risk through borrow/lend and capital: a liquidating account may not borrow, lend or withdraw (AccountLiquidating); repaying,
 // redeeming a lend and cancelling stay open. Automatic lends (an order's autoLend, the account's
 // autoLend setting) do not happen while it is liquidating.
 //
@@ -25,8 +28,8 @@
 // account holds: the available balance, or its own lend redeemed with autoLendRedeem; the
 // shortfall is never borrowed (auto-funding refuses the borrow with AccountLiquidating). Its size
 // is not capped at the borrow: what it buys beyond the borrow stays a holding (collateral), which
-// adds no borrow. The rule is read when the order is placed; a resting order is not re-checked
-// when the account becomes liquidating later (cancelling it stays open).
+// adds no borrow. The rule is read when the order is placed. Such an order lives until the
+// waterfall's next step, which cancels it (reason Liquidation) to free what it locks.
 //
 // A borrowed asset without any mark leaves the summary unpriced: the flag then stays as it was.
 
@@ -34,6 +37,7 @@ import { AccountSettingFlag, FRONT_ID_NONE, Side } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { liquidatable } from './account.js';
 import { marginSummary } from './valuation.js';
+import { enterLiquidation, keepLiquidating } from '../liquidation/waterfall.js';
 
 /** Whether the account is liquidating. */
 export function isLiquidating(s: EngineState, accountId: number): boolean {
@@ -55,9 +59,11 @@ export function reviewLiquidating(s: EngineState, accountId: number): void {
     if (summary.unpriced) return;
     now = liquidatable(summary.netEquityUnits, summary.margin);
   }
+  if (now && was) return keepLiquidating(s);
   if (now === was) return;
   s.accountSettings.flags[accountId] ^= AccountSettingFlag.Liquidating;
   s.out.accountSettings(accountId, FRONT_ID_NONE, 0, 0);
+  if (now) enterLiquidation(s, accountId);
 }
 
 /** After a price of `assetIndex` moved: re-checks the borrowers that borrow or hold it, in account order. */

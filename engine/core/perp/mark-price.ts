@@ -34,7 +34,7 @@
 // fundingIntervalMs / 1000 of them, which the configuration bounds below 2^53 (checkMarkBand).
 //
 // State (PerpMarks): per market its EWMA, the open interval's premium sum and sample count. It
-// enters the snapshot from format 10 on and the state hash only for a market where one of them is
+// enters the snapshot from format 11 on and the state hash only for a market where one of them is
 // not 0, so states from before perpetuals were sampled keep their hash and their snapshot.
 
 import { MarkPriceSource, MarketKind, OrderBookState, type MarketSpec } from '../../bus/types.js';
@@ -121,7 +121,7 @@ export class PerpMarks {
     return this.ewmaE9[m] === 0 && this.premiumSumE12[m] === 0 && this.sampleCount[m] === 0;
   }
 
-  /** Snapshot part (format 10 on): count of markets off fresh, then per market: index, ewma, premium sum, samples. */
+  /** Snapshot part (format 11 on): count of markets off fresh, then per market: index, ewma, premium sum, samples. */
   exportTo(w: SnapshotWriter): void {
     const used = this.perpMarkets.filter((m) => !this.isFresh(m));
     w.number(used.length);
@@ -133,7 +133,7 @@ export class PerpMarks {
     }
   }
 
-  /** Reads the part (`hasPart`: format 10 on; older files hold none, and every perpetual starts fresh). */
+  /** Reads the part (`hasPart`: format 11 on; older files hold none, and every perpetual starts fresh). */
   importFrom(r: SnapshotReader, hasPart: boolean): void {
     const count = hasPart ? r.number() : 0;
     expectSnapshot(count >= 0 && count <= this.perpMarkets.length, 'mark price count out of range');

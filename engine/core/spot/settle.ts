@@ -12,6 +12,9 @@
 // column, the rest to the party. Rounding down never creates money, and every credit is bounded by
 // the asset's supply (funds/ledger.ts), so no step can overflow half-way through a match.
 //
+// A liquidation order (liquidation/unwind.ts) also pays the liquidation fee out of what it receives,
+// into the insurance fund (liquidation/fee.ts).
+//
 // Spot margin: an order placed with autoBorrowRepay or autoLend, or of an account whose settings
 // have autoRepayBorrows or autoLend, then repays a borrow of, or lends, what the fill paid it
 // (margin/auto-funding.ts).
@@ -20,7 +23,8 @@ import { AccountSettingFlag, FRONT_ID_NONE, OrderFlag } from '../../bus/types.js
 import { applyProceeds } from '../margin/auto-funding.js';
 import type { Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
-import { baseUnits, feeUnits, notionalUnits, subUnits } from '../units.js';
+import { addUnits, baseUnits, feeUnits, notionalUnits, subUnits } from '../units.js';
+import { takeLiquidationFee } from '../liquidation/fee.js';
 
 /** The fee rate of the order in `slot` for a fill in which it is the taker or the maker. */
 function feeBpsOf(s: EngineState, slot: number, isTaker: boolean): number {
@@ -48,6 +52,9 @@ export function settleSpot(s: EngineState, fill: Fill): void {
   s.ledger.spendLocked(sellerAccount, baseIndex, baseAmount);
   s.ledger.credit(sellerAccount, quoteIndex, subUnits(quoteUnits, fill.sellerFeeUnits));
   s.ledger.collectFee(quoteIndex, fill.sellerFeeUnits);
+  // A liquidation order's fills also pay the liquidation fee (liquidation/fee.ts), reported with the trading fee.
+  fill.buyerFeeUnits = addUnits(fill.buyerFeeUnits, takeLiquidationFee(s, buyer, baseIndex, subUnits(baseAmount, fill.buyerFeeUnits)));
+  fill.sellerFeeUnits = addUnits(fill.sellerFeeUnits, takeLiquidationFee(s, seller, quoteIndex, subUnits(quoteUnits, fill.sellerFeeUnits)));
   marginProceeds(s, buyer, baseIndex, subUnits(baseAmount, fill.buyerFeeUnits));
   marginProceeds(s, seller, quoteIndex, subUnits(quoteUnits, fill.sellerFeeUnits));
 }

@@ -12,8 +12,8 @@ export const WITHDRAWAL_STATUS_NAMES: readonly WithdrawalStatus[] = ['pending', 
 export type BorrowLendSide = 'Borrow' | 'Lend';
 export const BORROW_LEND_SIDE_NAMES: readonly BorrowLendSide[] = ['Borrow', 'Lend'];
 
-export type BorrowLendSource = 'Manual' | 'Interest' | 'AutoBorrow' | 'AutoLendRedeem' | 'AutoBorrowRepay' | 'AutoLend';
-export const BORROW_LEND_SOURCE_NAMES: readonly BorrowLendSource[] = ['Manual', 'Interest', 'AutoBorrow', 'AutoLendRedeem', 'AutoBorrowRepay', 'AutoLend'];
+export type BorrowLendSource = 'Manual' | 'Interest' | 'AutoBorrow' | 'AutoLendRedeem' | 'AutoBorrowRepay' | 'AutoLend' | 'Liquidation';
+export const BORROW_LEND_SOURCE_NAMES: readonly BorrowLendSource[] = ['Manual', 'Interest', 'AutoBorrow', 'AutoLendRedeem', 'AutoBorrowRepay', 'AutoLend', 'Liquidation'];
 
 // ---------------------------------------------------------------------------------------------
 // TradeValue

@@ -6,9 +6,9 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type LendPoolRec, type LiquidationPriceRec, type MarkPriceRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type InsuranceRec, type LendPoolRec, type LiquidationPriceRec, type MarkPriceRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newLendPoolRec, newLiquidationPriceRec, newMarkPriceRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readLendPool, readLiquidationPrice, readMarginSummary, readMarkPrice, readOrder, readPosition, readResult,
+  newBorrowLendRec, newInsuranceRec, newLendPoolRec, newLiquidationPriceRec, newMarkPriceRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readInsurance, readLendPool, readLiquidationPrice, readMarginSummary, readMarkPrice, readOrder, readPosition, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -359,4 +359,35 @@ export function markPricesAnswer(reply: Reply<MarkPriceView[]>): PendingRequest 
     readMarkPrice(view, offset, r);
     return r;
   });
+}
+
+/** One asset's insurance fund lines as the engine reports them (units of the asset). */
+export type InsuranceLine = Readonly<InsuranceRec>;
+
+/** Insurance lines (one per asset of QueryInsurance, the deposited asset's of DepositInsurance) and the Result's value and engine time. */
+export interface InsuranceLines {
+  lines: InsuranceLine[];
+  /** The Result's value: the number of assets (query), or the fund's units after a deposit. */
+  value: number;
+  timeUs: number;
+}
+
+/** QueryInsurance and DepositInsurance: Insurance records (each copied), then the Result. */
+export function insuranceAnswer(reply: Reply<InsuranceLines>): PendingRequest {
+  const answer: InsuranceLines = { lines: [], value: 0, timeUs: 0 };
+  return {
+    onRecord(type, view, offset, header) {
+      if (type === RecordType.Insurance) {
+        const r = newInsuranceRec();
+        readInsurance(view, offset, r);
+        answer.lines.push(r);
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        answer.value = scratch.result.value;
+        answer.timeUs = header.timeUs;
+        if (scratch.result.code === ResultCode.Ok) reply.ok(answer);
+        else reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
 }

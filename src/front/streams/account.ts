@@ -6,7 +6,7 @@
 // README): {"e":"balanceUpdate","E":µs,"T":µs,"s":"<asset>","f":"<available>","l":"<locked>",
 // "x":"<staked>"}, absolute quantities after each change.
 
-import type { BalanceRec, OrderRec } from '../../../engine/bus/types.js';
+import { OrderEvent, type BalanceRec, type OrderRec } from '../../../engine/bus/types.js';
 import type { MarketInfo } from '../../config.js';
 import { assetText } from '../../wire/market-codec.js';
 import { orderUpdateJson } from '../../wire/orders.js';
@@ -25,6 +25,8 @@ export class AccountStreams implements StreamFamily {
   }
 
   onOrder(rec: OrderRec): void {
+    // A state record without an event (the final state of a system order, which has no request to answer) is no update.
+    if (rec.event === OrderEvent.None) return;
     const market = this.out.front.config.markets[rec.marketId];
     const all = `${rec.accountId}|${ORDER_UPDATE}`;
     const one = `${all}.${market.symbol}`;

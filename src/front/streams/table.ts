@@ -9,6 +9,7 @@ import { TradeStreams } from './trades.js';
 import { KlineStreams } from './klines.js';
 import { AccountStreams } from './account.js';
 import { MarkPriceStreams } from './mark-prices.js';
+import { LiquidationStreams } from './liquidations.js';
 
 /** Makes the families of one thread; the order is the order they see each event in. */
 export type FamilyTable = ReadonlyArray<(out: StreamOutput) => StreamFamily>;
@@ -20,4 +21,5 @@ export const STREAM_FAMILIES: FamilyTable = [
   (out) => new KlineStreams(out),
   (out) => new AccountStreams(out),
   (out) => new MarkPriceStreams(out),
+  (out) => new LiquidationStreams(out),
 ];

@@ -14,6 +14,7 @@ import { exceedsLeverageLimit, leverageLimitRefusal } from '../../../engine/core
 import { EngineHarness, FRONT, cmd, replay, testConfig, type Rec } from '../../helpers/engine-harness.js';
 import { A, B, fourAccounts, runScenario } from '../../helpers/engine-scenario.js';
 import { legacyScenarioConfig, runLegacyScenario } from '../../helpers/legacy-snapshot-scenario.js';
+import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
 const { AutoBorrowSettlements, AutoLend, AutoRepayBorrows, Liquidating } = AccountSettingFlag;
 
@@ -44,8 +45,6 @@ function harness(config = testConfig()): EngineHarness {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
-/** The (empty) perpetual mark and funding part: two 8-byte counts. */
-const PERP_MARKS_PART = 16;
 
 describe('engine: account settings', () => {
   it('start at the defaults and are answered by the query, flagged Last', () => {
@@ -131,10 +130,10 @@ describe('engine: account settings', () => {
   it('refuse a snapshot whose settings are out of range', () => {
     const h = harness();
     h.apply(cmd.updateAccountSettings(A, { leverageLimitHundredths: 300 }));
-    const bytes = exportSnapshot(h.exchange);
+    const bytes = formatNineSnapshot(h.exchange, h.config.assets.length);
     // The settings part: count, then account id (8 bytes), flags, limit; then the (empty) borrow/lend
-    // part (24 bytes), the (empty) throttle part (8 bytes), the (empty) positions and perpetual mark parts and the end marker.
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - PERP_MARKS_PART - POSITIONS_PART - 8 - 24 - 4, 50, true);
+    // part (24 bytes), the (empty) throttle part (8 bytes), the (empty) positions part and the end marker.
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - POSITIONS_PART - 8 - 24 - 4, 50, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(/account settings out of range/);
   });
 });
@@ -169,8 +168,8 @@ describe('format-4 engine snapshots (before account settings)', () => {
     h.apply(cmd.updateAccountSettings(2, { autoBorrowSettlements: true, leverageLimitHundredths: 4_000 }));
     h.exchange.validateInvariants();
     expect(settingsOf(h, 2)).toEqual({ settings: AutoBorrowSettlements, leverageLimitHundredths: 4_000 });
-    const bytes = exportSnapshot(h.exchange);
-    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(10);
+    const bytes = formatNineSnapshot(h.exchange, h.config.assets.length);
+    expect(new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true)).toBe(9);
     const again = new Exchange(legacyScenarioConfig());
     importSnapshot(again, bytes);
     again.validateInvariants();

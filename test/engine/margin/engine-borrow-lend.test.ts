@@ -19,6 +19,7 @@ import type { EngineState } from '../../../engine/core/state.js';
 import { hashState } from '../../../engine/core/stateHash.js';
 import { BASE, EngineHarness, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
 import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
+import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
 const HOUR_US = 3_600_000_000;
 
@@ -47,8 +48,6 @@ function markSol(h: EngineHarness, priceTicks: number): void {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
-/** The (empty) perpetual mark and funding part: two 8-byte counts. */
-const PERP_MARKS_PART = 16;
 
 describe('BorrowLend: lend, redeem, repay', () => {
   it('lends available units, redeems them, and keeps one kind of position per asset', () => {
@@ -203,11 +202,11 @@ describe('the utilization throttle', () => {
     h.apply(borrow(borrower, QUOTE, 400_000));
     h.apply(cmd.tick(), HOUR_US); // u0 ≈ 0.4 < 0.5: the ceiling is 0.8 this hour
     h.apply(borrow(borrower, QUOTE, 200_000));
-    const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(10);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // The throttle part: the pool count, then index and u0 of two pools, then the (empty) positions
-    // and perpetual mark parts; format 7 ends before them.
-    const part = 8 + 2 * 2 * 8 + POSITIONS_PART + PERP_MARKS_PART;
+    // part; format 7 ends before both.
+    const part = 8 + 2 * 2 * 8 + POSITIONS_PART;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);
@@ -315,12 +314,12 @@ describe('snapshot format', () => {
   it('reads format-6 snapshots (written before the pools) with every pool empty and the same hash', () => {
     const h = new EngineHarness(marginConfig());
     h.fundedAccounts(2, { [QUOTE]: 1_000 });
-    const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(10);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // The pool part of this state: the pool count, two pools of five numbers (index, totals, lines), no
     // position, no interest due; then the throttle part (the pool count, index and u0 of each) and
-    // the (empty) perpetual positions and mark parts; format 6 ends before all four.
-    const part = 8 + 2 * 5 * 8 + 8 + 8 + (8 + 2 * 2 * 8) + POSITIONS_PART + PERP_MARKS_PART;
+    // the (empty) perpetual positions part; format 6 ends before all three.
+    const part = 8 + 2 * 5 * 8 + 8 + 8 + (8 + 2 * 2 * 8) + POSITIONS_PART;
     const old = new Uint8Array(today.length - part);
     old.set(today.subarray(0, today.length - 4 - part));
     old.set(today.subarray(today.length - 4), today.length - 4 - part);

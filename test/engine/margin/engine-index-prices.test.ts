@@ -10,6 +10,7 @@ import { DEFAULT_INDEX_MAX_AGE_US, INDEX_PRICE_ONE, indexPriceOf, isIndexStale }
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, FRONT, OTHER, QUOTE, cmd, replay, resultOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
+import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
 const SOL_150_25 = 150_250_000_000;
 const MAX_AGE = 5_000_000;
@@ -35,8 +36,6 @@ function harness(): EngineHarness {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
-/** The (empty) perpetual mark and funding part: two 8-byte counts. */
-const PERP_MARKS_PART = 16;
 
 describe('engine: index prices', () => {
   it('sets a price with its engine time and source, as an event for every front, and overwrites it', () => {
@@ -163,12 +162,12 @@ describe('engine: index prices', () => {
 
   it('reads format-4 snapshots (written before index prices) as unpriced, with the same hash', () => {
     const h = harness();
-    const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(10);
+    const today = formatNineSnapshot(h.exchange, h.config.assets.length);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(9);
     // Format 4: the same words without the index price count, the account settings count (8 bytes
     // each), the (empty) borrow/lend part (24 bytes), the (empty) throttle part (8 bytes) and the
-    // (empty) positions and perpetual mark parts before the end marker.
-    const cut = 48 + POSITIONS_PART + PERP_MARKS_PART;
+    // (empty) positions part before the end marker.
+    const cut = 48 + POSITIONS_PART;
     const old = new Uint8Array(today.length - cut);
     old.set(today.subarray(0, today.length - 4 - cut));
     old.set(today.subarray(today.length - 4), today.length - 4 - cut);
@@ -183,11 +182,11 @@ describe('engine: index prices', () => {
   it('refuses a snapshot whose index part names the fixed asset or a price that is not positive', () => {
     const h = harness();
     h.apply(cmd.setIndexPrice(BASE, SOL_150_25));
-    const bytes = exportSnapshot(h.exchange);
+    const bytes = formatNineSnapshot(h.exchange, h.config.assets.length);
     // The part's tail: count (8), asset index (8), price (8), time (8), source (4), then the
     // (empty) account settings part's count (8), the (empty) borrow/lend part (24), the (empty)
-    // throttle part (8), positions and perpetual mark parts and 'EXSE' (4).
-    const entry = bytes.length - 4 - PERP_MARKS_PART - POSITIONS_PART - 8 - 24 - 8 - 4 - 24;
+    // throttle part (8), positions part and 'EXSE' (4).
+    const entry = bytes.length - 4 - POSITIONS_PART - 8 - 24 - 8 - 4 - 24;
     const fixed = bytes.slice();
     new DataView(fixed.buffer).setUint32(entry, QUOTE, true);
     expect(() => importSnapshot(new Exchange(h.config), fixed)).toThrow(SnapshotFormatError);

@@ -8,5 +8,6 @@ export enum BorrowLendSource {
   AutoBorrow = 2,
   AutoLendRedeem = 3,
   AutoBorrowRepay = 4,
-  AutoLend = 5
+  AutoLend = 5,
+  Liquidation = 6
 }

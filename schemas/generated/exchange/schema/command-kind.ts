@@ -21,6 +21,7 @@ export enum CommandKind {
   SetIndexPrice = 40,
   UpdateAccountSettings = 41,
   BorrowLend = 42,
+  DepositInsurance = 45,
   QueryBalances = 64,
   QueryOpenOrders = 65,
   QueryOrder = 66,
@@ -36,5 +37,6 @@ export enum CommandKind {
   QueryBorrowLendPositions = 99,
   QueryMaxBorrowQty = 100,
   QueryMaxWithdrawalQty = 101,
+  QueryInsurance = 102,
   QueryLiquidationPrice = 103
 }

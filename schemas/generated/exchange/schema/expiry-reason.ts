@@ -11,5 +11,6 @@ export enum ExpiryReason {
   InsufficientLiquidity = 5,
   PriceBand = 6,
   InsufficientFunds = 7,
-  OrderBookClosed = 8
+  OrderBookClosed = 8,
+  Liquidation = 9
 }

@@ -12,6 +12,7 @@ import { RecordHeader } from '../../exchange/schema/record-header.js';
 import { RecordType } from '../../exchange/schema/record-type.js';
 import { SelfTradePrevention } from '../../exchange/schema/self-trade-prevention.js';
 import { Side } from '../../exchange/schema/side.js';
+import { SystemOrderType } from '../../exchange/schema/system-order-type.js';
 import { TimeInForce } from '../../exchange/schema/time-in-force.js';
 
 
@@ -120,13 +121,18 @@ flags():number {
   return this.bb!.readUint8(this.bb_pos + 131);
 }
 
+systemOrderType():SystemOrderType {
+  return this.bb!.readUint8(this.bb_pos + 132);
+}
+
 static sizeOf():number {
   return 136;
 }
 
-static createOrderRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, order_id: bigint, price_ticks: bigint, qty_lots: bigint, quote_qty_units: bigint, executed_qty_lots: bigint, executed_quote_units: bigint, last_fill_qty_lots: bigint, last_fill_price_ticks: bigint, trade_id: bigint, fee_units: bigint, created_at_us: bigint, account_id: number, client_id: number, market_id: number, fee_asset_id: number, event: OrderEvent, side: Side, order_type: OrderType, time_in_force: TimeInForce, self_trade_prevention: SelfTradePrevention, status: OrderStatus, expiry_reason: ExpiryReason, flags: number):flatbuffers.Offset {
+static createOrderRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, order_id: bigint, price_ticks: bigint, qty_lots: bigint, quote_qty_units: bigint, executed_qty_lots: bigint, executed_quote_units: bigint, last_fill_qty_lots: bigint, last_fill_price_ticks: bigint, trade_id: bigint, fee_units: bigint, created_at_us: bigint, account_id: number, client_id: number, market_id: number, fee_asset_id: number, event: OrderEvent, side: Side, order_type: OrderType, time_in_force: TimeInForce, self_trade_prevention: SelfTradePrevention, status: OrderStatus, expiry_reason: ExpiryReason, flags: number, system_order_type: SystemOrderType):flatbuffers.Offset {
   builder.prep(8, 136);
-  builder.pad(4);
+  builder.pad(3);
+  builder.writeInt8(system_order_type);
   builder.writeInt8(flags);
   builder.writeInt8(expiry_reason);
   builder.writeInt8(status);

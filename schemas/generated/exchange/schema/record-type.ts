@@ -27,5 +27,7 @@ export enum RecordType {
   LendPool = 67,
   MarginSummary = 68,
   LendPoolSample = 72,
-  LiquidationPrice = 73
+  LiquidationPrice = 73,
+  Insurance = 74,
+  SocializedLoss = 75
 }

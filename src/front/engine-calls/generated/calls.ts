@@ -5,9 +5,9 @@
 // after the kind fills the kind's payload and collects the answer its answer attribute names. The
 // hand-written EngineCalls (../index.ts) extends this class with the submission itself.
 
-import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryLendPools, fillQueryLiquidationPrice, fillQueryMarkPrices, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryLiquidationPricePayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
+import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillDepositInsurance, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryInsurance, fillQueryLendPools, fillQueryLiquidationPrice, fillQueryMarkPrices, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryLiquidationPricePayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
-import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, lendPoolsAnswer, liquidationPriceAnswer, markPricesAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type LendPoolView, type LiquidationPriceView, type MarkPriceView, type OrderView, type PositionView, type Reply } from '../answers.js';
+import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, insuranceAnswer, lendPoolsAnswer, liquidationPriceAnswer, markPricesAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type InsuranceLines, type LendPoolView, type LiquidationPriceView, type MarkPriceView, type OrderView, type PositionView, type Reply } from '../answers.js';
 
 export abstract class KindCalls {
   /** Submits a command of `kind` (refused at once where maintenance refuses it); false when not submitted. */
@@ -85,6 +85,11 @@ export abstract class KindCalls {
     return this.submit(reply, CommandKind.BorrowLend, (cmd) => fillBorrowLend(cmd, p), resultAnswer(reply));
   }
 
+  /** DepositInsurance (POST /admin/insurance); answered by Insurance, Result. */
+  depositInsurance(reply: Reply<InsuranceLines>, p: DepositPayload): boolean {
+    return this.submit(reply, CommandKind.DepositInsurance, (cmd) => fillDepositInsurance(cmd, p), insuranceAnswer(reply));
+  }
+
   /** QueryBalances (balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal); answered by Balance, Result. */
   queryBalances(reply: Reply<Balances>, p: AccountPayload): boolean {
     return this.submit(reply, CommandKind.QueryBalances, (cmd) => fillQueryBalances(cmd, p), balancesAnswer(reply, this.assetCount()));
@@ -153,6 +158,11 @@ export abstract class KindCalls {
   /** QueryMaxWithdrawalQty (maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal); answered by Result. */
   queryMaxWithdrawalQty(reply: Reply<Accepted>, p: QueryMaxWithdrawalQtyPayload): boolean {
     return this.submit(reply, CommandKind.QueryMaxWithdrawalQty, (cmd) => fillQueryMaxWithdrawalQty(cmd, p), resultAnswer(reply));
+  }
+
+  /** QueryInsurance (GET /admin/insurance); answered by Insurance, Result. */
+  queryInsurance(reply: Reply<InsuranceLines>): boolean {
+    return this.submit(reply, CommandKind.QueryInsurance, fillQueryInsurance, insuranceAnswer(reply));
   }
 
   /** QueryLiquidationPrice (GET /api/v1/borrowLend/position/liquidationPrice); answered by LiquidationPrice, Result. */

@@ -1,0 +1,18 @@
+// The liquidation fee (venue mechanics §4.5): feeBps of what each fill of a liquidation order
+// (unwind.ts, OrderFlag.Liquidation) pays the liquidated account, after its trading fee, goes to
+// the insurance fund of that asset (fund.ts). floor(received × feeBps / 10000), as trading fees
+// round; the fill's record reports the trading and the liquidation fee together as its fee.
+
+import { OrderFlag } from '../../bus/types.js';
+import type { EngineState } from '../state.js';
+import { feeUnits, type AmountUnits } from '../units.js';
+
+/** Takes the fee from `receivedUnits` just credited to the order's account; the units taken (0 for a client order). */
+export function takeLiquidationFee(s: EngineState, slot: number, assetIndex: number, receivedUnits: AmountUnits): AmountUnits {
+  if ((s.pool.flags[slot] & OrderFlag.Liquidation) === 0) return 0 as AmountUnits;
+  const fee = feeUnits(receivedUnits, s.insurance.config.feeBps);
+  if (fee === 0) return fee;
+  s.ledger.toFund(s.pool.accountId[slot], assetIndex, fee);
+  s.insurance.takeFee(assetIndex, fee);
+  return fee;
+}

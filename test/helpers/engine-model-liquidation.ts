@@ -1,0 +1,243 @@
+// The reference model's liquidation waterfall (engine/core/liquidation/), written the obvious way:
+// when an account enters the liquidating state its open orders are cancelled and a step waits one
+// interval of engine time; each step walks the liquidating accounts in id order: cancel, redeem
+// lends and repay from holdings, unwind the largest N·MMF borrow with one or two system IOC market
+// orders, repay again, and, with nothing left to sell, cover the borrows from the insurance fund
+// and socialize the rest. The fund's lines are plain Maps; its records mirror the engine's.
+
+import {
+  BorrowLendEvent, DEFAULT_LIQUIDATION, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderEvent, OrderFlag, OrderStatus, RecordType, Side,
+  type EngineConfig, type MarketSpec,
+} from '../../engine/bus/types.js';
+import type { Rec } from './engine-harness.js';
+import type { ModelLending } from './engine-model-margin.js';
+
+const ONE = 10n ** 12n;
+const SLACK_BPS = 500n;
+const LIQUIDATING = 16;
+
+/** An open order as the waterfall needs to see it. */
+export interface LiquidationOrder {
+  accountId: number;
+  market: MarketSpec;
+  state: 'pending' | 'active' | 'resting';
+}
+
+/** What the waterfall reads and writes of the rest of the model. */
+export interface LiquidationHost<O extends LiquidationOrder> {
+  lending(): ModelLending;
+  orders(): O[];
+  cancelOpen(o: O, reason: ExpiryReason): void;
+  orderRec(o: O, event: OrderEvent, status: OrderStatus, reason: ExpiryReason, frontId: number, requestId: number, flags: number): void;
+  bal(accountId: number, assetId: number): { available: number; locked: number };
+  balanceRec(accountId: number, assetId: number): void;
+  push(rec: Rec): void;
+  header(type: RecordType, frontId: number, requestId: number, flags: number): Record<string, number>;
+  accountCount(): number;
+  flags(accountId: number): number;
+  timeUs(): number;
+  bookState(market: MarketSpec): OrderBookState;
+  /** Places and runs the account's system market order (quote limit for a bid, MAX_SAFE_INTEGER for an ask). */
+  placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number): void;
+}
+
+interface FundLines { fund: number; fees: number; covered: number; socialized: number; deposited: number }
+
+const ceil = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+
+export class ModelLiquidation<O extends LiquidationOrder> {
+  /** Engine time of the next step (-1: none waits). */
+  due = -1;
+  private stepping = false;
+  private readonly lines = new Map<number, FundLines>();
+  private readonly settings: typeof DEFAULT_LIQUIDATION;
+
+  constructor(private readonly config: EngineConfig, private readonly host: LiquidationHost<O>) {
+    this.settings = config.liquidation ?? DEFAULT_LIQUIDATION;
+  }
+
+  private line(assetId: number): FundLines {
+    let line = this.lines.get(assetId);
+    if (!line) this.lines.set(assetId, (line = { fund: 0, fees: 0, covered: 0, socialized: 0, deposited: 0 }));
+    return line;
+  }
+
+  private insuranceRec(assetId: number): void {
+    const l = this.line(assetId);
+    this.host.push({
+      ...this.host.header(RecordType.Insurance, FRONT_ID_NONE, 0, 0), fundUnits: l.fund, feesUnits: l.fees, coveredUnits: l.covered,
+      socializedUnits: l.socialized, depositedUnits: l.deposited, assetId,
+    } as unknown as Rec);
+  }
+
+  /** The liquidation fee of a system order's fill that paid `received` units; taken from the account. */
+  fee(o: { accountId: number; flags: number }, assetId: number, received: number): number {
+    if ((o.flags & OrderFlag.Liquidation) === 0) return 0;
+    const fee = Number((BigInt(received) * BigInt(this.settings.feeBps)) / 10_000n);
+    this.host.bal(o.accountId, assetId).available -= fee;
+    this.line(assetId).fund += fee;
+    this.line(assetId).fees += fee;
+    return fee;
+  }
+
+  enter(accountId: number): void {
+    this.cancelAccountOrders(accountId);
+    this.arm();
+  }
+
+  keep(): void {
+    if (!this.stepping) this.arm();
+  }
+
+  private arm(): void {
+    if (this.due < 0) this.due = this.host.timeUs() + this.settings.stepIntervalUs;
+  }
+
+  private liquidating(accountId: number): boolean {
+    return (this.host.flags(accountId) & LIQUIDATING) !== 0;
+  }
+
+  private cancelAccountOrders(accountId: number): void {
+    for (const o of this.host.orders().filter((x) => x.accountId === accountId && x.state !== 'active')) {
+      const resting = o.state === 'resting';
+      this.host.cancelOpen(o, ExpiryReason.Liquidation);
+      if (resting) this.host.orderRec(o, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.Liquidation, FRONT_ID_NONE, 0, HeaderFlag.Last);
+    }
+  }
+
+  /** The step is due. */
+  step(): void {
+    this.due = -1;
+    this.stepping = true;
+    let left = false;
+    for (let accountId = 1; accountId <= this.host.accountCount(); accountId++) {
+      if (!this.liquidating(accountId)) continue;
+      this.stepAccount(accountId);
+      if (this.liquidating(accountId)) left = true;
+    }
+    this.stepping = false;
+    if (left) this.arm();
+  }
+
+  private still(accountId: number): boolean {
+    this.host.lending().review(accountId);
+    return this.liquidating(accountId) && this.host.lending().borrowsAnything(accountId);
+  }
+
+  private stepAccount(accountId: number): void {
+    this.cancelAccountOrders(accountId);
+    this.repay(accountId);
+    if (!this.still(accountId)) return;
+    const outcome = this.unwind(accountId);
+    this.repay(accountId);
+    if (!this.still(accountId)) return;
+    if (outcome === 'nothing') {
+      this.bankrupt(accountId);
+      this.host.lending().review(accountId);
+    }
+  }
+
+  private repay(accountId: number): void {
+    const lending = this.host.lending();
+    for (const asset of this.config.assets) {
+      const lent = lending.lentOf(accountId, asset.assetId);
+      if (lent > 0 && lending.redeemFits(asset.assetId, lent)) lending.liquidationMove(accountId, asset.assetId, BorrowLendEvent.LendRedeem, lent);
+    }
+    for (const asset of this.config.assets) {
+      const repaid = Math.min(lending.borrowedOf(accountId, asset.assetId), this.host.bal(accountId, asset.assetId).available);
+      if (repaid > 0) lending.liquidationMove(accountId, asset.assetId, BorrowLendEvent.BorrowRepay, repaid);
+    }
+  }
+
+  private usdcMarket(assetId: number): MarketSpec | undefined {
+    return this.config.markets.find((m) => m.baseAssetId === assetId && m.quoteAssetId === this.config.margin!.valuationAssetId);
+  }
+
+  private takes(market: MarketSpec): boolean {
+    const count = this.host.orders().filter((o) => o.market === market && o.state !== 'active').length;
+    return this.host.bookState(market) === OrderBookState.Open && count < this.config.limits.maxOrdersPerBook;
+  }
+
+  private unwind(accountId: number): 'placed' | 'blocked' | 'nothing' {
+    const lending = this.host.lending();
+    const valuation = this.config.margin!.valuationAssetId;
+    let target = -1;
+    let best = -1n;
+    for (const asset of this.config.assets) {
+      const borrowed = lending.borrowedOf(accountId, asset.assetId);
+      const mark = borrowed > 0 ? lending.markOf(asset.assetId) : null;
+      const c = lending.collateralOf(asset.assetId);
+      if (!mark || !c) continue;
+      const units = ceil(ceil(BigInt(borrowed) * mark.quoteUnits, mark.baseUnits) * c.mmf.base, ONE);
+      if (units > best) [target, best] = [asset.assetId, units];
+    }
+    if (target < 0) return 'blocked';
+    const chunk = ceil(BigInt(lending.borrowedOf(accountId, target)) * BigInt(this.settings.chunkBps), 10_000n);
+    if (target === valuation) return this.sell(accountId, chunk);
+    const market = this.usdcMarket(target);
+    const mark = lending.markOf(target);
+    if (!market || !mark) return 'blocked';
+    const lot = BigInt(market.baseUnitsPerLot);
+    const lots = Math.min(market.maxQtyLots, Math.max(market.minQtyLots, Number(ceil(chunk, lot))));
+    const cost = ceil(ceil(BigInt(lots) * lot * mark.quoteUnits, mark.baseUnits) * (10_000n + SLACK_BPS), 10_000n);
+    const usdc = BigInt(this.host.bal(accountId, valuation).available);
+    let sold: 'placed' | 'blocked' | 'nothing' = 'nothing';
+    if (usdc < cost) sold = this.sell(accountId, cost - usdc);
+    const minimum = ceil(BigInt(market.minQtyLots) * lot * mark.quoteUnits, mark.baseUnits);
+    const available = this.host.bal(accountId, valuation).available;
+    if (BigInt(available) < minimum) return sold;
+    if (!this.takes(market)) return 'blocked';
+    this.host.placeSystem(accountId, market, Side.Bid, lots, Math.min(available, market.maxPriceTicks * lots * market.quoteUnitsPerTickLot));
+    return 'placed';
+  }
+
+  private sell(accountId: number, quote: bigint): 'placed' | 'blocked' | 'nothing' {
+    const lending = this.host.lending();
+    const valuation = this.config.margin!.valuationAssetId;
+    let choice: { market: MarketSpec; q: bigint; b: bigint } | undefined;
+    let best = -1n;
+    for (const asset of this.config.assets) {
+      if (asset.assetId === valuation || lending.borrowedOf(accountId, asset.assetId) > 0) continue;
+      const market = this.usdcMarket(asset.assetId);
+      const available = this.host.bal(accountId, asset.assetId).available;
+      if (!market || available < market.minQtyLots * market.baseUnitsPerLot) continue;
+      const mark = lending.markOf(asset.assetId);
+      if (!mark) continue;
+      const notional = (BigInt(available) * mark.quoteUnits) / mark.baseUnits;
+      if (notional > best) [choice, best] = [{ market, q: mark.quoteUnits, b: mark.baseUnits }, notional];
+    }
+    if (!choice) return 'nothing';
+    const market = choice.market;
+    const lotValue = (BigInt(market.baseUnitsPerLot) * choice.q) / choice.b;
+    const wanted = lotValue === 0n ? BigInt(market.minQtyLots) : ceil(ceil(quote * (10_000n + SLACK_BPS), 10_000n), lotValue);
+    const held = Math.floor(this.host.bal(accountId, market.baseAssetId).available / market.baseUnitsPerLot);
+    const lots = Math.min(market.maxQtyLots, held, Math.max(market.minQtyLots, Number(wanted > BigInt(held) ? BigInt(held) : wanted)));
+    if (!this.takes(market)) return 'blocked';
+    this.host.placeSystem(accountId, market, Side.Ask, lots, Number.MAX_SAFE_INTEGER);
+    return 'placed';
+  }
+
+  private bankrupt(accountId: number): void {
+    const lending = this.host.lending();
+    for (const asset of this.config.assets) {
+      const id = asset.assetId;
+      const available = this.host.bal(accountId, id).available;
+      const borrowed = lending.borrowedOf(accountId, id);
+      if (available === 0 && borrowed === 0) continue;
+      const line = this.line(id);
+      if (available > 0) {
+        this.host.bal(accountId, id).available = 0;
+        line.fund += available;
+        this.host.balanceRec(accountId, id);
+      }
+      if (borrowed > 0) {
+        const covered = Math.min(borrowed, line.fund);
+        line.fund -= covered;
+        line.covered += covered;
+        line.socialized += borrowed - covered;
+        lending.closeBankruptBorrow(accountId, id, covered);
+      }
+      this.insuranceRec(id);
+    }
+  }
+}
