@@ -331,6 +331,7 @@ function answerShape(k) {
   if (first === 'IndexPrice' && !k.mutating) return 'indexPrices';
   if (first === 'AccountSettings') return 'accountSettings';
   if (first === 'LendPool') return 'lendPools';
+  if (first === 'MarkPrice') return 'markPrices';
   if (first === 'BorrowLend' && !k.mutating) return 'borrowLendPositions';
   if (first === 'LiquidationPrice') return 'liquidationPrice';
   if (first === 'Position') return 'positions';
@@ -352,6 +353,7 @@ const SHAPES = {
   borrowLendPositions: { value: 'BorrowLendView[]', answer: 'borrowLendPositionsAnswer(reply)', extra: '' },
   liquidationPrice: { value: 'LiquidationPriceView', answer: 'liquidationPriceAnswer(reply)', extra: '' },
   positions: { value: 'PositionView[]', answer: 'positionsAnswer(reply)', extra: '' },
+  markPrices: { value: 'MarkPriceView[]', answer: 'markPricesAnswer(reply)', extra: '' },
   insurance: { value: 'InsuranceLines', answer: 'insuranceAnswer(reply)', extra: '' },
 };
 

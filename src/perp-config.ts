@@ -30,6 +30,11 @@ export interface PerpMarketConfig {
   fundingRateLowerBound?: string;
   /** In whole units of the underlying (a decimal string). */
   openInterestLimit?: string;
+  /**
+   * Optional: the band around the index the mark price is clamped to, basis points as a string
+   * (engine/core/perp/mark-price.ts); absent: "500" (5 %), and the fingerprint is unchanged.
+   */
+  markPriceBand?: string;
 }
 
 const PERP_KEYS = ['imfFunction', 'mmfFunction', 'fundingInterval', 'fundingRateUpperBound', 'fundingRateLowerBound', 'openInterestLimit'] as const;
@@ -56,7 +61,7 @@ export function isPerpMarket(market: PerpMarketConfig, name: string, refuse: Ref
   const type = market.marketType;
   if (type !== undefined && type !== 'SPOT' && type !== 'PERP') throw refuse(`${name}: marketType must be "SPOT" or "PERP"`);
   if (type !== 'PERP') {
-    for (const key of PERP_KEYS) if (market[key] !== undefined) throw refuse(`${name}: ${key} is a perpetual's field (marketType "PERP")`);
+    for (const key of [...PERP_KEYS, 'markPriceBand'] as const) if (market[key] !== undefined) throw refuse(`${name}: ${key} is a perpetual's field (marketType "PERP")`);
   }
   return type === 'PERP';
 }
@@ -80,6 +85,15 @@ export function buildPerpSpec(
     makerFeeBps: fees.makerFeeBps,
     takerFeeBps: fees.takerFeeBps,
   };
+  if (spec.fundingIntervalMs % 1000 !== 0) throw refuse(`${name}: fundingInterval must be a whole number of seconds (the mark is sampled each second)`);
+  if (market.markPriceBand !== undefined) {
+    const band = bps(market.markPriceBand, `${name} markPriceBand`, refuse);
+    if (band < 1) throw refuse(`${name}: markPriceBand must be from 1 to 10000 basis points`);
+    spec.markPriceBandBps = band;
+  }
+  if ((spec.fundingIntervalMs / 1000) * (spec.markPriceBandBps ?? 500) * 1e8 > Number.MAX_SAFE_INTEGER) {
+    throw refuse(`${name}: fundingInterval × markPriceBand is too large to sum an interval's premiums exactly`);
+  }
   if (spec.fundingRateLowerBoundBps > spec.fundingRateUpperBoundBps) throw refuse(`${name}: fundingRateLowerBound is above fundingRateUpperBound`);
   if (spec.mmf.base > spec.imf.base) throw refuse(`${name}: mmfFunction.base is above imfFunction.base`);
   return spec;

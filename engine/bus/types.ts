@@ -39,6 +39,8 @@ export {
   BorrowLendEvent,
   BorrowLendSource,
   LendPoolState as LendPoolStateCode,
+  // Perpetuals: where a mark price came from
+  MarkPriceSource,
   // Liquidation: who placed a system order
   SystemOrderType,
 } from '../../schemas/generated/exchange/schema.js';
@@ -134,6 +136,12 @@ export interface PerpSpec {
   openInterestLimitUnits: number;
   makerFeeBps: number;
   takerFeeBps: number;
+  /**
+   * The band around the index a mark price is clamped to, in basis points (engine/core/perp/
+   * mark-price.ts); absent: 500 (5 %, the venue's example), and the configuration fingerprint
+   * keeps its earlier form.
+   */
+  markPriceBandBps?: number;
 }
 
 export interface MarketSpec {

@@ -23,7 +23,7 @@
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
-import { ResultCode, type Command, type EngineConfig, type RecordSink } from '../bus/types.js';
+import { CommandKind, ResultCode, type Command, type EngineConfig, type RecordSink } from '../bus/types.js';
 import { assert } from './assert.js';
 import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
@@ -34,6 +34,8 @@ import { decodeState, encodeState } from './snapshot.js';
 import { EngineState } from './state.js';
 import { hashState } from './stateHash.js';
 import { TimerKind } from './timers.js';
+import { armPerpTimers, needsPerpTimers, wakeSampler } from './perp/mark-price.js';
+import { perpTimerSteps, sampleMarks, settleFunding } from './perp/funding.js';
 import { liquidationStep } from './liquidation/waterfall.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
@@ -60,12 +62,15 @@ export class Exchange {
     s.lastSeq = seq;
     s.lastTimeUs = timeUs;
     s.out.begin(out, seq, timeUs);
+    if (needsPerpTimers(s)) armPerpTimers(s);
     // Most commands find no timer due: the loop (and its code) only runs when one is.
     if (s.timers.count > 0 && s.timers.headDueUs() <= timeUs) this.runDueTimers(timeUs);
     const refusal = systemRefusal(s, cmd.kind);
     if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
     // The generated dispatch (generated/dispatch.ts): each kind of the schema to its rule.
     applyMutating(s, cmd);
+    // A fresh index wakes the perpetuals' mark sampler (perp/mark-price.ts).
+    if (cmd.kind === CommandKind.SetIndexPrice) wakeSampler(s);
   }
 
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */
@@ -120,9 +125,11 @@ export class Exchange {
    */
   private runDueTimers(timeUs: number): void {
     const timers = this.s.timers;
-    const hours = timers.count > 0 && timers.headDueUs() <= timeUs ? Math.floor((timeUs - timers.headDueUs()) / HOUR_US) + 1 : 0;
+    const due = timers.count > 0 && timers.headDueUs() <= timeUs;
+    const hours = due ? Math.floor((timeUs - timers.headDueUs()) / HOUR_US) + 1 : 0;
+    const perpSteps = due ? perpTimerSteps(this.s, timers.headDueUs(), timeUs) : 0;
     for (let steps = 0; timers.count > 0 && timers.headDueUs() <= timeUs; steps++) {
-      assert(steps <= timers.capacity + hours, 'timer loop ran past the number of timers');
+      assert(steps <= timers.capacity + hours + perpSteps, 'timer loop ran past the number of timers');
       const timer = timers.head();
       switch (timers.kindOf(timer)) {
         case TimerKind.SpeedBump: {
@@ -133,6 +140,12 @@ export class Exchange {
         }
         case TimerKind.Interest:
           accrueInterest(this.s, timer);
+          break;
+        case TimerKind.MarkSample:
+          sampleMarks(this.s, timer);
+          break;
+        case TimerKind.Funding:
+          settleFunding(this.s, timer);
           break;
         case TimerKind.LiquidationStep:
           liquidationStep(this.s, timer);

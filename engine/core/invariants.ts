@@ -27,6 +27,7 @@ import { OrderState } from './book/orders.js';
 import { HOUR_US } from './margin/borrow-lend.js';
 import { NO_TIMER, TimerKind } from './timers.js';
 import { rulesOfOrder } from './kinds.js';
+import { checkPerpTimers } from './perp/mark-price.js';
 import { bookStateRefusal } from './book/book.js';
 import type { EngineState } from './state.js';
 
@@ -46,6 +47,8 @@ export function validateState(s: EngineState): void {
   s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => s.heldOutside(assetIndex));
   s.indexPrices.validate(s.lastTimeUs);
   s.accountSettings.validate(s.accounts.count);
+  s.perpMarks.validate();
+  checkPerpTimers(s);
 }
 
 /**

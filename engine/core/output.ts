@@ -23,6 +23,7 @@ import {
   SystemOrderType,
   type ExpiryReason,
   type IndexPriceSource,
+  type MarkPriceSource,
   type OrderStatus,
   type RecordSink,
   type ResultCode,
@@ -45,6 +46,9 @@ import {
   emitInsurance,
   emitSocializedLoss,
   emitMarket,
+  emitMarkPrice,
+  emitFundingRate,
+  emitFundingPayment,
   emitMarketState,
   emitOrder,
   emitPosition,
@@ -67,6 +71,9 @@ import {
   newInsuranceRec,
   newSocializedLossRec,
   newMarketRec,
+  newMarkPriceRec,
+  newFundingRateRec,
+  newFundingPaymentRec,
   newMarketStateRec,
   newOrderRec,
   newPositionRec,
@@ -104,6 +111,8 @@ export interface PositionView {
   estLiquidationPriceE9: number;
   imf: bigint;
   mmf: bigint;
+  /** Funding paid (< 0) or received since the position opened (perp/cumulative-funding.ts). */
+  cumulativeFundingUnits: number;
 }
 import type { InsuranceLines } from './liquidation/fund.js';
 import { BorrowLendEvent, BorrowLendSource } from '../bus/types.js';
@@ -445,6 +454,7 @@ export class Output {
     rec.imf = Number(view.imf);
     rec.mmf = Number(view.mmf);
     rec.positionId = view.positionId;
+    rec.cumulativeFundingUnits = view.cumulativeFundingUnits;
     rec.accountId = view.accountId;
     rec.marketId = view.marketId;
     rec.markSource = view.markSource;
@@ -633,6 +643,67 @@ export class Output {
     rec.assetId = this.catalog.assetIdOf[assetIndex];
     rec.liquidatingAtMark = atMark;
     emitLiquidationPrice(this.sink, rec);
+  }
+
+  // Perpetuals: mark prices and funding (perp/mark-price.ts, perp/funding.ts)
+  private readonly markPriceRec = newMarkPriceRec();
+  private readonly fundingRateRec = newFundingRateRec();
+
+  /** A perpetual's mark, index and running funding estimate (an event each sample, or a query row). */
+  markPrice(marketId: number, markE9: number, indexE9: number, rateE12: number, nextFundingUs: number, source: MarkPriceSource, frontId: number, requestId: number): void {
+    const rec = this.markPriceRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.MarkPrice;
+    rec.flags = 0;
+    rec.markPriceE9 = markE9;
+    rec.indexPriceE9 = indexE9;
+    rec.fundingRateE12 = rateE12;
+    rec.nextFundingUs = nextFundingUs;
+    rec.marketId = marketId;
+    rec.source = source;
+    emitMarkPrice(this.sink, rec);
+  }
+
+  /** A perpetual's funding interval ended at `intervalEndUs` with `rateE12`, settled at `markE9` (an event). */
+  fundingRate(marketId: number, intervalEndUs: number, rateE12: number, markE9: number): void {
+    const rec = this.fundingRateRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.FundingRate;
+    rec.flags = 0;
+    rec.intervalEndUs = intervalEndUs;
+    rec.fundingRateE12 = rateE12;
+    rec.markPriceE9 = markE9;
+    rec.marketId = marketId;
+    emitFundingRate(this.sink, rec);
+  }
+
+  private readonly fundingPaymentRec = newFundingPaymentRec();
+
+  /** One account's funding payment (signed from its side: negative paid) at a perpetual's interval end (an event). */
+  fundingPayment(accountId: number, marketId: number, quantityUnits: number, intervalEndUs: number, rateE12: number, positionLots: number): void {
+    const rec = this.fundingPaymentRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = FRONT_ID_NONE;
+    rec.requestId = 0;
+    rec.type = RecordType.FundingPayment;
+    rec.flags = 0;
+    rec.quantityUnits = quantityUnits;
+    rec.intervalEndUs = intervalEndUs;
+    rec.fundingRateE12 = rateE12;
+    rec.positionLots = positionLots;
+    rec.accountId = accountId;
+    rec.marketId = marketId;
+    emitFundingPayment(this.sink, rec);
   }
 
   private readonly insuranceRec = newInsuranceRec();

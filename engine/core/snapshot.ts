@@ -41,6 +41,7 @@
 //   insurance fund (format 10 on; liquidation/fund.ts): per asset its five lines, then the
 //             liquidation step timer's due time (-1: none); an older snapshot has an empty fund
 //             and no step waiting (a liquidating account's next re-check arms it)
+//   perpetual marks and funding (format 11 on; perp/mark-price.ts, below)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -56,6 +57,12 @@
 //
 // Version 5 (before accounts had margin settings) is still read: it lacks the account settings,
 // and import gives every account the defaults; such a state has the same hash as before.
+//
+// Version 11 adds the perpetuals' mark and funding part (perp/mark-price.ts) at the end: count of
+// perpetuals off fresh, then per one its market index, EWMA, premium sum and sample count; then
+// the open positions' cumulative funding (perp/cumulative-funding.ts): count, then per position
+// its cell, position id and units. Versions before it are still read, and every perpetual starts
+// fresh.
 //
 // Version 6 (before the borrow/lend pools) is still read: it has no pool part, and import starts
 // every pool empty; such a state has the same hash as before (margin/pools.ts).
@@ -75,18 +82,21 @@ import { exportSystemStateTo, importSystemStateFrom } from './system.js';
 import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
 import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
 import { exportInsuranceTo, importInsuranceFrom } from './liquidation/parts.js';
+import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 10;
+const FORMAT_VERSION = 11;
 /** The last version without the liquidation room (its fund and step timer); import still reads it. */
 const FORMAT_VERSION_NO_LIQUIDATION = 9;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
 const FORMAT_VERSION_NO_THROTTLE = 7;
 /** The last version without perpetual positions; import still reads the versions before it. */
 const FORMAT_VERSION_NO_POSITIONS = 8;
+/** The last version without the perpetuals' mark and funding state; import still reads it. */
+const FORMAT_VERSION_NO_PERP_MARKS = 10;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -162,6 +172,18 @@ const PARTS: readonly SnapshotPart[] = [
   },
   // the insurance fund and the liquidation step timer (an older snapshot: an empty fund, no step waiting)
   { exportTo: exportInsuranceTo, importFrom: (s, r, version) => importInsuranceFrom(s, r, version > FORMAT_VERSION_NO_LIQUIDATION) },
+  // the perpetuals' mark EWMAs and open funding intervals; their timers follow from lastTimeUs
+  {
+    exportTo: (s, w) => {
+      s.perpMarks.exportTo(w);
+      s.perpMarks.cumulative.exportTo(w, s.positions);
+    },
+    importFrom: (s, r, version) => {
+      s.perpMarks.importFrom(r, version > FORMAT_VERSION_NO_PERP_MARKS);
+      if (version > FORMAT_VERSION_NO_PERP_MARKS) s.perpMarks.cumulative.importFrom(r);
+      if (s.lastSeq >= 0 && needsPerpTimers(s)) armPerpTimers(s);
+    },
+  },
 ];
 
 /** The whole state of `exchange` as deterministic bytes. */
@@ -201,7 +223,7 @@ export function decodeState(s: EngineState, bytes: Uint8Array): void {
   expectSnapshot(s.lastSeq === -1 && s.accounts.count === 0 && s.pool.liveCount === 0, 'import needs a fresh engine');
   expectSnapshot(r.word() === MAGIC, 'not an engine snapshot (magic)');
   const version = r.word();
-  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && (version <= FORMAT_VERSION_NO_LIQUIDATION || version === FORMAT_VERSION), 'unknown snapshot format version');
+  expectSnapshot(version >= FORMAT_VERSION_NO_GUARD && version <= FORMAT_VERSION, 'unknown snapshot format version');
   for (const part of PARTS) part.importFrom(s, r, version);
   expectSnapshot(r.word() === END_MAGIC && r.atEnd(), 'snapshot does not end where its contents do');
   s.pool.expectAllPlaced();

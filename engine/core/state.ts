@@ -26,6 +26,7 @@ import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { PendingQueue } from './book/pending.js';
 import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './margin/index-prices.js';
 import { Timers } from './timers.js';
+import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
 import { InsuranceFund } from './liquidation/fund.js';
 
@@ -49,6 +50,8 @@ export class EngineState {
   readonly out: Output;
   /** Each asset's index price, its engine time and source (margin/index-prices.ts). */
   readonly indexPrices: IndexPrices;
+  /** Each perpetual's mark price EWMA and its open funding interval's premiums (perp/mark-price.ts). */
+  readonly perpMarks: PerpMarks;
   /** Perpetual positions and the settlement lines (perp/positions.ts). */
   readonly positions: Positions;
   /** The insurance fund and the liquidation waterfall's step timer (liquidation/fund.ts). */
@@ -79,7 +82,9 @@ export class EngineState {
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
-    this.timers = new Timers(poolCapacity + 2); // one per order, the interest timer and the liquidation step
+    this.perpMarks = new PerpMarks(this.catalog, maxAccounts);
+    // one per order, the interest timer, the liquidation step, and the perpetuals' sampler and funding timers
+    this.timers = new Timers(poolCapacity + 2 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);

@@ -50,6 +50,9 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   (s, d) => s.positions.hashInto(d, s.accounts.count),
   // Only once the insurance fund moved or a liquidation step waits (liquidation/fund.ts).
   (s, d) => hashInsuranceInto(s, d),
+  // Only perpetuals whose mark or funding state moved: every earlier state keeps its hash.
+  (s, d) => s.perpMarks.hashInto(d),
+  (s, d) => s.perpMarks.cumulative.hashInto(d, s.positions),
 ];
 
 /**

@@ -1,11 +1,14 @@
 // The engine-time timer queue: every rule that acts when engine time passes a point waits here,
 // ordered by due time, then by kind (at one instant, orders whose speed bump ends activate before
-// the hour's interest is charged), then by the order the timers were set (seq). Kind comes before
-// seq so that the order does not depend on when a timer was set: a snapshot import sets each
-// kind's timers again, kind by kind.
+// the hour's interest is charged), then by the order the timers were set (seq); perpetuals'
+// interval ends due together run in market order (their ref). Kind comes before seq so that the
+// order does not depend on when a timer was set: a snapshot import sets each kind's timers again,
+// kind by kind.
 //
 // It carries the speed bump (book/pending.ts: a delayed order activates when its bump ends) and
-// the hourly interest of the borrow/lend pools (margin/borrow-lend.ts); the liquidation waterfall's steps (liquidation/waterfall.ts); funding, trigger checks, expiries and strategy slices join it as timer kinds. The
+// the hourly interest of the borrow/lend pools (margin/borrow-lend.ts), the perpetuals' mark
+// sampling each second and their funding interval ends (perp/), the liquidation waterfall's steps
+// (liquidation/waterfall.ts); trigger checks, expiries and strategy slices join it as timer kinds. The
 // engine has no clock: apply() runs, before each state-changing command, every timer due by that
 // command's engine time, in (due, seq) order, and the shell's next wake-up is the head's due time
 // (Exchange.nextWakeUs). The handler of a due timer removes it, as a cancel removes a timer that
@@ -13,7 +16,8 @@
 //
 // A binary min-heap of timer handles in typed arrays: add, remove and the head are O(log n) or
 // better and allocate nothing. Handles come from a free list and stay stable while a timer waits,
-// so its owner can remove it later. Bounded by `capacity` (one per open order, and one for interest).
+// so its owner can remove it later. Bounded by `capacity` (one per open order, one for interest,
+// and with perpetuals the sampler and one funding timer per perpetual).
 //
 // Not a part of the snapshot or the state hash by itself: each timer kind's owner exports and
 // hashes its timers in (due, seq) order (inOrder) and sets them again on import in that order, so
@@ -29,6 +33,10 @@ export const TimerKind = {
   SpeedBump: 1,
   /** The borrow/lend pools accrue an hour of interest (margin/borrow-lend.ts; ref unused). */
   Interest: 2,
+  /** Each perpetual's mark is sampled, once a second of engine time (perp/mark-price.ts; ref unused). */
+  MarkSample: 3,
+  /** A perpetual's funding interval ends (perp/funding.ts; ref: its market index). */
+  Funding: 4,
   /** A step of the liquidation waterfall for every liquidating account (liquidation/waterfall.ts; ref unused). */
   LiquidationStep: 8,
 } as const;
@@ -141,10 +149,13 @@ export class Timers {
     assert(free + this.count === this.capacity, 'free and waiting timers do not add up');
   }
 
-  /** True when timer `a` runs before timer `b`: earlier due time, at the same time the lower kind, then set earlier. */
+  /** True when timer `a` runs before timer `b`: earlier due time, at the same time the lower kind, then (funding: the lower market) set earlier. */
   private before(a: number, b: number): boolean {
     if (this.dueUs[a] !== this.dueUs[b]) return this.dueUs[a] < this.dueUs[b];
     if (this.kind[a] !== this.kind[b]) return this.kind[a] < this.kind[b];
+    // Interval ends of several perpetuals at one instant: in market order (the ref), however their
+    // intervals made them be set, so that an import (which sets them in market order) keeps it.
+    if (this.kind[a] === TimerKind.Funding && this.ref[a] !== this.ref[b]) return this.ref[a] < this.ref[b];
     return this.seq[a] < this.seq[b];
   }
 

@@ -56,6 +56,8 @@
 //   ['pm', assetId, hourUs]                                → LendPoolSampleRecord bytes: a pool
 //                                                            after an hour of interest
 //   ['bp-built']                                           → empty: the position rows exist
+//   ['fp', account, intervalEndUs, marketId]              → FundingPaymentRecord bytes of a
+//                                                            perpetual funding payment
 //   ['lp', marketId]                                       → JSON LastPriceValue [priceTicks,
 //                                                            tradeId, timeUs] of the market's last
 //                                                            trade (mark prices for collateral and
@@ -80,10 +82,10 @@
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import {
-  BORROW_LEND_BYTES, LEND_POOL_SAMPLE_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newLendPoolSampleRec, newOrderRec, newResultRec, newStampedRec, newTradeRec,
-  readBorrowLend, readDust, readLendPoolSample, readOrder, readResult, readStamped, readTrade, recordType,
+  BORROW_LEND_BYTES, FUNDING_PAYMENT_BYTES, LEND_POOL_SAMPLE_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newFundingPaymentRec, newLendPoolSampleRec, newOrderRec, newResultRec, newStampedRec, newTradeRec,
+  readBorrowLend, readDust, readFundingPayment, readLendPoolSample, readOrder, readResult, readStamped, readTrade, recordType,
 } from '../bus/codec.js';
-import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, RecordType, ResultCode, SystemOrderType, type BorrowLendRec, type LendPoolSampleRec, type OrderRec } from '../bus/types.js';
+import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, RecordType, ResultCode, SystemOrderType, type BorrowLendRec, type FundingPaymentRec, type LendPoolSampleRec, type OrderRec } from '../bus/types.js';
 import { keepPosition, rebuildPositions, type BorrowLendPositionValue, type StoredRecord } from './history-borrow-lend.js';
 import { parseBorrowLendPositionValue } from './generated/values.js';
 import {
@@ -140,6 +142,7 @@ export class AccountHistorySink {
   private readonly dust = newDustRec();
   private readonly borrowLend = newBorrowLendRec();
   private readonly poolSample = newLendPoolSampleRec();
+  private readonly fundingPayment = newFundingPaymentRec();
   /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
@@ -206,6 +209,12 @@ export class AccountHistorySink {
     if (type === RecordType.LendPoolSample) {
       readLendPoolSample(view, offset, this.poolSample);
       this.history.put(['pm', this.poolSample.assetId, this.poolSample.hourUs], Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, LEND_POOL_SAMPLE_BYTES)));
+      return;
+    }
+    if (type === RecordType.FundingPayment) {
+      readFundingPayment(view, offset, this.fundingPayment);
+      const r = this.fundingPayment;
+      this.history.put(['fp', r.accountId, r.intervalEndUs, r.marketId], Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, FUNDING_PAYMENT_BYTES)));
       return;
     }
     if (type === RecordType.Result && this.awaitingResult) {
@@ -546,6 +555,24 @@ export class AccountHistoryReader {
     for (const { value } of this.range(['pm', assetId], fromUs, toUs, { limit: MAX_ID, offset: 0, descending: false }, 0)) {
       const rec = newLendPoolSampleRec();
       readLendPoolSample(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, rec);
+      out.push(rec);
+    }
+    return out;
+  }
+
+  /** Funding payments of an account ('fp'), newest first unless the page says otherwise, with a filter. */
+  fundingPayments(accountId: number, keep: (rec: FundingPaymentRec) => boolean, page: Page): FundingPaymentRec[] {
+    const out: FundingPaymentRec[] = [];
+    let skip = page.offset;
+    for (const { value } of this.range(['fp', accountId], 0, MAX_ID - 1, page, 0)) {
+      if (out.length >= page.limit) break;
+      const rec = newFundingPaymentRec();
+      readFundingPayment(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, rec);
+      if (!keep(rec)) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
       out.push(rec);
     }
     return out;

@@ -6,6 +6,8 @@
 // Layout (two databases in the journal's environment, binary keys ordered big-endian):
 //   market-trades   [marketId u16][tradeId u64]              → TradeValue (48 bytes)
 //   market-candles  [marketId u16][resolution u8][startS u64] → CandleValue (72 bytes)
+//   market-funding  [marketId u16][intervalEndUs u64]         → FundingRateValue (24 bytes): each
+//                   perpetual funding interval's rate (a FundingRate event), for GET /api/v1/fundingRates
 // The values are declared in schemas/exchange.fbs (big-endian (store) structs) and encoded by
 // engine/store/generated/values.ts.
 // Trade ids are per market and contiguous from 1 (the engine's sequence), so "the newest n" and
@@ -29,15 +31,17 @@
 // minute continues that candle.
 
 import type { Database, RootDatabase } from 'lmdb';
-import { readTrade, recordFlags, recordType } from '../bus/codec.js';
-import { HeaderFlag, RecordType, type TradeRec } from '../bus/types.js';
+import { newFundingRateRec, readFundingRate, readTrade, recordFlags, recordType } from '../bus/codec.js';
+import { HeaderFlag, RecordType, type FundingRateRec, type TradeRec } from '../bus/types.js';
 import {
+  FUNDING_RATE_VALUE_BYTES, newFundingRateValue, readFundingRateValue, writeFundingRateValue, type FundingRateValue,
   CANDLE_VALUE_BYTES, TRADE_VALUE_BYTES, newCandleValue, newTradeValue, readCandleValue, readTradeValue, writeCandleValue,
   writeTradeValue, type TradeValue,
 } from './generated/values.js';
 
 export const TRADES_DB = 'market-trades';
 export const CANDLES_DB = 'market-candles';
+export const FUNDING_DB = 'market-funding';
 
 export const enum CandleResolution {
   Minute = 0,
@@ -190,12 +194,52 @@ export function emptyCandle(startS: number): Candle {
 export interface MarketHistoryDbs {
   trades: Database<Buffer, Buffer>;
   candles: Database<Buffer, Buffer>;
+  funding: Database<Buffer, Buffer>;
+}
+
+export function fundingKey(marketId: number, intervalEndUs: number): Buffer {
+  const key = Buffer.allocUnsafe(10);
+  key.writeUInt16BE(marketId, 0);
+  put53(new DataView(key.buffer, key.byteOffset, 10), 2, intervalEndUs);
+  return key;
+}
+
+/** One stored funding interval: its end (engine µs) and the stored value. */
+export interface FundingRateEntry extends FundingRateValue {
+  intervalEndUs: number;
+}
+
+export function encodeFundingRate(r: FundingRateRec): Buffer {
+  const value = Buffer.alloc(FUNDING_RATE_VALUE_BYTES);
+  writeFundingRateValue(new DataView(value.buffer, value.byteOffset, FUNDING_RATE_VALUE_BYTES), 0, {
+    fundingRateE12: r.fundingRateE12, markPriceE9: r.markPriceE9, seq: r.seq,
+  });
+  return value;
+}
+
+/**
+ * A perpetual's funding intervals, newest first, skipping `offset` and at most `limit`, leaving
+ * out any written by a command not yet durable (seq > seqDurable).
+ */
+export function readFundingRates(dbs: MarketHistoryDbs, marketId: number, offset: number, limit: number, seqDurable: number): FundingRateEntry[] {
+  const out: FundingRateEntry[] = [];
+  let skipped = 0;
+  for (const { key, value } of dbs.funding.getRange({ start: fundingKey(marketId, Number.MAX_SAFE_INTEGER), end: fundingKey(marketId, 0), reverse: true })) {
+    const entry = { ...newFundingRateValue(), intervalEndUs: get53(new DataView(key.buffer, key.byteOffset, key.byteLength), 2) };
+    readFundingRateValue(new DataView(value.buffer, value.byteOffset, value.byteLength), 0, entry);
+    if (entry.seq > seqDurable) continue;
+    if (skipped++ < offset) continue;
+    out.push(entry);
+    if (out.length >= limit) break;
+  }
+  return out;
 }
 
 export function openMarketHistoryDbs(root: RootDatabase): MarketHistoryDbs {
   return {
     trades: root.openDB<Buffer, Buffer>({ name: TRADES_DB, keyEncoding: 'binary', encoding: 'binary' }),
     candles: root.openDB<Buffer, Buffer>({ name: CANDLES_DB, keyEncoding: 'binary', encoding: 'binary' }),
+    funding: root.openDB<Buffer, Buffer>({ name: FUNDING_DB, keyEncoding: 'binary', encoding: 'binary' }),
   };
 }
 
@@ -225,6 +269,8 @@ export class MarketHistorySink {
   /** The current command's trades, until its last record passes (reused records). */
   private readonly pending: TradeRec[] = [];
   private pendingCount = 0;
+  /** The current command's funding intervals (FundingRate events), until its last record passes. */
+  private readonly pendingFunding: FundingRateRec[] = [];
   /** marketId → current candle per resolution (loaded lazily from LMDB on a market's first trade). */
   private readonly current = new Map<number, Candle[]>();
   private readonly dirty = new Set<Candle>();
@@ -238,8 +284,15 @@ export class MarketHistorySink {
     if (recordType(view, offset) === RecordType.Trade) {
       if (this.pendingCount === this.pending.length) this.pending.push(newTradeRec());
       readTrade(view, offset, this.pending[this.pendingCount++]);
+    } else if (recordType(view, offset) === RecordType.FundingRate) {
+      const rate = newFundingRateRec();
+      readFundingRate(view, offset, rate);
+      this.pendingFunding.push(rate);
     }
-    if ((recordFlags(view, offset) & HeaderFlag.CommandEnd) !== 0 && this.pendingCount > 0) this.commitCommand();
+    if ((recordFlags(view, offset) & HeaderFlag.CommandEnd) === 0) return;
+    if (this.pendingCount > 0) this.commitCommand();
+    for (const rate of this.pendingFunding) void this.dbs.funding.put(fundingKey(rate.marketId, rate.intervalEndUs), encodeFundingRate(rate));
+    this.pendingFunding.length = 0;
   }
 
   /** Writes the candles touched since the last call; called at the end of each batch's transaction. */

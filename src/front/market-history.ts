@@ -22,7 +22,9 @@ import {
   decodeTrade,
   emptyCandle,
   openMarketHistoryDbs,
+  readFundingRates,
   tradeKey,
+  type FundingRateEntry,
   type Candle,
   type MarketHistoryDbs,
   type TradeEntry,
@@ -82,6 +84,12 @@ export class MarketHistory {
   /** A fresh read snapshot: everything committed so far becomes visible. */
   private renew(): void {
     this.root.resetReadTxn();
+  }
+
+  /** A perpetual's funding intervals newest first, durable ones only (engine/store/history-market.ts). */
+  fundingRates(marketId: number, offset: number, limit: number, seqDurable: number): FundingRateEntry[] {
+    this.renew();
+    return readFundingRates(this.dbs, marketId, offset, limit, seqDurable);
   }
 
   /** Trades newest first: ids from `newestId - offset` down, at most `limit`. */

@@ -22,6 +22,8 @@ import { borrowLendRoutes } from './borrow-lend.js';
 import { positionRoutes } from './position.js';
 import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
 import { borrowLendMarketHistoryRoutes } from './borrow-lend-market-history.js';
+import { fundingRoutes } from './funding.js';
+import { fundingHistoryRoutes } from './funding-history.js';
 import { notBuiltRoutes } from './not-built/index.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
@@ -48,6 +50,9 @@ export function publicRoutes(front: FrontContext): Route[] {
     ...positionRoutes(front),
     ...borrowLendHistoryRoutes(front),
     ...borrowLendMarketHistoryRoutes(front),
+    // Perpetuals: mark prices and funding
+    ...fundingRoutes(front),
+    ...fundingHistoryRoutes(front),
     // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)
     ...notBuiltRoutes,
   ];

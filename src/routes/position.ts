@@ -8,10 +8,11 @@
 // Rendering: quantities in the underlying's decimals; money in USDC's; prices (entry, break-even,
 // mark, estimated liquidation) as USDC per whole unit to 9 decimals, rounded toward zero.
 // entryPrice = −C / size (the venue's rule: weighted average of increasing fills, kept by
-// reductions, reset by a flip); breakEvenPrice = (fees − C) / size (entry adjusted for the futures
-// fees the position paid; funding is not built, so none); netCost = −C (positive long, negative
-// short: ccxt reads the side from its sign). cumulativeFundingPayment and cumulativeInterest are
-// "0": funding does not exist yet, and the venue is removing cumulativeInterest.
+// reductions, reset by a flip); breakEvenPrice = (fees − F − C) / size (entry adjusted for the
+// futures fees the position paid and its funding F, negative paid); netCost = −C (positive long,
+// negative short: ccxt reads the side from its sign). cumulativeFundingPayment is F, the funding
+// the position paid (negative) or received since it opened (engine/core/perp/cumulative-funding.ts);
+// cumulativeInterest is "0": the venue is removing it.
 
 import { Errors } from '../errors.js';
 import { sendError, sendJson, type Route } from '../front/http.js';
@@ -43,8 +44,8 @@ export function positionJson(market: MarketInfo, p: PositionView): Record<string
   const cost = wide(p.costHigh, p.costLow);
   const sizeUnits = BigInt(p.netLots) * BigInt(market.spec.baseUnitsPerLot);
   return {
-    breakEvenPrice: unitPrice(market, wide(p.feesHigh, p.feesLow) - cost, sizeUnits),
-    cumulativeFundingPayment: '0',
+    breakEvenPrice: unitPrice(market, wide(p.feesHigh, p.feesLow) - BigInt(p.cumulativeFundingUnits) - cost, sizeUnits),
+    cumulativeFundingPayment: money(BigInt(p.cumulativeFundingUnits)),
     cumulativeInterest: '0',
     entryPrice: unitPrice(market, -cost, sizeUnits),
     estLiquidationPrice: formatDecimalBig(BigInt(p.estLiquidationPriceE9), PRICE_DECIMALS),

@@ -115,6 +115,15 @@ const PLANTED: Record<string, Patch> = {
   'a leverage limit above the platform maximum is accepted': (m) => {
     m.config = { ...(m.config as EngineConfig), maxLeverageHundredths: 100_000 };
   },
+  'funding runs the wrong way (shorts pay longs at a positive rate)': (m) => {
+    const perp = m.perp as Record<string, unknown>;
+    const original = (perp.payFunding as (market: MarketSpec, rateE12: bigint, markE9: bigint, endUs: number) => void).bind(perp);
+    perp.payFunding = (market: MarketSpec, rateE12: bigint, markE9: bigint, endUs: number) => original(market, -rateE12, markE9, endUs);
+  },
+  'the funding estimate ignores the premiums (always the quiet rate)': (m) => {
+    const marks = (m.perp as Record<string, unknown>).marks as Record<string, unknown>;
+    marks.rateE12 = () => 12_500_000n;
+  },
   'the snapshot command answers 0 instead of its sequence number': (m) => {
     const original = (m.apply as (cmd: Command, seq: number, timeUs: number) => Record<string, unknown>[]).bind(m);
     m.apply = (cmd: Command, seq: number, timeUs: number) => {

@@ -35,6 +35,8 @@ function tradingHarness(): EngineHarness {
 
 /** The (empty) perpetual positions part of a format-9 snapshot of three assets: last position id, a settlement line per asset, no position, no claim. */
 const POSITIONS_PART = 8 + 3 * 8 + 8 + 8;
+/** The (empty) perpetual mark and funding part (format 11): two 8-byte counts. */
+const PERP_MARKS_PART = 16;
 
 describe('engine: maintenance', () => {
   it('refuses places, cancels, withdrawals and dust conversions; reads, deposits and operator commands go on', () => {
@@ -127,9 +129,9 @@ describe('engine: maintenance', () => {
     const bytes = exportSnapshot(h.exchange);
     // The system state word sits before the index price count, the account settings count (8 bytes
     // each), the borrow/lend part (24 bytes), the (empty) perpetual positions part, the insurance
-    // fund part (five lines per asset and the step's due time) and the end marker.
+    // fund part (five lines per asset and the step's due time), the (empty) perpetual mark part and the end marker.
     const insurancePart = h.config.assets.length * 5 * 8 + 8;
-    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - insurancePart - POSITIONS_PART - 24 - 16 - 4, 9, true);
+    new DataView(bytes.buffer, bytes.byteOffset).setUint32(bytes.length - 4 - PERP_MARKS_PART - insurancePart - POSITIONS_PART - 24 - 16 - 4, 9, true);
     expect(() => importSnapshot(new Exchange(h.config), bytes)).toThrow(SnapshotFormatError);
   });
 });

@@ -12,12 +12,13 @@
 // Perpetuals too: each seed trades the perpetual and reads its positions, the model's position
 // sizes sum to 0 per perpetual after every command (the engine's invariant checker checks its own),
 // and over the fixed seeds positions realize PnL, hold unsettled amounts and orders are refused
-// for margin.
+// for margin; the perpetual's mark is sampled off its index (EWMA), interval ends publish their
+// funding rate and open positions pay and receive funding.
 import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
 import { ModelExchange } from '../helpers/engine-model.js';
 import { M2, OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
-import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, RecordType, ResultCode, type ResultRec } from '../../engine/bus/types.js';
+import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, MarkPriceSource, RecordType, ResultCode, type ResultRec } from '../../engine/bus/types.js';
 
 const FILE = 'test/engine/engine-model.test.ts';
 const SEEDS = seedsForRun([21, 22, 23, 24, 25, 26]);
@@ -35,7 +36,7 @@ describe('engine core against the reference model', () => {
   // Spot margin over the fixed seeds (each seed's share depends on its draws).
   const spotMargin = { borrowingOrders: 0, autoMoves: 0 };
   // Perpetuals over the fixed seeds.
-  const perp = { realized: 0, unsettled: 0, refused: 0 };
+  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0 };
   for (const run of SEEDS) {
     const { seed } = run;
     it(`${seedLabel(run, FILE)}: identical records for every command${leftOut}`, () => {
@@ -69,6 +70,11 @@ describe('engine core against the reference model', () => {
         perp.realized += positions.filter((r) => r.realizedHigh !== 0 || r.realizedLow !== 0).length;
         perp.unsettled += positions.filter((r) => r.unsettledHigh !== 0 || r.unsettledLow !== 0).length;
         const perpPlaces = new Set(h.stream.filter((s) => s.command.kind === CommandKind.PlaceOrder && s.command.marketId === M2).map((s) => s.command.requestId));
+        perp.ewmaSamples += h.log.filter((r) => r.type === RecordType.MarkPrice && r.frontId === FRONT_ID_NONE && r.source === MarkPriceSource.Ewma).length;
+        perp.withFunding += positions.filter((r) => r.cumulativeFundingUnits !== 0).length;
+        perp.fundingRates += h.log.filter((r) => r.type === RecordType.FundingRate).length;
+        perp.paid += h.log.filter((r) => r.type === RecordType.FundingPayment && r.quantityUnits < 0).length;
+        perp.received += h.log.filter((r) => r.type === RecordType.FundingPayment && r.quantityUnits > 0).length;
         perp.refused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.InsufficientMargin && perpPlaces.has(r.requestId)).length;
       }
       const trades = h.log.filter((r) => r.type === RecordType.Trade);
@@ -86,6 +92,14 @@ describe('engine core against the reference model', () => {
     expect(perp.realized, 'positions with realized PnL').toBeGreaterThan(0);
     expect(perp.unsettled, 'positions with an unsettled claim or debt').toBeGreaterThan(0);
     expect(perp.refused, 'perpetual orders refused for margin').toBeGreaterThan(0);
+  });
+
+  it('over the fixed seeds, the perpetual\'s mark is sampled off its index, funding rates are published, positions pay and receive funding and show it', () => {
+    expect(perp.ewmaSamples, 'mark samples with an EWMA').toBeGreaterThan(0);
+    expect(perp.fundingRates, 'funding rates').toBeGreaterThan(0);
+    expect(perp.paid, 'funding payments paid').toBeGreaterThan(0);
+    expect(perp.received, 'funding payments received').toBeGreaterThan(0);
+    expect(perp.withFunding, 'positions showing their cumulative funding').toBeGreaterThan(0);
   });
 
   it('over the fixed seeds, orders borrow their shortfall and fill proceeds are repaid or lent', () => {

@@ -1,5 +1,5 @@
-// The engine-time timer queue: timers run in (due time, set order) order whatever order they were
-// set and removed in, its head is the next due, and it refuses more timers than it holds.
+// The engine-time timer queue: timers run in (due time, kind, set order) order (perpetuals' interval
+// ends due together: market order) whatever order they were set and removed in, its head is the next due, and it refuses more timers than it holds.
 import { describe, expect, it } from 'vitest';
 import { NO_TIMER, TimerKind, Timers } from '../../engine/core/timers.js';
 import { prng, randomInt } from '../helpers/engine-harness.js';
@@ -21,6 +21,16 @@ describe('timers', () => {
     }
     expect(ran).toEqual([2, 4, 1, 3]);
     expect(timers.headDueUs()).toBe(-1);
+  });
+
+  it('runs interval ends due together in market order, however their intervals set them', () => {
+    const timers = new Timers(8);
+    // A two-hour perpetual (market 3) set before an hourly one (market 1) re-set itself: both end at 2 h.
+    timers.add(7_200, TimerKind.Funding, 3);
+    timers.add(7_200, TimerKind.Funding, 1);
+    timers.add(7_200, TimerKind.MarkSample, 0);
+    expect(timers.refOf(timers.head())).toBe(0);
+    expect(timers.inOrder(TimerKind.Funding)).toEqual([1, 3]);
   });
 
   it('agrees with a sorted list under random sets and removals', () => {

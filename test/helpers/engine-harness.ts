@@ -193,6 +193,10 @@ export const cmd = {
   queryIndexPrices(): Partial<Command> {
     return { kind: CommandKind.QueryIndexPrices };
   },
+  /** Every perpetual's mark, index and running funding estimate. */
+  queryMarkPrices(): Partial<Command> {
+    return { kind: CommandKind.QueryMarkPrices };
+  },
 };
 
 export interface AccountSettingsChange {

@@ -6,11 +6,14 @@
 // notional, rounded down) from available USDC or owed, losses into the line or owed, profits out
 // of the line or queued as claims, debts paid at the account's next fill and quote deposit, claims
 // paid oldest first whenever the line holds units; admission by the worst-side exposure's IMF;
-// positions valued at the perpetual's mark (fresh index, the perpetual book's guarded reference,
-// stale index). It supports factor-0 margin functions only, as the margin model does.
+// positions valued at the perpetual's mark (engine-model-funding.ts: index + EWMA, the book, the
+// stale index); funding payments rounded up for payers and down for receivers, moved as realized
+// PnL, each open position summing its own. It supports factor-0 margin functions only, as the
+// margin model does.
 
-import { FRONT_ID_NONE, RecordType, ResultCode, Side, type CommandSlot as Command, type EngineConfig, type MarketSpec } from '../../engine/bus/types.js';
+import { FRONT_ID_NONE, MarkPriceSource, RecordType, ResultCode, Side, type CommandSlot as Command, type EngineConfig, type MarketSpec } from '../../engine/bus/types.js';
 import type { Rec } from './engine-harness.js';
+import { ModelMarks, type MarksHost } from './engine-model-funding.js';
 
 const ONE = 10n ** 12n;
 const WIDE = 2n ** 53n;
@@ -26,6 +29,8 @@ interface Position {
   unsettled: bigint;
   feeDebt: bigint;
   positionId: number;
+  /** Funding paid (< 0) or received since it opened. */
+  funding: bigint;
 }
 
 /** What the perpetuals model reads and writes of the rest of the model. */
@@ -47,6 +52,8 @@ export interface PerpHost {
   summary(accountId: number, change: PerpOrderChange | null): { equity: bigint; imfUnits: bigint; mmfUnits: bigint; unpriced: boolean };
   /** With autoBorrowSettlements: `owed` units of the asset redeemed and borrowed into available, all or nothing; whether it was. */
   fundSettlement(accountId: number, assetId: number, owed: number): boolean;
+  accountCount(): number;
+  book: MarksHost['book'];
 }
 
 export interface PerpOrderChange {
@@ -83,8 +90,19 @@ export class ModelPerp {
   private readonly claims: string[] = [];
   private readonly line = new Map<number, number>();
   private lastPositionId = 0;
+  /** Mark prices and funding (engine-model-funding.ts). */
+  readonly marks: ModelMarks;
 
   constructor(private readonly config: EngineConfig, private readonly host: PerpHost) {
+    this.marks = new ModelMarks(config, {
+      header: (type, frontId, requestId, flags) => host.header(type, frontId, requestId, flags),
+      push: (rec) => host.push(rec),
+      result: (cmd, code, value) => host.result(cmd, code, value),
+      timeUs: () => host.timeUs(),
+      index: (assetId) => host.index(assetId),
+      book: (market) => host.book(market),
+      payFunding: (market, rateE12, markE9, endUs) => this.payFunding(market, rateE12, markE9, endUs),
+    });
     for (const m of this.perpMarkets()) {
       if (m.perp!.imf.factor !== 0n || m.perp!.mmf.factor !== 0n) throw new Error('the perpetuals model supports factor-0 margin functions only');
     }
@@ -101,7 +119,7 @@ export class ModelPerp {
   private pos(accountId: number, marketId: number): Position {
     const key = `${accountId}:${marketId}`;
     let p = this.positions.get(key);
-    if (!p) this.positions.set(key, (p = { lots: 0, cost: 0n, realized: 0n, fees: 0n, unsettled: 0n, feeDebt: 0n, positionId: 0 }));
+    if (!p) this.positions.set(key, (p = { lots: 0, cost: 0n, realized: 0n, fees: 0n, unsettled: 0n, feeDebt: 0n, positionId: 0, funding: 0n }));
     return p;
   }
 
@@ -131,17 +149,43 @@ export class ModelPerp {
     return this.config.assets.find((a) => a.assetId === assetId)!.decimals;
   }
 
-  /** The perpetual's mark: fresh index of the underlying, its own book's guarded reference, stale index, or none. */
+  /** The perpetual's mark as a unit price (perp/mark.ts): the venue's mark, its source as margin's (Index 2, Book 3, Stale 4), or none. */
   private mark(market: MarketSpec): PerpMark | null {
     if (this.config.margin === undefined) return null;
-    const index = this.host.index(market.baseAssetId);
-    const fromIndex = (source: number): PerpMark => ({
-      quoteUnits: BigInt(index!.priceE9) * 10n ** BigInt(this.decimals(market.quoteAssetId)), baseUnits: 10n ** 9n * 10n ** BigInt(this.decimals(market.baseAssetId)), source,
-    });
-    if (index && this.host.timeUs() - index.timeUs <= (this.config.indexMaxAgeUs ?? 30_000_000)) return fromIndex(2);
-    const ticks = market.maxMultiplierBps === undefined ? 0 : this.host.guardTicks(market);
-    if (ticks > 0) return { quoteUnits: BigInt(ticks) * BigInt(market.quoteUnitsPerTickLot), baseUnits: BigInt(market.baseUnitsPerLot), source: 3 };
-    return index ? fromIndex(4) : null;
+    const mark = this.marks.markAt(market, this.host.timeUs());
+    if (mark.source === MarkPriceSource.None || mark.markE9 <= 0n) return null;
+    const source = mark.source === MarkPriceSource.Ewma || mark.source === MarkPriceSource.Index ? 2 : mark.source === MarkPriceSource.StaleIndex ? 4 : 3;
+    return { quoteUnits: mark.markE9 * 10n ** BigInt(this.decimals(market.quoteAssetId)), baseUnits: 10n ** 9n * 10n ** BigInt(this.decimals(market.baseAssetId)), source };
+  }
+
+  /** Funding at an interval end (perp/funding-payments.ts): each open position, in account order, pays or receives rate × size × mark. */
+  private payFunding(market: MarketSpec, rateE12: bigint, markE9: bigint, endUs: number): void {
+    if (rateE12 === 0n || markE9 <= 0n) return;
+    const quote = market.quoteAssetId;
+    const perLot = rateE12 * BigInt(market.baseUnitsPerLot) * markE9 * 10n ** BigInt(this.decimals(quote));
+    const denominator = ONE * 10n ** 9n * 10n ** BigInt(this.decimals(market.baseAssetId));
+    for (let accountId = 1; accountId <= this.host.accountCount(); accountId++) {
+      const p = this.positions.get(`${accountId}:${market.marketId}`);
+      if (!p || p.lots === 0) continue;
+      const exact = perLot * BigInt(p.lots);
+      const payment = exact >= 0n ? (exact + denominator - 1n) / denominator : -(-exact / denominator);
+      if (payment === 0n) continue;
+      if (payment > 0n) {
+        const paid = this.take(accountId, quote, payment);
+        this.toLine(accountId, quote, paid);
+        p.unsettled += BigInt(paid) - payment;
+      } else {
+        p.unsettled -= payment;
+      }
+      this.sync(`${accountId}:${market.marketId}`, p);
+      p.funding -= payment;
+      this.host.push({
+        ...this.host.header(RecordType.FundingPayment, FRONT_ID_NONE, 0, 0), quantityUnits: Number(-payment), intervalEndUs: endUs, fundingRateE12: Number(rateE12),
+        positionLots: p.lots, accountId, marketId: market.marketId,
+      } as Rec);
+      if (payment > 0n) this.host.balanceRec(accountId, quote);
+    }
+    this.payClaims(quote);
   }
 
   private lineOf(accountId: number, market: MarketSpec, change: PerpOrderChange | null): PerpLine | null {
@@ -210,6 +254,7 @@ export class ModelPerp {
     let realized = 0n;
     if (p.lots === 0) {
       p.positionId = ++this.lastPositionId;
+      p.funding = 0n;
       p.realized = 0n;
       p.fees = 0n;
     }
@@ -345,7 +390,7 @@ export class ModelPerp {
         ...wide(line.unsettled, 'unsettled'), ...wide(p.fees, 'fees'), ...wide(line.exposure.notional, 'exposureNotional'),
         markPriceE9: line.mark ? this.priceE9(line.mark.quoteUnits, line.mark.baseUnits, line.market) : 0,
         estLiquidationPriceE9: this.liquidationE9(line, s), imf: Number(line.exposure.imf), mmf: Number(line.exposure.mmf),
-        positionId: p.positionId, accountId: cmd.accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
+        positionId: p.positionId, cumulativeFundingUnits: p.lots === 0 ? 0 : Number(p.funding), accountId: cmd.accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
       } as unknown as Rec);
       count++;
     }

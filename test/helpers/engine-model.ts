@@ -12,7 +12,8 @@
 // collateral, the largest order and converting all dust engine/core/funds/risk.ts, index prices
 // engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1), borrow/lend
 // engine/core/margin/borrow-lend.ts and spot margin engine/core/margin/auto-funding.ts
-// (engine-model-margin.ts), perpetuals engine/core/perp/ (engine-model-perp.ts).
+// (engine-model-margin.ts), perpetuals engine/core/perp/ (engine-model-perp.ts), their mark
+// prices and funding perp/mark-price.ts and perp/funding.ts (engine-model-funding.ts).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -201,6 +202,12 @@ export class ModelExchange {
         this.lending.applyFunding(accountId, assetId, plan);
         return true;
       },
+      accountCount: () => this.keys.length,
+      book: (market) => {
+        const state = this.marketState.get(market.marketId)!;
+        const [bid, ask] = [Side.Bid, Side.Ask].map((side) => this.sideOrders(market, side)[0]?.priceTicks ?? 0);
+        return { bid, ask, last: market.maxMultiplierBps === undefined ? 0 : state.lastPriceTicks, state: state.orderBookState };
+      },
     });
     this.liquidation = new ModelLiquidation<ModelOrder>(config, {
       lending: () => this.lending,
@@ -228,15 +235,23 @@ export class ModelExchange {
       this.query(cmd);
       return this.out;
     }
+    this.perp.marks.arm(timeUs);
     for (;;) {
       // Placement order is sequence order, and every order waits the same bump. An hour of
-      // interest due before the next activation runs first; at the same time, activations first.
+      // interest due before the next activation runs first; at the same time, activations first,
+      // then interest, then the perpetuals' mark sample, then their interval ends (timers.ts kinds).
       const next = this.orders.find((o) => o.state === 'pending');
       const activationUs = next ? next.createdAtUs + this.config.speedBumpUs : Infinity;
       const interestUs = this.lending.interestDue < 0 ? Infinity : this.lending.interestDue;
-      // A liquidation step runs after activations and interest due at the same time.
+      const perpTimer = this.perp.marks.next();
+      const perpUs = perpTimer === null ? Infinity : perpTimer.dueUs;
+      // A liquidation step (kind 8) runs after activations, interest and the perpetuals' timers due at the same time.
       const stepUs = this.liquidation.due < 0 ? Infinity : this.liquidation.due;
-      if (Math.min(activationUs, interestUs, stepUs) > timeUs) break;
+      if (Math.min(activationUs, interestUs, perpUs, stepUs) > timeUs) break;
+      if (perpUs < Math.min(activationUs, interestUs) && perpUs <= stepUs) {
+        this.perp.marks.run(perpTimer!);
+        continue;
+      }
       if (stepUs < Math.min(activationUs, interestUs)) {
         this.liquidation.step();
         continue;
@@ -268,7 +283,7 @@ export class ModelExchange {
       case CommandKind.ConvertAllDust: this.convertAllDust(cmd); break;
       case CommandKind.BorrowLend: this.lending.borrowLend(cmd); break;
       case CommandKind.SetSystemState: this.setSystemState(cmd); break;
-      case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); break;
+      case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); this.perp.marks.wake(this.timeUs); break;
       case CommandKind.UpdateAccountSettings: this.updateAccountSettings(cmd); break;
       // The state is written out beside the engine; the answer names the sequence it stands at.
       case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
@@ -1071,6 +1086,8 @@ export class ModelExchange {
     switch (cmd.kind) {
       case CommandKind.QueryIndexPrices:
         return this.queryIndexPrices(cmd);
+      case CommandKind.QueryMarkPrices:
+        return this.perp.marks.query(cmd);
       case CommandKind.QueryBalances:
         if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
         for (const asset of this.config.assets) this.balanceRec(cmd.accountId, asset.assetId, cmd.frontId, cmd.requestId);

@@ -12,7 +12,9 @@
 // dust remainder, convert it, possibly of a stale amount, deposit again; one right after market
 // 1's first trade, when the exchange has few fees to pay with), and the operator's Snapshot
 // command, the operator's maintenance (SetSystemState, a few steps at a time), index prices
-// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps), accounts'
+// (SetIndexPrice, some refused, and their query, under a maximum age of a few steps; a price of
+// the perpetual's underlying lands a millisecond before a whole second of engine time, so that the
+// perpetual's mark is sampled and the hour's funding paid, and the mark prices are queried), accounts'
 // margin settings (UpdateAccountSettings, some invalid, and their query), and borrow/lend (lends,
 // borrows against collateral, repayments and redemptions, some refused, the pool and position
 // queries, and now and then an hour of engine time, which pays interest) with spot margin: orders
@@ -565,6 +567,12 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       ]);
     } else if (roll < 0.895) {
       command = cmd.tick();
+      // Half the ticks price the perpetual's underlying near its book instead, just before a whole
+      // second of engine time, so that the second's mark sample finds the index fresh.
+      if (kinds.includes(CommandKind.SetIndexPrice) && random() < 0.5) {
+        command = cmd.setIndexPrice(BASE, randomInt(random, 80, 120) * 300_000_000_000, 1);
+        time = (Math.floor(time / 1_000_000) + 1) * 1_000_000 - 1_000;
+      }
     } else if (roll < 0.905) {
       // Operator: a market's order book state. Mostly back to Open, so both books keep trading;
       // sometimes an invalid value or market.
@@ -602,10 +610,13 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     } else if (roll < 0.999 && (margin = marginCommand(h, random, seen, account, kinds)) !== null) {
       command = margin.command;
       time = margin.time ?? time;
+      // The perpetual's underlying priced just before a whole second: the second's mark sample finds it fresh.
+      if (command.kind === CommandKind.SetIndexPrice && command.assetId === BASE) time = Math.max(time, (Math.floor(time / 1_000_000) + 1) * 1_000_000 - 1_000);
     } else {
       command = pick([
         cmd.queryOpenOrders(account, market), cmd.queryBalances(account), cmd.querySnapshot(), cmd.queryOrder(account, pick(known.length ? known : [1]), market),
         riskQuery(random, account, market === M2 ? M0 : market), riskQuery(random, account, market === M2 ? M1 : market), positionsQuery(random, account), positionsQuery(random, account),
+        cmd.queryMarkPrices(),
       ]);
     }
     const untraded = seen.lastTrade[M1] === 0;

@@ -4,16 +4,34 @@
 import type { Exchange } from '../../engine/core/exchange.js';
 import { exportSnapshot } from '../../engine/core/snapshot.js';
 
+/** The perpetual mark and funding part of a state where every perpetual is fresh and no position has funding: two 8-byte counts of 0. */
+const FRESH_PERP_MARKS_PART = 16;
+
 /**
- * The snapshot as format 9 wrote it: today's without the liquidation part (its five lines per
+ * The snapshot as format 10 wrote it: today's without the perpetual mark and funding part (just
+ * before the end marker; the state must have every perpetual fresh, as checked), marked 10.
+ */
+export function formatTenSnapshot(exchange: Exchange): Uint8Array {
+  const today = exportSnapshot(exchange);
+  const marks = today.subarray(today.length - 4 - FRESH_PERP_MARKS_PART, today.length - 4);
+  if (marks.some((byte) => byte !== 0)) throw new Error('formatTenSnapshot needs a state whose perpetuals are fresh');
+  const old = new Uint8Array(today.length - FRESH_PERP_MARKS_PART);
+  old.set(today.subarray(0, today.length - 4 - FRESH_PERP_MARKS_PART));
+  old.set(today.subarray(today.length - 4), today.length - 4 - FRESH_PERP_MARKS_PART);
+  new DataView(old.buffer).setUint32(4, 10, true);
+  return old;
+}
+
+/**
+ * The snapshot as format 9 wrote it: format 10's without the liquidation part (its five lines per
  * asset and the step timer's due time, just before the end marker), marked 9.
  */
 export function formatNineSnapshot(exchange: Exchange, assetCount: number): Uint8Array {
-  const today = exportSnapshot(exchange);
+  const ten = formatTenSnapshot(exchange);
   const part = assetCount * 5 * 8 + 8;
-  const old = new Uint8Array(today.length - part);
-  old.set(today.subarray(0, today.length - 4 - part));
-  old.set(today.subarray(today.length - 4), today.length - 4 - part);
+  const old = new Uint8Array(ten.length - part);
+  old.set(ten.subarray(0, ten.length - 4 - part));
+  old.set(ten.subarray(ten.length - 4), ten.length - 4 - part);
   new DataView(old.buffer).setUint32(4, 9, true);
   return old;
 }

@@ -213,4 +213,17 @@ describe('configuration edges', () => {
     const { marketType: _type, ...asSpot } = perp;
     expect(() => buildMarket(asSpot, 4, assets)).toThrow(/is a perpetual's field/);
   });
+
+  it('takes a perpetual\'s optional mark band in basis points and refuses a funding interval the per-second mark cannot end', () => {
+    const perp = DEFAULT_MARKETS.markets.find((m) => m.symbol === 'SOL_USDC_PERP')!;
+    const assets = DEFAULT_MARKETS.assets;
+    expect(buildMarket(perp, 3, assets).spec.perp).not.toHaveProperty('markPriceBandBps');
+    expect(buildMarket({ ...perp, markPriceBand: '250' }, 3, assets).spec.perp?.markPriceBandBps).toBe(250);
+    expect(() => buildMarket({ ...perp, markPriceBand: '0' }, 3, assets)).toThrow(/markPriceBand must be from 1/);
+    expect(() => buildMarket({ ...perp, markPriceBand: '5%' }, 3, assets)).toThrow(/basis points/);
+    expect(() => buildMarket({ ...perp, fundingInterval: 1500 }, 3, assets)).toThrow(/whole number of seconds/);
+    expect(() => buildMarket({ ...perp, fundingInterval: 86_400_000, markPriceBand: '10000' }, 3, assets)).toThrow(/too large/);
+    const spot = DEFAULT_MARKETS.markets.find((m) => m.symbol === 'SOL_USDC')!;
+    expect(() => buildMarket({ ...spot, markPriceBand: '500' }, 0, assets)).toThrow(/is a perpetual's field/);
+  });
 });

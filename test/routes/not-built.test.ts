@@ -35,12 +35,13 @@ const SERVED: Array<[Method, string]> = [
   ['GET', '/wapi/v1/history/borrowLend'], ['GET', '/wapi/v1/history/interest'],
   ['GET', '/api/v1/borrowLend/markets/history'], ['GET', '/api/v1/borrowLend/position/liquidationPrice'],
   ['GET', '/wapi/v1/history/borrowLend/positions'],
+  // perpetuals: mark prices and funding rates
+  ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/fundingRates'], ['GET', '/wapi/v1/history/funding'],
 ];
 
 const NOT_BUILT: Array<[Method, string]> = [
   // perpetual futures and positions
-  ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/openInterest'], ['GET', '/api/v1/fundingRates'],
-  ['GET', '/wapi/v1/history/funding'], ['GET', '/wapi/v1/history/position'],
+  ['GET', '/api/v1/openInterest'], ['GET', '/wapi/v1/history/position'],
   ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend
   ['GET', '/api/v1/borrowLend/apy'],

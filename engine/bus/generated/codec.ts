@@ -25,6 +25,9 @@ import type {
   SystemStateRec,
   CollateralRec,
   DustRec,
+  MarkPriceRec,
+  FundingRateRec,
+  FundingPaymentRec,
   PositionRec,
   IndexPriceRec,
   AccountSettingsRec,
@@ -93,8 +96,14 @@ export const SYSTEM_STATE_BYTES = 32;
 export const COLLATERAL_BYTES = 136;
 /** DustRecord.sizeOf() */
 export const DUST_BYTES = 48;
+/** MarkPriceRecord.sizeOf() */
+export const MARK_PRICE_BYTES = 64;
+/** FundingRateRecord.sizeOf() */
+export const FUNDING_RATE_BYTES = 56;
+/** FundingPaymentRecord.sizeOf() */
+export const FUNDING_PAYMENT_BYTES = 64;
 /** PositionRecord.sizeOf() */
-export const POSITION_BYTES = 184;
+export const POSITION_BYTES = 192;
 /** IndexPriceRecord.sizeOf() */
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
@@ -1575,6 +1584,171 @@ export function readDust(dv: DataView, off: number, r: DustRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// MarkPriceRecord
+
+export function newMarkPriceRec(): MarkPriceRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 56 /* RecordType.MarkPrice */,
+    flags: 0,
+    markPriceE9: 0,
+    indexPriceE9: 0,
+    fundingRateE12: 0,
+    nextFundingUs: 0,
+    marketId: 0,
+    source: 0,
+  };
+}
+
+const MARK_PRICE_I64_FIELDS = [
+  'markPriceE9',
+  'indexPriceE9',
+  'fundingRateE12',
+  'nextFundingUs',
+] as const;
+
+export function writeMarkPrice(dv: DataView, off: number, r: MarkPriceRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 56 /* RecordType.MarkPrice */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.markPriceE9) &&
+      Number.isSafeInteger(r.indexPriceE9) &&
+      Number.isSafeInteger(r.fundingRateE12) &&
+      Number.isSafeInteger(r.nextFundingUs)
+    )
+  ) badField(r, MARK_PRICE_I64_FIELDS);
+  put64(dv, off + 24, r.markPriceE9);
+  put64(dv, off + 32, r.indexPriceE9);
+  put64(dv, off + 40, r.fundingRateE12);
+  put64(dv, off + 48, r.nextFundingUs);
+  dv.setUint16(off + 56, r.marketId, true);
+  dv.setUint8(off + 58, r.source);
+  // padding (59..63)
+  dv.setUint8(off + 59, 0);
+  dv.setUint32(off + 60, 0, true);
+}
+
+export function readMarkPrice(dv: DataView, off: number, r: MarkPriceRec): void {
+  readHeader(dv, off, r);
+  r.markPriceE9 = getI64(dv, off + 24);
+  r.indexPriceE9 = getI64(dv, off + 32);
+  r.fundingRateE12 = getI64(dv, off + 40);
+  r.nextFundingUs = getI64(dv, off + 48);
+  r.marketId = dv.getUint16(off + 56, true);
+  r.source = dv.getUint8(off + 58);
+}
+
+// ---------------------------------------------------------------------------------------------
+// FundingRateRecord
+
+export function newFundingRateRec(): FundingRateRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 57 /* RecordType.FundingRate */,
+    flags: 0,
+    intervalEndUs: 0,
+    fundingRateE12: 0,
+    markPriceE9: 0,
+    marketId: 0,
+  };
+}
+
+const FUNDING_RATE_I64_FIELDS = [
+  'intervalEndUs',
+  'fundingRateE12',
+  'markPriceE9',
+] as const;
+
+export function writeFundingRate(dv: DataView, off: number, r: FundingRateRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 57 /* RecordType.FundingRate */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.intervalEndUs) &&
+      Number.isSafeInteger(r.fundingRateE12) &&
+      Number.isSafeInteger(r.markPriceE9)
+    )
+  ) badField(r, FUNDING_RATE_I64_FIELDS);
+  put64(dv, off + 24, r.intervalEndUs);
+  put64(dv, off + 32, r.fundingRateE12);
+  put64(dv, off + 40, r.markPriceE9);
+  dv.setUint16(off + 48, r.marketId, true);
+  // padding (50..55)
+  dv.setUint16(off + 50, 0, true);
+  dv.setUint32(off + 52, 0, true);
+}
+
+export function readFundingRate(dv: DataView, off: number, r: FundingRateRec): void {
+  readHeader(dv, off, r);
+  r.intervalEndUs = getI64(dv, off + 24);
+  r.fundingRateE12 = getI64(dv, off + 32);
+  r.markPriceE9 = getI64(dv, off + 40);
+  r.marketId = dv.getUint16(off + 48, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// FundingPaymentRecord
+
+export function newFundingPaymentRec(): FundingPaymentRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 58 /* RecordType.FundingPayment */,
+    flags: 0,
+    quantityUnits: 0,
+    intervalEndUs: 0,
+    fundingRateE12: 0,
+    positionLots: 0,
+    accountId: 0,
+    marketId: 0,
+  };
+}
+
+const FUNDING_PAYMENT_I64_FIELDS = [
+  'quantityUnits',
+  'intervalEndUs',
+  'fundingRateE12',
+  'positionLots',
+] as const;
+
+export function writeFundingPayment(dv: DataView, off: number, r: FundingPaymentRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 58 /* RecordType.FundingPayment */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.quantityUnits) &&
+      Number.isSafeInteger(r.intervalEndUs) &&
+      Number.isSafeInteger(r.fundingRateE12) &&
+      Number.isSafeInteger(r.positionLots)
+    )
+  ) badField(r, FUNDING_PAYMENT_I64_FIELDS);
+  put64(dv, off + 24, r.quantityUnits);
+  put64(dv, off + 32, r.intervalEndUs);
+  put64(dv, off + 40, r.fundingRateE12);
+  put64(dv, off + 48, r.positionLots);
+  dv.setUint32(off + 56, r.accountId, true);
+  dv.setUint16(off + 60, r.marketId, true);
+  // padding (62..63)
+  dv.setUint16(off + 62, 0, true);
+}
+
+export function readFundingPayment(dv: DataView, off: number, r: FundingPaymentRec): void {
+  readHeader(dv, off, r);
+  r.quantityUnits = getI64(dv, off + 24);
+  r.intervalEndUs = getI64(dv, off + 32);
+  r.fundingRateE12 = getI64(dv, off + 40);
+  r.positionLots = getI64(dv, off + 48);
+  r.accountId = dv.getUint32(off + 56, true);
+  r.marketId = dv.getUint16(off + 60, true);
+}
+
+// ---------------------------------------------------------------------------------------------
 // PositionRecord
 
 export function newPositionRec(): PositionRec {
@@ -1604,6 +1778,7 @@ export function newPositionRec(): PositionRec {
     imf: 0,
     mmf: 0,
     positionId: 0,
+    cumulativeFundingUnits: 0,
     accountId: 0,
     marketId: 0,
     markSource: 0,
@@ -1630,6 +1805,7 @@ const POSITION_I64_FIELDS = [
   'imf',
   'mmf',
   'positionId',
+  'cumulativeFundingUnits',
 ] as const;
 
 export function writePosition(dv: DataView, off: number, r: PositionRec): void {
@@ -1654,7 +1830,8 @@ export function writePosition(dv: DataView, off: number, r: PositionRec): void {
       Number.isSafeInteger(r.estLiquidationPriceE9) &&
       Number.isSafeInteger(r.imf) &&
       Number.isSafeInteger(r.mmf) &&
-      Number.isSafeInteger(r.positionId)
+      Number.isSafeInteger(r.positionId) &&
+      Number.isSafeInteger(r.cumulativeFundingUnits)
     )
   ) badField(r, POSITION_I64_FIELDS);
   put64(dv, off + 24, r.netLots);
@@ -1676,11 +1853,12 @@ export function writePosition(dv: DataView, off: number, r: PositionRec): void {
   put64(dv, off + 152, r.imf);
   put64(dv, off + 160, r.mmf);
   put64(dv, off + 168, r.positionId);
-  dv.setUint32(off + 176, r.accountId, true);
-  dv.setUint16(off + 180, r.marketId, true);
-  dv.setUint8(off + 182, r.markSource);
-  // padding (183..183)
-  dv.setUint8(off + 183, 0);
+  put64(dv, off + 176, r.cumulativeFundingUnits);
+  dv.setUint32(off + 184, r.accountId, true);
+  dv.setUint16(off + 188, r.marketId, true);
+  dv.setUint8(off + 190, r.markSource);
+  // padding (191..191)
+  dv.setUint8(off + 191, 0);
 }
 
 export function readPosition(dv: DataView, off: number, r: PositionRec): void {
@@ -1704,9 +1882,10 @@ export function readPosition(dv: DataView, off: number, r: PositionRec): void {
   r.imf = getI64(dv, off + 152);
   r.mmf = getI64(dv, off + 160);
   r.positionId = getI64(dv, off + 168);
-  r.accountId = dv.getUint32(off + 176, true);
-  r.marketId = dv.getUint16(off + 180, true);
-  r.markSource = dv.getUint8(off + 182);
+  r.cumulativeFundingUnits = getI64(dv, off + 176);
+  r.accountId = dv.getUint32(off + 184, true);
+  r.marketId = dv.getUint16(off + 188, true);
+  r.markSource = dv.getUint8(off + 190);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2429,6 +2608,27 @@ export function emitDust(sink: RecordSink, r: DustRec): void {
 }
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitMarkPrice(sink: RecordSink, r: MarkPriceRec): void {
+  const at = sink.claim();
+  writeMarkPrice(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitFundingRate(sink: RecordSink, r: FundingRateRec): void {
+  const at = sink.claim();
+  writeFundingRate(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitFundingPayment(sink: RecordSink, r: FundingPaymentRec): void {
+  const at = sink.claim();
+  writeFundingPayment(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
 export function emitPosition(sink: RecordSink, r: PositionRec): void {
   const at = sink.claim();
   writePosition(sink.view, at, r);
@@ -2534,6 +2734,12 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newCollateralRec(), readCollateral, dv, off);
     case 33 /* RecordType.Dust */:
       return decodeInto(newDustRec(), readDust, dv, off);
+    case 56 /* RecordType.MarkPrice */:
+      return decodeInto(newMarkPriceRec(), readMarkPrice, dv, off);
+    case 57 /* RecordType.FundingRate */:
+      return decodeInto(newFundingRateRec(), readFundingRate, dv, off);
+    case 58 /* RecordType.FundingPayment */:
+      return decodeInto(newFundingPaymentRec(), readFundingPayment, dv, off);
     case 48 /* RecordType.Position */:
       return decodeInto(newPositionRec(), readPosition, dv, off);
     case 64 /* RecordType.IndexPrice */:

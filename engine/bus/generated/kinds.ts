@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -45,6 +45,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 68, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
   { kind: 88, name: 'QueryPositions', mutating: false, answer: [48, 2], wire: "positionQuery GET /api/v1/position" },
+  { kind: 92, name: 'QueryMarkPrices', mutating: false, answer: [56, 2], wire: "GET /api/v1/markPrices" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
   { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
@@ -89,6 +90,7 @@ export type QueryCommandKind =
   | CommandKind.QueryMaxOrderQty
   | CommandKind.QueryCollateral
   | CommandKind.QueryPositions
+  | CommandKind.QueryMarkPrices
   | CommandKind.QueryIndexPrices
   | CommandKind.QueryAccountSettings
   | CommandKind.QueryLendPools
@@ -127,7 +129,10 @@ RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 136; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
-RECORD_BYTES_BY_TYPE[48] = 184; // Position
+RECORD_BYTES_BY_TYPE[56] = 64; // MarkPrice
+RECORD_BYTES_BY_TYPE[57] = 56; // FundingRate
+RECORD_BYTES_BY_TYPE[58] = 64; // FundingPayment
+RECORD_BYTES_BY_TYPE[48] = 192; // Position
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -155,7 +160,10 @@ BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 136; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
-BYTES_BY_TYPE[48] = 184; // Position
+BYTES_BY_TYPE[56] = 64; // MarkPrice
+BYTES_BY_TYPE[57] = 56; // FundingRate
+BYTES_BY_TYPE[58] = 64; // FundingPayment
+BYTES_BY_TYPE[48] = 192; // Position
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -181,6 +189,9 @@ export function newRecordScratch() {
     systemState: newSystemStateRec(),
     collateral: newCollateralRec(),
     dust: newDustRec(),
+    markPrice: newMarkPriceRec(),
+    fundingRate: newFundingRateRec(),
+    fundingPayment: newFundingPaymentRec(),
     position: newPositionRec(),
     indexPrice: newIndexPriceRec(),
     accountSettings: newAccountSettingsRec(),
@@ -223,6 +234,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
   88: 'QueryPositions',
+  92: 'QueryMarkPrices',
   96: 'QueryIndexPrices',
   97: 'QueryAccountSettings',
   98: 'QueryLendPools',
@@ -261,6 +273,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
   QueryPositions: 88,
+  QueryMarkPrices: 92,
   QueryIndexPrices: 96,
   QueryAccountSettings: 97,
   QueryLendPools: 98,
@@ -527,6 +540,27 @@ export const INDEX_PRICE_SOURCE_VALUES: Readonly<Record<string, number>> = Objec
   Fixed: 4,
 });
 
+/** MarkPriceSource: value → name. */
+export const MARK_PRICE_SOURCE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'None',
+  1: 'Ewma',
+  2: 'Index',
+  3: 'BookMedian',
+  4: 'BookMid',
+  5: 'BookLast',
+  6: 'StaleIndex',
+});
+/** MarkPriceSource: name → value. */
+export const MARK_PRICE_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  None: 0,
+  Ewma: 1,
+  Index: 2,
+  BookMedian: 3,
+  BookMid: 4,
+  BookLast: 5,
+  StaleIndex: 6,
+});
+
 /** OrderEvent: value → name. */
 export const ORDER_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
   0: 'None',
@@ -667,6 +701,9 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   11: 'SystemState',
   32: 'Collateral',
   33: 'Dust',
+  56: 'MarkPrice',
+  57: 'FundingRate',
+  58: 'FundingPayment',
   48: 'Position',
   64: 'IndexPrice',
   65: 'AccountSettings',
@@ -694,6 +731,9 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   SystemState: 11,
   Collateral: 32,
   Dust: 33,
+  MarkPrice: 56,
+  FundingRate: 57,
+  FundingPayment: 58,
   Position: 48,
   IndexPrice: 64,
   AccountSettings: 65,

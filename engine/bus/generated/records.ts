@@ -22,6 +22,7 @@ import type {
   OrderBookState,
   SystemState,
   IndexPriceSource,
+  MarkPriceSource,
   OrderEvent,
   ResultCode,
   RecordType,
@@ -242,6 +243,46 @@ export interface DustRec extends RecordHeaderFields {
 }
 
 /**
+ * A perpetual's mark price and index (USDC per whole unit of the underlying ×10^9), the running
+ * estimate of the open funding interval's rate (×10^12, signed) and the interval's end: an event
+ * each second the mark is sampled, and a row of QueryMarkPrices.
+ */
+export interface MarkPriceRec extends RecordHeaderFields {
+  markPriceE9: number;
+  indexPriceE9: number;
+  fundingRateE12: number;
+  nextFundingUs: number;
+  marketId: number;
+  source: MarkPriceSource;
+}
+
+/**
+ * A perpetual's funding interval ended: its rate (×10^12, signed; positive: longs pay shorts),
+ * the mark it settled at (×10^9) and the interval's end (engine µs). An event.
+ */
+export interface FundingRateRec extends RecordHeaderFields {
+  intervalEndUs: number;
+  fundingRateE12: number;
+  markPriceE9: number;
+  marketId: number;
+}
+
+/**
+ * One account's funding payment at a perpetual's interval end (an event): quantity_units the
+ * USDC units it moved, signed from the account's side (negative: paid, positive: received; the
+ * receiver's part may wait as a claim on the settlement line), the interval's rate (×10^12) and
+ * end, and the position it was charged on (signed lots).
+ */
+export interface FundingPaymentRec extends RecordHeaderFields {
+  quantityUnits: number;
+  intervalEndUs: number;
+  fundingRateE12: number;
+  positionLots: number;
+  accountId: number;
+  marketId: number;
+}
+
+/**
  * One perpetual position (engine/core/perp/positions.ts), answering QueryPositions; signed pairs
  * (value = high × 2^53 + low, 0 ≤ low < 2^53) in units of the quote asset: cost C (the position's
  * signed cost: −Σ price·qty of its open part, so netCost = −C and entry = −C / size), realized PnL
@@ -249,7 +290,9 @@ export interface DustRec extends RecordHeaderFields {
  * less debts and unpaid fees), futures fees since it opened, the exposure notional N (rounded
  * up); net_lots the signed size; exposure_lots the worst-side exposure with open orders; the mark
  * and the estimated liquidation price as USDC per whole unit of the underlying ×10^9 (rounded
- * down; 0: none), mark_source as CollateralRecord's; imf and mmf at N (10^-12).
+ * down; 0: none), mark_source as CollateralRecord's; imf and mmf at N (10^-12);
+ * cumulative_funding_units the funding the position paid (< 0) or received since it opened, in
+ * units of the quote asset (perp/cumulative-funding.ts; a safe integer).
  */
 export interface PositionRec extends RecordHeaderFields {
   netLots: number;
@@ -271,6 +314,7 @@ export interface PositionRec extends RecordHeaderFields {
   imf: number;
   mmf: number;
   positionId: number;
+  cumulativeFundingUnits: number;
   accountId: number;
   marketId: number;
   markSource: number;
@@ -468,6 +512,9 @@ export type OutputRec =
   | (SystemStateRec & { type: RecordType.SystemState })
   | (CollateralRec & { type: RecordType.Collateral })
   | (DustRec & { type: RecordType.Dust })
+  | (MarkPriceRec & { type: RecordType.MarkPrice })
+  | (FundingRateRec & { type: RecordType.FundingRate })
+  | (FundingPaymentRec & { type: RecordType.FundingPayment })
   | (PositionRec & { type: RecordType.Position })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
   | (AccountSettingsRec & { type: RecordType.AccountSettings })
@@ -1271,6 +1318,11 @@ export function fillQueryPositions(cmd: Command, p: AccountMarketPayload): void 
   const c = cmd.queryPositions;
   c.accountId = p.accountId;
   c.marketId = p.marketId;
+}
+
+/** Makes `cmd` a QueryMarkPrices command (the sender sets requestId and frontId). */
+export function fillQueryMarkPrices(cmd: Command): void {
+  cmd.kind = 92 /* CommandKind.QueryMarkPrices */;
 }
 
 /** Makes `cmd` a QueryIndexPrices command (the sender sets requestId and frontId). */

@@ -64,7 +64,7 @@ export function queryPositions(s: EngineState, cmd: QueryPositionsCommand): void
       markPriceE9: mark === null ? 0 : priceE9(mark.price.quoteUnits, mark.price.baseUnits, decimals[0], decimals[1]),
       markSource: mark === null ? 0 : mark.source,
       estLiquidationPriceE9: mark === null ? 0 : estLiquidationPriceE9(s, line, summary, mark, decimals),
-      imf: line.exposure.imf, mmf: line.exposure.mmf,
+      imf: line.exposure.imf, mmf: line.exposure.mmf, cumulativeFundingUnits: s.perpMarks.cumulative.of(line.cell, p),
     }, cmd.frontId, cmd.requestId);
     count++;
   }

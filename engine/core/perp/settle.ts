@@ -73,7 +73,7 @@ function chargeFee(s: EngineState, cell: number, accountId: number, quoteIndex: 
 }
 
 /** Realized PnL of one party: a loss into the line (the rest a debt), a profit out of it (the rest a queued claim). */
-function settleRealized(s: EngineState, cell: number, accountId: number, quoteIndex: number, realized: bigint): void {
+export function settleRealized(s: EngineState, cell: number, accountId: number, quoteIndex: number, realized: bigint): void {
   const p = s.positions;
   if (realized < 0n) {
     const paid = takeAvailable(s, accountId, quoteIndex, -realized);

@@ -142,6 +142,44 @@ export function readCandleValue(dv: DataView, off: number, v: CandleValue): void
 }
 
 // ---------------------------------------------------------------------------------------------
+// FundingRateValue
+
+/** FundingRateValue: bytes of the stored value. */
+export const FUNDING_RATE_VALUE_BYTES = 24;
+
+/**
+ * One perpetual's funding interval (GET /api/v1/fundingRates), keyed [marketId u16][interval end
+ * in engine µs u64]: its rate ×10^12 (signed), the mark it settled at ×10^9, and the journal
+ * sequence of the command whose timers ended it (readers hide seq > seqDurable).
+ */
+export interface FundingRateValue {
+  fundingRateE12: number;
+  markPriceE9: number;
+  seq: number;
+}
+
+export function newFundingRateValue(): FundingRateValue {
+  return {
+    fundingRateE12: 0,
+    markPriceE9: 0,
+    seq: 0,
+  };
+}
+
+/** Writes all 24 bytes of the value at `off` (big-endian; padding as zeros). */
+export function writeFundingRateValue(dv: DataView, off: number, v: FundingRateValue): void {
+  putBE64(dv, off + 0, v.fundingRateE12);
+  putBE64(dv, off + 8, v.markPriceE9);
+  putBE64(dv, off + 16, v.seq);
+}
+
+export function readFundingRateValue(dv: DataView, off: number, v: FundingRateValue): void {
+  v.fundingRateE12 = getBE64(dv, off + 0);
+  v.markPriceE9 = getBE64(dv, off + 8);
+  v.seq = getBE64(dv, off + 16);
+}
+
+// ---------------------------------------------------------------------------------------------
 // DepositValue
 
 /** history-account ['d', account, timeUs, id] → a deposit (id = its command's seq). */

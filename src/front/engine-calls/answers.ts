@@ -6,9 +6,9 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type InsuranceRec, type LendPoolRec, type LiquidationPriceRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type InsuranceRec, type LendPoolRec, type LiquidationPriceRec, type MarkPriceRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newInsuranceRec, newLendPoolRec, newLiquidationPriceRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readInsurance, readLendPool, readLiquidationPrice, readMarginSummary, readOrder, readPosition, readResult,
+  newBorrowLendRec, newInsuranceRec, newLendPoolRec, newLiquidationPriceRec, newMarkPriceRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readInsurance, readLendPool, readLiquidationPrice, readMarginSummary, readMarkPrice, readOrder, readPosition, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -260,6 +260,8 @@ export function indexPricesAnswer(reply: Reply<IndexPrices>): PendingRequest {
 export type LendPoolView = Readonly<LendPoolRec>;
 /** One borrow/lend position, move or interest payment as the engine reports it. */
 export type BorrowLendView = Readonly<BorrowLendRec>;
+/** One perpetual's mark price, index and running funding estimate (QueryMarkPrices). */
+export type MarkPriceView = Readonly<MarkPriceRec>;
 
 /** A query answered by records of one type (each copied) and a closing Result. */
 function recordListAnswer<T>(reply: Reply<T[]>, recordType: RecordType, read: (view: DataView, offset: number) => T): PendingRequest {
@@ -348,6 +350,15 @@ export function liquidationPriceAnswer(reply: Reply<LiquidationPriceView>): Pend
       }
     },
   };
+}
+
+/** QueryMarkPrices: one MarkPrice record per perpetual with a mark, then the Result. */
+export function markPricesAnswer(reply: Reply<MarkPriceView[]>): PendingRequest {
+  return recordListAnswer(reply, RecordType.MarkPrice, (view, offset) => {
+    const r = newMarkPriceRec();
+    readMarkPrice(view, offset, r);
+    return r;
+  });
 }
 
 /** One asset's insurance fund lines as the engine reports them (units of the asset). */

@@ -5,7 +5,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { performance } from 'node:perf_hooks';
 import type { MarketInfo } from '../../config.js';
-import type { BalanceRec, DepthRec, OrderRec, TradeRec } from '../../../engine/bus/types.js';
+import type { BalanceRec, DepthRec, MarkPriceRec, OrderRec, TradeRec } from '../../../engine/bus/types.js';
 import type { FrontContext } from '../context.js';
 import type { MarketData } from '../market-data.js';
 
@@ -69,6 +69,8 @@ export interface StreamFamily {
   onTrade?(rec: TradeRec): void;
   onOrder?(rec: OrderRec): void;
   onBalance?(rec: BalanceRec): void;
+  /** A perpetual's mark sampled (once a second while its index is fresh). */
+  onMarkPrice?(rec: MarkPriceRec): void;
   /** After each drained batch; `changed[marketId]` is true for each book the batch changed. */
   onBatchEnd?(changed: readonly boolean[]): void;
   /** Every TICK_MS; `tickCount` counts the ticks since start. */

@@ -7,7 +7,7 @@
 
 import type { TemplatedApp } from 'uWebSockets.js';
 import { RecordType } from '../../../engine/bus/types.js';
-import { readAccount, readBalance, readDepth, readMarket, readMarketState, readOrder, readSystemState, readTrade } from '../../../engine/bus/codec.js';
+import { newMarkPriceRec, readAccount, readBalance, readDepth, readMarket, readMarketState, readMarkPrice, readOrder, readSystemState, readTrade } from '../../../engine/bus/codec.js';
 import type { MarketInfo } from '../../config.js';
 import type { EventHandler } from '../engine-link.js';
 import type { MarketData } from '../market-data.js';
@@ -21,6 +21,8 @@ export class Streams implements EventHandler {
   private readonly tradeFamilies: StreamFamily[];
   private readonly orderFamilies: StreamFamily[];
   private readonly balanceFamilies: StreamFamily[];
+  private readonly markPriceFamilies: StreamFamily[];
+  private readonly markPrice = newMarkPriceRec();
   /** Markets whose book the current batch changed. */
   private readonly changed: boolean[];
   private changedAny = false;
@@ -34,6 +36,7 @@ export class Streams implements EventHandler {
     this.tradeFamilies = this.families.filter((f) => f.onTrade);
     this.orderFamilies = this.families.filter((f) => f.onOrder);
     this.balanceFamilies = this.families.filter((f) => f.onBalance);
+    this.markPriceFamilies = this.families.filter((f) => f.onMarkPrice);
     this.changed = front.config.markets.map(() => false);
     this.timer = setInterval(() => this.tick(), TICK_MS);
   }
@@ -68,6 +71,11 @@ export class Streams implements EventHandler {
       case RecordType.Balance: {
         readBalance(view, offset, scratch.balance);
         for (const family of this.balanceFamilies) family.onBalance!(scratch.balance);
+        return;
+      }
+      case RecordType.MarkPrice: {
+        readMarkPrice(view, offset, this.markPrice);
+        for (const family of this.markPriceFamilies) family.onMarkPrice!(this.markPrice);
         return;
       }
       case RecordType.Account: return this.onAccount(view, offset);

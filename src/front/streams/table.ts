@@ -8,6 +8,7 @@ import { TickerStreams } from './tickers.js';
 import { TradeStreams } from './trades.js';
 import { KlineStreams } from './klines.js';
 import { AccountStreams } from './account.js';
+import { MarkPriceStreams } from './mark-prices.js';
 import { LiquidationStreams } from './liquidations.js';
 
 /** Makes the families of one thread; the order is the order they see each event in. */
@@ -19,5 +20,6 @@ export const STREAM_FAMILIES: FamilyTable = [
   (out) => new TradeStreams(out),
   (out) => new KlineStreams(out),
   (out) => new AccountStreams(out),
+  (out) => new MarkPriceStreams(out),
   (out) => new LiquidationStreams(out),
 ];

@@ -1,13 +1,10 @@
-// Perpetual futures still to build: mark prices, open interest, funding, position history and
-// settlement history (open positions are served: src/routes/position.ts).
+// Perpetual futures: open interest, positions and their settlement (mark prices and funding
+// rates: ../funding.ts; funding payments: ../funding-history.ts).
 
 import type { NotBuiltPath } from './index.js';
 
 export const perpPaths: readonly NotBuiltPath[] = [
-  ['get', '/api/v1/markPrices'],
   ['get', '/api/v1/openInterest'],
-  ['get', '/api/v1/fundingRates'],
-  ['get', '/wapi/v1/history/funding'],
   ['get', '/wapi/v1/history/position'],
   ['get', '/wapi/v1/history/settlement'],
 ];

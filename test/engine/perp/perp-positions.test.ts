@@ -225,4 +225,25 @@ describe('perpetual positions', () => {
     expect(on.h.balance(on.winner, QUOTE)[0]).toBe(FUNDS - 6 + 3000);
     expect(on.h.exchange.totalUnits(QUOTE)).toBe(2 * FUNDS + 100);
   });
+
+  it('a deposit that pays a perpetual debt lends (autoLend) only what it left available', () => {
+    const h = new EngineHarness(perpConfig());
+    const [winner] = h.fundedAccounts(1, { [QUOTE]: FUNDS });
+    const loser = h.createAccount(9);
+    h.apply(cmd.deposit(loser, QUOTE, 100));
+    h.apply(cmd.deposit(loser, BASE, 100_000));
+    h.apply(cmd.setIndexPrice(BASE, 150_000 * 1e9));
+    h.apply(cmd.place(winner, 'bid', 500, 10, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(loser, 'ask', 500, 10, { market: PERP }));
+    h.apply(cmd.setIndexPrice(BASE, 180_000 * 1e9));
+    h.apply(cmd.place(winner, 'ask', 600, 10, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(loser, 'bid', 600, 10, { market: PERP })); // a debt of 2916
+    expect(resultOf(h.apply(cmd.updateAccountSettings(loser, { autoLend: true }))).code).toBe(ResultCode.Ok);
+    const records = h.apply(cmd.deposit(loser, QUOTE, 5000));
+    expect(resultOf(records).code).toBe(ResultCode.Ok);
+    const lent = records.filter((r) => r.type === RecordType.BorrowLend && r.accountId === loser).reduce((sum, r) => sum + (r as { quantityUnits: number }).quantityUnits, 0);
+    expect(lent).toBeGreaterThan(0);
+    expect(h.balance(loser, QUOTE)[0] + lent).toBe(5000 - 2916);
+    h.check();
+  });
 });

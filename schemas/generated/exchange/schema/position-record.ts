@@ -97,28 +97,33 @@ positionId():bigint {
   return this.bb!.readInt64(this.bb_pos + 168);
 }
 
+cumulativeFundingUnits():bigint {
+  return this.bb!.readInt64(this.bb_pos + 176);
+}
+
 accountId():number {
-  return this.bb!.readUint32(this.bb_pos + 176);
+  return this.bb!.readUint32(this.bb_pos + 184);
 }
 
 marketId():number {
-  return this.bb!.readUint16(this.bb_pos + 180);
+  return this.bb!.readUint16(this.bb_pos + 188);
 }
 
 markSource():number {
-  return this.bb!.readUint8(this.bb_pos + 182);
+  return this.bb!.readUint8(this.bb_pos + 190);
 }
 
 static sizeOf():number {
-  return 184;
+  return 192;
 }
 
-static createPositionRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, net_lots: bigint, exposure_lots: bigint, cost_high: bigint, cost_low: bigint, realized_high: bigint, realized_low: bigint, unrealized_high: bigint, unrealized_low: bigint, unsettled_high: bigint, unsettled_low: bigint, fees_high: bigint, fees_low: bigint, exposure_notional_high: bigint, exposure_notional_low: bigint, mark_price_e9: bigint, est_liquidation_price_e9: bigint, imf: bigint, mmf: bigint, position_id: bigint, account_id: number, market_id: number, mark_source: number):flatbuffers.Offset {
-  builder.prep(8, 184);
+static createPositionRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, net_lots: bigint, exposure_lots: bigint, cost_high: bigint, cost_low: bigint, realized_high: bigint, realized_low: bigint, unrealized_high: bigint, unrealized_low: bigint, unsettled_high: bigint, unsettled_low: bigint, fees_high: bigint, fees_low: bigint, exposure_notional_high: bigint, exposure_notional_low: bigint, mark_price_e9: bigint, est_liquidation_price_e9: bigint, imf: bigint, mmf: bigint, position_id: bigint, cumulative_funding_units: bigint, account_id: number, market_id: number, mark_source: number):flatbuffers.Offset {
+  builder.prep(8, 192);
   builder.pad(1);
   builder.writeInt8(mark_source);
   builder.writeInt16(market_id);
   builder.writeInt32(account_id);
+  builder.writeInt64(BigInt(cumulative_funding_units ?? 0));
   builder.writeInt64(BigInt(position_id ?? 0));
   builder.writeInt64(BigInt(mmf ?? 0));
   builder.writeInt64(BigInt(imf ?? 0));
