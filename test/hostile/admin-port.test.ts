@@ -38,6 +38,8 @@ function probes(publicKey: string): Record<string, { query?: string; body?: unkn
     'post /admin/maintenance': { body: { enabled: false } },
     'post /admin/index-prices': { body: { prices: { SOL: '150.25' } } },
     'get /admin/index-prices': {},
+    'post /admin/insurance': { body: { asset: 'USDC', quantity: '5' } },
+    'get /admin/insurance': {},
   };
 }
 
