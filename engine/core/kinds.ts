@@ -9,6 +9,7 @@
 import { MarketKind, type PlaceOrderCommand, type ResultCode } from '../bus/types.js';
 import { perpHold, perpHoldAssetOf, perpHoldUnitsOf } from './perp/hold.js';
 import { reportPerpSettlement, settlePerp } from './perp/settle.js';
+import { trimReduceOnlyOfParties } from './perp/reduce-only.js';
 import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
 import { reportSpotSettlement, settleSpot } from './spot/settle.js';
 import type { EngineState } from './state.js';
@@ -52,6 +53,8 @@ export interface ProductRules {
   settle(s: EngineState, fill: Fill): void;
   /** The balance records of a settled fill's parties. */
   reportSettlement(s: EngineState, fill: Fill): void;
+  /** After a fill is recorded and its maker closed or reduced: what the parties' new positions change in their other orders. */
+  afterFill(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number): void;
 }
 
 const SPOT: ProductRules = {
@@ -60,6 +63,7 @@ const SPOT: ProductRules = {
   holdUnitsOf,
   settle: settleSpot,
   reportSettlement: reportSpotSettlement,
+  afterFill: () => undefined,
 };
 
 const PERP: ProductRules = {
@@ -68,6 +72,7 @@ const PERP: ProductRules = {
   holdUnitsOf: perpHoldUnitsOf,
   settle: settlePerp,
   reportSettlement: reportPerpSettlement,
+  afterFill: trimReduceOnlyOfParties,
 };
 
 /** The rules of a market kind: the one switch on the kind. */

@@ -41,7 +41,7 @@ export function orderJson(market: MarketInfo, rec: OrderRec): Record<string, unk
     ...orderSizeJson(market, rec),
     executedQuantity: qtyText(market, rec.executedQtyLots),
     executedQuoteQuantity: quoteText(market, rec.executedQuoteUnits),
-    reduceOnly: null,
+    reduceOnly: (rec.orderFlags & OrderFlag.ReduceOnly) !== 0 ? true : null,
     timeInForce: TIME_IN_FORCE.name(rec.timeInForce),
     selfTradePrevention: SELF_TRADE_PREVENTION.name(rec.selfTradePrevention),
     status: ORDER_STATUS.name(rec.status),

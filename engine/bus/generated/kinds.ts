@@ -446,6 +446,8 @@ export const EXPIRY_REASON_NAMES: Readonly<Record<number, string>> = Object.free
   7: 'InsufficientFunds',
   8: 'OrderBookClosed',
   9: 'Liquidation',
+  30: 'ReduceOnlyNotReduced',
+  31: 'PositionLimit',
 });
 /** ExpiryReason: name → value. */
 export const EXPIRY_REASON_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -459,6 +461,8 @@ export const EXPIRY_REASON_VALUES: Readonly<Record<string, number>> = Object.fre
   InsufficientFunds: 7,
   OrderBookClosed: 8,
   Liquidation: 9,
+  ReduceOnlyNotReduced: 30,
+  PositionLimit: 31,
 });
 
 /** SystemOrderType: value → name. */

@@ -47,6 +47,7 @@ import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import { beyondSweepBand, followTrade } from './reference.js';
+import { admitReduceOnly, isReduceOnly } from '../perp/reduce-only.js';
 import { rulesOf, rulesOfOrder, type Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import {
@@ -87,11 +88,14 @@ export function activateOrder(s: EngineState, taker: number): void {
   const pool = s.pool;
   assert(pool.state[taker] === OrderState.Active && pool.executedLots[taker] === 0, 'activating an order that is not fresh');
   s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
-  let reason: ExpiryReason = ExpiryReason.None;
   const marketIndex = pool.marketIndex[taker];
+  // A reduce-only perpetual order meets the position as it stands now (perp/reduce-only.ts).
+  let reason: ExpiryReason = isReduceOnly(s, taker) ? admitReduceOnly(s, taker) : ExpiryReason.None;
   s.sweepReferenceTicks = pool.isMarket(taker) ? sweepReference(s, taker) : 0;
   // A delayed limit order meets the band of the last price when it takes effect (place.ts header).
-  if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
+  if (reason !== ExpiryReason.None) {
+    // expires below, without trading
+  } else if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
     reason = ExpiryReason.PriceBand;
   } else if ((pool.flags[taker] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
     reason = ExpiryReason.PostOnlyTaker;
@@ -236,6 +240,8 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   f.qtyLots = qtyLots;
   f.quoteUnits = notionalUnits(priceTicks, qtyLots, market.quoteUnitsPerTickLot);
   rules.settle(s, f);
+  const buyerAccount = pool.accountId[f.buyer];
+  const sellerAccount = pool.accountId[f.seller];
 
   book.reduce(maker, qtyLots);
   pool.remainingLots[taker] -= qtyLots;
@@ -258,6 +264,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
     closeOrder(s, maker);
   }
   s.out.depth(marketIndex, makerSide, priceTicks, levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  rules.afterFill(s, marketIndex, buyerAccount, sellerAccount);
 }
 
 function addExecution(s: EngineState, slot: number, qtyLots: QtyLots, quoteAmount: AmountUnits): void {
