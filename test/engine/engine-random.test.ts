@@ -12,7 +12,7 @@
 // ENGINE_SEED=<n> reruns just that seed (ENGINE_STEPS=<n> changes the length).
 import { describe, expect, it } from 'vitest';
 import { commandFromSlot } from '../../engine/bus/codec.js';
-import { AccountSettingFlag, BorrowLendEvent, CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../../engine/bus/types.js';
+import { AccountSettingFlag, BorrowLendEvent, CommandKind, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../../engine/bus/types.js';
 import { CollectingSink, EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped } from '../helpers/engine-harness.js';
 import { randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
 
@@ -226,5 +226,23 @@ describe('engine: determinism', () => {
     const gaps = a.slice(1).map((id, i) => id - a[i]);
     expect(new Set(gaps).size).toBe(gaps.length);
     expect(a.every((id) => id < 2 ** 52)).toBe(true);
+  });
+});
+
+describe('engine: randomized streams reach reduce-only perpetual orders', () => {
+  it('over the fixed seeds, reduce-only orders are clipped or expire when they cannot reduce, and resting ones are decreased (orderModified) and expired as positions shrink', () => {
+    let modified = 0;
+    let expired = 0;
+    for (const seed of [1, 2, 3, 4]) {
+      const h = new EngineHarness(randomConfig(seed));
+      runRandomStream(h, seed, STEPS);
+      for (const r of h.log) {
+        if (r.type !== RecordType.Order) continue;
+        if (r.event === OrderEvent.Modified) modified++;
+        if (r.event === OrderEvent.Expired && r.expiryReason === ExpiryReason.ReduceOnlyNotReduced) expired++;
+      }
+    }
+    expect(modified).toBeGreaterThan(0);
+    expect(expired).toBeGreaterThan(0);
   });
 });

@@ -112,7 +112,12 @@ export class ModelPerp {
     return this.perpMarkets().some((m) => this.isOpen(this.pos(accountId, m.marketId)));
   }
 
-  lineUnits(assetId: number): number {
+  /** The account's signed position in lots. */
+  size(accountId: number, marketId: number): number {
+    return this.pos(accountId, marketId).lots;
+  }
+
+    lineUnits(assetId: number): number {
     return this.line.get(assetId) ?? 0;
   }
 

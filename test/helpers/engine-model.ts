@@ -447,12 +447,12 @@ export class ModelExchange {
       cmd.orderType === OrderType.Limit && [Side.Bid, Side.Ask].includes(cmd.side) &&
       [TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK].includes(cmd.timeInForce) &&
       [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
-      (cmd.flags & ~(CommandFlag.PostOnly | CommandFlag.HasClientId | MARGIN_FLAGS)) === 0 && (!postOnly || cmd.timeInForce === TimeInForce.GTC) &&
+      (cmd.flags & ~(CommandFlag.PostOnly | CommandFlag.HasClientId | CommandFlag.ReduceOnly | MARGIN_FLAGS)) === 0 && (!postOnly || cmd.timeInForce === TimeInForce.GTC) &&
       Number.isSafeInteger(cmd.priceTicks) && Number.isSafeInteger(cmd.qtyLots) &&
       [cmd.quoteQtyUnits, cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
         cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
         cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
-    if (!shapeOk) return ResultCode.InvalidCommand;
+    if (!shapeOk || this.spotReduceOnly(cmd, market)) return ResultCode.InvalidCommand;
     const stateCode = this.stateRefusal(market, false, postOnly);
     if (stateCode !== ResultCode.Ok) return stateCode;
     if (cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
@@ -478,9 +478,15 @@ export class ModelExchange {
     return ResultCode.Ok;
   }
 
-  /** A perpetual order holds nothing: spot margin flags refused, then margin admission (perp/hold.ts). */
+  /** Reduce-only is for perpetuals (book/place.ts). */
+  private spotReduceOnly(cmd: Command, market: MarketSpec): boolean {
+    return (cmd.flags & CommandFlag.ReduceOnly) !== 0 && !this.perp.isPerp(market);
+  }
+
+  /** A perpetual order holds nothing: spot margin flags refused, then margin admission (perp/hold.ts); reduce-only passes. */
   private perpHoldCode(cmd: Command, market: MarketSpec, lots: number): ResultCode {
     if ((cmd.flags & MARGIN_FLAGS) !== 0) return ResultCode.InvalidCommand;
+    if ((cmd.flags & CommandFlag.ReduceOnly) !== 0) return ResultCode.Ok;
     return this.perp.admission(cmd.accountId, market, cmd.side, lots);
   }
 
@@ -492,13 +498,13 @@ export class ModelExchange {
     const shapeOk =
       [Side.Bid, Side.Ask].includes(cmd.side) && [TimeInForce.GTC, TimeInForce.IOC].includes(cmd.timeInForce) &&
       [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
-      (cmd.flags & ~(CommandFlag.HasClientId | MARGIN_FLAGS)) === 0 && cmd.priceTicks === 0 &&
+      (cmd.flags & ~(CommandFlag.HasClientId | CommandFlag.ReduceOnly | MARGIN_FLAGS)) === 0 && cmd.priceTicks === 0 &&
       Number.isSafeInteger(cmd.qtyLots) && Number.isSafeInteger(cmd.quoteQtyUnits) &&
       ((cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0)) &&
       [cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
         cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
         cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
-    if (!shapeOk) return ResultCode.InvalidCommand;
+    if (!shapeOk || this.spotReduceOnly(cmd, market)) return ResultCode.InvalidCommand;
     const stateCode = this.stateRefusal(market, true, false);
     if (stateCode !== ResultCode.Ok) return stateCode;
     if (!byQuote && cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
@@ -557,7 +563,8 @@ export class ModelExchange {
       quoteLimitUnits: isMarket ? this.marketCap.quoteLimit : 0, remainingLots: isMarket ? this.marketCap.lots : cmd.qtyLots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs,
       clientId: hasClientId ? cmd.clientId : 0,
       flags: (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
-        | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0),
+        | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0)
+        | ((cmd.flags & CommandFlag.ReduceOnly) !== 0 ? OrderFlag.ReduceOnly : 0),
       timeInForce: cmd.timeInForce, stp: cmd.selfTradePrevention, frontId: cmd.frontId, requestId: cmd.requestId,
       state: 'active', restNumber: 0,
     };
@@ -629,7 +636,9 @@ export class ModelExchange {
     const best = this.sideOrders(o.market, opposite)[0];
     const last = this.marketState.get(o.market.marketId)!.lastPriceTicks;
     this.sweepReference = o.orderType !== OrderType.Market || o.market.maxMultiplierBps === undefined ? 0 : last || (best?.priceTicks ?? 0);
-    if (o.orderType === OrderType.Limit && this.outsideBand(o.market, o.priceTicks)) {
+    if ((o.flags & OrderFlag.ReduceOnly) !== 0 && !this.admitReduceOnly(o)) {
+      reason = ExpiryReason.ReduceOnlyNotReduced;
+    } else if (o.orderType === OrderType.Limit && this.outsideBand(o.market, o.priceTicks)) {
       reason = ExpiryReason.PriceBand;
     } else if ((o.flags & OrderFlag.PostOnly) !== 0 && best && this.crosses(o, best.priceTicks)) {
       reason = ExpiryReason.PostOnlyTaker;
@@ -852,6 +861,54 @@ export class ModelExchange {
     }
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
+    if (perp) {
+      this.trimReduceOnly(buyer.accountId, market);
+      if (seller.accountId !== buyer.accountId) this.trimReduceOnly(seller.accountId, market);
+    }
+  }
+
+  /** Whether a reduce-only order shrinks the position `lots`. */
+  private reduces(side: Side, lots: number): boolean {
+    return side === Side.Bid ? lots < 0 : lots > 0;
+  }
+
+  /** A reduce-only order taking effect (perp/reduce-only.ts): false if it cannot reduce; clipped to the position. */
+  private admitReduceOnly(o: ModelOrder): boolean {
+    const lots = this.perp.size(o.accountId, o.market.marketId);
+    if (!this.reduces(o.side, lots)) return false;
+    if (o.remainingLots > Math.abs(lots)) o.qtyLots = o.remainingLots = Math.abs(lots);
+    return true;
+  }
+
+  /** After a perpetual fill: the account's resting reduce-only orders within its position, newest first. */
+  private trimReduceOnly(accountId: number, market: MarketSpec): void {
+    const lots = this.perp.size(accountId, market.marketId);
+    const mine = this.orders.filter((o) => o.accountId === accountId && o.market === market && o.state === 'resting' && (o.flags & OrderFlag.ReduceOnly) !== 0);
+    const kept: ModelOrder[] = [];
+    for (const o of mine) {
+      if (this.reduces(o.side, lots)) kept.push(o);
+      else this.expireResting(o);
+    }
+    let excess = kept.reduce((sum, o) => sum + o.remainingLots, 0) - Math.abs(lots);
+    for (const o of kept.reverse()) {
+      if (excess <= 0) return;
+      const cut = Math.min(excess, o.remainingLots);
+      excess -= cut;
+      if (cut === o.remainingLots) {
+        this.expireResting(o);
+        continue;
+      }
+      o.qtyLots -= cut;
+      o.remainingLots -= cut;
+      this.orderRec(o, OrderEvent.Modified, this.status(o), ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+      this.depthRec(o.market, o.side, o.priceTicks);
+    }
+  }
+
+  private expireResting(o: ModelOrder): void {
+    this.remove(o);
+    this.orderRec(o, OrderEvent.Expired, OrderStatus.Expired, ExpiryReason.ReduceOnlyNotReduced, FRONT_ID_NONE, 0, 0);
+    this.depthRec(o.market, o.side, o.priceTicks);
   }
 
   /** A spot fill's moves (spot/settle.ts): base to the buyer, quote to the seller, fees in what each receives; returns the fees. */

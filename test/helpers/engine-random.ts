@@ -535,6 +535,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       else if (roll2 < 0.08) command.flags! |= 1; // post-only: invalid for a market order
       else if (roll2 < 0.1) command.timeInForce = TimeInForce.FOK;
       else if (roll2 < 0.12) command = { ...command, qtyLots: 2, quoteQtyUnits: 300 };
+      else if (roll2 < 0.3 && market !== M0) command.flags! |= CommandFlag.ReduceOnly; // the spot market 1 refuses it
     } else if (roll < 0.55 && kinds.includes(CommandKind.BorrowLend) && random() < 0.12) {
       command = spotMarginOrder(random, seen, account, market, centre);
     } else if (roll < 0.55) {
@@ -545,6 +546,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
         clientId: random() < 0.3 ? randomInt(random, 1, 5) : undefined,
       });
       if (command.timeInForce === TimeInForce.GTC && random() < 0.3) command.flags! |= 1; // post-only
+      // Reduce-only: on the perpetual a quarter of the time (expired, clipped, or resting and trimmed by later fills).
+      if (market === M2 && random() < 0.25) command.flags! |= CommandFlag.ReduceOnly;
     } else if (roll < 0.7) {
       const orderId = known.length > 0 && random() < 0.9 ? pick(known) : randomInt(random, 1, 2 ** 40);
       command = cmd.cancel(account, orderId, market);
