@@ -229,10 +229,11 @@ describe('engine: determinism', () => {
   });
 });
 
-describe('engine: randomized streams reach reduce-only perpetual orders', () => {
-  it('over the fixed seeds, reduce-only orders are clipped or expire when they cannot reduce, and resting ones are decreased (orderModified) and expired as positions shrink', () => {
+describe('engine: randomized streams reach reduce-only perpetual orders and the open interest limit', () => {
+  it('over the fixed seeds, reduce-only orders are clipped or expire when they cannot reduce, resting ones are decreased (orderModified) and expired as positions shrink, and the open interest limit stops takers', () => {
     let modified = 0;
     let expired = 0;
+    let positionLimit = 0;
     for (const seed of [1, 2, 3, 4]) {
       const h = new EngineHarness(randomConfig(seed));
       runRandomStream(h, seed, STEPS);
@@ -240,9 +241,11 @@ describe('engine: randomized streams reach reduce-only perpetual orders', () => 
         if (r.type !== RecordType.Order) continue;
         if (r.event === OrderEvent.Modified) modified++;
         if (r.event === OrderEvent.Expired && r.expiryReason === ExpiryReason.ReduceOnlyNotReduced) expired++;
+        if (r.event === OrderEvent.Expired && r.expiryReason === ExpiryReason.PositionLimit) positionLimit++;
       }
     }
     expect(modified).toBeGreaterThan(0);
     expect(expired).toBeGreaterThan(0);
+    expect(positionLimit).toBeGreaterThan(0);
   });
 });

@@ -117,6 +117,26 @@ export class ModelPerp {
     return this.pos(accountId, marketId).lots;
   }
 
+    /** Σ long lots of the perpetual (its open interest). */
+  openInterestLots(marketId: number): number {
+    let lots = 0;
+    for (const [key, p] of this.positions) if (Number(key.split(':')[1]) === marketId && p.lots > 0) lots += p.lots;
+    return lots;
+  }
+
+  /**
+   * Whether a fill of `lots` would raise the perpetual's open interest past its limit
+   * (perp/open-interest.ts), the sizes moved by `moved` (a fill-or-kill walk's earlier fills).
+   */
+  beyondLimit(market: MarketSpec, buyer: number, seller: number, lots: number, moved: Map<number, number>): boolean {
+    const size = (accountId: number) => this.size(accountId, market.marketId) + (moved.get(accountId) ?? 0);
+    const change = Math.max(size(buyer) + lots, 0) - Math.max(size(buyer), 0) + Math.max(size(seller) - lots, 0) - Math.max(size(seller), 0);
+    if (change <= 0) return false;
+    let open = this.openInterestLots(market.marketId);
+    for (const [accountId, delta] of moved) open += Math.max(this.size(accountId, market.marketId) + delta, 0) - Math.max(this.size(accountId, market.marketId), 0);
+    return (open + change) * market.baseUnitsPerLot > market.perp!.openInterestLimitUnits;
+  }
+
     lineUnits(assetId: number): number {
     return this.line.get(assetId) ?? 0;
   }

@@ -646,19 +646,38 @@ export class ModelExchange {
       reason = ExpiryReason.FillOrKill;
     } else {
       reason = this.match(o);
+      for (const accountId of this.touched) this.trimReduceOnly(accountId, o.market);
+      this.touched = [];
     }
     this.finish(o, reason);
   }
 
+  /** The buyer's and seller's accounts of a fill between a taker and a maker. */
+  private parties(o: ModelOrder, m: ModelOrder): [number, number] {
+    return o.side === Side.Bid ? [o.accountId, m.accountId] : [m.accountId, o.accountId];
+  }
+
+  /** The fill-or-kill check (book/matching.ts canFillCompletely), with the perpetual's reduce-only makers and open interest limit on the sizes its earlier fills leave. */
   private fillable(o: ModelOrder): boolean {
     let need = o.remainingLots;
+    const moved = new Map<number, number>();
     for (const m of this.sideOrders(o.market, o.side === Side.Bid ? Side.Ask : Side.Bid)) {
       if (!this.crosses(o, m.priceTicks)) return false;
       if (m.accountId === o.accountId) {
         if (o.stp === SelfTradePrevention.RejectMaker) continue;
         return false;
       }
-      need -= m.remainingLots;
+      let lots = Math.min(need, m.remainingLots);
+      if ((m.flags & OrderFlag.ReduceOnly) !== 0) {
+        const size = this.perp.size(m.accountId, o.market.marketId) + (moved.get(m.accountId) ?? 0);
+        lots = this.reduces(m.side, size) ? Math.min(lots, Math.abs(size)) : 0;
+        if (lots === 0) continue;
+      }
+      const [buyer, seller] = this.parties(o, m);
+      if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, buyer, seller, lots, moved)) return false;
+      moved.set(buyer, (moved.get(buyer) ?? 0) + lots);
+      moved.set(seller, (moved.get(seller) ?? 0) - lots);
+      need -= lots;
       if (need <= 0) return true;
     }
     return false;
@@ -671,12 +690,17 @@ export class ModelExchange {
       if (!m || !this.crosses(o, m.priceTicks)) break;
       if (this.beyondSweepBand(o, m.priceTicks)) return ExpiryReason.PriceBand;
       if (m.accountId !== o.accountId) {
-        let qty = Math.min(o.remainingLots, m.remainingLots);
+        if (this.makerLots(m) === 0) {
+          this.expireResting(m);
+          continue;
+        }
+        let qty = Math.min(o.remainingLots, this.makerLots(m));
         if (o.orderType === OrderType.Market) {
           const lotCost = m.priceTicks * o.market.quoteUnitsPerTickLot;
           qty = Math.min(qty, Number(BigInt(o.quoteLimitUnits - o.executedQuoteUnits) / BigInt(lotCost)));
           if (qty === 0) return o.quoteQtyUnits > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
         }
+        if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, ...this.parties(o, m), qty, new Map())) return ExpiryReason.PositionLimit;
         this.fill(o, m, qty);
         continue;
       }
@@ -703,14 +727,14 @@ export class ModelExchange {
     if (taker.orderType !== OrderType.Market || taker.quoteQtyUnits === 0) return OrderStatus.PartiallyFilled;
     for (const m of this.sideOrders(taker.market, taker.side === Side.Bid ? Side.Ask : Side.Bid)) {
       if (this.beyondSweepBand(taker, m.priceTicks)) return OrderStatus.PartiallyFilled;
-      if (m.remainingLots === 0) continue;
+      if (m.remainingLots === 0 || (m.accountId !== taker.accountId && this.makerLots(m) === 0)) continue;
       if (m.accountId === taker.accountId) {
         if (taker.stp === SelfTradePrevention.RejectMaker) continue;
         return OrderStatus.PartiallyFilled;
       }
       const lotCost = m.priceTicks * taker.market.quoteUnitsPerTickLot;
       const affordable = Number(BigInt(taker.quoteLimitUnits - taker.executedQuoteUnits) / BigInt(lotCost));
-      return Math.min(taker.remainingLots, m.remainingLots, affordable) === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
+      return Math.min(taker.remainingLots, this.makerLots(m), affordable) === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
     }
     return OrderStatus.PartiallyFilled;
   }
@@ -861,10 +885,17 @@ export class ModelExchange {
     }
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
-    if (perp) {
-      this.trimReduceOnly(buyer.accountId, market);
-      if (seller.accountId !== buyer.accountId) this.trimReduceOnly(seller.accountId, market);
-    }
+    if (perp) for (const accountId of [buyer.accountId, seller.accountId]) if (!this.touched.includes(accountId)) this.touched.push(accountId);
+  }
+
+  /** Accounts whose perpetual position the current activation's fills changed, first touched first. */
+  private touched: number[] = [];
+
+  /** What a resting order may fill now: a reduce-only one only what reduces its position (perp/reduce-only.ts). */
+  private makerLots(m: ModelOrder): number {
+    if ((m.flags & OrderFlag.ReduceOnly) === 0) return m.remainingLots;
+    const size = this.perp.size(m.accountId, m.market.marketId);
+    return this.reduces(m.side, size) ? Math.min(m.remainingLots, Math.abs(size)) : 0;
   }
 
   /** Whether a reduce-only order shrinks the position `lots`. */

@@ -76,6 +76,7 @@ export function randomConfig(seed: number): EngineConfig {
   // A perpetual on market 0's base (its underlying, never held through it), banded like the
   // margin harness's, with futures fees drawn per seed: low ones that round to 0 on these small
   // notionals, and high ones that often exceed what an account has available (fee debts).
+  // Odd seeds limit its open interest to a level the streams reach (perp/open-interest.ts).
   const perpFees = [[2, 5], [150, 300], [2000, 2500]][randomInt(random, 0, 2)];
   config.markets.push({
     marketId: M2, kind: MarketKind.Perp, symbol: 'SOL_USDC_PERP', baseAssetId: BASE, quoteAssetId: QUOTE,
@@ -83,11 +84,14 @@ export function randomConfig(seed: number): EngineConfig {
     maxMultiplierBps: 12_500, minMultiplierBps: 7_500,
     perp: {
       imf: { base: ONE / 10n, factor: 0n }, mmf: { base: ONE / 20n, factor: 0n }, fundingIntervalMs: 3_600_000,
-      fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100, openInterestLimitUnits: 1_000_000, makerFeeBps: perpFees[0], takerFeeBps: perpFees[1],
+      fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100, openInterestLimitUnits: seed % 2 === 1 ? OPEN_INTEREST_LIMIT_UNITS : 1_000_000, makerFeeBps: perpFees[0], takerFeeBps: perpFees[1],
     },
   });
   return config;
 }
+
+/** The perpetual's open interest limit on odd seeds: 15 lots. */
+const OPEN_INTEREST_LIMIT_UNITS = 150;
 
 /** The perpetual market of the random streams (SOL_USDC_PERP on market 0's base). */
 export const M2 = 2;

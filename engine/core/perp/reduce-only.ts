@@ -5,7 +5,10 @@
 // position's own side, it expires ReduceOnlyNotReduced without trading; larger than the position
 // it is clipped to the position's size (its quantity and what remains of it).
 //
-// After every fill of a perpetual, for each party's account: its resting reduce-only orders in
+// While an order matches, a resting reduce-only maker fills at most what reduces its account's
+// position as it stands at that fill (makerLots); one that cannot reduce it any more expires
+// ReduceOnlyNotReduced where the taker meets it. When the taker has matched (before it rests or
+// ends), for each account whose position its fills changed: its resting reduce-only orders in
 // that market are brought within the position. One on the side that no longer reduces it (the
 // position is flat or flipped) expires ReduceOnlyNotReduced; then, while their total remaining
 // lots exceed the position's size, they are decreased newest first (an orderModified event and
@@ -14,7 +17,7 @@
 //
 // Admission (hold.ts): a reduce-only order always passes the margin check.
 //
-// Cost: O(the account's open orders) per party and fill.
+// Cost: O(1) per maker met; O(the account's open orders) per account an activation's fills touched.
 
 import { ExpiryReason, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, Side } from '../../bus/types.js';
 import { NO_SLOT, OrderState, openStatus } from '../book/orders.js';
@@ -49,7 +52,7 @@ export function admitReduceOnly(s: EngineState, slot: number): ExpiryReason {
 }
 
 /** Expires a resting reduce-only order: out of its level, orderExpired, depth; the slot is freed. */
-function expireResting(s: EngineState, slot: number): void {
+export function expireResting(s: EngineState, slot: number): void {
   const pool = s.pool;
   const marketIndex = pool.marketIndex[slot];
   const book = s.books[marketIndex];
@@ -101,8 +104,30 @@ export function trimReduceOnly(s: EngineState, accountId: number, marketIndex: n
   }
 }
 
-/** Both parties of a perpetual fill (kinds.ts afterFill). */
-export function trimReduceOnlyOfParties(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number): void {
-  trimReduceOnly(s, buyerAccount, marketIndex);
-  if (sellerAccount !== buyerAccount) trimReduceOnly(s, sellerAccount, marketIndex);
+/** Lots of a reduce-only order that still reduce its account's position: 0 when none do. */
+function reducibleLots(s: EngineState, slot: number): number {
+  const pool = s.pool;
+  const p = s.positions;
+  const lots = p.lots[p.cell(pool.accountId[slot], pool.marketIndex[slot])];
+  return reduces(pool.side[slot], lots) ? Math.min(pool.remainingLots[slot], Math.abs(lots)) : 0;
+}
+
+/** What a resting perpetual order may fill now (kinds.ts makerLots). */
+export function perpMakerLots(s: EngineState, slot: number): number {
+  return isReduceOnly(s, slot) ? reducibleLots(s, slot) : s.pool.remainingLots[slot];
+}
+
+/** Accounts whose position an activation's fills changed, in the order first touched (reused). */
+const TOUCHED: number[] = [];
+
+/** Both parties of a perpetual fill (kinds.ts afterFill): their reduce-only orders are trimmed after the match. */
+export function touchParties(_s: EngineState, _marketIndex: number, buyerAccount: number, sellerAccount: number): void {
+  if (!TOUCHED.includes(buyerAccount)) TOUCHED.push(buyerAccount);
+  if (!TOUCHED.includes(sellerAccount)) TOUCHED.push(sellerAccount);
+}
+
+/** After a taker matched (kinds.ts afterMatch): every touched account's reduce-only orders within its position. */
+export function trimTouched(s: EngineState, marketIndex: number): void {
+  for (const accountId of TOUCHED) trimReduceOnly(s, accountId, marketIndex);
+  TOUCHED.length = 0;
 }

@@ -3,7 +3,7 @@
 // (orderModified) or expired at 0 as the position shrinks; a spot market refuses the flag.
 
 import { describe, expect, it } from 'vitest';
-import { CommandFlag, ExpiryReason, OrderEvent, OrderStatus, RecordType, ResultCode } from '../../../engine/bus/types.js';
+import { CommandFlag, ExpiryReason, OrderEvent, OrderStatus, RecordType, ResultCode, TimeInForce } from '../../../engine/bus/types.js';
 import { BASE, M0, cmd, EngineHarness, QUOTE, ordersOf, resultOf, type Rec } from '../../helpers/engine-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 
@@ -84,6 +84,27 @@ describe('reduce-only perpetual orders', () => {
     h.apply(cmd.place(b, 'bid', 500, 5, { market: PERP, postOnly: true }));
     const flip = h.apply(cmd.place(a, 'ask', 500, 5, { market: PERP })); // long 2 → short 3
     expect(events(flip, OrderEvent.Expired).map((r) => [r.orderId, r.expiryReason])).toEqual([[ro.orderId, ExpiryReason.ReduceOnlyNotReduced]]);
+  });
+
+  it('a reduce-only maker fills only what still reduces its position, and a fill-or-kill walk counts it so', () => {
+    const { h, a, b } = setup();
+    const c = h.createAccount(7);
+    h.apply(cmd.deposit(c, QUOTE, FUNDS));
+    openLong(h, a, b, 10);
+    h.apply(cmd.place(a, 'ask', 510, 5, { market: PERP, postOnly: true }));
+    const ro1 = ordersOf(h.apply(cmd.place(a, 'ask', 520, 5, { market: PERP, flags: RO }))).at(-1)!;
+    const ro2 = ordersOf(h.apply(cmd.place(a, 'ask', 530, 5, { market: PERP, flags: RO }))).at(-1)!;
+    // 15 lots rest, but after the plain 5 only 5 more reduce a's long: the fill-or-kill bid of 15 cannot fill
+    const fok = h.apply(cmd.place(c, 'bid', 530, 15, { market: PERP, tif: TimeInForce.FOK }));
+    expect(events(fok, OrderEvent.Expired).map((r) => r.expiryReason)).toEqual([ExpiryReason.FillOrKill]);
+    // a bid of 15 takes 10: the plain 5 and ro1's 5; ro2 expires where the bid meets it, a flat
+    const bid = h.apply(cmd.place(c, 'bid', 530, 15, { market: PERP, tif: TimeInForce.IOC }));
+    expect(events(bid, OrderEvent.Fill).filter((r) => r.accountId === c).reduce((sum, r) => sum + r.lastFillQtyLots, 0)).toBe(10);
+    expect(events(bid, OrderEvent.Expired).map((r) => [r.orderId, r.expiryReason])).toEqual([
+      [ro2.orderId, ExpiryReason.ReduceOnlyNotReduced], [expect.any(Number), ExpiryReason.ImmediateOrCancel],
+    ]);
+    expect(events(bid, OrderEvent.Fill).map((r) => r.orderId)).toContain(ro1.orderId);
+    h.restartFromSnapshot();
   });
 
   it('a spot market refuses reduce-only', () => {
