@@ -335,6 +335,7 @@ function answerShape(k) {
   if (first === 'LiquidationPrice') return 'liquidationPrice';
   if (first === 'Position') return 'positions';
   if (first === 'Insurance') return 'insurance';
+  if (first === 'OpenInterest') return 'openInterest';
   if (last === 'Result') return 'result';
   return null;
 }
@@ -353,6 +354,7 @@ const SHAPES = {
   liquidationPrice: { value: 'LiquidationPriceView', answer: 'liquidationPriceAnswer(reply)', extra: '' },
   positions: { value: 'PositionView[]', answer: 'positionsAnswer(reply)', extra: '' },
   insurance: { value: 'InsuranceLines', answer: 'insuranceAnswer(reply)', extra: '' },
+  openInterest: { value: 'OpenInterestLines', answer: 'openInterestAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {

@@ -48,6 +48,7 @@ import {
   emitMarketState,
   emitOrder,
   emitPosition,
+  emitOpenInterest,
   emitResult,
   emitSystemState,
   emitTrade,
@@ -70,6 +71,7 @@ import {
   newMarketStateRec,
   newOrderRec,
   newPositionRec,
+  newOpenInterestRec,
   newResultRec,
   newSystemStateRec,
   newTradeRec,
@@ -633,6 +635,23 @@ export class Output {
     rec.assetId = this.catalog.assetIdOf[assetIndex];
     rec.liquidatingAtMark = atMark;
     emitLiquidationPrice(this.sink, rec);
+  }
+
+  private readonly openInterestRec = newOpenInterestRec();
+
+  /** A perpetual's open interest in base units, answering QueryOpenInterest (perp/open-interest.ts). */
+  openInterest(marketId: number, openInterestUnits: number, frontId: number, requestId: number): void {
+    const rec = this.openInterestRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.OpenInterest;
+    rec.flags = 0;
+    rec.openInterestUnits = openInterestUnits;
+    rec.marketId = marketId;
+    emitOpenInterest(this.sink, rec);
   }
 
   private readonly insuranceRec = newInsuranceRec();

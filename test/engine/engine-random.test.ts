@@ -234,7 +234,7 @@ describe('engine: randomized streams reach reduce-only perpetual orders and the 
     let modified = 0;
     let expired = 0;
     let positionLimit = 0;
-    for (const seed of [1, 2, 3, 4]) {
+    for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       const h = new EngineHarness(randomConfig(seed));
       runRandomStream(h, seed, STEPS);
       for (const r of h.log) {

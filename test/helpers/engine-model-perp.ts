@@ -364,6 +364,22 @@ export class ModelPerp {
     this.host.result(cmd, ResultCode.Ok, count);
   }
 
+  /** QueryOpenInterest (perp/open-interest.ts): one record per perpetual (all, or the one asked), in configuration order. */
+  queryOpenInterest(cmd: Command): void {
+    const all = cmd.marketId === 0xffff;
+    const market = this.config.markets.find((m) => m.marketId === cmd.marketId);
+    if (!all && (!market || !this.isPerp(market))) return this.host.result(cmd, ResultCode.UnknownMarket, 0);
+    let count = 0;
+    for (const m of this.perpMarkets()) {
+      if (!all && m !== market) continue;
+      this.host.push({
+        ...this.host.header(RecordType.OpenInterest, cmd.frontId, cmd.requestId, 0), openInterestUnits: this.openInterestLots(m.marketId) * m.baseUnitsPerLot, marketId: m.marketId,
+      } as unknown as Rec);
+      count++;
+    }
+    this.host.result(cmd, ResultCode.Ok, count);
+  }
+
   /** Σ sizes per perpetual (each must be 0) and the line per asset, for the differential test. */
   sums(): Map<number, number> {
     const sums = new Map<number, number>();

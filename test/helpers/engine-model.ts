@@ -1213,6 +1213,8 @@ export class ModelExchange {
         return this.lending.queryMaxWithdrawal(cmd);
       case CommandKind.QueryPositions:
         return this.perp.query(cmd);
+      case CommandKind.QueryOpenInterest:
+        return this.perp.queryOpenInterest(cmd);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }

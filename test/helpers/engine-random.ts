@@ -427,10 +427,16 @@ function riskQuery(random: () => number, account: number, market: number): Parti
   return { kind: CommandKind.QueryMaxOrderQty, accountId, marketId: random() < 0.95 ? market : 9, side: [0, 1, 0, 1, 3][randomInt(random, 0, 4)], priceTicks };
 }
 
-/** The account's perpetual positions (every perpetual, or one), sometimes of an unknown account or a spot or unknown market. */
+/**
+ * The account's perpetual positions (every perpetual, or one), sometimes of an unknown account or a
+ * spot or unknown market; or the perpetuals' open interest (all, or one market, perpetual or not).
+ */
 function positionsQuery(random: () => number, account: number): Partial<Command> {
   const accountId = random() < 0.95 ? account : 42;
-  return { kind: CommandKind.QueryPositions, accountId, marketId: [ALL_MARKETS, ALL_MARKETS, M2, M2, M0, 9][randomInt(random, 0, 5)] };
+  const choice = randomInt(random, 0, 7);
+  if (choice === 6) return { kind: CommandKind.QueryOpenInterest, marketId: ALL_MARKETS };
+  if (choice === 7) return { kind: CommandKind.QueryOpenInterest, marketId: [M2, M0, 9][randomInt(random, 0, 2)] };
+  return { kind: CommandKind.QueryPositions, accountId, marketId: [ALL_MARKETS, ALL_MARKETS, M2, M2, M0, 9][choice] };
 }
 
 /**
@@ -550,8 +556,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
         clientId: random() < 0.3 ? randomInt(random, 1, 5) : undefined,
       });
       if (command.timeInForce === TimeInForce.GTC && random() < 0.3) command.flags! |= 1; // post-only
-      // Reduce-only: on the perpetual a quarter of the time (expired, clipped, or resting and trimmed by later fills).
-      if (market === M2 && random() < 0.25) command.flags! |= CommandFlag.ReduceOnly;
+      // Reduce-only: on the perpetual two times in five (expired, clipped, or resting and trimmed by later fills).
+      if (market === M2 && random() < 0.4) command.flags! |= CommandFlag.ReduceOnly;
     } else if (roll < 0.7) {
       const orderId = known.length > 0 && random() < 0.9 ? pick(known) : randomInt(random, 1, 2 ** 40);
       command = cmd.cancel(account, orderId, market);

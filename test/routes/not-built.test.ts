@@ -39,7 +39,7 @@ const SERVED: Array<[Method, string]> = [
 
 const NOT_BUILT: Array<[Method, string]> = [
   // perpetual futures and positions
-  ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/openInterest'], ['GET', '/api/v1/fundingRates'],
+  ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/fundingRates'],
   ['GET', '/wapi/v1/history/funding'], ['GET', '/wapi/v1/history/position'],
   ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend

@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newPositionRec, newOpenInterestRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -45,6 +45,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 68, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
   { kind: 88, name: 'QueryPositions', mutating: false, answer: [48, 2], wire: "positionQuery GET /api/v1/position" },
+  { kind: 89, name: 'QueryOpenInterest', mutating: false, answer: [49, 2], wire: "GET /api/v1/openInterest" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
   { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
@@ -89,6 +90,7 @@ export type QueryCommandKind =
   | CommandKind.QueryMaxOrderQty
   | CommandKind.QueryCollateral
   | CommandKind.QueryPositions
+  | CommandKind.QueryOpenInterest
   | CommandKind.QueryIndexPrices
   | CommandKind.QueryAccountSettings
   | CommandKind.QueryLendPools
@@ -128,6 +130,7 @@ RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 136; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
 RECORD_BYTES_BY_TYPE[48] = 184; // Position
+RECORD_BYTES_BY_TYPE[49] = 40; // OpenInterest
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -156,6 +159,7 @@ BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 136; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
 BYTES_BY_TYPE[48] = 184; // Position
+BYTES_BY_TYPE[49] = 40; // OpenInterest
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -182,6 +186,7 @@ export function newRecordScratch() {
     collateral: newCollateralRec(),
     dust: newDustRec(),
     position: newPositionRec(),
+    openInterest: newOpenInterestRec(),
     indexPrice: newIndexPriceRec(),
     accountSettings: newAccountSettingsRec(),
     borrowLend: newBorrowLendRec(),
@@ -223,6 +228,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
   88: 'QueryPositions',
+  89: 'QueryOpenInterest',
   96: 'QueryIndexPrices',
   97: 'QueryAccountSettings',
   98: 'QueryLendPools',
@@ -261,6 +267,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
   QueryPositions: 88,
+  QueryOpenInterest: 89,
   QueryIndexPrices: 96,
   QueryAccountSettings: 97,
   QueryLendPools: 98,
@@ -672,6 +679,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   32: 'Collateral',
   33: 'Dust',
   48: 'Position',
+  49: 'OpenInterest',
   64: 'IndexPrice',
   65: 'AccountSettings',
   66: 'BorrowLend',
@@ -699,6 +707,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   Collateral: 32,
   Dust: 33,
   Position: 48,
+  OpenInterest: 49,
   IndexPrice: 64,
   AccountSettings: 65,
   BorrowLend: 66,

@@ -10,7 +10,8 @@
 // A fill-or-kill order's check walks its fills with the same rule and the reduce-only makers'
 // clipping (reduce-only.ts makerLots), on the sizes its earlier fills would leave (FillWalk).
 
-import { ExpiryReason, OrderFlag, Side } from '../../bus/types.js';
+import { ExpiryReason, OrderFlag, ResultCode, Side, type QueryOpenInterestCommand } from '../../bus/types.js';
+import { MARKET_ID_ALL } from '../catalog.js';
 import type { EngineState } from '../state.js';
 
 /** The change in lots of the market's open interest if `buyer` bought `lots` from `seller`, their sizes given. */
@@ -36,6 +37,22 @@ export function perpFillRefusal(s: EngineState, marketIndex: number, buyerAccoun
 export function openInterestUnits(s: EngineState, marketIndex: number): number {
   const p = s.positions;
   return p.openInterestLots[p.ordinalOf[marketIndex]] * s.catalog.markets[marketIndex].baseUnitsPerLot;
+}
+
+/** QueryOpenInterest: one record per perpetual (every one, or market_id's), in catalog order, then the count. */
+export function queryOpenInterest(s: EngineState, cmd: QueryOpenInterestCommand): void {
+  const all = cmd.marketId === MARKET_ID_ALL;
+  const marketIndex = s.catalog.marketIndex(cmd.marketId);
+  if (!all && (marketIndex < 0 || s.catalog.isSpot(marketIndex))) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
+  const p = s.positions;
+  let count = 0;
+  for (let ordinal = 0; ordinal < p.perpCount; ordinal++) {
+    const index = p.marketOf[ordinal];
+    if (!all && index !== marketIndex) continue;
+    s.out.openInterest(s.catalog.markets[index].marketId, openInterestUnits(s, index), cmd.frontId, cmd.requestId);
+    count++;
+  }
+  s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);
 }
 
 /**

@@ -6,8 +6,8 @@
 // Grid (perp-harness): one lot is 10 units of SOL; a limit of 100 units is 10 lots.
 
 import { describe, expect, it } from 'vitest';
-import { CommandKind, ExpiryReason, OrderEvent, RecordType, TimeInForce, type PositionRec } from '../../../engine/bus/types.js';
-import { BASE, cmd, EngineHarness, QUOTE, ordersOf, type Rec } from '../../helpers/engine-harness.js';
+import { CommandKind, ExpiryReason, OrderEvent, RecordType, ResultCode, TimeInForce, type PositionRec } from '../../../engine/bus/types.js';
+import { BASE, cmd, EngineHarness, QUOTE, ordersOf, resultOf, type Rec } from '../../helpers/engine-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 
 const FUNDS = 10_000_000;
@@ -47,6 +47,16 @@ describe('perpetual open interest', () => {
     expect([filled(reducing, a), expiries(reducing), oi()]).toEqual([4, [], 50]);
     h.restartFromSnapshot();
     expect(oi()).toBe(50);
+  });
+
+  it('QueryOpenInterest answers every perpetual or the one asked, in base units, and refuses a spot market', () => {
+    const { h, accounts: [a, b] } = setup();
+    h.apply(cmd.place(b, 'ask', 500, 4, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(a, 'bid', 500, 4, { market: PERP }));
+    const records = h.apply({ kind: CommandKind.QueryOpenInterest, marketId: 0xffff });
+    expect(records.filter((r) => r.type === RecordType.OpenInterest).map((r) => [r.marketId, r.openInterestUnits])).toEqual([[PERP, 40]]);
+    expect(resultOf(records)).toMatchObject({ code: ResultCode.Ok, value: 1 });
+    expect(resultOf(h.apply({ kind: CommandKind.QueryOpenInterest, marketId: 0 })).code).toBe(ResultCode.UnknownMarket);
   });
 
   it('a fill-or-kill order whose fills would pass the limit expires FillOrKill without trading', () => {

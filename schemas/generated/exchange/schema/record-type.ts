@@ -18,6 +18,7 @@ export enum RecordType {
   Collateral = 32,
   Dust = 33,
   Position = 48,
+  OpenInterest = 49,
   IndexPrice = 64,
   AccountSettings = 65,
   BorrowLend = 66,

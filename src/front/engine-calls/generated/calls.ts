@@ -5,9 +5,9 @@
 // after the kind fills the kind's payload and collects the answer its answer attribute names. The
 // hand-written EngineCalls (../index.ts) extends this class with the submission itself.
 
-import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillDepositInsurance, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryInsurance, fillQueryLendPools, fillQueryLiquidationPrice, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryLiquidationPricePayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
+import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillDepositInsurance, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryInsurance, fillQueryLendPools, fillQueryLiquidationPrice, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenInterest, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryLiquidationPricePayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type QueryOpenInterestPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
-import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, insuranceAnswer, lendPoolsAnswer, liquidationPriceAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type InsuranceLines, type LendPoolView, type LiquidationPriceView, type OrderView, type PositionView, type Reply } from '../answers.js';
+import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, insuranceAnswer, lendPoolsAnswer, liquidationPriceAnswer, openInterestAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type InsuranceLines, type LendPoolView, type LiquidationPriceView, type OpenInterestLines, type OrderView, type PositionView, type Reply } from '../answers.js';
 
 export abstract class KindCalls {
   /** Submits a command of `kind` (refused at once where maintenance refuses it); false when not submitted. */
@@ -123,6 +123,11 @@ export abstract class KindCalls {
   /** QueryPositions (positionQuery GET /api/v1/position); answered by Position, Result. */
   queryPositions(reply: Reply<PositionView[]>, p: AccountMarketPayload): boolean {
     return this.submit(reply, CommandKind.QueryPositions, (cmd) => fillQueryPositions(cmd, p), positionsAnswer(reply));
+  }
+
+  /** QueryOpenInterest (GET /api/v1/openInterest); answered by OpenInterest, Result. */
+  queryOpenInterest(reply: Reply<OpenInterestLines>, p: QueryOpenInterestPayload): boolean {
+    return this.submit(reply, CommandKind.QueryOpenInterest, (cmd) => fillQueryOpenInterest(cmd, p), openInterestAnswer(reply));
   }
 
   /** QueryIndexPrices (GET /admin/index-prices); answered by IndexPrice, Result. */
