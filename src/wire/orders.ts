@@ -100,7 +100,7 @@ export function orderUpdateJson(
   data.T = rec.timeUs;
   // Who placed it (the wire's origin): a liquidation's system order, or the account itself.
   data.O = ORDER_ORIGIN.name(rec.systemOrderType) ?? 'USER';
-  data.r = false;
+  data.r = (rec.orderFlags & OrderFlag.ReduceOnly) !== 0;
   data.y = (rec.orderFlags & OrderFlag.PostOnly) !== 0;
   return data;
 }

@@ -3,11 +3,13 @@
 // quantity in openInterestValue) by value after two accounts
 // trade SOL_USDC_PERP, and places a reduce-only order through createOrder's params (clipped to the
 // position, then expired ReduceOnlyNotReduced once flat). The route's own answers: every perpetual
-// without a symbol, 400 for a spot symbol.
+// without a symbol, 400 for a spot symbol. The account stream shows a resting reduce-only order
+// decreased (orderModified, r true) and another expired as the position shrinks.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli, createTestAccount, get, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
 import { ccxtRest } from '../helpers/ccxt.js';
+import { StreamClient } from '../helpers/stream-client.js';
 
 const PERP = 'SOL/USDC:USDC';
 
@@ -15,13 +17,14 @@ describe('ccxt backpack open interest and reduce-only orders against our server'
   const dataDir = tempDataDir();
   let server: RunningServer;
   let shortAccount: TestAccount;
+  let longAccount: TestAccount;
   let short: ReturnType<typeof ccxtRest>;
   let long: ReturnType<typeof ccxtRest>;
 
   beforeAll(async () => {
     server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0', '--no-index-default', '--index-max-age-ms', '86400000'] });
     shortAccount = await createTestAccount(server.adminPort, ['USDC=10000']);
-    const longAccount = await createTestAccount(server.adminPort, ['USDC=10000']);
+    longAccount = await createTestAccount(server.adminPort, ['USDC=10000']);
     short = ccxtRest(server, shortAccount);
     long = ccxtRest(server, longAccount);
     await short.loadMarkets();
@@ -64,5 +67,25 @@ describe('ccxt backpack open interest and reduce-only orders against our server'
     });
     expect(refused.status).toBe(200);
     expect(refused.body).toMatchObject({ status: 'Expired', expiryReason: 'ReduceOnlyNotReduced', reduceOnly: true });
+  });
+
+  it('streams orderModified and the expiry of resting reduce-only orders as the position shrinks', async () => {
+    const client = await StreamClient.connect(server.port);
+    try {
+      client.subscribeSigned(longAccount, ['account.orderUpdate']);
+      await short.createOrder(PERP, 'limit', 'sell', 4, 100, { postOnly: true });
+      await long.createOrder(PERP, 'market', 'buy', 4); // long 4
+      await client.waitFor((m) => m.stream === 'account.orderUpdate' && m.data.e === 'orderFill', 'the long fill');
+      const older = await long.createOrder(PERP, 'limit', 'sell', 3, 110, { reduceOnly: true });
+      const newer = await long.createOrder(PERP, 'limit', 'sell', 3, 115, { reduceOnly: true });
+      await short.createOrder(PERP, 'limit', 'buy', 2, 100, { postOnly: true });
+      await long.createOrder(PERP, 'market', 'sell', 2); // long 2: 6 reduce-only lots trimmed to 2, newest first
+      const modified = await client.waitFor((m) => m.stream === 'account.orderUpdate' && m.data.e === 'orderModified', 'orderModified');
+      expect(modified.data).toMatchObject({ i: older.id, q: '2', X: 'New', r: true, s: 'SOL_USDC_PERP' });
+      const expired = client.messages.find((m) => m.stream === 'account.orderUpdate' && m.data.e === 'orderExpired' && m.data.i === newer.id);
+      expect(expired?.data).toMatchObject({ R: 'ReduceOnlyNotReduced', r: true });
+    } finally {
+      client.socket.close();
+    }
   });
 });
