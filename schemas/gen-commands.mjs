@@ -336,6 +336,7 @@ function answerShape(k) {
   if (first === 'LiquidationPrice') return 'liquidationPrice';
   if (first === 'Position') return 'positions';
   if (first === 'Insurance') return 'insurance';
+  if (first === 'OpenInterest') return 'openInterest';
   if (last === 'Result') return 'result';
   return null;
 }
@@ -355,6 +356,7 @@ const SHAPES = {
   positions: { value: 'PositionView[]', answer: 'positionsAnswer(reply)', extra: '' },
   markPrices: { value: 'MarkPriceView[]', answer: 'markPricesAnswer(reply)', extra: '' },
   insurance: { value: 'InsuranceLines', answer: 'insuranceAnswer(reply)', extra: '' },
+  openInterest: { value: 'OpenInterestLines', answer: 'openInterestAnswer(reply)', extra: '' },
 };
 
 export function genCalls(cm) {

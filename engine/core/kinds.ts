@@ -6,9 +6,11 @@
 // one (exchange-core's shape: matching settles through it, placing holds through it): spot (spot/)
 // and USDC-settled perpetuals (perp/: no hold, margin admission, positions and settlement).
 
-import { MarketKind, type PlaceOrderCommand, type ResultCode } from '../bus/types.js';
+import { ExpiryReason, MarketKind, type PlaceOrderCommand, type ResultCode } from '../bus/types.js';
+import { perpFillRefusal, perpWalkFill, perpWalkStart } from './perp/open-interest.js';
 import { perpHold, perpHoldAssetOf, perpHoldUnitsOf } from './perp/hold.js';
 import { reportPerpSettlement, settlePerp } from './perp/settle.js';
+import { perpMakerLots, touchParties, trimTouched } from './perp/reduce-only.js';
 import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
 import { reportSpotSettlement, settleSpot } from './spot/settle.js';
 import type { EngineState } from './state.js';
@@ -52,6 +54,18 @@ export interface ProductRules {
   settle(s: EngineState, fill: Fill): void;
   /** The balance records of a settled fill's parties. */
   reportSettlement(s: EngineState, fill: Fill): void;
+  /** After a fill is recorded and its maker closed or reduced: notes the parties for afterMatch. */
+  afterFill(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number): void;
+  /** After a taker matched, before it rests or ends: what its fills changed in the parties' other orders. */
+  afterMatch(s: EngineState, marketIndex: number): void;
+  /** Lots a resting order may fill now (at most its remaining lots; 0: it expires where the taker meets it, perp/reduce-only.ts). */
+  makerLots(s: EngineState, slot: number): number;
+  /** Why a fill about to happen may not (ExpiryReason None: it may); the taker then expires with that reason. */
+  fillRefusal(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number, lots: number): ExpiryReason;
+  /** A fill-or-kill check's walk: started once, then asked about each fill it would make in turn. */
+  walkStart(s: EngineState, marketIndex: number): void;
+  /** Lots the walk's taker would fill from this maker (at most `lots`; 0: the maker is passed), or -1 where the taker would stop. */
+  walkFill(s: EngineState, taker: number, maker: number, lots: number): number;
 }
 
 const SPOT: ProductRules = {
@@ -60,6 +74,12 @@ const SPOT: ProductRules = {
   holdUnitsOf,
   settle: settleSpot,
   reportSettlement: reportSpotSettlement,
+  afterFill: () => undefined,
+  afterMatch: () => undefined,
+  makerLots: (s, slot) => s.pool.remainingLots[slot],
+  fillRefusal: () => ExpiryReason.None,
+  walkStart: () => undefined,
+  walkFill: (_s, _taker, _maker, lots) => lots,
 };
 
 const PERP: ProductRules = {
@@ -68,6 +88,12 @@ const PERP: ProductRules = {
   holdUnitsOf: perpHoldUnitsOf,
   settle: settlePerp,
   reportSettlement: reportPerpSettlement,
+  afterFill: touchParties,
+  afterMatch: trimTouched,
+  makerLots: perpMakerLots,
+  fillRefusal: perpFillRefusal,
+  walkStart: perpWalkStart,
+  walkFill: perpWalkFill,
 };
 
 /** The rules of a market kind: the one switch on the kind. */

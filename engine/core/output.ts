@@ -52,6 +52,7 @@ import {
   emitMarketState,
   emitOrder,
   emitPosition,
+  emitOpenInterest,
   emitResult,
   emitSystemState,
   emitTrade,
@@ -77,6 +78,7 @@ import {
   newMarketStateRec,
   newOrderRec,
   newPositionRec,
+  newOpenInterestRec,
   newResultRec,
   newSystemStateRec,
   newTradeRec,
@@ -704,6 +706,23 @@ export class Output {
     rec.accountId = accountId;
     rec.marketId = marketId;
     emitFundingPayment(this.sink, rec);
+  }
+
+  private readonly openInterestRec = newOpenInterestRec();
+
+  /** A perpetual's open interest in base units, answering QueryOpenInterest (perp/open-interest.ts). */
+  openInterest(marketId: number, openInterestUnits: number, frontId: number, requestId: number): void {
+    const rec = this.openInterestRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.OpenInterest;
+    rec.flags = 0;
+    rec.openInterestUnits = openInterestUnits;
+    rec.marketId = marketId;
+    emitOpenInterest(this.sink, rec);
   }
 
   private readonly insuranceRec = newInsuranceRec();

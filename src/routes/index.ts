@@ -20,6 +20,7 @@ import { capitalTransferRoutes } from './capital-transfers.js';
 import { accountRoutes } from './account.js';
 import { borrowLendRoutes } from './borrow-lend.js';
 import { positionRoutes } from './position.js';
+import { openInterestRoutes } from './open-interest.js';
 import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
 import { borrowLendMarketHistoryRoutes } from './borrow-lend-market-history.js';
 import { fundingRoutes } from './funding.js';
@@ -48,6 +49,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     // Margin: borrow/lend
     ...borrowLendRoutes(front),
     ...positionRoutes(front),
+    ...openInterestRoutes(front),
     ...borrowLendHistoryRoutes(front),
     ...borrowLendMarketHistoryRoutes(front),
     // Perpetuals: mark prices and funding

@@ -106,6 +106,8 @@ export const EXPIRY_REASON = new WireEnum<ExpiryReason>([
   [ExpiryReason.OrderBookClosed, 'OrderBookClosed'],
   // Cancelled when its account entered liquidation (engine/core/liquidation/)
   [ExpiryReason.Liquidation, 'Liquidation'],
+  [ExpiryReason.ReduceOnlyNotReduced, 'ReduceOnlyNotReduced'],
+  [ExpiryReason.PositionLimit, 'PositionLimit'],
 ]);
 
 /** The account stream's event name (`e`) of each order event. */

@@ -41,7 +41,7 @@ export function orderJson(market: MarketInfo, rec: OrderRec): Record<string, unk
     ...orderSizeJson(market, rec),
     executedQuantity: qtyText(market, rec.executedQtyLots),
     executedQuoteQuantity: quoteText(market, rec.executedQuoteUnits),
-    reduceOnly: null,
+    reduceOnly: (rec.orderFlags & OrderFlag.ReduceOnly) !== 0 ? true : null,
     timeInForce: TIME_IN_FORCE.name(rec.timeInForce),
     selfTradePrevention: SELF_TRADE_PREVENTION.name(rec.selfTradePrevention),
     status: ORDER_STATUS.name(rec.status),
@@ -100,7 +100,7 @@ export function orderUpdateJson(
   data.T = rec.timeUs;
   // Who placed it (the wire's origin): a liquidation's system order, or the account itself.
   data.O = ORDER_ORIGIN.name(rec.systemOrderType) ?? 'USER';
-  data.r = false;
+  data.r = (rec.orderFlags & OrderFlag.ReduceOnly) !== 0;
   data.y = (rec.orderFlags & OrderFlag.PostOnly) !== 0;
   return data;
 }

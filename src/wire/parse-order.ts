@@ -51,7 +51,6 @@ const ORDER_FIELDS = new Set([
   'stopLossLimitPrice', 'stopLossTriggerBy', 'takeProfitTriggerPrice', 'takeProfitLimitPrice', 'takeProfitTriggerBy',
   'autoLend', 'autoLendRedeem', 'autoBorrow', 'autoBorrowRepay', 'slippageTolerance', 'slippageToleranceType',
 ]);
-const FLAGS_NOT_YET = ['reduceOnly'];
 /** The spot margin flags and their command bits (engine/core/margin/auto-funding.ts). */
 const MARGIN_FLAGS: Array<[string, number]> = [
   ['autoLend', CommandFlag.AutoLend], ['autoLendRedeem', CommandFlag.AutoLendRedeem],
@@ -136,11 +135,6 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
   const isMarket = orderType === OrderType.Market;
 
   for (const key of NOT_YET) if (present(body[key])) return Errors.notImplemented(`${key}`);
-  for (const key of FLAGS_NOT_YET) {
-    const flag = parseBool(body[key], key);
-    if (typeof flag !== 'boolean') return flag;
-    if (flag) return Errors.notImplemented(key);
-  }
   const qualifierError = checkQualifiers(body);
   if (qualifierError) return qualifierError;
   const size = isMarket ? parseMarketSize(body, market) : parseLimitSize(body, market);
@@ -162,6 +156,10 @@ export function parseOrder(body: Record<string, unknown>, markets: Map<string, M
   }
   let flags = marginFlags(body);
   if (typeof flags !== 'number') return flags;
+  // Reduce-only (futures only): the engine refuses it on a spot market (INVALID_ORDER).
+  const reduceOnly = parseBool(body.reduceOnly, 'reduceOnly');
+  if (typeof reduceOnly !== 'boolean') return reduceOnly;
+  if (reduceOnly) flags |= CommandFlag.ReduceOnly;
   const postOnly = parseBool(body.postOnly, 'postOnly');
   if (typeof postOnly !== 'boolean') return postOnly;
   if (postOnly) {

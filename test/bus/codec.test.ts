@@ -483,6 +483,7 @@ describe('commands', () => {
       [(c) => types.fillQueryCollateral(c, { accountId: 5, assetId: 0 }), { kind: CommandKind.QueryCollateral, accountId: 5, assetId: 0 }],
       [(c) => types.fillQueryPositions(c, { accountId: 5, marketId: 3 }), { kind: CommandKind.QueryPositions, accountId: 5, marketId: 3 }],
       [(c) => types.fillQueryMarkPrices(c), { kind: CommandKind.QueryMarkPrices }],
+      [(c) => types.fillQueryOpenInterest(c, { marketId: 3 }), { kind: CommandKind.QueryOpenInterest, marketId: 3 }],
       [(c) => types.fillQueryIndexPrices(c), { kind: CommandKind.QueryIndexPrices }],
       [(c) => types.fillQueryAccountSettings(c, { accountId: 5 }), { kind: CommandKind.QueryAccountSettings, accountId: 5 }],
       [(c) => types.fillBorrowLend(c, { accountId: 5, assetId: 2, side: BorrowLendSide.Lend, quantityUnits: 2 ** 41 + 7 }), { kind: CommandKind.BorrowLend, accountId: 5, assetId: 2, side: BorrowLendSide.Lend as number as Side, amountUnits: 2 ** 41 + 7 }],

@@ -12,7 +12,7 @@
 // ENGINE_SEED=<n> reruns just that seed (ENGINE_STEPS=<n> changes the length).
 import { describe, expect, it } from 'vitest';
 import { commandFromSlot } from '../../engine/bus/codec.js';
-import { AccountSettingFlag, BorrowLendEvent, CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../../engine/bus/types.js';
+import { AccountSettingFlag, BorrowLendEvent, CommandKind, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode } from '../../engine/bus/types.js';
 import type { EngineState } from '../../engine/core/state.js';
 import { TimerKind } from '../../engine/core/timers.js';
 import { CollectingSink, EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped } from '../helpers/engine-harness.js';
@@ -228,5 +228,26 @@ describe('engine: determinism', () => {
     const gaps = a.slice(1).map((id, i) => id - a[i]);
     expect(new Set(gaps).size).toBe(gaps.length);
     expect(a.every((id) => id < 2 ** 52)).toBe(true);
+  });
+});
+
+describe('engine: randomized streams reach reduce-only perpetual orders and the open interest limit', () => {
+  it('over the fixed seeds, reduce-only orders are clipped or expire when they cannot reduce, resting ones are decreased (orderModified) and expired as positions shrink, and the open interest limit stops takers', () => {
+    let modified = 0;
+    let expired = 0;
+    let positionLimit = 0;
+    for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+      const h = new EngineHarness(randomConfig(seed));
+      runRandomStream(h, seed, STEPS);
+      for (const r of h.log) {
+        if (r.type !== RecordType.Order) continue;
+        if (r.event === OrderEvent.Modified) modified++;
+        if (r.event === OrderEvent.Expired && r.expiryReason === ExpiryReason.ReduceOnlyNotReduced) expired++;
+        if (r.event === OrderEvent.Expired && r.expiryReason === ExpiryReason.PositionLimit) positionLimit++;
+      }
+    }
+    expect(modified).toBeGreaterThan(0);
+    expect(expired).toBeGreaterThan(0);
+    expect(positionLimit).toBeGreaterThan(0);
   });
 });

@@ -86,7 +86,8 @@ export class ModelMarks {
       if (ewma === 0n || book.state === OrderBookState.PostOnly) return { markE9: indexE9, indexE9, source: MarkPriceSource.Index };
       const band = BigInt(market.perp!.markPriceBandBps ?? 500);
       const lower = (indexE9 * (10_000n - band) + 9_999n) / 10_000n;
-      const upper = (indexE9 * (10_000n + band)) / 10_000n;
+      const banded = (indexE9 * (10_000n + band)) / 10_000n;
+      const upper = banded > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : banded;
       return { markE9: clamp(indexE9 + ewma, lower, upper), indexE9, source: MarkPriceSource.Ewma };
     }
     const { bid, ask, last } = book;

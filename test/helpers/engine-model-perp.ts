@@ -141,6 +141,31 @@ export class ModelPerp {
     });
   }
 
+  /** The account's signed position in lots. */
+  size(accountId: number, marketId: number): number {
+    return this.pos(accountId, marketId).lots;
+  }
+
+  /** Σ long lots of the perpetual (its open interest). */
+  openInterestLots(marketId: number): number {
+    let lots = 0;
+    for (const [key, p] of this.positions) if (Number(key.split(':')[1]) === marketId && p.lots > 0) lots += p.lots;
+    return lots;
+  }
+
+  /**
+   * Whether a fill of `lots` would raise the perpetual's open interest past its limit
+   * (perp/open-interest.ts), the sizes moved by `moved` (a fill-or-kill walk's earlier fills).
+   */
+  beyondLimit(market: MarketSpec, buyer: number, seller: number, lots: number, moved: Map<number, number>): boolean {
+    const size = (accountId: number) => this.size(accountId, market.marketId) + (moved.get(accountId) ?? 0);
+    const change = Math.max(size(buyer) + lots, 0) - Math.max(size(buyer), 0) + Math.max(size(seller) - lots, 0) - Math.max(size(seller), 0);
+    if (change <= 0) return false;
+    let open = this.openInterestLots(market.marketId);
+    for (const [accountId, delta] of moved) open += Math.max(this.size(accountId, market.marketId) + delta, 0) - Math.max(this.size(accountId, market.marketId), 0);
+    return (open + change) * market.baseUnitsPerLot > market.perp!.openInterestLimitUnits;
+  }
+
   lineUnits(assetId: number): number {
     return this.line.get(assetId) ?? 0;
   }
@@ -391,6 +416,22 @@ export class ModelPerp {
         markPriceE9: line.mark ? this.priceE9(line.mark.quoteUnits, line.mark.baseUnits, line.market) : 0,
         estLiquidationPriceE9: this.liquidationE9(line, s), imf: Number(line.exposure.imf), mmf: Number(line.exposure.mmf),
         positionId: p.positionId, cumulativeFundingUnits: p.lots === 0 ? 0 : Number(p.funding), accountId: cmd.accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
+      } as unknown as Rec);
+      count++;
+    }
+    this.host.result(cmd, ResultCode.Ok, count);
+  }
+
+  /** QueryOpenInterest (perp/open-interest.ts): one record per perpetual (all, or the one asked), in configuration order. */
+  queryOpenInterest(cmd: Command): void {
+    const all = cmd.marketId === 0xffff;
+    const market = this.config.markets.find((m) => m.marketId === cmd.marketId);
+    if (!all && (!market || !this.isPerp(market))) return this.host.result(cmd, ResultCode.UnknownMarket, 0);
+    let count = 0;
+    for (const m of this.perpMarkets()) {
+      if (!all && m !== market) continue;
+      this.host.push({
+        ...this.host.header(RecordType.OpenInterest, cmd.frontId, cmd.requestId, 0), openInterestUnits: this.openInterestLots(m.marketId) * m.baseUnitsPerLot, marketId: m.marketId,
       } as unknown as Rec);
       count++;
     }

@@ -470,12 +470,12 @@ export class ModelExchange {
       cmd.orderType === OrderType.Limit && [Side.Bid, Side.Ask].includes(cmd.side) &&
       [TimeInForce.GTC, TimeInForce.IOC, TimeInForce.FOK].includes(cmd.timeInForce) &&
       [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
-      (cmd.flags & ~(CommandFlag.PostOnly | CommandFlag.HasClientId | MARGIN_FLAGS)) === 0 && (!postOnly || cmd.timeInForce === TimeInForce.GTC) &&
+      (cmd.flags & ~(CommandFlag.PostOnly | CommandFlag.HasClientId | CommandFlag.ReduceOnly | MARGIN_FLAGS)) === 0 && (!postOnly || cmd.timeInForce === TimeInForce.GTC) &&
       Number.isSafeInteger(cmd.priceTicks) && Number.isSafeInteger(cmd.qtyLots) &&
       [cmd.quoteQtyUnits, cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
         cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
         cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
-    if (!shapeOk) return ResultCode.InvalidCommand;
+    if (!shapeOk || this.spotReduceOnly(cmd, market)) return ResultCode.InvalidCommand;
     const stateCode = this.stateRefusal(market, false, postOnly);
     if (stateCode !== ResultCode.Ok) return stateCode;
     if (cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
@@ -501,9 +501,15 @@ export class ModelExchange {
     return ResultCode.Ok;
   }
 
-  /** A perpetual order holds nothing: spot margin flags refused, then margin admission (perp/hold.ts). */
+  /** Reduce-only is for perpetuals (book/place.ts). */
+  private spotReduceOnly(cmd: Command, market: MarketSpec): boolean {
+    return (cmd.flags & CommandFlag.ReduceOnly) !== 0 && !this.perp.isPerp(market);
+  }
+
+  /** A perpetual order holds nothing: spot margin flags refused, then margin admission (perp/hold.ts); reduce-only passes. */
   private perpHoldCode(cmd: Command, market: MarketSpec, lots: number): ResultCode {
     if ((cmd.flags & MARGIN_FLAGS) !== 0) return ResultCode.InvalidCommand;
+    if ((cmd.flags & CommandFlag.ReduceOnly) !== 0) return ResultCode.Ok;
     return this.perp.admission(cmd.accountId, market, cmd.side, lots);
   }
 
@@ -515,13 +521,13 @@ export class ModelExchange {
     const shapeOk =
       [Side.Bid, Side.Ask].includes(cmd.side) && [TimeInForce.GTC, TimeInForce.IOC].includes(cmd.timeInForce) &&
       [SelfTradePrevention.RejectTaker, SelfTradePrevention.RejectMaker, SelfTradePrevention.RejectBoth].includes(cmd.selfTradePrevention) &&
-      (cmd.flags & ~(CommandFlag.HasClientId | MARGIN_FLAGS)) === 0 && cmd.priceTicks === 0 &&
+      (cmd.flags & ~(CommandFlag.HasClientId | CommandFlag.ReduceOnly | MARGIN_FLAGS)) === 0 && cmd.priceTicks === 0 &&
       Number.isSafeInteger(cmd.qtyLots) && Number.isSafeInteger(cmd.quoteQtyUnits) &&
       ((cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0)) &&
       [cmd.triggerPriceTicks, cmd.triggerQtyLots, cmd.takeProfitTriggerTicks, cmd.takeProfitLimitTicks,
         cmd.stopLossTriggerTicks, cmd.stopLossLimitTicks, cmd.slippageTolerance, cmd.triggerBy, cmd.takeProfitTriggerBy,
         cmd.stopLossTriggerBy, cmd.slippageToleranceType].every((v) => v === 0);
-    if (!shapeOk) return ResultCode.InvalidCommand;
+    if (!shapeOk || this.spotReduceOnly(cmd, market)) return ResultCode.InvalidCommand;
     const stateCode = this.stateRefusal(market, true, false);
     if (stateCode !== ResultCode.Ok) return stateCode;
     if (!byQuote && cmd.qtyLots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
@@ -580,7 +586,8 @@ export class ModelExchange {
       quoteLimitUnits: isMarket ? this.marketCap.quoteLimit : 0, remainingLots: isMarket ? this.marketCap.lots : cmd.qtyLots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs,
       clientId: hasClientId ? cmd.clientId : 0,
       flags: (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
-        | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0),
+        | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0)
+        | ((cmd.flags & CommandFlag.ReduceOnly) !== 0 ? OrderFlag.ReduceOnly : 0),
       timeInForce: cmd.timeInForce, stp: cmd.selfTradePrevention, frontId: cmd.frontId, requestId: cmd.requestId,
       state: 'active', restNumber: 0,
     };
@@ -652,7 +659,9 @@ export class ModelExchange {
     const best = this.sideOrders(o.market, opposite)[0];
     const last = this.marketState.get(o.market.marketId)!.lastPriceTicks;
     this.sweepReference = o.orderType !== OrderType.Market || o.market.maxMultiplierBps === undefined ? 0 : last || (best?.priceTicks ?? 0);
-    if (o.orderType === OrderType.Limit && this.outsideBand(o.market, o.priceTicks)) {
+    if ((o.flags & OrderFlag.ReduceOnly) !== 0 && !this.admitReduceOnly(o)) {
+      reason = ExpiryReason.ReduceOnlyNotReduced;
+    } else if (o.orderType === OrderType.Limit && this.outsideBand(o.market, o.priceTicks)) {
       reason = ExpiryReason.PriceBand;
     } else if ((o.flags & OrderFlag.PostOnly) !== 0 && best && this.crosses(o, best.priceTicks)) {
       reason = ExpiryReason.PostOnlyTaker;
@@ -660,19 +669,38 @@ export class ModelExchange {
       reason = ExpiryReason.FillOrKill;
     } else {
       reason = this.match(o);
+      for (const accountId of this.touched) this.trimReduceOnly(accountId, o.market);
+      this.touched = [];
     }
     this.finish(o, reason);
   }
 
+  /** The buyer's and seller's accounts of a fill between a taker and a maker. */
+  private parties(o: ModelOrder, m: ModelOrder): [number, number] {
+    return o.side === Side.Bid ? [o.accountId, m.accountId] : [m.accountId, o.accountId];
+  }
+
+  /** The fill-or-kill check (book/matching.ts canFillCompletely), with the perpetual's reduce-only makers and open interest limit on the sizes its earlier fills leave. */
   private fillable(o: ModelOrder): boolean {
     let need = o.remainingLots;
+    const moved = new Map<number, number>();
     for (const m of this.sideOrders(o.market, o.side === Side.Bid ? Side.Ask : Side.Bid)) {
       if (!this.crosses(o, m.priceTicks)) return false;
       if (m.accountId === o.accountId) {
         if (o.stp === SelfTradePrevention.RejectMaker) continue;
         return false;
       }
-      need -= m.remainingLots;
+      let lots = Math.min(need, m.remainingLots);
+      if ((m.flags & OrderFlag.ReduceOnly) !== 0) {
+        const size = this.perp.size(m.accountId, o.market.marketId) + (moved.get(m.accountId) ?? 0);
+        lots = this.reduces(m.side, size) ? Math.min(lots, Math.abs(size)) : 0;
+        if (lots === 0) continue;
+      }
+      const [buyer, seller] = this.parties(o, m);
+      if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, buyer, seller, lots, moved)) return false;
+      moved.set(buyer, (moved.get(buyer) ?? 0) + lots);
+      moved.set(seller, (moved.get(seller) ?? 0) - lots);
+      need -= lots;
       if (need <= 0) return true;
     }
     return false;
@@ -685,12 +713,17 @@ export class ModelExchange {
       if (!m || !this.crosses(o, m.priceTicks)) break;
       if (this.beyondSweepBand(o, m.priceTicks)) return ExpiryReason.PriceBand;
       if (m.accountId !== o.accountId) {
-        let qty = Math.min(o.remainingLots, m.remainingLots);
+        if (this.makerLots(m) === 0) {
+          this.expireResting(m);
+          continue;
+        }
+        let qty = Math.min(o.remainingLots, this.makerLots(m));
         if (o.orderType === OrderType.Market) {
           const lotCost = m.priceTicks * o.market.quoteUnitsPerTickLot;
           qty = Math.min(qty, Number(BigInt(o.quoteLimitUnits - o.executedQuoteUnits) / BigInt(lotCost)));
           if (qty === 0) return o.quoteQtyUnits > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
         }
+        if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, ...this.parties(o, m), qty, new Map())) return ExpiryReason.PositionLimit;
         this.fill(o, m, qty);
         continue;
       }
@@ -717,14 +750,14 @@ export class ModelExchange {
     if (taker.orderType !== OrderType.Market || taker.quoteQtyUnits === 0) return OrderStatus.PartiallyFilled;
     for (const m of this.sideOrders(taker.market, taker.side === Side.Bid ? Side.Ask : Side.Bid)) {
       if (this.beyondSweepBand(taker, m.priceTicks)) return OrderStatus.PartiallyFilled;
-      if (m.remainingLots === 0) continue;
+      if (m.remainingLots === 0 || (m.accountId !== taker.accountId && this.makerLots(m) === 0)) continue;
       if (m.accountId === taker.accountId) {
         if (taker.stp === SelfTradePrevention.RejectMaker) continue;
         return OrderStatus.PartiallyFilled;
       }
       const lotCost = m.priceTicks * taker.market.quoteUnitsPerTickLot;
       const affordable = Number(BigInt(taker.quoteLimitUnits - taker.executedQuoteUnits) / BigInt(lotCost));
-      return Math.min(taker.remainingLots, m.remainingLots, affordable) === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
+      return Math.min(taker.remainingLots, this.makerLots(m), affordable) === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
     }
     return OrderStatus.PartiallyFilled;
   }
@@ -875,6 +908,61 @@ export class ModelExchange {
     }
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
+    if (perp) for (const accountId of [buyer.accountId, seller.accountId]) if (!this.touched.includes(accountId)) this.touched.push(accountId);
+  }
+
+  /** Accounts whose perpetual position the current activation's fills changed, first touched first. */
+  private touched: number[] = [];
+
+  /** What a resting order may fill now: a reduce-only one only what reduces its position (perp/reduce-only.ts). */
+  private makerLots(m: ModelOrder): number {
+    if ((m.flags & OrderFlag.ReduceOnly) === 0) return m.remainingLots;
+    const size = this.perp.size(m.accountId, m.market.marketId);
+    return this.reduces(m.side, size) ? Math.min(m.remainingLots, Math.abs(size)) : 0;
+  }
+
+  /** Whether a reduce-only order shrinks the position `lots`. */
+  private reduces(side: Side, lots: number): boolean {
+    return side === Side.Bid ? lots < 0 : lots > 0;
+  }
+
+  /** A reduce-only order taking effect (perp/reduce-only.ts): false if it cannot reduce; clipped to the position. */
+  private admitReduceOnly(o: ModelOrder): boolean {
+    const lots = this.perp.size(o.accountId, o.market.marketId);
+    if (!this.reduces(o.side, lots)) return false;
+    if (o.remainingLots > Math.abs(lots)) o.qtyLots = o.remainingLots = Math.abs(lots);
+    return true;
+  }
+
+  /** After a perpetual fill: the account's resting reduce-only orders within its position, newest first. */
+  private trimReduceOnly(accountId: number, market: MarketSpec): void {
+    const lots = this.perp.size(accountId, market.marketId);
+    const mine = this.orders.filter((o) => o.accountId === accountId && o.market === market && o.state === 'resting' && (o.flags & OrderFlag.ReduceOnly) !== 0);
+    const kept: ModelOrder[] = [];
+    for (const o of mine) {
+      if (this.reduces(o.side, lots)) kept.push(o);
+      else this.expireResting(o);
+    }
+    let excess = kept.reduce((sum, o) => sum + o.remainingLots, 0) - Math.abs(lots);
+    for (const o of kept.reverse()) {
+      if (excess <= 0) return;
+      const cut = Math.min(excess, o.remainingLots);
+      excess -= cut;
+      if (cut === o.remainingLots) {
+        this.expireResting(o);
+        continue;
+      }
+      o.qtyLots -= cut;
+      o.remainingLots -= cut;
+      this.orderRec(o, OrderEvent.Modified, this.status(o), ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+      this.depthRec(o.market, o.side, o.priceTicks);
+    }
+  }
+
+  private expireResting(o: ModelOrder): void {
+    this.remove(o);
+    this.orderRec(o, OrderEvent.Expired, OrderStatus.Expired, ExpiryReason.ReduceOnlyNotReduced, FRONT_ID_NONE, 0, 0);
+    this.depthRec(o.market, o.side, o.priceTicks);
   }
 
   /** A spot fill's moves (spot/settle.ts): base to the buyer, quote to the seller, fees in what each receives; returns the fees. */
@@ -1150,6 +1238,8 @@ export class ModelExchange {
         return this.lending.queryMaxWithdrawal(cmd);
       case CommandKind.QueryPositions:
         return this.perp.query(cmd);
+      case CommandKind.QueryOpenInterest:
+        return this.perp.queryOpenInterest(cmd);
       default:
         return this.result(cmd, ResultCode.InvalidCommand, 0);
     }

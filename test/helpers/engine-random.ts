@@ -78,6 +78,7 @@ export function randomConfig(seed: number): EngineConfig {
   // A perpetual on market 0's base (its underlying, never held through it), banded like the
   // margin harness's, with futures fees drawn per seed: low ones that round to 0 on these small
   // notionals, and high ones that often exceed what an account has available (fee debts).
+  // Odd seeds limit its open interest to a level the streams reach (perp/open-interest.ts).
   const perpFees = [[2, 5], [150, 300], [2000, 2500]][randomInt(random, 0, 2)];
   config.markets.push({
     marketId: M2, kind: MarketKind.Perp, symbol: 'SOL_USDC_PERP', baseAssetId: BASE, quoteAssetId: QUOTE,
@@ -85,11 +86,14 @@ export function randomConfig(seed: number): EngineConfig {
     maxMultiplierBps: 12_500, minMultiplierBps: 7_500,
     perp: {
       imf: { base: ONE / 10n, factor: 0n }, mmf: { base: ONE / 20n, factor: 0n }, fundingIntervalMs: 3_600_000,
-      fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100, openInterestLimitUnits: 1_000_000, makerFeeBps: perpFees[0], takerFeeBps: perpFees[1],
+      fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100, openInterestLimitUnits: seed % 2 === 1 ? OPEN_INTEREST_LIMIT_UNITS : 1_000_000, makerFeeBps: perpFees[0], takerFeeBps: perpFees[1],
     },
   });
   return config;
 }
+
+/** The perpetual's open interest limit on odd seeds: 15 lots. */
+const OPEN_INTEREST_LIMIT_UNITS = 150;
 
 /** The perpetual market of the random streams (SOL_USDC_PERP on market 0's base). */
 export const M2 = 2;
@@ -425,10 +429,16 @@ function riskQuery(random: () => number, account: number, market: number): Parti
   return { kind: CommandKind.QueryMaxOrderQty, accountId, marketId: random() < 0.95 ? market : 9, side: [0, 1, 0, 1, 3][randomInt(random, 0, 4)], priceTicks };
 }
 
-/** The account's perpetual positions (every perpetual, or one), sometimes of an unknown account or a spot or unknown market. */
+/**
+ * The account's perpetual positions (every perpetual, or one), sometimes of an unknown account or a
+ * spot or unknown market; or the perpetuals' open interest (all, or one market, perpetual or not).
+ */
 function positionsQuery(random: () => number, account: number): Partial<Command> {
   const accountId = random() < 0.95 ? account : 42;
-  return { kind: CommandKind.QueryPositions, accountId, marketId: [ALL_MARKETS, ALL_MARKETS, M2, M2, M0, 9][randomInt(random, 0, 5)] };
+  const choice = randomInt(random, 0, 7);
+  if (choice === 6) return { kind: CommandKind.QueryOpenInterest, marketId: ALL_MARKETS };
+  if (choice === 7) return { kind: CommandKind.QueryOpenInterest, marketId: [M2, M0, 9][randomInt(random, 0, 2)] };
+  return { kind: CommandKind.QueryPositions, accountId, marketId: [ALL_MARKETS, ALL_MARKETS, M2, M2, M0, 9][choice] };
 }
 
 /**
@@ -537,6 +547,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       else if (roll2 < 0.08) command.flags! |= 1; // post-only: invalid for a market order
       else if (roll2 < 0.1) command.timeInForce = TimeInForce.FOK;
       else if (roll2 < 0.12) command = { ...command, qtyLots: 2, quoteQtyUnits: 300 };
+      else if (roll2 < 0.3 && market !== M0) command.flags! |= CommandFlag.ReduceOnly; // the spot market 1 refuses it
     } else if (roll < 0.55 && kinds.includes(CommandKind.BorrowLend) && random() < 0.12) {
       command = spotMarginOrder(random, seen, account, market, centre);
     } else if (roll < 0.55) {
@@ -547,6 +558,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
         clientId: random() < 0.3 ? randomInt(random, 1, 5) : undefined,
       });
       if (command.timeInForce === TimeInForce.GTC && random() < 0.3) command.flags! |= 1; // post-only
+      // Reduce-only: on the perpetual two times in five (expired, clipped, or resting and trimmed by later fills).
+      if (market === M2 && random() < 0.4) command.flags! |= CommandFlag.ReduceOnly;
     } else if (roll < 0.7) {
       const orderId = known.length > 0 && random() < 0.9 ? pick(known) : randomInt(random, 1, 2 ** 40);
       command = cmd.cancel(account, orderId, market);

@@ -41,7 +41,7 @@ const SERVED: Array<[Method, string]> = [
 
 const NOT_BUILT: Array<[Method, string]> = [
   // perpetual futures and positions
-  ['GET', '/api/v1/openInterest'], ['GET', '/wapi/v1/history/position'],
+  ['GET', '/wapi/v1/history/position'],
   ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend
   ['GET', '/api/v1/borrowLend/apy'],

@@ -1,7 +1,7 @@
 // Spot margin over real HTTP with the default configuration: orders with autoLendRedeem and
 // autoBorrow (POST /api/v1/order), and the engine's limits GET /api/v1/account/limits/borrow,
 // /limits/withdrawal (autoBorrow, autoLendRedeem) and /limits/order (autoBorrow, autoBorrowRepay,
-// autoLendRedeem; reduceOnly is NOT_IMPLEMENTED until perpetuals). The rules are tested by value
+// autoLendRedeem; reduceOnly is NOT_IMPLEMENTED there, and a spot order with it is INVALID_ORDER). The rules are tested by value
 // in the engine (engine-spot-margin.test.ts). ccxt's backpack passes the flags through its
 // createOrder params unchanged.
 
@@ -61,8 +61,8 @@ describe('spot margin routes', () => {
     expect((await bid(borrower, '100', '5', { autoBorrow: true, autoBorrowRepay: true })).status).toBe(200);
     expect(await usdcPosition(borrower)).toBe('-400');
     expect((await bid(borrower, '100', '1', { autoBorrow: 'yes' as unknown as boolean })).status).toBe(400);
-    const reduceOnly = await bid(borrower, '100', '1', { reduceOnly: true });
-    expect([reduceOnly.status, reduceOnly.body.code]).toEqual([501, 'NOT_IMPLEMENTED']);
+    const reduceOnly = await bid(borrower, '100', '1', { reduceOnly: true }); // futures only
+    expect([reduceOnly.status, reduceOnly.body.code]).toEqual([400, 'INVALID_ORDER']);
   });
 
   it('takes the flags from ccxt\'s createOrder params', async () => {

@@ -29,6 +29,7 @@ import type {
   FundingRateRec,
   FundingPaymentRec,
   PositionRec,
+  OpenInterestRec,
   IndexPriceRec,
   AccountSettingsRec,
   BorrowLendRec,
@@ -57,6 +58,7 @@ import type {
   AccountPayload,
   QueryMaxOrderQtyPayload,
   QueryCollateralPayload,
+  QueryOpenInterestPayload,
   QueryMaxBorrowQtyPayload,
   QueryMaxWithdrawalQtyPayload,
   QueryLiquidationPricePayload,
@@ -104,6 +106,8 @@ export const FUNDING_RATE_BYTES = 56;
 export const FUNDING_PAYMENT_BYTES = 64;
 /** PositionRecord.sizeOf() */
 export const POSITION_BYTES = 192;
+/** OpenInterestRecord.sizeOf() */
+export const OPEN_INTEREST_BYTES = 40;
 /** IndexPriceRecord.sizeOf() */
 export const INDEX_PRICE_BYTES = 48;
 /** AccountSettingsRecord.sizeOf() */
@@ -753,6 +757,24 @@ export function readQueryCollateralPayload(dv: DataView, off: number, p: QueryCo
   p.assetId = dv.getUint16(off + 144, true);
 }
 
+/** Writes QueryOpenInterestPayload at its slot places and zeros the rest of the slot but the header. */
+export function writeQueryOpenInterestPayload(dv: DataView, off: number, p: QueryOpenInterestPayload): void {
+  dv.setUint16(off + 142, p.marketId, true);
+  // every other byte but the header's (0..127, 132..139, 144..145, 147..159)
+  for (let at = 0; at < 128; at += 4) dv.setUint32(off + at, 0, true);
+  dv.setUint32(off + 132, 0, true);
+  dv.setUint32(off + 136, 0, true);
+  dv.setUint16(off + 144, 0, true);
+  dv.setUint8(off + 147, 0);
+  dv.setUint32(off + 148, 0, true);
+  dv.setUint32(off + 152, 0, true);
+  dv.setUint32(off + 156, 0, true);
+}
+
+export function readQueryOpenInterestPayload(dv: DataView, off: number, p: QueryOpenInterestPayload): void {
+  p.marketId = dv.getUint16(off + 142, true);
+}
+
 /** Writes QueryMaxBorrowQtyPayload at its slot places and zeros the rest of the slot but the header. */
 export function writeQueryMaxBorrowQtyPayload(dv: DataView, off: number, p: QueryMaxBorrowQtyPayload): void {
   dv.setUint32(off + 132, p.accountId, true);
@@ -860,6 +882,7 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 72 /* CommandKind.QueryMaxOrderQty */: writeQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty); break;
     case 80 /* CommandKind.QueryCollateral */: writeQueryCollateralPayload(dv, off, c.queryCollateral); break;
     case 88 /* CommandKind.QueryPositions */: writeAccountMarketPayload(dv, off, c.queryPositions); break;
+    case 89 /* CommandKind.QueryOpenInterest */: writeQueryOpenInterestPayload(dv, off, c.queryOpenInterest); break;
     case 97 /* CommandKind.QueryAccountSettings */: writeAccountPayload(dv, off, c.queryAccountSettings); break;
     case 99 /* CommandKind.QueryBorrowLendPositions */: writeAccountPayload(dv, off, c.queryBorrowLendPositions); break;
     case 100 /* CommandKind.QueryMaxBorrowQty */: writeQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty); break;
@@ -901,6 +924,7 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 72 /* CommandKind.QueryMaxOrderQty */: return readQueryMaxOrderQtyPayload(dv, off, c.queryMaxOrderQty);
     case 80 /* CommandKind.QueryCollateral */: return readQueryCollateralPayload(dv, off, c.queryCollateral);
     case 88 /* CommandKind.QueryPositions */: return readAccountMarketPayload(dv, off, c.queryPositions);
+    case 89 /* CommandKind.QueryOpenInterest */: return readQueryOpenInterestPayload(dv, off, c.queryOpenInterest);
     case 97 /* CommandKind.QueryAccountSettings */: return readAccountPayload(dv, off, c.queryAccountSettings);
     case 99 /* CommandKind.QueryBorrowLendPositions */: return readAccountPayload(dv, off, c.queryBorrowLendPositions);
     case 100 /* CommandKind.QueryMaxBorrowQty */: return readQueryMaxBorrowQtyPayload(dv, off, c.queryMaxBorrowQty);
@@ -1889,6 +1913,46 @@ export function readPosition(dv: DataView, off: number, r: PositionRec): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// OpenInterestRecord
+
+export function newOpenInterestRec(): OpenInterestRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 49 /* RecordType.OpenInterest */,
+    flags: 0,
+    openInterestUnits: 0,
+    marketId: 0,
+  };
+}
+
+const OPEN_INTEREST_I64_FIELDS = [
+  'openInterestUnits',
+] as const;
+
+export function writeOpenInterest(dv: DataView, off: number, r: OpenInterestRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 49 /* RecordType.OpenInterest */, r.flags);
+  if (
+    !(
+      Number.isSafeInteger(r.openInterestUnits)
+    )
+  ) badField(r, OPEN_INTEREST_I64_FIELDS);
+  put64(dv, off + 24, r.openInterestUnits);
+  dv.setUint16(off + 32, r.marketId, true);
+  // padding (34..39)
+  dv.setUint16(off + 34, 0, true);
+  dv.setUint32(off + 36, 0, true);
+}
+
+export function readOpenInterest(dv: DataView, off: number, r: OpenInterestRec): void {
+  readHeader(dv, off, r);
+  r.openInterestUnits = getI64(dv, off + 24);
+  r.marketId = dv.getUint16(off + 32, true);
+}
+
+// ---------------------------------------------------------------------------------------------
 // IndexPriceRecord
 
 export function newIndexPriceRec(): IndexPriceRec {
@@ -2636,6 +2700,13 @@ export function emitPosition(sink: RecordSink, r: PositionRec): void {
 }
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitOpenInterest(sink: RecordSink, r: OpenInterestRec): void {
+  const at = sink.claim();
+  writeOpenInterest(sink.view, at, r);
+  sink.written(at);
+}
+
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
 export function emitIndexPrice(sink: RecordSink, r: IndexPriceRec): void {
   const at = sink.claim();
   writeIndexPrice(sink.view, at, r);
@@ -2742,6 +2813,8 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newFundingPaymentRec(), readFundingPayment, dv, off);
     case 48 /* RecordType.Position */:
       return decodeInto(newPositionRec(), readPosition, dv, off);
+    case 49 /* RecordType.OpenInterest */:
+      return decodeInto(newOpenInterestRec(), readOpenInterest, dv, off);
     case 64 /* RecordType.IndexPrice */:
       return decodeInto(newIndexPriceRec(), readIndexPrice, dv, off);
     case 65 /* RecordType.AccountSettings */:

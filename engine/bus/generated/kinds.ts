@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newOpenInterestRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -45,6 +45,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 72, name: 'QueryMaxOrderQty', mutating: false, answer: [2], wire: "maxOrderQuantity GET /api/v1/account/limits/order" },
   { kind: 80, name: 'QueryCollateral', mutating: false, answer: [32, 68, 2], wire: "collateralQuery GET /api/v1/capital/collateral" },
   { kind: 88, name: 'QueryPositions', mutating: false, answer: [48, 2], wire: "positionQuery GET /api/v1/position" },
+  { kind: 89, name: 'QueryOpenInterest', mutating: false, answer: [49, 2], wire: "GET /api/v1/openInterest" },
   { kind: 92, name: 'QueryMarkPrices', mutating: false, answer: [56, 2], wire: "GET /api/v1/markPrices" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
@@ -90,6 +91,7 @@ export type QueryCommandKind =
   | CommandKind.QueryMaxOrderQty
   | CommandKind.QueryCollateral
   | CommandKind.QueryPositions
+  | CommandKind.QueryOpenInterest
   | CommandKind.QueryMarkPrices
   | CommandKind.QueryIndexPrices
   | CommandKind.QueryAccountSettings
@@ -133,6 +135,7 @@ RECORD_BYTES_BY_TYPE[56] = 64; // MarkPrice
 RECORD_BYTES_BY_TYPE[57] = 56; // FundingRate
 RECORD_BYTES_BY_TYPE[58] = 64; // FundingPayment
 RECORD_BYTES_BY_TYPE[48] = 192; // Position
+RECORD_BYTES_BY_TYPE[49] = 40; // OpenInterest
 RECORD_BYTES_BY_TYPE[64] = 48; // IndexPrice
 RECORD_BYTES_BY_TYPE[65] = 40; // AccountSettings
 RECORD_BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -164,6 +167,7 @@ BYTES_BY_TYPE[56] = 64; // MarkPrice
 BYTES_BY_TYPE[57] = 56; // FundingRate
 BYTES_BY_TYPE[58] = 64; // FundingPayment
 BYTES_BY_TYPE[48] = 192; // Position
+BYTES_BY_TYPE[49] = 40; // OpenInterest
 BYTES_BY_TYPE[64] = 48; // IndexPrice
 BYTES_BY_TYPE[65] = 40; // AccountSettings
 BYTES_BY_TYPE[66] = 112; // BorrowLend
@@ -193,6 +197,7 @@ export function newRecordScratch() {
     fundingRate: newFundingRateRec(),
     fundingPayment: newFundingPaymentRec(),
     position: newPositionRec(),
+    openInterest: newOpenInterestRec(),
     indexPrice: newIndexPriceRec(),
     accountSettings: newAccountSettingsRec(),
     borrowLend: newBorrowLendRec(),
@@ -234,6 +239,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   72: 'QueryMaxOrderQty',
   80: 'QueryCollateral',
   88: 'QueryPositions',
+  89: 'QueryOpenInterest',
   92: 'QueryMarkPrices',
   96: 'QueryIndexPrices',
   97: 'QueryAccountSettings',
@@ -273,6 +279,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryMaxOrderQty: 72,
   QueryCollateral: 80,
   QueryPositions: 88,
+  QueryOpenInterest: 89,
   QueryMarkPrices: 92,
   QueryIndexPrices: 96,
   QueryAccountSettings: 97,
@@ -459,6 +466,8 @@ export const EXPIRY_REASON_NAMES: Readonly<Record<number, string>> = Object.free
   7: 'InsufficientFunds',
   8: 'OrderBookClosed',
   9: 'Liquidation',
+  30: 'ReduceOnlyNotReduced',
+  31: 'PositionLimit',
 });
 /** ExpiryReason: name → value. */
 export const EXPIRY_REASON_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -472,6 +481,8 @@ export const EXPIRY_REASON_VALUES: Readonly<Record<string, number>> = Object.fre
   InsufficientFunds: 7,
   OrderBookClosed: 8,
   Liquidation: 9,
+  ReduceOnlyNotReduced: 30,
+  PositionLimit: 31,
 });
 
 /** SystemOrderType: value → name. */
@@ -705,6 +716,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   57: 'FundingRate',
   58: 'FundingPayment',
   48: 'Position',
+  49: 'OpenInterest',
   64: 'IndexPrice',
   65: 'AccountSettings',
   66: 'BorrowLend',
@@ -735,6 +747,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   FundingRate: 57,
   FundingPayment: 58,
   Position: 48,
+  OpenInterest: 49,
   IndexPrice: 64,
   AccountSettings: 65,
   BorrowLend: 66,

@@ -321,6 +321,15 @@ export interface PositionRec extends RecordHeaderFields {
 }
 
 /**
+ * A perpetual's open interest (QueryOpenInterest): Σ long positions in base units of its
+ * underlying, at the query's engine time (the header's).
+ */
+export interface OpenInterestRec extends RecordHeaderFields {
+  openInterestUnits: number;
+  marketId: number;
+}
+
+/**
  * An asset's index price (USDC per whole unit ×10^9, 0 before any), the engine time of its last
  * update and its source; an event when SetIndexPrice sets it, and a row of QueryIndexPrices, whose
  * stale flag says it is older than the configured maximum age at the query's engine time.
@@ -516,6 +525,7 @@ export type OutputRec =
   | (FundingRateRec & { type: RecordType.FundingRate })
   | (FundingPaymentRec & { type: RecordType.FundingPayment })
   | (PositionRec & { type: RecordType.Position })
+  | (OpenInterestRec & { type: RecordType.OpenInterest })
   | (IndexPriceRec & { type: RecordType.IndexPrice })
   | (AccountSettingsRec & { type: RecordType.AccountSettings })
   | (BorrowLendRec & { type: RecordType.BorrowLend })
@@ -729,6 +739,10 @@ export interface QueryCollateralPayload {
   assetId: number;
 }
 
+export interface QueryOpenInterestPayload {
+  marketId: number;
+}
+
 /** Spot margin limits (engine/core/margin/auto-funding.ts): the asset borrowed. */
 export interface QueryMaxBorrowQtyPayload {
   accountId: number;
@@ -822,6 +836,9 @@ export interface QueryCollateralCommand extends CommandHeader, QueryCollateralPa
 /** A QueryPositions command as its rule reads it: the header and the AccountMarketPayload. */
 export interface QueryPositionsCommand extends CommandHeader, AccountMarketPayload {}
 
+/** A QueryOpenInterest command as its rule reads it: the header and the QueryOpenInterestPayload. */
+export interface QueryOpenInterestCommand extends CommandHeader, QueryOpenInterestPayload {}
+
 /** A QueryAccountSettings command as its rule reads it: the header and the AccountPayload. */
 export interface QueryAccountSettingsCommand extends CommandHeader, AccountPayload {}
 
@@ -866,6 +883,7 @@ export interface Command extends CommandHeader {
   queryMaxOrderQty: QueryMaxOrderQtyCommand;
   queryCollateral: QueryCollateralCommand;
   queryPositions: QueryPositionsCommand;
+  queryOpenInterest: QueryOpenInterestCommand;
   queryAccountSettings: QueryAccountSettingsCommand;
   queryBorrowLendPositions: QueryBorrowLendPositionsCommand;
   queryMaxBorrowQty: QueryMaxBorrowQtyCommand;
@@ -899,6 +917,7 @@ export function newCommand(): Command {
     queryMaxOrderQty: { requestId: 0, frontId: 0, kind: 72 /* CommandKind.QueryMaxOrderQty */, priceTicks: 0, accountId: 0, marketId: 0, side: 0, flags: 0 },
     queryCollateral: { requestId: 0, frontId: 0, kind: 80 /* CommandKind.QueryCollateral */, accountId: 0, assetId: 0 },
     queryPositions: { requestId: 0, frontId: 0, kind: 88 /* CommandKind.QueryPositions */, accountId: 0, marketId: 0 },
+    queryOpenInterest: { requestId: 0, frontId: 0, kind: 89 /* CommandKind.QueryOpenInterest */, marketId: 0 },
     queryAccountSettings: { requestId: 0, frontId: 0, kind: 97 /* CommandKind.QueryAccountSettings */, accountId: 0 },
     queryBorrowLendPositions: { requestId: 0, frontId: 0, kind: 99 /* CommandKind.QueryBorrowLendPositions */, accountId: 0 },
     queryMaxBorrowQty: { requestId: 0, frontId: 0, kind: 100 /* CommandKind.QueryMaxBorrowQty */, accountId: 0, assetId: 0 },
@@ -1031,6 +1050,10 @@ function resetQueryCollateralPayload(p: QueryCollateralPayload): void {
   p.assetId = 0;
 }
 
+function resetQueryOpenInterestPayload(p: QueryOpenInterestPayload): void {
+  p.marketId = 0;
+}
+
 function resetQueryMaxBorrowQtyPayload(p: QueryMaxBorrowQtyPayload): void {
   p.accountId = 0;
   p.assetId = 0;
@@ -1077,6 +1100,7 @@ export function resetCommand(cmd: Command): void {
   resetQueryMaxOrderQtyPayload(cmd.queryMaxOrderQty);
   resetQueryCollateralPayload(cmd.queryCollateral);
   resetAccountMarketPayload(cmd.queryPositions);
+  resetQueryOpenInterestPayload(cmd.queryOpenInterest);
   resetAccountPayload(cmd.queryAccountSettings);
   resetAccountPayload(cmd.queryBorrowLendPositions);
   resetQueryMaxBorrowQtyPayload(cmd.queryMaxBorrowQty);
@@ -1320,6 +1344,13 @@ export function fillQueryPositions(cmd: Command, p: AccountMarketPayload): void 
   c.marketId = p.marketId;
 }
 
+/** Makes `cmd` a QueryOpenInterest command carrying `p` (the sender sets requestId and frontId). */
+export function fillQueryOpenInterest(cmd: Command, p: QueryOpenInterestPayload): void {
+  cmd.kind = 89 /* CommandKind.QueryOpenInterest */;
+  const c = cmd.queryOpenInterest;
+  c.marketId = p.marketId;
+}
+
 /** Makes `cmd` a QueryMarkPrices command (the sender sets requestId and frontId). */
 export function fillQueryMarkPrices(cmd: Command): void {
   cmd.kind = 92 /* CommandKind.QueryMarkPrices */;
@@ -1414,6 +1445,7 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; p.priceTicks = slot.priceTicks; p.accountId = slot.accountId; p.marketId = slot.marketId; p.side = slot.side; p.flags = slot.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
     case 88 /* CommandKind.QueryPositions */: { const p = c.queryPositions; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
+    case 89 /* CommandKind.QueryOpenInterest */: { const p = c.queryOpenInterest; p.marketId = slot.marketId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; p.accountId = slot.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; p.accountId = slot.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
@@ -1452,6 +1484,7 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 72 /* CommandKind.QueryMaxOrderQty */: { const p = c.queryMaxOrderQty; slot.priceTicks = p.priceTicks; slot.accountId = p.accountId; slot.marketId = p.marketId; slot.side = p.side; slot.flags = p.flags; break; }
     case 80 /* CommandKind.QueryCollateral */: { const p = c.queryCollateral; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
     case 88 /* CommandKind.QueryPositions */: { const p = c.queryPositions; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }
+    case 89 /* CommandKind.QueryOpenInterest */: { const p = c.queryOpenInterest; slot.marketId = p.marketId; break; }
     case 97 /* CommandKind.QueryAccountSettings */: { const p = c.queryAccountSettings; slot.accountId = p.accountId; break; }
     case 99 /* CommandKind.QueryBorrowLendPositions */: { const p = c.queryBorrowLendPositions; slot.accountId = p.accountId; break; }
     case 100 /* CommandKind.QueryMaxBorrowQty */: { const p = c.queryMaxBorrowQty; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }

@@ -47,6 +47,7 @@ import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import { beyondSweepBand, followTrade } from './reference.js';
+import { admitReduceOnly, expireResting, isReduceOnly } from '../perp/reduce-only.js';
 import { rulesOf, rulesOfOrder, type Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import {
@@ -87,11 +88,14 @@ export function activateOrder(s: EngineState, taker: number): void {
   const pool = s.pool;
   assert(pool.state[taker] === OrderState.Active && pool.executedLots[taker] === 0, 'activating an order that is not fresh');
   s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
-  let reason: ExpiryReason = ExpiryReason.None;
   const marketIndex = pool.marketIndex[taker];
+  // A reduce-only perpetual order meets the position as it stands now (perp/reduce-only.ts).
+  let reason: ExpiryReason = isReduceOnly(s, taker) ? admitReduceOnly(s, taker) : ExpiryReason.None;
   s.sweepReferenceTicks = pool.isMarket(taker) ? sweepReference(s, taker) : 0;
   // A delayed limit order meets the band of the last price when it takes effect (place.ts header).
-  if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
+  if (reason !== ExpiryReason.None) {
+    // expires below, without trading
+  } else if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
     reason = ExpiryReason.PriceBand;
   } else if ((pool.flags[taker] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
     reason = ExpiryReason.PostOnlyTaker;
@@ -99,6 +103,7 @@ export function activateOrder(s: EngineState, taker: number): void {
     reason = ExpiryReason.FillOrKill;
   } else {
     reason = matchTaker(s, taker);
+    rulesOf(s.catalog.kindOf[marketIndex]).afterMatch(s, marketIndex);
   }
   finishTaker(s, taker, reason);
 }
@@ -138,7 +143,7 @@ function wouldTake(s: EngineState, taker: number): boolean {
 /**
  * Whether the whole quantity could fill, walking the book exactly as matchTaker would: own
  * orders are skipped under RejectMaker (they would be cancelled) and end the walk otherwise (the
- * taker would expire there).
+ * taker would expire there); a fill the market's rules would refuse ends it too.
  */
 function canFillCompletely(s: EngineState, taker: number): boolean {
   const pool = s.pool;
@@ -146,6 +151,8 @@ function canFillCompletely(s: EngineState, taker: number): boolean {
   const side = pool.side[taker] as Side;
   const skipOwn = pool.selfTradePrevention[taker] === SelfTradePrevention.RejectMaker;
   let needLots = pool.remainingLots[taker];
+  const rules = rulesOfOrder(s, taker);
+  rules.walkStart(s, pool.marketIndex[taker]);
   for (let rank = 0; rank < opposite.count; rank++) {
     const level = opposite.atRank(rank);
     if (!crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) return false;
@@ -154,7 +161,9 @@ function canFillCompletely(s: EngineState, taker: number): boolean {
         if (skipOwn) continue;
         return false;
       }
-      needLots -= pool.remainingLots[maker];
+      const lots = rules.walkFill(s, taker, maker, Math.min(needLots, pool.remainingLots[maker]));
+      if (lots < 0) return false;
+      needLots -= lots;
       if (needLots <= 0) return true;
     }
   }
@@ -170,6 +179,7 @@ function matchTaker(s: EngineState, taker: number): ExpiryReason {
   const opposite = oppositeSide(s, taker);
   const side = pool.side[taker] as Side;
   const isMarket = pool.isMarket(taker);
+  const rules = rulesOfOrder(s, taker);
   for (let steps = 0; pool.remainingLots[taker] > 0; steps++) {
     assert(steps <= pool.capacity, 'matching loop ran past the number of orders');
     const level = opposite.best();
@@ -178,8 +188,14 @@ function matchTaker(s: EngineState, taker: number): ExpiryReason {
     if (isMarket && beyondBand(s, taker, opposite.levelPrice[level])) return ExpiryReason.PriceBand;
     const maker = opposite.levelHead[level];
     if (pool.accountId[maker] !== pool.accountId[taker]) {
+      if (rules.makerLots(s, maker) === 0) {
+        expireResting(s, maker);
+        continue;
+      }
       const qtyLots = fillLots(s, taker, maker);
       if (qtyLots === 0) return pool.quoteQtyUnits[taker] > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
+      const refusal = fillRefusalOf(s, taker, maker, qtyLots);
+      if (refusal !== ExpiryReason.None) return refusal;
       fill(s, taker, maker, qtyLots);
       continue;
     }
@@ -192,13 +208,22 @@ function matchTaker(s: EngineState, taker: number): ExpiryReason {
   return ExpiryReason.None;
 }
 
+/** Whether the market's rules refuse this fill (a perpetual's open interest limit, perp/open-interest.ts). */
+function fillRefusalOf(s: EngineState, taker: number, maker: number, qtyLots: number): ExpiryReason {
+  const pool = s.pool;
+  const takerBuys = pool.side[taker] === Side.Bid;
+  const buyer = pool.accountId[takerBuys ? taker : maker];
+  const seller = pool.accountId[takerBuys ? maker : taker];
+  return rulesOfOrder(s, taker).fillRefusal(s, pool.marketIndex[taker], buyer, seller, qtyLots);
+}
+
 /**
  * Lots the taker can take from the maker: both remainders bound it, and for a market order also
  * its unspent quote limit at the maker's price, in whole lots rounded down.
  */
 function fillLots(s: EngineState, taker: number, maker: number): QtyLots {
   const pool = s.pool;
-  const lots = Math.min(pool.remainingLots[taker], pool.remainingLots[maker]);
+  const lots = Math.min(pool.remainingLots[taker], rulesOfOrder(s, maker).makerLots(s, maker));
   if (!pool.isMarket(taker)) return lots as QtyLots;
   const market = s.catalog.markets[pool.marketIndex[taker]];
   const lotQuoteUnits = notionalUnits(pool.price(maker), 1 as QtyLots, market.quoteUnitsPerTickLot);
@@ -236,6 +261,8 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   f.qtyLots = qtyLots;
   f.quoteUnits = notionalUnits(priceTicks, qtyLots, market.quoteUnitsPerTickLot);
   rules.settle(s, f);
+  const buyerAccount = pool.accountId[f.buyer];
+  const sellerAccount = pool.accountId[f.seller];
 
   book.reduce(maker, qtyLots);
   pool.remainingLots[taker] -= qtyLots;
@@ -258,6 +285,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
     closeOrder(s, maker);
   }
   s.out.depth(marketIndex, makerSide, priceTicks, levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  rules.afterFill(s, marketIndex, buyerAccount, sellerAccount);
 }
 
 function addExecution(s: EngineState, slot: number, qtyLots: QtyLots, quoteAmount: AmountUnits): void {
@@ -291,7 +319,7 @@ function takerFillStatus(s: EngineState, taker: number): OrderStatus {
     // The sweep stops at its band (matchTaker): the order will end Expired, so this fill is not its last.
     if (beyondBand(s, taker, opposite.levelPrice[level])) return OrderStatus.PartiallyFilled;
     for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
-      if (pool.remainingLots[maker] === 0) continue;
+      if (pool.accountId[maker] !== pool.accountId[taker] && rulesOfOrder(s, maker).makerLots(s, maker) === 0) continue;
       if (pool.accountId[maker] === pool.accountId[taker]) {
         if (skipOwn) continue;
         return OrderStatus.PartiallyFilled;

@@ -41,7 +41,7 @@ import { activateOrder, isOutsideBand } from './matching.js';
 /** The spot margin flags (margin/auto-funding.ts). */
 const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
 /** The only command flags a spot limit order may carry in this version (a market order: no PostOnly). */
-const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId | MARGIN_FLAGS;
+const SUPPORTED_PLACE_FLAGS = CommandFlag.PostOnly | CommandFlag.HasClientId | CommandFlag.ReduceOnly | MARGIN_FLAGS;
 
 /** The hold of the place being applied (one at a time: no per-command allocation). */
 const HOLD: PlaceHold = { assetIndex: 0, units: 0 as AmountUnits, lots: 0 as QtyLots, quoteLimitUnits: 0 as AmountUnits };
@@ -76,7 +76,8 @@ export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
   pool.timeInForce[slot] = cmd.timeInForce;
   pool.selfTradePrevention[slot] = cmd.selfTradePrevention;
   pool.flags[slot] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
-    | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0);
+    | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0)
+    | ((cmd.flags & CommandFlag.ReduceOnly) !== 0 ? OrderFlag.ReduceOnly : 0);
   s.index.insert(pool.orderId[slot], slot);
   applyFunding(s, cmd.accountId, HOLD.assetIndex, FUNDING);
   s.ledger.lock(cmd.accountId, HOLD.assetIndex, HOLD.units);
@@ -93,6 +94,8 @@ function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
   if (marketIndex < 0) return ResultCode.UnknownMarket;
   const isMarket = cmd.orderType === OrderType.Market;
   if (!(isMarket ? isSupportedMarketOrder(cmd) : isSupportedLimitOrder(cmd))) return ResultCode.InvalidCommand;
+  // Reduce-only is for perpetuals (perp/reduce-only.ts): a spot order carrying it is refused.
+  if ((cmd.flags & CommandFlag.ReduceOnly) !== 0 && s.catalog.isSpot(marketIndex)) return ResultCode.InvalidCommand;
   const book = s.books[marketIndex];
   const stateCode = bookStateRefusal(book.orderBookState, isMarket, (cmd.flags & CommandFlag.PostOnly) !== 0);
   if (stateCode !== ResultCode.Ok) return stateCode;
@@ -174,7 +177,7 @@ function isSupportedLimitOrder(cmd: PlaceOrderCommand): boolean {
  */
 function isSupportedMarketOrder(cmd: PlaceOrderCommand): boolean {
   if (cmd.timeInForce !== TimeInForce.GTC && cmd.timeInForce !== TimeInForce.IOC) return false;
-  if (!hasKnownFields(cmd, CommandFlag.HasClientId | MARGIN_FLAGS)) return false;
+  if (!hasKnownFields(cmd, CommandFlag.HasClientId | CommandFlag.ReduceOnly | MARGIN_FLAGS)) return false;
   if (cmd.priceTicks !== 0 || !Number.isSafeInteger(cmd.qtyLots) || !Number.isSafeInteger(cmd.quoteQtyUnits)) return false;
   return (cmd.qtyLots > 0 && cmd.quoteQtyUnits === 0) || (cmd.qtyLots === 0 && cmd.quoteQtyUnits > 0);
 }

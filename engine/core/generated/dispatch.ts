@@ -19,6 +19,7 @@ import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
 import { queryLiquidationPrice } from '../margin/liquidation-price.js';
 import { queryFeeRates, setFeeRates, setMarketState } from '../operator.js';
 import { queryMarkPrices } from '../perp/funding.js';
+import { queryOpenInterest } from '../perp/open-interest.js';
 import { queryPositions } from '../perp/query.js';
 import { queryBalances, queryOpenOrders, queryOrder, querySnapshot } from '../queries.js';
 import { snapshot } from '../snapshot.js';
@@ -62,6 +63,7 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 72 /* CommandKind.QueryMaxOrderQty */: { const c = cmd.queryMaxOrderQty; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryMaxOrderQty(s, c); }
     case 80 /* CommandKind.QueryCollateral */: { const c = cmd.queryCollateral; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryCollateral(s, c); }
     case 88 /* CommandKind.QueryPositions */: { const c = cmd.queryPositions; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryPositions(s, c); }
+    case 89 /* CommandKind.QueryOpenInterest */: { const c = cmd.queryOpenInterest; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryOpenInterest(s, c); }
     case 92 /* CommandKind.QueryMarkPrices */: return queryMarkPrices(s, cmd);
     case 96 /* CommandKind.QueryIndexPrices */: return queryIndexPrices(s, cmd);
     case 97 /* CommandKind.QueryAccountSettings */: { const c = cmd.queryAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryAccountSettings(s, c); }

@@ -11,7 +11,8 @@
 // The quantity: a limit order's lots; a market order by quantity its lots (no quote limit); a
 // market order by quote quantity the lots that quote would buy at minPriceTicks (its cap, as spot
 // does), with the quote quantity as its limit. The spot margin flags (autoLend, autoLendRedeem,
-// autoBorrow, autoBorrowRepay) fund or spend a held asset: a perpetual order carries none.
+// autoBorrow, autoBorrowRepay) fund or spend a held asset: a perpetual order carries none. A
+// reduce-only order always passes (it is clipped to the position when it takes effect).
 
 import { CommandFlag, OrderType, ResultCode, Side, type PlaceOrderCommand } from '../../bus/types.js';
 import type { PlaceHold } from '../kinds.js';
@@ -38,6 +39,8 @@ export function perpHold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: nu
     if (hold.lots < market.minQtyLots) return ResultCode.QuantityBelowMinimum;
     hold.quoteLimitUnits = cmd.quoteQtyUnits as AmountUnits;
   }
+  // A reduce-only order never raises the exposure it is admitted against (reduce-only.ts clips it).
+  if ((cmd.flags & CommandFlag.ReduceOnly) !== 0) return ResultCode.Ok;
   return perpAdmission(s, cmd.accountId, marketIndex, cmd.side, hold.lots);
 }
 

@@ -195,7 +195,7 @@ export function perpMarkPriceOf(s: EngineState, marketIndex: number, nowUs = s.l
   if (!s.indexPrices.isStale(underlying, nowUs)) {
     const ewma = s.perpMarks.ewmaE9[marketIndex];
     if (ewma === 0 || s.books[marketIndex].orderBookState === OrderBookState.PostOnly) return { markE9: indexE9, indexE9, source: MarkPriceSource.Index };
-    return { markE9: clampToBand(indexE9 + ewma, indexE9, s.perpMarks.bandBps[marketIndex]), indexE9, source: MarkPriceSource.Ewma };
+    return { markE9: clampToBand(BigInt(indexE9) + BigInt(ewma), indexE9, s.perpMarks.bandBps[marketIndex]), indexE9, source: MarkPriceSource.Ewma };
   }
   const book = bookMark(s, marketIndex);
   if (book !== null) return { markE9: book.markE9, indexE9, source: book.source };
@@ -203,12 +203,18 @@ export function perpMarkPriceOf(s: EngineState, marketIndex: number, nowUs = s.l
   return { markE9: 0, indexE9: 0, source: MarkPriceSource.None };
 }
 
-/** `priceE9` within indexE9 × (1 ± bandBps / 10^4): the lower bound rounded up, the upper down. */
-export function clampToBand(priceE9: number, indexE9: number, bandBps: number): number {
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * `priceE9` within indexE9 × (1 ± bandBps / 10^4): the lower bound rounded up, the upper down and
+ * never above the largest safe integer (an index near it leaves no room for the band above).
+ */
+export function clampToBand(priceE9: bigint, indexE9: number, bandBps: number): number {
   const index = BigInt(indexE9);
   const lower = (index * (BPS_ONE - BigInt(bandBps)) + BPS_ONE - 1n) / BPS_ONE;
-  const upper = (index * (BPS_ONE + BigInt(bandBps))) / BPS_ONE;
-  const price = BigInt(priceE9);
+  const banded = (index * (BPS_ONE + BigInt(bandBps))) / BPS_ONE;
+  const upper = banded > MAX_SAFE ? MAX_SAFE : banded;
+  const price = priceE9;
   return Number(price < lower ? lower : price > upper ? upper : price);
 }
 

@@ -61,6 +61,11 @@ export class Positions {
   readonly settlementUnits: Float64Array;
   /** The last position id given. */
   lastPositionId = 0;
+  /**
+   * Open interest per perpetual ordinal: Σ long lots (derived from the sizes: kept by setLots,
+   * recomputed on import, checked by validate; neither snapshotted nor hashed).
+   */
+  readonly openInterestLots: Float64Array;
 
   constructor(maxAccounts: number, readonly assetCount: number, perpMarketIndices: readonly number[], marketCount: number) {
     this.perpCount = perpMarketIndices.length;
@@ -79,6 +84,13 @@ export class Positions {
     this.queuePrev = new Int32Array(cells).fill(NO_CELL);
     this.queued = new Uint8Array(cells);
     this.settlementUnits = new Float64Array(assetCount);
+    this.openInterestLots = new Float64Array(this.perpCount);
+  }
+
+  /** Sets a position's size, keeping its perpetual's open interest. */
+  setLots(cell: number, lots: number): void {
+    this.openInterestLots[cell % this.perpCount] += Math.max(lots, 0) - Math.max(this.lots[cell], 0);
+    this.lots[cell] = lots;
   }
 
   cell(accountId: number, marketIndex: number): number {
@@ -177,7 +189,7 @@ export class Positions {
     for (let i = 0; i < count; i++) {
       const cell = r.number();
       expectSnapshot(cell >= this.perpCount && cell < end, 'a position of an unknown account');
-      this.lots[cell] = r.number();
+      this.setLots(cell, r.number());
       this.positionId[cell] = r.number();
       for (const column of [this.cost, this.realized, this.fees, this.unsettled, this.feeDebt]) column[cell] = readBig(r);
       expectSnapshot(this.isOpen(cell), 'a snapshot position with nothing in it');
@@ -213,6 +225,7 @@ export class Positions {
    */
   validate(accountCount: number): void {
     const sums = new Float64Array(this.perpCount);
+    const longs = new Float64Array(this.perpCount);
     const end = (accountCount + 1) * this.perpCount;
     let claims = 0;
     for (let cell = 0; cell < this.lots.length; cell++) {
@@ -224,8 +237,10 @@ export class Positions {
       assert((this.queued[cell] !== 0) === (this.unsettled[cell] > 0n), 'the claim queue differs from the claims');
       if (this.unsettled[cell] > 0n) claims++;
       sums[cell % this.perpCount] += lots;
+      if (lots > 0) longs[cell % this.perpCount] += lots;
     }
     for (let ordinal = 0; ordinal < this.perpCount; ordinal++) assert(sums[ordinal] === 0, `positions of perpetual ${ordinal} do not sum to 0`);
+    for (let ordinal = 0; ordinal < this.perpCount; ordinal++) assert(longs[ordinal] === this.openInterestLots[ordinal], `open interest of perpetual ${ordinal} differs from its long positions`);
     assert(this.claimQueue().length === claims, 'the claim queue holds other cells than the claims');
     for (let a = 0; a < this.assetCount; a++) {
       assert(Number.isSafeInteger(this.settlementUnits[a]) && this.settlementUnits[a] >= 0, 'a settlement line is negative');

@@ -36,7 +36,7 @@ function applyFill(s: EngineState, cell: number, deltaLots: number, deltaCost: b
     p.fees[cell] = 0n;
   }
   if (lots === 0 || Math.sign(deltaLots) === Math.sign(lots)) {
-    p.lots[cell] = next;
+    p.setLots(cell, next);
     p.cost[cell] += deltaCost;
     return 0n;
   }
@@ -46,7 +46,7 @@ function applyFill(s: EngineState, cell: number, deltaLots: number, deltaCost: b
   const realized = share + costPerLot * BigInt(reduced);
   const rest = Math.abs(deltaLots) - reduced;
   p.cost[cell] = p.cost[cell] - share + costPerLot * BigInt(rest);
-  p.lots[cell] = next;
+  p.setLots(cell, next);
   p.realized[cell] += realized;
   if (next === 0) assert(p.cost[cell] === 0n, 'a closed position keeps a cost');
   return realized;

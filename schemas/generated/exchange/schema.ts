@@ -46,6 +46,7 @@ export { MarkPriceRecord } from './schema/mark-price-record.js';
 export { MarkPriceSource } from './schema/mark-price-source.js';
 export { MarketRecord } from './schema/market-record.js';
 export { MarketStateRecord } from './schema/market-state-record.js';
+export { OpenInterestRecord } from './schema/open-interest-record.js';
 export { OrderBookState } from './schema/order-book-state.js';
 export { OrderEvent } from './schema/order-event.js';
 export { OrderRecord } from './schema/order-record.js';
@@ -59,6 +60,7 @@ export { QueryLiquidationPricePayload } from './schema/query-liquidation-price-p
 export { QueryMaxBorrowQtyPayload } from './schema/query-max-borrow-qty-payload.js';
 export { QueryMaxOrderQtyPayload } from './schema/query-max-order-qty-payload.js';
 export { QueryMaxWithdrawalQtyPayload } from './schema/query-max-withdrawal-qty-payload.js';
+export { QueryOpenInterestPayload } from './schema/query-open-interest-payload.js';
 export { RecordHeader } from './schema/record-header.js';
 export { RecordType } from './schema/record-type.js';
 export { ResultCode } from './schema/result-code.js';

@@ -6,9 +6,9 @@
 // An order view is the reused scratch record: it is valid only while the callback that receives it
 // runs, which is all a route needs to format it.
 
-import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type InsuranceRec, type LendPoolRec, type LiquidationPriceRec, type MarkPriceRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
+import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type InsuranceRec, type LendPoolRec, type LiquidationPriceRec, type MarkPriceRec, type OpenInterestRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newInsuranceRec, newLendPoolRec, newLiquidationPriceRec, newMarkPriceRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readInsurance, readLendPool, readLiquidationPrice, readMarginSummary, readMarkPrice, readOrder, readPosition, readResult,
+  newBorrowLendRec, newInsuranceRec, newLendPoolRec, newLiquidationPriceRec, newMarkPriceRec, newOpenInterestRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readInsurance, readLendPool, readLiquidationPrice, readMarginSummary, readMarkPrice, readOpenInterest, readOrder, readPosition, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -322,6 +322,31 @@ export function positionsAnswer(reply: Reply<PositionView[]>): PendingRequest {
     readPosition(view, offset, r);
     return r;
   });
+}
+
+/** The perpetuals' open interest (QueryOpenInterest) and the engine time it was read at. */
+export interface OpenInterestLines {
+  lines: Readonly<OpenInterestRec>[];
+  timeUs: number;
+}
+
+/** QueryOpenInterest: one OpenInterest record per perpetual, then the Result. */
+export function openInterestAnswer(reply: Reply<OpenInterestLines>): PendingRequest {
+  const answer: OpenInterestLines = { lines: [], timeUs: 0 };
+  return {
+    onRecord(type, view, offset, header) {
+      if (type === RecordType.OpenInterest) {
+        const r = newOpenInterestRec();
+        readOpenInterest(view, offset, r);
+        answer.lines.push(r);
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        answer.timeUs = header.timeUs;
+        if (scratch.result.code === ResultCode.Ok) reply.ok(answer);
+        else reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
 }
 
 /** QueryBorrowLendPositions: one BorrowLend record per position, then the Result. */

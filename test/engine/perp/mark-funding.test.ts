@@ -86,11 +86,14 @@ describe('perp funding arithmetic', () => {
     for (let n = 0; n < 60; n++) ewma = ewmaStep(ewma, 1_000_000_000);
     expect(ewma).toBeGreaterThan(632_000_000);
     expect(ewma).toBeLessThan(632_200_000);
-    expect(clampToBand(SOL_150 * 2, SOL_150, 500)).toBe(157_500_000_000);
-    expect(clampToBand(1, SOL_150, 500)).toBe(142_500_000_000);
-    expect(clampToBand(SOL_150 + 5, SOL_150, 500)).toBe(SOL_150 + 5);
+    expect(clampToBand(BigInt(SOL_150 * 2), SOL_150, 500)).toBe(157_500_000_000);
+    expect(clampToBand(1n, SOL_150, 500)).toBe(142_500_000_000);
+    expect(clampToBand(BigInt(SOL_150 + 5), SOL_150, 500)).toBe(SOL_150 + 5);
     // Rounded inward: the band of an index of 3 units × 1 bps.
-    expect(clampToBand(0, 3, 1)).toBe(3);
+    expect(clampToBand(0n, 3, 1)).toBe(3);
+    // An index at the largest safe integer: the mark above it stops there, a safe integer.
+    const top = Number.MAX_SAFE_INTEGER;
+    expect(clampToBand(BigInt(top) + 1_000_000n, top, 500)).toBe(top);
     expect(premiumE12(151_500_000_000, SOL_150)).toBe(10_000_000_000);
     expect(premiumE12(148_500_000_000, SOL_150)).toBe(-10_000_000_000);
   });

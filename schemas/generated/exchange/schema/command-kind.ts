@@ -30,6 +30,7 @@ export enum CommandKind {
   QueryMaxOrderQty = 72,
   QueryCollateral = 80,
   QueryPositions = 88,
+  QueryOpenInterest = 89,
   QueryMarkPrices = 92,
   QueryIndexPrices = 96,
   QueryAccountSettings = 97,

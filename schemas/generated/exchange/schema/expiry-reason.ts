@@ -12,5 +12,7 @@ export enum ExpiryReason {
   PriceBand = 6,
   InsufficientFunds = 7,
   OrderBookClosed = 8,
-  Liquidation = 9
+  Liquidation = 9,
+  ReduceOnlyNotReduced = 30,
+  PositionLimit = 31
 }

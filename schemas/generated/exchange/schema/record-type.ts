@@ -18,6 +18,7 @@ export enum RecordType {
   Collateral = 32,
   Dust = 33,
   Position = 48,
+  OpenInterest = 49,
   MarkPrice = 56,
   FundingRate = 57,
   FundingPayment = 58,
