@@ -199,6 +199,8 @@ export class ModelPerp {
         const paid = this.take(accountId, quote, payment);
         this.toLine(accountId, quote, paid);
         p.unsettled += BigInt(paid) - payment;
+        const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
+        if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
       } else {
         p.unsettled -= payment;
       }

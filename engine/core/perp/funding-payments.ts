@@ -12,9 +12,11 @@
 // Money moves as realized PnL does (settle.ts settleRealized): a payment is paid into the
 // settlement line from the account's available USDC (what it cannot pay becomes its debt on the
 // position), a receipt becomes a claim on the line, paid from what payers paid in; claims that
-// cannot be paid yet wait in the queue. Each position keeps the sum of its payments since it
-// opened (cumulative-funding.ts, the wire's cumulativeFundingPayment). One FundingPayment event per position (signed from the
-// account's side), then the payers' balances; payClaims writes the receivers' balances.
+// cannot be paid yet wait in the queue. A payer with autoBorrowSettlements has what it could not
+// pay redeemed and borrowed in USDC and paid at once, as after a fill (settle.ts fundDebts). Each
+// position keeps the sum of its payments since it opened (cumulative-funding.ts, the wire's
+// cumulativeFundingPayment). One FundingPayment event per position (signed from the account's
+// side), then the payers' balances; payClaims writes the receivers' balances.
 
 import { FRONT_ID_NONE } from '../../bus/types.js';
 import { assert } from '../assert.js';
@@ -22,7 +24,7 @@ import { pow10 } from '../margin/fixed.js';
 import { INDEX_PRICE_DECIMALS } from '../margin/index-prices.js';
 import type { EngineState } from '../state.js';
 import { ONE_E12 } from './mark-price.js';
-import { payClaims, settleRealized } from './settle.js';
+import { fundDebts, payClaims, settleRealized } from './settle.js';
 
 /** The payment of a position of `lots` (signed, positive: the account pays), rounded up for a payer and down for a receiver. */
 export function fundingPaymentUnits(perLotNumerator: bigint, denominator: bigint, lots: number): bigint {
@@ -48,6 +50,7 @@ export function payFunding(s: EngineState, m: number, rateE12: number, markE9: n
     assert(Number.isSafeInteger(Number(payment)) && payment >= -BigInt(Number.MAX_SAFE_INTEGER), 'a funding payment beyond the safe-integer range');
     if (payment === 0n) continue;
     settleRealized(s, cell, accountId, quoteIndex, -payment);
+    if (payment > 0n) fundDebts(s, cell, accountId, quoteIndex);
     s.perpMarks.cumulative.add(cell, p.positionId[cell], Number(-payment));
     s.out.fundingPayment(accountId, market.marketId, Number(-payment), intervalEndUs, rateE12, lots);
     if (payment > 0n) s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);

@@ -109,7 +109,7 @@ export function payDebts(s: EngineState, cell: number, accountId: number, quoteI
 const SETTLEMENT_FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
 
 /** With autoBorrowSettlements: what the account still owes on `cell` redeemed and borrowed in USDC, then paid (header, step 5). */
-function fundDebts(s: EngineState, cell: number, accountId: number, quoteIndex: number): void {
+export function fundDebts(s: EngineState, cell: number, accountId: number, quoteIndex: number): void {
   const p = s.positions;
   if ((s.accountSettings.flags[accountId] & AccountSettingFlag.AutoBorrowSettlements) === 0) return;
   const owed = p.feeDebt[cell] + (p.unsettled[cell] < 0n ? -p.unsettled[cell] : 0n);

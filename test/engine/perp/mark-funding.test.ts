@@ -4,14 +4,14 @@
 // its FundingRate event, the fallback when the index goes stale, the markPrices query, and the
 // state's snapshot and hash.
 import { describe, expect, it } from 'vitest';
-import { CommandKind, MarkPriceSource, type FundingPaymentRec, OrderBookState, type PositionRec, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
+import { BorrowLendEvent, CommandKind, MarkPriceSource, type FundingPaymentRec, OrderBookState, type PositionRec, RecordType, ResultCode, type FundingRateRec, type MarkPriceRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import { fundingRateE12 } from '../../../engine/core/perp/funding.js';
 import { ALPHA_E12, clampToBand, ewmaStep, perpMarkPriceOf, premiumE12 } from '../../../engine/core/perp/mark-price.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
-import { marginConfig } from '../../helpers/margin-harness.js';
+import { lend, marginConfig } from '../../helpers/margin-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
@@ -262,6 +262,42 @@ describe('perp mark sampling and funding on engine time', () => {
       expect(shown(payer)).toEqual([cumulative(payer)]);
       expect(shown(receiver)).toEqual([cumulative(receiver)]);
     }
+  });
+
+  it('a payer with autoBorrowSettlements borrows the funding it cannot pay and pays it at once; without the setting it stays a debt', () => {
+    const run = (autoBorrowSettlements: boolean) => {
+      const h = new EngineHarness(perpConfig());
+      const [short, lender] = h.fundedAccounts(2, { [QUOTE]: 10_000_000 });
+      const long = h.createAccount(9);
+      h.apply(lend(lender, QUOTE, 1_000_000));
+      h.apply(cmd.deposit(long, BASE, 100_000)); // SOL collateral, no USDC
+      h.apply(cmd.updateAccountSettings(long, { autoBorrowSettlements }));
+      const solE9 = 150_000 * 1_000_000_000;
+      h.apply(cmd.setIndexPrice(BASE, solE9), 11 * HOUR_US - 8 * SECOND_US);
+      h.apply(cmd.place(long, 'bid', 500, 1000, { market: PERP, postOnly: true }));
+      h.apply(cmd.place(short, 'ask', 500, 1000, { market: PERP }));
+      const s = stateOf(h.exchange);
+      const cell = s.positions.cell(long, PERP);
+      const before = { available: s.ledger.availableUnits(long, 0), unsettled: s.positions.unsettled[cell], feeDebt: s.positions.feeDebt[cell] };
+      const records = runSeconds(h, 11 * HOUR_US + SECOND_US, solE9);
+      const paid = -payments(records).find((p) => p.accountId === long)!.quantityUnits;
+      const borrows = records.filter((r) => r.type === RecordType.BorrowLend && r.accountId === long && (r as { event: number }).event === BorrowLendEvent.Borrow);
+      h.exchange.validateInvariants();
+      return { s, cell, before, paid, borrows, long };
+    };
+    const off = run(false);
+    expect(off.paid).toBeGreaterThan(0);
+    expect(off.before.available).toBe(0);
+    expect(off.borrows).toEqual([]);
+    expect(off.s.positions.unsettled[off.cell] - off.before.unsettled).toBe(BigInt(-off.paid));
+    const on = run(true);
+    expect(on.paid).toBe(off.paid);
+    // Borrowed: exactly the payment (the fill's maker fee was borrowed at the fill already).
+    expect(on.before).toEqual({ available: 0, unsettled: 0n, feeDebt: 0n });
+    expect(on.borrows.map((r) => (r as { quantityUnits: number }).quantityUnits)).toEqual([on.paid]);
+    expect(on.s.positions.unsettled[on.cell]).toBe(0n);
+    expect(on.s.positions.feeDebt[on.cell]).toBe(0n);
+    expect(on.s.ledger.availableUnits(on.long, 0)).toBe(0);
   });
 
   it('reads a format-10 snapshot (before mark and funding state) with every perpetual fresh, and refuses a format after 11', () => {
