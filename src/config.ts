@@ -147,6 +147,8 @@ export interface ServerConfig {
   indexDefault?: boolean;
   /** How often it does. */
   indexDefaultIntervalMs?: number;
+  /** Perpetual PnL is realized at mark this often (engine/core/perp/realize.ts); 0: only when a position reduces. */
+  realizePnlIntervalMs?: number;
 }
 
 /** Request rate limits; a rate or count of 0 turns that limit off. */
@@ -188,6 +190,8 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 // Index prices: the engine's default maximum age (30 s), and a default index every 5 s.
 export const DEFAULT_INDEX_MAX_AGE_MS = 30_000;
 export const DEFAULT_INDEX_DEFAULT_INTERVAL_MS = 5_000;
+// Perpetuals realize PnL at mark every 10 s, as the venue does.
+export const DEFAULT_REALIZE_PNL_INTERVAL_MS = 10_000;
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -577,6 +581,7 @@ const KNOWN_FLAGS = new Set([
   'ws-connections-per-address', 'ws-messages-per-s',
   'no-metrics',
   'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
+  'realize-pnl-interval-ms',
 ]);
 
 type PickSetting = (flag: string, envName: string) => string | undefined;
@@ -636,6 +641,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     indexMaxAgeMs: integerSetting(pick('index-max-age-ms', 'INDEX_MAX_AGE_MS'), DEFAULT_INDEX_MAX_AGE_MS, 'index maximum age (ms)', 1000, 86_400_000),
     indexDefault: flags['no-index-default'] !== true && envSwitch(env, 'INDEX_DEFAULT'),
     indexDefaultIntervalMs: integerSetting(pick('index-default-interval-ms', 'INDEX_DEFAULT_INTERVAL_MS'), DEFAULT_INDEX_DEFAULT_INTERVAL_MS, 'index default interval (ms)', 100, 3_600_000),
+    realizePnlIntervalMs: integerSetting(pick('realize-pnl-interval-ms', 'REALIZE_PNL_INTERVAL_MS'), DEFAULT_REALIZE_PNL_INTERVAL_MS, 'PnL realization interval (ms)', 0, 86_400_000),
   });
 }
 
@@ -742,11 +748,21 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       takerFeeBps: file.takerFeeBps ?? DEFAULT_FEES.takerFeeBps,
       ...referenceSettings(file),
       ...indexSettings(settings),
+      ...realizeSettings(settings, markets),
       ...leverageSettings(file),
       ...engineMarginParams,
       ...(indexUpdateBounds.length > 0 ? { indexUpdateBounds } : {}),
     },
   };
+}
+
+/**
+ * The realization interval in engine units, only with perpetuals and when on (0 is off: PnL is
+ * realized when a position reduces), so that a configuration without perpetuals keeps its fingerprint.
+ */
+function realizeSettings(settings: Settings, markets: readonly MarketInfo[]): Pick<EngineConfig, 'realizePnlIntervalUs'> {
+  const ms = settings.realizePnlIntervalMs ?? DEFAULT_REALIZE_PNL_INTERVAL_MS;
+  return ms > 0 && markets.some((m) => m.spec.perp !== undefined) ? { realizePnlIntervalUs: ms * 1000 } : {};
 }
 
 /**

@@ -254,6 +254,12 @@ export interface EngineConfig {
    * (DEFAULT_LIQUIDATION), and the configuration keeps its fingerprint.
    */
   liquidation?: LiquidationConfig;
+  /**
+   * Every this many engine microseconds each perpetual position realizes its PnL at mark into
+   * USDC (engine/core/perp/realize.ts; the venue: 10 s). Absent: never (PnL is realized only when
+   * a position reduces), and the configuration keeps its fingerprint.
+   */
+  realizePnlIntervalUs?: number;
 }
 
 /** How the engine liquidates an account whose maintenance margin ratio reached 100 % (engine/core/liquidation/). */

@@ -136,6 +136,7 @@ export class Catalog {
     check(Number.isInteger(this.referenceStepBps) && this.referenceStepBps >= 1 && this.referenceStepBps <= 10_000, 'referenceStepBps must be an integer from 1 to 10000');
     positiveInteger(this.referenceIntervalUs, 'referenceIntervalUs');
     if (config.indexMaxAgeUs !== undefined) positiveInteger(config.indexMaxAgeUs, 'indexMaxAgeUs');
+    if (config.realizePnlIntervalUs !== undefined) positiveInteger(config.realizePnlIntervalUs, 'realizePnlIntervalUs');
     this.assetCount = config.assets.length;
     this.marketCount = config.markets.length;
     this.assetIdOf = new Uint16Array(this.assetCount);

@@ -36,6 +36,7 @@ import { hashState } from './stateHash.js';
 import { TimerKind } from './timers.js';
 import { armPerpTimers, needsPerpTimers, wakeSampler } from './perp/mark-price.js';
 import { perpTimerSteps, sampleMarks, settleFunding } from './perp/funding.js';
+import { armRealization, realizePnl } from './perp/realize.js';
 import { liquidationStep } from './liquidation/waterfall.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
@@ -63,6 +64,7 @@ export class Exchange {
     s.lastTimeUs = timeUs;
     s.out.begin(out, seq, timeUs);
     if (needsPerpTimers(s)) armPerpTimers(s);
+    armRealization(s);
     // Most commands find no timer due: the loop (and its code) only runs when one is.
     if (s.timers.count > 0 && s.timers.headDueUs() <= timeUs) this.runDueTimers(timeUs);
     const refusal = systemRefusal(s, cmd.kind);
@@ -149,6 +151,9 @@ export class Exchange {
           break;
         case TimerKind.LiquidationStep:
           liquidationStep(this.s, timer);
+          break;
+        case TimerKind.RealizePnl:
+          realizePnl(this.s, timer);
           break;
         default:
           throw new Error(`engine assertion failed: a timer of kind ${timers.kindOf(timer)} has no handler`);

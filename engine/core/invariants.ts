@@ -28,6 +28,7 @@ import { HOUR_US } from './margin/borrow-lend.js';
 import { NO_TIMER, TimerKind } from './timers.js';
 import { rulesOfOrder } from './kinds.js';
 import { checkPerpTimers } from './perp/mark-price.js';
+import { checkRealization } from './perp/realize.js';
 import { bookStateRefusal } from './book/book.js';
 import type { EngineState } from './state.js';
 
@@ -49,6 +50,7 @@ export function validateState(s: EngineState): void {
   s.accountSettings.validate(s.accounts.count);
   s.perpMarks.validate();
   checkPerpTimers(s);
+  checkRealization(s);
 }
 
 /**

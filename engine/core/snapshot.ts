@@ -42,6 +42,9 @@
 //             liquidation step timer's due time (-1: none); an older snapshot has an empty fund
 //             and no step waiting (a liquidating account's next re-check arms it)
 //   perpetual marks and funding (format 11 on; perp/mark-price.ts, below)
+//   positions' entry costs (format 12 on; perp/positions.ts): count of open positions whose entry
+//             cost differs from their cost (realization at mark, perp/realize.ts), then per one
+//             its cell and entry cost; an older snapshot has none (every entry cost is the cost)
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -83,12 +86,13 @@ import { exportPoolsTo, importPoolsFrom } from './margin/borrow-lend.js';
 import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
 import { exportInsuranceTo, importInsuranceFrom } from './liquidation/parts.js';
 import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
+import { armRealization } from './perp/realize.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 11;
+const FORMAT_VERSION = 12;
 /** The last version without the liquidation room (its fund and step timer); import still reads it. */
 const FORMAT_VERSION_NO_LIQUIDATION = 9;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
@@ -97,6 +101,8 @@ const FORMAT_VERSION_NO_THROTTLE = 7;
 const FORMAT_VERSION_NO_POSITIONS = 8;
 /** The last version without the perpetuals' mark and funding state; import still reads it. */
 const FORMAT_VERSION_NO_PERP_MARKS = 10;
+/** The last version without the positions' entry costs (before realization at mark). */
+const FORMAT_VERSION_NO_ENTRY_COSTS = 11;
 /** The last version without index prices; import still reads it. */
 const FORMAT_VERSION_NO_INDEX_PRICES = 4;
 /** The last version without accounts' margin settings; import still reads it. */
@@ -182,6 +188,15 @@ const PARTS: readonly SnapshotPart[] = [
       s.perpMarks.importFrom(r, version > FORMAT_VERSION_NO_PERP_MARKS);
       if (version > FORMAT_VERSION_NO_PERP_MARKS) s.perpMarks.cumulative.importFrom(r);
       if (s.lastSeq >= 0 && needsPerpTimers(s)) armPerpTimers(s);
+    },
+  },
+  // the positions' entry costs that realization at mark moved apart from their costs; the
+  // realization timer follows from lastTimeUs
+  {
+    exportTo: (s, w) => s.positions.exportEntryCostsTo(w, s.accounts.count),
+    importFrom: (s, r, version) => {
+      s.positions.importEntryCostsFrom(r, version > FORMAT_VERSION_NO_ENTRY_COSTS);
+      if (s.lastSeq >= 0) armRealization(s);
     },
   },
 ];

@@ -28,6 +28,7 @@ import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './mar
 import { Timers } from './timers.js';
 import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
+import { Realization } from './perp/realize.js';
 import { InsuranceFund } from './liquidation/fund.js';
 
 export class EngineState {
@@ -51,6 +52,8 @@ export class EngineState {
   /** Each asset's index price, its engine time and source (margin/index-prices.ts). */
   readonly indexPrices: IndexPrices;
   /** Each perpetual's mark price EWMA and its open funding interval's premiums (perp/mark-price.ts). */
+  /** Realization of perpetual PnL at mark (perp/realize.ts): its interval and timer. */
+  readonly realization: Realization;
   readonly perpMarks: PerpMarks;
   /** Perpetual positions and the settlement lines (perp/positions.ts). */
   readonly positions: Positions;
@@ -83,8 +86,9 @@ export class EngineState {
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
     this.perpMarks = new PerpMarks(this.catalog, maxAccounts);
-    // one per order, the interest timer, the liquidation step, and the perpetuals' sampler and funding timers
-    this.timers = new Timers(poolCapacity + 2 + PerpMarks.timerCount(this.catalog));
+    // one per order, the interest timer, the liquidation step, the perpetuals' sampler and funding
+    // timers, and their realization timer
+    this.timers = new Timers(poolCapacity + 3 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
@@ -93,6 +97,7 @@ export class EngineState {
     this.positions = new Positions(maxAccounts, this.catalog.assetCount, perpMarkets, this.catalog.marketCount);
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
     this.insurance = new InsuranceFund(this.catalog.assetCount, config.liquidation);
+    this.realization = new Realization(config.realizePnlIntervalUs ?? 0);
     this.indexPrices.setUpdateBounds(config.indexUpdateBounds ?? [], (assetId) => this.catalog.assetIndex(assetId));
   }
 

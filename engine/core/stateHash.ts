@@ -6,7 +6,8 @@
 // best level first with each level's orders in time priority, the pending queue in sequence order, and each account's open
 // orders in placement order, (only once a pool was used) the borrow/lend pools and positions, (only
 // while not Ok) the exchange's system state, (only once some asset has one) the index prices, each account whose margin settings differ from the
-// defaults, (only while some is not 0) the pools' throttle step starts, (only once used) the perpetual positions and settlement lines, and (only once it moved
+// defaults, (only while some is not 0) the pools' throttle step starts, (only once used) the perpetual positions and settlement lines, (only where realization moved
+// them apart) the positions' entry costs, and (only once it moved
 // or a liquidation step waits) the insurance fund. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
@@ -48,6 +49,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   (s, d, _withGuard, withThrottle) => hashThrottleInto(s, d, withThrottle),
   // Only once a perpetual position or settlement line was used (perp/positions.ts).
   (s, d) => s.positions.hashInto(d, s.accounts.count),
+  // Only where a position's entry cost differs from its cost (perp/realize.ts).
+  (s, d) => s.positions.hashEntryCostsInto(d, s.accounts.count),
   // Only once the insurance fund moved or a liquidation step waits (liquidation/fund.ts).
   (s, d) => hashInsuranceInto(s, d),
   // Only perpetuals whose mark or funding state moved: every earlier state keeps its hash.

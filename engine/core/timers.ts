@@ -8,8 +8,8 @@
 // It carries the speed bump (book/pending.ts: a delayed order activates when its bump ends) and
 // the hourly interest of the borrow/lend pools (margin/borrow-lend.ts), the perpetuals' mark
 // sampling each second and their funding interval ends (perp/), the liquidation waterfall's steps
-// (liquidation/waterfall.ts); trigger checks, expiries and strategy slices join it as timer kinds. The
-// engine has no clock: apply() runs, before each state-changing command, every timer due by that
+// (liquidation/waterfall.ts) and the realization of perpetual PnL at mark (perp/realize.ts);
+// trigger checks, expiries and strategy slices join it as timer kinds. The engine has no clock: apply() runs, before each state-changing command, every timer due by that
 // command's engine time, in (due, seq) order, and the shell's next wake-up is the head's due time
 // (Exchange.nextWakeUs). The handler of a due timer removes it, as a cancel removes a timer that
 // is not due yet.
@@ -39,6 +39,8 @@ export const TimerKind = {
   Funding: 4,
   /** A step of the liquidation waterfall for every liquidating account (liquidation/waterfall.ts; ref unused). */
   LiquidationStep: 8,
+  /** Every perpetual position realizes its PnL at mark (perp/realize.ts; ref unused). */
+  RealizePnl: 10,
 } as const;
 export type TimerKind = (typeof TimerKind)[keyof typeof TimerKind];
 

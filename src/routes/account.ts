@@ -80,7 +80,8 @@ export function accountJson(front: FrontContext, settings: AccountSettingsView, 
   return {
     autoBorrowSettlements: settings.autoBorrowSettlements,
     autoLend: settings.autoLend,
-    autoRealizePnl: false,
+    // Perpetual PnL is realized at mark on an interval (realizePnlIntervalMs), for every account alike.
+    autoRealizePnl: engine.realizePnlIntervalUs !== undefined,
     autoRepayBorrows: settings.autoRepayBorrows,
     borrowLimit: '0',
     futuresMakerFee: String(futures.makerFeeBps),

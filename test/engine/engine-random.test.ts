@@ -251,3 +251,17 @@ describe('engine: randomized streams reach reduce-only perpetual orders and the 
     expect(positionLimit).toBeGreaterThan(0);
   });
 });
+
+describe('engine: randomized streams reach realization of perpetual PnL at mark', () => {
+  it('over the fixed seeds that realize, positions realize at mark (their cost moves off their entry cost) and every invariant holds after each command', () => {
+    let realizedApart = 0;
+    for (const seed of [2, 5, 8]) {
+      const h = new EngineHarness(randomConfig(seed));
+      expect(h.config.realizePnlIntervalUs).toBe(5_000);
+      runRandomStream(h, seed, STEPS);
+      const p = (h.exchange as unknown as { s: EngineState }).s.positions;
+      for (let cell = 0; cell < p.lots.length; cell++) if (p.lots[cell] !== 0 && p.entryCost[cell] !== p.cost[cell]) realizedApart++;
+    }
+    expect(realizedApart).toBeGreaterThan(0);
+  });
+});

@@ -24,6 +24,8 @@ const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);
 interface Position {
   lots: number;
   cost: bigint;
+  /** The entry cost (perp/positions.ts entryCost): cost as the fills made it, not moved by realization at mark. */
+  entry: bigint;
   realized: bigint;
   fees: bigint;
   unsettled: bigint;
@@ -119,7 +121,7 @@ export class ModelPerp {
   private pos(accountId: number, marketId: number): Position {
     const key = `${accountId}:${marketId}`;
     let p = this.positions.get(key);
-    if (!p) this.positions.set(key, (p = { lots: 0, cost: 0n, realized: 0n, fees: 0n, unsettled: 0n, feeDebt: 0n, positionId: 0, funding: 0n }));
+    if (!p) this.positions.set(key, (p = { lots: 0, cost: 0n, entry: 0n, realized: 0n, fees: 0n, unsettled: 0n, feeDebt: 0n, positionId: 0, funding: 0n }));
     return p;
   }
 
@@ -175,12 +177,63 @@ export class ModelPerp {
   }
 
   /** The perpetual's mark as a unit price (perp/mark.ts): the venue's mark, its source as margin's (Index 2, Book 3, Stale 4), or none. */
-  private mark(market: MarketSpec): PerpMark | null {
+  private mark(market: MarketSpec, nowUs = this.host.timeUs()): PerpMark | null {
     if (this.config.margin === undefined) return null;
-    const mark = this.marks.markAt(market, this.host.timeUs());
+    const mark = this.marks.markAt(market, nowUs);
     if (mark.source === MarkPriceSource.None || mark.markE9 <= 0n) return null;
     const source = mark.source === MarkPriceSource.Ewma || mark.source === MarkPriceSource.Index ? 2 : mark.source === MarkPriceSource.StaleIndex ? 4 : 3;
     return { quoteUnits: mark.markE9 * 10n ** BigInt(this.decimals(market.quoteAssetId)), baseUnits: 10n ** 9n * 10n ** BigInt(this.decimals(market.baseAssetId)), source };
+  }
+
+  /**
+   * Realization at mark (perp/realize.ts): per perpetual in market order, each open position in
+   * account order moves floor(size·mark) + C into USDC as a fill's realized PnL settles; a loser
+   * then covers a debt by autoBorrowSettlements and gets a Balance; then the claims are paid.
+   */
+  /** The realization timer's due time (perp/realize.ts), -1 while off or before the first command. */
+  realizeDue = -1;
+
+  /** Every command: realization on and not waiting yet, the first multiple of its interval after `nowUs`. */
+  armRealize(nowUs: number): void {
+    const interval = this.config.realizePnlIntervalUs ?? 0;
+    if (interval === 0 || this.realizeDue >= 0 || this.perpMarkets().length === 0) return;
+    this.realizeDue = Math.floor(nowUs / interval) * interval + interval;
+  }
+
+  /** The realization timer ran within the command at `nowUs`: realize, then wait for the multiple after `nowUs`. */
+  runRealize(nowUs: number): void {
+    const interval = this.config.realizePnlIntervalUs!;
+    this.realize(this.realizeDue);
+    this.realizeDue = Math.floor(nowUs / interval) * interval + interval;
+  }
+
+  private realize(dueUs: number): void {
+    for (const market of this.perpMarkets()) {
+      const mark = this.mark(market, dueUs);
+      if (!mark) continue;
+      const quote = market.quoteAssetId;
+      for (let accountId = 1; accountId <= this.host.accountCount(); accountId++) {
+        const p = this.positions.get(`${accountId}:${market.marketId}`);
+        if (!p || p.lots === 0) continue;
+        const realized = floor(BigInt(p.lots) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits) + p.cost;
+        if (realized === 0n) continue;
+        p.cost -= realized;
+        p.realized += realized;
+        if (realized > 0n) {
+          p.unsettled += realized;
+          this.sync(`${accountId}:${market.marketId}`, p);
+          continue;
+        }
+        const paid = this.take(accountId, quote, -realized);
+        this.toLine(accountId, quote, paid);
+        p.unsettled += realized + BigInt(paid);
+        this.sync(`${accountId}:${market.marketId}`, p);
+        const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
+        if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
+        this.host.balanceRec(accountId, quote);
+      }
+      this.payClaims(quote);
+    }
   }
 
   /** Funding at an interval end (perp/funding-payments.ts): each open position, in account order, pays or receives rate × size × mark. */
@@ -287,12 +340,14 @@ export class ModelPerp {
     }
     if (p.lots === 0 || Math.sign(delta) === Math.sign(p.lots)) {
       p.cost += deltaCost;
+      p.entry += deltaCost;
     } else {
       const reduced = Math.min(qty, Math.abs(p.lots));
       const perLot = deltaCost / BigInt(qty);
       const share = floor(p.cost * BigInt(reduced), BigInt(Math.abs(p.lots)));
       realized = share + perLot * BigInt(reduced);
       p.cost = p.cost - share + perLot * BigInt(qty - reduced);
+      p.entry = p.entry - floor(p.entry * BigInt(reduced), BigInt(Math.abs(p.lots))) + perLot * BigInt(qty - reduced);
       p.realized += realized;
     }
     p.lots += delta;
@@ -413,7 +468,7 @@ export class ModelPerp {
       };
       this.host.push({
         ...this.host.header(RecordType.Position, cmd.frontId, cmd.requestId, 0),
-        netLots: p.lots, exposureLots: line.exposureLots, ...wide(p.cost, 'cost'), ...wide(p.realized, 'realized'), ...wide(line.pnl, 'unrealized'),
+        netLots: p.lots, exposureLots: line.exposureLots, ...wide(p.entry, 'cost'), ...wide(p.realized, 'realized'), ...wide(line.pnl, 'unrealized'),
         ...wide(line.unsettled, 'unsettled'), ...wide(p.fees, 'fees'), ...wide(line.exposure.notional, 'exposureNotional'),
         markPriceE9: line.mark ? this.priceE9(line.mark.quoteUnits, line.mark.baseUnits, line.market) : 0,
         estLiquidationPriceE9: this.liquidationE9(line, s), imf: Number(line.exposure.imf), mmf: Number(line.exposure.mmf),

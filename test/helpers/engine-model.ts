@@ -236,6 +236,7 @@ export class ModelExchange {
       return this.out;
     }
     this.perp.marks.arm(timeUs);
+    this.perp.armRealize(timeUs);
     for (;;) {
       // Placement order is sequence order, and every order waits the same bump. An hour of
       // interest due before the next activation runs first; at the same time, activations first,
@@ -247,7 +248,13 @@ export class ModelExchange {
       const perpUs = perpTimer === null ? Infinity : perpTimer.dueUs;
       // A liquidation step (kind 8) runs after activations, interest and the perpetuals' timers due at the same time.
       const stepUs = this.liquidation.due < 0 ? Infinity : this.liquidation.due;
-      if (Math.min(activationUs, interestUs, perpUs, stepUs) > timeUs) break;
+      // The realization at mark (kind 10) runs after everything else due at the same time.
+      const realizeUs = this.perp.realizeDue < 0 ? Infinity : this.perp.realizeDue;
+      if (Math.min(activationUs, interestUs, perpUs, stepUs, realizeUs) > timeUs) break;
+      if (realizeUs < Math.min(activationUs, interestUs, perpUs, stepUs)) {
+        this.perp.runRealize(timeUs);
+        continue;
+      }
       if (perpUs < Math.min(activationUs, interestUs) && perpUs <= stepUs) {
         this.perp.marks.run(perpTimer!);
         continue;

@@ -89,6 +89,9 @@ export function randomConfig(seed: number): EngineConfig {
       fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100, openInterestLimitUnits: seed % 2 === 1 ? OPEN_INTEREST_LIMIT_UNITS : 1_000_000, makerFeeBps: perpFees[0], takerFeeBps: perpFees[1],
     },
   });
+  // Every third seed realizes perpetual PnL at mark every 5 ms of engine time (perp/realize.ts),
+  // the others only when positions reduce (chosen by seed, so the draws of every stream stay).
+  if (seed % 3 === 2) config.realizePnlIntervalUs = 5_000;
   return config;
 }
 

@@ -62,10 +62,13 @@ export async function startServer(options: {
   // Two probes in a row may be handed the same free port; the two listeners must differ.
   let adminPort = options.adminPort ?? (await freePort());
   while (options.adminPort === undefined && adminPort === port) adminPort = await freePort();
+  // Perpetual PnL is realized at mark only where a test asks for it (--realize-pnl-interval-ms):
+  // elsewhere the figures a test reads stay where its trades put them, whatever the clock does.
+  const realize = (options.args ?? []).includes('--realize-pnl-interval-ms') ? [] : ['--realize-pnl-interval-ms', '0'];
   const args = [
     join(ROOT, options.entry ?? 'dist/src/main.js'),
     '--host', options.host ?? '127.0.0.1', '--port', String(port), '--admin-port', String(adminPort),
-    '--data-dir', options.dataDir, ...(options.args ?? []),
+    '--data-dir', options.dataDir, ...realize, ...(options.args ?? []),
   ];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, LOG_PRETTY: '0', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];

@@ -7,12 +7,30 @@ import { exportSnapshot } from '../../engine/core/snapshot.js';
 /** The perpetual mark and funding part of a state where every perpetual is fresh and no position has funding: two 8-byte counts of 0. */
 const FRESH_PERP_MARKS_PART = 16;
 
+/** The entry cost part of a state where no realization moved an entry cost: an 8-byte count of 0. */
+const NO_ENTRY_COSTS_PART = 8;
+
 /**
- * The snapshot as format 10 wrote it: today's without the perpetual mark and funding part (just
- * before the end marker; the state must have every perpetual fresh, as checked), marked 10.
+ * The snapshot as format 11 wrote it: today's without the positions' entry cost part (just before
+ * the end marker; the state must have no entry cost apart from its cost, as checked), marked 11.
+ */
+export function formatElevenSnapshot(exchange: Exchange): Uint8Array {
+  const today = exportSnapshot(exchange);
+  const part = today.subarray(today.length - 4 - NO_ENTRY_COSTS_PART, today.length - 4);
+  if (part.some((byte) => byte !== 0)) throw new Error('formatElevenSnapshot needs a state without realized entry costs');
+  const old = new Uint8Array(today.length - NO_ENTRY_COSTS_PART);
+  old.set(today.subarray(0, today.length - 4 - NO_ENTRY_COSTS_PART));
+  old.set(today.subarray(today.length - 4), today.length - 4 - NO_ENTRY_COSTS_PART);
+  new DataView(old.buffer).setUint32(4, 11, true);
+  return old;
+}
+
+/**
+ * The snapshot as format 10 wrote it: format 11's without the perpetual mark and funding part
+ * (just before the end marker; the state must have every perpetual fresh, as checked), marked 10.
  */
 export function formatTenSnapshot(exchange: Exchange): Uint8Array {
-  const today = exportSnapshot(exchange);
+  const today = formatElevenSnapshot(exchange);
   const marks = today.subarray(today.length - 4 - FRESH_PERP_MARKS_PART, today.length - 4);
   if (marks.some((byte) => byte !== 0)) throw new Error('formatTenSnapshot needs a state whose perpetuals are fresh');
   const old = new Uint8Array(today.length - FRESH_PERP_MARKS_PART);

@@ -45,6 +45,22 @@ describe('configuration', () => {
     expect(btc.quoteUnitsPerTickLot).toBe(1);
   });
 
+  it('realizes perpetual PnL at mark every 10 s by default; 0 turns it off; a configuration without perpetuals carries nothing', () => {
+    expect(loadConfig([], {}).engine.realizePnlIntervalUs).toBe(10_000_000);
+    expect(loadConfig(['--realize-pnl-interval-ms', '2500'], {}).engine.realizePnlIntervalUs).toBe(2_500_000);
+    expect(loadConfig([], { REALIZE_PNL_INTERVAL_MS: '0' }).engine).not.toHaveProperty('realizePnlIntervalUs');
+    expect(() => loadConfig(['--realize-pnl-interval-ms', '-1'], {})).toThrow(/PnL realization interval/);
+    expect(() => loadConfig(['--realize-pnl-interval-ms', '86400001'], {})).toThrow(/from 0 to 86400000/);
+    const dir = mkdtempSync(join(tmpdir(), 'spot-only-'));
+    const file = join(dir, 'markets.json');
+    writeFileSync(file, JSON.stringify({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP') }));
+    try {
+      expect(loadConfig(['--config', file], {}).engine).not.toHaveProperty('realizePnlIntervalUs');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('takes flags over environment variables over defaults', () => {
     const config = loadConfig(['--port', '9000', '--speed-bump-ms=0'], { PORT: '7000', ADMIN_PORT: '7001', DATA_DIR: '/tmp/x' });
     expect(config.port).toBe(9000);

@@ -284,9 +284,10 @@ export interface FundingPaymentRec extends RecordHeaderFields {
 
 /**
  * One perpetual position (engine/core/perp/positions.ts), answering QueryPositions; signed pairs
- * (value = high × 2^53 + low, 0 ≤ low < 2^53) in units of the quote asset: cost C (the position's
- * signed cost: −Σ price·qty of its open part, so netCost = −C and entry = −C / size), realized PnL
- * since it opened, unrealized PnL at mark (size·mark + C, rounded down), unsettled equity (claims
+ * (value = high × 2^53 + low, 0 ≤ low < 2^53) in units of the quote asset: entry cost C (the
+ * position's signed cost: −Σ price·qty of its open part, so netCost = −C and entry = −C / size;
+ * realization at mark, perp/realize.ts, does not move it), realized PnL since it opened,
+ * unrealized PnL at mark (since the last realization, rounded down), unsettled equity (claims
  * less debts and unpaid fees), futures fees since it opened, the exposure notional N (rounded
  * up); net_lots the signed size; exposure_lots the worst-side exposure with open orders; the mark
  * and the estimated liquidation price as USDC per whole unit of the underlying ×10^9 (rounded

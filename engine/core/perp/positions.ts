@@ -42,6 +42,12 @@ export class Positions {
   readonly perpCount: number;
   readonly lots: Float64Array;
   readonly cost: BigInt64Array;
+  /**
+   * The entry cost: what C would be had no realization at mark (realize.ts) moved it; the wire's
+   * entry price, break-even price and netCost read it. Equal to C until a realization, and kept
+   * apart (snapshot and hash) only where it differs.
+   */
+  readonly entryCost: BigInt64Array;
   /** Realized PnL of the position since it opened (pnlRealized). */
   readonly realized: BigInt64Array;
   /** Futures fees charged to the position since it opened (breakEvenPrice). */
@@ -75,6 +81,7 @@ export class Positions {
     const cells = (maxAccounts + 1) * this.perpCount;
     this.lots = new Float64Array(cells);
     this.cost = new BigInt64Array(cells);
+    this.entryCost = new BigInt64Array(cells);
     this.realized = new BigInt64Array(cells);
     this.fees = new BigInt64Array(cells);
     this.unsettled = new BigInt64Array(cells);
@@ -192,6 +199,7 @@ export class Positions {
       this.setLots(cell, r.number());
       this.positionId[cell] = r.number();
       for (const column of [this.cost, this.realized, this.fees, this.unsettled, this.feeDebt]) column[cell] = readBig(r);
+      this.entryCost[cell] = this.cost[cell];
       expectSnapshot(this.isOpen(cell), 'a snapshot position with nothing in it');
     }
     const queued = r.number();
@@ -219,6 +227,44 @@ export class Positions {
     for (const cell of this.claimQueue()) d.number(cell);
   }
 
+  /** The open cells whose entry cost differs from C (after a realization), in cell order. */
+  private realizedCells(accountCount: number): number[] {
+    return this.openCells(accountCount).filter((cell) => this.entryCost[cell] !== this.cost[cell]);
+  }
+
+  /** Snapshot part (format 12 on): the entry costs that differ from C: count, then cell and value. */
+  exportEntryCostsTo(w: SnapshotWriter, accountCount: number): void {
+    const cells = this.realizedCells(accountCount);
+    w.number(cells.length);
+    for (const cell of cells) {
+      w.number(cell);
+      writeBig(w, this.entryCost[cell]);
+    }
+  }
+
+  /** After the positions part: an older format has none (every entry cost is C, as the positions part set it). */
+  importEntryCostsFrom(r: SnapshotReader, hasPart: boolean): void {
+    if (!hasPart) return;
+    const count = r.number();
+    for (let i = 0; i < count; i++) {
+      const cell = r.number();
+      expectSnapshot(cell >= 0 && cell < this.lots.length && this.lots[cell] !== 0, 'an entry cost of a position that is not open');
+      this.entryCost[cell] = readBig(r);
+      expectSnapshot(this.entryCost[cell] !== this.cost[cell], 'an entry cost kept that equals the cost');
+    }
+  }
+
+  /** State hash: the entry costs that differ from C (nothing while none does, so earlier states keep their hash). */
+  hashEntryCostsInto(d: StateDigest, accountCount: number): void {
+    const cells = this.realizedCells(accountCount);
+    if (cells.length === 0) return;
+    d.number(cells.length);
+    for (const cell of cells) {
+      d.number(cell);
+      hashBig(d, this.entryCost[cell]);
+    }
+  }
+
   /**
    * Each perpetual's sizes sum to 0; every number is in range; a flat position holds no cost; the
    * claim queue holds exactly the cells with a claim, and none waits while a line holds units.
@@ -232,7 +278,7 @@ export class Positions {
       const lots = this.lots[cell];
       assert(Number.isSafeInteger(lots), 'a position size is not a safe integer');
       assert(cell >= this.perpCount && cell < end || (!this.isOpen(cell) && this.cost[cell] === 0n), 'a position of an account that does not exist');
-      assert(lots !== 0 || this.cost[cell] === 0n, 'a flat position keeps a cost');
+      assert(lots !== 0 || (this.cost[cell] === 0n && this.entryCost[cell] === 0n), 'a flat position keeps a cost');
       assert(this.fees[cell] >= 0n && this.feeDebt[cell] >= 0n, 'fees are not negative');
       assert((this.queued[cell] !== 0) === (this.unsettled[cell] > 0n), 'the claim queue differs from the claims');
       if (this.unsettled[cell] > 0n) claims++;

@@ -59,7 +59,7 @@ export function queryPositions(s: EngineState, cmd: QueryPositionsCommand): void
     s.out.position({
       accountId: cmd.accountId, marketId: market.marketId, positionId: p.positionId[line.cell],
       netLots: line.lots, exposureLots: line.exposureLots,
-      costUnits: p.cost[line.cell], realizedUnits: p.realized[line.cell], unrealizedUnits: line.pnlUnrealizedUnits,
+      costUnits: p.entryCost[line.cell], realizedUnits: p.realized[line.cell], unrealizedUnits: line.pnlUnrealizedUnits,
       unsettledUnits: line.unsettledUnits, feesUnits: p.fees[line.cell], exposureNotionalUnits: line.exposure.notionalUnits,
       markPriceE9: mark === null ? 0 : priceE9(mark.price.quoteUnits, mark.price.baseUnits, decimals[0], decimals[1]),
       markSource: mark === null ? 0 : mark.source,

@@ -38,6 +38,7 @@ function applyFill(s: EngineState, cell: number, deltaLots: number, deltaCost: b
   if (lots === 0 || Math.sign(deltaLots) === Math.sign(lots)) {
     p.setLots(cell, next);
     p.cost[cell] += deltaCost;
+    p.entryCost[cell] += deltaCost;
     return 0n;
   }
   const reduced = Math.min(Math.abs(deltaLots), Math.abs(lots));
@@ -46,9 +47,11 @@ function applyFill(s: EngineState, cell: number, deltaLots: number, deltaCost: b
   const realized = share + costPerLot * BigInt(reduced);
   const rest = Math.abs(deltaLots) - reduced;
   p.cost[cell] = p.cost[cell] - share + costPerLot * BigInt(rest);
+  // The entry cost follows the same rule (the entry price stays on a reduction, a flip resets it).
+  p.entryCost[cell] = p.entryCost[cell] - floorDiv(p.entryCost[cell] * BigInt(reduced), BigInt(Math.abs(lots))) + costPerLot * BigInt(rest);
   p.setLots(cell, next);
   p.realized[cell] += realized;
-  if (next === 0) assert(p.cost[cell] === 0n, 'a closed position keeps a cost');
+  if (next === 0) assert(p.cost[cell] === 0n && p.entryCost[cell] === 0n, 'a closed position keeps a cost');
   return realized;
 }
 

@@ -1,0 +1,136 @@
+// Realization of perpetual PnL at mark (engine/core/perp/realize.ts): every realizePnlIntervalUs
+// of engine time each position moves its unrealized PnL at mark into USDC without changing its
+// size; the entry cost (entry price, netCost) stays; nothing is created; a quiet spell realizes
+// once; the state survives a snapshot; without the setting PnL is realized only on reductions.
+import { describe, expect, it } from 'vitest';
+import { CommandKind, RecordType, type PositionRec } from '../../../engine/bus/types.js';
+import { Exchange } from '../../../engine/core/exchange.js';
+import { exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
+import type { EngineState } from '../../../engine/core/state.js';
+import { TimerKind } from '../../../engine/core/timers.js';
+import { BASE, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
+import { formatElevenSnapshot } from '../../helpers/snapshot-formats.js';
+import { PERP, perpConfig } from '../../helpers/perp-harness.js';
+
+const SECOND_US = 1_000_000;
+const START_US = 20 * 3_600 * SECOND_US + 3 * SECOND_US;
+const SOL = (usdc: number): number => usdc * 1_000_000_000;
+const FUNDS = 10_000_000;
+
+function stateOf(h: EngineHarness): EngineState {
+  return (h.exchange as unknown as { s: EngineState }).s;
+}
+
+function config(intervalUs: number | null = 10 * SECOND_US) {
+  return { ...perpConfig(), ...(intervalUs === null ? {} : { realizePnlIntervalUs: intervalUs }) };
+}
+
+const wide = (high: number, low: number): number => high * 2 ** 53 + low;
+
+/** The account's one position as GET /api/v1/position reads it: size, entry cost, realized and unrealized PnL. */
+function positionOf(h: EngineHarness, accountId: number): { netLots: number; costUnits: number; realizedUnits: number; unrealizedUnits: number } {
+  const rows = h.apply({ kind: CommandKind.QueryPositions, accountId, marketId: 0xffff })
+    .filter((r): r is PositionRec & { type: RecordType.Position } => r.type === RecordType.Position);
+  expect(rows).toHaveLength(1);
+  const [p] = rows;
+  return {
+    netLots: p.netLots, costUnits: wide(p.costHigh, p.costLow),
+    realizedUnits: wide(p.realizedHigh, p.realizedLow), unrealizedUnits: wide(p.unrealizedHigh, p.unrealizedLow),
+  };
+}
+
+/** A long and a short of 1000 lots at 500 ticks (SOL at 150 000 USDC per whole SOL: 1.5 USDC), the book left empty. */
+function opened(intervalUs: number | null = 10 * SECOND_US) {
+  const h = new EngineHarness(config(intervalUs));
+  const [long, short] = h.fundedAccounts(2, { [QUOTE]: FUNDS });
+  h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US);
+  h.apply(cmd.place(short, 'ask', 500, 1000, { market: PERP, postOnly: true }));
+  h.apply(cmd.place(long, 'bid', 500, 1000, { market: PERP }));
+  return { h, long, short, s: stateOf(h) };
+}
+
+const balances = (records: Rec[], accountId: number) => records.filter((r) => r.type === RecordType.Balance && r.accountId === accountId);
+
+describe('perpetual PnL realized at mark', () => {
+  it('moves each position’s unrealized PnL into USDC on the interval, keeps the entry price, and creates nothing', () => {
+    const { h, long, short, s } = opened();
+    const usdc = h.exchange.totalUnits(QUOTE);
+    const before = [long, short].map((a) => h.balance(a, QUOTE)[0]);
+    const entry = [long, short].map((a) => positionOf(h, a));
+    // SOL to 160 000: the long gains 1000 lots × 10 units × 0.16 − 1.5 USDC = 0.1 USDC, the short loses it.
+    h.apply(cmd.setIndexPrice(BASE, SOL(160_000)), START_US + 2 * SECOND_US);
+    expect(positionOf(h, long).unrealizedUnits).toBe(100_000);
+    const records = h.apply(cmd.tick(), START_US + 8 * SECOND_US); // past 20:00:10
+    expect(s.timers.dueOf(s.realization.timer)).toBe(START_US + 17 * SECOND_US);
+    expect(balances(records, short)).toHaveLength(1);
+    expect(h.balance(short, QUOTE)[0] - before[1]).toBe(-100_000);
+    expect(h.balance(long, QUOTE)[0] - before[0]).toBe(100_000);
+    for (const [i, accountId] of [long, short].entries()) {
+      const p = positionOf(h, accountId);
+      expect(p.unrealizedUnits).toBe(0);
+      expect(p.realizedUnits).toBe(i === 0 ? 100_000 : -100_000);
+      expect(p.netLots).toBe(entry[i].netLots);
+      expect(p.costUnits).toBe(entry[i].costUnits);
+    }
+    expect(h.exchange.totalUnits(QUOTE)).toBe(usdc);
+    h.exchange.validateInvariants();
+    // The next interval at the same mark moves nothing.
+    const quiet = h.apply(cmd.tick(), START_US + 18 * SECOND_US);
+    expect(quiet.filter((r) => r.type === RecordType.Balance)).toEqual([]);
+  });
+
+  it('a reduction after a realization realizes from the mark it was realized at, the entry price staying', () => {
+    const { h, long, short } = opened();
+    h.apply(cmd.setIndexPrice(BASE, SOL(160_000)), START_US + 2 * SECOND_US);
+    h.apply(cmd.tick(), START_US + 8 * SECOND_US);
+    const before = positionOf(h, long);
+    // The long sells 500 lots back at 540 ticks (0.162 USDC a lot): 500 × (0.162 − 0.16) = 0.001 USDC more.
+    h.apply(cmd.place(short, 'bid', 540, 500, { market: PERP, postOnly: true }), START_US + 9 * SECOND_US);
+    h.apply(cmd.place(long, 'ask', 540, 500, { market: PERP }));
+    const after = positionOf(h, long);
+    expect(after.netLots).toBe(500);
+    expect(after.realizedUnits - before.realizedUnits).toBe(500 * 1620 - 500 * 1600);
+    // Entry price stays 1.5 USDC a lot: the entry cost of the half left.
+    expect(after.costUnits).toBe(before.costUnits / 2);
+    h.exchange.validateInvariants();
+  });
+
+  it('a quiet spell of many intervals realizes once, and the timer waits for the multiple after the command', () => {
+    const { h, short, s } = opened();
+    h.apply(cmd.setIndexPrice(BASE, SOL(140_000)), START_US + 2 * SECOND_US);
+    // 50 minutes later (before the hour's funding): one realization, one Balance for the loser.
+    const at = START_US + 3_000 * SECOND_US + 5;
+    const records = h.apply(cmd.tick(), at);
+    expect(balances(records, short)).toHaveLength(1);
+    expect(positionOf(h, short).realizedUnits).toBe(100_000);
+    expect(s.timers.inOrder(TimerKind.RealizePnl)).toHaveLength(1);
+    expect(s.timers.dueOf(s.realization.timer)).toBe(Math.floor(at / 10_000_000) * 10_000_000 + 10_000_000);
+    h.exchange.validateInvariants();
+  });
+
+  it('keeps realized entry costs and the timer through a snapshot; a format-11 snapshot reads with entry = cost', () => {
+    const { h, long } = opened();
+    const formatEleven = formatElevenSnapshot(h.exchange);
+    h.apply(cmd.setIndexPrice(BASE, SOL(155_000)), START_US + 2 * SECOND_US);
+    h.apply(cmd.tick(), START_US + 8 * SECOND_US);
+    const bytes = exportSnapshot(h.exchange);
+    const restored = new Exchange(config());
+    importSnapshot(restored, bytes);
+    restored.validateInvariants();
+    expect(restored.stateHash()).toBe(h.exchange.stateHash());
+    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))).toBe(true);
+    expect(stateOf(h).positions.entryCost[stateOf(h).positions.cell(long, PERP)]).not.toBe(stateOf(h).positions.cost[stateOf(h).positions.cell(long, PERP)]);
+    const eleven = new Exchange(config());
+    importSnapshot(eleven, formatEleven);
+    eleven.validateInvariants();
+  });
+
+  it('without the setting, nothing is realized until a position reduces (no timer waits)', () => {
+    const { h, long, s } = opened(null);
+    h.apply(cmd.setIndexPrice(BASE, SOL(160_000)), START_US + 2 * SECOND_US);
+    h.apply(cmd.tick(), START_US + 60 * SECOND_US);
+    expect(s.timers.inOrder(TimerKind.RealizePnl)).toEqual([]);
+    expect(positionOf(h, long).realizedUnits).toBe(0);
+    h.exchange.validateInvariants();
+  });
+});
