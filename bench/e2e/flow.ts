@@ -58,6 +58,29 @@ export interface SignedRequest {
   bytes: Buffer;
 }
 
+/** A request built but not signed yet: its signing string goes to a signer (in this thread or a pool). */
+export interface UnsignedRequest {
+  kind: RequestKind;
+  method: 'POST' | 'DELETE';
+  path: string;
+  body: string;
+  signer: Signer;
+  /** The Backpack signing string the signature covers. */
+  message: string;
+  timestamp: number;
+}
+
+/** The request's bytes once `signature` (base64) covers its signing string. */
+export function signedRequest(request: UnsignedRequest, host: string, signature: string): SignedRequest {
+  const headers = {
+    'X-API-Key': request.signer.account.publicKey,
+    'X-Signature': signature,
+    'X-Timestamp': String(request.timestamp),
+    'X-Window': String(WINDOW_MS),
+  };
+  return { kind: request.kind, bytes: requestBytes(request.method, request.path, host, headers, request.body) };
+}
+
 export const WINDOW_MS = 60_000;
 
 export class Signer {
@@ -113,25 +136,33 @@ export class ConnectionFlow {
     private readonly host: string,
   ) {}
 
-  /** Signs the next `count` requests of this connection's cycle. */
+  /** Signs the next `count` requests of this connection's cycle, in this thread. */
   next(count: number): SignedRequest[] {
-    const out: SignedRequest[] = [];
+    return this.nextUnsigned(count).map((request) => signedRequest(request, this.host, request.signer.signature(request.message)));
+  }
+
+  /** The next `count` requests of this connection's cycle, to be signed elsewhere (signedRequest). */
+  nextUnsigned(count: number): UnsignedRequest[] {
+    const out: UnsignedRequest[] = [];
     for (let i = 0; i < count; i++) out.push(this.one());
     return out;
   }
 
-  private order(signer: Signer, params: Record<string, string | number | boolean>, kind: RequestKind): SignedRequest {
-    const headers = signer.headers('orderExecute', params, Date.now());
-    return { kind, bytes: requestBytes('POST', '/api/v1/order', this.host, headers, JSON.stringify(params)) };
+  private request(signer: Signer, instruction: string, method: 'POST' | 'DELETE', params: Record<string, string | number | boolean>, kind: RequestKind): UnsignedRequest {
+    const timestamp = Date.now();
+    const message = Signer.signingString(instruction, params, timestamp, WINDOW_MS);
+    return { kind, method, path: '/api/v1/order', body: JSON.stringify(params), signer, message, timestamp };
   }
 
-  private cancel(clientId: number): SignedRequest {
-    const params = { clientId, symbol: this.market.symbol };
-    const headers = this.maker.headers('orderCancel', params, Date.now());
-    return { kind: RequestKind.Cancel, bytes: requestBytes('DELETE', '/api/v1/order', this.host, headers, JSON.stringify(params)) };
+  private order(signer: Signer, params: Record<string, string | number | boolean>, kind: RequestKind): UnsignedRequest {
+    return this.request(signer, 'orderExecute', 'POST', params, kind);
   }
 
-  private one(): SignedRequest {
+  private cancel(clientId: number): UnsignedRequest {
+    return this.request(this.maker, 'orderCancel', 'DELETE', { clientId, symbol: this.market.symbol }, RequestKind.Cancel);
+  }
+
+  private one(): UnsignedRequest {
     const m = this.market;
     const bidPrice = decimal(m.midTicks - this.levelTicks, m.tickDecimals);
     const askPrice = decimal(m.midTicks + this.levelTicks, m.tickDecimals);

@@ -26,7 +26,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { HttpConnection, requestBytes } from './http-conn.js';
-import { ConnectionFlow, DEFAULT_FLOW_MARKETS, KIND_NAMES, Signer, type Account, type SignedRequest } from './flow.js';
+import { ConnectionFlow, DEFAULT_FLOW_MARKETS, KIND_NAMES, Signer, type Account } from './flow.js';
+import { SigningPool } from './sign-pool.js';
 import { runClosedLoop, runOpenLoop, runSerial, type LoadResult, type Request } from './load.js';
 import { measureDurableCommit, measureVerify, type VerifyCeiling } from './ceilings.js';
 import { createAccounts, freePort, startExchange, startHello, stopAll, type Child } from './processes.js';
@@ -96,9 +97,16 @@ async function openConnections(host: string, port: number, count: number): Promi
   return conns;
 }
 
-/** Signs `perConnection` requests for each connection (in parallel order, so timestamps are fresh). */
-function presign(flows: ConnectionFlow[], perConnection: number): Request[][] {
-  return flows.map((flow) => flow.next(perConnection) as SignedRequest[]);
+/**
+ * Builds `perConnection` requests for each connection and signs them on the signing pool (every
+ * core, sign-pool.ts), logging how long the signing took.
+ */
+async function presign(pool: SigningPool, flows: ConnectionFlow[], perConnection: number, host: string): Promise<Request[][]> {
+  const unsigned = flows.map((flow) => flow.nextUnsigned(perConnection));
+  const started = performance.now();
+  const signed = await pool.sign(unsigned.flat(), host);
+  log(`  signed ${signed.length} requests on ${pool.threads} threads in ${Math.round(performance.now() - started)} ms`);
+  return unsigned.map((_, i) => signed.slice(i * perConnection, (i + 1) * perConnection));
 }
 
 async function main(): Promise<void> {
@@ -113,9 +121,12 @@ async function main(): Promise<void> {
   let dataDir: string | null = null;
   let subscriber: Worker | null = null;
   const conns: HttpConnection[] = [];
+  // Requests are signed before each run on a pool of worker threads (idle while the load runs).
+  const pool = new SigningPool();
 
   const cleanup = async (): Promise<void> => {
     for (const conn of conns) conn.close();
+    await pool.close();
     if (subscriber) {
       subscriber.postMessage({ type: 'stop' });
       await subscriber.terminate();
@@ -271,7 +282,7 @@ async function main(): Promise<void> {
 
     // 3b. Warm-up (not reported).
     log('warm-up…');
-    const warm = await runClosedLoop(conns, presign(flows, q ? 10 : 50), KIND_NAMES, 10_000);
+    const warm = await runClosedLoop(conns, await presign(pool, flows, q ? 10 : 50, host), KIND_NAMES, 10_000);
     log(`  warm-up: ${warm.completed} requests, ${warm.throughputPerS}/s, statuses ${JSON.stringify(warm.statuses)}`);
     if (warm.errorSamples.length > 0) log(`  samples: ${warm.errorSamples.join(' | ')}`);
 
@@ -323,7 +334,7 @@ async function main(): Promise<void> {
     let closedClientCpu: Record<string, number> = {};
     for (let r = 0; r < options.runs; r++) {
       log(`closed loop run ${r + 1}: signing ${perConnClosed * options.connections} orders…`);
-      const queues = presign(flows, perConnClosed);
+      const queues = await presign(pool, flows, perConnClosed, host);
       subscriber.postMessage({ type: 'reset' });
       const m = await measured(`closed run ${r + 1}`, () => runClosedLoop(conns, queues, KIND_NAMES, closedSeconds * 1000));
       closedRuns.push(m.value);
@@ -338,7 +349,7 @@ async function main(): Promise<void> {
     const rate = Math.max(100, Math.round(closed.throughputPerS * 0.7));
     const openSeconds = q ? 2 : options.openSeconds;
     log(`open loop: ${rate} orders/s for ${openSeconds} s (70 % of ${closed.throughputPerS}); signing…`);
-    const openQueues = presign(flows, Math.ceil((rate * openSeconds) / options.connections) + 1);
+    const openQueues = await presign(pool, flows, Math.ceil((rate * openSeconds) / options.connections) + 1, host);
     subscriber.postMessage({ type: 'reset' });
     const open = await measured('open loop', () => runOpenLoop(conns, openQueues, KIND_NAMES, rate, openSeconds * 1000));
     const openWs = await wsReport();
