@@ -506,6 +506,21 @@ export const SYSTEM_ORDER_TYPE_VALUES: Readonly<Record<string, number>> = Object
   OrderBookClosed: 6,
 });
 
+/** PositionEvent: value → name. */
+export const POSITION_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'None',
+  1: 'Opened',
+  2: 'Adjusted',
+  3: 'Closed',
+});
+/** PositionEvent: name → value. */
+export const POSITION_EVENT_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  None: 0,
+  Opened: 1,
+  Adjusted: 2,
+  Closed: 3,
+});
+
 /** OrderBookState: value → name. */
 export const ORDER_BOOK_STATE_NAMES: Readonly<Record<number, string>> = Object.freeze({
   0: 'Open',

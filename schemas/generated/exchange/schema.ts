@@ -54,6 +54,7 @@ export { OrderStatus } from './schema/order-status.js';
 export { OrderTargetPayload } from './schema/order-target-payload.js';
 export { OrderType } from './schema/order-type.js';
 export { PlaceOrderPayload } from './schema/place-order-payload.js';
+export { PositionEvent } from './schema/position-event.js';
 export { PositionRecord } from './schema/position-record.js';
 export { QueryCollateralPayload } from './schema/query-collateral-payload.js';
 export { QueryLiquidationPricePayload } from './schema/query-liquidation-price-payload.js';
