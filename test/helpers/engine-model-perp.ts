@@ -102,6 +102,7 @@ export class ModelPerp {
       index: (assetId) => host.index(assetId),
       book: (market) => host.book(market),
       payFunding: (market, rateE12, markE9, endUs) => this.payFunding(market, rateE12, markE9, endUs),
+      openInterestUnits: (market) => this.openInterestLots(market.marketId) * market.baseUnitsPerLot,
     });
     for (const m of this.perpMarkets()) {
       if (m.perp!.imf.factor !== 0n || m.perp!.mmf.factor !== 0n) throw new Error('the perpetuals model supports factor-0 margin functions only');

@@ -1,11 +1,16 @@
-// ccxt pro watchPositions (account.positionUpdate.<symbol> and account.positionUpdate): ccxt's
+// The perpetuals' streams. ccxt pro watchPositions (account.positionUpdate.<symbol> and
+// account.positionUpdate): ccxt's
 // backpack class, unchanged except for its URLs, receives the position events of a perpetual fill
 // (positionOpened, positionAdjusted, positionClosed) and parses them; asserted by value: ccxt
 // reads `b` (the break-even price) as its entryPrice, `Q` as contracts, `q`'s sign as the side.
+// openInterest.<symbol> (ccxt has no watcher for it; a plain WebSocket client): a message with each
+// mark sample whose open interest changed, none repeating an unchanged value within a minute.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli, createTestAccount, removeDir, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
 import { ccxtPro, ccxtRest } from '../helpers/ccxt.js';
+import { StreamClient } from '../helpers/stream-client.js';
+import { waitUntil } from '../helpers/server.js';
 
 const PERP = 'SOL/USDC:USDC';
 
@@ -75,6 +80,34 @@ describe('ccxt pro watchPositions against our server', () => {
     } finally {
       await one.close();
       await all.close();
+    }
+  });
+
+  it('openInterest.<symbol>: the open interest when it changes, at the mark samples', async () => {
+    const client = await StreamClient.connect(server.port);
+    try {
+      client.subscribe(['openInterest.SOL_USDC']);
+      // A spot market has no open interest stream.
+      await client.waitFor((m) => m.error?.code === 4006, 'the spot symbol refused');
+      client.subscribe(['openInterest.SOL_USDC_PERP', 'markPrice.SOL_USDC_PERP']);
+      await client.waitFor((m) => m.stream === 'openInterest.SOL_USDC_PERP', 'the first open interest');
+      expect(client.on('openInterest.SOL_USDC_PERP')[0]).toMatchObject({ e: 'openInterest', s: 'SOL_USDC_PERP', o: '0' });
+      const maker = ccxtRest(server, makerAccount);
+      const taker = ccxtRest(server, takerAccount);
+      await maker.loadMarkets();
+      await taker.loadMarkets();
+      await maker.createOrder(PERP, 'limit', 'sell', 2.5, 110, { postOnly: true });
+      await taker.createOrder(PERP, 'market', 'buy', 2.5);
+      await client.waitFor((m) => m.data?.o === '2.5', 'the open interest after the trade');
+      // Three more samples: the unchanged value is not sent again.
+      const samples = client.on('markPrice.SOL_USDC_PERP').length;
+      await waitUntil(() => client.on('markPrice.SOL_USDC_PERP').length >= samples + 3 || undefined, 'three more mark samples');
+      expect(client.on('openInterest.SOL_USDC_PERP').map((d) => d.o)).toEqual(['0', '2.5']);
+      const [first, second] = client.on('openInterest.SOL_USDC_PERP');
+      expect(Object.keys(second).sort()).toEqual(['E', 'e', 'o', 's']);
+      expect(second.E).toBeGreaterThan(first.E);
+    } finally {
+      client.close();
     }
   });
 });
