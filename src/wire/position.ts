@@ -16,6 +16,7 @@ import { PositionEvent, type PositionRec } from '../../engine/bus/types.js';
 import type { MarketInfo } from '../config.js';
 import { formatDecimal, formatDecimalBig } from '../decimal.js';
 import { formatFraction } from '../margin-config.js';
+import { isoMillis, priceText } from './market-codec.js';
 
 const PRICE_DECIMALS = 9;
 const WIDE = 2n ** 53n;
@@ -76,5 +77,41 @@ export function positionUpdateJson(market: MarketInfo, rec: Readonly<PositionRec
     b: f.breakEvenPrice, B: f.entryPrice, f: f.imf, M: f.markPrice, m: f.mmf,
     q: f.netQuantity, Q: f.netExposureQuantity, n: f.netExposureNotional,
     i: f.positionId, p: f.pnlRealized, P: f.pnlUnrealized, l: f.estLiquidationPrice, T: rec.timeUs,
+  };
+}
+
+/** What the history keeps of a position beside its latest event (engine/store/history-perp.ts). */
+export interface PositionHistoryMeta {
+  positionId: number;
+  openedUs: number;
+  closedUs: number | null;
+  closedLots: number;
+  fundingUnits: number;
+  liquidationFills: number;
+  closingPriceTicks: number | null;
+}
+
+/**
+ * A position history item (GET /wapi/v1/history/position) from its latest event: the figures as
+ * they were then (a closed position shows size, cost, entry and exposure 0 and its final realized
+ * PnL and fees). Not kept per position here, so null: liquidationFees (a liquidation's fee goes to
+ * the insurance fund per account) and accountLeverage.
+ */
+export function positionHistoryJson(market: MarketInfo, rec: Readonly<PositionRec>, meta: PositionHistoryMeta): Record<string, unknown> {
+  const f = positionFigures(market, rec);
+  return {
+    id: String(meta.positionId), symbol: market.symbol,
+    netQuantity: f.netQuantity, netExposureQuantity: f.netExposureQuantity, netExposureNotional: f.netExposureNotional,
+    netCost: f.netCost, markPrice: f.markPrice, entryPrice: f.entryPrice,
+    cumulativePnlRealized: f.pnlRealized, unrealizedPnl: f.pnlUnrealized,
+    fundingQuantity: formatDecimal(meta.fundingUnits, market.quoteDecimals), interest: '0',
+    liquidated: meta.liquidationFills > 0, imf: f.imf,
+    fees: formatDecimalBig(wide(rec.feesHigh, rec.feesLow), market.quoteDecimals),
+    closedVolume: formatDecimal(meta.closedLots * market.spec.baseUnitsPerLot, market.baseDecimals),
+    liquidationFees: null,
+    closingPrice: meta.closingPriceTicks === null ? null : priceText(market, meta.closingPriceTicks),
+    accountLeverage: null,
+    openedAt: isoMillis(meta.openedUs), closedAt: meta.closedUs === null ? null : isoMillis(meta.closedUs),
+    state: meta.closedUs === null ? 'Open' : 'Closed',
   };
 }

@@ -784,3 +784,16 @@ export const WITHDRAWAL_STATUS_VALUES: Readonly<Record<string, number>> = Object
   pending: 0,
   confirmed: 1,
 });
+
+/** PerpSettlementSource: value → name. */
+export const PERP_SETTLEMENT_SOURCE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'RealizePnl',
+  1: 'TradingFees',
+  2: 'FundingPayment',
+});
+/** PerpSettlementSource: name → value. */
+export const PERP_SETTLEMENT_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  RealizePnl: 0,
+  TradingFees: 1,
+  FundingPayment: 2,
+});
