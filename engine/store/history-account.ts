@@ -385,6 +385,16 @@ function* mergeInOrder(iterators: Iterator<Entry>[], tail: number, descending: b
   }
 }
 
+/** A listing's markets: one (`marketId`), else those of `marketIds` (the marketType filter), else all. */
+export interface MarketFilter {
+  marketId?: number;
+  marketIds?: readonly number[];
+}
+
+function inMarkets(filter: MarketFilter, marketId: number): boolean {
+  return (filter.marketId === undefined || marketId === filter.marketId) && (filter.marketIds === undefined || filter.marketIds.includes(marketId));
+}
+
 export class AccountHistoryReader {
   private readonly history: Database<Buffer, HistoryKey>;
   readonly settings: Database<unknown, HistoryKey>;
@@ -417,7 +427,9 @@ export class AccountHistoryReader {
     }
   }
 
-  private marketPrefixes(kind: string, accountId: number): HistoryKey[] {
+  /** The per-market prefixes of `kind` for the account: every configured market, or those of `marketIds`. */
+  private marketPrefixes(kind: string, accountId: number, marketIds?: readonly number[]): HistoryKey[] {
+    if (marketIds !== undefined) return marketIds.map((marketId) => [kind, accountId, marketId]);
     return Array.from({ length: this.marketCount }, (_, marketId) => [kind, accountId, marketId]);
   }
 
@@ -445,15 +457,16 @@ export class AccountHistoryReader {
   }
 
   /** Orders by creation time, optionally of one market or one order id. */
-  orders(accountId: number, filter: { marketId?: number; orderId?: number }, page: Page): OrderRec[] {
+  orders(accountId: number, filter: MarketFilter & { orderId?: number }, page: Page): OrderRec[] {
+    if (filter.marketId !== undefined && !inMarkets(filter, filter.marketId)) return [];
     if (filter.orderId !== undefined) {
       const value = this.history.get(['o', accountId, filter.orderId]);
       if (!value || page.offset > 0) return [];
       const rec = this.decodeOrder(value);
-      return filter.marketId === undefined || rec.marketId === filter.marketId ? [rec] : [];
+      return inMarkets(filter, rec.marketId) ? [rec] : [];
     }
     const entries = filter.marketId === undefined
-      ? this.merged(this.marketPrefixes('om', accountId), 0, MAX_ID, page)
+      ? this.merged(this.marketPrefixes('om', accountId, filter.marketIds), 0, MAX_ID, page)
       : this.range(['om', accountId, filter.marketId], 0, MAX_ID, page);
     const out: OrderRec[] = [];
     for (const { key } of entries) {
@@ -468,13 +481,14 @@ export class AccountHistoryReader {
    * Fill events (OrderRecords with event Fill) in time order, filtered by market or order, and by
    * `keep` (a fill type: entries that fail it are read and skipped before the page's offset counts).
    */
-  fills(accountId: number, filter: { marketId?: number; orderId?: number; keep?: (rec: OrderRec) => boolean }, range: TimeRange, page: Page): OrderRec[] {
+  fills(accountId: number, filter: MarketFilter & { orderId?: number; keep?: (rec: OrderRec) => boolean }, range: TimeRange, page: Page): OrderRec[] {
     const keep = filter.keep;
+    if (filter.marketId !== undefined && !inMarkets(filter, filter.marketId)) return [];
     if (filter.orderId === undefined) {
       // Without `keep` the offset is skipped in the key range; with it, after the test.
       const unpaged = keep === undefined ? page : { ...page, offset: 0 };
       const entries = filter.marketId === undefined
-        ? this.merged(this.marketPrefixes('fm', accountId), range.fromUs, range.toUs, unpaged)
+        ? this.merged(this.marketPrefixes('fm', accountId, filter.marketIds), range.fromUs, range.toUs, unpaged)
         : this.range(['fm', accountId, filter.marketId], range.fromUs, range.toUs, unpaged);
       return this.pageOfFills(entries, keep === undefined ? 0 : page.offset, page.limit, keep ?? (() => true));
     }
@@ -482,7 +496,7 @@ export class AccountHistoryReader {
     const orderValue = this.history.get(['o', accountId, filter.orderId]);
     if (!orderValue) return [];
     const order = this.decodeOrder(orderValue);
-    if (filter.marketId !== undefined && order.marketId !== filter.marketId) return [];
+    if (!inMarkets(filter, order.marketId)) return [];
     const fromUs = Math.max(range.fromUs, order.createdAtUs);
     const toUs = Math.min(range.toUs, order.timeUs);
     if (fromUs > toUs) return [];

@@ -1,7 +1,8 @@
 // GET /wapi/v1/history/position and GET /wapi/v1/history/settlement against a running server: two
 // accounts open, close and reopen SOL_USDC_PERP positions; asserted by value: one row per position
 // (open or closed, newest first), the settlements each fill made (realized PnL, futures fees),
-// and the filters, with their refusals.
+// and the filters, with their refusals; and the marketType filter of the order and fill history and
+// the open orders, which selects the markets of each type.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli, createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
@@ -23,7 +24,7 @@ describe('perpetual position and settlement history', () => {
 
   beforeAll(async () => {
     server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0', '--no-index-default', '--index-max-age-ms', '86400000'] });
-    maker = await createTestAccount(server.adminPort, ['USDC=10000']);
+    maker = await createTestAccount(server.adminPort, ['USDC=10000', 'SOL=10']);
     taker = await createTestAccount(server.adminPort, ['USDC=10000']);
     await adminCli(server.adminPort, ['set-index-price', 'SOL=100']);
     // The taker buys 2 at 100 and sells them at 110 (taker fees 0.1 and 0.11, +20 realized), then buys 1 at 110.
@@ -34,6 +35,11 @@ describe('perpetual position and settlement history', () => {
     await order(taker, { side: 'Ask', price: '110', quantity: '2', timeInForce: 'IOC' });
     await order(maker, { side: 'Ask', price: '110', quantity: '1', postOnly: true });
     await order(taker, { side: 'Bid', price: '110', quantity: '1', timeInForce: 'IOC' });
+    // A spot trade, and one resting order of the maker in each market.
+    await order(maker, { symbol: 'SOL_USDC', side: 'Ask', price: '20', quantity: '1', postOnly: true });
+    await order(taker, { symbol: 'SOL_USDC', side: 'Bid', price: '20', quantity: '1', timeInForce: 'IOC' });
+    await order(maker, { symbol: 'SOL_USDC', side: 'Bid', price: '19', quantity: '1', postOnly: true });
+    await order(maker, { side: 'Bid', price: '90', quantity: '1', postOnly: true });
   });
   afterAll(async () => {
     await server?.stop();
@@ -100,5 +106,23 @@ describe('perpetual position and settlement history', () => {
     const refused = await settlements(taker, { source: 'Nope' });
     expect(refused.status).toBe(400);
     expect(Object.keys(refused.body as object).sort()).toEqual(['code', 'message']);
+  });
+
+  it('marketType selects the markets of each type in the order and fill history and the open orders', async () => {
+    const symbols = (rows: unknown): string[] => (rows as Array<{ symbol: string }>).map((r) => r.symbol);
+    const fills = (query: Record<string, string>) => signed(server.base, taker, 'GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', query);
+    const orders = (query: Record<string, string>) => signed(server.base, taker, 'GET', '/wapi/v1/history/orders', 'orderHistoryQueryAll', query);
+    const open = (query: Record<string, string>) => signed(server.base, maker, 'GET', '/api/v1/orders', 'orderQueryAll', query);
+    expect(symbols((await fills({})).body).sort()).toEqual(['SOL_USDC', 'SOL_USDC_PERP', 'SOL_USDC_PERP', 'SOL_USDC_PERP']);
+    expect(symbols((await fills({ marketType: 'PERP' })).body)).toEqual(['SOL_USDC_PERP', 'SOL_USDC_PERP', 'SOL_USDC_PERP']);
+    expect(symbols((await fills({ marketType: 'spot' })).body)).toEqual(['SOL_USDC']);
+    expect(symbols((await fills({ marketType: 'IPERP' })).body)).toEqual([]);
+    expect(symbols((await fills({ marketType: 'PERP', symbol: 'SOL_USDC' })).body)).toEqual([]);
+    expect(symbols((await orders({ marketType: 'PERP' })).body)).toEqual(['SOL_USDC_PERP', 'SOL_USDC_PERP', 'SOL_USDC_PERP']);
+    expect(symbols((await orders({ marketType: 'SPOT' })).body)).toEqual(['SOL_USDC']);
+    expect(symbols((await orders({ marketType: 'PERP', symbol: 'SOL_USDC_PERP' })).body)).toEqual(['SOL_USDC_PERP', 'SOL_USDC_PERP', 'SOL_USDC_PERP']);
+    expect((await open({ marketType: 'PERP' })).body).toMatchObject([{ symbol: 'SOL_USDC_PERP', price: '90' }]);
+    expect((await open({ marketType: 'SPOT' })).body).toMatchObject([{ symbol: 'SOL_USDC', price: '19' }]);
+    expect((await orders({ marketType: 'NOPE' })).status).toBe(400);
   });
 });
