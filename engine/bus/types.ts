@@ -43,6 +43,8 @@ export {
   MarkPriceSource,
   // Liquidation: who placed a system order
   SystemOrderType,
+  // Perpetuals: what changed a position
+  PositionEvent,
 } from '../../schemas/generated/exchange/schema.js';
 
 // The record interfaces, the RecordSink, the command header and payloads with newCommand,

@@ -117,7 +117,7 @@ export interface PositionView {
   cumulativeFundingUnits: number;
 }
 import type { InsuranceLines } from './liquidation/fund.js';
-import { BorrowLendEvent, BorrowLendSource } from '../bus/types.js';
+import { BorrowLendEvent, BorrowLendSource, type PositionEvent } from '../bus/types.js';
 
 /** A sink that drops everything (encodes into one scratch slot); the output before the first apply. */
 const NOWHERE: RecordSink = { view: new DataView(new ArrayBuffer(SLOT_BYTES)), claim: () => 0, written() {} };
@@ -433,8 +433,8 @@ export class Output {
 
   private readonly positionRec = newPositionRec();
 
-  /** One perpetual position, answering QueryPositions (perp/query.ts computes its figures). */
-  position(view: PositionView, frontId: number, requestId: number): void {
+  /** One perpetual position: a row answering QueryPositions (event None) or an event of its change (perp/query.ts computes its figures). */
+  position(view: PositionView, event: PositionEvent, frontId: number, requestId: number): void {
     const rec = this.positionRec;
     this.checkOpen();
     rec.seq = this.seq;
@@ -460,6 +460,7 @@ export class Output {
     rec.accountId = view.accountId;
     rec.marketId = view.marketId;
     rec.markSource = view.markSource;
+    rec.event = event;
     emitPosition(this.sink, rec);
   }
 

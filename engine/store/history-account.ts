@@ -58,6 +58,10 @@
 //   ['bp-built']                                           → empty: the position rows exist
 //   ['fp', account, intervalEndUs, marketId]              → FundingPaymentRecord bytes of a
 //                                                            perpetual funding payment
+//   ['pr', account, positionId], ['pp', account, positionId],
+//   ['st', account, timeUs, seq, ordinal]                  → a perpetual position's latest event,
+//                                                            its row, and its settlements
+//                                                            (history-perp.ts)
 //   ['lp', marketId]                                       → JSON LastPriceValue [priceTicks,
 //                                                            tradeId, timeUs] of the market's last
 //                                                            trade (mark prices for collateral and
@@ -82,12 +86,13 @@
 import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import {
-  BORROW_LEND_BYTES, FUNDING_PAYMENT_BYTES, LEND_POOL_SAMPLE_BYTES, ORDER_BYTES, newBorrowLendRec, newDustRec, newFundingPaymentRec, newLendPoolSampleRec, newOrderRec, newResultRec, newStampedRec, newTradeRec,
-  readBorrowLend, readDust, readFundingPayment, readLendPoolSample, readOrder, readResult, readStamped, readTrade, recordType,
+  BORROW_LEND_BYTES, FUNDING_PAYMENT_BYTES, LEND_POOL_SAMPLE_BYTES, ORDER_BYTES, POSITION_BYTES, newBorrowLendRec, newDustRec, newFundingPaymentRec, newLendPoolSampleRec, newOrderRec, newPositionRec, newResultRec, newStampedRec, newTradeRec,
+  readBorrowLend, readDust, readFundingPayment, readLendPoolSample, readOrder, readPosition, readResult, readStamped, readTrade, recordType,
 } from '../bus/codec.js';
-import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, RecordType, ResultCode, SystemOrderType, type BorrowLendRec, type FundingPaymentRec, type LendPoolSampleRec, type OrderRec } from '../bus/types.js';
+import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, RecordType, ResultCode, SystemOrderType, type BorrowLendRec, type FundingPaymentRec, type LendPoolSampleRec, type OrderRec, type PositionRec } from '../bus/types.js';
 import { keepPosition, rebuildPositions, type BorrowLendPositionValue, type StoredRecord } from './history-borrow-lend.js';
-import { parseBorrowLendPositionValue } from './generated/values.js';
+import { keepPositionEvent, type LastFill } from './history-perp.js';
+import { parseBorrowLendPositionValue, parsePerpPositionValue, parsePerpSettlementValue, type PerpPositionValue, type PerpSettlementValue } from './generated/values.js';
 import {
   depositValueJson, dustValueJson, lastPriceValueJson, parseDepositValue, parseDustValue, parseLastPriceValue, parseWithdrawalPlace,
   parseWithdrawalValue, withdrawalIntentFrom, withdrawalPlaceJson, withdrawalValueJson,
@@ -143,6 +148,11 @@ export class AccountHistorySink {
   private readonly borrowLend = newBorrowLendRec();
   private readonly poolSample = newLendPoolSampleRec();
   private readonly fundingPayment = newFundingPaymentRec();
+  private readonly position = newPositionRec();
+  /** Each account's last fill in the current command (the cause of its position events). */
+  private readonly lastFills = new Map<number, LastFill>();
+  /** The funding payment just written, until the position event that follows it. */
+  private pendingFunding: { accountId: number; marketId: number; units: number } | null = null;
   /** The current command awaits its first Result (Deposit, Withdraw, ConvertDust). */
   private awaitingResult = false;
   /** Fills recorded under the current sequence number (the key's ordinal). */
@@ -215,8 +225,10 @@ export class AccountHistorySink {
       readFundingPayment(view, offset, this.fundingPayment);
       const r = this.fundingPayment;
       this.history.put(['fp', r.accountId, r.intervalEndUs, r.marketId], Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, FUNDING_PAYMENT_BYTES)));
+      this.pendingFunding = { accountId: r.accountId, marketId: r.marketId, units: r.quantityUnits };
       return;
     }
+    if (type === RecordType.Position) return this.onPosition(view, offset);
     if (type === RecordType.Result && this.awaitingResult) {
       this.awaitingResult = false;
       readResult(view, offset, this.result);
@@ -234,9 +246,24 @@ export class AccountHistorySink {
     if (r.positionId !== 0) keepPosition(this.history, r);
   }
 
+  /** A position event (a query row is skipped): the position's rows and its settlements (history-perp.ts). */
+  private onPosition(view: DataView, offset: number): void {
+    const rec = this.position;
+    readPosition(view, offset, rec);
+    if (rec.frontId !== FRONT_ID_NONE) return;
+    const funding = this.pendingFunding;
+    const fundingUnits = funding !== null && funding.accountId === rec.accountId && funding.marketId === rec.marketId ? funding.units : null;
+    this.pendingFunding = null;
+    keepPositionEvent(this.history, Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, POSITION_BYTES)), rec, {
+      fill: this.lastFills.get(rec.accountId), fundingUnits, seq: rec.seq, nextOrdinal: () => this.fillOrdinal++,
+    });
+  }
+
   private onStamped(view: DataView, offset: number): void {
     readStamped(view, offset, this.stamped);
     const kind = this.stamped.command.kind;
+    this.lastFills.clear();
+    this.pendingFunding = null;
     this.fillOrdinal = 0;
     this.lastOrderId = 0;
     this.awaitingResult = kind === CommandKind.Deposit || kind === CommandKind.Withdraw || kind === CommandKind.ConvertDust;
@@ -260,6 +287,7 @@ export class AccountHistorySink {
     const account = rec.accountId;
     this.history.put(['o', account, rec.orderId], bytes);
     if (rec.event === OrderEvent.Fill) {
+      this.lastFills.set(account, { marketId: rec.marketId, priceTicks: rec.lastFillPriceTicks, systemOrderType: rec.systemOrderType });
       const ordinal = this.fillOrdinal++;
       this.history.put(['fm', account, rec.marketId, rec.timeUs, rec.seq, ordinal], bytes);
       return;
@@ -357,6 +385,16 @@ function* mergeInOrder(iterators: Iterator<Entry>[], tail: number, descending: b
   }
 }
 
+/** A listing's markets: one (`marketId`), else those of `marketIds` (the marketType filter), else all. */
+export interface MarketFilter {
+  marketId?: number;
+  marketIds?: readonly number[];
+}
+
+function inMarkets(filter: MarketFilter, marketId: number): boolean {
+  return (filter.marketId === undefined || marketId === filter.marketId) && (filter.marketIds === undefined || filter.marketIds.includes(marketId));
+}
+
 export class AccountHistoryReader {
   private readonly history: Database<Buffer, HistoryKey>;
   readonly settings: Database<unknown, HistoryKey>;
@@ -389,7 +427,9 @@ export class AccountHistoryReader {
     }
   }
 
-  private marketPrefixes(kind: string, accountId: number): HistoryKey[] {
+  /** The per-market prefixes of `kind` for the account: every configured market, or those of `marketIds`. */
+  private marketPrefixes(kind: string, accountId: number, marketIds?: readonly number[]): HistoryKey[] {
+    if (marketIds !== undefined) return marketIds.map((marketId) => [kind, accountId, marketId]);
     return Array.from({ length: this.marketCount }, (_, marketId) => [kind, accountId, marketId]);
   }
 
@@ -417,15 +457,16 @@ export class AccountHistoryReader {
   }
 
   /** Orders by creation time, optionally of one market or one order id. */
-  orders(accountId: number, filter: { marketId?: number; orderId?: number }, page: Page): OrderRec[] {
+  orders(accountId: number, filter: MarketFilter & { orderId?: number }, page: Page): OrderRec[] {
+    if (filter.marketId !== undefined && !inMarkets(filter, filter.marketId)) return [];
     if (filter.orderId !== undefined) {
       const value = this.history.get(['o', accountId, filter.orderId]);
       if (!value || page.offset > 0) return [];
       const rec = this.decodeOrder(value);
-      return filter.marketId === undefined || rec.marketId === filter.marketId ? [rec] : [];
+      return inMarkets(filter, rec.marketId) ? [rec] : [];
     }
     const entries = filter.marketId === undefined
-      ? this.merged(this.marketPrefixes('om', accountId), 0, MAX_ID, page)
+      ? this.merged(this.marketPrefixes('om', accountId, filter.marketIds), 0, MAX_ID, page)
       : this.range(['om', accountId, filter.marketId], 0, MAX_ID, page);
     const out: OrderRec[] = [];
     for (const { key } of entries) {
@@ -440,13 +481,14 @@ export class AccountHistoryReader {
    * Fill events (OrderRecords with event Fill) in time order, filtered by market or order, and by
    * `keep` (a fill type: entries that fail it are read and skipped before the page's offset counts).
    */
-  fills(accountId: number, filter: { marketId?: number; orderId?: number; keep?: (rec: OrderRec) => boolean }, range: TimeRange, page: Page): OrderRec[] {
+  fills(accountId: number, filter: MarketFilter & { orderId?: number; keep?: (rec: OrderRec) => boolean }, range: TimeRange, page: Page): OrderRec[] {
     const keep = filter.keep;
+    if (filter.marketId !== undefined && !inMarkets(filter, filter.marketId)) return [];
     if (filter.orderId === undefined) {
       // Without `keep` the offset is skipped in the key range; with it, after the test.
       const unpaged = keep === undefined ? page : { ...page, offset: 0 };
       const entries = filter.marketId === undefined
-        ? this.merged(this.marketPrefixes('fm', accountId), range.fromUs, range.toUs, unpaged)
+        ? this.merged(this.marketPrefixes('fm', accountId, filter.marketIds), range.fromUs, range.toUs, unpaged)
         : this.range(['fm', accountId, filter.marketId], range.fromUs, range.toUs, unpaged);
       return this.pageOfFills(entries, keep === undefined ? 0 : page.offset, page.limit, keep ?? (() => true));
     }
@@ -454,7 +496,7 @@ export class AccountHistoryReader {
     const orderValue = this.history.get(['o', accountId, filter.orderId]);
     if (!orderValue) return [];
     const order = this.decodeOrder(orderValue);
-    if (filter.marketId !== undefined && order.marketId !== filter.marketId) return [];
+    if (!inMarkets(filter, order.marketId)) return [];
     const fromUs = Math.max(range.fromUs, order.createdAtUs);
     const toUs = Math.min(range.toUs, order.timeUs);
     if (fromUs > toUs) return [];
@@ -574,6 +616,41 @@ export class AccountHistoryReader {
         continue;
       }
       out.push(rec);
+    }
+    return out;
+  }
+
+  /** Perpetual positions of an account, open and closed, by position id, each with its latest event's record (history-perp.ts). */
+  perpPositions(accountId: number, keep: (p: PerpPositionValue) => boolean, page: Page): Array<{ meta: PerpPositionValue; rec: PositionRec }> {
+    const out: Array<{ meta: PerpPositionValue; rec: PositionRec }> = [];
+    let skip = page.offset;
+    for (const { value } of this.range(['pp', accountId], 0, MAX_ID - 1, page, 0)) {
+      if (out.length >= page.limit) break;
+      const meta = parsePerpPositionValue(value.toString());
+      if (!keep(meta)) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      const bytes = this.history.get(['pr', accountId, meta.positionId]);
+      if (bytes === undefined) continue;
+      const rec = newPositionRec();
+      readPosition(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), 0, rec);
+      out.push({ meta, rec });
+    }
+    return out;
+  }
+
+  /** Perpetual settlements of an account ('st'), newest first unless the page says otherwise, with a filter. */
+  perpSettlements(accountId: number, keep: (s: PerpSettlementValue) => boolean, page: Page): PerpSettlementValue[] {
+    const out: PerpSettlementValue[] = [];
+    let skip = page.offset;
+    for (const { value } of this.range(['st', accountId], 0, MAX_ID - 1, page, 0)) {
+      if (out.length >= page.limit) break;
+      const row = parsePerpSettlementValue(value.toString());
+      if (!keep(row)) continue;
+      if (skip > 0) skip--;
+      else out.push(row);
     }
     return out;
   }

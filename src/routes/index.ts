@@ -25,6 +25,7 @@ import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
 import { borrowLendMarketHistoryRoutes } from './borrow-lend-market-history.js';
 import { fundingRoutes } from './funding.js';
 import { fundingHistoryRoutes } from './funding-history.js';
+import { perpHistoryRoutes } from './perp-history.js';
 import { notBuiltRoutes } from './not-built/index.js';
 
 export function publicRoutes(front: FrontContext): Route[] {
@@ -55,6 +56,7 @@ export function publicRoutes(front: FrontContext): Route[] {
     // Perpetuals: mark prices and funding
     ...fundingRoutes(front),
     ...fundingHistoryRoutes(front),
+    ...perpHistoryRoutes(front),
     // Product families not offered yet: 501 NOT_IMPLEMENTED (see not-built/index.ts)
     ...notBuiltRoutes,
   ];

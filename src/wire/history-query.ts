@@ -68,15 +68,6 @@ export function parseIdParam(query: URLSearchParams, name: string): number | und
 const MARKET_TYPE_NAMES = new Set(['SPOT', 'PERP', 'IPERP', 'DATED', 'PREDICTION', 'RFQ']);
 
 /**
- * marketType (repeatable; `market_type` too), matched without regard to case: an error for a
- * name the API does not know, else whether the filter selects spot (every market here is SPOT).
- */
-export function spotSelected(query: URLSearchParams): boolean | ApiError {
-  const selected = marketTypesSelected(query);
-  return isError(selected) ? selected : selected === null || selected.has('SPOT');
-}
-
-/**
  * The marketType filter (repeatable; `market_type` too; any case) as a set of upper-case type
  * names, null when absent (every type), or an error for a name the API does not know.
  */

@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
 import { ModelExchange } from '../helpers/engine-model.js';
 import { M2, OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
-import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, MarkPriceSource, RecordType, ResultCode, type ResultRec } from '../../engine/bus/types.js';
+import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, MarkPriceSource, PositionEvent, RecordType, ResultCode, type ResultRec } from '../../engine/bus/types.js';
 import type { EngineState } from '../../engine/core/state.js';
 
 const FILE = 'test/engine/engine-model.test.ts';
@@ -37,7 +37,7 @@ describe('engine core against the reference model', () => {
   // Spot margin over the fixed seeds (each seed's share depends on its draws).
   const spotMargin = { borrowingOrders: 0, autoMoves: 0 };
   // Perpetuals over the fixed seeds.
-  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, realizedAtMark: 0 };
+  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0 };
   for (const run of SEEDS) {
     const { seed } = run;
     it(`${seedLabel(run, FILE)}: identical records for every command${leftOut}`, () => {
@@ -76,6 +76,7 @@ describe('engine core against the reference model', () => {
         perp.fundingRates += h.log.filter((r) => r.type === RecordType.FundingRate).length;
         perp.paid += h.log.filter((r) => r.type === RecordType.FundingPayment && r.quantityUnits < 0).length;
         perp.received += h.log.filter((r) => r.type === RecordType.FundingPayment && r.quantityUnits > 0).length;
+        for (const r of positions) if (r.frontId === FRONT_ID_NONE) perp.events[r.event]++;
         perp.refused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.InsufficientMargin && perpPlaces.has(r.requestId)).length;
         // Realization at mark moves a position's cost off its entry cost (perp/realize.ts).
         const p = (h.exchange as unknown as { s: EngineState }).s.positions;
@@ -105,6 +106,13 @@ describe('engine core against the reference model', () => {
     expect(perp.paid, 'funding payments paid').toBeGreaterThan(0);
     expect(perp.received, 'funding payments received').toBeGreaterThan(0);
     expect(perp.withFunding, 'positions showing their cumulative funding').toBeGreaterThan(0);
+  });
+
+  it('over the fixed seeds, positions are opened, adjusted and closed by events, and no event lacks its cause', () => {
+    expect(perp.events[PositionEvent.None], 'position events without a cause').toBe(0);
+    expect(perp.events[PositionEvent.Opened], 'positions opened').toBeGreaterThan(0);
+    expect(perp.events[PositionEvent.Adjusted], 'positions adjusted').toBeGreaterThan(0);
+    expect(perp.events[PositionEvent.Closed], 'positions closed').toBeGreaterThan(0);
   });
 
   it('over the fixed seeds, orders borrow their shortfall and fill proceeds are repaid or lent', () => {

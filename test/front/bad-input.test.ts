@@ -149,7 +149,7 @@ describe('bad input against the server changes nothing', () => {
   });
 
   it('answers endpoints of product families not offered yet with 501 NOT_IMPLEMENTED (ccxt: OperationFailed, not "exchange down")', async () => {
-    for (const [method, path] of [['GET', '/wapi/v1/history/settlement'], ['POST', '/api/v1/rfq'], ['DELETE', '/api/v1/strategies'], ['GET', '/api/v1/borrowLend/apy']]) {
+    for (const [method, path] of [['GET', '/wapi/v1/history/rfq'], ['POST', '/api/v1/rfq'], ['DELETE', '/api/v1/strategies'], ['GET', '/api/v1/borrowLend/apy']]) {
       const response = await fetch(`${server.base}${path}`, { method, body: method === 'GET' ? undefined : '{}' });
       expect(response.status, path).toBe(501);
       expect(await response.json(), path).toEqual({ code: 'NOT_IMPLEMENTED', message: `${method} ${path} is not implemented yet` });

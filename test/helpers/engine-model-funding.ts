@@ -26,6 +26,8 @@ export interface MarksHost {
   book(market: MarketSpec): { bid: number; ask: number; last: number; state: OrderBookState };
   /** Pays perpetual `market`'s funding at `rateE12` and `markE9` for the interval ending at `endUs`. */
   payFunding(market: MarketSpec, rateE12: bigint, markE9: bigint, endUs: number): void;
+  /** The perpetual's open interest in base units. */
+  openInterestUnits(market: MarketSpec): number;
 }
 
 export interface ModelMark {
@@ -177,6 +179,7 @@ export class ModelMarks {
         ...this.host.header(RecordType.MarkPrice, FRONT_ID_NONE, 0, 0), markPriceE9: Number(mark.markE9), indexPriceE9: Number(mark.indexE9),
         fundingRateE12: Number(this.rateE12(m)), nextFundingUs: sums.fundingDueUs, marketId: m.marketId, source: mark.source,
       } as Rec);
+      this.host.push({ ...this.host.header(RecordType.OpenInterest, FRONT_ID_NONE, 0, 0), openInterestUnits: this.host.openInterestUnits(m), marketId: m.marketId } as unknown as Rec);
     }
     this.sampleDueUs = this.anyFresh(dueUs) ? dueUs + SECOND_US : -1;
   }

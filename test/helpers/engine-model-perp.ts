@@ -104,6 +104,7 @@ export class ModelPerp {
       index: (assetId) => host.index(assetId),
       book: (market) => host.book(market),
       payFunding: (market, rateE12, markE9, endUs) => this.payFunding(market, rateE12, markE9, endUs),
+      openInterestUnits: (market) => this.openInterestLots(market.marketId) * market.baseUnitsPerLot,
     });
     for (const m of this.perpMarkets()) {
       if (m.perp!.imf.factor !== 0n || m.perp!.mmf.factor !== 0n) throw new Error('the perpetuals model supports factor-0 margin functions only');
@@ -222,15 +223,16 @@ export class ModelPerp {
         if (realized > 0n) {
           p.unsettled += realized;
           this.sync(`${accountId}:${market.marketId}`, p);
-          continue;
+        } else {
+          const paid = this.take(accountId, quote, -realized);
+          this.toLine(accountId, quote, paid);
+          p.unsettled += realized + BigInt(paid);
+          this.sync(`${accountId}:${market.marketId}`, p);
+          const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
+          if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
+          this.host.balanceRec(accountId, quote);
         }
-        const paid = this.take(accountId, quote, -realized);
-        this.toLine(accountId, quote, paid);
-        p.unsettled += realized + BigInt(paid);
-        this.sync(`${accountId}:${market.marketId}`, p);
-        const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
-        if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
-        this.host.balanceRec(accountId, quote);
+        this.report(accountId, market, 2);
       }
       this.payClaims(quote);
     }
@@ -264,6 +266,7 @@ export class ModelPerp {
         positionLots: p.lots, accountId, marketId: market.marketId,
       } as Rec);
       if (payment > 0n) this.host.balanceRec(accountId, quote);
+      this.report(accountId, market, 2);
     }
     this.payClaims(quote);
   }
@@ -450,6 +453,47 @@ export class ModelPerp {
     return this.priceE9(numerator, denominator, line.market);
   }
 
+  /** One position record: a query row (event 0) or an event (perp/query.ts positionView, perp/position-events.ts). */
+  private positionRec(accountId: number, line: PerpLine, s: { equity: bigint; mmfUnits: bigint }, frontId: number, requestId: number, event: number): void {
+    const p = line.position;
+    const wide = (v: bigint, name: string) => {
+      const high = floor(v, WIDE);
+      return { [`${name}High`]: Number(high), [`${name}Low`]: Number(v - high * WIDE) };
+    };
+    this.host.push({
+      ...this.host.header(RecordType.Position, frontId, requestId, 0),
+      netLots: p.lots, exposureLots: line.exposureLots, ...wide(p.entry, 'cost'), ...wide(p.realized, 'realized'), ...wide(line.pnl, 'unrealized'),
+      ...wide(line.unsettled, 'unsettled'), ...wide(p.fees, 'fees'), ...wide(line.exposure.notional, 'exposureNotional'),
+      markPriceE9: line.mark ? this.priceE9(line.mark.quoteUnits, line.mark.baseUnits, line.market) : 0,
+      estLiquidationPriceE9: this.liquidationE9(line, s), imf: Number(line.exposure.imf), mmf: Number(line.exposure.mmf),
+      positionId: p.positionId, cumulativeFundingUnits: p.lots === 0 ? 0 : Number(p.funding), accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
+      event,
+    } as unknown as Rec);
+  }
+
+  /** A position's event (perp/position-events.ts): its figures now, or a flat position's with no line. */
+  report(accountId: number, market: MarketSpec, event: number): void {
+    const line = this.terms(accountId, null).lines.find((l) => l.market === market);
+    if (line) return this.positionRec(accountId, line, this.host.summary(accountId, null), FRONT_ID_NONE, 0, event);
+    const p = this.pos(accountId, market.marketId);
+    const mark = this.mark(market);
+    const pair = (v: bigint, name: string) => ({ [`${name}High`]: Number(floor(v, WIDE)), [`${name}Low`]: Number(v - floor(v, WIDE) * WIDE) });
+    this.host.push({
+      ...this.host.header(RecordType.Position, FRONT_ID_NONE, 0, 0),
+      netLots: 0, exposureLots: 0, costHigh: 0, costLow: 0, ...pair(p.realized, 'realized'), unrealizedHigh: 0, unrealizedLow: 0,
+      unsettledHigh: 0, unsettledLow: 0, ...pair(p.fees, 'fees'), exposureNotionalHigh: 0, exposureNotionalLow: 0,
+      markPriceE9: mark ? this.priceE9(mark.quoteUnits, mark.baseUnits, market) : 0, estLiquidationPriceE9: 0, imf: 0, mmf: 0,
+      positionId: p.positionId, cumulativeFundingUnits: 0, accountId, marketId: market.marketId, markSource: mark?.source ?? 0, event,
+    } as unknown as Rec);
+  }
+
+  /** The cause of a fill's change of a position (perp/position-events.ts fillEventOf): Opened 1, Adjusted 2, Closed 3. */
+  fillEvent(accountId: number, market: MarketSpec, delta: number): number {
+    const after = this.size(accountId, market.marketId);
+    if (after === 0) return 3;
+    return after - delta === 0 ? 1 : 2;
+  }
+
   /** QueryPositions (perp/query.ts). */
   query(cmd: Command): void {
     if (!this.host.accountExists(cmd.accountId)) return this.host.result(cmd, ResultCode.UnknownAccount, 0);
@@ -461,19 +505,7 @@ export class ModelPerp {
     let count = 0;
     for (const line of this.terms(cmd.accountId, null).lines) {
       if (!this.isOpen(line.position) || (!all && line.market !== market)) continue;
-      const p = line.position;
-      const wide = (v: bigint, name: string) => {
-        const high = floor(v, WIDE);
-        return { [`${name}High`]: Number(high), [`${name}Low`]: Number(v - high * WIDE) };
-      };
-      this.host.push({
-        ...this.host.header(RecordType.Position, cmd.frontId, cmd.requestId, 0),
-        netLots: p.lots, exposureLots: line.exposureLots, ...wide(p.entry, 'cost'), ...wide(p.realized, 'realized'), ...wide(line.pnl, 'unrealized'),
-        ...wide(line.unsettled, 'unsettled'), ...wide(p.fees, 'fees'), ...wide(line.exposure.notional, 'exposureNotional'),
-        markPriceE9: line.mark ? this.priceE9(line.mark.quoteUnits, line.mark.baseUnits, line.market) : 0,
-        estLiquidationPriceE9: this.liquidationE9(line, s), imf: Number(line.exposure.imf), mmf: Number(line.exposure.mmf),
-        positionId: p.positionId, cumulativeFundingUnits: p.lots === 0 ? 0 : Number(p.funding), accountId: cmd.accountId, marketId: line.market.marketId, markSource: line.mark?.source ?? 0,
-      } as unknown as Rec);
+      this.positionRec(cmd.accountId, line, s, cmd.frontId, cmd.requestId, 0);
       count++;
     }
     this.host.result(cmd, ResultCode.Ok, count);

@@ -913,6 +913,7 @@ export class ModelExchange {
       if (!perp) this.balanceRec(o.accountId, market.baseAssetId);
       this.balanceRec(o.accountId, market.quoteAssetId);
     }
+    if (perp) for (const o of [maker, taker]) this.perp.report(o.accountId, market, this.perp.fillEvent(o.accountId, market, o === buyer ? qty : -qty));
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
     if (perp) for (const accountId of [buyer.accountId, seller.accountId]) if (!this.touched.includes(accountId)) this.touched.push(accountId);

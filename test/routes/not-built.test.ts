@@ -37,12 +37,11 @@ const SERVED: Array<[Method, string]> = [
   ['GET', '/wapi/v1/history/borrowLend/positions'],
   // perpetuals: mark prices and funding rates
   ['GET', '/api/v1/markPrices'], ['GET', '/api/v1/fundingRates'], ['GET', '/wapi/v1/history/funding'],
+  // perpetuals: position and settlement history
+  ['GET', '/wapi/v1/history/position'], ['GET', '/wapi/v1/history/settlement'],
 ];
 
 const NOT_BUILT: Array<[Method, string]> = [
-  // perpetual futures and positions
-  ['GET', '/wapi/v1/history/position'],
-  ['GET', '/wapi/v1/history/settlement'],
   // borrow and lend
   ['GET', '/api/v1/borrowLend/apy'],
   // RFQ and quotes

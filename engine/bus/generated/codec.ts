@@ -1806,6 +1806,7 @@ export function newPositionRec(): PositionRec {
     accountId: 0,
     marketId: 0,
     markSource: 0,
+    event: 0,
   };
 }
 
@@ -1881,8 +1882,7 @@ export function writePosition(dv: DataView, off: number, r: PositionRec): void {
   dv.setUint32(off + 184, r.accountId, true);
   dv.setUint16(off + 188, r.marketId, true);
   dv.setUint8(off + 190, r.markSource);
-  // padding (191..191)
-  dv.setUint8(off + 191, 0);
+  dv.setUint8(off + 191, r.event);
 }
 
 export function readPosition(dv: DataView, off: number, r: PositionRec): void {
@@ -1910,6 +1910,7 @@ export function readPosition(dv: DataView, off: number, r: PositionRec): void {
   r.accountId = dv.getUint32(off + 184, true);
   r.marketId = dv.getUint16(off + 188, true);
   r.markSource = dv.getUint8(off + 190);
+  r.event = dv.getUint8(off + 191);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -506,6 +506,21 @@ export const SYSTEM_ORDER_TYPE_VALUES: Readonly<Record<string, number>> = Object
   OrderBookClosed: 6,
 });
 
+/** PositionEvent: value → name. */
+export const POSITION_EVENT_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'None',
+  1: 'Opened',
+  2: 'Adjusted',
+  3: 'Closed',
+});
+/** PositionEvent: name → value. */
+export const POSITION_EVENT_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  None: 0,
+  Opened: 1,
+  Adjusted: 2,
+  Closed: 3,
+});
+
 /** OrderBookState: value → name. */
 export const ORDER_BOOK_STATE_NAMES: Readonly<Record<number, string>> = Object.freeze({
   0: 'Open',
@@ -768,4 +783,17 @@ export const WITHDRAWAL_STATUS_NAMES: Readonly<Record<number, string>> = Object.
 export const WITHDRAWAL_STATUS_VALUES: Readonly<Record<string, number>> = Object.freeze({
   pending: 0,
   confirmed: 1,
+});
+
+/** PerpSettlementSource: value → name. */
+export const PERP_SETTLEMENT_SOURCE_NAMES: Readonly<Record<number, string>> = Object.freeze({
+  0: 'RealizePnl',
+  1: 'TradingFees',
+  2: 'FundingPayment',
+});
+/** PerpSettlementSource: name → value. */
+export const PERP_SETTLEMENT_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
+  RealizePnl: 0,
+  TradingFees: 1,
+  FundingPayment: 2,
 });

@@ -19,6 +19,7 @@ import type {
   OrderStatus,
   ExpiryReason,
   SystemOrderType,
+  PositionEvent,
   OrderBookState,
   SystemState,
   IndexPriceSource,
@@ -319,6 +320,12 @@ export interface PositionRec extends RecordHeaderFields {
   accountId: number;
   marketId: number;
   markSource: number;
+  /**
+   * In the struct's tail padding (rows written before it read 0, None): an event's cause. An
+   * event (front_id 0xFFFF) follows each perpetual fill's balances, one per party, and each
+   * FundingPayment; it carries the same figures a query row would at that moment.
+   */
+  event: PositionEvent;
 }
 
 /**

@@ -16,14 +16,16 @@
 // pay redeemed and borrowed in USDC and paid at once, as after a fill (settle.ts fundDebts). Each
 // position keeps the sum of its payments since it opened (cumulative-funding.ts, the wire's
 // cumulativeFundingPayment). One FundingPayment event per position (signed from the account's
-// side), then the payers' balances; payClaims writes the receivers' balances.
+// side), then a payer's balance, then the position's event (position-events.ts); payClaims writes
+// the receivers' balances.
 
-import { FRONT_ID_NONE } from '../../bus/types.js';
+import { FRONT_ID_NONE, PositionEvent } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { pow10 } from '../margin/fixed.js';
 import { INDEX_PRICE_DECIMALS } from '../margin/index-prices.js';
 import type { EngineState } from '../state.js';
 import { ONE_E12 } from './mark-price.js';
+import { reportPosition } from './position-events.js';
 import { fundDebts, payClaims, settleRealized } from './settle.js';
 
 /** The payment of a position of `lots` (signed, positive: the account pays), rounded up for a payer and down for a receiver. */
@@ -54,6 +56,7 @@ export function payFunding(s: EngineState, m: number, rateE12: number, markE9: n
     s.perpMarks.cumulative.add(cell, p.positionId[cell], Number(-payment));
     s.out.fundingPayment(accountId, market.marketId, Number(-payment), intervalEndUs, rateE12, lots);
     if (payment > 0n) s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);
+    reportPosition(s, accountId, m, PositionEvent.Adjusted);
   }
   payClaims(s, quoteIndex);
 }

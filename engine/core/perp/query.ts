@@ -10,11 +10,12 @@
 // rounded down to 10^-9 USDC per whole unit; 0 when the position is flat, has no mark, or no
 // positive price solves it.
 
-import { ResultCode, type QueryPositionsCommand } from '../../bus/types.js';
+import { PositionEvent, ResultCode, type QueryPositionsCommand } from '../../bus/types.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import { FRACTION_ONE, ceilDiv, pow10 } from '../margin/fixed.js';
 import type { Mark } from '../margin/mark.js';
 import { marginSummary, type MarginSummary } from '../margin/valuation.js';
+import type { PositionView } from '../output.js';
 import type { EngineState } from '../state.js';
 import type { PerpLine } from './exposure.js';
 
@@ -42,6 +43,24 @@ function estLiquidationPriceE9(s: EngineState, line: PerpLine, summary: MarginSu
   return priceE9(numerator, denominator, decimals[0], decimals[1]);
 }
 
+/** The figures of the position in `line` of the account's margin summary, as a query row or an event reports them. */
+export function positionView(s: EngineState, accountId: number, line: PerpLine, summary: MarginSummary): PositionView {
+  const p = s.positions;
+  const market = s.catalog.markets[line.marketIndex];
+  const decimals: [number, number] = [s.pools.decimalsOf[s.catalog.baseIndexOf[line.marketIndex]], s.pools.decimalsOf[s.catalog.quoteIndexOf[line.marketIndex]]];
+  const mark = line.mark;
+  return {
+    accountId, marketId: market.marketId, positionId: p.positionId[line.cell],
+    netLots: line.lots, exposureLots: line.exposureLots,
+    costUnits: p.entryCost[line.cell], realizedUnits: p.realized[line.cell], unrealizedUnits: line.pnlUnrealizedUnits,
+    unsettledUnits: line.unsettledUnits, feesUnits: p.fees[line.cell], exposureNotionalUnits: line.exposure.notionalUnits,
+    markPriceE9: mark === null ? 0 : priceE9(mark.price.quoteUnits, mark.price.baseUnits, decimals[0], decimals[1]),
+    markSource: mark === null ? 0 : mark.source,
+    estLiquidationPriceE9: mark === null ? 0 : estLiquidationPriceE9(s, line, summary, mark, decimals),
+    imf: line.exposure.imf, mmf: line.exposure.mmf, cumulativeFundingUnits: s.perpMarks.cumulative.of(line.cell, p),
+  };
+}
+
 export function queryPositions(s: EngineState, cmd: QueryPositionsCommand): void {
   if (!s.accounts.exists(cmd.accountId)) return s.out.result(ResultCode.UnknownAccount, 0, cmd.frontId, cmd.requestId);
   const marketIndex = s.catalog.marketIndex(cmd.marketId);
@@ -49,23 +68,10 @@ export function queryPositions(s: EngineState, cmd: QueryPositionsCommand): void
   if (!all && (marketIndex < 0 || s.catalog.isSpot(marketIndex))) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
   if (s.positions.perpCount === 0) return s.out.result(ResultCode.Ok, 0, cmd.frontId, cmd.requestId);
   const summary = marginSummary(s, cmd.accountId, undefined, s.out.applyTimeUs);
-  const p = s.positions;
   let count = 0;
   for (const line of summary.perp.lines) {
-    if (!p.isOpen(line.cell) || (!all && line.marketIndex !== marketIndex)) continue;
-    const market = s.catalog.markets[line.marketIndex];
-    const decimals: [number, number] = [s.pools.decimalsOf[s.catalog.baseIndexOf[line.marketIndex]], s.pools.decimalsOf[s.catalog.quoteIndexOf[line.marketIndex]]];
-    const mark = line.mark;
-    s.out.position({
-      accountId: cmd.accountId, marketId: market.marketId, positionId: p.positionId[line.cell],
-      netLots: line.lots, exposureLots: line.exposureLots,
-      costUnits: p.entryCost[line.cell], realizedUnits: p.realized[line.cell], unrealizedUnits: line.pnlUnrealizedUnits,
-      unsettledUnits: line.unsettledUnits, feesUnits: p.fees[line.cell], exposureNotionalUnits: line.exposure.notionalUnits,
-      markPriceE9: mark === null ? 0 : priceE9(mark.price.quoteUnits, mark.price.baseUnits, decimals[0], decimals[1]),
-      markSource: mark === null ? 0 : mark.source,
-      estLiquidationPriceE9: mark === null ? 0 : estLiquidationPriceE9(s, line, summary, mark, decimals),
-      imf: line.exposure.imf, mmf: line.exposure.mmf, cumulativeFundingUnits: s.perpMarks.cumulative.of(line.cell, p),
-    }, cmd.frontId, cmd.requestId);
+    if (!s.positions.isOpen(line.cell) || (!all && line.marketIndex !== marketIndex)) continue;
+    s.out.position(positionView(s, cmd.accountId, line, summary), PositionEvent.None, cmd.frontId, cmd.requestId);
     count++;
   }
   s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);

@@ -21,15 +21,18 @@
 // in engine time; after it runs it waits for the first multiple after the command that ran it, so
 // a long quiet spell realizes once, at the mark of that moment, not once per interval it spans.
 // Perpetuals in market order, accounts in ascending id; a perpetual without a mark is skipped. A
-// Balance event for each account that realized a loss, then the claims paid (payClaims writes the
-// balances of the accounts it pays).
+// Balance event for each account that realized a loss, the position's event (position-events.ts:
+// Adjusted, from which the history keeps a RealizePnl settlement), then the claims paid (payClaims
+// writes the balances of the accounts it pays). The cost is one margin summary per position that
+// realized something, each interval.
 
-import { FRONT_ID_NONE } from '../../bus/types.js';
+import { FRONT_ID_NONE, PositionEvent } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { floorDiv } from '../margin/fixed.js';
 import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { perpMarkOf } from './mark.js';
+import { reportPosition } from './position-events.js';
 import { fundDebts, payClaims, settleRealized } from './settle.js';
 
 /** The RealizePnl timer (NO_TIMER while realization is off or before the first command). */
@@ -74,9 +77,11 @@ function realizeMarket(s: EngineState, marketIndex: number, dueUs: number): void
     p.cost[cell] -= realized;
     p.realized[cell] += realized;
     settleRealized(s, cell, accountId, quoteIndex, realized);
-    if (realized > 0n) continue;
-    fundDebts(s, cell, accountId, quoteIndex);
-    s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);
+    if (realized < 0n) {
+      fundDebts(s, cell, accountId, quoteIndex);
+      s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);
+    }
+    reportPosition(s, accountId, marketIndex, PositionEvent.Adjusted);
   }
   payClaims(s, quoteIndex);
 }

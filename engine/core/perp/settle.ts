@@ -23,6 +23,7 @@ import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.
 import type { Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import { feeUnits, type AmountUnits } from '../units.js';
+import { fillEventOf, reportPosition } from './position-events.js';
 
 /** One party's share of a fill: signed lots and signed cost. */
 function applyFill(s: EngineState, cell: number, deltaLots: number, deltaCost: bigint): bigint {
@@ -168,11 +169,17 @@ export function settlePerp(s: EngineState, fill: Fill): void {
   payClaims(s, s.catalog.quoteIndexOf[fill.marketIndex]);
 }
 
-/** Balances of a fill: maker quote, taker quote (a perpetual moves only its quote asset). */
+/** Balances of a fill: maker quote, taker quote (a perpetual moves only its quote asset); then the maker's and the taker's position events. */
 export function reportPerpSettlement(s: EngineState, fill: Fill): void {
   const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
   s.out.balance(s.pool.accountId[fill.maker], quoteIndex, FRONT_ID_NONE, 0);
   s.out.balance(s.pool.accountId[fill.taker], quoteIndex, FRONT_ID_NONE, 0);
+  for (const slot of [fill.maker, fill.taker]) {
+    const accountId = s.pool.accountId[slot];
+    const lotsAfter = s.positions.lots[s.positions.cell(accountId, fill.marketIndex)];
+    const lotsBefore = lotsAfter - (slot === fill.buyer ? fill.qtyLots : -fill.qtyLots);
+    reportPosition(s, accountId, fill.marketIndex, fillEventOf(lotsBefore, lotsAfter));
+  }
 }
 
 /** A deposit of the quote asset pays the account's perpetual debts first (losers owe winners), then waiting claims. */

@@ -15,6 +15,9 @@ export const BORROW_LEND_SIDE_NAMES: readonly BorrowLendSide[] = ['Borrow', 'Len
 export type BorrowLendSource = 'Manual' | 'Interest' | 'AutoBorrow' | 'AutoLendRedeem' | 'AutoBorrowRepay' | 'AutoLend' | 'Liquidation';
 export const BORROW_LEND_SOURCE_NAMES: readonly BorrowLendSource[] = ['Manual', 'Interest', 'AutoBorrow', 'AutoLendRedeem', 'AutoBorrowRepay', 'AutoLend', 'Liquidation'];
 
+export type PerpSettlementSource = 'RealizePnl' | 'TradingFees' | 'FundingPayment';
+export const PERP_SETTLEMENT_SOURCE_NAMES: readonly PerpSettlementSource[] = ['RealizePnl', 'TradingFees', 'FundingPayment'];
+
 // ---------------------------------------------------------------------------------------------
 // TradeValue
 
@@ -405,6 +408,94 @@ export function borrowLendPositionValueFrom(value: unknown): BorrowLendPositionV
 
 export function parseBorrowLendPositionValue(text: string): BorrowLendPositionValue {
   return borrowLendPositionValueFrom(JSON.parse(text));
+}
+
+// ---------------------------------------------------------------------------------------------
+// PerpPositionValue
+
+/**
+ * history-account ['pp', account, positionId] → one perpetual position of an account, open or
+ * closed, kept by the history writer from the position events (GET /wapi/v1/history/position;
+ * its latest event's record bytes sit under ['pr', account, positionId]). closed_lots: Σ lots its
+ * fills reduced (a flip and a close count the whole size they ended); funding_units: the funding
+ * it paid (< 0) or received while open; liquidation_fills: fills of a liquidation's orders;
+ * closing_price_ticks: the price of the fill that closed it.
+ */
+export interface PerpPositionValue {
+  positionId: number;
+  accountId: number;
+  marketId: number;
+  openedUs: number;
+  closedUs: number | null;
+  closedLots: number;
+  fundingUnits: number;
+  liquidationFills: number;
+  closingPriceTicks: number | null;
+}
+
+/** The stored JSON text: an object, in the schema's order. */
+export function perpPositionValueJson(v: PerpPositionValue): string {
+  return JSON.stringify({ positionId: v.positionId, accountId: v.accountId, marketId: v.marketId, openedUs: v.openedUs, closedUs: v.closedUs, closedLots: v.closedLots, fundingUnits: v.fundingUnits, liquidationFills: v.liquidationFills, closingPriceTicks: v.closingPriceTicks });
+}
+
+/** Checks a parsed stored value field by field; throws a HistoryValueError if it is not a PerpPositionValue. */
+export function perpPositionValueFrom(value: unknown): PerpPositionValue {
+  const o = jsonObject(value, 'PerpPositionValue', 9);
+  return {
+    positionId: jsonInt(o.positionId, 'PerpPositionValue.positionId', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    accountId: jsonInt(o.accountId, 'PerpPositionValue.accountId', 0, 4294967295),
+    marketId: jsonInt(o.marketId, 'PerpPositionValue.marketId', 0, 65535),
+    openedUs: jsonInt(o.openedUs, 'PerpPositionValue.openedUs', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    closedUs: o.closedUs === null ? null : jsonInt(o.closedUs, 'PerpPositionValue.closedUs', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    closedLots: jsonInt(o.closedLots, 'PerpPositionValue.closedLots', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    fundingUnits: jsonInt(o.fundingUnits, 'PerpPositionValue.fundingUnits', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    liquidationFills: jsonInt(o.liquidationFills, 'PerpPositionValue.liquidationFills', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    closingPriceTicks: o.closingPriceTicks === null ? null : jsonInt(o.closingPriceTicks, 'PerpPositionValue.closingPriceTicks', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+export function parsePerpPositionValue(text: string): PerpPositionValue {
+  return perpPositionValueFrom(JSON.parse(text));
+}
+
+// ---------------------------------------------------------------------------------------------
+// PerpSettlementValue
+
+/**
+ * history-account ['st', account, timeUs, seq, ordinal] → one perpetual settlement of an account:
+ * quantity_units of the quote asset (USDC) signed from the account's side, on a position.
+ */
+export interface PerpSettlementValue {
+  accountId: number;
+  marketId: number;
+  positionId: number;
+  source: PerpSettlementSource;
+  quantityUnits: number;
+  timeUs: number;
+  seq: number;
+}
+
+/** The stored JSON text: an object, in the schema's order. */
+export function perpSettlementValueJson(v: PerpSettlementValue): string {
+  return JSON.stringify({ accountId: v.accountId, marketId: v.marketId, positionId: v.positionId, source: v.source, quantityUnits: v.quantityUnits, timeUs: v.timeUs, seq: v.seq });
+}
+
+/** Checks a parsed stored value field by field; throws a HistoryValueError if it is not a PerpSettlementValue. */
+export function perpSettlementValueFrom(value: unknown): PerpSettlementValue {
+  const o = jsonObject(value, 'PerpSettlementValue', 7);
+  return {
+    accountId: jsonInt(o.accountId, 'PerpSettlementValue.accountId', 0, 4294967295),
+    marketId: jsonInt(o.marketId, 'PerpSettlementValue.marketId', 0, 65535),
+    positionId: jsonInt(o.positionId, 'PerpSettlementValue.positionId', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    source: jsonName(o.source, 'PerpSettlementValue.source', PERP_SETTLEMENT_SOURCE_NAMES),
+    quantityUnits: jsonInt(o.quantityUnits, 'PerpSettlementValue.quantityUnits', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    timeUs: jsonInt(o.timeUs, 'PerpSettlementValue.timeUs', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+    seq: jsonInt(o.seq, 'PerpSettlementValue.seq', -Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+export function parsePerpSettlementValue(text: string): PerpSettlementValue {
+  return perpSettlementValueFrom(JSON.parse(text));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 import type { TemplatedApp } from 'uWebSockets.js';
 import { performance } from 'node:perf_hooks';
 import type { MarketInfo } from '../../config.js';
-import type { BalanceRec, DepthRec, MarkPriceRec, OrderRec, TradeRec } from '../../../engine/bus/types.js';
+import type { BalanceRec, DepthRec, MarkPriceRec, OpenInterestRec, OrderRec, PositionRec, TradeRec } from '../../../engine/bus/types.js';
 import type { FrontContext } from '../context.js';
 import type { MarketData } from '../market-data.js';
 
@@ -71,6 +71,10 @@ export interface StreamFamily {
   onBalance?(rec: BalanceRec): void;
   /** A perpetual's mark sampled (once a second while its index is fresh). */
   onMarkPrice?(rec: MarkPriceRec): void;
+  /** A perpetual position changed (a fill or a funding payment; engine/core/perp/position-events.ts). */
+  onPosition?(rec: PositionRec): void;
+  /** A perpetual's open interest, with each mark sample (engine/core/perp/mark-price.ts). */
+  onOpenInterest?(rec: OpenInterestRec): void;
   /** After each drained batch; `changed[marketId]` is true for each book the batch changed. */
   onBatchEnd?(changed: readonly boolean[]): void;
   /** Every TICK_MS; `tickCount` counts the ticks since start. */

@@ -7,7 +7,7 @@
 
 import type { TemplatedApp } from 'uWebSockets.js';
 import { RecordType } from '../../../engine/bus/types.js';
-import { newMarkPriceRec, readAccount, readBalance, readDepth, readMarket, readMarketState, readMarkPrice, readOrder, readSystemState, readTrade } from '../../../engine/bus/codec.js';
+import { newMarkPriceRec, newOpenInterestRec, newPositionRec, readAccount, readOpenInterest, readPosition, readBalance, readDepth, readMarket, readMarketState, readMarkPrice, readOrder, readSystemState, readTrade } from '../../../engine/bus/codec.js';
 import type { MarketInfo } from '../../config.js';
 import type { EventHandler } from '../engine-link.js';
 import type { MarketData } from '../market-data.js';
@@ -22,7 +22,11 @@ export class Streams implements EventHandler {
   private readonly orderFamilies: StreamFamily[];
   private readonly balanceFamilies: StreamFamily[];
   private readonly markPriceFamilies: StreamFamily[];
+  private readonly positionFamilies: StreamFamily[];
+  private readonly openInterestFamilies: StreamFamily[];
   private readonly markPrice = newMarkPriceRec();
+  private readonly position = newPositionRec();
+  private readonly openInterest = newOpenInterestRec();
   /** Markets whose book the current batch changed. */
   private readonly changed: boolean[];
   private changedAny = false;
@@ -37,6 +41,8 @@ export class Streams implements EventHandler {
     this.orderFamilies = this.families.filter((f) => f.onOrder);
     this.balanceFamilies = this.families.filter((f) => f.onBalance);
     this.markPriceFamilies = this.families.filter((f) => f.onMarkPrice);
+    this.positionFamilies = this.families.filter((f) => f.onPosition);
+    this.openInterestFamilies = this.families.filter((f) => f.onOpenInterest);
     this.changed = front.config.markets.map(() => false);
     this.timer = setInterval(() => this.tick(), TICK_MS);
   }
@@ -76,6 +82,16 @@ export class Streams implements EventHandler {
       case RecordType.MarkPrice: {
         readMarkPrice(view, offset, this.markPrice);
         for (const family of this.markPriceFamilies) family.onMarkPrice!(this.markPrice);
+        return;
+      }
+      case RecordType.Position: {
+        readPosition(view, offset, this.position);
+        for (const family of this.positionFamilies) family.onPosition!(this.position);
+        return;
+      }
+      case RecordType.OpenInterest: {
+        readOpenInterest(view, offset, this.openInterest);
+        for (const family of this.openInterestFamilies) family.onOpenInterest!(this.openInterest);
         return;
       }
       case RecordType.Account: return this.onAccount(view, offset);

@@ -10,6 +10,7 @@ import { KlineStreams } from './klines.js';
 import { AccountStreams } from './account.js';
 import { MarkPriceStreams } from './mark-prices.js';
 import { LiquidationStreams } from './liquidations.js';
+import { OpenInterestStreams } from './open-interest.js';
 
 /** Makes the families of one thread; the order is the order they see each event in. */
 export type FamilyTable = ReadonlyArray<(out: StreamOutput) => StreamFamily>;
@@ -22,4 +23,5 @@ export const STREAM_FAMILIES: FamilyTable = [
   (out) => new AccountStreams(out),
   (out) => new MarkPriceStreams(out),
   (out) => new LiquidationStreams(out),
+  (out) => new OpenInterestStreams(out),
 ];

@@ -6,7 +6,6 @@
 
 import { sendError, type Route } from '../../front/http.js';
 import { Errors } from '../../errors.js';
-import { perpPaths } from './perp.js';
 import { borrowLendPaths } from './borrow-lend.js';
 import { rfqPaths } from './rfq.js';
 import { strategyPaths } from './strategy.js';
@@ -19,7 +18,6 @@ import { withdrawalDelayPaths } from './withdrawal-delay.js';
 export type NotBuiltPath = readonly [Route['method'], string];
 
 const FAMILIES: ReadonlyArray<readonly NotBuiltPath[]> = [
-  perpPaths,
   borrowLendPaths,
   rfqPaths,
   strategyPaths,

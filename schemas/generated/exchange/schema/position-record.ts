@@ -4,6 +4,7 @@
 
 import * as flatbuffers from 'flatbuffers';
 
+import { PositionEvent } from '../../exchange/schema/position-event.js';
 import { RecordHeader } from '../../exchange/schema/record-header.js';
 import { RecordType } from '../../exchange/schema/record-type.js';
 
@@ -113,13 +114,17 @@ markSource():number {
   return this.bb!.readUint8(this.bb_pos + 190);
 }
 
+event():PositionEvent {
+  return this.bb!.readUint8(this.bb_pos + 191);
+}
+
 static sizeOf():number {
   return 192;
 }
 
-static createPositionRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, net_lots: bigint, exposure_lots: bigint, cost_high: bigint, cost_low: bigint, realized_high: bigint, realized_low: bigint, unrealized_high: bigint, unrealized_low: bigint, unsettled_high: bigint, unsettled_low: bigint, fees_high: bigint, fees_low: bigint, exposure_notional_high: bigint, exposure_notional_low: bigint, mark_price_e9: bigint, est_liquidation_price_e9: bigint, imf: bigint, mmf: bigint, position_id: bigint, cumulative_funding_units: bigint, account_id: number, market_id: number, mark_source: number):flatbuffers.Offset {
+static createPositionRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, net_lots: bigint, exposure_lots: bigint, cost_high: bigint, cost_low: bigint, realized_high: bigint, realized_low: bigint, unrealized_high: bigint, unrealized_low: bigint, unsettled_high: bigint, unsettled_low: bigint, fees_high: bigint, fees_low: bigint, exposure_notional_high: bigint, exposure_notional_low: bigint, mark_price_e9: bigint, est_liquidation_price_e9: bigint, imf: bigint, mmf: bigint, position_id: bigint, cumulative_funding_units: bigint, account_id: number, market_id: number, mark_source: number, event: PositionEvent):flatbuffers.Offset {
   builder.prep(8, 192);
-  builder.pad(1);
+  builder.writeInt8(event);
   builder.writeInt8(mark_source);
   builder.writeInt16(market_id);
   builder.writeInt32(account_id);
