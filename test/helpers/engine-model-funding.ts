@@ -26,6 +26,8 @@ export interface MarksHost {
   book(market: MarketSpec): { bid: number; ask: number; last: number; state: OrderBookState };
   /** Pays perpetual `market`'s funding at `rateE12` and `markE9` for the interval ending at `endUs`. */
   payFunding(market: MarketSpec, rateE12: bigint, markE9: bigint, endUs: number): void;
+  /** Re-checks the liquidating state of the perpetual's position holders, in account order. */
+  reviewHolders(market: MarketSpec): void;
 }
 
 export interface ModelMark {
@@ -177,6 +179,7 @@ export class ModelMarks {
         ...this.host.header(RecordType.MarkPrice, FRONT_ID_NONE, 0, 0), markPriceE9: Number(mark.markE9), indexPriceE9: Number(mark.indexE9),
         fundingRateE12: Number(this.rateE12(m)), nextFundingUs: sums.fundingDueUs, marketId: m.marketId, source: mark.source,
       } as Rec);
+      this.host.reviewHolders(m);
     }
     this.sampleDueUs = this.anyFresh(dueUs) ? dueUs + SECOND_US : -1;
   }
@@ -192,6 +195,7 @@ export class ModelMarks {
       this.host.payFunding(market, rate, markE9, dueUs);
       sums.premiumSum = 0n;
       sums.count = 0n;
+      this.host.reviewHolders(market);
     }
     sums.fundingDueUs = dueUs + market.perp!.fundingIntervalMs * 1000;
   }

@@ -121,7 +121,7 @@ export class ModelLiquidation<O extends LiquidationOrder> {
 
   private still(accountId: number): boolean {
     this.host.lending().review(accountId);
-    return this.liquidating(accountId) && this.host.lending().borrowsAnything(accountId);
+    return this.liquidating(accountId);
   }
 
   private stepAccount(accountId: number): void {

@@ -54,6 +54,8 @@ export interface PerpHost {
   fundSettlement(accountId: number, assetId: number, owed: number): boolean;
   accountCount(): number;
   book: MarksHost['book'];
+  /** Re-checks one account's liquidating state (engine-model-margin.ts review). */
+  review(accountId: number): void;
 }
 
 export interface PerpOrderChange {
@@ -102,6 +104,7 @@ export class ModelPerp {
       index: (assetId) => host.index(assetId),
       book: (market) => host.book(market),
       payFunding: (market, rateE12, markE9, endUs) => this.payFunding(market, rateE12, markE9, endUs),
+      reviewHolders: (market) => this.reviewHolders(market),
     });
     for (const m of this.perpMarkets()) {
       if (m.perp!.imf.factor !== 0n || m.perp!.mmf.factor !== 0n) throw new Error('the perpetuals model supports factor-0 margin functions only');
@@ -139,6 +142,28 @@ export class ModelPerp {
       const [bids, asks] = this.host.openLots(accountId, m.marketId);
       return (this.positions.get(`${accountId}:${m.marketId}`)?.lots ?? 0) !== 0 || bids + asks > 0;
     });
+  }
+
+  /** The accounts with a position in the perpetual, ascending. */
+  holders(marketId: number): number[] {
+    const out: number[] = [];
+    for (const [key, p] of this.positions) if (p.lots !== 0 && Number(key.split(':')[1]) === marketId) out.push(Number(key.split(':')[0]));
+    return out.sort((a, b) => a - b);
+  }
+
+  /** Whether the account holds a perpetual position (size ≠ 0). */
+  holdsPosition(accountId: number): boolean {
+    return this.perpMarkets().some((m) => this.size(accountId, m.marketId) !== 0);
+  }
+
+  /** The perpetual's mark can have moved: its holders' liquidating state re-checked (margin/liquidating.ts reviewPositionHoldersOf). */
+  reviewHolders(market: MarketSpec): void {
+    for (const accountId of this.holders(market.marketId)) this.host.review(accountId);
+  }
+
+  /** SetIndexPrice of an asset: the holders of every perpetual on it, in market order. */
+  reviewUnderlying(assetId: number): void {
+    for (const m of this.perpMarkets()) if (m.baseAssetId === assetId) this.reviewHolders(m);
   }
 
   /** The account's signed position in lots. */

@@ -170,6 +170,7 @@ export class ModelExchange {
       settingsEvent: (accountId) => this.accountSettingsRec(accountId, FRONT_ID_NONE, 0, 0),
       perpTerms: (accountId, change) => this.perp.terms(accountId, change),
       hasPerp: (accountId) => this.perp.hasPosition(accountId),
+      holdsPosition: (accountId) => this.perp.holdsPosition(accountId),
       followsUnderlying: (accountId, assetId) => this.perp.followsUnderlying(accountId, assetId),
       enterLiquidation: (accountId) => this.liquidation.enter(accountId),
       keepLiquidating: () => this.liquidation.keep(),
@@ -203,6 +204,7 @@ export class ModelExchange {
         return true;
       },
       accountCount: () => this.keys.length,
+      review: (accountId) => this.lending.review(accountId),
       book: (market) => {
         const state = this.marketState.get(market.marketId)!;
         const [bid, ask] = [Side.Bid, Side.Ask].map((side) => this.sideOrders(market, side)[0]?.priceTicks ?? 0);
@@ -669,8 +671,10 @@ export class ModelExchange {
       reason = ExpiryReason.FillOrKill;
     } else {
       reason = this.match(o);
-      for (const accountId of this.touched) this.trimReduceOnly(accountId, o.market);
+      const touched = this.touched;
       this.touched = [];
+      for (const accountId of touched) this.trimReduceOnly(accountId, o.market);
+      for (const accountId of touched) this.lending.review(accountId);
     }
     this.finish(o, reason);
   }
@@ -810,6 +814,7 @@ export class ModelExchange {
     this.indexPrices.set(asset.assetId, { priceE9, timeUs: this.timeUs, source: cmd.amountUnits });
     this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
     this.lending.reviewBorrowers(asset.assetId);
+    this.perp.reviewUnderlying(asset.assetId);
     this.result(cmd, ResultCode.Ok, priceE9);
   }
 

@@ -105,10 +105,10 @@ function stepAccount(s: EngineState, accountId: number): void {
   }
 }
 
-/** Re-checks the ratio (the flag clears below 100 % or without a borrow); whether the account is still liquidating. */
+/** Re-checks the ratio (the flag clears below 100 %, or with neither a borrow nor a position); whether the account is still liquidating. */
 function stillLiquidating(s: EngineState, accountId: number): boolean {
   reviewLiquidating(s, accountId);
-  return isLiquidating(s, accountId) && s.pools.borrowCountOf[accountId] > 0;
+  return isLiquidating(s, accountId);
 }
 
 /**

@@ -27,6 +27,7 @@ import type { EngineState } from '../state.js';
 import { anyFreshIndex, perpMarkPriceOf, sampleMark } from './mark-price.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { payFunding } from './funding-payments.js';
+import { reviewPositionHoldersOf } from '../margin/liquidating.js';
 
 /** The interest add-on of the 8-hour rate: 0.01 % at 10^-12. */
 export const FUNDING_INTEREST_8H_E12 = 100_000_000;
@@ -66,7 +67,7 @@ export function nextFundingUs(s: EngineState, m: number, nowUs: number): number 
 
 /**
  * The MarkSample timer (mark-price.ts): samples every perpetual whose index is fresh, a MarkPrice
- * event for each, then waits for the next second, or stops while no index is fresh (a
+ * event for each and its position holders re-checked (margin/liquidating.ts), then waits for the next second, or stops while no index is fresh (a
  * SetIndexPrice wakes it: wakeSampler).
  */
 export function sampleMarks(s: EngineState, timer: number): void {
@@ -78,13 +79,15 @@ export function sampleMarks(s: EngineState, timer: number): void {
     const mark = sampleMark(s, m, dueUs);
     if (mark === null) continue;
     s.out.markPrice(s.catalog.markets[m].marketId, mark.markE9, mark.indexE9, estimatedRateE12(s, m), nextFundingUs(s, m, dueUs), mark.source, FRONT_ID_NONE, 0);
+    reviewPositionHoldersOf(s, m);
   }
   marks.sampleTimer = anyFreshIndex(s, dueUs) ? s.timers.add(dueUs + 1_000_000, TimerKind.MarkSample, 0) : NO_TIMER;
 }
 
 /**
  * A Funding timer: perpetual `m`'s interval ends. With samples: a FundingRate event at the
- * interval's rate and the mark of this instant, and the sums start again. Then the next end.
+ * interval's rate and the mark of this instant, the payments, the sums start again and the
+ * position holders are re-checked (margin/liquidating.ts). Then the next end.
  */
 export function settleFunding(s: EngineState, timer: number): void {
   const marks = s.perpMarks;
@@ -99,6 +102,7 @@ export function settleFunding(s: EngineState, timer: number): void {
     payFunding(s, m, rate, markE9, dueUs);
     marks.premiumSumE12[m] = 0;
     marks.sampleCount[m] = 0;
+    reviewPositionHoldersOf(s, m);
   }
   marks.fundingTimer[m] = s.timers.add(dueUs + marks.intervalUs[m], TimerKind.Funding, m);
 }

@@ -1,0 +1,88 @@
+// Liquidation of perpetual positions (engine/core/liquidation/, margin/liquidating.ts), asserted by
+// value on the perpetuals' test configuration (SOL_USDC_PERP: IMF 0.1, MMF 0.05, one lot 10 SOL
+// units, one tick × one lot 3 USDC units; 200 ticks = 60 USDC units per SOL unit). The harness
+// checks the invariants (Σ positions per perpetual = 0 among them) and exact USDC conservation
+// (balances, fee ledger, settlement line, insurance fund) after every command.
+
+import { describe, expect, it } from 'vitest';
+import {
+  CommandKind, ExpiryReason, OrderEvent, RecordType, ResultCode,
+  type AccountSettingsRec, type OrderRec, type PositionRec,
+} from '../../../engine/bus/types.js';
+import { MARKET_ID_ALL } from '../../../engine/core/catalog.js';
+import { EngineHarness, BASE, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
+import { PERP, perpConfig } from '../../helpers/perp-harness.js';
+
+const SECOND_US = 1_000_000;
+const WIDE = 2 ** 53;
+/** SOL's index at `usdcPerUnit` USDC units per SOL unit: ×10^12 in priceE9. */
+const solIndex = (usdcPerUnit: number) => cmd.setIndexPrice(BASE, Math.round(usdcPerUnit * 1_000_000_000_000));
+
+export const ordersIn = (records: Rec[]) => records.filter((r): r is OrderRec & { type: RecordType.Order } => r.type === RecordType.Order);
+const flipsIn = (records: Rec[]) => records.filter((r): r is AccountSettingsRec & { type: RecordType.AccountSettings } => r.type === RecordType.AccountSettings);
+
+export function liquidating(h: EngineHarness, accountId: number): boolean {
+  const rec = h.apply(cmd.queryAccountSettings(accountId)).find((r) => r.type === RecordType.AccountSettings);
+  return rec?.type === RecordType.AccountSettings && (rec.settings & 16) !== 0;
+}
+
+export function positionOf(h: EngineHarness, accountId: number): PositionRec | undefined {
+  const records = h.apply({ kind: CommandKind.QueryPositions, accountId, marketId: MARKET_ID_ALL });
+  expect(resultOf(records).code).toBe(ResultCode.Ok);
+  return records.find((r): r is PositionRec & { type: RecordType.Position } => r.type === RecordType.Position);
+}
+
+export const lotsOf = (h: EngineHarness, accountId: number): number => positionOf(h, accountId)?.netLots ?? 0;
+export const wide = (high: number, low: number): number => high * WIDE + low;
+
+/**
+ * SOL indexed at 60; a maker with 10^7 USDC selling 100 lots at 200 ticks; a trader at 10×
+ * leverage with `deposit` USDC that buys them (long 1 000 SOL units, notional 60 000, fee 30).
+ */
+export function longTrader(deposit = 7_000): { h: EngineHarness; maker: number; trader: number } {
+  const h = new EngineHarness(perpConfig());
+  h.apply(solIndex(60));
+  const maker = h.createAccount(101);
+  h.apply(cmd.deposit(maker, QUOTE, 10_000_000));
+  h.apply(cmd.updateAccountSettings(maker, { leverageLimitHundredths: 1_000 }));
+  h.apply(cmd.place(maker, 'ask', 200, 100, { market: PERP, postOnly: true }));
+  const trader = h.createAccount(50);
+  h.apply(cmd.updateAccountSettings(trader, { leverageLimitHundredths: 1_000 }));
+  h.apply(cmd.deposit(trader, QUOTE, deposit));
+  h.apply(cmd.market(trader, 'bid', { qtyLots: 100 }, { market: PERP }));
+  expect(lotsOf(h, trader)).toBe(100);
+  return { h, maker, trader };
+}
+
+describe('perpetual liquidation: trigger', () => {
+  it('puts a perpetual-only account (no borrow) in the state at the index price where netEquity ≤ Σ N·MMF, cancelling its orders', () => {
+    const { h, trader } = longTrader();
+    h.apply(cmd.place(trader, 'ask', 240, 10, { market: PERP, postOnly: true, reduceOnly: true }));
+    // Equity 6 970 + 1 000 × (p − 60) against MMF 50 × p: above the line at 56, at or below it at 55.
+    h.apply(solIndex(56));
+    expect(liquidating(h, trader)).toBe(false);
+    const pushed = h.apply(solIndex(55));
+    expect(flipsIn(pushed).map((r) => [r.accountId, r.settings & 16])).toEqual([[trader, 16]]);
+    expect(ordersIn(pushed).filter((r) => r.accountId === trader).map((r) => [r.event, r.expiryReason, r.priceTicks])).toContainEqual([OrderEvent.Cancelled, ExpiryReason.Liquidation, 240]);
+    expect(liquidating(h, trader)).toBe(true);
+  });
+
+  it('re-checks the holders at a mark sample (the book pulls the mark below an unchanged index), and no one else', () => {
+    const { h, trader, maker } = longTrader();
+    const bystander = h.createAccount(77);
+    h.apply(cmd.deposit(bystander, QUOTE, 100));
+    // The index at 56 (equity 2 970 against MMF 2 800): above the line while the mark is the index.
+    h.apply(solIndex(56));
+    expect(liquidating(h, trader)).toBe(false);
+    // A book around 150 ticks (45 USDC units): each second's sample moves the EWMA, so the mark, down.
+    h.apply(cmd.place(maker, 'bid', 150, 1, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(maker, 'ask', 151, 1, { market: PERP, postOnly: true }));
+    const sampled: Rec[] = [];
+    for (let i = 0; i < 20 && !liquidating(h, trader); i++) sampled.push(...h.apply(cmd.tick(), h.timeUs + SECOND_US));
+    expect(sampled.some((r) => r.type === RecordType.MarkPrice)).toBe(true);
+    expect(flipsIn(sampled).map((r) => r.accountId)).toEqual([trader]);
+    expect(liquidating(h, bystander)).toBe(false);
+  });
+});
+
+export { OrderEvent };
