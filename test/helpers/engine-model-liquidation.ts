@@ -37,8 +37,12 @@ export interface LiquidationHost<O extends LiquidationOrder> {
   flags(accountId: number): number;
   timeUs(): number;
   bookState(market: MarketSpec): OrderBookState;
-  /** Places and runs the account's system market order (quote limit for a bid, MAX_SAFE_INTEGER for an ask). */
+  /** Places and runs the account's system market order (quote limit for a spot bid, MAX_SAFE_INTEGER otherwise; a perpetual's reduce-only). */
   placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number): void;
+  /** The account's perpetual positions (size ≠ 0), in market order. */
+  positions(accountId: number): { market: MarketSpec; lots: number }[];
+  /** A perpetual's mark as a unit price, or null. */
+  perpMark(market: MarketSpec): { quoteUnits: bigint; baseUnits: bigint } | null;
 }
 
 interface FundLines { fund: number; fees: number; covered: number; socialized: number; deposited: number }
@@ -75,6 +79,17 @@ export class ModelLiquidation<O extends LiquidationOrder> {
     if ((o.flags & OrderFlag.Liquidation) === 0) return 0;
     const fee = Number((BigInt(received) * BigInt(this.settings.feeBps)) / 10_000n);
     this.host.bal(o.accountId, assetId).available -= fee;
+    this.line(assetId).fund += fee;
+    this.line(assetId).fees += fee;
+    return fee;
+  }
+
+  /** A liquidation order's perpetual fill (engine liquidation/fee.ts takePerpLiquidationFee): feeBps of the notional, as far as available USDC goes. */
+  perpFee(accountId: number, assetId: number, notional: bigint): number {
+    const due = Number((notional * BigInt(this.settings.feeBps)) / 10_000n);
+    const fee = Math.min(due, this.host.bal(accountId, assetId).available);
+    if (fee <= 0) return 0;
+    this.host.bal(accountId, assetId).available -= fee;
     this.line(assetId).fund += fee;
     this.line(assetId).fees += fee;
     return fee;
@@ -158,9 +173,42 @@ export class ModelLiquidation<O extends LiquidationOrder> {
     return this.host.bookState(market) === OrderBookState.Open && count < this.config.limits.maxOrdersPerBook;
   }
 
-  private unwind(accountId: number): 'placed' | 'blocked' | 'nothing' {
+  /** The position with the largest N·MMF (factor-0 MMF), or none. */
+  private largestPosition(accountId: number): { market: MarketSpec; lots: number; units: bigint } | null {
+    let best: { market: MarketSpec; lots: number; units: bigint } | null = null;
+    for (const { market, lots } of this.host.positions(accountId)) {
+      const mark = this.host.perpMark(market);
+      if (!mark) continue;
+      const units = ceil(ceil(BigInt(Math.abs(lots)) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits) * market.perp!.mmf.base, ONE);
+      if (!best || units > best.units) best = { market, lots, units };
+    }
+    return best;
+  }
+
+  /** A chunk of the position closed on the book (engine liquidation/perp-unwind.ts). */
+  private closeChunk(accountId: number, target: { market: MarketSpec; lots: number }): 'placed' | 'blocked' | 'unfilled' {
+    const market = target.market;
+    const size = Math.abs(target.lots);
+    const lots = Math.min(size, market.maxQtyLots, Math.max(market.minQtyLots, Number(ceil(BigInt(size) * BigInt(this.settings.chunkBps), 10_000n))));
+    if (!this.takes(market)) return 'blocked';
+    this.host.placeSystem(accountId, market, target.lots > 0 ? Side.Ask : Side.Bid, lots, Number.MAX_SAFE_INTEGER);
+    const after = this.host.positions(accountId).find((x) => x.market === market)?.lots ?? 0;
+    return after === target.lots ? 'unfilled' : 'placed';
+  }
+
+  private unwind(accountId: number): 'placed' | 'blocked' | 'nothing' | 'unfilled' {
+    const position = this.largestPosition(accountId);
+    const borrow = this.unwindTarget(accountId);
+    if (position && position.units > borrow.units) return this.closeChunk(accountId, position);
+    if (borrow.assetId < 0) return 'blocked';
+    const outcome = this.unwindBorrow(accountId, borrow.assetId);
+    if (outcome === 'nothing' && position) return this.closeChunk(accountId, position);
+    return outcome;
+  }
+
+  /** The borrow with the largest N·MMF (asset -1 and units -1 when none has a mark). */
+  private unwindTarget(accountId: number): { assetId: number; units: bigint } {
     const lending = this.host.lending();
-    const valuation = this.config.margin!.valuationAssetId;
     let target = -1;
     let best = -1n;
     for (const asset of this.config.assets) {
@@ -171,7 +219,12 @@ export class ModelLiquidation<O extends LiquidationOrder> {
       const units = ceil(ceil(BigInt(borrowed) * mark.quoteUnits, mark.baseUnits) * c.mmf.base, ONE);
       if (units > best) [target, best] = [asset.assetId, units];
     }
-    if (target < 0) return 'blocked';
+    return { assetId: target, units: best };
+  }
+
+  private unwindBorrow(accountId: number, target: number): 'placed' | 'blocked' | 'nothing' {
+    const lending = this.host.lending();
+    const valuation = this.config.margin!.valuationAssetId;
     const chunk = ceil(BigInt(lending.borrowedOf(accountId, target)) * BigInt(this.settings.chunkBps), 10_000n);
     if (target === valuation) return this.sell(accountId, chunk);
     const market = this.usdcMarket(target);

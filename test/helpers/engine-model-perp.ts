@@ -56,6 +56,8 @@ export interface PerpHost {
   book: MarksHost['book'];
   /** Re-checks one account's liquidating state (engine-model-margin.ts review). */
   review(accountId: number): void;
+  /** A liquidation order's perpetual fill: its liquidation fee of `notional` from available USDC, as far as it goes; the units taken. */
+  liquidationFee(accountId: number, assetId: number, notional: bigint): number;
 }
 
 export interface PerpOrderChange {
@@ -164,6 +166,16 @@ export class ModelPerp {
   /** SetIndexPrice of an asset: the holders of every perpetual on it, in market order. */
   reviewUnderlying(assetId: number): void {
     for (const m of this.perpMarkets()) if (m.baseAssetId === assetId) this.reviewHolders(m);
+  }
+
+  /** The account's positions (size ≠ 0), in market order. */
+  positionsOf(accountId: number): { market: MarketSpec; lots: number }[] {
+    return this.perpMarkets().map((market) => ({ market, lots: this.size(accountId, market.marketId) })).filter((x) => x.lots !== 0);
+  }
+
+  /** The perpetual's mark as a unit price (quote units per base unit), or null. */
+  unitMark(market: MarketSpec): { quoteUnits: bigint; baseUnits: bigint } | null {
+    return this.mark(market);
   }
 
   /** The account's signed position in lots. */
@@ -295,8 +307,8 @@ export class ModelPerp {
     this.line.set(assetId, this.lineUnits(assetId) + units);
   }
 
-  /** One party's share of a fill; returns its fee. */
-  private party(accountId: number, market: MarketSpec, buys: boolean, qty: number, notional: bigint, isTaker: boolean): number {
+  /** One party's share of a fill; returns its fee (with a liquidation order's liquidation fee). */
+  private party(accountId: number, market: MarketSpec, buys: boolean, qty: number, notional: bigint, isTaker: boolean, liquidation = false): number {
     const p = this.pos(accountId, market.marketId);
     const quote = market.quoteAssetId;
     const delta = buys ? qty : -qty;
@@ -334,9 +346,10 @@ export class ModelPerp {
     }
     this.sync(`${accountId}:${market.marketId}`, p);
     this.payDebts(accountId, market);
+    const liquidationFee = liquidation ? this.host.liquidationFee(accountId, quote, notional) : 0;
     const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
     if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
-    return fee;
+    return fee + liquidationFee;
   }
 
   /** The claim queue holds exactly the positions with a claim: a new one at the tail, a gone one removed. */
@@ -381,9 +394,9 @@ export class ModelPerp {
   }
 
   /** A fill of a perpetual (perp/settle.ts): both parties, then waiting claims; returns the buyer's and seller's fees. */
-  settle(market: MarketSpec, buyer: number, seller: number, takerIsBuyer: boolean, qty: number, notional: number): [number, number] {
-    const buyerFee = this.party(buyer, market, true, qty, BigInt(notional), takerIsBuyer);
-    const sellerFee = this.party(seller, market, false, qty, BigInt(notional), !takerIsBuyer);
+  settle(market: MarketSpec, buyer: number, seller: number, takerIsBuyer: boolean, qty: number, notional: number, liquidation: [boolean, boolean] = [false, false]): [number, number] {
+    const buyerFee = this.party(buyer, market, true, qty, BigInt(notional), takerIsBuyer, liquidation[0]);
+    const sellerFee = this.party(seller, market, false, qty, BigInt(notional), !takerIsBuyer, liquidation[1]);
     this.payClaims(market.quoteAssetId);
     return [buyerFee, sellerFee];
   }

@@ -205,6 +205,7 @@ export class ModelExchange {
       },
       accountCount: () => this.keys.length,
       review: (accountId) => this.lending.review(accountId),
+      liquidationFee: (accountId, assetId, notional) => this.liquidation.perpFee(accountId, assetId, notional),
       book: (market) => {
         const state = this.marketState.get(market.marketId)!;
         const [bid, ask] = [Side.Bid, Side.Ask].map((side) => this.sideOrders(market, side)[0]?.priceTicks ?? 0);
@@ -225,6 +226,8 @@ export class ModelExchange {
       timeUs: () => this.timeUs,
       bookState: (market) => this.marketState.get(market.marketId)!.orderBookState,
       placeSystem: (accountId, market, side, lots, quoteLimit) => this.placeSystem(accountId, market, side, lots, quoteLimit),
+      positions: (accountId) => this.perp.positionsOf(accountId),
+      perpMark: (market) => this.perp.unitMark(market),
     });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
@@ -610,15 +613,18 @@ export class ModelExchange {
     while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
     const o: ModelOrder = {
       orderId, accountId, market, side, orderType: OrderType.Market, priceTicks: 0, qtyLots: lots, quoteQtyUnits: 0, quoteLimitUnits: quoteLimit,
-      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0, flags: OrderFlag.Liquidation,
+      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0,
+      flags: this.perp.isPerp(market) ? OrderFlag.Liquidation | OrderFlag.ReduceOnly : OrderFlag.Liquidation,
       timeInForce: TimeInForce.IOC, stp: SelfTradePrevention.RejectTaker, frontId: FRONT_ID_NONE, requestId: 0, state: 'active', restNumber: 0,
     };
     this.orders.push(o);
-    const b = this.bal(accountId, this.lockAsset(o));
-    const lock = this.lockOf(o);
-    b.available -= lock;
-    b.locked += lock;
-    this.balanceRec(accountId, this.lockAsset(o));
+    if (!this.perp.isPerp(market)) {
+      const b = this.bal(accountId, this.lockAsset(o));
+      const lock = this.lockOf(o);
+      b.available -= lock;
+      b.locked += lock;
+      this.balanceRec(accountId, this.lockAsset(o));
+    }
     this.activate(o);
   }
 
@@ -889,7 +895,8 @@ export class ModelExchange {
     const seller = buyer === taker ? maker : taker;
     const quote = price * qty * market.quoteUnitsPerTickLot;
     const perp = this.perp.isPerp(market);
-    const [buyerFee, sellerFee] = perp ? this.perp.settle(market, buyer.accountId, seller.accountId, taker === buyer, qty, quote) : this.spotMoves(buyer, seller, taker, qty, price);
+    const liquidation: [boolean, boolean] = [(buyer.flags & OrderFlag.Liquidation) !== 0, (seller.flags & OrderFlag.Liquidation) !== 0];
+    const [buyerFee, sellerFee] = perp ? this.perp.settle(market, buyer.accountId, seller.accountId, taker === buyer, qty, quote, liquidation) : this.spotMoves(buyer, seller, taker, qty, price);
     const makerFee = maker === buyer ? buyerFee : sellerFee;
     const takerFee = taker === buyer ? buyerFee : sellerFee;
     for (const o of [maker, taker]) {

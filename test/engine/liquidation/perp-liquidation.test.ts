@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   CommandKind, ExpiryReason, OrderEvent, RecordType, ResultCode,
-  type AccountSettingsRec, type OrderRec, type PositionRec,
+  SystemOrderType, type AccountSettingsRec, type InsuranceRec, type OrderRec, type PositionRec,
 } from '../../../engine/bus/types.js';
 import { MARKET_ID_ALL } from '../../../engine/core/catalog.js';
 import { EngineHarness, BASE, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
@@ -82,6 +82,50 @@ describe('perpetual liquidation: trigger', () => {
     expect(sampled.some((r) => r.type === RecordType.MarkPrice)).toBe(true);
     expect(flipsIn(sampled).map((r) => r.accountId)).toEqual([trader]);
     expect(liquidating(h, bystander)).toBe(false);
+  });
+});
+
+/** Runs liquidation steps (one a second) while the account is liquidating, at most `steps`. */
+export function runSteps(h: EngineHarness, accountId: number, steps: number): Rec[] {
+  const out: Rec[] = [];
+  for (let i = 0; i < steps && liquidating(h, accountId); i++) out.push(...h.apply(cmd.tick(), h.timeUs + SECOND_US));
+  return out;
+}
+
+const insuranceIn = (records: Rec[]) => records.filter((r): r is InsuranceRec & { type: RecordType.Insurance } => r.type === RecordType.Insurance);
+
+export function fundOf(h: EngineHarness, assetId: number): InsuranceRec {
+  const row = insuranceIn(h.apply({ kind: CommandKind.QueryInsurance })).find((r) => r.assetId === assetId);
+  if (row === undefined) throw new Error(`no insurance line of asset ${assetId}`);
+  return row;
+}
+
+describe('perpetual liquidation: on the book', () => {
+  it('closes a perpetual-only account in reduce-only chunks of 10 % on the book, the 1 % fee to the fund, and lets it go when healthy', () => {
+    const { h, trader } = longTrader();
+    const bidder = h.createAccount(102);
+    h.apply(cmd.deposit(bidder, QUOTE, 10_000_000));
+    h.apply(cmd.updateAccountSettings(bidder, { leverageLimitHundredths: 1_000 }));
+    h.apply(cmd.place(bidder, 'bid', 183, 100, { market: PERP, postOnly: true }));
+    h.apply(solIndex(55));
+    expect(liquidating(h, trader)).toBe(true);
+    const steps = runSteps(h, trader, 20);
+    const system = ordersIn(steps).filter((r) => r.accountId === trader && r.systemOrderType === SystemOrderType.LiquidatePositionOnBook);
+    const fills = system.filter((r) => r.event === OrderEvent.Fill);
+    // Chunks of ceil(10 % of the size) lots, each a reduce-only ask filled at the bid, until healthy.
+    expect(fills.length).toBeGreaterThan(0);
+    expect(fills.every((r) => r.side === 1 && r.lastFillPriceTicks === 183 && (r.orderFlags & 66) === 66)).toBe(true);
+    expect(fills[0].lastFillQtyLots).toBe(10);
+    expect(liquidating(h, trader)).toBe(false);
+    const closed = fills.reduce((sum, r) => sum + r.lastFillQtyLots, 0);
+    expect(lotsOf(h, trader)).toBe(100 - closed);
+    expect(lotsOf(h, bidder)).toBe(closed);
+    // Each fill pays 1 % of its notional (183 × lots × 3 USDC units) to the fund beside the 5 bps taker fee.
+    const liquidationFees = fills.reduce((sum, r) => sum + Math.floor(r.lastFillQtyLots * 183 * 3 / 100), 0);
+    expect(liquidationFees).toBeGreaterThan(200);
+    expect(fundOf(h, QUOTE).feesUnits).toBe(liquidationFees);
+    expect(fundOf(h, QUOTE).fundUnits).toBe(liquidationFees);
+    expect(fills.reduce((sum, r) => sum + r.feeUnits, 0)).toBe(liquidationFees + fills.reduce((sum, r) => sum + Math.floor(r.lastFillQtyLots * 183 * 3 * 5 / 10_000), 0));
   });
 });
 
