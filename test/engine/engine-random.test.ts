@@ -139,7 +139,7 @@ describe('engine: randomized streams', () => {
     const results = new Map<string, number>();
     const events = new Map<BorrowLendEvent, number>();
     const liquidating = { entered: 0, left: 0 };
-    const perpLiquidation = { book: 0 };
+    const perpLiquidation = { book: 0, adl: 0 };
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
       const h = new EngineHarness(randomConfig(seed));
       runRandomStream(h, seed, STEPS);
@@ -149,14 +149,17 @@ describe('engine: randomized streams', () => {
         // The liquidating state flips by events (frontId 0xFFFF); requests are answered to a front.
         if (r.type === RecordType.AccountSettings && r.frontId === FRONT_ID_NONE) liquidating[(r.settings & AccountSettingFlag.Liquidating) !== 0 ? 'entered' : 'left']++;
         if (r.type === RecordType.Order && r.event === OrderEvent.Fill && r.marketId === M2 && r.systemOrderType === SystemOrderType.LiquidatePositionOnBook) perpLiquidation.book++;
+        if (r.type === RecordType.Order && r.event === OrderEvent.Fill && r.systemOrderType === SystemOrderType.LiquidatePositionOnAdl) perpLiquidation.adl++;
       }
     }
     // Borrowers enter the liquidating state on an index price and leave it by repaying; meanwhile
     // borrows, withdrawals and orders that add risk are refused.
     expect(liquidating.entered).toBeGreaterThan(0);
     expect(liquidating.left).toBeGreaterThan(0);
-    // Perpetual positions are liquidated too: closed on the book by the waterfall's reduce-only orders.
+    // Perpetual positions are liquidated too: closed on the book by the waterfall's reduce-only
+    // orders, and by auto-deleveraging where the book has no bid.
     expect(perpLiquidation.book).toBeGreaterThan(0);
+    expect(perpLiquidation.adl).toBeGreaterThan(0);
     expect(count(results, 'BorrowLend:AccountLiquidating')).toBeGreaterThan(0);
     expect(count(results, 'Withdraw:AccountLiquidating')).toBeGreaterThan(0);
     expect(count(results, 'PlaceOrder:AccountLiquidating')).toBeGreaterThan(0);

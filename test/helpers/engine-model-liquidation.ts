@@ -43,6 +43,13 @@ export interface LiquidationHost<O extends LiquidationOrder> {
   positions(accountId: number): { market: MarketSpec; lots: number }[];
   /** A perpetual's mark as a unit price, or null. */
   perpMark(market: MarketSpec): { quoteUnits: bigint; baseUnits: bigint } | null;
+  summary(accountId: number): { equity: bigint; ten: bigint; unpriced: boolean };
+  perpLine(accountId: number, market: MarketSpec): { pnl: bigint; cost: bigint };
+  /** The perpetual's holders, ascending. */
+  holders(market: MarketSpec): number[];
+  /** Closes the account's position at `ticks` against the ranked holders (engine adl.ts closeAgainst); the holders closed against. */
+  adlClose(accountId: number, market: MarketSpec, ticks: number, ranked: { accountId: number; lots: number }[]): number[];
+  trimReduceOnly(accountId: number, market: MarketSpec): void;
 }
 
 interface FundLines { fund: number; fees: number; covered: number; socialized: number; deposited: number }
@@ -143,13 +150,79 @@ export class ModelLiquidation<O extends LiquidationOrder> {
     this.cancelAccountOrders(accountId);
     this.repay(accountId);
     if (!this.still(accountId)) return;
+    if (this.positionsBankrupt(accountId)) {
+      for (const { market } of this.host.positions(accountId)) this.deleverage(accountId, market);
+      this.host.lending().review(accountId);
+      return;
+    }
     const outcome = this.unwind(accountId);
     this.repay(accountId);
     if (!this.still(accountId)) return;
-    if (outcome === 'nothing') {
+    if (outcome === 'unfilled') {
+      this.deleverage(accountId, this.largestPosition(accountId)!.market);
+      this.host.lending().review(accountId);
+    } else if (outcome === 'nothing') {
       this.bankrupt(accountId);
       this.host.lending().review(accountId);
     }
+  }
+
+  private positionsBankrupt(accountId: number): boolean {
+    if (this.host.positions(accountId).length === 0) return false;
+    const s = this.host.summary(accountId);
+    return !s.unpriced && s.equity <= 0n;
+  }
+
+  /** The fund, then ADL at the bankruptcy price (engine liquidation/adl.ts deleveragePosition). */
+  private deleverage(accountId: number, market: MarketSpec): void {
+    const mark = this.host.perpMark(market);
+    const s = this.host.summary(accountId);
+    if (!mark || s.unpriced) return;
+    let equity = s.equity;
+    const quote = market.quoteAssetId;
+    if (equity < 0n) {
+      const line = this.line(quote);
+      const units = Number(-equity < BigInt(line.fund) ? -equity : BigInt(line.fund));
+      if (units > 0) {
+        line.fund -= units;
+        line.covered += units;
+        this.host.bal(accountId, quote).available += units;
+        this.host.balanceRec(accountId, quote);
+        this.insuranceRec(quote);
+        equity += BigInt(units);
+      }
+    }
+    const lots = this.host.positions(accountId).find((x) => x.market === market)?.lots ?? 0;
+    const size = BigInt(Math.abs(lots));
+    const deficit = equity < 0n ? -equity : 0n;
+    const value = size * mark.quoteUnits * BigInt(market.baseUnitsPerLot);
+    const den = size * BigInt(market.quoteUnitsPerTickLot) * mark.baseUnits;
+    const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+    const raw = lots > 0 ? ceil(value + deficit * mark.baseUnits, den) : floorDiv(value - deficit * mark.baseUnits, den);
+    const ticks = Number(raw > BigInt(market.maxPriceTicks) ? BigInt(market.maxPriceTicks) : raw < BigInt(market.minPriceTicks) ? BigInt(market.minPriceTicks) : raw);
+    const closed = this.host.adlClose(accountId, market, ticks, this.rank(accountId, market, lots > 0 ? -1 : 1));
+    for (const counterparty of closed) this.host.trimReduceOnly(counterparty, market);
+    for (const counterparty of closed) this.host.lending().review(counterparty);
+  }
+
+  /** Opposite-side holders: profitable first, then by (uPnL / |cost|) × TEN / max(equity, 1), highest first, then account id. */
+  private rank(accountId: number, market: MarketSpec, sign: number): { accountId: number; lots: number }[] {
+    const ranked: { accountId: number; lots: number; profitable: boolean; num: bigint; den: bigint }[] = [];
+    for (const holder of this.host.holders(market)) {
+      const lots = this.host.positions(holder).find((x) => x.market === market)?.lots ?? 0;
+      if (holder === accountId || Math.sign(lots) !== sign) continue;
+      const s = this.host.summary(holder);
+      const { pnl, cost } = this.host.perpLine(holder, market);
+      const entry = cost < 0n ? -cost : cost;
+      const equity = s.equity > 1n ? s.equity : 1n;
+      ranked.push({ accountId: holder, lots, profitable: pnl > 0n, num: pnl * s.ten, den: (entry > 0n ? entry : 1n) * equity });
+    }
+    return ranked.sort((a, b) => {
+      if (a.profitable !== b.profitable) return a.profitable ? -1 : 1;
+      const left = b.num * a.den;
+      const right = a.num * b.den;
+      return left > right ? 1 : left < right ? -1 : a.accountId - b.accountId;
+    });
   }
 
   private repay(accountId: number): void {

@@ -168,6 +168,12 @@ export class ModelPerp {
     for (const m of this.perpMarkets()) if (m.baseAssetId === assetId) this.reviewHolders(m);
   }
 
+  /** A position's uPnL at mark and its cost (ADL ranking). */
+  lineFigures(accountId: number, market: MarketSpec): { pnl: bigint; cost: bigint } {
+    const line = this.terms(accountId, null).lines.find((l) => l.market === market);
+    return { pnl: line?.pnl ?? 0n, cost: this.pos(accountId, market.marketId).cost };
+  }
+
   /** The account's positions (size ≠ 0), in market order. */
   positionsOf(accountId: number): { market: MarketSpec; lots: number }[] {
     return this.perpMarkets().map((market) => ({ market, lots: this.size(accountId, market.marketId) })).filter((x) => x.lots !== 0);
@@ -307,8 +313,8 @@ export class ModelPerp {
     this.line.set(assetId, this.lineUnits(assetId) + units);
   }
 
-  /** One party's share of a fill; returns its fee (with a liquidation order's liquidation fee). */
-  private party(accountId: number, market: MarketSpec, buys: boolean, qty: number, notional: bigint, isTaker: boolean, liquidation = false): number {
+  /** One party's share of a fill; returns its fee (with a liquidation order's liquidation fee; an ADL fill pays none). */
+  private party(accountId: number, market: MarketSpec, buys: boolean, qty: number, notional: bigint, isTaker: boolean, liquidation = false, feeFree = false): number {
     const p = this.pos(accountId, market.marketId);
     const quote = market.quoteAssetId;
     const delta = buys ? qty : -qty;
@@ -331,7 +337,7 @@ export class ModelPerp {
       p.realized += realized;
     }
     p.lots += delta;
-    const fee = Number((notional * BigInt(isTaker ? market.perp!.takerFeeBps : market.perp!.makerFeeBps)) / 10_000n);
+    const fee = feeFree ? 0 : Number((notional * BigInt(isTaker ? market.perp!.takerFeeBps : market.perp!.makerFeeBps)) / 10_000n);
     p.fees += BigInt(fee);
     const feePaid = this.take(accountId, quote, BigInt(fee));
     this.host.bal(accountId, quote).available -= feePaid;
@@ -394,9 +400,9 @@ export class ModelPerp {
   }
 
   /** A fill of a perpetual (perp/settle.ts): both parties, then waiting claims; returns the buyer's and seller's fees. */
-  settle(market: MarketSpec, buyer: number, seller: number, takerIsBuyer: boolean, qty: number, notional: number, liquidation: [boolean, boolean] = [false, false]): [number, number] {
-    const buyerFee = this.party(buyer, market, true, qty, BigInt(notional), takerIsBuyer, liquidation[0]);
-    const sellerFee = this.party(seller, market, false, qty, BigInt(notional), !takerIsBuyer, liquidation[1]);
+  settle(market: MarketSpec, buyer: number, seller: number, takerIsBuyer: boolean, qty: number, notional: number, liquidation: [boolean, boolean] = [false, false], feeFree = false): [number, number] {
+    const buyerFee = this.party(buyer, market, true, qty, BigInt(notional), takerIsBuyer, liquidation[0], feeFree);
+    const sellerFee = this.party(seller, market, false, qty, BigInt(notional), !takerIsBuyer, liquidation[1], feeFree);
     this.payClaims(market.quoteAssetId);
     return [buyerFee, sellerFee];
   }

@@ -421,8 +421,8 @@ function liquidationRound(h: EngineHarness, random: () => number, seen: Observed
  * A perpetual position pushed over the line, once per stream: an eleventh account buys 5 lots of
  * the perpetual at its last price (from a twelfth's post-only ask, or whatever asks are better)
  * with USDC worth 22 % of the notional plus its taker fee, the underlying's index falls to 80 %
- * (the account is liquidating, not bankrupt), the twelfth bids there for 5 lots, and liquidation
- * steps fall due; then the index returns.
+ * (the account is liquidating, not bankrupt), the twelfth bids there for 5 lots or not (then the
+ * position is auto-deleveraged), and liquidation steps fall due; then the index returns.
  */
 function perpLiquidationRound(h: EngineHarness, random: () => number, seen: Observed, kinds: readonly CommandKind[]): void {
   if (!kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
@@ -440,10 +440,12 @@ function perpLiquidationRound(h: EngineHarness, random: () => number, seen: Obse
   apply({ ...cmd.tick(), frontId: 0xffff }, h.timeUs + 10_000);
   const low = Math.ceil(price * 0.8);
   apply(cmd.setIndexPrice(BASE, low * 300_000_000_000, 1));
-  apply(cmd.place(maker, 'bid', low, 5, { market: M2, postOnly: true }));
+  // Half the rounds bid there, so the book closes the position; the others leave it to auto-deleveraging.
+  const bids = random() < 0.5;
+  if (bids) apply(cmd.place(maker, 'bid', low, 5, { market: M2, postOnly: true }));
   const stepUs = h.config.liquidation!.stepIntervalUs;
   for (let i = 0; i < 12; i++) apply({ ...cmd.tick(), frontId: 0xffff }, h.timeUs + stepUs);
-  if (random() < 0.5) apply(cmd.cancelAll(maker, M2));
+  if (bids && random() < 0.5) apply(cmd.cancelAll(maker, M2));
   apply(cmd.setIndexPrice(BASE, price * 300_000_000_000, 1));
 }
 

@@ -31,9 +31,9 @@
 // liquidation fee (spot/settle.ts) into the insurance fund.
 //
 // Outcomes: Placed (some order went to the book, filled or not; for a position: it filled some
-// lots); Unfilled (a position's order filled nothing: no liquidity within the band); Blocked (something could be sold
-// or bought but not now: no mark, no USDC market, a book that takes no market order or is full:
-// the next step tries again); NothingToSell (nothing the account holds can pay for any part of
+// lots); Unfilled (a position's order filled nothing: no liquidity within the band; the position
+// is auto-deleveraged, adl.ts); Blocked (something could be sold or bought but not now: no mark,
+// no USDC market, a book that takes no market order or is full: the next step tries again); NothingToSell (nothing the account holds can pay for any part of
 // the borrow: the waterfall's bankruptcy stage follows).
 
 import { FRONT_ID_NONE, OrderFlag, OrderType, ResultCode, SelfTradePrevention, Side, TimeInForce } from '../../bus/types.js';
@@ -174,7 +174,6 @@ export function bookTakes(s: EngineState, marketIndex: number): boolean {
  * quote limit, and it is reduce-only), and is never speed-bumped.
  */
 export function placeSystemOrder(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number): void {
-  const pool = s.pool;
   const spec = s.catalog.markets[marketIndex];
   const spot = s.catalog.isSpot(marketIndex);
   const bid = side === Side.Bid;
@@ -183,6 +182,18 @@ export function placeSystemOrder(s: EngineState, accountId: number, marketIndex:
   const quoteLimitUnits = bid && spot ? Math.min(s.ledger.availableUnits(accountId, holdIndex), worstUnits) : MAX_AMOUNT_UNITS;
   const holdUnits = (!spot ? 0 : bid ? quoteLimitUnits : baseUnits(lots as QtyLots, spec.baseUnitsPerLot)) as AmountUnits;
   assert(lots > 0 && s.ledger.availableUnits(accountId, holdIndex) >= holdUnits, 'a liquidation order holds more than the account has');
+  const flags = spot ? OrderFlag.Liquidation : OrderFlag.Liquidation | OrderFlag.ReduceOnly;
+  const slot = openSystemSlot(s, accountId, marketIndex, side, lots, flags, quoteLimitUnits);
+  if (spot) {
+    s.ledger.lock(accountId, holdIndex, holdUnits);
+    s.out.balance(accountId, holdIndex, FRONT_ID_NONE, 0);
+  }
+  activateOrder(s, slot);
+}
+
+/** A system market IOC order of `lots` in a fresh slot, indexed, not yet active or recorded. */
+export function openSystemSlot(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number, flags: number, quoteLimitUnits: number): number {
+  const pool = s.pool;
   const slot = pool.open(accountId);
   pool.orderId[slot] = s.nextOrderId();
   pool.priceTicks[slot] = 0;
@@ -198,11 +209,7 @@ export function placeSystemOrder(s: EngineState, accountId: number, marketIndex:
   pool.side[slot] = side;
   pool.timeInForce[slot] = TimeInForce.IOC;
   pool.selfTradePrevention[slot] = SelfTradePrevention.RejectTaker;
-  pool.flags[slot] = spot ? OrderFlag.Liquidation : OrderFlag.Liquidation | OrderFlag.ReduceOnly;
+  pool.flags[slot] = flags;
   s.index.insert(pool.orderId[slot], slot);
-  if (spot) {
-    s.ledger.lock(accountId, holdIndex, holdUnits);
-    s.out.balance(accountId, holdIndex, FRONT_ID_NONE, 0);
-  }
-  activateOrder(s, slot);
+  return slot;
 }

@@ -17,7 +17,7 @@
 //      paid; without it, or when a check refuses, the debt stays on the position.
 // No lot of any asset is locked by a perpetual order, so nothing is released here.
 
-import { AccountSettingFlag, CommandFlag, FRONT_ID_NONE, ResultCode } from '../../bus/types.js';
+import { AccountSettingFlag, CommandFlag, FRONT_ID_NONE, OrderFlag, ResultCode } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
 import type { Fill } from '../kinds.js';
@@ -140,6 +140,7 @@ export function payClaims(s: EngineState, quoteIndex: number): void {
 
 /** The futures fee rate of the order in `slot` for this fill. */
 function feeBpsOf(s: EngineState, slot: number, fill: Fill): number {
+  if ((s.pool.flags[slot] & OrderFlag.Adl) !== 0) return 0; // auto-deleveraging is fee-free (liquidation/adl.ts)
   const perp = s.catalog.markets[fill.marketIndex].perp;
   assert(perp !== undefined, 'a perpetual fill in a market without perp parameters');
   return slot === fill.taker ? perp.takerFeeBps : perp.makerFeeBps;

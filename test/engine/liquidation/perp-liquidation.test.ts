@@ -129,4 +129,62 @@ describe('perpetual liquidation: on the book', () => {
   });
 });
 
+describe('perpetual liquidation: bankruptcy and auto-deleveraging', () => {
+  /**
+   * A trader long 100 lots at 200 ticks with 7 000 USDC: 60 lots from a short with 20 000 USDC
+   * (high leverage), 40 from one with 10^6 (low leverage); the fund holds 1 000 USDC.
+   */
+  function bankruptLong(): { h: EngineHarness; trader: number; levered: number; calm: number } {
+    const h = new EngineHarness(perpConfig());
+    h.apply(solIndex(60));
+    const [levered, calm] = [h.createAccount(101), h.createAccount(102)];
+    h.apply(cmd.deposit(levered, QUOTE, 20_000));
+    h.apply(cmd.deposit(calm, QUOTE, 1_000_000));
+    for (const accountId of [levered, calm]) h.apply(cmd.updateAccountSettings(accountId, { leverageLimitHundredths: 1_000 }));
+    h.apply(cmd.place(levered, 'ask', 200, 60, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(calm, 'ask', 200, 40, { market: PERP, postOnly: true }));
+    const trader = h.createAccount(50);
+    h.apply(cmd.updateAccountSettings(trader, { leverageLimitHundredths: 1_000 }));
+    h.apply(cmd.deposit(trader, QUOTE, 7_000));
+    h.apply(cmd.market(trader, 'bid', { qtyLots: 100 }, { market: PERP }));
+    expect([lotsOf(h, trader), lotsOf(h, levered), lotsOf(h, calm)]).toEqual([100, -60, -40]);
+    expect(resultOf(h.apply({ kind: CommandKind.DepositInsurance, assetId: QUOTE, amountUnits: 1_000 })).code).toBe(ResultCode.Ok);
+    return { h, trader, levered, calm };
+  }
+
+  it('covers the deficit from the fund, then closes the position against the opposite side at the bankruptcy price, most profitable × levered first', () => {
+    const { h, trader, levered, calm } = bankruptLong();
+    // SOL at 50: equity 6 970 − 10 000 = −3 030; no bid on the book.
+    h.apply(solIndex(50));
+    expect(liquidating(h, trader)).toBe(true);
+    const step = runSteps(h, trader, 1);
+    // The fund pays its 1 000: the deficit left is 2 030, so the long sells at
+    // ⌈(100 × 500 + 2 030) / (100 × 3)⌉ = 174 ticks (52.2 USDC units per SOL unit, above the mark 50).
+    expect(fundOf(h, QUOTE).coveredUnits).toBe(1_000);
+    expect(fundOf(h, QUOTE).fundUnits).toBe(0);
+    const adl = ordersIn(step).filter((r) => r.event === OrderEvent.Fill && r.systemOrderType === SystemOrderType.LiquidatePositionOnAdl);
+    expect(adl.map((r) => [r.accountId, r.side, r.lastFillQtyLots, r.lastFillPriceTicks, r.feeUnits])).toEqual([
+      [levered, 0, 60, 174, 0], [trader, 1, 60, 174, 0], [calm, 0, 40, 174, 0], [trader, 1, 40, 174, 0],
+    ]);
+    expect([lotsOf(h, trader), lotsOf(h, levered), lotsOf(h, calm)]).toEqual([0, 0, 0]);
+    // The trader keeps 7 000 − 30 (fee) + 1 000 (fund) − 26 × 3 × 100 (loss at 174) = 170: no deficit is left.
+    expect(h.balance(trader, QUOTE)[0]).toBe(170);
+    expect(liquidating(h, trader)).toBe(false);
+    expect(step.filter((r) => r.type === RecordType.Trade).map((r) => (r as { priceTicks: number }).priceTicks)).toEqual([174, 174]);
+  });
+
+  it('closes a solvent position the book cannot take at the mark (rounded in its favour), and ranks the calm short last', () => {
+    const { h, trader, levered, calm } = bankruptLong();
+    // SOL at 55.5: equity 6 970 − 4 500 = 2 470 ≤ MMF 2 775, positive; the book has no bid.
+    h.apply(solIndex(55.5));
+    expect(liquidating(h, trader)).toBe(true);
+    const step = runSteps(h, trader, 1);
+    const adl = ordersIn(step).filter((r) => r.event === OrderEvent.Fill && r.systemOrderType === SystemOrderType.LiquidatePositionOnAdl && r.accountId !== trader);
+    // ⌈100 × 555 / 300⌉ = 185 ticks (55.5): the fund pays nothing.
+    expect(adl.map((r) => [r.accountId, r.lastFillQtyLots, r.lastFillPriceTicks])).toEqual([[levered, 60, 185], [calm, 40, 185]]);
+    expect(fundOf(h, QUOTE).coveredUnits).toBe(0);
+    expect(h.balance(trader, QUOTE)[0]).toBe(7_000 - 30 - 15 * 3 * 100);
+  });
+});
+
 export { OrderEvent };
