@@ -171,6 +171,11 @@ describe('perpetual liquidation: bankruptcy and auto-deleveraging', () => {
     expect(h.balance(trader, QUOTE)[0]).toBe(170);
     expect(liquidating(h, trader)).toBe(false);
     expect(step.filter((r) => r.type === RecordType.Trade).map((r) => (r as { priceTicks: number }).priceTicks)).toEqual([174, 174]);
+    // Σ positions stays 0 and every USDC unit deposited (the fund's 1 000 included) is still held somewhere.
+    expect(lotsOf(h, trader) + lotsOf(h, levered) + lotsOf(h, calm)).toBe(0);
+    expect(h.exchange.totalUnits(QUOTE)).toBe(7_000 + 20_000 + 1_000_000 + 1_000);
+    // Only the liquidated half of each ADL fill is a message of the public liquidation stream (the maker's is not).
+    expect(adl.filter((r) => (r.orderFlags & 8) === 0).map((r) => r.accountId)).toEqual([trader, trader]);
   });
 
   it('closes a solvent position the book cannot take at the mark (rounded in its favour), and ranks the calm short last', () => {
