@@ -78,6 +78,11 @@ export const OrderFlag = {
   AutoBorrowRepay: 32,
   /** A system order of the liquidation waterfall (SystemOrderType LiquidatePositionOnBook; engine/core/liquidation/unwind.ts). */
   Liquidation: 64,
+  /**
+   * With Liquidation: an auto-deleveraging order (SystemOrderType LiquidatePositionOnAdl;
+   * engine/core/liquidation/adl.ts), of the bankrupt account or of a counterparty it closes against.
+   */
+  Adl: 128,
 } as const;
 
 /**

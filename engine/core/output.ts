@@ -240,7 +240,9 @@ export class Output {
     rec.status = status;
     rec.expiryReason = expiryReason;
     rec.orderFlags = pool.flags[slot];
-    rec.systemOrderType = (pool.flags[slot] & OrderFlag.Liquidation) !== 0 ? SystemOrderType.LiquidatePositionOnBook : SystemOrderType.None;
+    const flags = pool.flags[slot];
+    rec.systemOrderType = (flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.None
+      : (flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook;
   }
 
   trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean): void {

@@ -218,7 +218,8 @@ export class CrashSim {
 
   /**
    * An InsuranceRecord: when it follows the Liquidation BorrowRepay that closed a bankrupt borrow
-   * (liquidation/bankruptcy.ts), the fund's cover plus the socialized part must be that borrow.
+   * (liquidation/bankruptcy.ts), the fund's cover plus the socialized part must be that borrow; when
+   * it follows a balance record of its asset, it is a perpetual deficit's cover (liquidation/adl.ts).
    */
   private observeFund(r: InsuranceRec, before: Rec | undefined, records: Rec[]): void {
     const seen = this.fundSeen.get(r.assetId);
@@ -231,6 +232,14 @@ export class CrashSim {
     }
     const closing = before?.type === RecordType.BorrowLend && before.source === BorrowLendSource.Liquidation && before.event === BorrowLendEvent.BorrowRepay
       && before.assetId === r.assetId && before.borrowedUnits === 0 && (covered > 0 || socialized > 0);
+    // A bankrupt perpetual account's deficit (liquidation/adl.ts): the fund pays into its USDC, the
+    // account's balance record just before: never socialized, and at most what the account now holds.
+    const deficit = before?.type === RecordType.Balance && before.assetId === r.assetId && covered > 0 && socialized === 0;
+    if (deficit) {
+      if (before.availableUnits < covered) this.fail(`account ${before.accountId}: the fund covered ${covered} units of asset ${r.assetId}, it holds ${before.availableUnits}`);
+      this.report.coveredUnits += covered;
+      return;
+    }
     if (!closing) {
       if (covered > 0 || socialized > 0) this.fail(`asset ${r.assetId}: the fund covered ${covered} and socialized ${socialized} units outside a bankrupt borrow's close`);
       return;

@@ -28,6 +28,8 @@ export interface MarksHost {
   payFunding(market: MarketSpec, rateE12: bigint, markE9: bigint, endUs: number): void;
   /** The perpetual's open interest in base units. */
   openInterestUnits(market: MarketSpec): number;
+  /** Re-checks the liquidating state of the perpetual's position holders, in account order. */
+  reviewHolders(market: MarketSpec): void;
 }
 
 export interface ModelMark {
@@ -180,6 +182,7 @@ export class ModelMarks {
         fundingRateE12: Number(this.rateE12(m)), nextFundingUs: sums.fundingDueUs, marketId: m.marketId, source: mark.source,
       } as Rec);
       this.host.push({ ...this.host.header(RecordType.OpenInterest, FRONT_ID_NONE, 0, 0), openInterestUnits: this.host.openInterestUnits(m), marketId: m.marketId } as unknown as Rec);
+      this.host.reviewHolders(m);
     }
     this.sampleDueUs = this.anyFresh(dueUs) ? dueUs + SECOND_US : -1;
   }
@@ -195,6 +198,7 @@ export class ModelMarks {
       this.host.payFunding(market, rate, markE9, dueUs);
       sums.premiumSum = 0n;
       sums.count = 0n;
+      this.host.reviewHolders(market);
     }
     sums.fundingDueUs = dueUs + market.perp!.fundingIntervalMs * 1000;
   }

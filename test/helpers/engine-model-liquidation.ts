@@ -37,8 +37,19 @@ export interface LiquidationHost<O extends LiquidationOrder> {
   flags(accountId: number): number;
   timeUs(): number;
   bookState(market: MarketSpec): OrderBookState;
-  /** Places and runs the account's system market order (quote limit for a bid, MAX_SAFE_INTEGER for an ask). */
+  /** Places and runs the account's system market order (quote limit for a spot bid, MAX_SAFE_INTEGER otherwise; a perpetual's reduce-only). */
   placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number): void;
+  /** The account's perpetual positions (size ≠ 0), in market order. */
+  positions(accountId: number): { market: MarketSpec; lots: number }[];
+  /** A perpetual's mark as a unit price, or null. */
+  perpMark(market: MarketSpec): { quoteUnits: bigint; baseUnits: bigint } | null;
+  summary(accountId: number): { equity: bigint; ten: bigint; unpriced: boolean };
+  perpLine(accountId: number, market: MarketSpec): { pnl: bigint; cost: bigint };
+  /** The perpetual's holders, ascending. */
+  holders(market: MarketSpec): number[];
+  /** Closes the account's position at `ticks` against the ranked holders (engine adl.ts closeAgainst); the holders closed against. */
+  adlClose(accountId: number, market: MarketSpec, ticks: number, ranked: { accountId: number; lots: number }[]): number[];
+  trimReduceOnly(accountId: number, market: MarketSpec): void;
 }
 
 interface FundLines { fund: number; fees: number; covered: number; socialized: number; deposited: number }
@@ -75,6 +86,17 @@ export class ModelLiquidation<O extends LiquidationOrder> {
     if ((o.flags & OrderFlag.Liquidation) === 0) return 0;
     const fee = Number((BigInt(received) * BigInt(this.settings.feeBps)) / 10_000n);
     this.host.bal(o.accountId, assetId).available -= fee;
+    this.line(assetId).fund += fee;
+    this.line(assetId).fees += fee;
+    return fee;
+  }
+
+  /** A liquidation order's perpetual fill (engine liquidation/fee.ts takePerpLiquidationFee): feeBps of the notional, as far as available USDC goes. */
+  perpFee(accountId: number, assetId: number, notional: bigint): number {
+    const due = Number((notional * BigInt(this.settings.feeBps)) / 10_000n);
+    const fee = Math.min(due, this.host.bal(accountId, assetId).available);
+    if (fee <= 0) return 0;
+    this.host.bal(accountId, assetId).available -= fee;
     this.line(assetId).fund += fee;
     this.line(assetId).fees += fee;
     return fee;
@@ -121,20 +143,86 @@ export class ModelLiquidation<O extends LiquidationOrder> {
 
   private still(accountId: number): boolean {
     this.host.lending().review(accountId);
-    return this.liquidating(accountId) && this.host.lending().borrowsAnything(accountId);
+    return this.liquidating(accountId);
   }
 
   private stepAccount(accountId: number): void {
     this.cancelAccountOrders(accountId);
     this.repay(accountId);
     if (!this.still(accountId)) return;
+    if (this.positionsBankrupt(accountId)) {
+      for (const { market } of this.host.positions(accountId)) this.deleverage(accountId, market);
+      this.host.lending().review(accountId);
+      return;
+    }
     const outcome = this.unwind(accountId);
     this.repay(accountId);
     if (!this.still(accountId)) return;
-    if (outcome === 'nothing') {
+    if (outcome === 'unfilled') {
+      this.deleverage(accountId, this.largestPosition(accountId)!.market);
+      this.host.lending().review(accountId);
+    } else if (outcome === 'nothing') {
       this.bankrupt(accountId);
       this.host.lending().review(accountId);
     }
+  }
+
+  private positionsBankrupt(accountId: number): boolean {
+    if (this.host.positions(accountId).length === 0) return false;
+    const s = this.host.summary(accountId);
+    return !s.unpriced && s.equity <= 0n;
+  }
+
+  /** The fund, then ADL at the bankruptcy price (engine liquidation/adl.ts deleveragePosition). */
+  private deleverage(accountId: number, market: MarketSpec): void {
+    const mark = this.host.perpMark(market);
+    const s = this.host.summary(accountId);
+    if (!mark || s.unpriced) return;
+    let equity = s.equity;
+    const quote = market.quoteAssetId;
+    if (equity < 0n) {
+      const line = this.line(quote);
+      const units = Number(-equity < BigInt(line.fund) ? -equity : BigInt(line.fund));
+      if (units > 0) {
+        line.fund -= units;
+        line.covered += units;
+        this.host.bal(accountId, quote).available += units;
+        this.host.balanceRec(accountId, quote);
+        this.insuranceRec(quote);
+        equity += BigInt(units);
+      }
+    }
+    const lots = this.host.positions(accountId).find((x) => x.market === market)?.lots ?? 0;
+    const size = BigInt(Math.abs(lots));
+    const deficit = equity < 0n ? -equity : 0n;
+    const value = size * mark.quoteUnits * BigInt(market.baseUnitsPerLot);
+    const den = size * BigInt(market.quoteUnitsPerTickLot) * mark.baseUnits;
+    const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+    const raw = lots > 0 ? ceil(value + deficit * mark.baseUnits, den) : floorDiv(value - deficit * mark.baseUnits, den);
+    const ticks = Number(raw > BigInt(market.maxPriceTicks) ? BigInt(market.maxPriceTicks) : raw < BigInt(market.minPriceTicks) ? BigInt(market.minPriceTicks) : raw);
+    const closed = this.host.adlClose(accountId, market, ticks, this.rank(accountId, market, lots > 0 ? -1 : 1));
+    for (const counterparty of closed) this.host.trimReduceOnly(counterparty, market);
+    for (const counterparty of closed) this.host.lending().review(counterparty);
+  }
+
+  /** Opposite-side holders: profitable first, then by (uPnL / |cost|) × TEN / max(equity, 1), highest first, then account id. */
+  private rank(accountId: number, market: MarketSpec, sign: number): { accountId: number; lots: number }[] {
+    const ranked: { accountId: number; lots: number; profitable: boolean; num: bigint; den: bigint }[] = [];
+    for (const holder of this.host.holders(market)) {
+      const lots = this.host.positions(holder).find((x) => x.market === market)?.lots ?? 0;
+      if (holder === accountId || Math.sign(lots) !== sign) continue;
+      const s = this.host.summary(holder);
+      const { pnl, cost } = this.host.perpLine(holder, market);
+      const entry = cost < 0n ? -cost : cost;
+      const equity = s.equity > 1n ? s.equity : 1n;
+      ranked.push({ accountId: holder, lots, profitable: pnl > 0n, num: pnl * s.ten, den: (entry > 0n ? entry : 1n) * equity });
+    }
+    return ranked.sort((a, b) => {
+      if (a.profitable !== b.profitable) return a.profitable ? -1 : 1;
+      const left = b.num * a.den;
+      const right = a.num * b.den;
+      return left > right ? 1 : left < right ? -1 : a.accountId - b.accountId;
+    });
   }
 
   private repay(accountId: number): void {
@@ -158,9 +246,42 @@ export class ModelLiquidation<O extends LiquidationOrder> {
     return this.host.bookState(market) === OrderBookState.Open && count < this.config.limits.maxOrdersPerBook;
   }
 
-  private unwind(accountId: number): 'placed' | 'blocked' | 'nothing' {
+  /** The position with the largest N·MMF (factor-0 MMF), or none. */
+  private largestPosition(accountId: number): { market: MarketSpec; lots: number; units: bigint } | null {
+    let best: { market: MarketSpec; lots: number; units: bigint } | null = null;
+    for (const { market, lots } of this.host.positions(accountId)) {
+      const mark = this.host.perpMark(market);
+      if (!mark) continue;
+      const units = ceil(ceil(BigInt(Math.abs(lots)) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits) * market.perp!.mmf.base, ONE);
+      if (!best || units > best.units) best = { market, lots, units };
+    }
+    return best;
+  }
+
+  /** A chunk of the position closed on the book (engine liquidation/perp-unwind.ts). */
+  private closeChunk(accountId: number, target: { market: MarketSpec; lots: number }): 'placed' | 'blocked' | 'unfilled' {
+    const market = target.market;
+    const size = Math.abs(target.lots);
+    const lots = Math.min(size, market.maxQtyLots, Math.max(market.minQtyLots, Number(ceil(BigInt(size) * BigInt(this.settings.chunkBps), 10_000n))));
+    if (!this.takes(market)) return 'blocked';
+    this.host.placeSystem(accountId, market, target.lots > 0 ? Side.Ask : Side.Bid, lots, Number.MAX_SAFE_INTEGER);
+    const after = this.host.positions(accountId).find((x) => x.market === market)?.lots ?? 0;
+    return after === target.lots ? 'unfilled' : 'placed';
+  }
+
+  private unwind(accountId: number): 'placed' | 'blocked' | 'nothing' | 'unfilled' {
+    const position = this.largestPosition(accountId);
+    const borrow = this.unwindTarget(accountId);
+    if (position && position.units > borrow.units) return this.closeChunk(accountId, position);
+    if (borrow.assetId < 0) return 'blocked';
+    const outcome = this.unwindBorrow(accountId, borrow.assetId);
+    if (outcome === 'nothing' && position) return this.closeChunk(accountId, position);
+    return outcome;
+  }
+
+  /** The borrow with the largest N·MMF (asset -1 and units -1 when none has a mark). */
+  private unwindTarget(accountId: number): { assetId: number; units: bigint } {
     const lending = this.host.lending();
-    const valuation = this.config.margin!.valuationAssetId;
     let target = -1;
     let best = -1n;
     for (const asset of this.config.assets) {
@@ -171,7 +292,12 @@ export class ModelLiquidation<O extends LiquidationOrder> {
       const units = ceil(ceil(BigInt(borrowed) * mark.quoteUnits, mark.baseUnits) * c.mmf.base, ONE);
       if (units > best) [target, best] = [asset.assetId, units];
     }
-    if (target < 0) return 'blocked';
+    return { assetId: target, units: best };
+  }
+
+  private unwindBorrow(accountId: number, target: number): 'placed' | 'blocked' | 'nothing' {
+    const lending = this.host.lending();
+    const valuation = this.config.margin!.valuationAssetId;
     const chunk = ceil(BigInt(lending.borrowedOf(accountId, target)) * BigInt(this.settings.chunkBps), 10_000n);
     if (target === valuation) return this.sell(accountId, chunk);
     const market = this.usdcMarket(target);

@@ -43,6 +43,8 @@ export interface ModelHost {
   perpTerms(accountId: number, change: PerpOrderChange | null): { pnl: bigint; unsettled: bigint; exposures: PerpExposure[]; unpriced: boolean };
   /** Whether the account has a perpetual position or an unsettled amount. */
   hasPerp(accountId: number): boolean;
+  /** Whether the account holds a perpetual position (size ≠ 0). */
+  holdsPosition(accountId: number): boolean;
   /** Whether the account has a position or an open order in a perpetual on the asset (its figures follow that index). */
   followsUnderlying(accountId: number, assetId: number): boolean;
   /** The account entered the liquidating state (engine/core/liquidation/waterfall.ts enterLiquidation). */
@@ -341,11 +343,11 @@ export class ModelLending {
     return (this.host.settings(accountId).flags & LIQUIDATING) !== 0;
   }
 
-  /** Re-checks the account: liquidating iff it borrows and netEquity ≤ Σ N·MMF; unpriced leaves it; an event on a flip. */
+  /** Re-checks the account: liquidating iff it borrows or holds a position and netEquity ≤ Σ N·MMF; unpriced leaves it; an event on a flip. */
   review(accountId: number): void {
     const was = this.isLiquidating(accountId);
     let now = false;
-    if (this.borrowsAnything(accountId)) {
+    if (this.borrowsAnything(accountId) || this.host.holdsPosition(accountId)) {
       const s = this.summary(accountId);
       if (s.unpriced) return;
       now = s.equity <= s.mmfUnits;

@@ -56,6 +56,10 @@ export interface PerpHost {
   fundSettlement(accountId: number, assetId: number, owed: number): boolean;
   accountCount(): number;
   book: MarksHost['book'];
+  /** Re-checks one account's liquidating state (engine-model-margin.ts review). */
+  review(accountId: number): void;
+  /** A liquidation order's perpetual fill: its liquidation fee of `notional` from available USDC, as far as it goes; the units taken. */
+  liquidationFee(accountId: number, assetId: number, notional: bigint): number;
 }
 
 export interface PerpOrderChange {
@@ -105,6 +109,7 @@ export class ModelPerp {
       book: (market) => host.book(market),
       payFunding: (market, rateE12, markE9, endUs) => this.payFunding(market, rateE12, markE9, endUs),
       openInterestUnits: (market) => this.openInterestLots(market.marketId) * market.baseUnitsPerLot,
+      reviewHolders: (market) => this.reviewHolders(market),
     });
     for (const m of this.perpMarkets()) {
       if (m.perp!.imf.factor !== 0n || m.perp!.mmf.factor !== 0n) throw new Error('the perpetuals model supports factor-0 margin functions only');
@@ -142,6 +147,44 @@ export class ModelPerp {
       const [bids, asks] = this.host.openLots(accountId, m.marketId);
       return (this.positions.get(`${accountId}:${m.marketId}`)?.lots ?? 0) !== 0 || bids + asks > 0;
     });
+  }
+
+  /** The accounts with a position in the perpetual, ascending. */
+  holders(marketId: number): number[] {
+    const out: number[] = [];
+    for (const [key, p] of this.positions) if (p.lots !== 0 && Number(key.split(':')[1]) === marketId) out.push(Number(key.split(':')[0]));
+    return out.sort((a, b) => a - b);
+  }
+
+  /** Whether the account holds a perpetual position (size ≠ 0). */
+  holdsPosition(accountId: number): boolean {
+    return this.perpMarkets().some((m) => this.size(accountId, m.marketId) !== 0);
+  }
+
+  /** The perpetual's mark can have moved: its holders' liquidating state re-checked (margin/liquidating.ts reviewPositionHoldersOf). */
+  reviewHolders(market: MarketSpec): void {
+    for (const accountId of this.holders(market.marketId)) this.host.review(accountId);
+  }
+
+  /** SetIndexPrice of an asset: the holders of every perpetual on it, in market order. */
+  reviewUnderlying(assetId: number): void {
+    for (const m of this.perpMarkets()) if (m.baseAssetId === assetId) this.reviewHolders(m);
+  }
+
+  /** A position's uPnL at mark and its cost (ADL ranking). */
+  lineFigures(accountId: number, market: MarketSpec): { pnl: bigint; cost: bigint } {
+    const line = this.terms(accountId, null).lines.find((l) => l.market === market);
+    return { pnl: line?.pnl ?? 0n, cost: this.pos(accountId, market.marketId).cost };
+  }
+
+  /** The account's positions (size ≠ 0), in market order. */
+  positionsOf(accountId: number): { market: MarketSpec; lots: number }[] {
+    return this.perpMarkets().map((market) => ({ market, lots: this.size(accountId, market.marketId) })).filter((x) => x.lots !== 0);
+  }
+
+  /** The perpetual's mark as a unit price (quote units per base unit), or null. */
+  unitMark(market: MarketSpec): { quoteUnits: bigint; baseUnits: bigint } | null {
+    return this.mark(market);
   }
 
   /** The account's signed position in lots. */
@@ -328,8 +371,8 @@ export class ModelPerp {
     this.line.set(assetId, this.lineUnits(assetId) + units);
   }
 
-  /** One party's share of a fill; returns its fee. */
-  private party(accountId: number, market: MarketSpec, buys: boolean, qty: number, notional: bigint, isTaker: boolean): number {
+  /** One party's share of a fill; returns its fee (with a liquidation order's liquidation fee; an ADL fill pays none). */
+  private party(accountId: number, market: MarketSpec, buys: boolean, qty: number, notional: bigint, isTaker: boolean, liquidation = false, feeFree = false): number {
     const p = this.pos(accountId, market.marketId);
     const quote = market.quoteAssetId;
     const delta = buys ? qty : -qty;
@@ -354,7 +397,7 @@ export class ModelPerp {
       p.realized += realized;
     }
     p.lots += delta;
-    const fee = Number((notional * BigInt(isTaker ? market.perp!.takerFeeBps : market.perp!.makerFeeBps)) / 10_000n);
+    const fee = feeFree ? 0 : Number((notional * BigInt(isTaker ? market.perp!.takerFeeBps : market.perp!.makerFeeBps)) / 10_000n);
     p.fees += BigInt(fee);
     const feePaid = this.take(accountId, quote, BigInt(fee));
     this.host.bal(accountId, quote).available -= feePaid;
@@ -369,9 +412,10 @@ export class ModelPerp {
     }
     this.sync(`${accountId}:${market.marketId}`, p);
     this.payDebts(accountId, market);
+    const liquidationFee = liquidation ? this.host.liquidationFee(accountId, quote, notional) : 0;
     const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
     if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
-    return fee;
+    return fee + liquidationFee;
   }
 
   /** The claim queue holds exactly the positions with a claim: a new one at the tail, a gone one removed. */
@@ -416,9 +460,9 @@ export class ModelPerp {
   }
 
   /** A fill of a perpetual (perp/settle.ts): both parties, then waiting claims; returns the buyer's and seller's fees. */
-  settle(market: MarketSpec, buyer: number, seller: number, takerIsBuyer: boolean, qty: number, notional: number): [number, number] {
-    const buyerFee = this.party(buyer, market, true, qty, BigInt(notional), takerIsBuyer);
-    const sellerFee = this.party(seller, market, false, qty, BigInt(notional), !takerIsBuyer);
+  settle(market: MarketSpec, buyer: number, seller: number, takerIsBuyer: boolean, qty: number, notional: number, liquidation: [boolean, boolean] = [false, false], feeFree = false): [number, number] {
+    const buyerFee = this.party(buyer, market, true, qty, BigInt(notional), takerIsBuyer, liquidation[0], feeFree);
+    const sellerFee = this.party(seller, market, false, qty, BigInt(notional), !takerIsBuyer, liquidation[1], feeFree);
     this.payClaims(market.quoteAssetId);
     return [buyerFee, sellerFee];
   }

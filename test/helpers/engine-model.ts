@@ -170,6 +170,7 @@ export class ModelExchange {
       settingsEvent: (accountId) => this.accountSettingsRec(accountId, FRONT_ID_NONE, 0, 0),
       perpTerms: (accountId, change) => this.perp.terms(accountId, change),
       hasPerp: (accountId) => this.perp.hasPosition(accountId),
+      holdsPosition: (accountId) => this.perp.holdsPosition(accountId),
       followsUnderlying: (accountId, assetId) => this.perp.followsUnderlying(accountId, assetId),
       enterLiquidation: (accountId) => this.liquidation.enter(accountId),
       keepLiquidating: () => this.liquidation.keep(),
@@ -203,6 +204,8 @@ export class ModelExchange {
         return true;
       },
       accountCount: () => this.keys.length,
+      review: (accountId) => this.lending.review(accountId),
+      liquidationFee: (accountId, assetId, notional) => this.liquidation.perpFee(accountId, assetId, notional),
       book: (market) => {
         const state = this.marketState.get(market.marketId)!;
         const [bid, ask] = [Side.Bid, Side.Ask].map((side) => this.sideOrders(market, side)[0]?.priceTicks ?? 0);
@@ -223,6 +226,13 @@ export class ModelExchange {
       timeUs: () => this.timeUs,
       bookState: (market) => this.marketState.get(market.marketId)!.orderBookState,
       placeSystem: (accountId, market, side, lots, quoteLimit) => this.placeSystem(accountId, market, side, lots, quoteLimit),
+      positions: (accountId) => this.perp.positionsOf(accountId),
+      perpMark: (market) => this.perp.unitMark(market),
+      summary: (accountId) => this.lending.summary(accountId),
+      perpLine: (accountId, market) => this.perp.lineFigures(accountId, market),
+      holders: (market) => this.perp.holders(market.marketId),
+      adlClose: (accountId, market, ticks, ranked) => this.adlClose(accountId, market, ticks, ranked),
+      trimReduceOnly: (accountId, market) => this.trimReduceOnly(accountId, market),
     });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
@@ -350,7 +360,8 @@ export class ModelExchange {
       marketId: o.market.marketId, feeAssetId: o.side === Side.Bid && !this.perp.isPerp(o.market) ? o.market.baseAssetId : o.market.quoteAssetId, event,
       side: o.side, orderType: o.orderType, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
       orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
-      systemOrderType: (o.flags & OrderFlag.Liquidation) !== 0 ? SystemOrderType.LiquidatePositionOnBook : SystemOrderType.None,
+      systemOrderType: (o.flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.None
+        : (o.flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook,
     } as Rec);
   }
 
@@ -615,16 +626,78 @@ export class ModelExchange {
     while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
     const o: ModelOrder = {
       orderId, accountId, market, side, orderType: OrderType.Market, priceTicks: 0, qtyLots: lots, quoteQtyUnits: 0, quoteLimitUnits: quoteLimit,
-      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0, flags: OrderFlag.Liquidation,
+      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0,
+      flags: this.perp.isPerp(market) ? OrderFlag.Liquidation | OrderFlag.ReduceOnly : OrderFlag.Liquidation,
       timeInForce: TimeInForce.IOC, stp: SelfTradePrevention.RejectTaker, frontId: FRONT_ID_NONE, requestId: 0, state: 'active', restNumber: 0,
     };
     this.orders.push(o);
-    const b = this.bal(accountId, this.lockAsset(o));
-    const lock = this.lockOf(o);
-    b.available -= lock;
-    b.locked += lock;
-    this.balanceRec(accountId, this.lockAsset(o));
+    if (!this.perp.isPerp(market)) {
+      const b = this.bal(accountId, this.lockAsset(o));
+      const lock = this.lockOf(o);
+      b.available -= lock;
+      b.locked += lock;
+      this.balanceRec(accountId, this.lockAsset(o));
+    }
     this.activate(o);
+  }
+
+  /**
+   * Auto-deleveraging (engine/core/liquidation/adl.ts closeAgainst): the account's whole position
+   * closed at `ticks` against the ranked holders in turn, fee-free, off the book (no last price,
+   * no depth); returns the holders it closed against.
+   */
+  private adlClose(accountId: number, market: MarketSpec, ticks: number, ranked: { accountId: number; lots: number }[]): number[] {
+    const lots = this.perp.size(accountId, market.marketId);
+    const side = lots > 0 ? Side.Ask : Side.Bid;
+    let remaining = Math.abs(lots);
+    const own = this.adlOrder(accountId, market, side, remaining, ticks);
+    const closed: number[] = [];
+    for (const counterparty of ranked) {
+      if (remaining === 0) break;
+      const qty = Math.min(remaining, Math.abs(counterparty.lots));
+      const theirs = this.adlOrder(counterparty.accountId, market, side === Side.Bid ? Side.Ask : Side.Bid, qty, ticks);
+      const [buyer, seller] = side === Side.Bid ? [own, theirs] : [theirs, own];
+      const quote = ticks * qty * market.quoteUnitsPerTickLot;
+      this.perp.settle(market, buyer.accountId, seller.accountId, buyer === own, qty, quote, [false, false], true);
+      for (const o of [own, theirs]) {
+        o.remainingLots -= qty;
+        o.executedLots += qty;
+        o.executedQuoteUnits += quote;
+      }
+      const tradeId = ++this.marketState.get(market.marketId)!.lastTradeId;
+      this.out.push({
+        ...this.header(RecordType.Trade, FRONT_ID_NONE, 0, 0), tradeId, priceTicks: ticks, qtyLots: qty, buyerOrderId: buyer.orderId,
+        sellerOrderId: seller.orderId, marketId: market.marketId, buyerIsMaker: buyer === theirs,
+      } as Rec);
+      this.orderRec(theirs, OrderEvent.Fill, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price: ticks, tradeId, maker: true, fee: 0 });
+      this.orderRec(own, OrderEvent.Fill, this.status(own), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price: ticks, tradeId, maker: false, fee: 0 });
+      this.balanceRec(theirs.accountId, market.quoteAssetId);
+      this.balanceRec(own.accountId, market.quoteAssetId);
+      // The position events of the maker's and the taker's side (perp/settle.ts reportPerpSettlement).
+      for (const o of [theirs, own]) this.perp.report(o.accountId, market, this.perp.fillEvent(o.accountId, market, o === buyer ? qty : -qty));
+      this.orderRec(theirs, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, HeaderFlag.Last);
+      this.remove(theirs);
+      closed.push(counterparty.accountId);
+      remaining -= qty;
+    }
+    if (remaining !== 0) throw new Error('model: auto-deleveraging found too few opposite positions');
+    this.orderRec(own, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, HeaderFlag.Last);
+    this.remove(own);
+    return closed;
+  }
+
+  /** An ADL order (flags Liquidation | Adl, limit IOC at `ticks`), open and Accepted. */
+  private adlOrder(accountId: number, market: MarketSpec, side: Side, lots: number, ticks: number): ModelOrder {
+    let orderId = 0;
+    while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
+    const o: ModelOrder = {
+      orderId, accountId, market, side, orderType: OrderType.Limit, priceTicks: ticks, qtyLots: lots, quoteQtyUnits: 0, quoteLimitUnits: Number.MAX_SAFE_INTEGER,
+      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0, flags: OrderFlag.Liquidation | OrderFlag.Adl,
+      timeInForce: TimeInForce.IOC, stp: SelfTradePrevention.RejectTaker, frontId: FRONT_ID_NONE, requestId: 0, state: 'active', restNumber: 0,
+    };
+    this.orders.push(o);
+    this.orderRec(o, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+    return o;
   }
 
   /** The price band around the market's last trade price (bigint: no overflow to think about). */
@@ -676,8 +749,10 @@ export class ModelExchange {
       reason = ExpiryReason.FillOrKill;
     } else {
       reason = this.match(o);
-      for (const accountId of this.touched) this.trimReduceOnly(accountId, o.market);
+      const touched = this.touched;
       this.touched = [];
+      for (const accountId of touched) this.trimReduceOnly(accountId, o.market);
+      for (const accountId of touched) this.lending.review(accountId);
     }
     this.finish(o, reason);
   }
@@ -817,6 +892,7 @@ export class ModelExchange {
     this.indexPrices.set(asset.assetId, { priceE9, timeUs: this.timeUs, source: cmd.amountUnits });
     this.out.push({ ...this.header(RecordType.IndexPrice, FRONT_ID_NONE, 0, 0), priceE9, updatedUs: this.timeUs, assetId: asset.assetId, source: cmd.amountUnits, stale: false } as Rec);
     this.lending.reviewBorrowers(asset.assetId);
+    this.perp.reviewUnderlying(asset.assetId);
     this.result(cmd, ResultCode.Ok, priceE9);
   }
 
@@ -891,7 +967,8 @@ export class ModelExchange {
     const seller = buyer === taker ? maker : taker;
     const quote = price * qty * market.quoteUnitsPerTickLot;
     const perp = this.perp.isPerp(market);
-    const [buyerFee, sellerFee] = perp ? this.perp.settle(market, buyer.accountId, seller.accountId, taker === buyer, qty, quote) : this.spotMoves(buyer, seller, taker, qty, price);
+    const liquidation: [boolean, boolean] = [(buyer.flags & OrderFlag.Liquidation) !== 0, (seller.flags & OrderFlag.Liquidation) !== 0];
+    const [buyerFee, sellerFee] = perp ? this.perp.settle(market, buyer.accountId, seller.accountId, taker === buyer, qty, quote, liquidation) : this.spotMoves(buyer, seller, taker, qty, price);
     const makerFee = maker === buyer ? buyerFee : sellerFee;
     const takerFee = taker === buyer ? buyerFee : sellerFee;
     for (const o of [maker, taker]) {

@@ -47,9 +47,9 @@ export function randomConfig(seed: number): EngineConfig {
     // High rates so that fees on these small amounts are not all rounded to zero.
     makerFeeBps: [0, 150, 2000][randomInt(random, 0, 2)],
     takerFeeBps: [0, 300, 2500][randomInt(random, 0, 2)],
-    // Accounts: the six that trade, two of the liquidating round, two of the closing round and
-    // room for one more.
-    limits: { maxAccounts: 12, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
+    // Accounts: the six that trade, two of the liquidating round, two of the closing round, two of
+    // the perpetual liquidation round and room for one more.
+    limits: { maxAccounts: 14, maxOpenOrdersPerAccount: 7, maxOrdersPerBook: 40, maxPriceLevelsPerSide: 8 },
   });
   // Market 1 gets a narrow price band (±1 % around its last trade, about ±3 ticks) so that
   // PriceOutOfBand happens often; market 0 stays unbanded.
@@ -91,7 +91,7 @@ export function randomConfig(seed: number): EngineConfig {
   });
   // Every third seed realizes perpetual PnL at mark every 5 ms of engine time (perp/realize.ts),
   // the others only when positions reduce (chosen by seed, so the draws of every stream stay).
-  if (seed % 3 === 2) config.realizePnlIntervalUs = 5_000;
+  if (seed % 3 === 1) config.realizePnlIntervalUs = 5_000;
   return config;
 }
 
@@ -421,6 +421,38 @@ function liquidationRound(h: EngineHarness, random: () => number, seen: Observed
 }
 
 /**
+ * A perpetual position pushed over the line, once per stream: an eleventh account buys 5 lots of
+ * the perpetual at its last price (from a twelfth's post-only ask, or whatever asks are better)
+ * with USDC worth 22 % of the notional plus its taker fee, the underlying's index falls to 80 %
+ * (the account is liquidating, not bankrupt), the twelfth bids there for 5 lots or not (then the
+ * position is auto-deleveraged), and liquidation steps fall due; then the index returns.
+ */
+function perpLiquidationRound(h: EngineHarness, random: () => number, seen: Observed, kinds: readonly CommandKind[]): void {
+  if (!kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
+  const apply = (command: Partial<Command>, timeUs?: number) => seen.remember(h.apply(command, timeUs), command);
+  const [trader, maker] = [h.createAccount(RANDOM_ACCOUNTS + 5), h.createAccount(RANDOM_ACCOUNTS + 6)];
+  const perp = h.config.markets.find((m) => m.marketId === M2)!;
+  const price = seen.lastTrade[M2] > 0 ? seen.lastTrade[M2] : 100;
+  const notional = price * 5 * perp.quoteUnitsPerTickLot;
+  apply(cmd.deposit(maker, QUOTE, 1_000_000));
+  apply(cmd.deposit(trader, QUOTE, Math.ceil((notional * (2_200 + perp.perp!.takerFeeBps)) / 10_000)));
+  for (const accountId of [trader, maker]) apply(cmd.updateAccountSettings(accountId, { leverageLimitHundredths: 1_000 }));
+  apply(cmd.setIndexPrice(BASE, price * 300_000_000_000, 1));
+  apply(cmd.place(maker, 'ask', price, 5, { market: M2, postOnly: true }));
+  apply(cmd.market(trader, 'bid', { qtyLots: 5 }, { market: M2 }));
+  apply({ ...cmd.tick(), frontId: 0xffff }, h.timeUs + 10_000);
+  const low = Math.ceil(price * 0.8);
+  apply(cmd.setIndexPrice(BASE, low * 300_000_000_000, 1));
+  // Half the rounds bid there, so the book closes the position; the others leave it to auto-deleveraging.
+  const bids = random() < 0.5;
+  if (bids) apply(cmd.place(maker, 'bid', low, 5, { market: M2, postOnly: true }));
+  const stepUs = h.config.liquidation!.stepIntervalUs;
+  for (let i = 0; i < 12; i++) apply({ ...cmd.tick(), frontId: 0xffff }, h.timeUs + stepUs);
+  if (bids && random() < 0.5) apply(cmd.cancelAll(maker, M2));
+  apply(cmd.setIndexPrice(BASE, price * 300_000_000_000, 1));
+}
+
+/**
  * A spot risk query: collateral valued in the quote asset (sometimes in another or an unknown
  * asset), or the largest order on either side at no price (a market order), a price on the grid
  * or an invalid one.
@@ -526,6 +558,7 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
     const spread = market === M0 ? 6 : 4;
     let time = h.timeUs + pick([0, 0, 1, 300, 1000, 4000]);
     if (step === Math.floor(steps / 3)) liquidationRound(h, random, seen, kinds);
+    if (step === Math.floor((2 * steps) / 3)) perpLiquidationRound(h, random, seen, kinds);
     if (snapshots && (step === Math.floor(steps / 2) || random() < 0.004)) {
       if (kinds.includes(CommandKind.Snapshot)) remember(h.apply({ kind: CommandKind.Snapshot }, time));
       h.restartFromSnapshot();

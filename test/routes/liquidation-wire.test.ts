@@ -14,7 +14,9 @@
 // 15.748122: the fill's fee is 16.535922 and 1 559.064078 USDC repay the borrow.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SystemOrderType } from '../../engine/bus/types.js';
+import { OrderEvent, OrderFlag, SystemOrderType } from '../../engine/bus/types.js';
+import { LiquidationStreams } from '../../src/front/streams/liquidations.js';
+import type { StreamOutput } from '../../src/front/streams/family.js';
 import { newOrderRec } from '../../engine/bus/codec.js';
 import { loadConfig } from '../../src/config.js';
 import { parseFillType, type FillFilter } from '../../src/wire/fill-type.js';
@@ -57,6 +59,16 @@ describe('fill types: what each fillType filter selects', () => {
     expect(parseFillType(config, new URLSearchParams())).toBeNull();
     expect(parseFillType(config, new URLSearchParams({ fill_type: 'all_liquidation' }))).toBeTypeOf('function');
     expect(parseFillType(config, new URLSearchParams({ fillType: 'Settlement' }))).toMatchObject({ status: 400, code: 'INVALID_CLIENT_REQUEST' });
+  });
+
+  it('streams the liquidated half of an auto-deleveraging fill and not the counterparty\'s (the maker\'s)', () => {
+    const published: Record<string, unknown>[] = [];
+    const out = { wanted: () => true, publish: (_topic: string, _name: string, json: Record<string, unknown>) => published.push(json), front: { config } };
+    const streams = new LiquidationStreams(out as unknown as StreamOutput);
+    const adl = (side: number, flags: number) => ({ ...fill(SystemOrderType.LiquidatePositionOnAdl, perp), event: OrderEvent.Fill, side, orderFlags: flags, lastFillQtyLots: 1, lastFillPriceTicks: 1 });
+    streams.onOrder(adl(0, OrderFlag.Liquidation | OrderFlag.Adl | OrderFlag.IsMaker));
+    streams.onOrder(adl(1, OrderFlag.Liquidation | OrderFlag.Adl));
+    expect(published.map((m) => [m.S, m.s])).toEqual([['Ask', 'SOL_USDC_PERP']]);
   });
 });
 

@@ -128,6 +128,12 @@ export class Ledger {
     this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
   }
 
+  /** The insurance fund → available (a bankrupt account's deficit the fund covers). */
+  fromFund(accountId: number, assetIndex: number, amount: AmountUnits): void {
+    const cell = this.cell(accountId, assetIndex);
+    this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+  }
+
   /** Units paid into the insurance fund from outside the exchange: the asset's supply grows. The caller checked canDeposit. */
   depositOutside(assetIndex: number, amount: AmountUnits): void {
     assert(this.canDeposit(assetIndex, amount), 'deposit not checked by the caller');

@@ -2,12 +2,28 @@
 // (unwind.ts, OrderFlag.Liquidation) pays the liquidated account, after its trading fee, goes to
 // the insurance fund of that asset (fund.ts). floor(received × feeBps / 10000), as trading fees
 // round; the fill's record reports the trading and the liquidation fee together as its fee.
+//
+// A perpetual fill of such an order (perp-unwind.ts) pays feeBps of its notional, rounded down,
+// from the account's available USDC after the fill's settlement and debts (perp/settle.ts), as
+// far as that USDC goes: the part it cannot pay is not charged (the fund never takes a unit the
+// account does not hold). An auto-deleveraging fill (adl.ts) pays neither fee.
 
 import { OrderFlag } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { feeUnits, type AmountUnits } from '../units.js';
 
 /** Takes the fee from `receivedUnits` just credited to the order's account; the units taken (0 for a client order). */
+/** The perpetual fill's liquidation fee of the order in `slot` (header); the units taken (0 for a client order). */
+export function takePerpLiquidationFee(s: EngineState, slot: number, quoteIndex: number, notionalUnits: AmountUnits): AmountUnits {
+  if ((s.pool.flags[slot] & (OrderFlag.Liquidation | OrderFlag.Adl)) !== OrderFlag.Liquidation) return 0 as AmountUnits;
+  const accountId = s.pool.accountId[slot];
+  const fee = Math.min(feeUnits(notionalUnits, s.insurance.config.feeBps), s.ledger.availableUnits(accountId, quoteIndex)) as AmountUnits;
+  if (fee <= 0) return 0 as AmountUnits;
+  s.ledger.toFund(accountId, quoteIndex, fee);
+  s.insurance.takeFee(quoteIndex, fee);
+  return fee;
+}
+
 export function takeLiquidationFee(s: EngineState, slot: number, assetIndex: number, receivedUnits: AmountUnits): AmountUnits {
   if ((s.pool.flags[slot] & OrderFlag.Liquidation) === 0) return 0 as AmountUnits;
   const fee = feeUnits(receivedUnits, s.insurance.config.feeBps);

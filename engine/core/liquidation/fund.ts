@@ -3,9 +3,10 @@
 //
 // Lines, per asset, in integer units of the asset (Float64Arrays used as exact integer stores):
 //   fundUnits       what the fund holds: liquidation fees in, operator deposits in, bankrupt
-//                   debt paid out into the pools;
+//                   debt paid out into the pools, a bankrupt perpetual account's deficit paid
+//                   out into its USDC (adl.ts);
 //   feesUnits       the liquidation fees it took in so far (a counter, not money);
-//   coveredUnits    bankrupt debt it paid into the pools so far (a counter);
+//   coveredUnits    bankrupt debt it paid into the pools and deficits it paid to accounts (a counter);
 //   socializedUnits bankrupt debt it could not pay, written off the pools' lenders (a counter);
 //   depositedUnits  what the operator paid in (DepositInsurance) so far (a counter).
 // Only fundUnits holds money: conservation reads, per asset,

@@ -1,8 +1,16 @@
 // Stage (b) of the waterfall (waterfall.ts): unwinding on the public book (venue mechanics §4.1).
 //
-// What to close. Among the account's borrows, the one with the largest N·MMF (N its liability at
-// mark; ties: the lower asset index), as valuation.ts values them. Perpetual positions join this
-// choice as further products, each with its own way to close a chunk.
+// What to close. Among the account's borrows and perpetual positions, the one with the largest
+// N·MMF (a borrow's N its liability at mark, a position's |size| at its perpetual's mark; ties:
+// borrows before positions, then the lower asset index or market index), as valuation.ts values
+// them; a product without a mark is passed. When the borrow chosen has nothing to sell for it
+// while the account still holds a position, the largest position is closed instead (so the
+// bankruptcy of a borrow waits until no position is left).
+//
+// A position (perp-unwind.ts): a reduce-only market IOC order of the account on the side that
+// shrinks it, of chunkBps of its size in whole lots (rounded up, at least the market's minimum,
+// at most its maximum and the size). Fills pay the account's taker fee and the liquidation fee
+// (fee.ts) into the insurance fund.
 //
 // How, on the default markets, where every asset trades against USDC (the valuation asset):
 //   borrowed USDC    sell collateral for USDC (the repayment follows in waterfall.ts);
@@ -22,9 +30,10 @@
 // market bid by quantity does (spot/hold.ts). Fees: the account's taker rate, plus the
 // liquidation fee (spot/settle.ts) into the insurance fund.
 //
-// Outcomes: Placed (some order went to the book, filled or not); Blocked (something could be sold
-// or bought but not now: no mark, no USDC market, a book that takes no market order or is full:
-// the next step tries again); NothingToSell (nothing the account holds can pay for any part of
+// Outcomes: Placed (some order went to the book, filled or not; for a position: it filled some
+// lots); Unfilled (a position's order filled nothing: no liquidity within the band; the position
+// is auto-deleveraged, adl.ts); Blocked (something could be sold or bought but not now: no mark,
+// no USDC market, a book that takes no market order or is full: the next step tries again); NothingToSell (nothing the account holds can pay for any part of
 // the borrow: the waterfall's bankruptcy stage follows).
 
 import { FRONT_ID_NONE, OrderFlag, OrderType, ResultCode, SelfTradePrevention, Side, TimeInForce } from '../../bus/types.js';
@@ -37,17 +46,27 @@ import { positionMmf } from '../margin/fractions.js';
 import { markOf } from '../margin/mark.js';
 import type { EngineState } from '../state.js';
 import { MAX_AMOUNT_UNITS, baseUnits, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from '../units.js';
+import { closePositionChunk, largestPosition } from './perp-unwind.js';
 
 /** Room over the mark for what a chunk costs and what collateral it sells (5 %). */
 export const SLACK_BPS = 500n;
 
-export const UnwindOutcome = { Placed: 0, Blocked: 1, NothingToSell: 2 } as const;
+export const UnwindOutcome = { Placed: 0, Blocked: 1, NothingToSell: 2, Unfilled: 3 } as const;
 export type UnwindOutcome = (typeof UnwindOutcome)[keyof typeof UnwindOutcome];
 
-/** One unwind of the account's largest borrow (header). */
+/** One unwind of the account's largest borrow or position (header). */
 export function unwindStep(s: EngineState, accountId: number): UnwindOutcome {
-  const target = largestBorrow(s, accountId);
-  if (target < 0) return UnwindOutcome.Blocked;
+  const borrow = largestBorrow(s, accountId);
+  const position = largestPosition(s, accountId);
+  if (position.marketIndex >= 0 && position.units > borrow.units) return closePositionChunk(s, accountId, position.marketIndex);
+  if (borrow.assetIndex < 0) return UnwindOutcome.Blocked;
+  const outcome = unwindBorrow(s, accountId, borrow.assetIndex);
+  if (outcome === UnwindOutcome.NothingToSell && position.marketIndex >= 0) return closePositionChunk(s, accountId, position.marketIndex);
+  return outcome;
+}
+
+/** Stage (b) for the borrow of `target` (header). */
+function unwindBorrow(s: EngineState, accountId: number, target: number): UnwindOutcome {
   const valuation = s.pools.valuationIndex;
   const borrowed = BigInt(s.pools.borrowed[s.pools.cell(accountId, target)]);
   const chunkUnits = ceilDiv(borrowed * BigInt(s.insurance.config.chunkBps), 10_000n);
@@ -69,8 +88,8 @@ export function unwindStep(s: EngineState, accountId: number): UnwindOutcome {
   return UnwindOutcome.Placed;
 }
 
-/** The asset of the account's borrow with the largest N·MMF, -1 when no borrow has a mark. */
-function largestBorrow(s: EngineState, accountId: number): number {
+/** The asset of the account's borrow with the largest N·MMF and that N·MMF (asset -1, units -1 when no borrow has a mark). */
+function largestBorrow(s: EngineState, accountId: number): { assetIndex: number; units: bigint } {
   const pools = s.pools;
   const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
   let best = -1;
@@ -87,7 +106,7 @@ function largestBorrow(s: EngineState, accountId: number): number {
       bestUnits = units;
     }
   }
-  return best;
+  return { assetIndex: best, units: bestUnits };
 }
 
 /**
@@ -143,7 +162,7 @@ export function usdcMarketOf(s: EngineState, assetIndex: number): number {
 }
 
 /** Whether the market takes a market order now: its state, and room in its book. */
-function bookTakes(s: EngineState, marketIndex: number): boolean {
+export function bookTakes(s: EngineState, marketIndex: number): boolean {
   const book = s.books[marketIndex];
   if (bookStateRefusal(book.orderBookState, true, false) !== ResultCode.Ok) return false;
   return book.restingCount + book.pendingCount < s.limits.maxOrdersPerBook;
@@ -151,17 +170,30 @@ function bookTakes(s: EngineState, marketIndex: number): boolean {
 
 /**
  * Places the account's system IOC market order of `lots` on `side` and matches it at once
- * (header): it holds what a client's market order by quantity holds, and is never speed-bumped.
+ * (header): it holds what a client's market order by quantity holds (a perpetual's: nothing, no
+ * quote limit, and it is reduce-only), and is never speed-bumped.
  */
-function placeSystemOrder(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number): void {
-  const pool = s.pool;
+export function placeSystemOrder(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number): void {
   const spec = s.catalog.markets[marketIndex];
+  const spot = s.catalog.isSpot(marketIndex);
   const bid = side === Side.Bid;
-  const holdIndex = bid ? s.catalog.quoteIndexOf[marketIndex] : s.catalog.baseIndexOf[marketIndex];
+  const holdIndex = bid || !spot ? s.catalog.quoteIndexOf[marketIndex] : s.catalog.baseIndexOf[marketIndex];
   const worstUnits = notionalUnits(spec.maxPriceTicks as PriceTicks, lots as QtyLots, spec.quoteUnitsPerTickLot);
-  const quoteLimitUnits = bid ? Math.min(s.ledger.availableUnits(accountId, holdIndex), worstUnits) : MAX_AMOUNT_UNITS;
-  const holdUnits = (bid ? quoteLimitUnits : baseUnits(lots as QtyLots, spec.baseUnitsPerLot)) as AmountUnits;
+  const quoteLimitUnits = bid && spot ? Math.min(s.ledger.availableUnits(accountId, holdIndex), worstUnits) : MAX_AMOUNT_UNITS;
+  const holdUnits = (!spot ? 0 : bid ? quoteLimitUnits : baseUnits(lots as QtyLots, spec.baseUnitsPerLot)) as AmountUnits;
   assert(lots > 0 && s.ledger.availableUnits(accountId, holdIndex) >= holdUnits, 'a liquidation order holds more than the account has');
+  const flags = spot ? OrderFlag.Liquidation : OrderFlag.Liquidation | OrderFlag.ReduceOnly;
+  const slot = openSystemSlot(s, accountId, marketIndex, side, lots, flags, quoteLimitUnits);
+  if (spot) {
+    s.ledger.lock(accountId, holdIndex, holdUnits);
+    s.out.balance(accountId, holdIndex, FRONT_ID_NONE, 0);
+  }
+  activateOrder(s, slot);
+}
+
+/** A system market IOC order of `lots` in a fresh slot, indexed, not yet active or recorded. */
+export function openSystemSlot(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number, flags: number, quoteLimitUnits: number): number {
+  const pool = s.pool;
   const slot = pool.open(accountId);
   pool.orderId[slot] = s.nextOrderId();
   pool.priceTicks[slot] = 0;
@@ -177,9 +209,7 @@ function placeSystemOrder(s: EngineState, accountId: number, marketIndex: number
   pool.side[slot] = side;
   pool.timeInForce[slot] = TimeInForce.IOC;
   pool.selfTradePrevention[slot] = SelfTradePrevention.RejectTaker;
-  pool.flags[slot] = OrderFlag.Liquidation;
+  pool.flags[slot] = flags;
   s.index.insert(pool.orderId[slot], slot);
-  s.ledger.lock(accountId, holdIndex, holdUnits);
-  s.out.balance(accountId, holdIndex, FRONT_ID_NONE, 0);
-  activateOrder(s, slot);
+  return slot;
 }

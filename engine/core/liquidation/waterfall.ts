@@ -19,11 +19,14 @@
 //      USDC, at most chunkBps of the borrow per step, then repay as in (a). Liquidation fees go to
 //      the insurance fund (spot/settle.ts);
 //   c. bankruptcy (bankruptcy.ts): when nothing the account holds can be sold any more and a
-//      borrow remains, the insurance fund covers it, and what the fund cannot cover is written off
-//      the pool's lenders pro rata.
-// Stages 2 and 3 of the venue (backstop providers, auto-deleveraging) close perpetual positions;
-// a perpetual room adds its positions to unwind.ts's choice of what to close (the product's
-// unwind hook) and its own stages between (b) and (c).
+//      borrow remains (and no position: unwind.ts closes positions first), the insurance fund
+//      covers it, and what the fund cannot cover is written off the pool's lenders pro rata.
+// Perpetual positions (perp-unwind.ts, adl.ts): they join (b)'s choice of what to close; a step
+// that finds the account holding a position with net equity ≤ 0 skips (b) and deleverages every
+// position (the insurance fund covers the deficit first, then auto-deleveraging closes each
+// position against opposite-side holders at its bankruptcy price), and a position whose book
+// order in (b) filled nothing is deleveraged the same way. The venue's backstop stage (§4.2) is
+// not built: ADL follows the fund directly.
 
 import { BorrowLendEvent, BorrowLendSource, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus } from '../../bus/types.js';
 import { assert } from '../assert.js';
@@ -33,7 +36,9 @@ import { recordedMove, redeemRefusal } from '../margin/borrow-lend.js';
 import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
 import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
+import { deleverageAll, deleveragePosition, positionsBankrupt } from './adl.js';
 import { coverBankruptcy } from './bankruptcy.js';
+import { largestPosition } from './perp-unwind.js';
 import { unwindStep, UnwindOutcome } from './unwind.js';
 
 /** An account just entered the liquidating state: cancel its open orders, arm the step timer (header). */
@@ -96,19 +101,27 @@ function stepAccount(s: EngineState, accountId: number): void {
   cancelAccountOrders(s, accountId);
   repayFromHoldings(s, accountId);
   if (!stillLiquidating(s, accountId)) return;
+  if (positionsBankrupt(s, accountId)) {
+    deleverageAll(s, accountId);
+    reviewLiquidating(s, accountId);
+    return;
+  }
   const outcome = unwindStep(s, accountId);
   repayFromHoldings(s, accountId);
   if (!stillLiquidating(s, accountId)) return;
-  if (outcome === UnwindOutcome.NothingToSell) {
+  if (outcome === UnwindOutcome.Unfilled) {
+    deleveragePosition(s, accountId, largestPosition(s, accountId).marketIndex);
+    reviewLiquidating(s, accountId);
+  } else if (outcome === UnwindOutcome.NothingToSell) {
     coverBankruptcy(s, accountId);
     reviewLiquidating(s, accountId);
   }
 }
 
-/** Re-checks the ratio (the flag clears below 100 % or without a borrow); whether the account is still liquidating. */
+/** Re-checks the ratio (the flag clears below 100 %, or with neither a borrow nor a position); whether the account is still liquidating. */
 function stillLiquidating(s: EngineState, accountId: number): boolean {
   reviewLiquidating(s, accountId);
-  return isLiquidating(s, accountId) && s.pools.borrowCountOf[accountId] > 0;
+  return isLiquidating(s, accountId);
 }
 
 /**

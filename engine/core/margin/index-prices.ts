@@ -39,7 +39,7 @@ import { assert, isUnsignedSafe } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { EngineState } from '../state.js';
 import { ceilDiv, FRACTION_ONE } from './fixed.js';
-import { reviewBorrowersOf } from './liquidating.js';
+import { reviewBorrowersOf, reviewUnderlyingHolders } from './liquidating.js';
 
 /** An index price: USDC per whole unit of an asset, in 10^-9 USDC. */
 export type IndexPriceE9 = number & { readonly __unit: 'index_price_e9' };
@@ -214,8 +214,8 @@ export function indexPriceOf(s: EngineState, assetId: number): IndexPriceE9 {
 
 /**
  * SetIndexPrice: the price, within the asset's update bounds (header), an IndexPrice event for
- * every front, the liquidating state of the borrowers of or against the asset re-checked
- * (liquidating.ts; an event per flip), then the result (value: the price set, after the bounds).
+ * every front, the liquidating state of the borrowers of or against the asset re-checked, then
+ * of the holders of a position in a perpetual on it (liquidating.ts; an event per flip), then the result (value: the price set, after the bounds).
  */
 export function setIndexPrice(s: EngineState, cmd: SetIndexPriceCommand): void {
   const assetIndex = s.catalog.assetIndex(cmd.assetId);
@@ -227,6 +227,7 @@ export function setIndexPrice(s: EngineState, cmd: SetIndexPriceCommand): void {
   s.indexPrices.set(assetIndex, priceE9 as IndexPriceE9, s.lastTimeUs, cmd.source);
   writeIndexPrice(s, assetIndex, s.lastTimeUs, FRONT_ID_NONE, 0, 0);
   reviewBorrowersOf(s, assetIndex);
+  reviewUnderlyingHolders(s, assetIndex);
   s.out.result(ResultCode.Ok, priceE9, cmd.frontId, cmd.requestId);
 }
 

@@ -1,6 +1,7 @@
-// The liquidating state of an account (venue mechanics §1.4): an account that borrows is
-// liquidating while its maintenance margin ratio is at or above 100 %, netEquity ≤ Σ N·MMF over
-// its borrows (account.ts `liquidatable`, on the summary of valuation.ts). The flag is the
+// The liquidating state of an account (venue mechanics §1.4, §4): an account that borrows or holds
+// a perpetual position is liquidating while its maintenance margin ratio is at or above 100 %,
+// netEquity ≤ Σ N·MMF over its borrows and its perpetuals' exposures (account.ts `liquidatable`,
+// on the summary of valuation.ts). The flag is the
 // AccountSettingFlag.Liquidating bit of account-settings.ts, so the state hash, the snapshot and
 // GET /api/v1/account carry it.
 //
@@ -10,6 +11,11 @@
 //     followsUnderlying) while borrowing anything, found through the pools' borrower set, never a
 //     walk over every account;
 //   - each hour of interest: every borrower;
+//   - a perpetual's mark can move (each mark sample of it, perp/funding.ts sampleMarks; SetIndexPrice
+//     of its underlying), and after its funding payments: the holders of a position in that
+//     perpetual, through reviewPositionHoldersOf alone (never a walk over every account);
+//   - after a taker's fills changed perpetual positions: each account whose position they changed,
+//     in the order first touched (perp/reduce-only.ts trimTouched);
 //   - a BorrowLend move (borrow, repay, lend, redeem) and a withdrawal: that account.
 // A flip writes the account's AccountSettingsRecord as an event for everyone.
 //
@@ -17,8 +23,8 @@
 // waterfall (engine/core/liquidation/waterfall.ts), which repays, unwinds on the book and, for a
 // bankrupt account, draws on the insurance fund, step by step on engine time.
 //
-// Clearing. The flag clears at the first re-check that finds the ratio below 100 % again (or no
-// borrow left), so an account that repays enough leaves the state at once. While it lasts, the
+// Clearing. The flag clears at the first re-check that finds the ratio below 100 % again (or
+// neither a borrow nor a position left), so an account that repays enough leaves the state at once. While it lasts, the
 // state keeps the account from adding risk through borrow/lend and capital: a liquidating account may not borrow, lend or withdraw (AccountLiquidating); repaying,
 // redeeming a lend and cancelling stay open. Automatic lends (an order's autoLend, the account's
 // autoLend setting) do not happen while it is liquidating.
@@ -56,7 +62,7 @@ export function receivesBorrowedAsset(s: EngineState, accountId: number, marketI
 export function reviewLiquidating(s: EngineState, accountId: number): void {
   const was = isLiquidating(s, accountId);
   let now = false;
-  if (s.pools.borrowCountOf[accountId] > 0) {
+  if (s.pools.borrowCountOf[accountId] > 0 || s.positions.positionCountOf[accountId] > 0) {
     const summary = marginSummary(s, accountId);
     if (summary.unpriced) return;
     now = liquidatable(summary.netEquityUnits, summary.margin);
@@ -78,6 +84,22 @@ export function reviewBorrowersOf(s: EngineState, assetIndex: number): void {
       || s.ledger.availableUnits(accountId, assetIndex) > 0 || s.ledger.lockedUnits(accountId, assetIndex) > 0
       || followsUnderlying(s, accountId, assetIndex);
     if (holds) reviewLiquidating(s, accountId);
+  }
+}
+
+/**
+ * After the mark of the perpetual `marketIndex` can have moved: re-checks the accounts holding a
+ * position in it, in account order (the one walk of a mark's move: header).
+ */
+export function reviewPositionHoldersOf(s: EngineState, marketIndex: number): void {
+  for (const accountId of s.positions.holdersOf(marketIndex)) reviewLiquidating(s, accountId);
+}
+
+/** After an index price of `assetIndex` moved: the holders of every perpetual on it, in market order. */
+export function reviewUnderlyingHolders(s: EngineState, assetIndex: number): void {
+  const p = s.positions;
+  for (let ordinal = 0; ordinal < p.perpCount; ordinal++) {
+    if (s.catalog.baseIndexOf[p.marketOf[ordinal]] === assetIndex) reviewPositionHoldersOf(s, p.marketOf[ordinal]);
   }
 }
 

@@ -28,6 +28,7 @@ import { anyFreshIndex, perpMarkPriceOf, sampleMark } from './mark-price.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { payFunding } from './funding-payments.js';
 import { openInterestUnits } from './open-interest.js';
+import { reviewPositionHoldersOf } from '../margin/liquidating.js';
 
 /** The interest add-on of the 8-hour rate: 0.01 % at 10^-12. */
 export const FUNDING_INTEREST_8H_E12 = 100_000_000;
@@ -67,7 +68,8 @@ export function nextFundingUs(s: EngineState, m: number, nowUs: number): number 
 
 /**
  * The MarkSample timer (mark-price.ts): samples every perpetual whose index is fresh, a MarkPrice
- * event for each and an OpenInterest event beside it (the openInterest stream's source), then waits for the next second, or stops while no index is fresh (a
+ * event for each, an OpenInterest event beside it (the openInterest stream's source) and its
+ * position holders re-checked (margin/liquidating.ts), then waits for the next second, or stops while no index is fresh (a
  * SetIndexPrice wakes it: wakeSampler).
  */
 export function sampleMarks(s: EngineState, timer: number): void {
@@ -80,13 +82,15 @@ export function sampleMarks(s: EngineState, timer: number): void {
     if (mark === null) continue;
     s.out.markPrice(s.catalog.markets[m].marketId, mark.markE9, mark.indexE9, estimatedRateE12(s, m), nextFundingUs(s, m, dueUs), mark.source, FRONT_ID_NONE, 0);
     s.out.openInterest(s.catalog.markets[m].marketId, openInterestUnits(s, m), FRONT_ID_NONE, 0);
+    reviewPositionHoldersOf(s, m);
   }
   marks.sampleTimer = anyFreshIndex(s, dueUs) ? s.timers.add(dueUs + 1_000_000, TimerKind.MarkSample, 0) : NO_TIMER;
 }
 
 /**
  * A Funding timer: perpetual `m`'s interval ends. With samples: a FundingRate event at the
- * interval's rate and the mark of this instant, and the sums start again. Then the next end.
+ * interval's rate and the mark of this instant, the payments, the sums start again and the
+ * position holders are re-checked (margin/liquidating.ts). Then the next end.
  */
 export function settleFunding(s: EngineState, timer: number): void {
   const marks = s.perpMarks;
@@ -101,6 +105,7 @@ export function settleFunding(s: EngineState, timer: number): void {
     payFunding(s, m, rate, markE9, dueUs);
     marks.premiumSumE12[m] = 0;
     marks.sampleCount[m] = 0;
+    reviewPositionHoldersOf(s, m);
   }
   marks.fundingTimer[m] = s.timers.add(dueUs + marks.intervalUs[m], TimerKind.Funding, m);
 }

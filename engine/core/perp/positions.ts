@@ -72,6 +72,14 @@ export class Positions {
    * recomputed on import, checked by validate; neither snapshotted nor hashed).
    */
   readonly openInterestLots: Float64Array;
+  /**
+   * The holders of each perpetual (accounts with a size ≠ 0, by ordinal) and the number of
+   * positions each account holds: derived from the sizes like open interest (kept by setLots,
+   * rebuilt on import, checked by validate), so a mark's move re-checks only its holders
+   * (margin/liquidating.ts reviewPositionHoldersOf).
+   */
+  private readonly holders: Set<number>[];
+  readonly positionCountOf: Int32Array;
 
   constructor(maxAccounts: number, readonly assetCount: number, perpMarketIndices: readonly number[], marketCount: number) {
     this.perpCount = perpMarketIndices.length;
@@ -92,12 +100,28 @@ export class Positions {
     this.queued = new Uint8Array(cells);
     this.settlementUnits = new Float64Array(assetCount);
     this.openInterestLots = new Float64Array(this.perpCount);
+    this.holders = Array.from({ length: this.perpCount }, () => new Set<number>());
+    this.positionCountOf = new Int32Array(maxAccounts + 1);
   }
 
-  /** Sets a position's size, keeping its perpetual's open interest. */
+  /** Sets a position's size, keeping its perpetual's open interest and holders. */
   setLots(cell: number, lots: number): void {
-    this.openInterestLots[cell % this.perpCount] += Math.max(lots, 0) - Math.max(this.lots[cell], 0);
+    const ordinal = cell % this.perpCount;
+    this.openInterestLots[ordinal] += Math.max(lots, 0) - Math.max(this.lots[cell], 0);
+    if ((this.lots[cell] === 0) !== (lots === 0)) {
+      const accountId = this.accountOf(cell);
+      if (lots === 0) this.holders[ordinal].delete(accountId);
+      else this.holders[ordinal].add(accountId);
+      this.positionCountOf[accountId] += lots === 0 ? -1 : 1;
+    }
     this.lots[cell] = lots;
+  }
+
+  /** The accounts holding a position in the perpetual of `marketIndex`, ascending. O(holders · log holders). */
+  holdersOf(marketIndex: number): number[] {
+    const ordinal = this.ordinalOf[marketIndex];
+    assert(ordinal >= 0, 'holders of a market that is not a perpetual');
+    return [...this.holders[ordinal]].sort((a, b) => a - b);
   }
 
   cell(accountId: number, marketIndex: number): number {
@@ -287,11 +311,28 @@ export class Positions {
     }
     for (let ordinal = 0; ordinal < this.perpCount; ordinal++) assert(sums[ordinal] === 0, `positions of perpetual ${ordinal} do not sum to 0`);
     for (let ordinal = 0; ordinal < this.perpCount; ordinal++) assert(longs[ordinal] === this.openInterestLots[ordinal], `open interest of perpetual ${ordinal} differs from its long positions`);
+    this.validateHolders();
     assert(this.claimQueue().length === claims, 'the claim queue holds other cells than the claims');
     for (let a = 0; a < this.assetCount; a++) {
       assert(Number.isSafeInteger(this.settlementUnits[a]) && this.settlementUnits[a] >= 0, 'a settlement line is negative');
       assert(this.settlementUnits[a] === 0 || claims === 0, 'claims wait while a settlement line holds units');
     }
+  }
+
+  /** The holder sets and per-account counts are exactly the sizes ≠ 0. */
+  private validateHolders(): void {
+    const counts = new Int32Array(this.positionCountOf.length);
+    for (let ordinal = 0; ordinal < this.perpCount; ordinal++) {
+      let held = 0;
+      for (let cell = ordinal; cell < this.lots.length; cell += this.perpCount) {
+        if (this.lots[cell] === 0) continue;
+        held++;
+        counts[this.accountOf(cell)]++;
+        assert(this.holders[ordinal].has(this.accountOf(cell)), `a holder of perpetual ${ordinal} is missing from its set`);
+      }
+      assert(held === this.holders[ordinal].size, `perpetual ${ordinal} lists holders without a position`);
+    }
+    for (let a = 0; a < counts.length; a++) assert(counts[a] === this.positionCountOf[a], 'an account\'s position count differs from its positions');
   }
 }
 

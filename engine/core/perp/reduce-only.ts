@@ -13,7 +13,8 @@
 // position is flat or flipped) expires ReduceOnlyNotReduced; then, while their total remaining
 // lots exceed the position's size, they are decreased newest first (an orderModified event and
 // the level's depth for each order changed), one decreased to 0 expiring ReduceOnlyNotReduced.
-// A pending (speed-bumped) order is clipped when it takes effect instead.
+// A pending (speed-bumped) order is clipped when it takes effect instead. Then each of those
+// accounts' liquidating state is re-checked (margin/liquidating.ts).
 //
 // Admission (hold.ts): a reduce-only order always passes the margin check.
 //
@@ -23,6 +24,7 @@ import { ExpiryReason, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, Side }
 import { NO_SLOT, OrderState, openStatus } from '../book/orders.js';
 import { closeOrder } from '../book/cancel.js';
 import type { EngineState } from '../state.js';
+import { reviewLiquidating } from '../margin/liquidating.js';
 import type { QtyLots } from '../units.js';
 
 /** Whether an order on `side` shrinks a position of `lots` (signed). */
@@ -126,8 +128,13 @@ export function touchParties(_s: EngineState, _marketIndex: number, buyerAccount
   if (!TOUCHED.includes(sellerAccount)) TOUCHED.push(sellerAccount);
 }
 
-/** After a taker matched (kinds.ts afterMatch): every touched account's reduce-only orders within its position. */
+/**
+ * After a taker matched (kinds.ts afterMatch): every touched account's reduce-only orders within
+ * its position, then every touched account's liquidating state re-checked.
+ */
 export function trimTouched(s: EngineState, marketIndex: number): void {
-  for (const accountId of TOUCHED) trimReduceOnly(s, accountId, marketIndex);
-  TOUCHED.length = 0;
+  const touched = TOUCHED.splice(0);
+  for (const accountId of touched) trimReduceOnly(s, accountId, marketIndex);
+  // Their liquidating state is re-checked next, in the same order (margin/liquidating.ts).
+  for (const accountId of touched) reviewLiquidating(s, accountId);
 }

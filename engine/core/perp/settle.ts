@@ -9,19 +9,20 @@
 //      position's fee debt;
 //   3. R: a loss is paid into the line from available USDC (the rest becomes debt), a profit is
 //      paid from the line (the rest becomes a claim, queued);
-//   4. debts left from before are paid from what is available now, then queued claims are paid
-//      from whatever the line holds;
+//   4. debts left from before are paid from what is available now (then a liquidation order's
+//      liquidation fee, liquidation/fee.ts), then queued claims are paid from whatever the line holds;
 //   5. with the account setting autoBorrowSettlements (PATCH /api/v1/account), what it still owes
 //      is covered by redeeming its USDC lend, then borrowing USDC in whole pool steps, all or
 //      nothing and by the pool's and the margin's checks (margin/auto-funding.ts planFunding), and
 //      paid; without it, or when a check refuses, the debt stays on the position.
 // No lot of any asset is locked by a perpetual order, so nothing is released here.
 
-import { AccountSettingFlag, CommandFlag, FRONT_ID_NONE, ResultCode } from '../../bus/types.js';
+import { AccountSettingFlag, CommandFlag, FRONT_ID_NONE, OrderFlag, ResultCode } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { applyFunding, planFunding, type Funding } from '../margin/auto-funding.js';
 import type { Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
+import { takePerpLiquidationFee } from '../liquidation/fee.js';
 import { feeUnits, type AmountUnits } from '../units.js';
 import { fillEventOf, reportPosition } from './position-events.js';
 
@@ -143,6 +144,7 @@ export function payClaims(s: EngineState, quoteIndex: number): void {
 
 /** The futures fee rate of the order in `slot` for this fill. */
 function feeBpsOf(s: EngineState, slot: number, fill: Fill): number {
+  if ((s.pool.flags[slot] & OrderFlag.Adl) !== 0) return 0; // auto-deleveraging is fee-free (liquidation/adl.ts)
   const perp = s.catalog.markets[fill.marketIndex].perp;
   assert(perp !== undefined, 'a perpetual fill in a market without perp parameters');
   return slot === fill.taker ? perp.takerFeeBps : perp.makerFeeBps;
@@ -159,8 +161,9 @@ function settleParty(s: EngineState, fill: Fill, slot: number, buys: boolean): n
   chargeFee(s, cell, accountId, quoteIndex, fee);
   settleRealized(s, cell, accountId, quoteIndex, realized);
   payDebts(s, cell, accountId, quoteIndex);
+  const liquidationFee = takePerpLiquidationFee(s, slot, quoteIndex, fill.quoteUnits);
   fundDebts(s, cell, accountId, quoteIndex);
-  return fee;
+  return fee + liquidationFee;
 }
 
 export function settlePerp(s: EngineState, fill: Fill): void {

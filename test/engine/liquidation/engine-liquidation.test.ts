@@ -168,10 +168,12 @@ describe('liquidation trigger: a borrower exposed through a perpetual', () => {
     // SOL at 40: the position loses 20 000 USDC units, net equity 0 ≤ Σ N·MMF.
     h.apply(solIndex(40));
     expect(liquidating(h, borrower)).toBe(true);
-    // The first step repays the USDC borrow from the USDC it holds, and the account leaves the state.
-    runSteps(h, borrower, 5);
-    expect(liquidating(h, borrower)).toBe(false);
+    // The first step repays the USDC borrow from the USDC it holds; the book has no bid for the
+    // position, so it is closed against the maker's short by auto-deleveraging and the account leaves the state.
+    const step = runSteps(h, borrower, 1).flat();
     expect(position(h, borrower, QUOTE)).toEqual([0, 0]);
+    expect(ordersIn(step).filter((r) => r.event === OrderEvent.Fill && r.systemOrderType === SystemOrderType.LiquidatePositionOnAdl).map((r) => r.accountId)).toEqual([maker, borrower]);
+    expect(liquidating(h, borrower)).toBe(false);
   });
 });
 
