@@ -16,7 +16,9 @@
 //   -------------------------------------------------------  -------------------------------------
 //   engine configuration differs from the journal's          halt: EngineConfigChangedError
 //     ... only by margin parameters or perpetual markets     accept: record the change after the
-//         the journal's configuration lacked                  ones recorded before (below)
+//         (with or without realization at mark), or by        ones recorded before (below)
+//         realization at mark, the journal's configuration
+//         lacked
 //   a recorded change that no gain from the configuration    halt: EngineConfigChangedError
 //     before it to the one after it explains
 //   records, but no or another journal format marker          halt: JournalFormatError
@@ -239,7 +241,10 @@ function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]):
  */
 function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
   const candidates: EngineConfig[] = [];
-  if (config.margin !== undefined) candidates.push(withoutMargin(config));
+  if (config.realizePnlIntervalUs !== undefined) candidates.push(withoutRealization(config));
+  for (const base of candidates.length > 0 ? [config, candidates[0]] : [config]) {
+    if (base.margin !== undefined) candidates.push(withoutMargin(base));
+  }
   const spotOnly = withoutPerps(config);
   if (spotOnly !== undefined) {
     candidates.push(spotOnly);
@@ -248,11 +253,20 @@ function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | u
   return candidates.find((candidate) => engineConfigFingerprint(candidate) === stored);
 }
 
-/** `config` without its perpetual markets, when it has some and they all follow its spot markets; else undefined. */
+/**
+ * `config` without its perpetual markets (and their realization interval), when it has some and
+ * they all follow its spot markets; else undefined.
+ */
 function withoutPerps(config: EngineConfig): EngineConfig | undefined {
   const firstPerp = config.markets.findIndex((market) => market.kind === MarketKind.Perp);
   if (firstPerp < 0 || config.markets.slice(firstPerp).some((market) => market.kind !== MarketKind.Perp)) return undefined;
-  return { ...config, markets: config.markets.slice(0, firstPerp) };
+  return { ...withoutRealization(config), markets: config.markets.slice(0, firstPerp) };
+}
+
+/** `config` without realization of perpetual PnL at mark (engine/core/perp/realize.ts). */
+function withoutRealization(config: EngineConfig): EngineConfig {
+  const { realizePnlIntervalUs: _interval, ...rest } = config;
+  return rest;
 }
 
 function withoutMargin(config: EngineConfig): EngineConfig {

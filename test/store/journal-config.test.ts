@@ -87,7 +87,9 @@ describe('a chain of configuration changes', () => {
     removeDir(dir);
   });
   const full = loadConfig([], {}).engine; // today's default: spot, margin parameters, perpetuals
-  const spotMargin = { ...full, markets: full.markets.filter((m) => m.perp === undefined) };
+  // Without perpetuals a configuration has no realization at mark either (src/config.ts).
+  const { realizePnlIntervalUs: _realize, ...perpsUnrealized } = full;
+  const spotMargin = { ...perpsUnrealized, markets: full.markets.filter((m) => m.perp === undefined) };
   const { margin: _margin, ...spot } = spotMargin;
   const fp = engineConfigFingerprint;
   const identity = (config: EngineConfig) => checkJournalIdentity(store, fp(config), config);
@@ -112,6 +114,23 @@ describe('a chain of configuration changes', () => {
     store.putMetaSync(CONFIG_KEY, fp(full));
     expect(identity(full)).toEqual({ changes: [first, second], gained: false });
     for (const config of [spot, spotMargin, feeChanged]) expect(() => identity(config)).toThrow(EngineConfigChangedError);
+  });
+
+  it('accepts realization at mark gained by a configuration that had perpetuals without it, and nothing else beside it', async () => {
+    const otherDir = tempDataDir();
+    const other = new LmdbJournalStore(otherDir);
+    try {
+      expect(full.realizePnlIntervalUs).toBe(10_000_000);
+      expect(checkJournalIdentity(other, fp(perpsUnrealized), perpsUnrealized)).toEqual({ changes: [], gained: false });
+      other.append(1, new Uint8Array(JOURNAL_RECORD_BYTES));
+      await other.commit();
+      const feeChanged = { ...full, takerFeeBps: (full.takerFeeBps ?? 0) + 1 };
+      expect(() => checkJournalIdentity(other, fp(feeChanged), feeChanged)).toThrow(EngineConfigChangedError);
+      expect(checkJournalIdentity(other, fp(full), full)).toEqual({ changes: [{ seq: 1, previousSha256: fp(perpsUnrealized) }], gained: true });
+    } finally {
+      await other.close();
+      removeDir(otherDir);
+    }
   });
 
   it('leaves out a change whose new fingerprint was never stored (a stop between the two writes)', () => {
