@@ -48,6 +48,7 @@ export function validateState(s: EngineState): void {
   s.indexPrices.validate(s.lastTimeUs);
   s.accountSettings.validate(s.accounts.count);
   s.perpMarks.validate();
+  s.accounts.futures.validate(s.accounts.count);
   checkPerpTimers(s);
 }
 
