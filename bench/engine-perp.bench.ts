@@ -104,8 +104,11 @@ function runStream(config: EngineConfig, s: EngineStream, extraSetup: Command[],
   const sink = new EncodingSink();
   sink.countRefusals = countRefusals;
   let seq = 0;
+  // The underlying's index before the stream's setup: its first resting orders need a mark (a
+  // refused one would shift the order numbers every later cancel names).
+  if (extraSetup.length > 0) ex.apply(extraSetup[0], ++seq, seq, sink);
   for (const c of s.setup) ex.apply(c, ++seq, seq, sink);
-  for (const c of extraSetup) ex.apply(c, ++seq, seq, sink);
+  for (const c of extraSetup.slice(1)) ex.apply(c, ++seq, seq, sink);
   const c = newStreamCommand();
   gc();
   const cpu0 = process.cpuUsage();
