@@ -93,7 +93,7 @@ export const MARKET_BYTES = 48;
 /** MarketStateRecord.sizeOf() */
 export const MARKET_STATE_BYTES = 32;
 /** FeeRatesRecord.sizeOf() */
-export const FEE_RATES_BYTES = 40;
+export const FEE_RATES_BYTES = 32;
 /** JournalRecord.sizeOf(): a StampedRecord at offset 0, then the u32 output digest, then the u32 checksum. */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.output_digest (u32, little-endian). */
@@ -223,9 +223,6 @@ const MS_PAD = 27; // 5 bytes
 const F_ACCOUNT_ID = 24;
 const F_MAKER_FEE_BPS = 28;
 const F_TAKER_FEE_BPS = 30;
-const F_FUTURES_MAKER_FEE_BPS = 32;
-const F_FUTURES_TAKER_FEE_BPS = 34;
-const F_PAD = 36; // 4 bytes
 
 const TWO32 = 4294967296;
 const TWO_NEG32 = 1 / TWO32;
@@ -853,7 +850,7 @@ export function readMarketState(dv: DataView, off: number, r: MarketStateRec): v
 }
 
 export function newFeeRatesRec(): FeeRatesRec {
-  return { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.FeeRates, flags: 0, accountId: 0, makerFeeBps: 0, takerFeeBps: 0, futuresMakerFeeBps: 0, futuresTakerFeeBps: 0 };
+  return { seq: 0, timeUs: 0, requestId: 0, frontId: 0, type: RecordType.FeeRates, flags: 0, accountId: 0, makerFeeBps: 0, takerFeeBps: 0 };
 }
 
 export function writeFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
@@ -861,9 +858,6 @@ export function writeFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
   dv.setUint32(off + F_ACCOUNT_ID, r.accountId, true);
   dv.setUint16(off + F_MAKER_FEE_BPS, r.makerFeeBps, true);
   dv.setUint16(off + F_TAKER_FEE_BPS, r.takerFeeBps, true);
-  dv.setUint16(off + F_FUTURES_MAKER_FEE_BPS, r.futuresMakerFeeBps, true);
-  dv.setUint16(off + F_FUTURES_TAKER_FEE_BPS, r.futuresTakerFeeBps, true);
-  dv.setUint32(off + F_PAD, 0, true);
 }
 
 export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
@@ -871,8 +865,6 @@ export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
   r.accountId = dv.getUint32(off + F_ACCOUNT_ID, true);
   r.makerFeeBps = dv.getUint16(off + F_MAKER_FEE_BPS, true);
   r.takerFeeBps = dv.getUint16(off + F_TAKER_FEE_BPS, true);
-  r.futuresMakerFeeBps = dv.getUint16(off + F_FUTURES_MAKER_FEE_BPS, true);
-  r.futuresTakerFeeBps = dv.getUint16(off + F_FUTURES_TAKER_FEE_BPS, true);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -48,7 +48,6 @@ export function validateState(s: EngineState): void {
   s.indexPrices.validate(s.lastTimeUs);
   s.accountSettings.validate(s.accounts.count);
   s.perpMarks.validate();
-  s.accounts.futures.validate(s.accounts.count);
   checkPerpTimers(s);
 }
 

@@ -93,7 +93,6 @@ import type { OrderPool } from './book/orders.js';
 import type { LendPools } from './margin/pools.js';
 import { NO_MARK_MARKET, type Mark } from './margin/mark.js';
 import { floorDiv } from './margin/fixed.js';
-import { configuredFuturesBps } from './perp/futures-fees.js';
 import type { AssetMarginLine, MarginSummary } from './margin/valuation.js';
 
 /** A position's figures as QueryPositions reports them (engine/core/perp/query.ts). */
@@ -352,8 +351,6 @@ export class Output {
     rec.accountId = accountId;
     rec.makerFeeBps = this.accounts.makerFeeBps[accountId];
     rec.takerFeeBps = this.accounts.takerFeeBps[accountId];
-    rec.futuresMakerFeeBps = this.accounts.futures.rateOf(accountId, false, configuredFuturesBps(this.catalog, false));
-    rec.futuresTakerFeeBps = this.accounts.futures.rateOf(accountId, true, configuredFuturesBps(this.catalog, true));
     emitFeeRates(this.sink, rec);
   }
 

@@ -42,8 +42,6 @@
 //             liquidation step timer's due time (-1: none); an older snapshot has an empty fund
 //             and no step waiting (a liquidating account's next re-check arms it)
 //   perpetual marks and funding (format 11 on; perp/mark-price.ts, below)
-//   accounts' own futures fee rates (format 13 on; perp/futures-fees.ts): count, then per account
-//             its id, maker and taker basis points
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -90,9 +88,7 @@ export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 13;
-/** The last version without accounts' own futures fee rates; import still reads the versions up to it. */
-const FORMAT_VERSION_NO_FUTURES_FEES = 12;
+const FORMAT_VERSION = 11;
 /** The last version without the liquidation room (its fund and step timer); import still reads it. */
 const FORMAT_VERSION_NO_LIQUIDATION = 9;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
@@ -187,11 +183,6 @@ const PARTS: readonly SnapshotPart[] = [
       if (version > FORMAT_VERSION_NO_PERP_MARKS) s.perpMarks.cumulative.importFrom(r);
       if (s.lastSeq >= 0 && needsPerpTimers(s)) armPerpTimers(s);
     },
-  },
-  // accounts' own futures fee rates (an older snapshot: none, every account pays the configured rates)
-  {
-    exportTo: (s, w) => s.accounts.futures.exportTo(w, s.accounts.count),
-    importFrom: (s, r, version) => s.accounts.futures.importFrom(r, s.accounts.count, version > FORMAT_VERSION_NO_FUTURES_FEES),
   },
 ];
 

@@ -53,8 +53,6 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   // Only perpetuals whose mark or funding state moved: every earlier state keeps its hash.
   (s, d) => s.perpMarks.hashInto(d),
   (s, d) => s.perpMarks.cumulative.hashInto(d, s.positions),
-  // Only once some account has futures fee rates of its own (perp/futures-fees.ts).
-  (s, d) => s.accounts.futures.hashInto(d, s.accounts.count),
 ];
 
 /**

@@ -6,7 +6,6 @@
 //   snapshot
 //   set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly>
 //   set-fee-rates --account <id> --maker-bps <N> --taker-bps <N>
-//   set-futures-fee-rates --account <id> --maker-bps <N> --taker-bps <N>   (its perpetual fills)
 //   get-fee-rates --account <id>
 //   maintenance on|off
 //   set-index-price ASSET=PRICE ...   (USDC per whole unit; POST /admin/index-prices, source Operator)
@@ -21,7 +20,7 @@
 import { resolve } from 'node:path';
 import { BackupError, backupDataDir } from './backup.js';
 import {
-  AdminError, adminRequest, createAccount, deposit, depositInsurance, getFeeRates, getIndexPrices, getInsurance, setFeeRates, setFuturesFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
+  AdminError, adminRequest, createAccount, deposit, depositInsurance, getFeeRates, getIndexPrices, getInsurance, setFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
 } from './client.js';
 
 const USAGE = `usage:
@@ -30,7 +29,6 @@ const USAGE = `usage:
   npm run admin -- snapshot [--admin-port N]
   npm run admin -- set-market-state --symbol <SYMBOL> --state <Open|Closed|CancelOnly|LimitOnly|PostOnly> [--admin-port N]
   npm run admin -- set-fee-rates --account <id> --maker-bps <N> --taker-bps <N> [--admin-port N]
-  npm run admin -- set-futures-fee-rates --account <id> --maker-bps <N> --taker-bps <N> [--admin-port N]
   npm run admin -- get-fee-rates --account <id> [--admin-port N]
   npm run admin -- maintenance on|off [--admin-port N]
   npm run admin -- set-index-price ASSET=PRICE [ASSET=PRICE ...] [--admin-port N]   (e.g. SOL=150.25 BTC=97000.5)
@@ -114,14 +112,6 @@ function operatorCommand(port: number, command: string, argument: string | undef
   if (command === 'set-fee-rates') {
     onlyOptions(options, ['account', 'maker-bps', 'taker-bps']);
     return setFeeRates(port, {
-      accountId: wholeNumber(options, 'account'),
-      makerFeeBps: wholeNumber(options, 'maker-bps'),
-      takerFeeBps: wholeNumber(options, 'taker-bps'),
-    });
-  }
-  if (command === 'set-futures-fee-rates') {
-    onlyOptions(options, ['account', 'maker-bps', 'taker-bps']);
-    return setFuturesFeeRates(port, {
       accountId: wholeNumber(options, 'account'),
       makerFeeBps: wholeNumber(options, 'maker-bps'),
       takerFeeBps: wholeNumber(options, 'taker-bps'),

@@ -121,19 +121,11 @@ export interface FeeRates {
   accountId: number;
   makerFeeBps: number;
   takerFeeBps: number;
-  /** Answers only: the rates its perpetual fills pay. */
-  futuresMakerFeeBps?: number;
-  futuresTakerFeeBps?: number;
 }
 
 /** Sets an account's maker and taker fee rates, in basis points (0 to 10000). */
 export async function setFeeRates(port: number, rates: FeeRates): Promise<FeeRates> {
   return (await adminRequest(port, 'POST', '/admin/accounts/fees', rates)) as unknown as FeeRates;
-}
-
-/** Sets the maker and taker fee rates an account's perpetual fills pay, in basis points (0 to 10000). */
-export async function setFuturesFeeRates(port: number, rates: FeeRates): Promise<FeeRates> {
-  return (await adminRequest(port, 'POST', '/admin/accounts/futures-fees', rates)) as unknown as FeeRates;
 }
 
 /** Turns maintenance on or off (answered once the change is durable). */

@@ -12,10 +12,8 @@
 //   POST /admin/markets/state {"symbol": "SOL_USDC", "orderBookState": "Closed"}
 //                         → {"symbol", "orderBookState", "cancelledOrders"}
 //   POST /admin/accounts/fees {"accountId": n, "makerFeeBps": 2, "takerFeeBps": 5}
-//                         → {"accountId", "makerFeeBps", "takerFeeBps", "futuresMakerFeeBps", "futuresTakerFeeBps"}
-//   POST /admin/accounts/futures-fees {"accountId": n, "makerFeeBps": 1, "takerFeeBps": 4}
-//                         → the same: the rates its perpetual fills pay from now on
-//   GET  /admin/accounts/fees?accountId=n → the same
+//                         → {"accountId", "makerFeeBps", "takerFeeBps"}
+//   GET  /admin/accounts/fees?accountId=n → {"accountId", "makerFeeBps", "takerFeeBps"}
 // (order book states and fee rates; what each state does is in engine/core/operator.ts)
 //   POST /admin/maintenance {"enabled": true} → {"maintenance": true}  (SetSystemState; what
 //                         maintenance refuses is in engine/core/system.ts)
@@ -80,27 +78,6 @@ function isFeeBps(value: unknown): value is number {
 }
 
 /** Order book state, fee rate and maintenance commands. */
-/** POST of an account's maker and taker rates: its spot rates (SetFeeRates) or its futures rates (SetFuturesFeeRates). */
-function feeRatesRoute(front: FrontContext, path: string, call: 'setFeeRates' | 'setFuturesFeeRates'): Route {
-  return {
-    method: 'post',
-    path,
-    handle: (ctx, input) => {
-      const body = (input.body ?? {}) as Record<string, unknown>;
-      if (!isAccountId(body.accountId)) {
-        sendError(ctx, Errors.invalid('accountId must be a positive integer'));
-        return;
-      }
-      if (!isFeeBps(body.makerFeeBps) || !isFeeBps(body.takerFeeBps)) {
-        sendError(ctx, Errors.invalid('makerFeeBps and takerFeeBps must be whole basis points from 0 to 10000'));
-        return;
-      }
-      const { accountId, makerFeeBps, takerFeeBps } = body;
-      engineCalls(front)[call](replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), { accountId, makerFeeBps, takerFeeBps });
-    },
-  };
-}
-
 function operatorRoutes(front: FrontContext): Route[] {
   return [
     {
@@ -123,8 +100,23 @@ function operatorRoutes(front: FrontContext): Route[] {
           { marketId: market.spec.marketId, state });
       },
     },
-    feeRatesRoute(front, '/admin/accounts/fees', 'setFeeRates'),
-    feeRatesRoute(front, '/admin/accounts/futures-fees', 'setFuturesFeeRates'),
+    {
+      method: 'post',
+      path: '/admin/accounts/fees',
+      handle: (ctx, input) => {
+        const body = (input.body ?? {}) as Record<string, unknown>;
+        if (!isAccountId(body.accountId)) {
+          sendError(ctx, Errors.invalid('accountId must be a positive integer'));
+          return;
+        }
+        if (!isFeeBps(body.makerFeeBps) || !isFeeBps(body.takerFeeBps)) {
+          sendError(ctx, Errors.invalid('makerFeeBps and takerFeeBps must be whole basis points from 0 to 10000'));
+          return;
+        }
+        const { accountId, makerFeeBps, takerFeeBps } = body;
+        engineCalls(front).setFeeRates(replyTo(ctx, (rates) => sendJson(ctx, 200, JSON.stringify(rates))), { accountId, makerFeeBps, takerFeeBps });
+      },
+    },
     {
       method: 'get',
       path: '/admin/accounts/fees',

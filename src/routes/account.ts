@@ -74,11 +74,9 @@ export function settingsJson(settings: AccountSettingsView): Record<string, unkn
 
 export function accountJson(front: FrontContext, settings: AccountSettingsView, fees: FeeRates): Record<string, unknown> {
   const engine = front.config.engine;
-  // Futures fees are what the account's perpetual fills pay: its own futures rates (the operator's
-  // POST /admin/accounts/futures-fees), else the configuration's futuresMakerFeeBps /
-  // futuresTakerFeeBps; without perpetuals its spot rates stand in, as before.
-  const hasPerp = engine.markets.some((m) => m.perp !== undefined);
-  const futures = hasPerp ? { makerFeeBps: fees.futuresMakerFeeBps, takerFeeBps: fees.futuresTakerFeeBps } : fees;
+  // Futures fees are the configuration's (futuresMakerFeeBps / futuresTakerFeeBps, every perpetual
+  // the same); without perpetuals the account's own rates stand in, as before.
+  const futures = engine.markets.find((m) => m.perp !== undefined)?.perp ?? fees;
   return {
     autoBorrowSettlements: settings.autoBorrowSettlements,
     autoLend: settings.autoLend,

@@ -110,15 +110,9 @@ describe('operator commands, batches and market order streams through the whole 
 
   it('the operator sets an account\'s fee rates; later fills use them', async () => {
     expect(await adminCli(server.adminPort, ['get-fee-rates', '--account', String(taker.accountId)]))
-      .toEqual({ accountId: taker.accountId, makerFeeBps: 2, takerFeeBps: 5, futuresMakerFeeBps: 2, futuresTakerFeeBps: 5 });
+      .toEqual({ accountId: taker.accountId, makerFeeBps: 2, takerFeeBps: 5 });
     expect(await adminCli(server.adminPort, ['set-fee-rates', '--account', String(taker.accountId), '--maker-bps', '0', '--taker-bps', '100']))
-      .toEqual({ accountId: taker.accountId, makerFeeBps: 0, takerFeeBps: 100, futuresMakerFeeBps: 2, futuresTakerFeeBps: 5 });
-    // Its futures rates are its own from here on: the account's answer shows them beside the spot rates.
-    expect(await adminCli(server.adminPort, ['set-futures-fee-rates', '--account', String(taker.accountId), '--maker-bps', '1', '--taker-bps', '4']))
-      .toEqual({ accountId: taker.accountId, makerFeeBps: 0, takerFeeBps: 100, futuresMakerFeeBps: 1, futuresTakerFeeBps: 4 });
-    expect((await signed(server.base, taker, 'GET', '/api/v1/account', 'accountQuery')).body)
-      .toMatchObject({ spotMakerFee: '0', spotTakerFee: '100', futuresMakerFee: '1', futuresTakerFee: '4' });
-    await expect(adminCli(server.adminPort, ['set-futures-fee-rates', '--account', '1', '--maker-bps', '1', '--taker-bps', '10001'])).rejects.toThrow(/basis points/);
+      .toEqual({ accountId: taker.accountId, makerFeeBps: 0, takerFeeBps: 100 });
     await expect(adminCli(server.adminPort, ['set-fee-rates', '--account', '999', '--maker-bps', '0', '--taker-bps', '1'])).rejects.toThrow(/UNAUTHORIZED/);
     await expect(adminCli(server.adminPort, ['set-fee-rates', '--account', '1', '--maker-bps', '10001', '--taker-bps', '1'])).rejects.toThrow(/basis points/);
 
@@ -185,14 +179,14 @@ describe('operator commands, batches and market order streams through the whole 
     expect((await openOrders(maker)).length).toBe(openBefore);
   });
 
-  it('order book states and spot and futures fee rates survive a restart (journaled commands, replayed)', async () => {
+  it('order book states and fee rates survive a restart (journaled commands, replayed)', async () => {
     await adminCli(server.adminPort, ['set-market-state', '--symbol', 'ETH_USDC', '--state', 'LimitOnly']);
     await server.stop();
     server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '2', '--speed-bump-ms', '0'] });
     expect(await bookState('ETH_USDC')).toBe('LimitOnly');
     expect(await bookState('SOL_USDC')).toBe('Open');
     expect(await adminCli(server.adminPort, ['get-fee-rates', '--account', String(taker.accountId)]))
-      .toEqual({ accountId: taker.accountId, makerFeeBps: 0, takerFeeBps: 100, futuresMakerFeeBps: 1, futuresTakerFeeBps: 4 });
+      .toEqual({ accountId: taker.accountId, makerFeeBps: 0, takerFeeBps: 100 });
     const refused = await signed(server.base, taker, 'POST', '/api/v1/order', 'orderExecute', { symbol: 'ETH_USDC', side: 'Bid', orderType: 'Market', quantity: '0.01' });
     expect([refused.status, refused.body.message]).toEqual([400, 'Order book accepts limit orders only']);
   });

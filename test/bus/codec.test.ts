@@ -273,7 +273,7 @@ const cases: Case[] = [
     make: codec.newFeeRatesRec,
     write: codec.writeFeeRates,
     read: codec.readFeeRates,
-    sample: () => ({ ...header(RecordType.FeeRates), accountId: 0xfedc_ba98, makerFeeBps: 10_000, takerFeeBps: 0xfffe, futuresMakerFeeBps: 1, futuresTakerFeeBps: 0xfffd }),
+    sample: () => ({ ...header(RecordType.FeeRates), accountId: 0xfedc_ba98, makerFeeBps: 10_000, takerFeeBps: 0xfffe }),
     i64: HEADER_I64,
   },
 ];
@@ -416,8 +416,7 @@ describe('commands', () => {
       ...['priceTicks', 'qtyLots', 'quoteQtyUnits', 'triggerPriceTicks', 'triggerQtyLots', 'takeProfitTriggerTicks', 'takeProfitLimitTicks',
         'stopLossTriggerTicks', 'stopLossLimitTicks', 'slippageTolerance'].map((f) => `placeOrder.${f}`),
       'cancelOrder.orderId', 'setMarketState.state', 'setFeeRates.makerFeeBps', 'setFeeRates.takerFeeBps', 'withdraw.amountUnits',
-      'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state',
-      'setFuturesFeeRates.makerFeeBps', 'setFuturesFeeRates.takerFeeBps', 'setIndexPrice.priceE9', 'setIndexPrice.source',
+      'convertDust.amountUnits', 'confirmWithdrawal.withdrawalId', 'setSystemState.state', 'setIndexPrice.priceE9', 'setIndexPrice.source',
       'updateAccountSettings.leverageLimitHundredths', 'updateAccountSettings.settingsWord', 'borrowLend.quantityUnits', 'depositInsurance.amountUnits', 'queryOrder.orderId',
       'queryMaxOrderQty.priceTicks', 'queryLiquidationPrice.quantityUnits',
     ]);
@@ -468,7 +467,6 @@ describe('commands', () => {
       [(c) => types.fillSnapshot(c), { kind: CommandKind.Snapshot }],
       [(c) => types.fillSetMarketState(c, { marketId: 1, state: OrderBookState.PostOnly }), { kind: CommandKind.SetMarketState, marketId: 1, amountUnits: OrderBookState.PostOnly }],
       [(c) => types.fillSetFeeRates(c, { accountId: 5, makerFeeBps: 7, takerFeeBps: 10_000 }), { kind: CommandKind.SetFeeRates, accountId: 5, amountUnits: 7, quoteQtyUnits: 10_000 }],
-      [(c) => types.fillSetFuturesFeeRates(c, { accountId: 5, makerFeeBps: 3, takerFeeBps: 9 }), { kind: CommandKind.SetFuturesFeeRates, accountId: 5, amountUnits: 3, quoteQtyUnits: 9 }],
       [(c) => types.fillWithdraw(c, { accountId: 5, assetId: 2, amountUnits: 77, intentDigest: k, flags: 0x30 }), { kind: CommandKind.Withdraw, accountId: 5, assetId: 2, amountUnits: 77, key: k, flags: 0x30 }],
       [(c) => types.fillConvertDust(c, { accountId: 5, marketId: 1, amountUnits: 3 }), { kind: CommandKind.ConvertDust, accountId: 5, marketId: 1, amountUnits: 3 }],
       [(c) => types.fillConfirmWithdrawal(c, { accountId: 5, withdrawalId: 41 }), { kind: CommandKind.ConfirmWithdrawal, accountId: 5, orderId: 41 }],

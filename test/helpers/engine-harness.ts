@@ -161,9 +161,6 @@ export const cmd = {
   setFeeRates(accountId: number, makerFeeBps: number, takerFeeBps: number): Partial<Command> {
     return { kind: CommandKind.SetFeeRates, accountId, amountUnits: makerFeeBps, quoteQtyUnits: takerFeeBps };
   },
-  setFuturesFeeRates(accountId: number, makerFeeBps: number, takerFeeBps: number): Partial<Command> {
-    return { kind: CommandKind.SetFuturesFeeRates, accountId, amountUnits: makerFeeBps, quoteQtyUnits: takerFeeBps };
-  },
   queryFeeRates(accountId: number): Partial<Command> {
     return { kind: CommandKind.QueryFeeRates, accountId };
   },

@@ -42,8 +42,6 @@ export interface PerpHost {
   balanceRec(accountId: number, assetId: number): void;
   collectFee(assetId: number, units: number): void;
   accountExists(accountId: number): boolean;
-  /** The account's futures fee rate for one side: its own, else `configured` (the perpetual's). */
-  futuresFeeBps(accountId: number, isTaker: boolean, configured: number): number;
   /** Remaining lots of the account's open orders in the market, by side. */
   openLots(accountId: number, marketId: number): [number, number];
   guardTicks(market: MarketSpec): number;
@@ -296,7 +294,7 @@ export class ModelPerp {
       p.realized += realized;
     }
     p.lots += delta;
-    const fee = Number((notional * BigInt(this.host.futuresFeeBps(accountId, isTaker, isTaker ? market.perp!.takerFeeBps : market.perp!.makerFeeBps))) / 10_000n);
+    const fee = Number((notional * BigInt(isTaker ? market.perp!.takerFeeBps : market.perp!.makerFeeBps)) / 10_000n);
     p.fees += BigInt(fee);
     const feePaid = this.take(accountId, quote, BigInt(fee));
     this.host.bal(accountId, quote).available -= feePaid;

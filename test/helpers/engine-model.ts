@@ -138,8 +138,6 @@ export class ModelExchange {
   private out: Rec[] = [];
   /** Fee rates set by SetFeeRates, by account id; absent: the configured defaults. */
   private readonly feeRates = new Map<number, { maker: number; taker: number }>();
-  /** Futures fee rates set by SetFuturesFeeRates, by account id; absent: the perpetual's configured rates. */
-  private readonly futuresFeeRates = new Map<number, { maker: number; taker: number }>();
   /** SetSystemState: while in maintenance, places, cancels, withdrawals and dust conversions are refused. */
   private maintenance = false;
   /** SetIndexPrice: the last price, its engine time and source by asset id. */
@@ -184,10 +182,6 @@ export class ModelExchange {
       balanceRec: (accountId, assetId) => this.balanceRec(accountId, assetId),
       collectFee: (assetId, units) => this.feeUnits.set(assetId, (this.feeUnits.get(assetId) ?? 0) + units),
       accountExists: (accountId) => this.accountExists(accountId),
-      futuresFeeBps: (accountId, isTaker, configured) => {
-        const own = this.futuresFeeRates.get(accountId);
-        return own === undefined ? configured : isTaker ? own.taker : own.maker;
-      },
       openLots: (accountId, marketId) => {
         const lots: [number, number] = [0, 0];
         for (const o of this.orders) if (o.accountId === accountId && o.market.marketId === marketId) lots[o.side] += o.remainingLots;
@@ -283,7 +277,6 @@ export class ModelExchange {
       case CommandKind.Tick: break;
       case CommandKind.SetMarketState: this.setMarketState(cmd); break;
       case CommandKind.SetFeeRates: this.setFeeRates(cmd); break;
-      case CommandKind.SetFuturesFeeRates: this.setFeeRates(cmd, this.futuresFeeRates); break;
       case CommandKind.Withdraw: this.withdraw(cmd); break;
       case CommandKind.ConfirmWithdrawal: this.confirmWithdrawal(cmd); break;
       case CommandKind.ConvertDust: this.convertDust(cmd); break;
@@ -840,12 +833,7 @@ export class ModelExchange {
 
   private feeRatesRec(accountId: number, frontId: number, requestId: number, flags: number): void {
     const rates = this.rates(accountId);
-    const perp = this.config.markets.find((m) => m.perp !== undefined)?.perp;
-    const futures = this.futuresFeeRates.get(accountId) ?? { maker: perp?.makerFeeBps ?? 0, taker: perp?.takerFeeBps ?? 0 };
-    this.out.push({
-      ...this.header(RecordType.FeeRates, frontId, requestId, flags), accountId, makerFeeBps: rates.maker, takerFeeBps: rates.taker,
-      futuresMakerFeeBps: futures.maker, futuresTakerFeeBps: futures.taker,
-    } as Rec);
+    this.out.push({ ...this.header(RecordType.FeeRates, frontId, requestId, flags), accountId, makerFeeBps: rates.maker, takerFeeBps: rates.taker } as Rec);
   }
 
   /**
@@ -880,12 +868,11 @@ export class ModelExchange {
     this.out.push({ ...this.header(RecordType.AccountSettings, frontId, requestId, flags), accountId, leverageLimitHundredths: settings.leverage, settings: settings.flags } as Rec);
   }
 
-  /** SetFeeRates (spot rates) and SetFuturesFeeRates (`into` the futures rates): the same checks and answer. */
-  private setFeeRates(cmd: Command, into = this.feeRates): void {
+  private setFeeRates(cmd: Command): void {
     if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
     const ok = (v: number) => Number.isInteger(v) && v >= 0 && v <= 10000;
     if (!ok(cmd.amountUnits) || !ok(cmd.quoteQtyUnits)) return this.result(cmd, ResultCode.FeeRateOutOfRange, 0);
-    into.set(cmd.accountId, { maker: cmd.amountUnits, taker: cmd.quoteQtyUnits });
+    this.feeRates.set(cmd.accountId, { maker: cmd.amountUnits, taker: cmd.quoteQtyUnits });
     this.feeRatesRec(cmd.accountId, cmd.frontId, cmd.requestId, 0);
     this.result(cmd, ResultCode.Ok, 0);
   }

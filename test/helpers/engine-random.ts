@@ -4,7 +4,7 @@
 // and a narrow price band on market 1 (its prices follow its last trade, so most fall inside the
 // band and the banded book trades too, while some fall outside it; market orders stop at it), cancels by
 // id (own, others', unknown), by client id, cancel-all, deposits (some invalid), invalid orders,
-// ticks, queries, operator commands (order book states, spot and futures fee rates, some invalid), batches of
+// ticks, queries, operator commands (order book states, fee rates, some invalid), batches of
 // places at one engine time, and engine time that advances by random steps across the speed bump.
 // Optional kinds (on unless the caller leaves them out, as the differential test would for kinds
 // its reference model lacked): withdrawals (some to a dust remainder, some of more than is
@@ -593,11 +593,8 @@ export function runRandomStream(h: EngineHarness, seed: number, steps: number, o
       command = cmd.setMarketState(random() < 0.95 ? market : 9, state);
       if (state !== OrderBookState.Open) reopenAt[market] = step + randomInt(random, 3, 40);
     } else if (roll < 0.915) {
-      // Operator: an account's spot or, on odd steps, futures fee rates (the perpetual's fills;
-      // some out of range, some for an unknown account). The step, not a draw, picks which, so
-      // the stream's draws are those of the streams before futures rates.
-      const set = step % 2 === 1 ? cmd.setFuturesFeeRates : cmd.setFeeRates;
-      command = set(random() < 0.95 ? account : 42, pick([0, 1, 150, 2000, 10_000, 10_001]), pick([0, 5, 300, 2500, -1]));
+      // Operator: an account's fee rates (some out of range, some for an unknown account).
+      command = cmd.setFeeRates(random() < 0.95 ? account : 42, pick([0, 1, 150, 2000, 10_000, 10_001]), pick([0, 5, 300, 2500, -1]));
     } else if (roll < 0.93) {
       // A batch: several places of one account at one engine time, as POST /api/v1/orders sends
       // them (each item its own command; malformed items are refused one by one).

@@ -32,7 +32,6 @@ function probes(publicKey: string): Record<string, { query?: string; body?: unkn
     'post /admin/snapshot': { body: {} },
     'post /admin/markets/state': { body: { symbol: 'SOL_USDC', orderBookState: 'Closed' } },
     'post /admin/accounts/fees': { body: { accountId: 1, makerFeeBps: 77, takerFeeBps: 88 } },
-    'post /admin/accounts/futures-fees': { body: { accountId: 1, makerFeeBps: 3, takerFeeBps: 4 } },
     'get /admin/accounts/fees': { query: 'accountId=1' },
     'post /admin/address-book': { body: { accountId: 1, blockchain: 'Solana', address: ADDRESS } },
     'post /admin/two-factor': { body: { accountId: 1 } },

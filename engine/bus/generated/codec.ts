@@ -91,7 +91,7 @@ export const MARKET_BYTES = 48;
 /** MarketStateRecord.sizeOf() */
 export const MARKET_STATE_BYTES = 32;
 /** FeeRatesRecord.sizeOf() */
-export const FEE_RATES_BYTES = 40;
+export const FEE_RATES_BYTES = 32;
 /** SystemStateRecord.sizeOf() */
 export const SYSTEM_STATE_BYTES = 32;
 /** CollateralRecord.sizeOf() */
@@ -871,7 +871,6 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 12 /* CommandKind.ConfirmWithdrawal */: writeConfirmWithdrawalPayload(dv, off, c.confirmWithdrawal); break;
     case 13 /* CommandKind.SetSystemState */: writeSetSystemStatePayload(dv, off, c.setSystemState); break;
     case 24 /* CommandKind.ConvertAllDust */: writeConvertAllDustPayload(dv, off, c.convertAllDust); break;
-    case 32 /* CommandKind.SetFuturesFeeRates */: writeSetFeeRatesPayload(dv, off, c.setFuturesFeeRates); break;
     case 40 /* CommandKind.SetIndexPrice */: writeSetIndexPricePayload(dv, off, c.setIndexPrice); break;
     case 41 /* CommandKind.UpdateAccountSettings */: writeUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings); break;
     case 42 /* CommandKind.BorrowLend */: writeBorrowLendPayload(dv, off, c.borrowLend); break;
@@ -914,7 +913,6 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 12 /* CommandKind.ConfirmWithdrawal */: return readConfirmWithdrawalPayload(dv, off, c.confirmWithdrawal);
     case 13 /* CommandKind.SetSystemState */: return readSetSystemStatePayload(dv, off, c.setSystemState);
     case 24 /* CommandKind.ConvertAllDust */: return readConvertAllDustPayload(dv, off, c.convertAllDust);
-    case 32 /* CommandKind.SetFuturesFeeRates */: return readSetFeeRatesPayload(dv, off, c.setFuturesFeeRates);
     case 40 /* CommandKind.SetIndexPrice */: return readSetIndexPricePayload(dv, off, c.setIndexPrice);
     case 41 /* CommandKind.UpdateAccountSettings */: return readUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings);
     case 42 /* CommandKind.BorrowLend */: return readBorrowLendPayload(dv, off, c.borrowLend);
@@ -1410,8 +1408,6 @@ export function newFeeRatesRec(): FeeRatesRec {
     accountId: 0,
     makerFeeBps: 0,
     takerFeeBps: 0,
-    futuresMakerFeeBps: 0,
-    futuresTakerFeeBps: 0,
   };
 }
 
@@ -1420,10 +1416,6 @@ export function writeFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
   dv.setUint32(off + 24, r.accountId, true);
   dv.setUint16(off + 28, r.makerFeeBps, true);
   dv.setUint16(off + 30, r.takerFeeBps, true);
-  dv.setUint16(off + 32, r.futuresMakerFeeBps, true);
-  dv.setUint16(off + 34, r.futuresTakerFeeBps, true);
-  // padding (36..39)
-  dv.setUint32(off + 36, 0, true);
 }
 
 export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
@@ -1431,8 +1423,6 @@ export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
   r.accountId = dv.getUint32(off + 24, true);
   r.makerFeeBps = dv.getUint16(off + 28, true);
   r.takerFeeBps = dv.getUint16(off + 30, true);
-  r.futuresMakerFeeBps = dv.getUint16(off + 32, true);
-  r.futuresTakerFeeBps = dv.getUint16(off + 34, true);
 }
 
 // ---------------------------------------------------------------------------------------------

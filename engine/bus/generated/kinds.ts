@@ -33,7 +33,6 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 12, name: 'ConfirmWithdrawal', mutating: true, answer: [2], wire: "simulated chain" },
   { kind: 13, name: 'SetSystemState', mutating: true, answer: [11, 2], wire: "POST /admin/maintenance" },
   { kind: 24, name: 'ConvertAllDust', mutating: true, answer: [33, 5, 2], wire: "convertDust POST /api/v1/account/convertDust" },
-  { kind: 32, name: 'SetFuturesFeeRates', mutating: true, answer: [10, 2], wire: "POST /admin/accounts/futures-fees" },
   { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
   { kind: 41, name: 'UpdateAccountSettings', mutating: true, answer: [65, 2], wire: "accountUpdate PATCH /api/v1/account" },
   { kind: 42, name: 'BorrowLend', mutating: true, answer: [66, 5, 2], wire: "borrowLendExecute POST /api/v1/borrowLend" },
@@ -77,7 +76,6 @@ export type MutatingCommandKind =
   | CommandKind.ConfirmWithdrawal
   | CommandKind.SetSystemState
   | CommandKind.ConvertAllDust
-  | CommandKind.SetFuturesFeeRates
   | CommandKind.SetIndexPrice
   | CommandKind.UpdateAccountSettings
   | CommandKind.BorrowLend
@@ -129,7 +127,7 @@ RECORD_BYTES_BY_TYPE[6] = 56; // Depth
 RECORD_BYTES_BY_TYPE[7] = 64; // Account
 RECORD_BYTES_BY_TYPE[8] = 48; // Market
 RECORD_BYTES_BY_TYPE[9] = 32; // MarketState
-RECORD_BYTES_BY_TYPE[10] = 40; // FeeRates
+RECORD_BYTES_BY_TYPE[10] = 32; // FeeRates
 RECORD_BYTES_BY_TYPE[11] = 32; // SystemState
 RECORD_BYTES_BY_TYPE[32] = 136; // Collateral
 RECORD_BYTES_BY_TYPE[33] = 48; // Dust
@@ -161,7 +159,7 @@ BYTES_BY_TYPE[6] = 56; // Depth
 BYTES_BY_TYPE[7] = 64; // Account
 BYTES_BY_TYPE[8] = 48; // Market
 BYTES_BY_TYPE[9] = 32; // MarketState
-BYTES_BY_TYPE[10] = 40; // FeeRates
+BYTES_BY_TYPE[10] = 32; // FeeRates
 BYTES_BY_TYPE[11] = 32; // SystemState
 BYTES_BY_TYPE[32] = 136; // Collateral
 BYTES_BY_TYPE[33] = 48; // Dust
@@ -229,7 +227,6 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   12: 'ConfirmWithdrawal',
   13: 'SetSystemState',
   24: 'ConvertAllDust',
-  32: 'SetFuturesFeeRates',
   40: 'SetIndexPrice',
   41: 'UpdateAccountSettings',
   42: 'BorrowLend',
@@ -270,7 +267,6 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   ConfirmWithdrawal: 12,
   SetSystemState: 13,
   ConvertAllDust: 24,
-  SetFuturesFeeRates: 32,
   SetIndexPrice: 40,
   UpdateAccountSettings: 41,
   BorrowLend: 42,

@@ -184,15 +184,12 @@ export interface MarketStateRec extends RecordHeaderFields {
 
 /**
  * One account's fee rates in basis points; the answer to QueryFeeRates, and
- * part of the answer to SetFeeRates and SetFuturesFeeRates.
+ * part of the answer to SetFeeRates.
  */
 export interface FeeRatesRec extends RecordHeaderFields {
   accountId: number;
   makerFeeBps: number;
   takerFeeBps: number;
-  /** Its futures rates: what it pays on perpetual fills (its own, else the configured ones). */
-  futuresMakerFeeBps: number;
-  futuresTakerFeeBps: number;
 }
 
 /**
@@ -806,9 +803,6 @@ export interface SetSystemStateCommand extends CommandHeader, SetSystemStatePayl
 /** A ConvertAllDust command as its rule reads it: the header and the ConvertAllDustPayload. */
 export interface ConvertAllDustCommand extends CommandHeader, ConvertAllDustPayload {}
 
-/** A SetFuturesFeeRates command as its rule reads it: the header and the SetFeeRatesPayload. */
-export interface SetFuturesFeeRatesCommand extends CommandHeader, SetFeeRatesPayload {}
-
 /** A SetIndexPrice command as its rule reads it: the header and the SetIndexPricePayload. */
 export interface SetIndexPriceCommand extends CommandHeader, SetIndexPricePayload {}
 
@@ -878,7 +872,6 @@ export interface Command extends CommandHeader {
   confirmWithdrawal: ConfirmWithdrawalCommand;
   setSystemState: SetSystemStateCommand;
   convertAllDust: ConvertAllDustCommand;
-  setFuturesFeeRates: SetFuturesFeeRatesCommand;
   setIndexPrice: SetIndexPriceCommand;
   updateAccountSettings: UpdateAccountSettingsCommand;
   borrowLend: BorrowLendCommand;
@@ -913,7 +906,6 @@ export function newCommand(): Command {
     confirmWithdrawal: { requestId: 0, frontId: 0, kind: 12 /* CommandKind.ConfirmWithdrawal */, withdrawalId: 0, accountId: 0 },
     setSystemState: { requestId: 0, frontId: 0, kind: 13 /* CommandKind.SetSystemState */, state: 0 },
     convertAllDust: { requestId: 0, frontId: 0, kind: 24 /* CommandKind.ConvertAllDust */, accountId: 0, assetId: 0, marketId: 0 },
-    setFuturesFeeRates: { requestId: 0, frontId: 0, kind: 32 /* CommandKind.SetFuturesFeeRates */, accountId: 0, makerFeeBps: 0, takerFeeBps: 0 },
     setIndexPrice: { requestId: 0, frontId: 0, kind: 40 /* CommandKind.SetIndexPrice */, priceE9: 0, assetId: 0, source: 0 },
     updateAccountSettings: { requestId: 0, frontId: 0, kind: 41 /* CommandKind.UpdateAccountSettings */, accountId: 0, leverageLimitHundredths: 0, settingsWord: 0 },
     borrowLend: { requestId: 0, frontId: 0, kind: 42 /* CommandKind.BorrowLend */, quantityUnits: 0, accountId: 0, assetId: 0, side: 0 },
@@ -1097,7 +1089,6 @@ export function resetCommand(cmd: Command): void {
   resetConfirmWithdrawalPayload(cmd.confirmWithdrawal);
   resetSetSystemStatePayload(cmd.setSystemState);
   resetConvertAllDustPayload(cmd.convertAllDust);
-  resetSetFeeRatesPayload(cmd.setFuturesFeeRates);
   resetSetIndexPricePayload(cmd.setIndexPrice);
   resetUpdateAccountSettingsPayload(cmd.updateAccountSettings);
   resetBorrowLendPayload(cmd.borrowLend);
@@ -1249,15 +1240,6 @@ export function fillConvertAllDust(cmd: Command, p: ConvertAllDustPayload): void
   c.accountId = p.accountId;
   c.assetId = p.assetId;
   c.marketId = p.marketId;
-}
-
-/** Makes `cmd` a SetFuturesFeeRates command carrying `p` (the sender sets requestId and frontId). */
-export function fillSetFuturesFeeRates(cmd: Command, p: SetFeeRatesPayload): void {
-  cmd.kind = 32 /* CommandKind.SetFuturesFeeRates */;
-  const c = cmd.setFuturesFeeRates;
-  c.accountId = p.accountId;
-  c.makerFeeBps = p.makerFeeBps;
-  c.takerFeeBps = p.takerFeeBps;
 }
 
 /** Makes `cmd` a SetIndexPrice command carrying `p` (the sender sets requestId and frontId). */
@@ -1452,7 +1434,6 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; p.withdrawalId = slot.orderId; p.accountId = slot.accountId; break; }
     case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; p.state = slot.amountUnits; break; }
     case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; p.accountId = slot.accountId; p.assetId = slot.assetId; p.marketId = slot.marketId; break; }
-    case 32 /* CommandKind.SetFuturesFeeRates */: { const p = c.setFuturesFeeRates; p.accountId = slot.accountId; p.makerFeeBps = slot.amountUnits; p.takerFeeBps = slot.quoteQtyUnits; break; }
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; p.priceE9 = slot.priceTicks; p.assetId = slot.assetId; p.source = slot.amountUnits; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; p.accountId = slot.accountId; p.leverageLimitHundredths = slot.amountUnits; p.settingsWord = slot.quoteQtyUnits; break; }
     case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; p.quantityUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; p.side = slot.side as number; break; }
@@ -1492,7 +1473,6 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 12 /* CommandKind.ConfirmWithdrawal */: { const p = c.confirmWithdrawal; slot.orderId = p.withdrawalId; slot.accountId = p.accountId; break; }
     case 13 /* CommandKind.SetSystemState */: { const p = c.setSystemState; slot.amountUnits = p.state; break; }
     case 24 /* CommandKind.ConvertAllDust */: { const p = c.convertAllDust; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.marketId = p.marketId; break; }
-    case 32 /* CommandKind.SetFuturesFeeRates */: { const p = c.setFuturesFeeRates; slot.accountId = p.accountId; slot.amountUnits = p.makerFeeBps; slot.quoteQtyUnits = p.takerFeeBps; break; }
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; slot.priceTicks = p.priceE9; slot.assetId = p.assetId; slot.amountUnits = p.source; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; slot.accountId = p.accountId; slot.amountUnits = p.leverageLimitHundredths; slot.quoteQtyUnits = p.settingsWord; break; }
     case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; slot.amountUnits = p.quantityUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.side = p.side as number; break; }

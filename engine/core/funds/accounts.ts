@@ -7,13 +7,11 @@
 // deletion. Bounded by config.limits.maxAccounts.
 //
 // Each account has its own maker and taker fee rates (basis points), set from the configured
-// defaults when it is created; SetFeeRates changes them, spot fills read them per account. Its
-// futures rates, what perpetual fills charge, are `futures` (perp/futures-fees.ts).
+// defaults when it is created; no command changes them yet, but fills read them per account.
 
 import { assert } from '../assert.js';
 import { hashBytes, powerOfTwoAtLeast } from '../hashing.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
-import { FuturesFees } from '../perp/futures-fees.js';
 
 /** Writes, reads or hashes the rest of one account's row (its balances, funds/ledger.ts). */
 type AccountRow = (accountId: number) => void;
@@ -30,8 +28,6 @@ export class Accounts {
   /** Fee rates in basis points, indexed by account id. */
   readonly makerFeeBps: Uint16Array;
   readonly takerFeeBps: Uint16Array;
-  /** Futures fee rates of the accounts that have their own (perp/futures-fees.ts). */
-  readonly futures: FuturesFees;
 
   constructor(
     maxAccounts: number,
@@ -41,7 +37,6 @@ export class Accounts {
     this.capacity = maxAccounts;
     this.makerFeeBps = new Uint16Array(maxAccounts + 1);
     this.takerFeeBps = new Uint16Array(maxAccounts + 1);
-    this.futures = new FuturesFees(maxAccounts);
     this.keys = new Uint8Array((maxAccounts + 1) * KEY_BYTES);
     const size = powerOfTwoAtLeast(maxAccounts * 2);
     this.table = new Int32Array(size);

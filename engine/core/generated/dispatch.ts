@@ -19,7 +19,6 @@ import { queryIndexPrices, setIndexPrice } from '../margin/index-prices.js';
 import { queryLiquidationPrice } from '../margin/liquidation-price.js';
 import { queryFeeRates, setFeeRates, setMarketState } from '../operator.js';
 import { queryMarkPrices } from '../perp/funding.js';
-import { setFuturesFeeRates } from '../perp/futures-fees.js';
 import { queryOpenInterest } from '../perp/open-interest.js';
 import { queryPositions } from '../perp/query.js';
 import { queryBalances, queryOpenOrders, queryOrder, querySnapshot } from '../queries.js';
@@ -44,7 +43,6 @@ export function applyMutating(s: EngineState, cmd: Command): void {
     case 12 /* CommandKind.ConfirmWithdrawal */: { const c = cmd.confirmWithdrawal; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return confirmWithdrawal(s, c); }
     case 13 /* CommandKind.SetSystemState */: { const c = cmd.setSystemState; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setSystemState(s, c); }
     case 24 /* CommandKind.ConvertAllDust */: { const c = cmd.convertAllDust; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return convertAllDust(s, c); }
-    case 32 /* CommandKind.SetFuturesFeeRates */: { const c = cmd.setFuturesFeeRates; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setFuturesFeeRates(s, c); }
     case 40 /* CommandKind.SetIndexPrice */: { const c = cmd.setIndexPrice; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setIndexPrice(s, c); }
     case 41 /* CommandKind.UpdateAccountSettings */: { const c = cmd.updateAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return updateAccountSettings(s, c); }
     case 42 /* CommandKind.BorrowLend */: { const c = cmd.borrowLend; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return borrowLend(s, c); }

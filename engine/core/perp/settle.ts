@@ -137,12 +137,11 @@ export function payClaims(s: EngineState, quoteIndex: number): void {
   }
 }
 
-/** The futures fee rate of the order in `slot` for this fill: its account's own, else the perpetual's. */
+/** The futures fee rate of the order in `slot` for this fill. */
 function feeBpsOf(s: EngineState, slot: number, fill: Fill): number {
   const perp = s.catalog.markets[fill.marketIndex].perp;
   assert(perp !== undefined, 'a perpetual fill in a market without perp parameters');
-  const isTaker = slot === fill.taker;
-  return s.accounts.futures.rateOf(s.pool.accountId[slot], isTaker, isTaker ? perp.takerFeeBps : perp.makerFeeBps);
+  return slot === fill.taker ? perp.takerFeeBps : perp.makerFeeBps;
 }
 
 /** One party of a perpetual fill: position, fee, realized PnL, old debts (header order). */

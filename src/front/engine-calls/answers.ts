@@ -32,9 +32,6 @@ export interface FeeRates {
   accountId: number;
   makerFeeBps: number;
   takerFeeBps: number;
-  /** What its perpetual fills pay: its own futures rates, else the configured ones. */
-  futuresMakerFeeBps: number;
-  futuresTakerFeeBps: number;
 }
 
 /** One account's margin settings as the engine keeps them (engine/core/margin/account-settings.ts). */
@@ -119,14 +116,14 @@ export function balancesAnswer(reply: Reply<Balances>, assetCount: number): Pend
   };
 }
 
-/** QueryFeeRates, SetFeeRates and SetFuturesFeeRates: a FeeRates record, or a refusing Result. */
+/** QueryFeeRates and SetFeeRates: a FeeRates record, or a refusing Result. */
 export function feeRatesAnswer(reply: Reply<FeeRates>): PendingRequest {
   return {
     onRecord(type, view, offset) {
       if (type === RecordType.FeeRates) {
         readFeeRates(view, offset, scratch.feeRates);
-        const { accountId, makerFeeBps, takerFeeBps, futuresMakerFeeBps, futuresTakerFeeBps } = scratch.feeRates;
-        reply.ok({ accountId, makerFeeBps, takerFeeBps, futuresMakerFeeBps, futuresTakerFeeBps });
+        const { accountId, makerFeeBps, takerFeeBps } = scratch.feeRates;
+        reply.ok({ accountId, makerFeeBps, takerFeeBps });
       } else if (type === RecordType.Result) {
         readResult(view, offset, scratch.result);
         if (scratch.result.code !== ResultCode.Ok) reply.fail(resultError(scratch.result.code));

@@ -13,7 +13,7 @@ import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
 import { marginConfig } from '../../helpers/margin-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
-import { formatElevenSnapshot, formatNineSnapshot, formatTenSnapshot } from '../../helpers/snapshot-formats.js';
+import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
 const HOUR_US = 3_600_000_000;
 const SECOND_US = 1_000_000;
@@ -264,34 +264,35 @@ describe('perp mark sampling and funding on engine time', () => {
     }
   });
 
-  it('reads a format-10 snapshot (before mark and funding state) with every perpetual fresh, and refuses a format after 13', () => {
+  it('reads a format-10 snapshot (before mark and funding state) with every perpetual fresh, and refuses a format after 11', () => {
     const h = perpHarness(HOUR_US / 2);
     h.fundedAccounts(1, { [QUOTE]: 1_000 });
     // Stale index: nothing sampled in the open interval, the perpetual is fresh.
     h.apply(cmd.tick(), 10 * HOUR_US + HOUR_US / 2 + 40 * SECOND_US);
     h.apply(cmd.tick(), 12 * HOUR_US + 7);
     expect(stateOf(h.exchange).perpMarks.isFresh(PERP)).toBe(true);
-    const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset, today.byteLength).getUint32(4, true)).toBe(13);
-    const v11 = formatElevenSnapshot(h.exchange);
+    const v11 = exportSnapshot(h.exchange);
     const view = new DataView(v11.buffer, v11.byteOffset, v11.byteLength);
+    expect(view.getUint32(4, true)).toBe(11);
     // The mark part is the last before the end marker: two counts of 0 (perpetuals, cumulative funding).
     expect([0, 4, 8, 12].map((back) => view.getUint32(v11.length - 20 + back, true))).toEqual([0, 0, 0, 0]);
-    const v10 = formatTenSnapshot(h.exchange);
-    expect(v10.length).toBe(v11.length - 16);
+    const v10 = new Uint8Array(v11.length - 16);
+    v10.set(v11.subarray(0, v11.length - 20));
+    v10.set(v11.subarray(v11.length - 4), v11.length - 20);
+    new DataView(v10.buffer).setUint32(4, 10, true);
     const restored = new Exchange(perpConfig());
     importSnapshot(restored, v10);
     restored.validateInvariants();
     expect(restored.stateHash()).toBe(h.exchange.stateHash());
-    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(today))).toBe(true);
+    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(v11))).toBe(true);
     // Format 9 (before the liquidation part too) reads the same way.
     const fromNine = new Exchange(perpConfig());
     importSnapshot(fromNine, formatNineSnapshot(h.exchange, perpConfig().assets.length));
     fromNine.validateInvariants();
     expect(fromNine.stateHash()).toBe(h.exchange.stateHash());
-    // The same file claiming format 11 lacks its mark part; one claiming 13 its futures fee part; a format after 13 is unknown.
-    for (const version of [11, 13, 14]) {
-      const other = version === 11 ? v10.slice() : version === 13 ? v11.slice() : today.slice();
+    // The same file claiming format 11 lacks its mark part; a format after 11 is unknown.
+    for (const version of [11, 12, 13]) {
+      const other = version === 11 ? v10.slice() : v11.slice();
       new DataView(other.buffer).setUint32(4, version, true);
       expect(() => importSnapshot(new Exchange(perpConfig()), other)).toThrow(SnapshotFormatError);
     }

@@ -18,7 +18,6 @@ export enum CommandKind {
   ConfirmWithdrawal = 12,
   SetSystemState = 13,
   ConvertAllDust = 24,
-  SetFuturesFeeRates = 32,
   SetIndexPrice = 40,
   UpdateAccountSettings = 41,
   BorrowLend = 42,

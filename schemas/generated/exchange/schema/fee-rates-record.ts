@@ -33,23 +33,12 @@ takerFeeBps():number {
   return this.bb!.readUint16(this.bb_pos + 30);
 }
 
-futuresMakerFeeBps():number {
-  return this.bb!.readUint16(this.bb_pos + 32);
-}
-
-futuresTakerFeeBps():number {
-  return this.bb!.readUint16(this.bb_pos + 34);
-}
-
 static sizeOf():number {
-  return 40;
+  return 32;
 }
 
-static createFeeRatesRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, account_id: number, maker_fee_bps: number, taker_fee_bps: number, futures_maker_fee_bps: number, futures_taker_fee_bps: number):flatbuffers.Offset {
-  builder.prep(8, 40);
-  builder.pad(4);
-  builder.writeInt16(futures_taker_fee_bps);
-  builder.writeInt16(futures_maker_fee_bps);
+static createFeeRatesRecord(builder:flatbuffers.Builder, header_seq: bigint, header_time_us: bigint, header_request_id: number, header_front_id: number, header_type: RecordType, header_flags: number, account_id: number, maker_fee_bps: number, taker_fee_bps: number):flatbuffers.Offset {
+  builder.prep(8, 32);
   builder.writeInt16(taker_fee_bps);
   builder.writeInt16(maker_fee_bps);
   builder.writeInt32(account_id);
