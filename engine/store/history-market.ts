@@ -5,11 +5,19 @@
 //
 // Layout (two databases in the journal's environment, binary keys ordered big-endian):
 //   market-trades   [marketId u16][tradeId u64]              → TradeValue (48 bytes)
-//   market-candles  [marketId u16][resolution u8][startS u64] → CandleValue (72 bytes)
+//   market-candles  [marketId u16][resolution u8][startS u64] → CandleValue (72 bytes): resolution
+//                   0/1 the last-price candles (minute, hour) of a market's trades; 2/3/4 the mark
+//                   price candles (second, minute, hour) of a perpetual's MarkPrice events (one a
+//                   second); 5/6/7 the index price candles of an asset's IndexPrice events (keyed by
+//                   the asset id in the market id's place: every market on that base shares them)
 //   market-funding  [marketId u16][intervalEndUs u64]         → FundingRateValue (24 bytes): each
 //                   perpetual funding interval's rate (a FundingRate event), for GET /api/v1/fundingRates
 // The values are declared in schemas/exchange.fbs (big-endian (store) structs) and encoded by
 // engine/store/generated/values.ts.
+// Mark and index candles hold prices ×10^9 (USDC per whole unit) where trade candles hold ticks,
+// no volume, and the number of samples where trade candles count trades; they are written with the
+// trades, in the same transaction as the journal batch that carries their events, so they survive
+// (and are lost) exactly as last-price candles are.
 // Trade ids are per market and contiguous from 1 (the engine's sequence), so "the newest n" and
 // "offset from the newest" are key ranges. Candles keep integers only: prices in ticks, volume in
 // lots, quote volume in tick·lots (× the market's quoteUnitsPerTickLot = quote units), sums as
@@ -31,8 +39,8 @@
 // minute continues that candle.
 
 import type { Database, RootDatabase } from 'lmdb';
-import { newFundingRateRec, readFundingRate, readTrade, recordFlags, recordType } from '../bus/codec.js';
-import { HeaderFlag, RecordType, type FundingRateRec, type TradeRec } from '../bus/types.js';
+import { newFundingRateRec, newIndexPriceRec, newMarkPriceRec, readFundingRate, readIndexPrice, readMarkPrice, readTrade, recordFlags, recordType } from '../bus/codec.js';
+import { FRONT_ID_NONE, HeaderFlag, RecordType, type FundingRateRec, type TradeRec } from '../bus/types.js';
 import {
   FUNDING_RATE_VALUE_BYTES, newFundingRateValue, readFundingRateValue, writeFundingRateValue, type FundingRateValue,
   CANDLE_VALUE_BYTES, TRADE_VALUE_BYTES, newCandleValue, newTradeValue, readCandleValue, readTradeValue, writeCandleValue,
@@ -46,8 +54,31 @@ export const FUNDING_DB = 'market-funding';
 export const enum CandleResolution {
   Minute = 0,
   Hour = 1,
+  MarkSecond = 2,
+  MarkMinute = 3,
+  MarkHour = 4,
+  IndexSecond = 5,
+  IndexMinute = 6,
+  IndexHour = 7,
 }
 export const RESOLUTION_SECONDS = [60, 3600] as const;
+
+/** What a kline's prices are: trades (Last), a perpetual's mark, or its base asset's index. */
+export type KlinePrice = 'Last' | 'Mark' | 'Index';
+
+/** Candle resolutions of price samples (mark, index), each with its bucket length in seconds. */
+const SAMPLE_RESOLUTIONS: Record<'Mark' | 'Index', readonly [CandleResolution, number][]> = {
+  Mark: [[CandleResolution.MarkSecond, 1], [CandleResolution.MarkMinute, 60], [CandleResolution.MarkHour, 3600]],
+  Index: [[CandleResolution.IndexSecond, 1], [CandleResolution.IndexMinute, 60], [CandleResolution.IndexHour, 3600]],
+};
+
+/** The stored resolution that serves buckets of `seconds` (one second, under an hour, longer) for a kind of price. */
+export function candleResolutionFor(price: KlinePrice, seconds: number): CandleResolution {
+  const under = seconds !== 0 && seconds < 3600;
+  if (price === 'Last') return under ? CandleResolution.Minute : CandleResolution.Hour;
+  const [second, minute, hour] = SAMPLE_RESOLUTIONS[price];
+  return (seconds === 1 ? second : under ? minute : hour)[0];
+}
 
 /** One stored trade: the schema's TradeValue. */
 export type TradeEntry = TradeValue;
@@ -263,6 +294,16 @@ function newTradeRec(): TradeRec {
   };
 }
 
+/** One mark or index sample of the current command, until its last record passes. */
+interface PriceSample {
+  /** Market id (mark) or asset id (index): the key's first field. */
+  id: number;
+  price: 'Mark' | 'Index';
+  priceE9: number;
+  timeUs: number;
+  seq: number;
+}
+
 /** The journal worker's sink: one call per outbound record, inside the batch's transaction. */
 export class MarketHistorySink {
   private readonly dbs: MarketHistoryDbs;
@@ -271,40 +312,58 @@ export class MarketHistorySink {
   private pendingCount = 0;
   /** The current command's funding intervals (FundingRate events), until its last record passes. */
   private readonly pendingFunding: FundingRateRec[] = [];
-  /** marketId → current candle per resolution (loaded lazily from LMDB on a market's first trade). */
-  private readonly current = new Map<number, Candle[]>();
-  private readonly dirty = new Set<Candle>();
-  private readonly dirtyKeys = new Map<Candle, number>();
+  /** The current command's mark samples and index prices (events only, not query rows). */
+  private readonly pendingSamples: PriceSample[] = [];
+  private readonly markRec = newMarkPriceRec();
+  private readonly indexRec = newIndexPriceRec();
+  /** (id × 8 + resolution) → the current candle (loaded lazily from LMDB on its first use). */
+  private readonly current = new Map<number, Candle>();
+  /** Candles touched in this batch → their (id × 8 + resolution). */
+  private readonly dirty = new Map<Candle, number>();
 
   constructor(root: RootDatabase) {
     this.dbs = openMarketHistoryDbs(root);
   }
 
   onRecord(view: DataView, offset: number): void {
-    if (recordType(view, offset) === RecordType.Trade) {
+    const type = recordType(view, offset);
+    if (type === RecordType.Trade) {
       if (this.pendingCount === this.pending.length) this.pending.push(newTradeRec());
       readTrade(view, offset, this.pending[this.pendingCount++]);
-    } else if (recordType(view, offset) === RecordType.FundingRate) {
+    } else if (type === RecordType.FundingRate) {
       const rate = newFundingRateRec();
       readFundingRate(view, offset, rate);
       this.pendingFunding.push(rate);
+    } else if (type === RecordType.MarkPrice || type === RecordType.IndexPrice) {
+      this.onPriceRecord(view, offset, type);
     }
     if ((recordFlags(view, offset) & HeaderFlag.CommandEnd) === 0) return;
     if (this.pendingCount > 0) this.commitCommand();
     for (const rate of this.pendingFunding) void this.dbs.funding.put(fundingKey(rate.marketId, rate.intervalEndUs), encodeFundingRate(rate));
     this.pendingFunding.length = 0;
+    for (const sample of this.pendingSamples) this.addSample(sample);
+    this.pendingSamples.length = 0;
+  }
+
+  /** A MarkPrice or IndexPrice event (a sample, a SetIndexPrice); query rows, addressed to a front, are not prices moving. */
+  private onPriceRecord(view: DataView, offset: number, type: RecordType.MarkPrice | RecordType.IndexPrice): void {
+    if (type === RecordType.MarkPrice) {
+      const r = this.markRec;
+      readMarkPrice(view, offset, r);
+      if (r.frontId === FRONT_ID_NONE) this.pendingSamples.push({ id: r.marketId, price: 'Mark', priceE9: r.markPriceE9, timeUs: r.timeUs, seq: r.seq });
+    } else {
+      const r = this.indexRec;
+      readIndexPrice(view, offset, r);
+      if (r.frontId === FRONT_ID_NONE) this.pendingSamples.push({ id: r.assetId, price: 'Index', priceE9: r.priceE9, timeUs: r.timeUs, seq: r.seq });
+    }
   }
 
   /** Writes the candles touched since the last call; called at the end of each batch's transaction. */
   endBatch(): void {
-    for (const candle of this.dirty) {
-      const tag = this.dirtyKeys.get(candle)!;
-      const marketId = Math.floor(tag / 2);
-      const resolution = (tag % 2) as CandleResolution;
-      void this.dbs.candles.put(candleKey(marketId, resolution, candle.startS), encodeCandle(candle));
+    for (const [candle, tag] of this.dirty) {
+      void this.dbs.candles.put(candleKey(Math.floor(tag / 8), (tag % 8) as CandleResolution, candle.startS), encodeCandle(candle));
     }
     this.dirty.clear();
-    this.dirtyKeys.clear();
   }
 
   /** The command's last record has passed: its trades join the transaction its journal record is in. */
@@ -312,31 +371,31 @@ export class MarketHistorySink {
     for (let i = 0; i < this.pendingCount; i++) {
       const t = this.pending[i];
       void this.dbs.trades.put(tradeKey(t.marketId, t.tradeId), encodeTrade(t));
-      const candles = this.candlesOf(t.marketId);
       const timeS = Math.floor(t.timeUs / 1_000_000);
       for (let r = 0; r < RESOLUTION_SECONDS.length; r++) {
-        const startS = timeS - (timeS % RESOLUTION_SECONDS[r]);
-        let candle = candles[r];
-        if (candle.startS !== startS) {
-          candle = emptyCandle(startS);
-          candles[r] = candle;
-        }
+        const candle = this.candleAt(t.marketId, r as CandleResolution, timeS - (timeS % RESOLUTION_SECONDS[r]));
         addTradeToCandle(candle, t.priceTicks, t.qtyLots, t.timeUs, t.seq);
-        this.dirty.add(candle);
-        this.dirtyKeys.set(candle, t.marketId * 2 + r);
       }
     }
     this.pendingCount = 0;
   }
 
-  private candlesOf(marketId: number): Candle[] {
-    let candles = this.current.get(marketId);
-    if (candles === undefined) {
-      candles = [CandleResolution.Minute, CandleResolution.Hour].map(
-        (r) => latestCandle(this.dbs, marketId, r) ?? emptyCandle(-1),
-      );
-      this.current.set(marketId, candles);
+  /** One mark or index price into its second, minute and hour candles (a sample with no volume). */
+  private addSample(sample: PriceSample): void {
+    const timeS = Math.floor(sample.timeUs / 1_000_000);
+    for (const [resolution, seconds] of SAMPLE_RESOLUTIONS[sample.price]) {
+      addTradeToCandle(this.candleAt(sample.id, resolution, timeS - (timeS % seconds)), sample.priceE9, 0, sample.timeUs, sample.seq);
     }
-    return candles;
+  }
+
+  /** The current candle of (id, resolution) starting at `startS` (a new one once time moved past the last), marked dirty. */
+  private candleAt(id: number, resolution: CandleResolution, startS: number): Candle {
+    const tag = id * 8 + resolution;
+    let candle = this.current.get(tag);
+    if (candle === undefined) candle = latestCandle(this.dbs, id, resolution) ?? emptyCandle(-1);
+    if (candle.startS !== startS) candle = emptyCandle(startS);
+    this.current.set(tag, candle);
+    this.dirty.set(candle, tag);
+    return candle;
   }
 }

@@ -8,7 +8,8 @@
 // never served before it is durable and before the trade stream has carried it.
 //
 // Sources per interval: one-second klines from the trades, intervals under an hour from the stored
-// one-minute candles, longer ones from the one-hour candles. Rolling windows use whole minutes
+// one-minute candles, longer ones from the one-hour candles. Mark and index klines come from their
+// own stored second, minute and hour candles (engine/store/history-market.ts). Rolling windows use whole minutes
 // (the window's edge is the minute boundary at or after now − window), the interior in hours.
 
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import { open, type RootDatabase } from 'lmdb';
 import {
   CandleResolution,
   addTradeToCandle,
+  candleResolutionFor,
   candleKey,
   candleStartOfKey,
   decodeCandle,
@@ -26,6 +28,7 @@ import {
   tradeKey,
   type FundingRateEntry,
   type Candle,
+  type KlinePrice,
   type MarketHistoryDbs,
   type TradeEntry,
 } from '../../engine/store/history-market.js';
@@ -147,10 +150,12 @@ export class MarketHistory {
 
   /**
    * Klines of `interval` whose bucket starts in [startS, endS), ascending, only buckets with
-   * trades, at most MAX_KLINE_BUCKETS of them (clients page forward from the last one). One-second
-   * klines scan trades, so their range is cut after MAX_KLINE_BUCKETS seconds instead.
+   * trades (or samples), at most MAX_KLINE_BUCKETS of them (clients page forward from the last
+   * one). One-second klines are cut after MAX_KLINE_BUCKETS seconds instead. `price` Last: the
+   * market's trades (`id` its market id, `newestId` its newest durable trade id); Mark: the
+   * perpetual's mark samples (`id` its market id); Index: the index prices of `id`, an asset.
    */
-  klines(marketId: number, newestId: number, interval: string, startS: number, endS: number): Kline[] {
+  klines(id: number, newestId: number, interval: string, startS: number, endS: number, price: KlinePrice = 'Last'): Kline[] {
     this.renew();
     let first = bucketStart(interval, startS);
     if (first < startS) first = nextBucket(interval, first);
@@ -166,15 +171,15 @@ export class MarketHistory {
       }
       return current;
     };
-    if (seconds === 1) {
-      this.tradesInTime(marketId, newestId, first, toS, (t) => {
+    if (seconds === 1 && price === 'Last') {
+      this.tradesInTime(id, newestId, first, toS, (t) => {
         addTradeToCandle(into(Math.floor(t.timeUs / 1_000_000)), t.priceTicks, t.qtyLots, t.timeUs, t.seq);
       });
     } else {
-      // Minute candles divide every interval under an hour; hour candles every longer one (weeks
-      // start on Monday 00:00, months on the 1st 00:00 UTC, both whole hours).
-      const resolution = seconds !== 0 && seconds < 3600 ? CandleResolution.Minute : CandleResolution.Hour;
-      this.candles(marketId, resolution, first, toS, (c) => {
+      // Stored candles: seconds for 1s (mark and index), minutes divide every interval under an
+      // hour, hours every longer one (weeks start on Monday 00:00, months on the 1st 00:00 UTC,
+      // both whole hours).
+      this.candles(id, candleResolutionFor(price, seconds), first, toS, (c) => {
         mergeCandle(into(c.startS), c);
         return out.length <= MAX_KLINE_BUCKETS;
       });

@@ -3,14 +3,18 @@
 // in [startTime, endTime) are returned ascending, only buckets that had trades (the venue's
 // open/high/low/close are nullable, ccxt reads only non-empty candles), at most 1000 candles per
 // request, and for 1s at most 1000 seconds spanned (ccxt pages forward with `since`). Weeks start on Monday 00:00 UTC and
-// months on the 1st. Only `priceType=Last` and `source=Venue` exist here: index and mark prices
-// and external sources answer NOT_IMPLEMENTED.
+// months on the 1st. `priceType` Last (default) is the trades; Mark a perpetual's mark price, from
+// the engine's MarkPrice events (one a second while its index is fresh; a spot market answers 400);
+// Index the index price of the market's base asset, from its IndexPrice events (SetIndexPrice).
+// Their candles are stored beside the trade candles (engine/store/history-market.ts); their open,
+// high, low and close are the prices sampled in the bucket, volume and trades "0", and only
+// buckets with a sample are returned. Only `source=Venue` exists: External answers NOT_IMPLEMENTED.
 
 import { sendError, sendJson, type Route } from '../front/http.js';
 import { Errors } from '../errors.js';
 import { marketFor, type FrontContext } from '../front/context.js';
 import { KLINE_INTERVALS } from '../front/market-history.js';
-import { klineJson } from '../wire/market-json.js';
+import { klineJson, priceKlineJson } from '../wire/market-json.js';
 import { intParam, isError } from './query-params.js';
 
 const MAX_TIME_S = 253_402_300_799; // 9999-12-31T23:59:59Z
@@ -34,17 +38,20 @@ export function klinesRoutes(front: FrontContext): Route[] {
         if (isError(startS)) return sendError(ctx, startS);
         const endS = intParam(q, 'endTime', 0, MAX_TIME_S, Math.floor(Date.now() / 1000) + 1);
         if (isError(endS)) return sendError(ctx, endS);
-        const priceType = q.get('priceType');
-        if (priceType !== null && priceType !== 'Last') {
-          if (priceType === 'Index' || priceType === 'Mark') return sendError(ctx, Errors.notImplemented(`priceType ${priceType}`));
-          return sendError(ctx, Errors.invalid('priceType must be one of Last, Index, Mark'));
-        }
+        const priceType = q.get('priceType') ?? 'Last';
+        if (priceType !== 'Last' && priceType !== 'Index' && priceType !== 'Mark') return sendError(ctx, Errors.invalid('priceType must be one of Last, Index, Mark'));
+        if (priceType === 'Mark' && market.spec.perp === undefined) return sendError(ctx, Errors.invalid('priceType Mark is for perpetual markets'));
         const source = q.get('source');
         if (source !== null && source !== 'Venue') {
           if (source === 'External') return sendError(ctx, Errors.notImplemented('source External'));
           return sendError(ctx, Errors.invalid('source must be Venue or External'));
         }
         const marketId = market.spec.marketId;
+        if (priceType !== 'Last') {
+          const id = priceType === 'Mark' ? marketId : market.spec.baseAssetId;
+          const klines = front.history.klines(id, 0, interval, startS, endS, priceType);
+          return sendJson(ctx, 200, JSON.stringify(klines.map((k) => priceKlineJson(k))));
+        }
         const klines = front.history.klines(marketId, front.data.books[marketId].lastTradeId, interval, startS, endS);
         sendJson(ctx, 200, JSON.stringify(klines.map((k) => klineJson(market, k))));
       },

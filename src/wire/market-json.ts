@@ -9,6 +9,7 @@ import type { MarketInfo } from '../config.js';
 import { formatDecimalBig } from '../decimal.js';
 import type { Candle, TradeEntry } from '../../engine/store/history-market.js';
 import { priceText, priceTextFixed, qtyText } from './market-codec.js';
+import { priceE9Text } from './funding.js';
 
 const PERCENT_DECIMALS = 6;
 
@@ -49,6 +50,24 @@ export function klineJson(market: MarketInfo, k: Candle & { endS: number }): Rec
     volume: volumeText(market, k.volumeLots),
     quoteVolume: quoteVolumeText(market, k.quoteTickLots),
     trades: String(k.tradeCount),
+  };
+}
+
+/**
+ * A mark or index price kline: prices are USDC per whole unit ×10^9 (engine/store/history-market.ts),
+ * written as decimals; a price has no volume nor trades.
+ */
+export function priceKlineJson(k: Candle & { endS: number }): Record<string, unknown> {
+  return {
+    start: dateText(k.startS, ' '),
+    end: dateText(k.endS, ' '),
+    open: priceE9Text(k.openTicks),
+    high: priceE9Text(k.highTicks),
+    low: priceE9Text(k.lowTicks),
+    close: priceE9Text(k.closeTicks),
+    volume: '0',
+    quoteVolume: '0',
+    trades: '0',
   };
 }
 

@@ -112,7 +112,7 @@ describe('public market history', () => {
       ['/api/v1/klines?symbol=SOL_USDC&interval=1m', 400, 'INVALID_CLIENT_REQUEST'],
       [`/api/v1/klines?symbol=SOL_USDC&interval=1m&startTime=${now}000.5`, 400, 'INVALID_CLIENT_REQUEST'],
       [`/api/v1/klines?symbol=XXX&interval=1m&startTime=${now}`, 400, 'INVALID_MARKET'],
-      [`/api/v1/klines?symbol=SOL_USDC&interval=1m&startTime=${now}&priceType=Mark`, 501, 'NOT_IMPLEMENTED'],
+      [`/api/v1/klines?symbol=SOL_USDC&interval=1m&startTime=${now}&priceType=Mark`, 400, 'INVALID_CLIENT_REQUEST'], // a spot market has no mark
       [`/api/v1/klines?symbol=SOL_USDC&interval=1m&startTime=${now}&priceType=Foo`, 400, 'INVALID_CLIENT_REQUEST'],
     ] as const) {
       const response = await get(server.base, path);
