@@ -114,9 +114,8 @@ function validatePlace(s: EngineState, cmd: PlaceOrderCommand): ResultCode {
     // so it reserves a level until it activates.
     const bookSide = book.sideOf(cmd.side);
     const delayed = (cmd.flags & CommandFlag.PostOnly) === 0 && s.speedBumpUs > 0;
-    // Whether a level at this price exists matters only when the side is at its level limit.
-    const atLimit = bookSide.count + book.pendingGtc[cmd.side] >= s.limits.maxPriceLevelsPerSide;
-    if (atLimit && (delayed || bookSide.find(cmd.priceTicks as PriceTicks) === NO_LEVEL)) return ResultCode.BookFull;
+    const needsLevel = delayed || bookSide.find(cmd.priceTicks as PriceTicks) === NO_LEVEL;
+    if (needsLevel && bookSide.count + book.pendingGtc[cmd.side] >= s.limits.maxPriceLevelsPerSide) return ResultCode.BookFull;
   }
   if (isLiquidating(s, cmd.accountId) && !receivesBorrowedAsset(s, cmd.accountId, marketIndex, cmd.side)) return ResultCode.AccountLiquidating;
   return ResultCode.Ok;
