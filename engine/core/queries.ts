@@ -9,7 +9,7 @@ import {
   type CommandHeader, type QueryBalancesCommand, type QueryOpenOrdersCommand, type QueryOrderCommand,
 } from '../bus/types.js';
 import { MARKET_ID_ALL } from './catalog.js';
-import type { BookSide } from './book/book.js';
+import { NO_LEVEL, type BookSide } from './book/book.js';
 import { NO_SLOT, openStatus } from './book/orders.js';
 import type { EngineState } from './state.js';
 
@@ -75,8 +75,7 @@ export function querySnapshot(s: EngineState, cmd: CommandHeader): void {
 }
 
 function snapshotSide(s: EngineState, marketIndex: number, side: BookSide, updateId: number, cmd: CommandHeader): number {
-  for (let rank = 0; rank < side.count; rank++) {
-    const level = side.atRank(rank);
+  for (let level = side.best(); level !== NO_LEVEL; level = side.worse(level)) {
     s.out.depth(marketIndex, side.side, side.levelPrice[level], side.levelQty[level], updateId, cmd.frontId, cmd.requestId);
   }
   return side.count;

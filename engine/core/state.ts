@@ -84,7 +84,7 @@ export class EngineState {
     const poolCapacity = Math.min(Math.max(1, this.catalog.marketCount) * maxOrdersPerBook, maxAccounts * maxOpenOrdersPerAccount);
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
-    this.books = this.catalog.markets.map((_, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool));
+    this.books = this.catalog.markets.map((market, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool, market.minPriceTicks, market.maxPriceTicks));
     this.perpMarks = new PerpMarks(this.catalog, maxAccounts);
     // one per order, the interest timer, the liquidation step, the perpetuals' sampler and funding
     // timers, and their realization timer

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { Accounts } from '../../engine/core/funds/accounts.js';
 import { BookSide, NO_LEVEL } from '../../engine/core/book/book.js';
+import { LADDER_MAX_TICKS } from '../../engine/core/book/levels.js';
 import { Exchange } from '../../engine/core/exchange.js';
 import { ORDER_ID_SPAN, permuteOrderNumber, unpermuteOrderId } from '../../engine/core/ids.js';
 import { OrderIndex } from '../../engine/core/book/orderIndex.js';
@@ -83,30 +84,44 @@ describe('order index', () => {
 });
 
 describe('book side', () => {
-  for (const side of [Side.Bid, Side.Ask]) {
-    it(`${Side[side]}: keeps levels sorted with the best last, through inserts and removals`, () => {
-      const bookSide = new BookSide(side, 16);
-      const random = prng(side + 1);
-      const prices = new Set<number>();
-      for (let step = 0; step < 2000; step++) {
-        const price = randomInt(random, 1, 40);
-        const level = bookSide.find(price as PriceTicks);
-        if (level === NO_LEVEL && prices.size < 16) {
-          bookSide.insert(price as PriceTicks);
-          prices.add(price);
-        } else if (level !== NO_LEVEL) {
-          bookSide.remove(level);
-          prices.delete(price);
+  // Both level orders: a ladder over 100,000 ticks (four bitmap layers) and, past LADDER_MAX_TICKS,
+  // the sorted array; prices drawn from a few clusters and the range's two ends.
+  const forms = [
+    { form: 'ladder', maxPriceTicks: 100_000 },
+    { form: 'sorted array', maxPriceTicks: LADDER_MAX_TICKS + 1 },
+  ];
+  for (const { form, maxPriceTicks } of forms) {
+    for (const side of [Side.Bid, Side.Ask]) {
+      it(`${Side[side]}, ${form}: walks levels best first, through inserts and removals`, () => {
+        const capacity = 48;
+        const bookSide = new BookSide(side, capacity, 1, maxPriceTicks);
+        const random = prng(side + 1);
+        const centres = [1, 33, 1024, 1057, 32_768, 65_000, 100_000];
+        const prices = new Set<number>();
+        for (let step = 0; step < 4000; step++) {
+          const centre = centres[randomInt(random, 0, centres.length - 1)];
+          const price = Math.min(100_000, Math.max(1, centre + randomInt(random, -40, 40)));
+          const level = bookSide.find(price as PriceTicks);
+          expect(level === NO_LEVEL).toBe(!prices.has(price));
+          if (level === NO_LEVEL && prices.size < capacity) {
+            bookSide.insert(price as PriceTicks);
+            prices.add(price);
+          } else if (level !== NO_LEVEL) {
+            bookSide.remove(level);
+            prices.delete(price);
+          }
+          const expected = [...prices].sort((a, b) => (side === Side.Bid ? b - a : a - b));
+          const ranked: number[] = [];
+          for (let at = bookSide.best(); at !== NO_LEVEL; at = bookSide.worse(at)) ranked.push(bookSide.levelPrice[at]);
+          expect(ranked).toEqual(expected);
+          expect(bookSide.count).toBe(prices.size);
         }
-        const expected = [...prices].sort((a, b) => (side === Side.Bid ? b - a : a - b));
-        const ranked = Array.from({ length: bookSide.count }, (_, rank) => bookSide.levelPrice[bookSide.atRank(rank)]);
-        expect(ranked).toEqual(expected);
-      }
-      expect(() => {
-        while (bookSide.count < 16) bookSide.insert((100 + bookSide.count) as PriceTicks);
-        bookSide.insert(99 as PriceTicks);
-      }).toThrow(/exhausted/);
-    });
+        expect(() => {
+          for (let price = 1; bookSide.count < capacity; price++) if (bookSide.find(price as PriceTicks) === NO_LEVEL) bookSide.insert(price as PriceTicks);
+          bookSide.insert(99_999 as PriceTicks);
+        }).toThrow(/exhausted/);
+      });
+    }
   }
 });
 

@@ -1,14 +1,15 @@
 // One market's order book: two sides of price levels, each level a FIFO of resting orders.
 //
-// A side keeps its level prices in a sorted typed array with the best price LAST (bids
-// ascending, asks descending; stored as a sort key, +price for bids and -price for asks, so one
-// ascending binary search serves both). Taking or removing the best level is then a pop, and a
-// new level near the top of the book shifts only the few better levels. Level data (price, total
+// A side keeps the price order of its levels in a LevelOrder (levels.ts): for a market whose tick
+// range is at most LADDER_MAX_TICKS, a ladder indexed by tick (bitmap layers, Math.clz32) with a
+// price-to-level hash, so the best level, the next worse one, adding and removing a level cost a
+// few word operations; for a wider market, a sorted typed array with the best last. Both walk the
+// levels best first (best(), then worse(level)). Level data (price, total
 // quantity, FIFO head/tail, order count) lives in a per-side level pool with a free list, so an
 // order keeps a stable level slot while other levels come and go. The FIFO links live in the
 // order pool (prev/next). Bounded by maxPriceLevelsPerSide levels per side.
 //
-// Invariants (validateInvariants checks them): sort keys strictly ascending; every level has at
+// Invariants (validateInvariants checks them): prices strictly worsening from the best; every level has at
 // least one order and its quantity is the sum of its orders' remaining lots; orders in a level
 // have the level's price and ascending rest numbers (time priority); best bid < best ask.
 //
@@ -23,10 +24,11 @@ import { assert } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { OrderIndex } from './orderIndex.js';
 import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
+import { levelOrderFor, NO_LEVEL, type LevelOrder } from './levels.js';
 import { exportReferencesTo, hashReferencesInto, importReferencesFrom, validateReferences } from './reference.js';
 import type { PriceTicks, QtyLots } from '../units.js';
 
-export const NO_LEVEL = -1;
+export { NO_LEVEL };
 
 /** Ok when a market in `state` takes a new place of this kind, else the typed rejection. */
 export function bookStateRefusal(state: OrderBookState, isMarket: boolean, postOnly: boolean): ResultCode {
@@ -47,16 +49,9 @@ export function bookStateRefusal(state: OrderBookState, isMarket: boolean, postO
   }
 }
 
-/** Longest level shift done by a loop rather than copyWithin (measured break-even, see shiftUp). */
-const SHORT_SHIFT = 16;
-
 export class BookSide {
   /** Number of price levels. */
   count = 0;
-  /** Sort keys of the levels, ascending; the best level is at count - 1. */
-  readonly keys: Float64Array;
-  /** Level slot for each sorted position. */
-  readonly levelAt: Int32Array;
   readonly levelPrice: Float64Array;
   readonly levelQty: Float64Array;
   readonly levelHead: Int32Array;
@@ -64,13 +59,16 @@ export class BookSide {
   readonly levelOrders: Int32Array;
   private readonly levelNextFree: Int32Array;
   private freeLevel = 0;
+  /** The levels' price order (levels.ts). */
+  private readonly order: LevelOrder;
 
+  /** A side of a market whose prices run minPriceTicks..maxPriceTicks (they choose the level order's form). */
   constructor(
     readonly side: Side,
     readonly capacity: number,
+    private readonly minPriceTicks: number,
+    private readonly maxPriceTicks: number,
   ) {
-    this.keys = new Float64Array(capacity);
-    this.levelAt = new Int32Array(capacity);
     this.levelPrice = new Float64Array(capacity);
     this.levelQty = new Float64Array(capacity);
     this.levelHead = new Int32Array(capacity).fill(NO_SLOT);
@@ -78,115 +76,58 @@ export class BookSide {
     this.levelOrders = new Int32Array(capacity);
     this.levelNextFree = new Int32Array(capacity);
     for (let level = 0; level < capacity; level++) this.levelNextFree[level] = level + 1 < capacity ? level + 1 : NO_LEVEL;
-  }
-
-  sortKey(priceTicks: number): number {
-    return this.side === Side.Bid ? priceTicks : -priceTicks;
+    this.order = levelOrderFor(side, capacity, this.levelPrice, minPriceTicks, maxPriceTicks);
   }
 
   /** Level slot of the best price, or NO_LEVEL for an empty side. */
   best(): number {
-    return this.count === 0 ? NO_LEVEL : this.levelAt[this.count - 1];
+    return this.order.best();
   }
 
-  /** Level slot at rank 0 (best) … count - 1 (worst). */
-  atRank(rank: number): number {
-    assert(rank >= 0 && rank < this.count, 'level rank out of range');
-    return this.levelAt[this.count - 1 - rank];
+  /** The level after `level` going away from the touch (best → worst), or NO_LEVEL after the worst. */
+  worse(level: number): number {
+    return this.order.worse(level);
   }
 
   /** Level slot holding `priceTicks`, or NO_LEVEL. */
   find(priceTicks: PriceTicks): number {
-    const position = this.lowerBound(this.sortKey(priceTicks));
-    return position < this.count && this.keys[position] === this.sortKey(priceTicks) ? this.levelAt[position] : NO_LEVEL;
+    return this.order.find(priceTicks);
   }
 
   /** Adds an empty level for a price not yet present; returns its slot. */
   insert(priceTicks: PriceTicks): number {
-    const key = this.sortKey(priceTicks);
-    return this.insertAt(this.lowerBound(key), key, priceTicks);
-  }
-
-  /** Level slot holding `priceTicks`, adding an empty level first when none does (one search). */
-  findOrInsert(priceTicks: PriceTicks): number {
-    const key = this.sortKey(priceTicks);
-    const position = this.lowerBound(key);
-    if (position < this.count && this.keys[position] === key) return this.levelAt[position];
-    return this.insertAt(position, key, priceTicks);
-  }
-
-  private insertAt(position: number, key: number, priceTicks: PriceTicks): number {
     assert(this.count < this.capacity && this.freeLevel !== NO_LEVEL, 'price levels exhausted despite the level check');
-    assert(position === this.count || this.keys[position] !== key, 'inserting a level that exists');
     const level = this.freeLevel;
     this.freeLevel = this.levelNextFree[level];
-    this.shiftUp(position);
-    this.keys[position] = key;
-    this.levelAt[position] = level;
-    this.count++;
     this.levelPrice[level] = priceTicks;
     this.levelQty[level] = 0;
     this.levelHead[level] = NO_SLOT;
     this.levelTail[level] = NO_SLOT;
     this.levelOrders[level] = 0;
+    this.order.add(level);
+    this.count++;
     return level;
+  }
+
+  /** Level slot holding `priceTicks`, adding an empty level first when none does. */
+  findOrInsert(priceTicks: PriceTicks): number {
+    const level = this.order.find(priceTicks);
+    return level !== NO_LEVEL ? level : this.insert(priceTicks);
   }
 
   /** Removes an empty level. */
   remove(level: number): void {
     assert(this.levelOrders[level] === 0 && this.levelQty[level] === 0, 'removing a non-empty level');
-    // Fills and cancels at the touch remove the best level, the last position: no search then.
-    const last = this.count - 1;
-    const position = last >= 0 && this.levelAt[last] === level ? last : this.lowerBound(this.sortKey(this.levelPrice[level]));
-    assert(position < this.count && this.levelAt[position] === level, 'level not found at its price');
-    this.shiftDown(position);
+    this.order.delete(level);
     this.count--;
     this.levelNextFree[level] = this.freeLevel;
     this.freeLevel = level;
   }
 
-  /**
-   * Moves positions [position, count) one up, opening a hole at `position`. Most changes happen
-   * near the best price, which is the end of the arrays, so the move is usually short or empty:
-   * short moves are a plain loop, because the two copyWithin calls cost ~45 ns on our box whatever
-   * the length, as much as moving 16-20 elements by hand; long ones use copyWithin (a memmove).
-   */
-  private shiftUp(position: number): void {
-    const count = this.count;
-    if (count - position > SHORT_SHIFT) {
-      this.keys.copyWithin(position + 1, position, count);
-      this.levelAt.copyWithin(position + 1, position, count);
-      return;
-    }
-    const keys = this.keys;
-    const levelAt = this.levelAt;
-    for (let i = count; i > position; i--) {
-      keys[i] = keys[i - 1];
-      levelAt[i] = levelAt[i - 1];
-    }
-  }
-
-  /** Moves positions (position, count) one down, over `position` (see shiftUp). */
-  private shiftDown(position: number): void {
-    const count = this.count;
-    if (count - position > SHORT_SHIFT) {
-      this.keys.copyWithin(position, position + 1, count);
-      this.levelAt.copyWithin(position, position + 1, count);
-      return;
-    }
-    const keys = this.keys;
-    const levelAt = this.levelAt;
-    for (let i = position + 1; i < count; i++) {
-      keys[i - 1] = keys[i];
-      levelAt[i - 1] = levelAt[i];
-    }
-  }
-
   /** Snapshot: the level count, then per level best first its price, quantity, order count and order ids. */
   exportTo(w: SnapshotWriter, pool: OrderPool): void {
     w.number(this.count);
-    for (let rank = 0; rank < this.count; rank++) {
-      const level = this.atRank(rank);
+    for (let level = this.best(); level !== NO_LEVEL; level = this.worse(level)) {
       w.number(this.levelPrice[level]);
       w.number(this.levelQty[level]);
       w.number(this.levelOrders[level]);
@@ -201,7 +142,8 @@ export class BookSide {
     let orders = 0;
     for (let rank = 0; rank < levelCount; rank++) {
       const price = r.number();
-      expectSnapshot(price > 0 && this.find(price as PriceTicks) < 0, 'a level price is repeated or not positive');
+      expectSnapshot(Number.isSafeInteger(price) && price >= this.minPriceTicks && price <= this.maxPriceTicks, 'a level price outside the market range');
+      expectSnapshot(this.find(price as PriceTicks) < 0, 'a level price is repeated');
       const level = this.insert(price as PriceTicks);
       this.levelQty[level] = r.number();
       const count = r.number();
@@ -228,8 +170,7 @@ export class BookSide {
   /** State hash: the level count, then per level best first its price, quantity, count and orders. */
   hashInto(d: StateDigest, pool: OrderPool): void {
     d.number(this.count);
-    for (let rank = 0; rank < this.count; rank++) {
-      const level = this.atRank(rank);
+    for (let level = this.best(); level !== NO_LEVEL; level = this.worse(level)) {
       d.number(this.levelPrice[level]);
       d.number(this.levelQty[level]);
       d.number(this.levelOrders[level]);
@@ -238,19 +179,25 @@ export class BookSide {
   }
 
   /**
-   * Keys strictly sorted and equal to their prices; every level non-empty, its quantity the sum of
-   * its orders' remaining lots, its queue well linked and in time priority; levels plus
-   * `reservedLevels` within `maxLevels`. Returns the number of resting orders.
+   * From the best level on, prices strictly worsening, each found at its price, count levels in
+   * all; every level non-empty, its quantity the sum of its orders' remaining lots, its queue well
+   * linked and in time priority; levels plus `reservedLevels` within `maxLevels`. Returns the
+   * number of resting orders.
    */
   validate(pool: OrderPool, marketIndex: number, reservedLevels: number, maxLevels: number): number {
     assert(this.count + reservedLevels <= maxLevels, 'levels plus reservations exceed the limit');
     let orders = 0;
-    for (let position = 0; position < this.count; position++) {
-      const level = this.levelAt[position];
-      assert(position === 0 || this.keys[position - 1] < this.keys[position], 'levels not strictly sorted');
-      assert(this.keys[position] === this.sortKey(this.levelPrice[level]), 'level key differs from its price');
+    let levels = 0;
+    let previous = NO_LEVEL;
+    for (let level = this.best(); level !== NO_LEVEL; level = this.worse(level)) {
+      const price = this.levelPrice[level];
+      assert(previous === NO_LEVEL || (this.side === Side.Bid ? price < this.levelPrice[previous] : price > this.levelPrice[previous]), 'levels not strictly in price order');
+      assert(this.find(price as PriceTicks) === level, 'a level is not found at its price');
+      assert(++levels <= this.count, 'more levels in price order than counted');
       orders += this.validateLevel(pool, marketIndex, level);
+      previous = level;
     }
+    assert(levels === this.count, 'fewer levels in price order than counted');
     return orders;
   }
 
@@ -274,22 +221,6 @@ export class BookSide {
     assert(this.levelTail[level] === previous, 'level tail is wrong');
     assert(qty === this.levelQty[level], 'level quantity differs from its orders');
     return count;
-  }
-
-  /**
-   * First position whose key is ≥ key. A key past the best (an improving price, or the book
-   * filling outward from the touch) is answered before the binary search.
-   */
-  private lowerBound(key: number): number {
-    let high = this.count;
-    if (high === 0 || this.keys[high - 1] < key) return high;
-    let low = 0;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (this.keys[middle] < key) low = middle + 1;
-      else high = middle;
-    }
-    return low;
   }
 }
 
@@ -321,9 +252,11 @@ export class Book {
     readonly marketIndex: number,
     maxLevelsPerSide: number,
     private readonly pool: OrderPool,
+    minPriceTicks: number,
+    maxPriceTicks: number,
   ) {
-    this.bids = new BookSide(Side.Bid, maxLevelsPerSide);
-    this.asks = new BookSide(Side.Ask, maxLevelsPerSide);
+    this.bids = new BookSide(Side.Bid, maxLevelsPerSide, minPriceTicks, maxPriceTicks);
+    this.asks = new BookSide(Side.Ask, maxLevelsPerSide, minPriceTicks, maxPriceTicks);
   }
 
   sideOf(side: Side): BookSide {

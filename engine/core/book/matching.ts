@@ -153,8 +153,7 @@ function canFillCompletely(s: EngineState, taker: number): boolean {
   let needLots = pool.remainingLots[taker];
   const rules = rulesOfOrder(s, taker);
   rules.walkStart(s, pool.marketIndex[taker]);
-  for (let rank = 0; rank < opposite.count; rank++) {
-    const level = opposite.atRank(rank);
+  for (let level = opposite.best(); level !== NO_LEVEL; level = opposite.worse(level)) {
     if (!crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) return false;
     for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
       if (pool.accountId[maker] === pool.accountId[taker]) {
@@ -314,8 +313,7 @@ function takerFillStatus(s: EngineState, taker: number): OrderStatus {
   if (!pool.isMarket(taker) || pool.quoteQtyUnits[taker] === 0) return OrderStatus.PartiallyFilled;
   const opposite = oppositeSide(s, taker);
   const skipOwn = pool.selfTradePrevention[taker] === SelfTradePrevention.RejectMaker;
-  for (let rank = 0; rank < opposite.count; rank++) {
-    const level = opposite.atRank(rank);
+  for (let level = opposite.best(); level !== NO_LEVEL; level = opposite.worse(level)) {
     // The sweep stops at its band (matchTaker): the order will end Expired, so this fill is not its last.
     if (beyondBand(s, taker, opposite.levelPrice[level])) return OrderStatus.PartiallyFilled;
     for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {

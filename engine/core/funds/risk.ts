@@ -47,6 +47,7 @@ import { fundsBeyondAvailable, largestPassing, maxBorrowUnits, maxFundableUnits 
 import { perpAdmission } from '../perp/hold.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import { sweepReferenceOf } from '../book/matching.js';
+import { NO_LEVEL } from '../book/levels.js';
 import { beyondSweepBand } from '../book/reference.js';
 import type { EngineState } from '../state.js';
 import { floorDiv, type AmountUnits } from '../units.js';
@@ -141,8 +142,7 @@ function marketBidLots(s: EngineState, marketIndex: number, budget: bigint): num
   const asks = s.books[marketIndex].asks;
   const reference = sweepReferenceOf(s, marketIndex, Side.Bid);
   let lots = 0;
-  for (let rank = 0; rank < asks.count && lots < market.maxQtyLots; rank++) {
-    const level = asks.atRank(rank);
+  for (let level = asks.best(); level !== NO_LEVEL && lots < market.maxQtyLots; level = asks.worse(level)) {
     const priceTicks = asks.levelPrice[level];
     if (beyondSweepBand(market, reference, Side.Bid, priceTicks)) break;
     const lotCost = BigInt(priceTicks) * BigInt(market.quoteUnitsPerTickLot);
