@@ -29,6 +29,7 @@ import { Timers } from './timers.js';
 import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
 import { InsuranceFund } from './liquidation/fund.js';
+import { TriggerIndex } from './margin/trigger-index.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -56,6 +57,8 @@ export class EngineState {
   readonly positions: Positions;
   /** The insurance fund and the liquidation waterfall's step timer (liquidation/fund.ts). */
   readonly insurance: InsuranceFund;
+  /** Derived, not state: which borrowers a price move can push over the liquidation line (margin/trigger-index.ts). */
+  readonly trigger: TriggerIndex;
   /** The last order number turned into an id. */
   orderNumber = 0;
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
@@ -86,6 +89,10 @@ export class EngineState {
     // one per order, the interest timer, the liquidation step, and the perpetuals' sampler and funding timers
     this.timers = new Timers(poolCapacity + 2 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
+    this.trigger = new TriggerIndex(maxAccounts, this.catalog.assetCount, this.pools);
+    this.ledger.touched = this.trigger.touch;
+    this.pools.positionChanged = this.trigger.touch;
+    this.pool.opened = this.trigger.touch;
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
     const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
