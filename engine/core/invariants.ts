@@ -21,7 +21,6 @@
 // them and checks what ties structures together: each open order against the index, the accounts,
 // its book's state and counters, and the holds its market's rules say it keeps.
 
-import { validateTriggerIndex } from './margin/trigger-index.js';
 import { OrderFlag, ResultCode, Side } from '../bus/types.js';
 import { assert, isUnsignedSafe } from './assert.js';
 import { OrderState } from './book/orders.js';
@@ -50,7 +49,6 @@ export function validateState(s: EngineState): void {
   s.accountSettings.validate(s.accounts.count);
   s.perpMarks.validate();
   checkPerpTimers(s);
-  validateTriggerIndex(s);
 }
 
 /**

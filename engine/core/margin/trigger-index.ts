@@ -305,7 +305,8 @@ export function releaseLeftBands(s: EngineState): void {
 }
 
 /**
- * The index's soundness (invariants.ts): an account that holds bands, all of which hold the
+ * The index's soundness, for the tests (a summary per banded account: too dear for the invariant
+ * checker's every command): an account that holds bands, all of which hold the
  * current marks, is not liquidating and is healthy at those marks.
  */
 export function validateTriggerIndex(s: EngineState): void {

@@ -9,7 +9,7 @@
 // the same records and the same state hash: the random differential streams (replayed with the
 // full walk), and a denser stream of many borrowers with moving index prices, stale indexes
 // (marks from the book), trades, borrows, repays, deposits, liquidation steps and snapshot round
-// trips, run once each way. After every command the invariant checker also asks the index for
+// trips, run once each way. After every command the harness also checks the index's
 // soundness (trigger-index.ts validateTriggerIndex): an account inside all its bands is healthy.
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandKind, RecordType, ResultCode, type EngineConfig } from '../../../engine/bus/types.js';
@@ -17,7 +17,8 @@ import type { HaircutSpec } from '../../../engine/bus/margin-params.js';
 import { collateralLine, notionalCeil, type UnitPrice } from '../../../engine/core/margin/collateral.js';
 import { positionMmf, requirementUnits } from '../../../engine/core/margin/fractions.js';
 import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, type AssetRisk } from '../../../engine/core/margin/trigger-band.js';
-import { TRIGGER_SWITCH } from '../../../engine/core/margin/trigger-index.js';
+import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margin/trigger-index.js';
+import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
 import { randomConfig, runRandomStream } from '../../helpers/engine-random.js';
 
@@ -135,9 +136,17 @@ function resultCode(records: Rec[]): ResultCode | undefined {
   return result?.type === RecordType.Result ? result.code : undefined;
 }
 
+/** The harness's checks after every command, and the index's soundness. */
+class AuditedHarness extends EngineHarness {
+  override check(): void {
+    super.check();
+    validateTriggerIndex((this.exchange as unknown as { s: EngineState }).s);
+  }
+}
+
 /** A stream of commands that does not depend on the engine's answers, so both modes get the same one. */
 function runDense(seed: number, steps: number): EngineHarness {
-  const h = new EngineHarness(denseConfig(seed));
+  const h = new AuditedHarness(denseConfig(seed));
   const random = prng(seed);
   for (let i = 1; i <= ACCOUNTS; i++) {
     h.createAccount(i);
