@@ -196,7 +196,7 @@ function main(): void {
   const lines: string[] = [];
   const started = new Date().toISOString().slice(0, 10);
   lines.push(`Measured ${started} (${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at start) with \`npm run bench:liquidation-trigger\` (RUNS=${RUNS}). CPU time (user + system) of the engine's apply.`);
-  lines.push('', '(a) One SetIndexPrice of ±0.5 % that liquidates nobody (median over the moves):', '');
+  lines.push('', '(a) One SetIndexPrice of ±0.5 % that liquidates nobody (per run the median over its moves, then the median of the runs):', '');
   lines.push('| borrowers | full walk | index | index, first move (draws every band) | re-checks per move: walk / index |', '|---:|---:|---:|---:|---:|');
   for (const borrowers of [1_000, BORROWERS]) {
     const results = Array.from({ length: RUNS }, () => quiet(borrowers));
