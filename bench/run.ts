@@ -91,7 +91,7 @@ ${historySink.trim()}
   let carried = '';
   try {
     const previous = readFileSync(resultsPath, 'utf8');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger']) {
       const begin = previous.indexOf(`<!-- ${name}:begin -->`);
       const end = previous.indexOf(`<!-- ${name}:end -->`);
       if (begin < 0 || end <= begin) continue;

@@ -242,4 +242,5 @@ export function decodeState(s: EngineState, bytes: Uint8Array): void {
   for (const part of PARTS) part.importFrom(s, r, version);
   expectSnapshot(r.word() === END_MAGIC && r.atEnd(), 'snapshot does not end where its contents do');
   s.pool.expectAllPlaced();
+  s.trigger.reset();
 }

@@ -30,6 +30,7 @@ import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
 import { Realization } from './perp/realize.js';
 import { InsuranceFund } from './liquidation/fund.js';
+import { TriggerIndex } from './margin/trigger-index.js';
 
 export class EngineState {
   readonly catalog: Catalog;
@@ -59,6 +60,8 @@ export class EngineState {
   readonly positions: Positions;
   /** The insurance fund and the liquidation waterfall's step timer (liquidation/fund.ts). */
   readonly insurance: InsuranceFund;
+  /** Derived, not state: which borrowers a price move can push over the liquidation line (margin/trigger-index.ts). */
+  readonly trigger: TriggerIndex;
   /** The last order number turned into an id. */
   orderNumber = 0;
   /** seq and engine time of the last state-changing command (-1: none yet, so seq may start at 0). */
@@ -90,6 +93,10 @@ export class EngineState {
     // timers, and their realization timer
     this.timers = new Timers(poolCapacity + 3 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
+    this.trigger = new TriggerIndex(maxAccounts, this.catalog.assetCount, this.pools);
+    this.ledger.touched = this.trigger.touch;
+    this.pools.positionChanged = this.trigger.touch;
+    this.pool.opened = this.trigger.touch;
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
     const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);

@@ -77,6 +77,8 @@ export class OrderPool {
   readonly accountHead: Int32Array;
   readonly accountTail: Int32Array;
   readonly accountOpenCount: Int32Array;
+  /** Called with the account that opens an order (a perpetual order adds exposure: margin/trigger-index.ts). */
+  opened: (accountId: number) => void = () => {};
 
   constructor(capacity: number, maxAccounts: number) {
     assert(Number.isSafeInteger(capacity) && capacity > 0 && capacity < 0x7fffffff, 'order pool capacity out of range');
@@ -138,6 +140,7 @@ export class OrderPool {
     this.accountOpenCount[accountId]++;
     this.state[slot] = OrderState.Active;
     this.liveCount++;
+    this.opened(accountId);
     return slot;
   }
 

@@ -25,6 +25,8 @@ export class Ledger {
   readonly supply: Float64Array;
   /** Fees collected per asset (by asset index). */
   readonly feeUnits: Float64Array;
+  /** Called with the account whose available + locked units changed (margin/trigger-index.ts). */
+  touched: (accountId: number) => void = () => {};
 
   constructor(
     maxAccounts: number,
@@ -60,6 +62,7 @@ export class Ledger {
     const cell = this.cell(accountId, assetIndex);
     this.supply[assetIndex] = addUnits(this.supply[assetIndex] as AmountUnits, amount);
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   /** available → locked; the caller checked available ≥ amount. */
@@ -80,6 +83,7 @@ export class Ledger {
   spendLocked(accountId: number, assetIndex: number, amount: AmountUnits): void {
     const cell = this.cell(accountId, assetIndex);
     this.locked[cell] = subUnits(this.locked[cell] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   /** Adds a fee kept back from units received in a trade to the asset's fee ledger. */
@@ -92,6 +96,7 @@ export class Ledger {
   credit(accountId: number, assetIndex: number, amount: AmountUnits): void {
     const cell = this.cell(accountId, assetIndex);
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   // Borrow and lend (margin/borrow-lend.ts): the pools keep the other side (margin/pools.ts).
@@ -100,12 +105,14 @@ export class Ledger {
   toPool(accountId: number, assetIndex: number, amount: AmountUnits): void {
     const cell = this.cell(accountId, assetIndex);
     this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   /** A pool → available (a redemption, or a borrow). */
   fromPool(accountId: number, assetIndex: number, amount: AmountUnits): void {
     const cell = this.cell(accountId, assetIndex);
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   // Perpetual settlement (perp/settle.ts): the settlement line keeps the other side (perp/positions.ts).
@@ -126,6 +133,7 @@ export class Ledger {
   toFund(accountId: number, assetIndex: number, amount: AmountUnits): void {
     const cell = this.cell(accountId, assetIndex);
     this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   /** The insurance fund → available (a bankrupt account's deficit the fund covers). */
@@ -147,6 +155,7 @@ export class Ledger {
     const cell = this.cell(accountId, assetIndex);
     this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
     this.supply[assetIndex] = subUnits(this.supply[assetIndex] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   /** available → the exchange's fee column (the exchange takes an account's dust). */
@@ -154,6 +163,7 @@ export class Ledger {
     const cell = this.cell(accountId, assetIndex);
     this.available[cell] = subUnits(this.available[cell] as AmountUnits, amount);
     this.feeUnits[assetIndex] = addUnits(this.feeUnits[assetIndex] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   /** The exchange's fee column → an account (the exchange pays for dust it took). The caller checked the column holds amount. */
@@ -161,6 +171,7 @@ export class Ledger {
     const cell = this.cell(accountId, assetIndex);
     this.feeUnits[assetIndex] = subUnits(this.feeUnits[assetIndex] as AmountUnits, amount);
     this.available[cell] = addUnits(this.available[cell] as AmountUnits, amount);
+    this.touched(accountId);
   }
 
   /**

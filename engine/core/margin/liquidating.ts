@@ -8,8 +8,10 @@
 // When. The ratio is re-checked when something can move it across 100 %:
 //   - SetIndexPrice of an asset: the accounts that borrow it, hold it (available, locked or
 //     lent) or have a position or an open order in a perpetual on it (perp/exposure.ts
-//     followsUnderlying) while borrowing anything, found through the pools' borrower set, never a
-//     walk over every account;
+//     followsUnderlying) while borrowing anything, and of those only the ones the trigger index
+//     (trigger-index.ts) cannot show healthy at the current marks: a healthy account's bands
+//     are drawn at each re-check, and the move re-checks those whose band it left, those
+//     without bands (liquidating, perpetual traders, changed since) and no other;
 //   - each hour of interest: every borrower;
 //   - a perpetual's mark can move (each mark sample of it, perp/funding.ts sampleMarks; SetIndexPrice
 //     of its underlying), and after its funding payments: the holders of a position in that
@@ -46,6 +48,7 @@ import { liquidatable } from './account.js';
 import { marginSummary } from './valuation.js';
 import { enterLiquidation, keepLiquidating } from '../liquidation/waterfall.js';
 import { followsUnderlying } from '../perp/exposure.js';
+import { drawBands, releaseLeftBands, TRIGGER_SWITCH } from './trigger-index.js';
 
 /** Whether the account is liquidating. */
 export function isLiquidating(s: EngineState, accountId: number): boolean {
@@ -64,8 +67,10 @@ export function reviewLiquidating(s: EngineState, accountId: number): void {
   let now = false;
   if (s.pools.borrowCountOf[accountId] > 0 || s.positions.positionCountOf[accountId] > 0) {
     const summary = marginSummary(s, accountId);
-    if (summary.unpriced) return;
+    if (summary.unpriced) return s.trigger.unband(accountId);
     now = liquidatable(summary.netEquityUnits, summary.margin);
+    if (now) s.trigger.unband(accountId);
+    else if (!TRIGGER_SWITCH.fullWalk) drawBands(s, accountId, summary);
   }
   if (now && was) return keepLiquidating(s);
   if (now === was) return;
@@ -74,17 +79,35 @@ export function reviewLiquidating(s: EngineState, accountId: number): void {
   if (now) enterLiquidation(s, accountId);
 }
 
-/** After a price of `assetIndex` moved: re-checks the borrowers that borrow or hold it or trade a perpetual on it, in account order. */
+/** Whether the account borrows, lends or holds the asset or trades a perpetual on it (a price move of it may move its ratio). */
+function exposedTo(s: EngineState, accountId: number, assetIndex: number): boolean {
+  const pools = s.pools;
+  const cell = pools.cell(accountId, assetIndex);
+  return pools.borrowed[cell] > 0 || pools.lent[cell] > 0
+    || s.ledger.availableUnits(accountId, assetIndex) > 0 || s.ledger.lockedUnits(accountId, assetIndex) > 0
+    || followsUnderlying(s, accountId, assetIndex);
+}
+
+/**
+ * After a price of `assetIndex` moved: re-checks the borrowers that borrow or hold it or trade a
+ * perpetual on it, in account order. The trigger index (trigger-index.ts) names those whose
+ * re-check can change anything; the full walk re-checks all of them, with the same records.
+ */
 export function reviewBorrowersOf(s: EngineState, assetIndex: number): void {
   const pools = s.pools;
   if (pools.borrowerCount === 0) return;
-  for (const accountId of pools.borrowersAscending()) {
-    const cell = pools.cell(accountId, assetIndex);
-    const holds = pools.borrowed[cell] > 0 || pools.lent[cell] > 0
-      || s.ledger.availableUnits(accountId, assetIndex) > 0 || s.ledger.lockedUnits(accountId, assetIndex) > 0
-      || followsUnderlying(s, accountId, assetIndex);
-    if (holds) reviewLiquidating(s, accountId);
+  if (TRIGGER_SWITCH.fullWalk) {
+    for (const accountId of pools.borrowersAscending()) {
+      if (!exposedTo(s, accountId, assetIndex)) continue;
+      TRIGGER_SWITCH.rechecks++;
+      reviewLiquidating(s, accountId);
+    }
+    return;
   }
+  releaseLeftBands(s);
+  const candidates = s.trigger.unbandedBorrowers((id) => exposedTo(s, id, assetIndex));
+  TRIGGER_SWITCH.rechecks += candidates.length;
+  for (const accountId of candidates) reviewLiquidating(s, accountId);
 }
 
 /**

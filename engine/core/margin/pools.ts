@@ -72,6 +72,8 @@ export class LendPools {
   interestTimer = NO_TIMER;
   /** Assets each account borrows, by account id. */
   readonly borrowCountOf: Uint16Array;
+  /** Called with the account whose lend or borrow changed (margin/trigger-index.ts). */
+  positionChanged: (accountId: number) => void = () => {};
   /** Accounts that borrow anything: the first borrowerCount entries, in no order. */
   readonly borrowerIds: Int32Array;
   /** Each borrowing account's place in borrowerIds (-1: none). */
@@ -131,6 +133,7 @@ export class LendPools {
     if (this.lent[cell] === 0 && amount > 0) this.openPosition(cell, seq);
     this.lent[cell] = safeSum(this.lent[cell], amount);
     this.lentTotal[assetIndex] = safeSum(this.lentTotal[assetIndex], amount);
+    this.positionChanged(accountId);
   }
 
   /** Redeem `amount` of the account's lend; the caller checked it lends that much. */
@@ -140,6 +143,7 @@ export class LendPools {
     this.lent[cell] -= amount;
     this.lentTotal[assetIndex] -= amount;
     if (this.lent[cell] === 0) this.closePosition(cell);
+    this.positionChanged(accountId);
   }
 
   /** Borrow `amount` more (a borrow, or an hour's interest); opens the position at `seq` if none. */
@@ -152,6 +156,7 @@ export class LendPools {
     }
     this.borrowed[cell] = safeSum(this.borrowed[cell], amount);
     this.borrowedTotal[assetIndex] = safeSum(this.borrowedTotal[assetIndex], amount);
+    this.positionChanged(accountId);
   }
 
   /** Repay `amount` of the account's borrow; the caller checked it borrows that much. */
@@ -164,6 +169,7 @@ export class LendPools {
       this.closePosition(cell);
       this.countBorrow(accountId, -1);
     }
+    this.positionChanged(accountId);
   }
 
   /** One more (+1) or one fewer (-1) asset borrowed by the account; keeps the borrower set. */

@@ -1,0 +1,241 @@
+// The liquidation trigger index (engine/core/margin/trigger-index.ts, trigger-band.ts).
+//
+// Band arithmetic: the lower bound F(lo, hi) holds over every mark of the band (checked against
+// the summary's own valuation at every index price of small bands and at sampled ones of wide
+// bands, and at book-like rational marks), the point band at an index mark is exact, and an
+// account exactly at the line, or one unit above it, gets the band its slack allows and no more.
+//
+// Equivalence: the index re-checks fewer accounts than the full walk over every borrower, with
+// the same records and the same state hash: the random differential streams (replayed with the
+// full walk), and a denser stream of many borrowers with moving index prices, stale indexes
+// (marks from the book), trades, borrows, repays, deposits, liquidation steps and snapshot round
+// trips, run once each way. After every command the harness also checks the index's
+// soundness (trigger-index.ts validateTriggerIndex): an account inside all its bands is healthy.
+import { afterEach, describe, expect, it } from 'vitest';
+import { CommandKind, RecordType, ResultCode, type EngineConfig } from '../../../engine/bus/types.js';
+import type { HaircutSpec } from '../../../engine/bus/margin-params.js';
+import { collateralLine, notionalCeil, type UnitPrice } from '../../../engine/core/margin/collateral.js';
+import { positionMmf, requirementUnits } from '../../../engine/core/margin/fractions.js';
+import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, type AssetRisk } from '../../../engine/core/margin/trigger-band.js';
+import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margin/trigger-index.js';
+import type { EngineState } from '../../../engine/core/state.js';
+import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
+import { randomConfig, runRandomStream } from '../../helpers/engine-random.js';
+
+const ONE = 10n ** 12n;
+
+afterEach(() => {
+  TRIGGER_SWITCH.fullWalk = false;
+});
+
+const HAIRCUTS: HaircutSpec[] = [
+  { kind: 'identity', weight: ONE },
+  { kind: 'identity', weight: ONE / 2n },
+  { kind: 'inverseSqrt', weight: (ONE * 9n) / 10n, base: (ONE * 11n) / 10n, penalty: ONE * 3n, basis: 'notional' },
+  { kind: 'inverseSqrt', weight: (ONE * 8n) / 10n, base: ONE, penalty: ONE / 10n, basis: 'quantity' },
+];
+
+function risk(held: bigint, borrowed: bigint, haircut: HaircutSpec | undefined, mmfFactor = ONE / 4n): AssetRisk {
+  return { heldUnits: held, borrowedUnits: borrowed, assetDecimals: 9, quoteDecimals: 6, haircut, mmf: { base: ONE / 20n, factor: mmfFactor } };
+}
+
+/** The asset's part of netEquity − Σ N·MMF as valuation.ts and account.ts compute it. */
+function summaryPart(r: AssetRisk, price: UnitPrice): bigint {
+  const collateral = r.heldUnits > 0n ? collateralLine(r.haircut, r.heldUnits, r.assetDecimals, price, r.quoteDecimals).collateralUnits : 0n;
+  const liability = r.borrowedUnits > 0n ? notionalCeil(r.borrowedUnits, price) : 0n;
+  const requirement = liability > 0n ? requirementUnits(liability, positionMmf(r.mmf!, liability, r.quoteDecimals)) : 0n;
+  return collateral - liability - requirement;
+}
+
+describe('trigger bands: arithmetic', () => {
+  it('f at an index mark is the summary\'s own figure, and F(p, p) equals it', () => {
+    for (const haircut of HAIRCUTS) {
+      for (const [held, borrowed] of [[0n, 5_000_000n], [40_000_000n, 0n], [40_000_000n, 3_000_000n], [7n, 1n]] as const) {
+        const r = risk(held, borrowed, haircut);
+        for (const p of [1n, 999n, 30_000_000_000_000n, 123_456_789_012n]) {
+          const price = indexUnitPrice(p, 9, 6);
+          expect(assetMargin(r, price)).toBe(summaryPart(r, price));
+          expect(assetMarginFloor(r, Number(p), Number(p))).toBe(summaryPart(r, price));
+        }
+      }
+    }
+  });
+
+  it('every mark inside a band keeps the asset\'s part at or above f(p₀) − slack; an index mark always has at least its point band', () => {
+    const random = prng(7);
+    for (let trial = 0; trial < 400; trial++) {
+      const haircut = HAIRCUTS[randomInt(random, 0, HAIRCUTS.length - 1)];
+      const held = BigInt(randomInt(random, 0, 3) === 0 ? 0 : randomInt(random, 1, 5e8));
+      const borrowed = BigInt(held === 0n || random() < 0.6 ? randomInt(random, 1, 5e8) : 0);
+      const r = risk(held, borrowed, haircut, random() < 0.5 ? 0n : ONE / 2n);
+      const p0 = BigInt(randomInt(random, 1_000, 50_000)) * 1_000_000_000n;
+      const slack = BigInt(randomInt(random, 0, 3) === 0 ? randomInt(random, 0, 3) : randomInt(random, 0, 5e6));
+      const mark = indexUnitPrice(p0, 9, 6);
+      const band = bandOf(r, mark, slack)!;
+      expect(band).not.toBeNull();
+      expect(band.lo).toBeLessThanOrEqual(Number(p0));
+      expect(band.hi).toBeGreaterThanOrEqual(Number(p0));
+      const floor = summaryPart(r, mark) - slack;
+      const hiFinite = band.hi === BAND_TOP ? Number(p0) * 4 : band.hi;
+      const samples = [band.lo, hiFinite, Number(p0)];
+      for (let i = 0; i < 40; i++) samples.push(band.lo + Math.floor(random() * (hiFinite - band.lo + 1)));
+      for (const x of samples) expect(summaryPart(r, indexUnitPrice(BigInt(x), 9, 6)) >= floor, `trial ${trial} at ${x}`).toBe(true);
+    }
+  });
+
+  it('a book mark between two index units: the band covers it, and rounding with no slack may leave no band', () => {
+    const r = risk(0n, 3n, { kind: 'identity', weight: ONE });
+    const mark: UnitPrice = { quoteUnits: 3_000_001n, baseUnits: 100_000n }; // 30.00001 quote units per unit
+    expect(indexUnitsOf(mark, 9, 6)).toEqual([30_000_010_000_000, 30_000_010_000_000]);
+    const odd: UnitPrice = { quoteUnits: 10n, baseUnits: 3n };
+    const [lo, hi] = indexUnitsOf(odd, 9, 6);
+    expect(hi).toBe(lo + 1);
+    const band = bandOf(risk(1_000n, 0n, { kind: 'identity', weight: ONE }), odd, 5n)!;
+    expect(band.lo).toBeLessThanOrEqual(lo);
+    expect(band.hi).toBe(BAND_TOP);
+    // 3 borrowed units at 10/3: liability ceil(10) = 10; at the index unit above, ceil(10.000000003) = 11.
+    expect(bandOf(r, odd, 0n)).toBeNull();
+    expect(bandOf(r, odd, 1n)).not.toBeNull();
+  });
+
+  it('no slack (an account one quote unit above the line: S − 1 = 0 to share): a borrow keeps the point band at its mark, a holding the band where its collateral has not fallen', () => {
+    const p = 30_000_000_000_000n;
+    const borrow = risk(0n, 1_000_000n, undefined);
+    expect(bandOf(borrow, indexUnitPrice(p, 9, 6), 0n)).toEqual({ lo: 0, hi: Number(p) });
+    const holding = risk(1_000_000n, 0n, { kind: 'identity', weight: ONE / 2n });
+    const band = bandOf(holding, indexUnitPrice(p, 9, 6), 0n)!;
+    expect(band).toEqual({ lo: Number(p), hi: BAND_TOP });
+    // Below the mark by one index unit the collateral (a floor) may already be a unit less.
+    expect(assetMarginFloor(holding, Number(p) - 1, BAND_TOP)).toBeLessThanOrEqual(assetMargin(holding, indexUnitPrice(p, 9, 6)));
+  });
+});
+
+/** A margin config with a notional-based and a quantity-based haircut and MMF growing with √N. */
+function denseConfig(seed: number): EngineConfig {
+  const config = randomConfig(seed);
+  config.limits = { ...config.limits, maxAccounts: 70 };
+  const margin = config.margin!;
+  const pool = margin.lendPools[0];
+  config.margin = {
+    ...margin,
+    collateral: [
+      margin.collateral[0],
+      { assetId: BASE, haircut: HAIRCUTS[2], imf: { base: ONE / 10n, factor: ONE }, mmf: { base: ONE / 20n, factor: ONE / 2n } },
+      { assetId: OTHER, haircut: HAIRCUTS[3], imf: { base: ONE / 5n, factor: 0n }, mmf: { base: ONE / 10n, factor: ONE / 5n } },
+    ],
+    lendPools: [QUOTE, BASE, OTHER].map((assetId) => ({ ...pool, assetId, state: 'Open' as const, stepUnits: 1n, openBorrowLendLimitUnits: 10n ** 12n, maxUtilization: ONE })),
+  };
+  return config;
+}
+
+const ACCOUNTS = 60;
+const LENDERS = 10;
+
+function resultCode(records: Rec[]): ResultCode | undefined {
+  const result = records.find((r) => r.type === RecordType.Result);
+  return result?.type === RecordType.Result ? result.code : undefined;
+}
+
+/** The harness's checks after every command, and the index's soundness. */
+class AuditedHarness extends EngineHarness {
+  override check(): void {
+    super.check();
+    validateTriggerIndex((this.exchange as unknown as { s: EngineState }).s);
+  }
+}
+
+/** A stream of commands that does not depend on the engine's answers, so both modes get the same one. */
+function runDense(seed: number, steps: number): EngineHarness {
+  const h = new AuditedHarness(denseConfig(seed));
+  const random = prng(seed);
+  for (let i = 1; i <= ACCOUNTS; i++) {
+    h.createAccount(i);
+    h.apply(cmd.deposit(i, QUOTE, randomInt(random, 1_000, 20_000)));
+    h.apply(cmd.deposit(i, BASE, randomInt(random, 100, 3_000)));
+    h.apply(cmd.deposit(i, OTHER, randomInt(random, 100, 3_000)));
+    h.apply(cmd.updateAccountSettings(i, { leverageLimitHundredths: 1_000 }));
+  }
+  const price = { [BASE]: 30_000_000_000_000, [OTHER]: 9_000_000_000_000 };
+  h.apply(cmd.setIndexPrice(BASE, price[BASE]));
+  h.apply(cmd.setIndexPrice(OTHER, price[OTHER]));
+  // The first accounts lend; the others borrow near what their margin allows (the largest of a
+  // ladder of steps of 15 % that passes), so that moves of a few per cent push some over the line.
+  for (let i = 1; i <= LENDERS; i++) {
+    for (const [assetId, units] of [[QUOTE, 20_000_000], [BASE, 2_000_000], [OTHER, 2_000_000]]) {
+      h.apply(cmd.deposit(i, assetId, units));
+      h.apply({ kind: CommandKind.BorrowLend, accountId: i, assetId, side: 1, amountUnits: units });
+    }
+  }
+  for (let i = LENDERS + 1; i <= ACCOUNTS; i++) {
+    const assetId = random() < 0.7 ? QUOTE : [BASE, OTHER][randomInt(random, 0, 1)];
+    for (let units = assetId === QUOTE ? 4_000_000 : 40_000; units >= 1; units = Math.floor(units * 0.85)) {
+      if (resultCode(h.apply({ kind: CommandKind.BorrowLend, accountId: i, assetId, side: 0, amountUnits: units })) === ResultCode.Ok) break;
+    }
+  }
+  for (let step = 0; step < steps; step++) denseStep(h, random, price);
+  return h;
+}
+
+function denseStep(h: EngineHarness, random: () => number, price: Record<number, number>): void {
+  const account = randomInt(random, 1, ACCOUNTS);
+  const roll = random();
+  if (roll < 0.3) {
+    const asset = random() < 0.6 ? BASE : OTHER;
+    const start = asset === BASE ? 30_000_000_000_000 : 9_000_000_000_000;
+    const moved = Math.round(price[asset] * (1 + (random() - 0.5) * 0.2));
+    price[asset] = Math.max(Math.round(start * 0.3), Math.min(start * 3, moved));
+    h.apply(cmd.setIndexPrice(asset, price[asset]));
+  } else if (roll < 0.45) {
+    h.timeUs += randomInt(random, 1_000, 600_000);
+    h.apply(cmd.tick());
+  } else if (roll < 0.6) {
+    const assetId = [QUOTE, BASE, OTHER][randomInt(random, 0, 2)];
+    h.apply({ kind: CommandKind.BorrowLend, accountId: account, assetId, side: random() < 0.5 ? 0 : 1, amountUnits: randomInt(random, 1, assetId === QUOTE ? 100_000 : 800) });
+  } else if (roll < 0.68) {
+    h.apply(cmd.deposit(account, [QUOTE, BASE, OTHER][randomInt(random, 0, 2)], randomInt(random, 1, 50_000)));
+  } else if (roll < 0.98) {
+    const market = random() < 0.6 ? M0 : M1;
+    const mid = Math.round((market === M0 ? price[BASE] / 300_000_000_000 : price[OTHER] / 30_000_000_000));
+    // Now and then far from the index: trades that move value between accounts without a price move.
+    const away = random() < 0.2 ? Math.round(mid * (random() - 0.5) * 0.8) : randomInt(random, -3, 3);
+    const ticks = Math.max(1, Math.min(1000, mid + away));
+    h.apply(cmd.place(account, random() < 0.5 ? 'bid' : 'ask', ticks, randomInt(random, 1, 20), { market }));
+  } else {
+    h.restartFromSnapshot();
+  }
+}
+
+describe('trigger index: the same records and state as the full walk', () => {
+  for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+    it(`random stream seed ${seed}, replayed with the full walk`, () => {
+      const config = randomConfig(seed);
+      const h = new EngineHarness(config);
+      runRandomStream(h, seed, 1000);
+      TRIGGER_SWITCH.fullWalk = true;
+      const again = replay(config, h.stream);
+      expect(again.records).toEqual(h.log);
+      expect(again.exchange.stateHash()).toBe(h.exchange.stateHash());
+    });
+  }
+
+  for (const seed of [11, 12, 13]) {
+    it(`dense margin stream seed ${seed}: ${ACCOUNTS} borrowers, moving and stale prices, trades and liquidations`, () => {
+      TRIGGER_SWITCH.rechecks = 0;
+      const indexed = runDense(seed, 1500);
+      const indexedRechecks = TRIGGER_SWITCH.rechecks;
+      TRIGGER_SWITCH.fullWalk = true;
+      TRIGGER_SWITCH.rechecks = 0;
+      const walked = runDense(seed, 1500);
+      const walkedRechecks = TRIGGER_SWITCH.rechecks;
+      expect(indexed.log.length).toBe(walked.log.length);
+      expect(indexed.log).toEqual(walked.log);
+      expect(indexed.exchange.stateHash()).toBe(walked.exchange.stateHash());
+      // The streams reach what the index must get right: flips into and out of the state, trades, and bands held.
+      const flips = indexed.log.filter((r) => r.type === RecordType.AccountSettings && r.frontId === 0xffff).length;
+      expect(flips).toBeGreaterThan(4);
+      expect(indexed.log.filter((r) => r.type === RecordType.Trade).length).toBeGreaterThan(20);
+      // And the index re-checked far fewer accounts on price moves than the full walk.
+      expect(indexedRechecks).toBeLessThan(walkedRechecks / 2);
+    });
+  }
+});
