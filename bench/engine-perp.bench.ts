@@ -9,7 +9,9 @@
 //
 //   one mark tick = SetIndexPrice of the underlying + a Tick one second on (the MarkSample timer's
 //   sampleMarks, and the funding timer when an interval ends), on an engine whose accounts all hold
-//   a position (1,000 vs 100,000 accounts, opposite positions in pairs), alternating every round.
+//   a position (1,000 vs 100,000 accounts, opposite positions in pairs), alternating every round;
+//   and at 100,000 the same ticks with the liquidation trigger index off (margin/trigger-index.ts
+//   TRIGGER_SWITCH.fullWalk: every holder re-checked), the cost the index saves.
 //
 // Measured: commands per CPU-second (process user + system time over the timed rows) and per wall
 // second of each mix, median of RUNS after WARMUP, interleaved; the ratio perp / spot of the
@@ -28,6 +30,7 @@ import { newCommandSlot } from '../engine/bus/generated/records.js';
 import { Exchange } from '../engine/core/exchange.js';
 import { MarketKind, RecordType, ResultCode, type Command, type CommandSlot, type EngineConfig, type RecordSink } from '../engine/bus/types.js';
 import { FRACTION_ONE } from '../engine/core/margin/fixed.js';
+import { TRIGGER_SWITCH } from '../engine/core/margin/trigger-index.js';
 import { cmd } from '../test/helpers/engine-harness.js';
 import { fmtRate, gc, median } from './engine.bench.js';
 import {
@@ -184,9 +187,17 @@ function main(): void {
   ticks(large, 50);
   const smallUs: number[] = [];
   const largeUs: number[] = [];
+  const walkUs: number[] = [];
+  let indexedRechecks = 0;
   for (let round = 0; round < RUNS; round++) {
     smallUs.push(median(ticks(small, TICKS)));
+    TRIGGER_SWITCH.rechecks = 0;
     largeUs.push(median(ticks(large, TICKS)));
+    indexedRechecks += TRIGGER_SWITCH.rechecks;
+    // The same ticks with the trigger index switched off: every holder re-checked at each tick.
+    TRIGGER_SWITCH.fullWalk = true;
+    walkUs.push(median(ticks(large, Math.max(3, Math.floor(TICKS / 30)))));
+    TRIGGER_SWITCH.fullWalk = false;
   }
   if (small.sink.marks === 0 || small.sink.marks !== large.sink.marks) failures.push(`ticks: mark records ${small.sink.marks} vs ${large.sink.marks}`);
 
@@ -197,6 +208,7 @@ function main(): void {
   console.log(`refused stream commands: spot ${refused.spot}, perp ${refused.perp} ${refused.perpBy} (untimed count)`);
   console.log(`perp / spot per CPU-second: ${(rate(perp, 'cpuS') / rate(spot, 'cpuS')).toFixed(3)}`);
   console.log(`mark tick (SetIndexPrice + sampleMarks), median CPU per tick: ${median(smallUs).toFixed(1)} µs with ${BENCH_ACCOUNTS} accounts in positions, ${median(largeUs).toFixed(1)} µs with ${SCALE_ACCOUNTS}; ratio ${(median(largeUs) / median(smallUs)).toFixed(3)}`);
+  console.log(`mark tick with ${SCALE_ACCOUNTS} accounts, every holder re-checked (the trigger index off): ${median(walkUs).toFixed(1)} µs; indexed / full walk ${(median(largeUs) / median(walkUs)).toFixed(4)}; re-checks per indexed tick ${(indexedRechecks / (RUNS * TICKS)).toFixed(2)}`);
   if (failures.length > 0) {
     console.log(`FAIL: ${failures.join('; ')}`);
     process.exitCode = 1;

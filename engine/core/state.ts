@@ -60,7 +60,7 @@ export class EngineState {
   readonly positions: Positions;
   /** The insurance fund and the liquidation waterfall's step timer (liquidation/fund.ts). */
   readonly insurance: InsuranceFund;
-  /** Derived, not state: which borrowers a price move can push over the liquidation line (margin/trigger-index.ts). */
+  /** Derived, not state: which accounts a price move can push over the liquidation line (margin/trigger-index.ts). */
   readonly trigger: TriggerIndex;
   /** The last order number turned into an id. */
   orderNumber = 0;
@@ -93,15 +93,16 @@ export class EngineState {
     // timers, and their realization timer
     this.timers = new Timers(poolCapacity + 3 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
-    this.trigger = new TriggerIndex(maxAccounts, this.catalog.assetCount, this.pools);
-    this.ledger.touched = this.trigger.touch;
-    this.pools.positionChanged = this.trigger.touch;
-    this.pool.opened = this.trigger.touch;
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
     const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
     const perpMarkets = this.catalog.markets.map((_, m) => m).filter((m) => !this.catalog.isSpot(m));
     this.positions = new Positions(maxAccounts, this.catalog.assetCount, perpMarkets, this.catalog.marketCount);
+    this.trigger = new TriggerIndex(maxAccounts, this.catalog.assetCount + perpMarkets.length, this.pools, this.positions);
+    this.ledger.touched = this.trigger.touch;
+    this.pools.positionChanged = this.trigger.touch;
+    this.pool.opened = this.trigger.touch;
+    this.positions.changed = this.trigger.touch;
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
     this.insurance = new InsuranceFund(this.catalog.assetCount, config.liquidation);
     this.realization = new Realization(config.realizePnlIntervalUs ?? 0);

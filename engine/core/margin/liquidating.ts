@@ -11,11 +11,12 @@
 //     followsUnderlying) while borrowing anything, and of those only the ones the trigger index
 //     (trigger-index.ts) cannot show healthy at the current marks: a healthy account's bands
 //     are drawn at each re-check, and the move re-checks those whose band it left, those
-//     without bands (liquidating, perpetual traders, changed since) and no other;
+//     without bands (liquidating, unpriced, changed since) and no other;
 //   - each hour of interest: every borrower;
 //   - a perpetual's mark can move (each mark sample of it, perp/funding.ts sampleMarks; SetIndexPrice
 //     of its underlying), and after its funding payments: the holders of a position in that
-//     perpetual, through reviewPositionHoldersOf alone (never a walk over every account);
+//     perpetual, through reviewPositionHoldersOf, and of those only the ones the trigger index
+//     cannot show healthy (a holder's band of the perpetual's mark is drawn like an asset's);
 //   - after a taker's fills changed perpetual positions: each account whose position they changed,
 //     in the order first touched (perp/reduce-only.ts trimTouched);
 //   - a BorrowLend move (borrow, repay, lend, redeem) and a withdrawal: that account.
@@ -61,22 +62,48 @@ export function receivesBorrowedAsset(s: EngineState, accountId: number, marketI
   return s.pools.borrowed[s.pools.cell(accountId, received)] > 0;
 }
 
-/** Re-checks one account's ratio and flips its flag when it crossed 100 % either way (event on a flip). */
-export function reviewLiquidating(s: EngineState, accountId: number): void {
+/** Re-checks one account's ratio and flips its flag when it crossed 100 % either way (event on a flip); true on a flip. */
+export function reviewLiquidating(s: EngineState, accountId: number): boolean {
   const was = isLiquidating(s, accountId);
   let now = false;
   if (s.pools.borrowCountOf[accountId] > 0 || s.positions.positionCountOf[accountId] > 0) {
     const summary = marginSummary(s, accountId);
-    if (summary.unpriced) return s.trigger.unband(accountId);
+    if (summary.unpriced) {
+      s.trigger.unband(accountId);
+      return false;
+    }
     now = liquidatable(summary.netEquityUnits, summary.margin);
     if (now) s.trigger.unband(accountId);
     else if (!TRIGGER_SWITCH.fullWalk) drawBands(s, accountId, summary);
   }
-  if (now && was) return keepLiquidating(s);
-  if (now === was) return;
+  if (now && was) {
+    keepLiquidating(s);
+    return false;
+  }
+  if (now === was) return false;
   s.accountSettings.flags[accountId] ^= AccountSettingFlag.Liquidating;
   s.out.accountSettings(accountId, FRONT_ID_NONE, 0, 0);
   if (now) enterLiquidation(s, accountId);
+  return true;
+}
+
+/**
+ * The indexed re-check of a price move (trigger-index.ts): the accounts at risk that `exposed`
+ * keeps and the index cannot show healthy, ascending. A flip cancels orders, which can move a
+ * book mark: the bands are released again and those it pushed out join the walk ahead.
+ */
+function recheckIndexed(s: EngineState, exposed: (accountId: number) => boolean): void {
+  releaseLeftBands(s);
+  const queue = s.trigger.unbandedAccounts(exposed);
+  for (let i = 0; i < queue.length; i++) {
+    const accountId = queue[i];
+    TRIGGER_SWITCH.rechecks++;
+    const length = s.trigger.poolLength;
+    if (!reviewLiquidating(s, accountId)) continue;
+    releaseLeftBands(s);
+    const ahead = s.trigger.joinedSince(length, exposed).filter((id) => id > accountId && !queue.includes(id, i + 1));
+    if (ahead.length > 0) queue.splice(i + 1, queue.length - i - 1, ...[...queue.slice(i + 1), ...ahead].sort((a, b) => a - b));
+  }
 }
 
 /** Whether the account borrows, lends or holds the asset or trades a perpetual on it (a price move of it may move its ratio). */
@@ -96,26 +123,27 @@ function exposedTo(s: EngineState, accountId: number, assetIndex: number): boole
 export function reviewBorrowersOf(s: EngineState, assetIndex: number): void {
   const pools = s.pools;
   if (pools.borrowerCount === 0) return;
-  if (TRIGGER_SWITCH.fullWalk) {
-    for (const accountId of pools.borrowersAscending()) {
-      if (!exposedTo(s, accountId, assetIndex)) continue;
-      TRIGGER_SWITCH.rechecks++;
-      reviewLiquidating(s, accountId);
-    }
-    return;
+  const exposed = (accountId: number): boolean => pools.borrowCountOf[accountId] > 0 && exposedTo(s, accountId, assetIndex);
+  if (!TRIGGER_SWITCH.fullWalk) return recheckIndexed(s, exposed);
+  for (const accountId of pools.borrowersAscending()) {
+    if (!exposedTo(s, accountId, assetIndex)) continue;
+    TRIGGER_SWITCH.rechecks++;
+    reviewLiquidating(s, accountId);
   }
-  releaseLeftBands(s);
-  const candidates = s.trigger.unbandedBorrowers((id) => exposedTo(s, id, assetIndex));
-  TRIGGER_SWITCH.rechecks += candidates.length;
-  for (const accountId of candidates) reviewLiquidating(s, accountId);
 }
 
 /**
  * After the mark of the perpetual `marketIndex` can have moved: re-checks the accounts holding a
- * position in it, in account order (the one walk of a mark's move: header).
+ * position in it, in account order; the trigger index names those whose re-check can change
+ * anything (never a walk over every holder), the full walk re-checks every holder.
  */
 export function reviewPositionHoldersOf(s: EngineState, marketIndex: number): void {
-  for (const accountId of s.positions.holdersOf(marketIndex)) reviewLiquidating(s, accountId);
+  const p = s.positions;
+  if (!TRIGGER_SWITCH.fullWalk) return recheckIndexed(s, (accountId) => p.lots[p.cell(accountId, marketIndex)] !== 0);
+  for (const accountId of p.holdersOf(marketIndex)) {
+    TRIGGER_SWITCH.rechecks++;
+    reviewLiquidating(s, accountId);
+  }
 }
 
 /** After an index price of `assetIndex` moved: the holders of every perpetual on it, in market order. */

@@ -7,8 +7,8 @@
 //   f(p) = collateral(h, p) − liability(b, p) − requirement(b, p)
 // with collateral(h, p) = floor(h·p·w) (collateral.ts; w the haircut weight), liability(b, p) =
 // ceil(b·p) and requirement = ceil(L·MMF(L)), L the liability (fractions.ts). Nothing couples two
-// assets: the perpetuals would (their uPnL and exposure), and an account with any perpetual
-// position or open perpetual order gets no band (trigger-index.ts).
+// assets; a perpetual's part (its uPnL and the requirement of its exposure) moves with its own
+// mark alone and gets a band of that mark (below).
 //
 // The lower bound. Over every mark x with lo ≤ x ≤ hi,
 //   f(x) ≥ F(lo, hi) = floor(h·lo·w(hi)) − ceil(b·hi) − ceil(L(hi)·MMF(L(hi)))
@@ -128,6 +128,22 @@ function reachGuess(risk: AssetRisk, mark: UnitPrice, slackUnits: bigint): [bigi
 }
 
 /**
+ * Halves the guessed reaches `down` and `up` (index units; -1: that side is open) around the mark
+ * [markLo, markHi] until `floorOf(lo, hi)` ≥ `floorAllowed`; the last attempt is the point band.
+ */
+function searchBand(markLo: number, markHi: number, down: bigint, up: bigint, floorAllowed: bigint, floorOf: (lo: number, hi: number) => bigint): PriceBand | null {
+  for (let attempt = 0; attempt <= BAND_ATTEMPTS; attempt++) {
+    const shift = BigInt(attempt);
+    const reachDown = attempt === BAND_ATTEMPTS ? 0n : down >> shift;
+    const reachUp = attempt === BAND_ATTEMPTS ? 0n : up >> shift;
+    const lo = down < 0n ? 0 : Math.max(0, markLo - clampUnits(reachDown));
+    const hi = up < 0n ? BAND_TOP : Math.min(BAND_TOP, markHi + clampUnits(reachUp));
+    if (floorOf(lo, hi) >= floorAllowed) return { lo, hi };
+  }
+  return null;
+}
+
+/**
  * The band of one asset whose mark is `mark` and which may lose `slackUnits` (≥ 0) of its part
  * f(mark): F(lo, hi) ≥ f(mark) − slackUnits (header). Null when not even the point band holds
  * (a book mark between two index units, with no slack to cover the rounding).
@@ -136,14 +152,72 @@ export function bandOf(risk: AssetRisk, mark: UnitPrice, slackUnits: bigint): Pr
   const floorAllowed = assetMargin(risk, mark) - slackUnits;
   const [markLo, markHi] = indexUnitsOf(mark, risk.assetDecimals, risk.quoteDecimals);
   const [down, up] = reachGuess(risk, mark, slackUnits);
-  // Halve the guessed reach until F holds; the last attempt is the point band.
-  for (let attempt = 0; attempt <= BAND_ATTEMPTS; attempt++) {
-    const shift = BigInt(attempt);
-    const reachDown = attempt === BAND_ATTEMPTS ? 0n : down >> shift;
-    const reachUp = attempt === BAND_ATTEMPTS ? 0n : up >> shift;
-    const lo = down < 0n ? 0 : Math.max(0, markLo - clampUnits(reachDown));
-    const hi = up < 0n ? BAND_TOP : Math.min(BAND_TOP, markHi + clampUnits(reachUp));
-    if (assetMarginFloor(risk, lo, hi) >= floorAllowed) return { lo, hi };
-  }
-  return null;
+  return searchBand(markLo, markHi, down, up, floorAllowed, (lo, hi) => assetMarginFloor(risk, lo, hi));
+}
+
+// Perpetuals. A position of size z (signed base units) with cost C, unsettled equity U and a
+// worst-side exposure E (base units, open orders included: perp/exposure.ts) adds to
+// netEquity − Σ N·MMF, at the perpetual's mark p,
+//   g(p) = floor(z·p) + C + U − ceil(N(p)·MMF(N(p))),   N(p) = ceil(E·p)
+// (C and U do not move with the mark and are left out of the figures below). floor(z·p) is
+// monotone in p (rising for a long, falling for a short) and the requirement never decreases,
+// so over [lo, hi]
+//   g(x) ≥ G(lo, hi) = min(floor(z·lo), floor(z·hi)) − ceil(N(hi)·MMF(N(hi)))
+// exactly. A perpetual's mark is an index price (an integer ×10^9, perp/mark.ts), so its point
+// band is exact. The reach guesses: a long loses z per index unit downward and gains upward while
+// its requirement grows (rate E·2·MMF); a short loses |z| + E·2·MMF upward and nothing downward
+// (lo = 0); the guess is capped at the mark itself above it (at most a doubling), then checked.
+
+/** What one perpetual of an account holds, and the parameters that value it. */
+export interface PerpRisk {
+  /** Signed position size in base units of the underlying. */
+  sizeUnits: bigint;
+  /** Worst-side exposure in base units (≥ 0). */
+  exposureUnits: bigint;
+  baseDecimals: number;
+  quoteDecimals: number;
+  mmf: MarginFunctionSpec;
+}
+
+function perpRequirement(risk: PerpRisk, price: UnitPrice): bigint {
+  if (risk.exposureUnits === 0n) return 0n;
+  const notional = notionalCeil(risk.exposureUnits, price);
+  return requirementUnits(notional, positionMmf(risk.mmf, notional, risk.quoteDecimals));
+}
+
+function pnlPart(risk: PerpRisk, price: UnitPrice): bigint {
+  const product = risk.sizeUnits * price.quoteUnits;
+  const q = product / price.baseUnits;
+  return product % price.baseUnits !== 0n && product < 0n ? q - 1n : q;
+}
+
+/** g(p) without C and U: the perpetual's part that moves with its mark (header). */
+export function perpMargin(risk: PerpRisk, price: UnitPrice): bigint {
+  return pnlPart(risk, price) - perpRequirement(risk, price);
+}
+
+/** G(lo, hi): a lower bound of the moving part over every mark in [lo, hi] (index units). */
+export function perpMarginFloor(risk: PerpRisk, lo: number, hi: number): bigint {
+  const low = indexUnitPrice(BigInt(lo), risk.baseDecimals, risk.quoteDecimals);
+  const high = indexUnitPrice(BigInt(hi), risk.baseDecimals, risk.quoteDecimals);
+  const pnlLow = pnlPart(risk, low);
+  const pnlHigh = pnlPart(risk, high);
+  return (pnlLow < pnlHigh ? pnlLow : pnlHigh) - perpRequirement(risk, high);
+}
+
+/** The band of one perpetual of an account at its mark `markE9` that may lose `slackUnits` of its part (header). */
+export function perpBandOf(risk: PerpRisk, markE9: number, slackUnits: bigint): PriceBand | null {
+  const mark = indexUnitPrice(BigInt(markE9), risk.baseDecimals, risk.quoteDecimals);
+  const floorAllowed = perpMargin(risk, mark) - slackUnits;
+  const perIndexUnit = pow10(INDEX_PRICE_DECIMALS + risk.baseDecimals);
+  const quoteScale = pow10(risk.quoteDecimals);
+  const notional = risk.exposureUnits === 0n ? 0n : notionalCeil(risk.exposureUnits, mark);
+  const mmf = notional === 0n ? 0n : positionMmf(risk.mmf, notional, risk.quoteDecimals);
+  const long = risk.sizeUnits > 0n;
+  const upRate = (long ? 0n : -risk.sizeUnits * FRACTION_ONE) + risk.exposureUnits * 2n * mmf;
+  const downSlack = long ? slackUnits / 2n : 0n;
+  const down = long ? (downSlack * perIndexUnit) / (risk.sizeUnits * quoteScale) : -1n;
+  const cap = BigInt(markE9);
+  const up = upRate === 0n ? cap : (slackUnits - downSlack) * perIndexUnit * FRACTION_ONE / (upRate * quoteScale);
+  return searchBand(markE9, markE9, down, up > cap ? cap : up, floorAllowed, (lo, hi) => perpMarginFloor(risk, lo, hi));
 }

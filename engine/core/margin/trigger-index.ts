@@ -1,38 +1,45 @@
-// The liquidation trigger index: which borrowers a price move can push over the liquidation line
-// (venue mechanics §1.4, liquidating.ts), found without walking every borrower.
+// The liquidation trigger index: which accounts a price move can push over the liquidation line
+// (venue mechanics §1.4, liquidating.ts), found without walking every borrower or position holder.
 //
-// Bands. When liquidating.ts re-checks a borrower and finds it healthy, its slack
+// Bands. When liquidating.ts re-checks an account and finds it healthy, its slack
 // S = netEquity − Σ N·MMF (≥ 1 quote unit) is split evenly over the priced assets it holds or
-// borrows, and each asset gets a band of its mark (trigger-band.ts) inside which that asset's part
-// of S cannot fall by more than its share. Since the parts add up (nothing couples two assets
-// without perpetuals), while every mark stays inside its band the account stays at S − (S − 1) ≥ 1
-// above the line: a re-check would find it healthy and change nothing. An account with a
-// perpetual position or open perpetual order, an unpriced one and a liquidating one get no band.
+// borrows and the perpetuals it has a position or open orders in, and each gets a band of its mark
+// (trigger-band.ts) inside which that part of S cannot fall by more than its share. The parts add
+// up (an asset's part moves with the asset's mark alone, a perpetual's with the perpetual's mark
+// alone), so while every mark stays inside its band the account stays at S − (S − 1) ≥ 1 above the
+// line: a re-check would find it healthy and change nothing. An unpriced account and a
+// liquidating one get no band.
 //
-// Marks, not index prices. A band bounds the mark the margin summary values the asset at,
-// whatever its source (mark.ts: the index while fresh, else the book's guarded reference, else
-// the stale index), so a mark that moves without a SetIndexPrice (an index gone stale, the book's
-// reference moving) is caught at the next price move like any other.
+// Marks, not index prices. A band bounds the mark the margin summary values the asset or the
+// perpetual at, whatever its source (mark.ts, perp/mark.ts: the index while fresh, else the book,
+// else the stale index), so a mark that moves without a SetIndexPrice is caught at the next price
+// move like any other.
 //
-// What a price move re-checks (candidates): every account whose band of any asset the current
-// mark has left (taken from two heaps per asset, by lo descending and by hi ascending), and every
-// borrower without a band (the pool): the liquidating ones, the perpetual traders, and those whose
-// state changed since their band was drawn. liquidating.ts keeps those exposed to the moved asset,
-// exactly as the full walk would, and re-checks them in ascending account id, so the records and
-// the state are those of the full walk: an account left out is healthy at the marks it would be
-// valued at, and its re-check would have been a no-op.
+// Keys. The heaps are kept per key: an asset's key is its index, a perpetual's is the asset count
+// plus its ordinal (perp/positions.ts).
 //
-// Any change of what an account holds, lends or borrows, and any order it opens (a perpetual
-// order adds exposure), drops its band (touch): the ledger, the pools and the order pool call it.
-// Dropping is O(1): the account's generation moves on and its heap entries become garbage, popped
-// when they surface or swept when a heap doubles. A dropped borrower joins the pool.
+// What a price move re-checks (candidates): every account whose band of any key the current mark
+// has left (taken from two heaps per key, by lo descending and by hi ascending), and every account
+// at risk (it borrows or holds a position) without a band (the pool): the liquidating ones, the
+// unpriced ones and those whose state changed since their band was drawn. liquidating.ts keeps
+// those exposed to the move, exactly as the full walk would, and re-checks them in ascending
+// account id; a re-check that flips an account (its orders cancelled can move a book mark) releases
+// the bands again before the next one, so the records and the state are those of the full walk:
+// an account left out is healthy at the marks it would be valued at, and its re-check would have
+// been a no-op.
+//
+// Any change of what an account holds, lends or borrows, of its positions (size, cost, unsettled
+// equity, fee debt) and any order it opens (exposure) drops its bands (touch): the ledger, the
+// pools, the positions and the order pool call it. Dropping is O(1): the account's generation
+// moves on and its heap entries become garbage, popped when they surface or swept when a heap
+// doubles. A dropped account at risk joins the pool.
 //
 // Derived state: neither in the snapshot nor in the state hash. A fresh state (and so one loaded
-// from a snapshot) starts with every borrower in the pool and no band; the first move of each
-// asset re-checks its borrowers and draws their bands.
+// from a snapshot) starts with every account at risk in the pool and no band; the first move of
+// each key re-checks its accounts and draws their bands.
 //
 // TRIGGER_SWITCH.fullWalk (for the differential tests and the benchmarks) goes back to walking
-// every borrower; the index stays maintained, so the switch may flip at any time.
+// every borrower or holder; the index stays maintained, so the switch may flip at any time.
 
 import { AccountSettingFlag } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
@@ -40,8 +47,11 @@ import { assert } from '../assert.js';
 import { liquidatable } from './account.js';
 import { MarkSource, markOf } from './mark.js';
 import type { LendPools } from './pools.js';
-import { bandOf, indexUnitsOf } from './trigger-band.js';
-import { marginSummary, type MarginSummary } from './valuation.js';
+import { bandOf, indexUnitsOf, perpBandOf } from './trigger-band.js';
+import { marginSummary, type AssetMarginLine, type MarginSummary } from './valuation.js';
+import type { PerpLine } from '../perp/exposure.js';
+import { perpMarkOf } from '../perp/mark.js';
+import type { Positions } from '../perp/positions.js';
 
 /** The full-walk switch, and a count of the re-checks price moves made (for the tests and benchmarks; not state). */
 export const TRIGGER_SWITCH = { fullWalk: false, rechecks: 0 };
@@ -134,9 +144,9 @@ class BandHeap {
   }
 }
 
-/** One asset's band of an account, in index units. */
+/** One band of an account: a key (an asset, or a perpetual: header) and its range, in index units. */
 export interface AssetBand {
-  assetIndex: number;
+  key: number;
   lo: number;
   hi: number;
 }
@@ -147,35 +157,39 @@ export class TriggerIndex {
   /** Moves on each time the account's bands are dropped; heap entries of older generations are garbage. */
   private readonly generation: Uint32Array;
   private readonly inPool: Uint8Array;
-  /** Borrowers without a band (and stale entries, dropped at the next scan). */
+  /** Accounts at risk without a band (and stale entries, dropped at the next scan). */
   private pool: number[] = [];
   private seeded = false;
-  /** Per asset: bands by lo, descending (key −lo), and by hi, ascending. */
+  /** Per key: bands by lo, descending (key −lo), and by hi, ascending. */
   private readonly byLo: BandHeap[];
   private readonly byHi: BandHeap[];
   private readonly live = (id: number, gen: number): boolean => this.banded[id] === 1 && this.generation[id] === gen;
 
-  constructor(maxAccounts: number, assetCount: number, private readonly pools: LendPools) {
+  constructor(maxAccounts: number, readonly keyCount: number, private readonly pools: LendPools, private readonly positions: Positions) {
     this.banded = new Uint8Array(maxAccounts + 1);
     this.generation = new Uint32Array(maxAccounts + 1);
     this.inPool = new Uint8Array(maxAccounts + 1);
-    this.byLo = Array.from({ length: assetCount }, () => new BandHeap());
-    this.byHi = Array.from({ length: assetCount }, () => new BandHeap());
+    this.byLo = Array.from({ length: keyCount }, () => new BandHeap());
+    this.byHi = Array.from({ length: keyCount }, () => new BandHeap());
   }
 
-  /** The account's holdings, lends, borrows or orders changed: its bands no longer hold. */
+  private atRisk(accountId: number): boolean {
+    return this.pools.borrowCountOf[accountId] > 0 || this.positions.positionCountOf[accountId] > 0;
+  }
+
+  /** The account's holdings, lends, borrows, positions or orders changed: its bands no longer hold. */
   readonly touch = (accountId: number): void => {
     if (this.banded[accountId] === 1) {
       this.banded[accountId] = 0;
       this.generation[accountId]++;
     }
-    if (this.inPool[accountId] === 0 && this.pools.borrowCountOf[accountId] > 0) {
+    if (this.inPool[accountId] === 0 && this.atRisk(accountId)) {
       this.inPool[accountId] = 1;
       this.pool.push(accountId);
     }
   };
 
-  /** Forgets every band (a snapshot was loaded into the state): every borrower joins the pool at the next move. */
+  /** Forgets every band (a snapshot was loaded into the state): every account at risk joins the pool at the next move. */
   reset(): void {
     this.banded.fill(0);
     this.inPool.fill(0);
@@ -190,43 +204,48 @@ export class TriggerIndex {
     return this.banded[accountId] === 1;
   }
 
-  /** Draws the account's bands (replacing any); no asset at all: healthy at any price. */
+  /** Whether a price move would find the account: it holds bands, waits in the pool, or the pool is not seeded yet (tests). */
+  covers(accountId: number): boolean {
+    return !this.seeded || this.banded[accountId] === 1 || this.inPool[accountId] === 1;
+  }
+
+  /** Draws the account's bands (replacing any); no key at all: healthy at any price. */
   band(accountId: number, bands: readonly AssetBand[]): void {
     const gen = ++this.generation[accountId];
     this.banded[accountId] = 1;
-    for (const { assetIndex, lo, hi } of bands) {
-      if (lo > 0) this.byLo[assetIndex].push(-lo, accountId, gen, this.live);
-      if (hi < Number.MAX_SAFE_INTEGER) this.byHi[assetIndex].push(hi, accountId, gen, this.live);
+    for (const { key, lo, hi } of bands) {
+      if (lo > 0) this.byLo[key].push(-lo, accountId, gen, this.live);
+      if (hi < Number.MAX_SAFE_INTEGER) this.byHi[key].push(hi, accountId, gen, this.live);
     }
   }
 
-  /** The account stays without a band (and in the pool while it borrows). */
+  /** The account stays without a band (and in the pool while at risk). */
   unband(accountId: number): void {
     this.touch(accountId);
   }
 
   /**
-   * Drops the bands of every account whose band of `assetIndex` does not hold the mark
-   * [markLo, markHi] (index units, rounded down and up; null: the asset has no mark).
+   * Drops the bands of every account whose band of `key` does not hold the mark [markLo, markHi]
+   * (index units, rounded down and up; null: no mark).
    */
-  release(assetIndex: number, mark: [number, number] | null): void {
-    const byLo = this.byLo[assetIndex];
+  release(key: number, mark: [number, number] | null): void {
+    const byLo = this.byLo[key];
     while (byLo.size > 0 && (mark === null || -byLo.keys[0] > mark[0])) this.dropTop(byLo);
-    const byHi = this.byHi[assetIndex];
+    const byHi = this.byHi[key];
     while (byHi.size > 0 && (mark === null || byHi.keys[0] < mark[1])) this.dropTop(byHi);
   }
 
-  /** Whether any band of `assetIndex` is held. */
-  hasBands(assetIndex: number): boolean {
-    return this.byLo[assetIndex].size > 0 || this.byHi[assetIndex].size > 0;
+  /** Whether any band of `key` is held. */
+  hasBands(key: number): boolean {
+    return this.byLo[key].size > 0 || this.byHi[key].size > 0;
   }
 
-  /** The accounts holding a band of `assetIndex` that the mark [markLo, markHi] (null: none) has left; nothing is dropped. */
-  leftBy(assetIndex: number, mark: [number, number] | null): number[] {
+  /** The accounts holding a band of `key` that the mark [markLo, markHi] (null: none) has left; nothing is dropped. */
+  leftBy(key: number, mark: [number, number] | null): number[] {
     const left: number[] = [];
-    const byLo = this.byLo[assetIndex];
+    const byLo = this.byLo[key];
     for (let i = 0; i < byLo.size; i++) if (this.live(byLo.ids[i], byLo.gens[i]) && (mark === null || -byLo.keys[i] > mark[0])) left.push(byLo.ids[i]);
-    const byHi = this.byHi[assetIndex];
+    const byHi = this.byHi[key];
     for (let i = 0; i < byHi.size; i++) if (this.live(byHi.ids[i], byHi.gens[i]) && (mark === null || byHi.keys[i] < mark[1])) left.push(byHi.ids[i]);
     return left;
   }
@@ -238,19 +257,28 @@ export class TriggerIndex {
     if (this.live(id, gen)) this.touch(id);
   }
 
+  /** How many entries the pool holds: accounts that join it later are found by `joinedSince`. */
+  get poolLength(): number {
+    return this.pool.length;
+  }
+
+  /** The accounts that joined the pool since it held `length` entries and `exposed` keeps. */
+  joinedSince(length: number, exposed: (accountId: number) => boolean): number[] {
+    const out: number[] = [];
+    for (let i = length; i < this.pool.length; i++) if (this.banded[this.pool[i]] === 0 && exposed(this.pool[i])) out.push(this.pool[i]);
+    return out;
+  }
+
   /**
-   * The borrowers without a band that `exposed` keeps, ascending; the pool sheds accounts that
-   * hold a band again or borrow nothing. Call after `release` for every asset.
+   * The accounts at risk without a band that `exposed` keeps, ascending; the pool sheds accounts
+   * that hold a band again or are at risk no more. Call after `release` for every key.
    */
-  unbandedBorrowers(exposed: (accountId: number) => boolean): number[] {
-    if (!this.seeded) {
-      this.seeded = true;
-      for (const accountId of this.pools.borrowersAscending()) this.touch(accountId);
-    }
+  unbandedAccounts(exposed: (accountId: number) => boolean): number[] {
+    if (!this.seeded) this.seed();
     const kept: number[] = [];
     const out: number[] = [];
     for (const accountId of this.pool) {
-      if (this.banded[accountId] === 1 || this.pools.borrowCountOf[accountId] === 0) {
+      if (this.banded[accountId] === 1 || !this.atRisk(accountId)) {
         this.inPool[accountId] = 0;
         continue;
       }
@@ -260,21 +288,24 @@ export class TriggerIndex {
     this.pool = kept;
     return out.sort((a, b) => a - b);
   }
+
+  /** The first move: every borrower and every position holder joins the pool. */
+  private seed(): void {
+    this.seeded = true;
+    for (const accountId of this.pools.borrowersAscending()) this.touch(accountId);
+    for (const marketIndex of this.positions.marketOf) for (const accountId of this.positions.holdersOf(marketIndex)) this.touch(accountId);
+  }
 }
 
-/**
- * The account was re-checked and is healthy (summary.netEquity > Σ N·MMF): draws its bands, or
- * leaves it without (a perpetual, a band that cannot hold its own mark) (header).
- */
-export function drawBands(s: EngineState, accountId: number, summary: MarginSummary): void {
-  const index = s.trigger;
-  const slack = summary.netEquityUnits - summary.margin.mmfUnits;
-  if (summary.perp.lines.length > 0 || summary.unpriced || slack < 1n) return index.unband(accountId);
+/** The key of the perpetual of `marketIndex` (header). */
+export function perpKey(s: EngineState, marketIndex: number): number {
+  return s.pools.assetCount + s.positions.ordinalOf[marketIndex];
+}
+
+/** The bands of an account's priced assets, each allowed to lose `share`; null: one cannot hold its own mark. */
+function assetBands(s: EngineState, share: bigint, priced: readonly AssetMarginLine[]): AssetBand[] | null {
   const pools = s.pools;
   const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
-  const priced = summary.lines.filter((line) => line.mark !== null && line.mark.source !== MarkSource.Fixed
-    && (line.borrowedUnits > 0n || pools.collateralOf[line.assetIndex] !== undefined));
-  const share = priced.length === 0 ? 0n : (slack - 1n) / BigInt(priced.length);
   const bands: AssetBand[] = [];
   for (const line of priced) {
     const collateral = pools.collateralOf[line.assetIndex];
@@ -283,47 +314,93 @@ export function drawBands(s: EngineState, accountId: number, summary: MarginSumm
       assetDecimals: pools.decimalsOf[line.assetIndex], quoteDecimals, haircut: collateral?.haircut, mmf: collateral?.mmf,
     };
     const band = bandOf(risk, line.mark!.price, share);
-    if (band === null) return index.unband(accountId);
-    bands.push({ assetIndex: line.assetIndex, lo: band.lo, hi: band.hi });
+    if (band === null) return null;
+    bands.push({ key: line.assetIndex, lo: band.lo, hi: band.hi });
   }
-  index.band(accountId, bands);
+  return bands;
+}
+
+/** The bands of an account's perpetuals with a size or an exposure, each allowed to lose `share`; null as above. */
+function perpBands(s: EngineState, share: bigint, lines: readonly PerpLine[]): AssetBand[] | null {
+  const bands: AssetBand[] = [];
+  for (const line of lines) {
+    const market = s.catalog.markets[line.marketIndex];
+    const unitsPerLot = BigInt(market.baseUnitsPerLot);
+    const risk = {
+      sizeUnits: BigInt(line.lots) * unitsPerLot, exposureUnits: BigInt(line.exposureLots) * unitsPerLot,
+      baseDecimals: s.pools.decimalsOf[s.catalog.baseIndexOf[line.marketIndex]],
+      quoteDecimals: s.pools.decimalsOf[s.catalog.quoteIndexOf[line.marketIndex]], mmf: market.perp!.mmf,
+    };
+    const band = perpBandOf(risk, line.mark!.priceE9, share);
+    if (band === null) return null;
+    bands.push({ key: perpKey(s, line.marketIndex), lo: band.lo, hi: band.hi });
+  }
+  return bands;
 }
 
 /**
- * Before the borrowers exposed to a price move are re-checked: drops every band the current mark
- * of its asset has left (any asset: a mark may move without a SetIndexPrice of its own).
+ * The account was re-checked and is healthy (summary.netEquity > Σ N·MMF): draws its bands, or
+ * leaves it without (unpriced, a band that cannot hold its own mark) (header).
+ */
+export function drawBands(s: EngineState, accountId: number, summary: MarginSummary): void {
+  const index = s.trigger;
+  const slack = summary.netEquityUnits - summary.margin.mmfUnits;
+  if (summary.unpriced || slack < 1n) return index.unband(accountId);
+  const pools = s.pools;
+  const priced = summary.lines.filter((line) => line.mark !== null && line.mark.source !== MarkSource.Fixed
+    && (line.borrowedUnits > 0n || pools.collateralOf[line.assetIndex] !== undefined));
+  const perps = summary.perp.lines.filter((line) => line.mark !== null && (line.lots !== 0 || line.exposureLots !== 0));
+  const parts = priced.length + perps.length;
+  const share = parts === 0 ? 0n : (slack - 1n) / BigInt(parts);
+  const assets = assetBands(s, share, priced);
+  const positions = assets === null ? null : perpBands(s, share, perps);
+  if (assets === null || positions === null) return index.unband(accountId);
+  index.band(accountId, [...assets, ...positions]);
+}
+
+/** Each key's current mark in index units, rounded down and up (null: none), for the keys holding bands. */
+function markUnitsOf(s: EngineState, key: number): [number, number] | null {
+  const pools = s.pools;
+  if (key < pools.assetCount) {
+    const mark = markOf(s, key);
+    return mark === null ? null : indexUnitsOf(mark.price, pools.decimalsOf[key], pools.decimalsOf[pools.valuationIndex]);
+  }
+  const mark = perpMarkOf(s, s.positions.marketOf[key - pools.assetCount]);
+  return mark === null ? null : [mark.priceE9, mark.priceE9];
+}
+
+/**
+ * Before the accounts exposed to a price move are re-checked: drops every band the current mark
+ * of its key has left (any key: a mark may move without a SetIndexPrice of its own).
  */
 export function releaseLeftBands(s: EngineState): void {
   const index = s.trigger;
-  const pools = s.pools;
-  const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
-  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    if (!index.hasBands(assetIndex)) continue;
-    const mark = markOf(s, assetIndex);
-    index.release(assetIndex, mark === null ? null : indexUnitsOf(mark.price, pools.decimalsOf[assetIndex], quoteDecimals));
+  for (let key = 0; key < index.keyCount; key++) {
+    if (index.hasBands(key)) index.release(key, markUnitsOf(s, key));
   }
 }
 
 /**
  * The index's soundness, for the tests (a summary per banded account: too dear for the invariant
- * checker's every command): an account that holds bands, all of which hold the
- * current marks, is not liquidating and is healthy at those marks.
+ * checker's every command): every account at risk holds bands or waits in the pool, and an
+ * account that holds bands, all of which hold the current marks, is not liquidating and is
+ * healthy at those marks.
  */
 export function validateTriggerIndex(s: EngineState): void {
   const index = s.trigger;
   const pools = s.pools;
   if (pools.valuationIndex < 0) return;
-  const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
   const left = new Set<number>();
-  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    if (!index.hasBands(assetIndex)) continue;
-    const mark = markOf(s, assetIndex);
-    for (const id of index.leftBy(assetIndex, mark === null ? null : indexUnitsOf(mark.price, pools.decimalsOf[assetIndex], quoteDecimals))) left.add(id);
+  for (let key = 0; key < index.keyCount; key++) {
+    if (!index.hasBands(key)) continue;
+    for (const id of index.leftBy(key, markUnitsOf(s, key))) left.add(id);
   }
   for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
+    const atRisk = pools.borrowCountOf[accountId] > 0 || s.positions.positionCountOf[accountId] > 0;
+    assert(!atRisk || index.covers(accountId), `account ${accountId} is at risk, without bands and not in the pool`);
     if (!index.isBanded(accountId) || left.has(accountId)) continue;
     assert(!isLiquidatingFlag(s, accountId), `account ${accountId} holds bands while liquidating`);
-    if (pools.borrowCountOf[accountId] === 0) continue;
+    if (pools.borrowCountOf[accountId] === 0 && s.positions.positionCountOf[accountId] === 0) continue;
     const summary = marginSummary(s, accountId);
     assert(!summary.unpriced && !liquidatable(summary.netEquityUnits, summary.margin), `account ${accountId} is past the line inside its bands`);
   }

@@ -80,6 +80,12 @@ export class Positions {
    */
   private readonly holders: Set<number>[];
   readonly positionCountOf: Int32Array;
+  /**
+   * Called with the account whenever one of its positions' figures that count in its margin
+   * (size, cost, unsettled equity, fee debt) may have changed: the liquidation trigger index
+   * drops its bands (margin/trigger-index.ts touch).
+   */
+  changed: (accountId: number) => void = () => {};
 
   constructor(maxAccounts: number, readonly assetCount: number, perpMarketIndices: readonly number[], marketCount: number) {
     this.perpCount = perpMarketIndices.length;
@@ -107,6 +113,7 @@ export class Positions {
   /** Sets a position's size, keeping its perpetual's open interest and holders. */
   setLots(cell: number, lots: number): void {
     const ordinal = cell % this.perpCount;
+    this.changed(this.accountOf(cell));
     this.openInterestLots[ordinal] += Math.max(lots, 0) - Math.max(this.lots[cell], 0);
     if ((this.lots[cell] === 0) !== (lots === 0)) {
       const accountId = this.accountOf(cell);
@@ -151,6 +158,7 @@ export class Positions {
    * leaves from wherever it is; a claim that only changed keeps its place.
    */
   syncClaim(cell: number): void {
+    this.changed(this.accountOf(cell));
     const claim = this.unsettled[cell] > 0n;
     if (claim === (this.queued[cell] !== 0)) return;
     if (claim) {

@@ -75,6 +75,7 @@ function realizeMarket(s: EngineState, marketIndex: number, dueUs: number): void
     const realized = floorDiv(BigInt(p.lots[cell]) * unitsPerLot * mark.price.quoteUnits, mark.price.baseUnits) + p.cost[cell];
     if (realized === 0n) continue;
     p.cost[cell] -= realized;
+    p.changed(accountId);
     p.realized[cell] += realized;
     settleRealized(s, cell, accountId, quoteIndex, realized);
     if (realized < 0n) {

@@ -75,6 +75,7 @@ function chargeFee(s: EngineState, cell: number, accountId: number, quoteIndex: 
   const paid = takeAvailable(s, accountId, quoteIndex, BigInt(fee));
   if (paid > 0) s.ledger.sweepToFees(accountId, quoteIndex, paid as AmountUnits);
   p.feeDebt[cell] += BigInt(fee - paid);
+  p.changed(accountId);
 }
 
 /** Realized PnL of one party: a loss into the line (the rest a debt), a profit out of it (the rest a queued claim). */
@@ -100,6 +101,7 @@ export function payDebts(s: EngineState, cell: number, accountId: number, quoteI
     const paid = takeAvailable(s, accountId, quoteIndex, p.feeDebt[cell]);
     if (paid > 0) s.ledger.sweepToFees(accountId, quoteIndex, paid as AmountUnits);
     p.feeDebt[cell] -= BigInt(paid);
+    p.changed(accountId);
   }
   if (p.unsettled[cell] < 0n) {
     const paid = takeAvailable(s, accountId, quoteIndex, -p.unsettled[cell]);

@@ -16,11 +16,11 @@ import { CommandKind, RecordType, ResultCode, type EngineConfig } from '../../..
 import type { HaircutSpec } from '../../../engine/bus/margin-params.js';
 import { collateralLine, notionalCeil, type UnitPrice } from '../../../engine/core/margin/collateral.js';
 import { positionMmf, requirementUnits } from '../../../engine/core/margin/fractions.js';
-import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, type AssetRisk } from '../../../engine/core/margin/trigger-band.js';
+import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, perpBandOf, perpMargin, perpMarginFloor, type AssetRisk, type PerpRisk } from '../../../engine/core/margin/trigger-band.js';
 import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margin/trigger-index.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
-import { randomConfig, runRandomStream } from '../../helpers/engine-random.js';
+import { M2, randomConfig, runRandomStream } from '../../helpers/engine-random.js';
 
 const ONE = 10n ** 12n;
 
@@ -107,6 +107,62 @@ describe('trigger bands: arithmetic', () => {
     expect(band).toEqual({ lo: Number(p), hi: BAND_TOP });
     // Below the mark by one index unit the collateral (a floor) may already be a unit less.
     expect(assetMarginFloor(holding, Number(p) - 1, BAND_TOP)).toBeLessThanOrEqual(assetMargin(holding, indexUnitPrice(p, 9, 6)));
+  });
+});
+
+/** A perpetual's moving part as exposure.ts and account.ts compute it: floor(z·p) − ceil(N·MMF(N)). */
+function perpSummaryPart(r: PerpRisk, price: UnitPrice): bigint {
+  const product = r.sizeUnits * price.quoteUnits;
+  const pnl = product / price.baseUnits - (product % price.baseUnits !== 0n && product < 0n ? 1n : 0n);
+  const notional = r.exposureUnits === 0n ? 0n : notionalCeil(r.exposureUnits, price);
+  return pnl - (notional === 0n ? 0n : requirementUnits(notional, positionMmf(r.mmf, notional, r.quoteDecimals)));
+}
+
+describe('trigger bands: perpetual arithmetic', () => {
+  const perpRisk = (size: bigint, exposure: bigint): PerpRisk => ({ sizeUnits: size, exposureUnits: exposure, baseDecimals: 9, quoteDecimals: 6, mmf: { base: ONE / 50n, factor: ONE / 3n } });
+
+  it('g at a mark is the summary\'s own figure, and G(p, p) equals it', () => {
+    for (const [size, exposure] of [[5_000_000_000n, 5_000_000_000n], [-7_000_000n, 9_000_000n], [0n, 3_000_000n], [1n, 1n]] as const) {
+      const r = perpRisk(size, exposure);
+      for (const p of [1n, 999n, 30_000_000_000_000n, 123_456_789_012n]) {
+        expect(perpMargin(r, indexUnitPrice(p, 9, 6))).toBe(perpSummaryPart(r, indexUnitPrice(p, 9, 6)));
+        expect(perpMarginFloor(r, Number(p), Number(p))).toBe(perpSummaryPart(r, indexUnitPrice(p, 9, 6)));
+      }
+    }
+  });
+
+  it('every mark inside a perpetual\'s band keeps its part at or above g(p₀) − slack; a short\'s band is open below', () => {
+    const random = prng(17);
+    for (let trial = 0; trial < 400; trial++) {
+      const size = BigInt(randomInt(random, -5e9, 5e9));
+      const orders = BigInt(randomInt(random, 0, 3) === 0 ? randomInt(random, 0, 2e9) : 0);
+      const exposure = (size < 0n ? -size : size) + orders;
+      if (exposure === 0n) continue;
+      const r = perpRisk(size, exposure);
+      const p0 = randomInt(random, 1_000, 50_000) * 1_000_000_000;
+      const slack = BigInt(randomInt(random, 0, 3) === 0 ? randomInt(random, 0, 3) : randomInt(random, 0, 5e7));
+      const band = perpBandOf(r, p0, slack)!;
+      expect(band, `trial ${trial}`).not.toBeNull();
+      expect(band.lo).toBeLessThanOrEqual(p0);
+      expect(band.hi).toBeGreaterThanOrEqual(p0);
+      if (size <= 0n) expect(band.lo).toBe(0);
+      expect(band.hi).toBeLessThan(BAND_TOP);
+      const floor = perpSummaryPart(r, indexUnitPrice(BigInt(p0), 9, 6)) - slack;
+      const samples = [band.lo, band.hi, p0];
+      for (let i = 0; i < 40; i++) samples.push(band.lo + Math.floor(random() * (band.hi - band.lo + 1)));
+      for (const x of samples) expect(perpSummaryPart(r, indexUnitPrice(BigInt(x), 9, 6)) >= floor, `trial ${trial} at ${x}`).toBe(true);
+      // With slack to spare the band is wider than the point band.
+      if (slack > 10_000_000n) expect(band.hi - band.lo).toBeGreaterThan(0);
+    }
+  });
+
+  it('no slack: the point band at the mark (a perpetual\'s mark is an index price, so it is exact)', () => {
+    const r = perpRisk(2_000_000_000n, 2_000_000_000n);
+    const p0 = 25_000_000_000_000;
+    const band = perpBandOf(r, p0, 0n)!;
+    expect(band.lo).toBe(p0);
+    expect(perpMarginFloor(r, band.lo, band.hi)).toBeGreaterThanOrEqual(perpSummaryPart(r, indexUnitPrice(BigInt(p0), 9, 6)));
+    expect(perpMarginFloor(r, p0 - 1, band.hi)).toBeLessThan(perpSummaryPart(r, indexUnitPrice(BigInt(p0), 9, 6)));
   });
 });
 
@@ -205,6 +261,53 @@ function denseStep(h: EngineHarness, random: () => number, price: Record<number,
   }
 }
 
+/** The random config's perpetual with MMF growing with √N, an index that stays fresh for seconds, room for the accounts. */
+function densePerpConfig(seed: number): EngineConfig {
+  const config = randomConfig(seed);
+  config.limits = { ...config.limits, maxAccounts: 70 };
+  config.indexMaxAgeUs = 3_000_000;
+  config.realizePnlIntervalUs = seed % 2 === 0 ? 700_000 : undefined;
+  const perp = config.markets.find((m) => m.marketId === M2)!;
+  perp.perp = { ...perp.perp!, imf: { base: ONE / 10n, factor: ONE / 2n }, mmf: { base: ONE / 20n, factor: ONE / 4n }, openInterestLimitUnits: 10 ** 12, makerFeeBps: 2, takerFeeBps: 5 };
+  return config;
+}
+
+/** Perpetual traders at ten times leverage, the underlying's index moving, mark samples and funding on engine time. */
+function runDensePerp(seed: number, steps: number): EngineHarness {
+  const h = new AuditedHarness(densePerpConfig(seed));
+  const random = prng(seed);
+  for (let i = 1; i <= ACCOUNTS; i++) {
+    h.createAccount(i);
+    h.apply(cmd.deposit(i, QUOTE, randomInt(random, 500, 5_000)));
+    h.apply(cmd.updateAccountSettings(i, { leverageLimitHundredths: 1_000 }));
+  }
+  const state = { ticks: 100 };
+  h.apply(cmd.setIndexPrice(BASE, state.ticks * 300_000_000_000, 1));
+  for (let step = 0; step < steps; step++) densePerpStep(h, random, state);
+  return h;
+}
+
+function densePerpStep(h: EngineHarness, random: () => number, state: { ticks: number }): void {
+  const account = randomInt(random, 1, ACCOUNTS);
+  const roll = random();
+  if (roll < 0.2) {
+    state.ticks = Math.max(60, Math.min(160, Math.round(state.ticks * (1 + (random() - 0.5) * 0.12))));
+    h.apply(cmd.setIndexPrice(BASE, state.ticks * 300_000_000_000, 1));
+  } else if (roll < 0.4) {
+    h.timeUs += random() < 0.05 ? randomInt(random, 600_000_000, 1_200_000_000) : randomInt(random, 100_000, 1_500_000);
+    h.apply(cmd.tick());
+  } else if (roll < 0.88) {
+    const ticks = Math.max(1, state.ticks + randomInt(random, -3, 3));
+    h.apply(cmd.place(account, random() < 0.5 ? 'bid' : 'ask', ticks, randomInt(random, 1, 20), { market: M2 }));
+  } else if (roll < 0.93) {
+    h.apply(cmd.deposit(account, QUOTE, randomInt(random, 1, 2_000)));
+  } else if (roll < 0.98) {
+    h.apply(cmd.cancelAll(account, M2));
+  } else {
+    h.restartFromSnapshot();
+  }
+}
+
 describe('trigger index: the same records and state as the full walk', () => {
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     it(`random stream seed ${seed}, replayed with the full walk`, () => {
@@ -238,4 +341,79 @@ describe('trigger index: the same records and state as the full walk', () => {
       expect(indexedRechecks).toBeLessThan(walkedRechecks / 2);
     });
   }
+
+  for (const seed of [21, 22, 23]) {
+    it(`dense perpetual stream seed ${seed}: ${ACCOUNTS} traders at ten times leverage, index moves, mark samples, funding and liquidations`, () => {
+      TRIGGER_SWITCH.rechecks = 0;
+      const indexed = runDensePerp(seed, 1500);
+      const indexedRechecks = TRIGGER_SWITCH.rechecks;
+      TRIGGER_SWITCH.fullWalk = true;
+      TRIGGER_SWITCH.rechecks = 0;
+      const walked = runDensePerp(seed, 1500);
+      const walkedRechecks = TRIGGER_SWITCH.rechecks;
+      expect(indexed.log.length).toBe(walked.log.length);
+      expect(indexed.log).toEqual(walked.log);
+      expect(indexed.exchange.stateHash()).toBe(walked.exchange.stateHash());
+      const flips = indexed.log.filter((r) => r.type === RecordType.AccountSettings && r.frontId === 0xffff).length;
+      expect(flips).toBeGreaterThan(4);
+      expect(indexed.log.filter((r) => r.type === RecordType.Trade).length).toBeGreaterThan(100);
+      expect(indexed.log.filter((r) => r.type === RecordType.MarkPrice).length).toBeGreaterThan(50);
+      expect(indexedRechecks).toBeLessThan(walkedRechecks / 2);
+    });
+  }
+});
+
+describe('trigger index: an order that adds exposure', () => {
+  const stateOf = (h: EngineHarness): EngineState => (h.exchange as unknown as { s: EngineState }).s;
+  const TRADER = 1;
+  const MAKER = 2;
+
+  /** A long of 10 lots at 100 with 700 units of USDC, banded at a mark sample; with `bidLots` a resting bid at 95 after. */
+  function longTrader(bidLots: number): AuditedHarness {
+    const h = new AuditedHarness(densePerpConfig(21));
+    for (const id of [TRADER, MAKER]) {
+      h.createAccount(id);
+      h.apply(cmd.updateAccountSettings(id, { leverageLimitHundredths: 1_000 }));
+    }
+    h.apply(cmd.deposit(TRADER, QUOTE, 700));
+    h.apply(cmd.deposit(MAKER, QUOTE, 1_000_000));
+    h.apply(cmd.setIndexPrice(BASE, 100 * 300_000_000_000, 1));
+    h.apply(cmd.place(MAKER, 'ask', 100, 10, { market: M2, postOnly: true }));
+    h.apply(cmd.market(TRADER, 'bid', { qtyLots: 10 }, { market: M2 }));
+    h.timeUs += 1_000_000;
+    h.apply(cmd.tick());
+    expect(stateOf(h).trigger.isBanded(TRADER)).toBe(!TRIGGER_SWITCH.fullWalk);
+    if (bidLots > 0) {
+      const records = h.apply(cmd.place(TRADER, 'bid', 95, bidLots, { market: M2, postOnly: true }));
+      expect(resultCode(records)).toBeUndefined();
+      expect(stateOf(h).pool.accountHead[TRADER]).not.toBe(-1);
+      expect(stateOf(h).trigger.isBanded(TRADER)).toBe(false);
+    }
+    return h;
+  }
+
+  const liquidating = (h: EngineHarness): boolean => (stateOf(h).accountSettings.flags[TRADER] & 16) !== 0;
+
+  it('drops the account\'s bands, and the move its old band would have ridden out finds it past the line', () => {
+    // Walk the index down a tick at a time until the account with the resting bid is liquidating.
+    let flippedAt = 0;
+    for (let ticks = 99; ticks >= 80 && flippedAt === 0; ticks--) {
+      const h = longTrader(8);
+      h.apply(cmd.setIndexPrice(BASE, ticks * 300_000_000_000, 1));
+      if (liquidating(h)) flippedAt = ticks;
+    }
+    expect(flippedAt).toBeGreaterThan(0);
+    // Without the bid the same move leaves it healthy: the bid's exposure put it over the line.
+    const without = longTrader(0);
+    without.apply(cmd.setIndexPrice(BASE, flippedAt * 300_000_000_000, 1));
+    expect(liquidating(without)).toBe(false);
+    // And the records are those of the walk over every holder.
+    const indexed = longTrader(8);
+    indexed.apply(cmd.setIndexPrice(BASE, flippedAt * 300_000_000_000, 1));
+    TRIGGER_SWITCH.fullWalk = true;
+    const walked = longTrader(8);
+    walked.apply(cmd.setIndexPrice(BASE, flippedAt * 300_000_000_000, 1));
+    expect(indexed.log).toEqual(walked.log);
+    expect(liquidating(indexed)).toBe(true);
+  });
 });
