@@ -62,8 +62,13 @@ export function receivesBorrowedAsset(s: EngineState, accountId: number, marketI
   return s.pools.borrowed[s.pools.cell(accountId, received)] > 0;
 }
 
-/** Re-checks one account's ratio and flips its flag when it crossed 100 % either way (event on a flip); true on a flip. */
-export function reviewLiquidating(s: EngineState, accountId: number): boolean {
+/**
+ * Re-checks one account's ratio and flips its flag when it crossed 100 % either way (event on a
+ * flip); true on a flip. `draw`: a price move's re-check, which draws a healthy account's bands
+ * (trigger-index.ts); the other re-checks (fills, borrow/lend moves, interest, the waterfall's
+ * steps) leave them to the next move, which re-checks the account anyway once it changed.
+ */
+export function reviewLiquidating(s: EngineState, accountId: number, draw = false): boolean {
   const was = isLiquidating(s, accountId);
   let now = false;
   if (s.pools.borrowCountOf[accountId] > 0 || s.positions.positionCountOf[accountId] > 0) {
@@ -74,7 +79,7 @@ export function reviewLiquidating(s: EngineState, accountId: number): boolean {
     }
     now = liquidatable(summary.netEquityUnits, summary.margin);
     if (now) s.trigger.unband(accountId);
-    else if (!TRIGGER_SWITCH.fullWalk) drawBands(s, accountId, summary);
+    else if (draw && !TRIGGER_SWITCH.fullWalk) drawBands(s, accountId, summary);
   }
   if (now && was) {
     keepLiquidating(s);
@@ -99,7 +104,7 @@ function recheckIndexed(s: EngineState, exposed: (accountId: number) => boolean)
     const accountId = queue[i];
     TRIGGER_SWITCH.rechecks++;
     const length = s.trigger.poolLength;
-    if (!reviewLiquidating(s, accountId)) continue;
+    if (!reviewLiquidating(s, accountId, true)) continue;
     releaseLeftBands(s);
     const ahead = s.trigger.joinedSince(length, exposed).filter((id) => id > accountId && !queue.includes(id, i + 1));
     if (ahead.length > 0) queue.splice(i + 1, queue.length - i - 1, ...[...queue.slice(i + 1), ...ahead].sort((a, b) => a - b));
