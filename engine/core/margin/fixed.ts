@@ -75,8 +75,12 @@ export function minBig(a: bigint, b: bigint): bigint {
   return a < b ? a : b;
 }
 
+/** 10^0 … 10^36, computed once: every valuation asks for a few of them. */
+const POWERS_OF_TEN: readonly bigint[] = Array.from({ length: 37 }, (_, exponent) => 10n ** BigInt(exponent));
+
 /** 10^decimals as a bigint. */
 export function pow10(decimals: number): bigint {
-  assert(Number.isInteger(decimals) && decimals >= 0 && decimals <= 36, 'pow10 of a bad exponent');
-  return 10n ** BigInt(decimals);
+  const power = POWERS_OF_TEN[decimals];
+  assert(power !== undefined, 'pow10 of a bad exponent');
+  return power;
 }
