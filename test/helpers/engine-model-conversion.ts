@@ -30,6 +30,8 @@ export interface ConversionHost {
   bookState(market: MarketSpec): OrderBookState;
   /** Open orders in the market's book (pending and resting). */
   bookOrders(market: MarketSpec): number;
+  /** Open orders in every book. */
+  openOrders(): number;
   takerFeeBps(accountId: number): number;
   placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number, flags: number): void;
 }
@@ -76,11 +78,18 @@ export class ModelConversion {
     if (!market) return false;
     const held = Math.floor(this.host.bal(accountId, assetId).available / market.baseUnitsPerLot);
     if (held < market.minQtyLots) return false;
-    if (this.host.bookState(market) !== OrderBookState.Open || this.host.bookOrders(market) >= this.config.limits.maxOrdersPerBook) return false;
+    if (this.host.bookState(market) !== OrderBookState.Open || this.host.bookOrders(market) >= this.config.limits.maxOrdersPerBook || this.poolFull()) return false;
     const lots = this.covering(accountId, market, owed, Math.min(held, market.maxQtyLots));
     if (lots === 0) return false;
     this.host.placeSystem(accountId, market, Side.Ask, Math.max(lots, market.minQtyLots), Number.MAX_SAFE_INTEGER, CONVERSION_FLAGS);
     return true;
+  }
+
+  /** Every slot of the engine's order pool holds an open order. */
+  private poolFull(): boolean {
+    const limits = this.config.limits;
+    const capacity = Math.min(Math.max(1, this.config.markets.length) * limits.maxOrdersPerBook, limits.maxAccounts * limits.maxOpenOrdersPerAccount);
+    return this.host.openOrders() >= capacity;
   }
 
   /** Lots of an ask that cover `owed` after the taker fee, walking the bids as a market ask fills. */

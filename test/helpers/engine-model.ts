@@ -249,6 +249,7 @@ export class ModelExchange {
       lastPriceTicks: (market) => this.marketState.get(market.marketId)!.lastPriceTicks,
       bookState: (market) => this.marketState.get(market.marketId)!.orderBookState,
       bookOrders: (market) => this.orders.filter((o) => o.market === market && o.state !== 'active').length,
+      openOrders: () => this.orders.length,
       takerFeeBps: (accountId) => this.rates(accountId).taker,
       placeSystem: (accountId, market, side, lots, quoteLimit, flags) => this.placeSystem(accountId, market, side, lots, quoteLimit, flags),
     });

@@ -19,9 +19,10 @@
 // the debt arose), then the claims waiting on the settlement line are paid (payClaims). While it
 // still owes, it sells, lowest collateral weight first (the asset's configured haircut weight, the
 // weight GET /api/v1/collateral shows; ties: the lower asset index), every asset other than USDC
-// that has collateral parameters, that the account does not borrow, whose first market against
-// USDC takes market orders now (unwind.ts bookTakes), and of which the account has at least that
-// market's minimum quantity available (units open orders lock and lends are not sold).
+// that has collateral parameters, that the account does not borrow, whose first spot market
+// against USDC takes market orders now (unwind.ts bookTakes, and a free slot in the order pool),
+// and of which the account has at least that market's minimum quantity available (units open
+// orders lock and lends are not sold).
 //
 // How much. The venue asks its makers by a system RFQ; this engine has no RFQ, so it sells on the
 // asset's USDC book. One system market IOC ask per asset, of the fewest whole lots whose proceeds,
@@ -63,7 +64,7 @@ import { beyondSweepBand } from '../book/reference.js';
 import { payDebtsOnDeposit } from '../perp/settle.js';
 import type { EngineState } from '../state.js';
 import { BPS_PER_UNIT, baseUnits, feeUnits, notionalUnits, MAX_AMOUNT_UNITS, type AmountUnits, type PriceTicks, type QtyLots } from '../units.js';
-import { bookTakes, openSystemSlot, usdcMarketOf } from './unwind.js';
+import { bookTakes, openSystemSlot } from './unwind.js';
 
 /** The flags of a conversion order (on a spot market: header). */
 export const CONVERSION_FLAGS = OrderFlag.Liquidation | OrderFlag.Adl;
@@ -157,15 +158,23 @@ function assetsByWeight(s: EngineState): number[] {
 /** Sells the lots of the asset that cover `owedUnits` (header); whether an order was placed. */
 function sellFor(s: EngineState, accountId: number, assetIndex: number, owedUnits: bigint): boolean {
   if (s.pools.borrowed[s.pools.cell(accountId, assetIndex)] > 0) return false;
-  const market = usdcMarketOf(s, assetIndex);
+  const market = spotUsdcMarketOf(s, assetIndex);
   if (market < 0) return false;
   const spec = s.catalog.markets[market];
   const heldLots = Math.floor(s.ledger.availableUnits(accountId, assetIndex) / spec.baseUnitsPerLot);
-  if (heldLots < spec.minQtyLots || !bookTakes(s, market)) return false;
+  if (heldLots < spec.minQtyLots || !bookTakes(s, market) || s.pool.liveCount >= s.pool.capacity) return false;
   const covering = lotsCovering(s, accountId, market, owedUnits, Math.min(heldLots, spec.maxQtyLots));
   if (covering === 0) return false;
   placeConversion(s, accountId, market, Math.max(covering, spec.minQtyLots));
   return true;
+}
+
+/** The first spot market whose base is the asset and whose quote is USDC, or -1 (a perpetual is never sold into). */
+function spotUsdcMarketOf(s: EngineState, assetIndex: number): number {
+  for (let m = 0; m < s.catalog.marketCount; m++) {
+    if (s.catalog.isSpot(m) && s.catalog.baseIndexOf[m] === assetIndex && s.catalog.quoteIndexOf[m] === s.pools.valuationIndex) return m;
+  }
+  return -1;
 }
 
 /**

@@ -1,8 +1,8 @@
 // Collateral conversion (engine/core/liquidation/conversion.ts), by value: an account left owing
 // USDC on its perpetual position sells its collateral on the USDC books, lowest weight first, only
-// the lots that cover the debt, at the end of the command that left it owing; an account with
-// nothing to sell keeps the debt until a deposit pays it; with autoBorrowSettlements the borrow
-// covers the debt and nothing is sold. Every command is followed by the harness's invariants and
+// the lots that cover the debt, at the end of the command that left it owing (a fill, or a
+// realization at mark that a tick's timer ran); an account with nothing to sell keeps the debt
+// until a deposit pays it; with autoBorrowSettlements the borrow covers the debt and nothing is sold. Every command is followed by the harness's invariants and
 // conservation checks, and the state survives a snapshot round trip.
 //
 // Grid (perp-harness): one lot is 10 units of the base, one tick × one lot 3 USDC units. A has
@@ -86,6 +86,30 @@ describe('collateral conversion', () => {
     expect(h.balance(a, BASE)).toEqual([1000, 0]);
     h.apply(cmd.deposit(a, QUOTE, 100));
     expect(h.balance(a, QUOTE)).toEqual([93, 0]);
+  });
+
+  it('converts in the command whose timer left the debt: a realization at mark run by a tick', () => {
+    const config = perpConfig();
+    config.realizePnlIntervalUs = 1_000_000;
+    const h = new EngineHarness(config);
+    const [a, b, maker] = [h.createAccount(1), h.createAccount(2), h.createAccount(3)];
+    h.apply(cmd.deposit(a, BASE, 1000));
+    h.apply(cmd.deposit(a, QUOTE, 100));
+    h.apply(cmd.deposit(b, QUOTE, 1_000_000));
+    h.apply(cmd.deposit(maker, QUOTE, 1_000_000));
+    h.apply(cmd.setIndexPrice(BASE, PRICE_E9));
+    h.apply(cmd.place(maker, 'bid', 500, 20, { postOnly: true }));
+    h.apply(cmd.place(b, 'ask', 500, 10, { market: PERP, postOnly: true }));
+    expect(conversionFills(h.apply(cmd.place(a, 'bid', 500, 10, { market: PERP })))).toEqual([]);
+    expect(h.balance(a, QUOTE)).toEqual([93, 0]);
+    // The index falls to 450 ticks; the next realization moves 10 × 3 × (450 − 500) = −1500 into
+    // USDC: 93 paid, 1407 owed, and one lot of SOL (1500) covers it in the same command.
+    h.apply(cmd.setIndexPrice(BASE, (PRICE_E9 / 500) * 450));
+    expect(h.balance(a, BASE)).toEqual([1000, 0]);
+    const tick = h.apply(cmd.tick(), h.timeUs + 1_000_000);
+    expect(conversionFills(tick)).toEqual([[M0, Side.Ask, 1, 500]]);
+    expect([h.balance(a, QUOTE), h.balance(a, BASE)]).toEqual([[1500 - 1407, 0], [990, 0]]);
+    h.restartFromSnapshot();
   });
 
   it('lets the borrow cover the debt of an account with autoBorrowSettlements, and sells nothing', () => {
