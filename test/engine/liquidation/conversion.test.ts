@@ -72,6 +72,19 @@ describe('collateral conversion', () => {
     h.restartFromSnapshot();
   });
 
+  it('passes a book whose best bid is the account\'s own (self-trade prevention would stop the sale there)', () => {
+    const { h, a, b, maker } = setup();
+    h.apply(cmd.place(maker, 'bid', 100, 20, { market: M1, postOnly: true }));
+    // A's own BTC bid above the maker's locks all its USDC.
+    h.apply(cmd.deposit(a, QUOTE, 303));
+    h.apply(cmd.place(a, 'bid', 101, 1, { market: M1, postOnly: true }));
+    h.apply(cmd.place(b, 'ask', 500, 10, { market: PERP, postOnly: true }));
+    const open = h.apply(cmd.place(a, 'bid', 500, 10, { market: PERP }));
+    expect(conversionFills(open)).toEqual([[M0, Side.Ask, 1, 500]]);
+    expect([h.balance(a, QUOTE), h.balance(a, OTHER), h.balance(a, BASE)]).toEqual([[1493, 303], [100, 0], [990, 0]]);
+    expect(h.openOrders(a, M1)).toHaveLength(1);
+  });
+
   it('keeps the debt of an account with nothing to sell until a deposit pays it', () => {
     const { h, a, b, maker } = setup();
     h.apply(cmd.cancelAll(maker, M0));
