@@ -18,8 +18,9 @@
 //   margin/  the unified account: index prices, each account's settings (leverage limit,
 //            automation flags), the margin arithmetic and the borrow/lend pools (pools.ts,
 //            borrow-lend.ts);
-//   liquidation/  the waterfall that unwinds a liquidating account on engine time, and the
-//            insurance fund;
+//   liquidation/  the waterfall that unwinds a liquidating account on engine time, the
+//            insurance fund, and the conversion of collateral of accounts left owing USDC, run at
+//            the end of the command that left the debt (conversion.ts);
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 
@@ -38,6 +39,7 @@ import { armPerpTimers, needsPerpTimers, wakeSampler } from './perp/mark-price.j
 import { perpTimerSteps, sampleMarks, settleFunding } from './perp/funding.js';
 import { armRealization, realizePnl } from './perp/realize.js';
 import { liquidationStep } from './liquidation/waterfall.js';
+import { convertMarked } from './liquidation/conversion.js';
 
 /** Commands from this kind up are queries: no seq of their own, no state change. */
 const FIRST_QUERY_KIND = 64;
@@ -68,11 +70,16 @@ export class Exchange {
     // Most commands find no timer due: the loop (and its code) only runs when one is.
     if (s.timers.count > 0 && s.timers.headDueUs() <= timeUs) this.runDueTimers(timeUs);
     const refusal = systemRefusal(s, cmd.kind);
-    if (refusal !== ResultCode.Ok) return s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
-    // The generated dispatch (generated/dispatch.ts): each kind of the schema to its rule.
-    applyMutating(s, cmd);
-    // A fresh index wakes the perpetuals' mark sampler (perp/mark-price.ts).
-    if (cmd.kind === CommandKind.SetIndexPrice) wakeSampler(s);
+    if (refusal !== ResultCode.Ok) {
+      s.out.result(refusal, 0, cmd.frontId, cmd.requestId);
+    } else {
+      // The generated dispatch (generated/dispatch.ts): each kind of the schema to its rule.
+      applyMutating(s, cmd);
+      // A fresh index wakes the perpetuals' mark sampler (perp/mark-price.ts).
+      if (cmd.kind === CommandKind.SetIndexPrice) wakeSampler(s);
+    }
+    // Accounts the command (or a timer it ran) left owing USDC convert collateral (liquidation/conversion.ts).
+    convertMarked(s);
   }
 
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */

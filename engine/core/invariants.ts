@@ -12,7 +12,8 @@
 // order waits in a book whose state would refuse it; a banded market's reference prices are
 // consistent (checkReferences); index prices are positive where set and not newer than the last
 // command; the insurance fund's lines are safe integers and count in conservation, and the
-// liquidation step timer waits as the fund records it; the borrow/lend pools are consistent with their positions, each
+// liquidation step timer waits as the fund records it, and no account is left marked for
+// collateral conversion between commands; the borrow/lend pools are consistent with their positions, each
 // asset's conservation counts what they hold, and the interest timer waits exactly while they
 // record it (margin/pools.ts); each perpetual's positions sum to 0, and the settlement lines and
 // the claim queue agree (perp/positions.ts).
@@ -43,6 +44,7 @@ export function validateState(s: EngineState): void {
   checkInterestTimer(s);
   s.positions.validate(s.accounts.count);
   s.insurance.validate();
+  s.conversion.validate();
   checkLiquidationTimer(s);
   // What the pools, the perpetuals' settlement lines and the insurance fund hold is outside every account.
   s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => s.heldOutside(assetIndex));

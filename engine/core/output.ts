@@ -28,6 +28,7 @@ import {
   type RecordSink,
   type ResultCode,
 } from '../bus/types.js';
+import { isConversion } from './liquidation/conversion.js';
 import {
   SLOT_BYTES,
   emitAccount,
@@ -242,7 +243,8 @@ export class Output {
     rec.orderFlags = pool.flags[slot];
     const flags = pool.flags[slot];
     rec.systemOrderType = (flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.None
-      : (flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook;
+      : isConversion(flags, this.catalog.isSpot(marketIndex)) ? SystemOrderType.CollateralConversion
+        : (flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook;
   }
 
   trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean): void {

@@ -30,6 +30,7 @@ import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
 import { Realization } from './perp/realize.js';
 import { InsuranceFund } from './liquidation/fund.js';
+import { ConversionMarks } from './liquidation/conversion.js';
 import { TriggerIndex } from './margin/trigger-index.js';
 
 export class EngineState {
@@ -60,6 +61,8 @@ export class EngineState {
   readonly positions: Positions;
   /** The insurance fund and the liquidation waterfall's step timer (liquidation/fund.ts). */
   readonly insurance: InsuranceFund;
+  /** Scratch of one command, not state: the accounts left owing USDC, whose collateral converts at its end (liquidation/conversion.ts). */
+  readonly conversion: ConversionMarks;
   /** Derived, not state: which accounts a price move can push over the liquidation line (margin/trigger-index.ts). */
   readonly trigger: TriggerIndex;
   /** The last order number turned into an id. */
@@ -105,6 +108,7 @@ export class EngineState {
     this.positions.changed = this.trigger.touch;
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
     this.insurance = new InsuranceFund(this.catalog.assetCount, config.liquidation);
+    this.conversion = new ConversionMarks(maxAccounts);
     this.realization = new Realization(config.realizePnlIntervalUs ?? 0);
     this.indexPrices.setUpdateBounds(config.indexUpdateBounds ?? [], (assetId) => this.catalog.assetIndex(assetId));
   }

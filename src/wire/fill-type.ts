@@ -10,7 +10,9 @@
 // ADL; AllLiquidation adds collateral conversion; CollateralConversionAndSpotLiquidation is
 // collateral conversion with the liquidation fills of spot markets (the spot margin waterfall's,
 // engine/core/liquidation/). The waterfall places on-book and auto-deleveraging orders (both halves
-// of an ADL fill are Adl); Backstop and CollateralConversion are accepted and list nothing.
+// of an ADL fill are Adl), collateral conversion its spot sales (engine/core/liquidation/
+// conversion.ts: the seller's half is CollateralConversion, the maker's a client's); Backstop is
+// accepted and lists nothing.
 //
 // No filter lists every fill, system fills included (the venue's default since 2025-04-22).
 // Names are matched without regard to case or underscores (the Rust client sends snake case).

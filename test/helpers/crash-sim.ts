@@ -12,6 +12,9 @@
 //     stale) and stale feeds (updates that repeat an old value while the books move on), quiet
 //     spells of more than an hour (interest ticks), and engine-time ticks that run the waterfall's
 //     steps against the makers' quotes;
+//   - perpetual debts: a trader left owing USDC on a position (a fee, a loss or a funding payment
+//     larger than its USDC) sells collateral at the end of that command (collateral conversion),
+//     each conversion order an IOC ask of a spot book paying the taker fee and no liquidation fee;
 //   - checks after every command: the engine's invariants and exact conservation of every asset
 //     (the harness); after every command that re-checks margin (SetIndexPrice for the accounts
 //     exposed to its asset, a BorrowLend, deposit or withdrawal for its account): every re-checked
@@ -25,8 +28,8 @@
 
 import { loadConfig } from '../../src/config.js';
 import {
-  BorrowLendEvent, BorrowLendSide, BorrowLendSource, CommandFlag, CommandKind, RecordType, ResultCode, TimeInForce,
-  type BorrowLendRec, type CommandSlot, type EngineConfig, type InsuranceRec, type MarginSummaryRec, type PositionRec,
+  BorrowLendEvent, BorrowLendSide, BorrowLendSource, CommandFlag, CommandKind, OrderEvent, RecordType, ResultCode, Side, SystemOrderType, TimeInForce,
+  type BorrowLendRec, type OrderRec, type CommandSlot, type EngineConfig, type InsuranceRec, type MarginSummaryRec, type PositionRec,
 } from '../../engine/bus/types.js';
 import { EngineHarness, cmd, prng, randomInt, resultOf, type Rec } from './engine-harness.js';
 
@@ -61,6 +64,9 @@ export interface CrashSimReport {
   liquidations: number;
   liquidatedAccounts: number;
   liquidationFills: number;
+  /** Collateral conversion orders of accounts left owing USDC on a position, and their fills. */
+  conversions: number;
+  conversionFills: number;
   bankruptcies: number;
   bankruptAccounts: number;
   socializedLosses: number;
@@ -132,7 +138,7 @@ export class CrashSim {
     this.h = new EngineHarness(crashConfig(options.accounts));
     this.random = prng(options.seed);
     this.report = {
-      seed: options.seed, commands: 0, liquidations: 0, liquidatedAccounts: 0, liquidationFills: 0, bankruptcies: 0, bankruptAccounts: 0,
+      seed: options.seed, commands: 0, liquidations: 0, liquidatedAccounts: 0, liquidationFills: 0, conversions: 0, conversionFills: 0, bankruptcies: 0, bankruptAccounts: 0,
       socializedLosses: 0, socializedUnits: 0, coveredUnits: 0, feeUnits: 0, gaps: 0, frozenSpells: 0, staleSpells: 0, interestHours: 0, marginChecks: 0, perpTrades: 0, drainRounds: 0, liquidatingAtEnd: 0,
     };
     for (let asset = 0; asset < 4; asset++) {
@@ -179,13 +185,30 @@ export class CrashSim {
       const r = records[i];
       if (r.type === RecordType.Trade) this.followTrade(r.marketId, r.priceTicks, r.timeUs);
       else if (r.type === RecordType.AccountSettings) this.followLiquidating(r.accountId, (r.settings & 16) !== 0);
-      else if (r.type === RecordType.BorrowLend && r.event === BorrowLendEvent.Borrow) this.borrowers.add(r.accountId); else if (r.type === RecordType.Order && r.systemOrderType !== 0 && r.lastFillQtyLots > 0) this.report.liquidationFills++;
+      else if (r.type === RecordType.BorrowLend && r.event === BorrowLendEvent.Borrow) this.borrowers.add(r.accountId);
+      else if (r.type === RecordType.Order && r.systemOrderType === SystemOrderType.CollateralConversion) this.observeConversion(r);
+      else if (r.type === RecordType.Order && r.systemOrderType !== 0 && r.lastFillQtyLots > 0) this.report.liquidationFills++;
       else if (r.type === RecordType.SocializedLoss) {
         this.report.socializedLosses++;
         this.report.socializedUnits += r.units;
         this.socializedByAsset.set(r.assetId, (this.socializedByAsset.get(r.assetId) ?? 0) + r.units);
       } else if (r.type === RecordType.Insurance) this.observeFund(r, records[i - 1], records);
     }
+  }
+
+  /**
+   * A collateral conversion's order (engine/core/liquidation/conversion.ts): an IOC market ask of a
+   * spot book against USDC whose fills pay the account's taker fee and no liquidation fee.
+   */
+  private observeConversion(r: OrderRec): void {
+    const asset = SPOT_OF.indexOf(r.marketId);
+    if (asset < 1 || r.side !== Side.Ask || r.timeInForce !== TimeInForce.IOC) this.fail(`a collateral conversion order ${r.orderId} is not an IOC ask of a spot book`);
+    if (r.event === OrderEvent.Accepted) this.report.conversions++;
+    if (r.event !== OrderEvent.Fill) return;
+    this.report.conversionFills++;
+    const quote = BigInt(r.lastFillPriceTicks) * BigInt(r.lastFillQtyLots) * BigInt(QUOTE_PER_TICK_LOT[asset]);
+    const fee = Number((quote * BigInt(this.h.config.takerFeeBps ?? 0)) / 10_000n);
+    if (r.feeUnits !== fee) this.fail(`collateral conversion fill of order ${r.orderId} paid ${r.feeUnits} in fees, its taker fee is ${fee}`);
   }
 
   private followLiquidating(accountId: number, now: boolean): void {

@@ -83,7 +83,8 @@ export class ModelLiquidation<O extends LiquidationOrder> {
 
   /** The liquidation fee of a system order's fill that paid `received` units; taken from the account. */
   fee(o: { accountId: number; flags: number }, assetId: number, received: number): number {
-    if ((o.flags & OrderFlag.Liquidation) === 0) return 0;
+    // A spot order with Liquidation | Adl is a collateral conversion: no liquidation fee.
+    if ((o.flags & (OrderFlag.Liquidation | OrderFlag.Adl)) !== OrderFlag.Liquidation) return 0;
     const fee = Number((BigInt(received) * BigInt(this.settings.feeBps)) / 10_000n);
     this.host.bal(o.accountId, assetId).available -= fee;
     this.line(assetId).fund += fee;

@@ -54,6 +54,8 @@ export interface PerpHost {
   summary(accountId: number, change: PerpOrderChange | null): { equity: bigint; imfUnits: bigint; mmfUnits: bigint; unpriced: boolean };
   /** With autoBorrowSettlements: `owed` units of the asset redeemed and borrowed into available, all or nothing; whether it was. */
   fundSettlement(accountId: number, assetId: number, owed: number): boolean;
+  /** The account is left owing: its collateral converts at the end of the command (engine-model.ts convert). */
+  owes(accountId: number): void;
   accountCount(): number;
   book: MarksHost['book'];
   /** Re-checks one account's liquidating state (engine-model-margin.ts review). */
@@ -272,7 +274,7 @@ export class ModelPerp {
           p.unsettled += realized + BigInt(paid);
           this.sync(`${accountId}:${market.marketId}`, p);
           const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
-          if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
+          if (owed > 0n) this.fundDebts(accountId, market, owed);
           this.host.balanceRec(accountId, quote);
         }
         this.report(accountId, market, 2);
@@ -298,7 +300,7 @@ export class ModelPerp {
         this.toLine(accountId, quote, paid);
         p.unsettled += BigInt(paid) - payment;
         const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
-        if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
+        if (owed > 0n) this.fundDebts(accountId, market, owed);
       } else {
         p.unsettled -= payment;
       }
@@ -414,8 +416,25 @@ export class ModelPerp {
     this.payDebts(accountId, market);
     const liquidationFee = liquidation ? this.host.liquidationFee(accountId, quote, notional) : 0;
     const owed = p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
-    if (owed > 0n && this.host.fundSettlement(accountId, quote, Number(owed))) this.payDebts(accountId, market);
+    if (owed > 0n) this.fundDebts(accountId, market, owed);
     return fee + liquidationFee;
+  }
+
+  /** What a position still owes: redeemed and borrowed with autoBorrowSettlements and paid, or the account marked for collateral conversion (perp/settle.ts fundDebts). */
+  private fundDebts(accountId: number, market: MarketSpec, owed: bigint): void {
+    if (this.host.fundSettlement(accountId, market.quoteAssetId, Number(owed))) this.payDebts(accountId, market);
+    else this.host.owes(accountId);
+  }
+
+  /** Σ fee debts and PnL debts of the account's perpetuals settled in the asset (liquidation/conversion.ts owedUnits). */
+  owedUnits(accountId: number, assetId: number): bigint {
+    let owed = 0n;
+    for (const market of this.perpMarkets()) {
+      if (market.quoteAssetId !== assetId) continue;
+      const p = this.pos(accountId, market.marketId);
+      owed += p.feeDebt + (p.unsettled < 0n ? -p.unsettled : 0n);
+    }
+    return owed;
   }
 
   /** The claim queue holds exactly the positions with a claim: a new one at the tail, a gone one removed. */

@@ -13,7 +13,9 @@
 // engine/core/margin/index-prices.ts (a Map by asset id; USDC fixed at 1), borrow/lend
 // engine/core/margin/borrow-lend.ts and spot margin engine/core/margin/auto-funding.ts
 // (engine-model-margin.ts), perpetuals engine/core/perp/ (engine-model-perp.ts), their mark
-// prices and funding perp/mark-price.ts and perp/funding.ts (engine-model-funding.ts).
+// prices and funding perp/mark-price.ts and perp/funding.ts (engine-model-funding.ts), the
+// liquidation waterfall liquidation/ (engine-model-liquidation.ts) and collateral conversion
+// liquidation/conversion.ts (engine-model-conversion.ts).
 
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
@@ -42,6 +44,7 @@ import type { Rec } from './engine-harness.js';
 import { ModelLending, type Funding, type ModelLendingState } from './engine-model-margin.js';
 import { ModelPerp } from './engine-model-perp.js';
 import { ModelLiquidation } from './engine-model-liquidation.js';
+import { CONVERSION_FLAGS, ModelConversion } from './engine-model-conversion.js';
 
 /** The spot margin flags an order may carry (engine/core/margin/auto-funding.ts). */
 const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
@@ -151,6 +154,8 @@ export class ModelExchange {
   private readonly perp: ModelPerp;
   /** The liquidation waterfall and the insurance fund (engine-model-liquidation.ts). */
   private readonly liquidation: ModelLiquidation<ModelOrder>;
+  /** Collateral conversion of accounts left owing USDC (engine-model-conversion.ts). */
+  private readonly conversion: ModelConversion;
 
   constructor(private readonly config: EngineConfig) {
     this.lending = new ModelLending(config, {
@@ -203,6 +208,7 @@ export class ModelExchange {
         this.lending.applyFunding(accountId, assetId, plan);
         return true;
       },
+      owes: (accountId) => this.conversion.owes(accountId),
       accountCount: () => this.keys.length,
       review: (accountId) => this.lending.review(accountId),
       liquidationFee: (accountId, assetId, notional) => this.liquidation.perpFee(accountId, assetId, notional),
@@ -233,6 +239,19 @@ export class ModelExchange {
       holders: (market) => this.perp.holders(market.marketId),
       adlClose: (accountId, market, ticks, ranked) => this.adlClose(accountId, market, ticks, ranked),
       trimReduceOnly: (accountId, market) => this.trimReduceOnly(accountId, market),
+    });
+    this.conversion = new ModelConversion(config, {
+      lending: () => this.lending,
+      perp: () => this.perp,
+      bal: (accountId, assetId) => this.bal(accountId, assetId),
+      balanceRec: (accountId, assetId) => this.balanceRec(accountId, assetId),
+      bids: (market) => this.sideOrders(market, Side.Bid),
+      lastPriceTicks: (market) => this.marketState.get(market.marketId)!.lastPriceTicks,
+      bookState: (market) => this.marketState.get(market.marketId)!.orderBookState,
+      bookOrders: (market) => this.orders.filter((o) => o.market === market && o.state !== 'active').length,
+      openOrders: () => this.orders.length,
+      takerFeeBps: (accountId) => this.rates(accountId).taker,
+      placeSystem: (accountId, market, side, lots, quoteLimit, flags) => this.placeSystem(accountId, market, side, lots, quoteLimit, flags),
     });
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
@@ -280,10 +299,18 @@ export class ModelExchange {
       next!.state = 'active';
       this.activate(next!);
     }
+    this.mutate(cmd);
+    // Accounts the command (or a timer it ran) left owing USDC convert collateral at its end.
+    this.conversion.run();
+    return this.out;
+  }
+
+  /** A state-changing command's own rule, after the timers due. */
+  private mutate(cmd: Command): void {
     const refusedKinds: number[] = [CommandKind.PlaceOrder, CommandKind.CancelOrder, CommandKind.CancelAll, CommandKind.Withdraw, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.BorrowLend];
     if (this.maintenance && refusedKinds.includes(cmd.kind)) {
       this.result(cmd, ResultCode.SystemMaintenance, 0);
-      return this.out;
+      return;
     }
     switch (cmd.kind) {
       case CommandKind.CreateAccount: this.createAccount(cmd); break;
@@ -306,7 +333,6 @@ export class ModelExchange {
       case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
     }
-    return this.out;
   }
 
   /** Σ position sizes per perpetual market id (each must be 0). */
@@ -361,7 +387,8 @@ export class ModelExchange {
       side: o.side, orderType: o.orderType, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
       orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
       systemOrderType: (o.flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.None
-        : (o.flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook,
+        : this.isConversion(o) ? SystemOrderType.CollateralConversion
+          : (o.flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook,
     } as Rec);
   }
 
@@ -620,14 +647,14 @@ export class ModelExchange {
     else o.state = 'pending';
   }
 
-  /** A system order of the liquidation waterfall (engine-model-liquidation.ts): a market IOC order by quantity, run at once. */
-  private placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number): void {
+  /** A system order of the liquidation waterfall (engine-model-liquidation.ts) or a collateral conversion (engine-model-conversion.ts): a market IOC order by quantity, run at once. */
+  private placeSystem(accountId: number, market: MarketSpec, side: Side, lots: number, quoteLimit: number, flags?: number): void {
     let orderId = 0;
     while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
     const o: ModelOrder = {
       orderId, accountId, market, side, orderType: OrderType.Market, priceTicks: 0, qtyLots: lots, quoteQtyUnits: 0, quoteLimitUnits: quoteLimit,
       remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0,
-      flags: this.perp.isPerp(market) ? OrderFlag.Liquidation | OrderFlag.ReduceOnly : OrderFlag.Liquidation,
+      flags: flags ?? (this.perp.isPerp(market) ? OrderFlag.Liquidation | OrderFlag.ReduceOnly : OrderFlag.Liquidation),
       timeInForce: TimeInForce.IOC, stp: SelfTradePrevention.RejectTaker, frontId: FRONT_ID_NONE, requestId: 0, state: 'active', restNumber: 0,
     };
     this.orders.push(o);
@@ -1050,6 +1077,11 @@ export class ModelExchange {
     this.depthRec(o.market, o.side, o.priceTicks);
   }
 
+  /** A collateral conversion's order: Liquidation | Adl on a spot market (engine/core/liquidation/conversion.ts). */
+  private isConversion(o: ModelOrder): boolean {
+    return !this.perp.isPerp(o.market) && (o.flags & CONVERSION_FLAGS) === CONVERSION_FLAGS;
+  }
+
   /** A spot fill's moves (spot/settle.ts): base to the buyer, quote to the seller, fees in what each receives; returns the fees. */
   private spotMoves(buyer: ModelOrder, seller: ModelOrder, taker: ModelOrder, qty: number, price: number): [number, number] {
     const market = buyer.market;
@@ -1079,6 +1111,7 @@ export class ModelExchange {
 
   /** A fill paid an order's account: repaid or lent as the order's spot margin flags or the account's settings ask. */
   private proceeds(o: ModelOrder, assetId: number, units: number): void {
+    if (this.isConversion(o)) return; // they pay the account's debts
     const settings = this.accountSettings.get(o.accountId)?.flags ?? 0;
     const repay = (o.flags & OrderFlag.AutoBorrowRepay) !== 0 || (settings & AccountSettingFlag.AutoRepayBorrows) !== 0;
     const lend = (o.flags & OrderFlag.AutoLend) !== 0 || (settings & AccountSettingFlag.AutoLend) !== 0;

@@ -6,7 +6,8 @@
 // A perpetual fill of such an order (perp-unwind.ts) pays feeBps of its notional, rounded down,
 // from the account's available USDC after the fill's settlement and debts (perp/settle.ts), as
 // far as that USDC goes: the part it cannot pay is not charged (the fund never takes a unit the
-// account does not hold). An auto-deleveraging fill (adl.ts) pays neither fee.
+// account does not hold). An auto-deleveraging fill (adl.ts) pays neither fee. A collateral
+// conversion's spot fill (conversion.ts: the same two bits, on a spot market) pays no liquidation fee.
 
 import { OrderFlag } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
@@ -25,7 +26,8 @@ export function takePerpLiquidationFee(s: EngineState, slot: number, quoteIndex:
 }
 
 export function takeLiquidationFee(s: EngineState, slot: number, assetIndex: number, receivedUnits: AmountUnits): AmountUnits {
-  if ((s.pool.flags[slot] & OrderFlag.Liquidation) === 0) return 0 as AmountUnits;
+  // A spot order with Liquidation | Adl is a collateral conversion (conversion.ts): no liquidation fee.
+  if ((s.pool.flags[slot] & (OrderFlag.Liquidation | OrderFlag.Adl)) !== OrderFlag.Liquidation) return 0 as AmountUnits;
   const fee = feeUnits(receivedUnits, s.insurance.config.feeBps);
   if (fee === 0) return fee;
   s.ledger.toFund(s.pool.accountId[slot], assetIndex, fee);

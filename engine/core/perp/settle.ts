@@ -14,7 +14,8 @@
 //   5. with the account setting autoBorrowSettlements (PATCH /api/v1/account), what it still owes
 //      is covered by redeeming its USDC lend, then borrowing USDC in whole pool steps, all or
 //      nothing and by the pool's and the margin's checks (margin/auto-funding.ts planFunding), and
-//      paid; without it, or when a check refuses, the debt stays on the position.
+//      paid; without it, or when a check refuses, the debt stays on the position and the account
+//      sells collateral for USDC at the end of the command (liquidation/conversion.ts).
 // No lot of any asset is locked by a perpetual order, so nothing is released here.
 
 import { AccountSettingFlag, CommandFlag, FRONT_ID_NONE, OrderFlag, ResultCode } from '../../bus/types.js';
@@ -115,16 +116,22 @@ export function payDebts(s: EngineState, cell: number, accountId: number, quoteI
 
 const SETTLEMENT_FUNDING: Funding = { redeemUnits: 0, borrowUnits: 0 };
 
-/** With autoBorrowSettlements: what the account still owes on `cell` redeemed and borrowed in USDC, then paid (header, step 5). */
+/**
+ * With autoBorrowSettlements: what the account still owes on `cell` redeemed and borrowed in USDC,
+ * then paid (header, step 5); a debt left marks the account for collateral conversion.
+ */
 export function fundDebts(s: EngineState, cell: number, accountId: number, quoteIndex: number): void {
   const p = s.positions;
-  if ((s.accountSettings.flags[accountId] & AccountSettingFlag.AutoBorrowSettlements) === 0) return;
   const owed = p.feeDebt[cell] + (p.unsettled[cell] < 0n ? -p.unsettled[cell] : 0n);
   if (owed === 0n) return;
   const flags = CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow;
-  if (planFunding(s, accountId, quoteIndex, Number(owed), 0, flags, SETTLEMENT_FUNDING) !== ResultCode.Ok) return;
-  applyFunding(s, accountId, quoteIndex, SETTLEMENT_FUNDING);
-  payDebts(s, cell, accountId, quoteIndex);
+  const auto = (s.accountSettings.flags[accountId] & AccountSettingFlag.AutoBorrowSettlements) !== 0;
+  if (auto && planFunding(s, accountId, quoteIndex, Number(owed), 0, flags, SETTLEMENT_FUNDING) === ResultCode.Ok) {
+    applyFunding(s, accountId, quoteIndex, SETTLEMENT_FUNDING);
+    payDebts(s, cell, accountId, quoteIndex);
+    return;
+  }
+  s.conversion.mark(accountId);
 }
 
 /** Pays queued claims, oldest first, from what the line holds; a balance record for each account paid. */

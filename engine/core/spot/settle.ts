@@ -17,7 +17,8 @@
 //
 // Spot margin: an order placed with autoBorrowRepay or autoLend, or of an account whose settings
 // have autoRepayBorrows or autoLend, then repays a borrow of, or lends, what the fill paid it
-// (margin/auto-funding.ts).
+// (margin/auto-funding.ts). A collateral conversion's proceeds do neither: they pay the account's
+// perpetual debts (liquidation/conversion.ts), and it pays no liquidation fee.
 
 import { AccountSettingFlag, FRONT_ID_NONE, OrderFlag } from '../../bus/types.js';
 import { applyProceeds } from '../margin/auto-funding.js';
@@ -25,6 +26,7 @@ import type { Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import { addUnits, baseUnits, feeUnits, notionalUnits, subUnits } from '../units.js';
 import { takeLiquidationFee } from '../liquidation/fee.js';
+import { isConversion } from '../liquidation/conversion.js';
 
 /** The fee rate of the order in `slot` for a fill in which it is the taker or the maker. */
 function feeBpsOf(s: EngineState, slot: number, isTaker: boolean): number {
@@ -65,6 +67,7 @@ export function settleSpot(s: EngineState, fill: Fill): void {
  */
 function marginProceeds(s: EngineState, slot: number, assetIndex: number, units: number): void {
   const flags = s.pool.flags[slot];
+  if (isConversion(flags, true)) return; // its proceeds pay the account's debts (liquidation/conversion.ts)
   const accountId = s.pool.accountId[slot];
   const settings = s.accountSettings.flags[accountId];
   const repay = (flags & OrderFlag.AutoBorrowRepay) !== 0 || (settings & AccountSettingFlag.AutoRepayBorrows) !== 0;

@@ -1,7 +1,7 @@
 // The market-crash simulation (test/helpers/crash-sim.ts) on its fixed seeds: several hundred
 // accounts on the default markets through gaps, frozen and stale feeds and interest hours, every
-// check after every command. Over the seeds it must reach liquidations, bankruptcies and
-// socialized losses. CRASH_SEED=<n> runs that seed alone (a failure names its seed). The canaries
+// check after every command. Over the seeds it must reach liquidations, bankruptcies, socialized
+// losses and collateral conversions. CRASH_SEED=<n> runs that seed alone (a failure names its seed). The canaries
 // run one seed against an engine with a planted fault in the insurance fund and must fail.
 
 import { describe, expect, it } from 'vitest';
@@ -38,6 +38,8 @@ describe('market-crash simulation', () => {
     expect(total('liquidationFills')).toBeGreaterThan(0);
     expect(total('bankruptcies')).toBeGreaterThan(0);
     expect(total('socializedLosses')).toBeGreaterThan(0);
+    // Traders left owing USDC on a position sell collateral (collateral conversion).
+    expect(total('conversionFills')).toBeGreaterThan(0);
   });
 
   it('fails on an engine whose liquidation fee never reaches the fund (conservation)', () => {
