@@ -44,10 +44,10 @@ export function payFunding(s: EngineState, m: number, rateE12: number, markE9: n
   const baseDecimals = s.pools.decimalsOf[s.catalog.baseIndexOf[m]];
   const perLot = BigInt(rateE12) * BigInt(market.baseUnitsPerLot) * BigInt(markE9) * pow10(s.pools.decimalsOf[quoteIndex]);
   const denominator = ONE_E12 * pow10(INDEX_PRICE_DECIMALS) * pow10(baseDecimals);
-  for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
+  // The holders, ascending (a payment changes no size, so the set stays while it is walked).
+  for (const accountId of p.holdersOf(m)) {
     const cell = p.cell(accountId, m);
     const lots = p.lots[cell];
-    if (lots === 0) continue;
     const payment = fundingPaymentUnits(perLot, denominator, lots);
     assert(Number.isSafeInteger(Number(payment)) && payment >= -BigInt(Number.MAX_SAFE_INTEGER), 'a funding payment beyond the safe-integer range');
     if (payment === 0n) continue;

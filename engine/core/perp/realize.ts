@@ -69,9 +69,9 @@ function realizeMarket(s: EngineState, marketIndex: number, dueUs: number): void
   const p = s.positions;
   const quoteIndex = s.catalog.quoteIndexOf[marketIndex];
   const unitsPerLot = BigInt(s.catalog.markets[marketIndex].baseUnitsPerLot);
-  for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
+  // The holders, ascending (a realization changes no size, so the set stays while it is walked).
+  for (const accountId of p.holdersOf(marketIndex)) {
     const cell = p.cell(accountId, marketIndex);
-    if (p.lots[cell] === 0) continue;
     const realized = floorDiv(BigInt(p.lots[cell]) * unitsPerLot * mark.price.quoteUnits, mark.price.baseUnits) + p.cost[cell];
     if (realized === 0n) continue;
     p.cost[cell] -= realized;
