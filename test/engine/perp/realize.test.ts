@@ -111,6 +111,7 @@ describe('perpetual PnL realized at mark', () => {
   it('keeps realized entry costs and the timer through a snapshot; a format-11 snapshot reads with entry = cost', () => {
     const { h, long } = opened();
     const formatEleven = formatElevenSnapshot(h.exchange);
+    const hashAtEleven = h.exchange.stateHash();
     h.apply(cmd.setIndexPrice(BASE, SOL(155_000)), START_US + 2 * SECOND_US);
     h.apply(cmd.tick(), START_US + 8 * SECOND_US);
     const bytes = exportSnapshot(h.exchange);
@@ -123,6 +124,7 @@ describe('perpetual PnL realized at mark', () => {
     const eleven = new Exchange(config());
     importSnapshot(eleven, formatEleven);
     eleven.validateInvariants();
+    expect(eleven.stateHash()).toBe(hashAtEleven);
   });
 
   it('without the setting, nothing is realized until a position reduces (no timer waits)', () => {
