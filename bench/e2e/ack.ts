@@ -1,0 +1,130 @@
+// `npm run bench:ack`: the unloaded durable acknowledgement against its floor, measured in turns.
+//
+// The figure: one connection, one signed order at a time (the flow of flow.ts: post-only places,
+// a crossing IOC, cancels), latency from the write of the request to the last byte of the
+// response, every response sent only after the journal commit holding the command is on disk.
+// Its floor: one durable LMDB commit of one record, synchronous and flushed, on the same file
+// system (ceilings.ts). The machine is shared, so the two are measured in alternation, round by
+// round (a commit series, then an order series, with the server idle during the commit series),
+// and each round's ratio is to its own commit figures; the summary is the median of the rounds.
+//
+// Options: --rounds N (5), --orders N (1000 per round), --commits N (500 per round),
+// --front-threads N (2), --json PATH (write the rounds there).
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HttpConnection } from './http-conn.js';
+import { ConnectionFlow, DEFAULT_FLOW_MARKETS, KIND_NAMES, Signer } from './flow.js';
+import { runSerial, type Request } from './load.js';
+import { measureDurableCommit } from './ceilings.js';
+import { createAccounts, freePort, startExchange, stopAll } from './processes.js';
+import type { HistogramSummary } from './histogram.js';
+
+const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..');
+
+interface Options {
+  rounds: number;
+  orders: number;
+  commits: number;
+  frontThreads: number;
+  json: string | null;
+}
+
+function parseOptions(argv: string[]): Options {
+  const o: Options = { rounds: 5, orders: 1000, commits: 500, frontThreads: 2, json: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = argv[++i];
+    if (v === undefined) throw new Error(`${a} needs a value`);
+    if (a === '--rounds') o.rounds = Number(v);
+    else if (a === '--orders') o.orders = Number(v);
+    else if (a === '--commits') o.commits = Number(v);
+    else if (a === '--front-threads') o.frontThreads = Number(v);
+    else if (a === '--json') o.json = v;
+    else throw new Error(`unknown option ${a}`);
+  }
+  return o;
+}
+
+interface Round {
+  commit: HistogramSummary;
+  ack: HistogramSummary;
+  statuses: Record<string, Record<string, number>>;
+  p50Ratio: number;
+  p99Ratio: number;
+}
+
+const log = (text: string): void => {
+  process.stdout.write(`[ack ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+};
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s.length === 0 ? 0 : s.length % 2 === 1 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+const fmt = (us: number): string => (us >= 1000 ? `${(us / 1000).toFixed(2)} ms` : `${Math.round(us)} µs`);
+
+async function commitSeries(count: number): Promise<HistogramSummary> {
+  const dir = mkdtempSync(join(tmpdir(), 'exchange-ack-fsync-'));
+  try {
+    return await measureDurableCommit(dir, count);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const o = parseOptions(process.argv.slice(2));
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at start`;
+  let conn: HttpConnection | null = null;
+  const dataDir = mkdtempSync(join(tmpdir(), 'exchange-ack-'));
+  try {
+    const port = await freePort();
+    const adminPort = await freePort();
+    log(`${machine}; starting the exchange (${o.frontThreads} front threads)…`);
+    await startExchange(ROOT, port, adminPort, dataDir, o.frontThreads);
+    const [maker, taker] = await createAccounts(ROOT, adminPort, 2, ['USDC=10000000', 'SOL=100000', 'BTC=1000', 'ETH=10000']);
+    const host = `127.0.0.1:${port}`;
+    const flow = new ConnectionFlow(new Signer(maker), new Signer(taker), DEFAULT_FLOW_MARKETS[0], 1, host);
+    conn = await HttpConnection.open('127.0.0.1', port);
+    const warm = await runSerial(conn, flow.next(500) as Request[], KIND_NAMES);
+    log(`warm-up: ${warm.completed} orders, p50 ${fmt(warm.latency.p50Us)}`);
+    const rounds: Round[] = [];
+    for (let r = 0; r < o.rounds; r++) {
+      const queue = flow.next(o.orders) as Request[];
+      const commit = await commitSeries(o.commits);
+      const run = await runSerial(conn, queue, KIND_NAMES);
+      const round: Round = {
+        commit, ack: run.latency, statuses: run.statuses,
+        p50Ratio: Math.round((run.latency.p50Us / commit.p50Us) * 100) / 100,
+        p99Ratio: Math.round((run.latency.p99Us / commit.p99Us) * 100) / 100,
+      };
+      rounds.push(round);
+      log(`round ${r + 1}: ack p50 ${fmt(run.latency.p50Us)} p99 ${fmt(run.latency.p99Us)} | commit p50 ${fmt(commit.p50Us)} p99 ${fmt(commit.p99Us)} | ratio p50 ${round.p50Ratio}× p99 ${round.p99Ratio}× | ${JSON.stringify(run.statuses)}`);
+    }
+    const summary = {
+      machine,
+      ackP50Us: median(rounds.map((r) => r.ack.p50Us)),
+      ackP99Us: median(rounds.map((r) => r.ack.p99Us)),
+      commitP50Us: median(rounds.map((r) => r.commit.p50Us)),
+      commitP99Us: median(rounds.map((r) => r.commit.p99Us)),
+      p50Ratio: median(rounds.map((r) => r.p50Ratio)),
+      p99Ratio: median(rounds.map((r) => r.p99Ratio)),
+      loadAverageAtEnd: loadavg()[0],
+    };
+    log(`median of ${rounds.length} rounds: ack p50 ${fmt(summary.ackP50Us)} p99 ${fmt(summary.ackP99Us)} | commit p50 ${fmt(summary.commitP50Us)} p99 ${fmt(summary.commitP99Us)} | ratio p50 ${summary.p50Ratio}× p99 ${summary.p99Ratio}× | load ${summary.loadAverageAtEnd.toFixed(2)}`);
+    if (o.json) writeFileSync(o.json, JSON.stringify({ summary, rounds }, null, 2));
+  } finally {
+    conn?.close();
+    await stopAll();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:ack failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exitCode = 1;
+});
