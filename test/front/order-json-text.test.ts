@@ -36,7 +36,7 @@ describe('order answer text', () => {
     for (const market of markets) {
       for (let i = 0; i < 400; i++) {
         const rec = newOrderRec();
-        rec.marketId = market.id;
+        rec.marketId = markets.indexOf(market);
         rec.orderType = Math.floor(next() * 4); // 0..3: the named types and one the wire does not name
         rec.side = Math.floor(next() * 3);
         rec.timeInForce = Math.floor(next() * 5);
