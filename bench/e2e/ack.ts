@@ -7,6 +7,10 @@
 // system (ceilings.ts). The machine is shared, so the two are measured in alternation, round by
 // round (a commit series, then an order series, with the server idle during the commit series),
 // and each round's ratio is to its own commit figures; the summary is the median of the rounds.
+// Each round also times the same request bytes, one at a time, against a uWebSockets.js
+// hello-world server (hello-server.ts, same thread count): the HTTP round trip on loopback with
+// no work behind it. With one ed25519 verification (measured once, before the servers start),
+// commit + verification + round trip is what an acknowledgement costs with nothing else in it.
 //
 // Options: --rounds N (5), --orders N (1000 per round), --commits N (500 per round),
 // --front-threads N (2), --json PATH (write the rounds there).
@@ -18,8 +22,8 @@ import { fileURLToPath } from 'node:url';
 import { HttpConnection } from './http-conn.js';
 import { ConnectionFlow, DEFAULT_FLOW_MARKETS, KIND_NAMES, Signer } from './flow.js';
 import { runSerial, type Request } from './load.js';
-import { measureDurableCommit } from './ceilings.js';
-import { createAccounts, freePort, startExchange, stopAll } from './processes.js';
+import { measureDurableCommit, measureVerify } from './ceilings.js';
+import { createAccounts, freePort, startExchange, startHello, stopAll } from './processes.js';
 import type { HistogramSummary } from './histogram.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..');
@@ -50,6 +54,7 @@ function parseOptions(argv: string[]): Options {
 
 interface Round {
   commit: HistogramSummary;
+  hello: HistogramSummary;
   ack: HistogramSummary;
   statuses: Record<string, Record<string, number>>;
   p50Ratio: number;
@@ -80,8 +85,14 @@ async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at start`;
   let conn: HttpConnection | null = null;
+  let helloConn: HttpConnection | null = null;
   const dataDir = mkdtempSync(join(tmpdir(), 'exchange-ack-'));
   try {
+    const verify = await measureVerify(1, 2000);
+    log(`one ed25519 verification (sodium-native, one thread): ${verify.microsPerVerify} µs`);
+    const helloPort = await freePort();
+    await startHello(ROOT, helloPort, o.frontThreads);
+    helloConn = await HttpConnection.open('127.0.0.1', helloPort);
     const port = await freePort();
     const adminPort = await freePort();
     log(`${machine}; starting the exchange (${o.frontThreads} front threads)…`);
@@ -96,17 +107,21 @@ async function main(): Promise<void> {
     for (let r = 0; r < o.rounds; r++) {
       const queue = flow.next(o.orders) as Request[];
       const commit = await commitSeries(o.commits);
+      const hello = (await runSerial(helloConn, queue, KIND_NAMES)).latency;
       const run = await runSerial(conn, queue, KIND_NAMES);
       const round: Round = {
-        commit, ack: run.latency, statuses: run.statuses,
+        commit, hello, ack: run.latency, statuses: run.statuses,
         p50Ratio: Math.round((run.latency.p50Us / commit.p50Us) * 100) / 100,
         p99Ratio: Math.round((run.latency.p99Us / commit.p99Us) * 100) / 100,
       };
       rounds.push(round);
-      log(`round ${r + 1}: ack p50 ${fmt(run.latency.p50Us)} p99 ${fmt(run.latency.p99Us)} | commit p50 ${fmt(commit.p50Us)} p99 ${fmt(commit.p99Us)} | ratio p50 ${round.p50Ratio}× p99 ${round.p99Ratio}× | ${JSON.stringify(run.statuses)}`);
+      log(`round ${r + 1}: ack p50 ${fmt(run.latency.p50Us)} p99 ${fmt(run.latency.p99Us)} | commit p50 ${fmt(commit.p50Us)} p99 ${fmt(commit.p99Us)} | hello p50 ${fmt(hello.p50Us)} p99 ${fmt(hello.p99Us)} | ratio p50 ${round.p50Ratio}× p99 ${round.p99Ratio}× | ${JSON.stringify(run.statuses)}`);
     }
     const summary = {
       machine,
+      verifyUs: verify.microsPerVerify,
+      helloP50Us: median(rounds.map((r) => r.hello.p50Us)),
+      helloP99Us: median(rounds.map((r) => r.hello.p99Us)),
       ackP50Us: median(rounds.map((r) => r.ack.p50Us)),
       ackP99Us: median(rounds.map((r) => r.ack.p99Us)),
       commitP50Us: median(rounds.map((r) => r.commit.p50Us)),
@@ -115,10 +130,11 @@ async function main(): Promise<void> {
       p99Ratio: median(rounds.map((r) => r.p99Ratio)),
       loadAverageAtEnd: loadavg()[0],
     };
-    log(`median of ${rounds.length} rounds: ack p50 ${fmt(summary.ackP50Us)} p99 ${fmt(summary.ackP99Us)} | commit p50 ${fmt(summary.commitP50Us)} p99 ${fmt(summary.commitP99Us)} | ratio p50 ${summary.p50Ratio}× p99 ${summary.p99Ratio}× | load ${summary.loadAverageAtEnd.toFixed(2)}`);
+    log(`median of ${rounds.length} rounds: ack p50 ${fmt(summary.ackP50Us)} p99 ${fmt(summary.ackP99Us)} | commit p50 ${fmt(summary.commitP50Us)} p99 ${fmt(summary.commitP99Us)} | hello p50 ${fmt(summary.helloP50Us)} | verify ${fmt(summary.verifyUs)} | ratio p50 ${summary.p50Ratio}× p99 ${summary.p99Ratio}× | load ${summary.loadAverageAtEnd.toFixed(2)}`);
     if (o.json) writeFileSync(o.json, JSON.stringify({ summary, rounds }, null, 2));
   } finally {
     conn?.close();
+    helloConn?.close();
     await stopAll();
     rmSync(dataDir, { recursive: true, force: true });
   }
