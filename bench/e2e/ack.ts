@@ -11,11 +11,14 @@
 // hello-world server (hello-server.ts, same thread count): the HTTP round trip on loopback with
 // no work behind it. With one ed25519 verification (measured once, before the servers start),
 // commit + verification + round trip is what an acknowledgement costs with nothing else in it.
+// Each order series also reports the server's CPU per order (every thread, /proc ticks) and its
+// thread wake-ups per order (voluntary context switches of every thread): figures that a busy
+// machine distorts far less than wall-clock latency.
 //
 // Options: --rounds N (5), --orders N (1000 per round), --commits N (500 per round),
 // --front-threads N (2), --json PATH (write the rounds there).
 
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +28,7 @@ import { runSerial, type Request } from './load.js';
 import { measureDurableCommit, measureVerify } from './ceilings.js';
 import { createAccounts, freePort, startExchange, startHello, stopAll } from './processes.js';
 import type { HistogramSummary } from './histogram.js';
+import { threadTimes } from './threads.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..');
 
@@ -59,6 +63,35 @@ interface Round {
   statuses: Record<string, Record<string, number>>;
   p50Ratio: number;
   p99Ratio: number;
+  serverCpuUsPerOrder: number;
+  serverWakeupsPerOrder: number;
+}
+
+/** Voluntary context switches of each thread of `pid` (tid → count): how often each went to sleep. */
+function wakeups(pid: number): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const match = /\nvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'));
+      if (match) counts.set(Number(tid), Number(match[1]));
+    } catch {
+      // the thread exited meanwhile
+    }
+  }
+  return counts;
+}
+
+/** Per named thread (the rest summed as "other") and in total: (after − before) ÷ orders. */
+function perOrder(before: Map<number, number>, after: Map<number, number>, names: Map<number, string>, orders: number, scale: number): Record<string, number> {
+  const out: Record<string, number> = { total: 0, other: 0 };
+  for (const [tid, value] of after) {
+    const used = ((value - (before.get(tid) ?? 0)) * scale) / orders;
+    const name = names.get(tid) ?? 'other';
+    out[name] = (out[name] ?? 0) + used;
+    out.total += used;
+  }
+  for (const key of Object.keys(out)) out[key] = Math.round(out[key] * 100) / 100;
+  return out;
 }
 
 const log = (text: string): void => {
@@ -96,7 +129,16 @@ async function main(): Promise<void> {
     const port = await freePort();
     const adminPort = await freePort();
     log(`${machine}; starting the exchange (${o.frontThreads} front threads)…`);
-    await startExchange(ROOT, port, adminPort, dataDir, o.frontThreads);
+    const server = await startExchange(ROOT, port, adminPort, dataDir, o.frontThreads);
+    const pid = server.process.pid!;
+    const names = new Map<number, string>();
+    const threads = server.ready?.threads as { main: number; engine: number | null; journal: number | null; fronts: Array<number | null> } | undefined;
+    if (threads) {
+      names.set(threads.main, 'main');
+      if (threads.engine) names.set(threads.engine, 'engine');
+      if (threads.journal) names.set(threads.journal, 'journal');
+      threads.fronts.forEach((tid, i) => tid && names.set(tid, `front-${i}`));
+    }
     const [maker, taker] = await createAccounts(ROOT, adminPort, 2, ['USDC=10000000', 'SOL=100000', 'BTC=1000', 'ETH=10000']);
     const host = `127.0.0.1:${port}`;
     const flow = new ConnectionFlow(new Signer(maker), new Signer(taker), DEFAULT_FLOW_MARKETS[0], 1, host);
@@ -108,14 +150,22 @@ async function main(): Promise<void> {
       const queue = flow.next(o.orders) as Request[];
       const commit = await commitSeries(o.commits);
       const hello = (await runSerial(helloConn, queue, KIND_NAMES)).latency;
+      const cpuBefore = threadTimes(pid);
+      const wakeupsBefore = wakeups(pid);
       const run = await runSerial(conn, queue, KIND_NAMES);
+      const cpu = perOrder(cpuBefore, threadTimes(pid), names, run.completed, 1e6);
+      const sleeps = perOrder(wakeupsBefore, wakeups(pid), names, run.completed, 1);
+      const serverCpuUsPerOrder = Math.round(cpu.total);
+      const serverWakeupsPerOrder = sleeps.total;
+      log(`  server CPU µs per order ${JSON.stringify(cpu)}; wake-ups per order ${JSON.stringify(sleeps)}`);
       const round: Round = {
         commit, hello, ack: run.latency, statuses: run.statuses,
         p50Ratio: Math.round((run.latency.p50Us / commit.p50Us) * 100) / 100,
         p99Ratio: Math.round((run.latency.p99Us / commit.p99Us) * 100) / 100,
+        serverCpuUsPerOrder, serverWakeupsPerOrder,
       };
       rounds.push(round);
-      log(`round ${r + 1}: ack p50 ${fmt(run.latency.p50Us)} p99 ${fmt(run.latency.p99Us)} | commit p50 ${fmt(commit.p50Us)} p99 ${fmt(commit.p99Us)} | hello p50 ${fmt(hello.p50Us)} p99 ${fmt(hello.p99Us)} | ratio p50 ${round.p50Ratio}× p99 ${round.p99Ratio}× | ${JSON.stringify(run.statuses)}`);
+      log(`round ${r + 1}: ack p50 ${fmt(run.latency.p50Us)} p99 ${fmt(run.latency.p99Us)} | commit p50 ${fmt(commit.p50Us)} p99 ${fmt(commit.p99Us)} | hello p50 ${fmt(hello.p50Us)} p99 ${fmt(hello.p99Us)} | ratio p50 ${round.p50Ratio}× p99 ${round.p99Ratio}× | server ${serverCpuUsPerOrder} µs CPU, ${serverWakeupsPerOrder} wake-ups per order | ${JSON.stringify(run.statuses)}`);
     }
     const summary = {
       machine,
@@ -126,11 +176,13 @@ async function main(): Promise<void> {
       ackP99Us: median(rounds.map((r) => r.ack.p99Us)),
       commitP50Us: median(rounds.map((r) => r.commit.p50Us)),
       commitP99Us: median(rounds.map((r) => r.commit.p99Us)),
-      p50Ratio: median(rounds.map((r) => r.p50Ratio)),
-      p99Ratio: median(rounds.map((r) => r.p99Ratio)),
+      p50Ratio: Math.round(median(rounds.map((r) => r.p50Ratio)) * 100) / 100,
+      p99Ratio: Math.round(median(rounds.map((r) => r.p99Ratio)) * 100) / 100,
+      serverCpuUsPerOrder: median(rounds.map((r) => r.serverCpuUsPerOrder)),
+      serverWakeupsPerOrder: median(rounds.map((r) => r.serverWakeupsPerOrder)),
       loadAverageAtEnd: loadavg()[0],
     };
-    log(`median of ${rounds.length} rounds: ack p50 ${fmt(summary.ackP50Us)} p99 ${fmt(summary.ackP99Us)} | commit p50 ${fmt(summary.commitP50Us)} p99 ${fmt(summary.commitP99Us)} | hello p50 ${fmt(summary.helloP50Us)} | verify ${fmt(summary.verifyUs)} | ratio p50 ${summary.p50Ratio}× p99 ${summary.p99Ratio}× | load ${summary.loadAverageAtEnd.toFixed(2)}`);
+    log(`median of ${rounds.length} rounds: ack p50 ${fmt(summary.ackP50Us)} p99 ${fmt(summary.ackP99Us)} | commit p50 ${fmt(summary.commitP50Us)} p99 ${fmt(summary.commitP99Us)} | hello p50 ${fmt(summary.helloP50Us)} | verify ${fmt(summary.verifyUs)} | ratio p50 ${summary.p50Ratio}× p99 ${summary.p99Ratio}× | server ${summary.serverCpuUsPerOrder} µs CPU, ${summary.serverWakeupsPerOrder} wake-ups per order | load ${summary.loadAverageAtEnd.toFixed(2)}`);
     if (o.json) writeFileSync(o.json, JSON.stringify({ summary, rounds }, null, 2));
   } finally {
     conn?.close();
