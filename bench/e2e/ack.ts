@@ -24,7 +24,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HttpConnection } from './http-conn.js';
 import { ConnectionFlow, DEFAULT_FLOW_MARKETS, KIND_NAMES, Signer } from './flow.js';
-import { runSerial, type Request } from './load.js';
+import { runSerial, type LoadResult, type Request } from './load.js';
 import { measureDurableCommit, measureVerify } from './ceilings.js';
 import { createAccounts, freePort, startExchange, startHello, stopAll } from './processes.js';
 import type { HistogramSummary } from './histogram.js';
@@ -117,15 +117,22 @@ async function commitSeries(count: number): Promise<HistogramSummary> {
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at start`;
-  let conn: HttpConnection | null = null;
-  let helloConn: HttpConnection | null = null;
+  // A fresh connection for every series: a kept-alive one would sit idle through the other
+  // series, and uWebSockets.js closes HTTP connections idle for 10 s.
+  const series = async (port: number, queue: Request[]): Promise<LoadResult> => {
+    const conn = await HttpConnection.open('127.0.0.1', port);
+    try {
+      return await runSerial(conn, queue, KIND_NAMES);
+    } finally {
+      conn.close();
+    }
+  };
   const dataDir = mkdtempSync(join(tmpdir(), 'exchange-ack-'));
   try {
     const verify = await measureVerify(1, 2000);
     log(`one ed25519 verification (sodium-native, one thread): ${verify.microsPerVerify} µs`);
     const helloPort = await freePort();
     await startHello(ROOT, helloPort, o.frontThreads);
-    helloConn = await HttpConnection.open('127.0.0.1', helloPort);
     const port = await freePort();
     const adminPort = await freePort();
     log(`${machine}; starting the exchange (${o.frontThreads} front threads)…`);
@@ -142,17 +149,16 @@ async function main(): Promise<void> {
     const [maker, taker] = await createAccounts(ROOT, adminPort, 2, ['USDC=10000000', 'SOL=100000', 'BTC=1000', 'ETH=10000']);
     const host = `127.0.0.1:${port}`;
     const flow = new ConnectionFlow(new Signer(maker), new Signer(taker), DEFAULT_FLOW_MARKETS[0], 1, host);
-    conn = await HttpConnection.open('127.0.0.1', port);
-    const warm = await runSerial(conn, flow.next(500) as Request[], KIND_NAMES);
+    const warm = await series(port, flow.next(500) as Request[]);
     log(`warm-up: ${warm.completed} orders, p50 ${fmt(warm.latency.p50Us)}`);
     const rounds: Round[] = [];
     for (let r = 0; r < o.rounds; r++) {
       const queue = flow.next(o.orders) as Request[];
       const commit = await commitSeries(o.commits);
-      const hello = (await runSerial(helloConn, queue, KIND_NAMES)).latency;
+      const hello = (await series(helloPort, queue)).latency;
       const cpuBefore = threadTimes(pid);
       const wakeupsBefore = wakeups(pid);
-      const run = await runSerial(conn, queue, KIND_NAMES);
+      const run = await series(port, queue);
       const cpu = perOrder(cpuBefore, threadTimes(pid), names, run.completed, 1e6);
       const sleeps = perOrder(wakeupsBefore, wakeups(pid), names, run.completed, 1);
       const serverCpuUsPerOrder = Math.round(cpu.total);
@@ -185,8 +191,6 @@ async function main(): Promise<void> {
     log(`median of ${rounds.length} rounds: ack p50 ${fmt(summary.ackP50Us)} p99 ${fmt(summary.ackP99Us)} | commit p50 ${fmt(summary.commitP50Us)} p99 ${fmt(summary.commitP99Us)} | hello p50 ${fmt(summary.helloP50Us)} | verify ${fmt(summary.verifyUs)} | ratio p50 ${summary.p50Ratio}× p99 ${summary.p99Ratio}× | server ${summary.serverCpuUsPerOrder} µs CPU, ${summary.serverWakeupsPerOrder} wake-ups per order | load ${summary.loadAverageAtEnd.toFixed(2)}`);
     if (o.json) writeFileSync(o.json, JSON.stringify({ summary, rounds }, null, 2));
   } finally {
-    conn?.close();
-    helloConn?.close();
     await stopAll();
     rmSync(dataDir, { recursive: true, force: true });
   }
