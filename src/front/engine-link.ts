@@ -48,7 +48,6 @@ export interface EventHandler {
 export type SubmitResult = 'ok' | 'ring_full' | 'too_many_pending';
 
 const BATCH_MAX = 1024;
-const IDLE_WAIT_MS = 1000;
 
 export class EngineLink {
   private readonly inbound: InboundRing;
@@ -171,7 +170,8 @@ export class EngineLink {
       if (count === BATCH_MAX) {
         await new Promise<void>((resolve) => setImmediate(resolve));
       } else {
-        await this.outbound.waitDeliverySignalAsync(seen, IDLE_WAIT_MS);
+        // No timeout (ring.ts): durable records and stop() ring the delivery doorbell.
+        await this.outbound.waitDeliverySignalAsync(seen);
       }
     }
   }
