@@ -11,9 +11,10 @@
 // hello-world server (hello-server.ts, same thread count): the HTTP round trip on loopback with
 // no work behind it. With one ed25519 verification (measured once, before the servers start),
 // commit + verification + round trip is what an acknowledgement costs with nothing else in it.
-// Each order series also reports the server's CPU per order (every thread, /proc ticks) and its
-// thread wake-ups per order (voluntary context switches of every thread): figures that a busy
-// machine distorts far less than wall-clock latency.
+// Each order series also reports the server's CPU per order (every thread's run time from
+// /proc/<pid>/task/<tid>/schedstat, in nanoseconds) and its thread wake-ups per order (voluntary
+// context switches of every thread): figures that a busy machine distorts far less than
+// wall-clock latency.
 //
 // Options: --rounds N (5), --orders N (1000 per round), --commits N (500 per round),
 // --front-threads N (2), --json PATH (write the rounds there).
@@ -28,7 +29,6 @@ import { runSerial, type LoadResult, type Request } from './load.js';
 import { measureDurableCommit, measureVerify } from './ceilings.js';
 import { createAccounts, freePort, startExchange, startHello, stopAll } from './processes.js';
 import type { HistogramSummary } from './histogram.js';
-import { threadTimes } from './threads.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '..', '..', '..');
 
@@ -79,6 +79,19 @@ function wakeups(pid: number): Map<number, number> {
     }
   }
   return counts;
+}
+
+/** Run time of each thread of `pid` in seconds (tid → s), from schedstat (nanoseconds). */
+function runTimes(pid: number): Map<number, number> {
+  const times = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      times.set(Number(tid), Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e9);
+    } catch {
+      // the thread exited meanwhile
+    }
+  }
+  return times;
 }
 
 /** Per named thread (the rest summed as "other") and in total: (after − before) ÷ orders. */
@@ -156,10 +169,10 @@ async function main(): Promise<void> {
       const queue = flow.next(o.orders) as Request[];
       const commit = await commitSeries(o.commits);
       const hello = (await series(helloPort, queue)).latency;
-      const cpuBefore = threadTimes(pid);
+      const cpuBefore = runTimes(pid);
       const wakeupsBefore = wakeups(pid);
       const run = await series(port, queue);
-      const cpu = perOrder(cpuBefore, threadTimes(pid), names, run.completed, 1e6);
+      const cpu = perOrder(cpuBefore, runTimes(pid), names, run.completed, 1e6);
       const sleeps = perOrder(wakeupsBefore, wakeups(pid), names, run.completed, 1);
       const serverCpuUsPerOrder = Math.round(cpu.total);
       const serverWakeupsPerOrder = sleeps.total;
