@@ -16,8 +16,12 @@
 // context switches of every thread): figures that a busy machine distorts far less than
 // wall-clock latency.
 //
+// With --baseline DIR (another checkout, built), its server runs beside this one, both idle but
+// for the series measuring them, and every round measures both, taking turns at going first:
+// the per-round ratio of the two p50s compares builds under the same load.
+//
 // Options: --rounds N (5), --orders N (1000 per round), --commits N (500 per round),
-// --front-threads N (2), --json PATH (write the rounds there).
+// --front-threads N (2), --baseline DIR, --json PATH (write the rounds there).
 
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -37,11 +41,12 @@ interface Options {
   orders: number;
   commits: number;
   frontThreads: number;
+  baseline: string | null;
   json: string | null;
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { rounds: 5, orders: 1000, commits: 500, frontThreads: 2, json: null };
+  const o: Options = { rounds: 5, orders: 1000, commits: 500, frontThreads: 2, baseline: null, json: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = argv[++i];
@@ -50,6 +55,7 @@ function parseOptions(argv: string[]): Options {
     else if (a === '--orders') o.orders = Number(v);
     else if (a === '--commits') o.commits = Number(v);
     else if (a === '--front-threads') o.frontThreads = Number(v);
+    else if (a === '--baseline') o.baseline = v;
     else if (a === '--json') o.json = v;
     else throw new Error(`unknown option ${a}`);
   }
@@ -65,6 +71,8 @@ interface Round {
   p99Ratio: number;
   serverCpuUsPerOrder: number;
   serverWakeupsPerOrder: number;
+  serverCpuByThread: Record<string, number>;
+  serverWakeupsByThread: Record<string, number>;
 }
 
 /** Voluntary context switches of each thread of `pid` (tid → count): how often each went to sleep. */
@@ -127,85 +135,115 @@ async function commitSeries(count: number): Promise<HistogramSummary> {
   }
 }
 
+/** One exchange server under test: a build (its root directory) started with a fresh data directory. */
+interface Build {
+  label: string;
+  root: string;
+  port: number;
+  pid: number;
+  names: Map<number, string>;
+  flow: ConnectionFlow;
+  rounds: Round[];
+}
+
+// A fresh connection for every series: a kept-alive one would sit idle through the other
+// series, and uWebSockets.js closes HTTP connections idle for 10 s.
+async function series(port: number, queue: Request[]): Promise<LoadResult> {
+  const conn = await HttpConnection.open('127.0.0.1', port);
+  try {
+    return await runSerial(conn, queue, KIND_NAMES);
+  } finally {
+    conn.close();
+  }
+}
+
+async function startBuild(label: string, root: string, dataDir: string, frontThreads: number): Promise<Build> {
+  const port = await freePort();
+  const adminPort = await freePort();
+  log(`starting ${label} (${root}, ${frontThreads} front threads)…`);
+  const server = await startExchange(root, port, adminPort, dataDir, frontThreads);
+  const names = new Map<number, string>();
+  const threads = server.ready?.threads as { main: number; engine: number | null; journal: number | null; fronts: Array<number | null> } | undefined;
+  if (threads) {
+    names.set(threads.main, 'main');
+    if (threads.engine) names.set(threads.engine, 'engine');
+    if (threads.journal) names.set(threads.journal, 'journal');
+    threads.fronts.forEach((tid, i) => tid && names.set(tid, `front-${i}`));
+  }
+  const [maker, taker] = await createAccounts(root, adminPort, 2, ['USDC=10000000', 'SOL=100000', 'BTC=1000', 'ETH=10000']);
+  const flow = new ConnectionFlow(new Signer(maker), new Signer(taker), DEFAULT_FLOW_MARKETS[0], 1, `127.0.0.1:${port}`);
+  const warm = await series(port, flow.next(500) as Request[]);
+  log(`  ${label} warm-up: ${warm.completed} orders, p50 ${fmt(warm.latency.p50Us)}`);
+  return { label, root, port, pid: server.process.pid!, names, flow, rounds: [] };
+}
+
+/** One order series on `build`, with its server's CPU and wake-ups per order; the round's figures. */
+async function orderSeries(build: Build, orders: number, commit: HistogramSummary, hello: HistogramSummary): Promise<Round> {
+  const queue = build.flow.next(orders) as Request[];
+  const cpuBefore = runTimes(build.pid);
+  const wakeupsBefore = wakeups(build.pid);
+  const run = await series(build.port, queue);
+  const cpu = perOrder(cpuBefore, runTimes(build.pid), build.names, run.completed, 1e6);
+  const sleeps = perOrder(wakeupsBefore, wakeups(build.pid), build.names, run.completed, 1);
+  const round: Round = {
+    commit, hello, ack: run.latency, statuses: run.statuses,
+    p50Ratio: Math.round((run.latency.p50Us / commit.p50Us) * 100) / 100,
+    p99Ratio: Math.round((run.latency.p99Us / commit.p99Us) * 100) / 100,
+    serverCpuUsPerOrder: Math.round(cpu.total), serverWakeupsPerOrder: sleeps.total,
+    serverCpuByThread: cpu, serverWakeupsByThread: sleeps,
+  };
+  log(`  ${build.label}: ack p50 ${fmt(run.latency.p50Us)} p99 ${fmt(run.latency.p99Us)} | ratio to the commit p50 ${round.p50Ratio}× p99 ${round.p99Ratio}× | server ${round.serverCpuUsPerOrder} µs CPU, ${round.serverWakeupsPerOrder} wake-ups per order | ${JSON.stringify(run.statuses)}`);
+  log(`    CPU µs per order ${JSON.stringify(cpu)}; wake-ups per order ${JSON.stringify(sleeps)}`);
+  return round;
+}
+
+function summarize(build: Build, verifyUs: number): Record<string, number | string> {
+  const rounds = build.rounds;
+  const m = (pick: (r: Round) => number): number => Math.round(median(rounds.map(pick)) * 100) / 100;
+  return {
+    build: build.label, verifyUs,
+    ackP50Us: m((r) => r.ack.p50Us), ackP99Us: m((r) => r.ack.p99Us),
+    commitP50Us: m((r) => r.commit.p50Us), commitP99Us: m((r) => r.commit.p99Us),
+    helloP50Us: m((r) => r.hello.p50Us), helloP99Us: m((r) => r.hello.p99Us),
+    p50Ratio: m((r) => r.p50Ratio), p99Ratio: m((r) => r.p99Ratio),
+    serverCpuUsPerOrder: m((r) => r.serverCpuUsPerOrder), serverWakeupsPerOrder: m((r) => r.serverWakeupsPerOrder),
+  };
+}
+
 async function main(): Promise<void> {
   const o = parseOptions(process.argv.slice(2));
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${loadavg()[0].toFixed(2)} at start`;
-  // A fresh connection for every series: a kept-alive one would sit idle through the other
-  // series, and uWebSockets.js closes HTTP connections idle for 10 s.
-  const series = async (port: number, queue: Request[]): Promise<LoadResult> => {
-    const conn = await HttpConnection.open('127.0.0.1', port);
-    try {
-      return await runSerial(conn, queue, KIND_NAMES);
-    } finally {
-      conn.close();
-    }
-  };
-  const dataDir = mkdtempSync(join(tmpdir(), 'exchange-ack-'));
+  const dataDirs: string[] = [];
   try {
+    log(machine);
     const verify = await measureVerify(1, 2000);
     log(`one ed25519 verification (sodium-native, one thread): ${verify.microsPerVerify} µs`);
     const helloPort = await freePort();
     await startHello(ROOT, helloPort, o.frontThreads);
-    const port = await freePort();
-    const adminPort = await freePort();
-    log(`${machine}; starting the exchange (${o.frontThreads} front threads)…`);
-    const server = await startExchange(ROOT, port, adminPort, dataDir, o.frontThreads);
-    const pid = server.process.pid!;
-    const names = new Map<number, string>();
-    const threads = server.ready?.threads as { main: number; engine: number | null; journal: number | null; fronts: Array<number | null> } | undefined;
-    if (threads) {
-      names.set(threads.main, 'main');
-      if (threads.engine) names.set(threads.engine, 'engine');
-      if (threads.journal) names.set(threads.journal, 'journal');
-      threads.fronts.forEach((tid, i) => tid && names.set(tid, `front-${i}`));
+    const builds: Build[] = [];
+    for (const [label, root] of [['this build', ROOT], ...(o.baseline ? [['baseline', resolve(o.baseline)]] : [])]) {
+      dataDirs.push(mkdtempSync(join(tmpdir(), 'exchange-ack-')));
+      builds.push(await startBuild(label, root, dataDirs[dataDirs.length - 1], o.frontThreads));
     }
-    const [maker, taker] = await createAccounts(ROOT, adminPort, 2, ['USDC=10000000', 'SOL=100000', 'BTC=1000', 'ETH=10000']);
-    const host = `127.0.0.1:${port}`;
-    const flow = new ConnectionFlow(new Signer(maker), new Signer(taker), DEFAULT_FLOW_MARKETS[0], 1, host);
-    const warm = await series(port, flow.next(500) as Request[]);
-    log(`warm-up: ${warm.completed} orders, p50 ${fmt(warm.latency.p50Us)}`);
-    const rounds: Round[] = [];
     for (let r = 0; r < o.rounds; r++) {
-      const queue = flow.next(o.orders) as Request[];
       const commit = await commitSeries(o.commits);
-      const hello = (await series(helloPort, queue)).latency;
-      const cpuBefore = runTimes(pid);
-      const wakeupsBefore = wakeups(pid);
-      const run = await series(port, queue);
-      const cpu = perOrder(cpuBefore, runTimes(pid), names, run.completed, 1e6);
-      const sleeps = perOrder(wakeupsBefore, wakeups(pid), names, run.completed, 1);
-      const serverCpuUsPerOrder = Math.round(cpu.total);
-      const serverWakeupsPerOrder = sleeps.total;
-      log(`  server CPU µs per order ${JSON.stringify(cpu)}; wake-ups per order ${JSON.stringify(sleeps)}`);
-      const round: Round = {
-        commit, hello, ack: run.latency, statuses: run.statuses,
-        p50Ratio: Math.round((run.latency.p50Us / commit.p50Us) * 100) / 100,
-        p99Ratio: Math.round((run.latency.p99Us / commit.p99Us) * 100) / 100,
-        serverCpuUsPerOrder, serverWakeupsPerOrder,
-      };
-      rounds.push(round);
-      log(`round ${r + 1}: ack p50 ${fmt(run.latency.p50Us)} p99 ${fmt(run.latency.p99Us)} | commit p50 ${fmt(commit.p50Us)} p99 ${fmt(commit.p99Us)} | hello p50 ${fmt(hello.p50Us)} p99 ${fmt(hello.p99Us)} | ratio p50 ${round.p50Ratio}× p99 ${round.p99Ratio}× | server ${serverCpuUsPerOrder} µs CPU, ${serverWakeupsPerOrder} wake-ups per order | ${JSON.stringify(run.statuses)}`);
+      const hello = (await series(helloPort, builds[0].flow.next(o.orders) as Request[])).latency;
+      log(`round ${r + 1}: commit p50 ${fmt(commit.p50Us)} p99 ${fmt(commit.p99Us)} | hello p50 ${fmt(hello.p50Us)} p99 ${fmt(hello.p99Us)}`);
+      // The builds take turns going first, so that neither always follows the commit series.
+      const order = r % 2 === 0 ? builds : [...builds].reverse();
+      for (const build of order) build.rounds.push(await orderSeries(build, o.orders, commit, hello));
     }
-    const summary = {
-      machine,
-      verifyUs: verify.microsPerVerify,
-      helloP50Us: median(rounds.map((r) => r.hello.p50Us)),
-      helloP99Us: median(rounds.map((r) => r.hello.p99Us)),
-      ackP50Us: median(rounds.map((r) => r.ack.p50Us)),
-      ackP99Us: median(rounds.map((r) => r.ack.p99Us)),
-      commitP50Us: median(rounds.map((r) => r.commit.p50Us)),
-      commitP99Us: median(rounds.map((r) => r.commit.p99Us)),
-      p50Ratio: Math.round(median(rounds.map((r) => r.p50Ratio)) * 100) / 100,
-      p99Ratio: Math.round(median(rounds.map((r) => r.p99Ratio)) * 100) / 100,
-      serverCpuUsPerOrder: median(rounds.map((r) => r.serverCpuUsPerOrder)),
-      serverWakeupsPerOrder: median(rounds.map((r) => r.serverWakeupsPerOrder)),
-      loadAverageAtEnd: loadavg()[0],
-    };
-    log(`median of ${rounds.length} rounds: ack p50 ${fmt(summary.ackP50Us)} p99 ${fmt(summary.ackP99Us)} | commit p50 ${fmt(summary.commitP50Us)} p99 ${fmt(summary.commitP99Us)} | hello p50 ${fmt(summary.helloP50Us)} | verify ${fmt(summary.verifyUs)} | ratio p50 ${summary.p50Ratio}× p99 ${summary.p99Ratio}× | server ${summary.serverCpuUsPerOrder} µs CPU, ${summary.serverWakeupsPerOrder} wake-ups per order | load ${summary.loadAverageAtEnd.toFixed(2)}`);
-    if (o.json) writeFileSync(o.json, JSON.stringify({ summary, rounds }, null, 2));
+    const summaries = builds.map((b) => summarize(b, verify.microsPerVerify));
+    for (const s of summaries) log(`median of ${o.rounds} rounds, ${s.build}: ${JSON.stringify(s)}`);
+    const paired = builds.length === 2
+      ? builds[0].rounds.map((r, i) => Math.round((r.ack.p50Us / builds[1].rounds[i].ack.p50Us) * 1000) / 1000)
+      : [];
+    if (paired.length > 0) log(`ack p50, this build ÷ baseline, per round: ${paired.join(', ')} (median ${median(paired)})`);
+    log(`load average at the end ${loadavg()[0].toFixed(2)}`);
+    if (o.json) writeFileSync(o.json, JSON.stringify({ machine, summaries, paired, builds: builds.map((b) => ({ label: b.label, root: b.root, rounds: b.rounds })) }, null, 2));
   } finally {
     await stopAll();
-    rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   }
 }
 
