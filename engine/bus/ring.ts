@@ -569,17 +569,14 @@ export class OutboundRing {
   /**
    * Like waitSignal, without blocking the event loop (front threads, journal worker). The pending
    * Atomics.waitAsync does not keep a Node event loop alive by itself; in the server the uWS app
-   * or the worker's parent port does. Without a timeout by default: V8 arms a timer on the
-   * thread's event loop for every wait that has one, and that timer still fires (waking the
-   * thread for nothing) after the doorbell has ended the wait, so a thread woken for every
-   * command would also be woken once more per command by the timers of its earlier waits.
+   * or the worker's parent port does.
    */
-  waitSignalAsync(seen: number, timeoutMs = Infinity): Promise<WaitResult> {
+  waitSignalAsync(seen: number, timeoutMs: number): Promise<WaitResult> {
     return this.waitAsync(OUT_DOORBELL, OUT_DOORBELL_WAITERS, seen, timeoutMs);
   }
 
   /** Like waitSignalAsync, on the delivery doorbell (front threads). */
-  waitDeliverySignalAsync(seen: number, timeoutMs = Infinity): Promise<WaitResult> {
+  waitDeliverySignalAsync(seen: number, timeoutMs: number): Promise<WaitResult> {
     return this.waitAsync(OUT_DELIVERY_BELL, OUT_DELIVERY_WAITERS, seen, timeoutMs);
   }
 

@@ -59,6 +59,7 @@ export interface JournalWorkerData {
 }
 
 const BATCH_MAX = 8192;
+const IDLE_WAIT_MS = 50;
 /** Wait between polls for the rest of a command the engine is still publishing. */
 const COMMAND_TAIL_WAIT_MS = 1;
 
@@ -205,9 +206,7 @@ async function main(): Promise<void> {
     if (count === 0) {
       if (stopRequested) break;
       control.setJournalState(JournalState.Idle);
-      // No timeout (ring.ts): whatever this worker must act on rings the doorbell itself (the
-      // engine's records, the stop request, a failed snapshot write).
-      await outbound.waitSignalAsync(seen);
+      await outbound.waitSignalAsync(seen, IDLE_WAIT_MS);
     }
   }
   await snapshotWork;

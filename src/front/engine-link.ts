@@ -48,6 +48,7 @@ export interface EventHandler {
 export type SubmitResult = 'ok' | 'ring_full' | 'too_many_pending';
 
 const BATCH_MAX = 1024;
+const IDLE_WAIT_MS = 1000;
 
 export class EngineLink {
   private readonly inbound: InboundRing;
@@ -170,8 +171,7 @@ export class EngineLink {
       if (count === BATCH_MAX) {
         await new Promise<void>((resolve) => setImmediate(resolve));
       } else {
-        // No timeout (ring.ts): durable records and stop() ring the delivery doorbell.
-        await this.outbound.waitDeliverySignalAsync(seen);
+        await this.outbound.waitDeliverySignalAsync(seen, IDLE_WAIT_MS);
       }
     }
   }
