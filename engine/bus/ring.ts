@@ -14,13 +14,6 @@
 // (or a waiter count) and the other side calls Atomics.notify only when it sees that flag, so the
 // fast path costs one extra Atomics.load and no notify.
 //
-// The outbound ring has two doorbells. The plain one wakes consumers that take every record as
-// soon as it is published (the journal worker); the delivery doorbell wakes consumers that hand a
-// record on only once it is deliverable (front threads: once the journal has made its command
-// durable). The producer rings the delivery doorbell only for a batch that is deliverable already,
-// and whoever makes records deliverable later (the journal, when seqDurable moves) rings it then,
-// so a front thread is not woken for records it could only hold back.
-//
 // Invariants:
 // - Sequences are uint32 numbers (0 … 2^32-1) that wrap to 0; they are stored as Int32 bit
 //   patterns and compared only through `(a - b) | 0`, which is exact while two live sequences are
@@ -52,8 +45,7 @@
 //   Inbound:  line 1 claim cursor · line 2 gatingSequence (consumer) · line 3 consumer parked flag
 //             · line 4 producers waiting for space · lines 5… markers (slotCount Int32) · slots
 //   Outbound: line 1 cursor (published) · line 2 doorbell · line 3 doorbell waiters
-//             · line 4 producer waiting flag · line 5 delivery doorbell · line 6 its waiters
-//             · lines 7 … 7+consumerCount-1 consumer sequences · slots
+//             · line 4 producer waiting flag · lines 5 … 5+consumerCount-1 consumer sequences · slots
 // Slots start on a 64-byte boundary and are slotBytes apart (a multiple of 8, so 8-byte fields
 // inside a slot stay aligned).
 
@@ -62,7 +54,7 @@ const LINE_WORDS = LINE_BYTES / 4;
 
 const INBOUND_MAGIC = 0x52494e31; // 'RIN1'
 const OUTBOUND_MAGIC = 0x524f5531; // 'ROU1'
-const LAYOUT_VERSION = 2;
+const LAYOUT_VERSION = 1;
 
 // Header words (line 0).
 const H_MAGIC = 0;
@@ -87,9 +79,7 @@ const OUT_CURSOR = 1 * LINE_WORDS;
 const OUT_DOORBELL = 2 * LINE_WORDS;
 const OUT_DOORBELL_WAITERS = 3 * LINE_WORDS;
 const OUT_PRODUCER_WAITING = 4 * LINE_WORDS;
-const OUT_DELIVERY_BELL = 5 * LINE_WORDS;
-const OUT_DELIVERY_WAITERS = 6 * LINE_WORDS;
-const OUT_CONSUMER_LINE_FIRST = 7;
+const OUT_CONSUMER_LINE_FIRST = 5;
 
 const SLOT_COUNT_MAX = 1 << 30;
 const CONSUMER_COUNT_MAX = 256;
@@ -465,19 +455,12 @@ export class OutboundRing {
     this.publishedNext = (seq + 1) | 0;
   }
 
-  /**
-   * endOfBatch: one store of the shared cursor for everything published, then the doorbell, and
-   * the delivery doorbell unless `deliverable` is false (the batch's records are ones their
-   * delivering consumers would only hold back: whoever makes them deliverable rings it then).
-   * Returns false when nothing was published since the last flush (nothing stored, nothing rung).
-   */
-  flush(deliverable = true): boolean {
-    if (this.publishedNext === this.flushedNext) return false;
+  /** endOfBatch: one store of the shared cursor for everything published, then the doorbell. */
+  flush(): void {
+    if (this.publishedNext === this.flushedNext) return;
     Atomics.store(this.words, OUT_CURSOR, this.publishedNext);
     this.flushedNext = this.publishedNext;
-    if (deliverable) this.signal();
-    else this.ring(OUT_DOORBELL, OUT_DOORBELL_WAITERS);
-    return true;
+    this.signal();
   }
 
   /**
@@ -486,10 +469,7 @@ export class OutboundRing {
    * passes. Returns 'not-equal' at once when a slot is already free.
    */
   waitForConsumers(timeoutMs: number): WaitResult {
-    this.flush(false);
-    // Consumers that hold records back until they are deliverable copy them out of a ring under
-    // pressure, which they only see when woken: ring their doorbell whatever the last flush rang.
-    this.signalDelivery();
+    this.flush();
     const words = this.words;
     // Flag before reading the consumer sequences: a consumer that advances after this store sees
     // the flag and notifies; one that advanced before it is seen by the reads below.
@@ -528,33 +508,18 @@ export class OutboundRing {
   }
 
   /**
-   * Rings both doorbells: bumps their values and wakes their waiters, if any. The producer rings
-   * them in flush(); anyone else (the journal worker, after seqDurable moves) may ring them too.
+   * Rings the doorbell: bumps its value and wakes its waiters, if any. The producer rings it in
+   * flush(); anyone else (the journal worker, after seqDurable moves) may ring it too.
    */
   signal(): void {
-    this.ring(OUT_DOORBELL, OUT_DOORBELL_WAITERS);
-    this.ring(OUT_DELIVERY_BELL, OUT_DELIVERY_WAITERS);
-  }
-
-  /** Rings the delivery doorbell only (records already in the ring became deliverable). */
-  signalDelivery(): void {
-    this.ring(OUT_DELIVERY_BELL, OUT_DELIVERY_WAITERS);
-  }
-
-  private ring(bell: number, waiters: number): void {
     const words = this.words;
-    Atomics.add(words, bell, 1);
-    if (Atomics.load(words, waiters) !== 0) Atomics.notify(words, bell);
+    Atomics.add(words, OUT_DOORBELL, 1);
+    if (Atomics.load(words, OUT_DOORBELL_WAITERS) !== 0) Atomics.notify(words, OUT_DOORBELL);
   }
 
   /** The doorbell's value; read it BEFORE polling, then wait on it, so no ring is missed. */
   signalValue(): number {
     return Atomics.load(this.words, OUT_DOORBELL);
-  }
-
-  /** The delivery doorbell's value, read the same way (before polling, then wait on it). */
-  deliverySignalValue(): number {
-    return Atomics.load(this.words, OUT_DELIVERY_BELL);
   }
 
   /** Blocks until the doorbell differs from `seen` or the timeout passes (worker threads). */
@@ -572,24 +537,15 @@ export class OutboundRing {
    * or the worker's parent port does.
    */
   waitSignalAsync(seen: number, timeoutMs: number): Promise<WaitResult> {
-    return this.waitAsync(OUT_DOORBELL, OUT_DOORBELL_WAITERS, seen, timeoutMs);
-  }
-
-  /** Like waitSignalAsync, on the delivery doorbell (front threads). */
-  waitDeliverySignalAsync(seen: number, timeoutMs: number): Promise<WaitResult> {
-    return this.waitAsync(OUT_DELIVERY_BELL, OUT_DELIVERY_WAITERS, seen, timeoutMs);
-  }
-
-  private waitAsync(bell: number, waiters: number, seen: number, timeoutMs: number): Promise<WaitResult> {
     const words = this.words;
-    Atomics.add(words, waiters, 1);
-    const wait = atomicsWithWaitAsync.waitAsync(words, bell, seen, timeoutMs);
+    Atomics.add(words, OUT_DOORBELL_WAITERS, 1);
+    const wait = atomicsWithWaitAsync.waitAsync(words, OUT_DOORBELL, seen, timeoutMs);
     if (!wait.async) {
-      Atomics.sub(words, waiters, 1);
+      Atomics.sub(words, OUT_DOORBELL_WAITERS, 1);
       return Promise.resolve(wait.value);
     }
     return wait.value.then((result) => {
-      Atomics.sub(words, waiters, 1);
+      Atomics.sub(words, OUT_DOORBELL_WAITERS, 1);
       return result;
     });
   }

@@ -174,11 +174,7 @@ function main(): void {
     const count = inbound.poll(handleSlot, BATCH_MAX);
     tickIfDue();
     snapshotIfDue();
-    // The batch's records depend on sequences up to lastSeq, and front threads hold each back
-    // until the journal has made its sequence durable; the journal rings their doorbell then. So
-    // only a batch that is deliverable already (query answers while nothing waits for the disk)
-    // rings it from here. The cursor is stored before seqDurable is read: one of the two rings.
-    if (outbound.flush(false) && control.seqDurable() >= lastSeq) outbound.signalDelivery();
+    outbound.flush();
     control.setSeqLast(lastSeq);
     if (count > 0) {
       control.bumpEngineProgress();

@@ -2,9 +2,8 @@
 // record loop; the JournalWriter (journal-writer.ts) turns each command's Stamped record and
 // outputs into a journal record (stamped command, output digest, chained checksum). After each
 // batch has been committed *and* flushed to disk it publishes seqDurable and rings the outbound
-// ring's delivery doorbell. Front threads release a response or a stream event only once
-// seqDurable has reached its sequence, and are woken by that doorbell: the engine rings it only
-// for records that were durable already when it published them.
+// doorbell. Front threads release a response or a stream event only once seqDurable has reached
+// its sequence.
 //
 // Group commit: all records drained in one pass go into one synchronous LMDB transaction,
 // committed on this thread (no hop to lmdb-js's write thread and back: bench/e2e measured a durable
@@ -195,7 +194,7 @@ async function main(): Promise<void> {
     const count = outbound.cursor === consumer.sequence ? 0 : store.root.transactionSync(drain);
     if (writer.hasBatch()) {
       await commitBatch(writer, control, metrics);
-      outbound.signalDelivery();
+      outbound.signal();
       startDurableSnapshots();
       // Under sustained load a pass is always waiting, and awaiting only the flush never leaves
       // the microtask queue: yield one macrotask turn (after seqDurable is published, so no

@@ -3,10 +3,8 @@
 //
 // Every outbound record carries the journal sequence it depends on. The drain stops at the first
 // record whose sequence is above seqDurable and leaves it in the ring until the journal worker
-// has flushed it, so no response and no stream event ever leaves this thread ahead of the disk.
-// The thread waits on the ring's delivery doorbell, which the journal rings when seqDurable
-// advances and the engine only for records already durable (ring.ts): a record published ahead
-// of the disk does not wake it, only to be held back. When the ring is at least half
+// has flushed it (the journal rings the same doorbell when seqDurable advances), so no response
+// and no stream event ever leaves this thread ahead of the disk. When the ring is at least half
 // full, such records are copied out instead (held-records.ts) and released from there once
 // durable: a command whose outputs outnumber the free slots could otherwise never complete, and
 // so never become durable (the engine would wait for slots that only its durability frees).
@@ -166,12 +164,12 @@ export class EngineLink {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      const seen = this.outbound.deliverySignalValue();
+      const seen = this.outbound.signalValue();
       const count = this.drain();
       if (count === BATCH_MAX) {
         await new Promise<void>((resolve) => setImmediate(resolve));
       } else {
-        await this.outbound.waitDeliverySignalAsync(seen, IDLE_WAIT_MS);
+        await this.outbound.waitSignalAsync(seen, IDLE_WAIT_MS);
       }
     }
   }

@@ -322,30 +322,6 @@ describe('OutboundRing', () => {
     expect(await ring.waitSignalAsync(seen, 60_000)).toBe('not-equal');
   });
 
-  it('rings the delivery doorbell only for a deliverable flush, from signal and signalDelivery, and before waiting for space', async () => {
-    const ring = OutboundRing.create({ slotCount: 2, slotBytes: 8, consumerCount: 1 });
-    const plain = ring.signalValue();
-    const delivery = ring.deliverySignalValue();
-    ring.publish(ring.tryClaim());
-    expect(ring.flush(false)).toBe(true);
-    expect([ring.cursor, ring.signalValue(), ring.deliverySignalValue()]).toEqual([1, plain + 1, delivery]);
-    expect(await ring.waitDeliverySignalAsync(delivery, 1)).toBe('timed-out');
-    expect(ring.flush(false)).toBe(false);
-    const woken = ring.waitDeliverySignalAsync(delivery, 60_000);
-    ring.signalDelivery();
-    expect(await woken).toBe('ok');
-    expect([ring.signalValue(), ring.deliverySignalValue()]).toEqual([plain + 1, delivery + 1]);
-    ring.signal();
-    expect([ring.signalValue(), ring.deliverySignalValue()]).toEqual([plain + 2, delivery + 2]);
-    ring.publish(ring.tryClaim());
-    expect(ring.flush()).toBe(true);
-    expect([ring.signalValue(), ring.deliverySignalValue()]).toEqual([plain + 3, delivery + 3]);
-    // Full, nothing new to flush: a consumer holding records back must still be woken to copy them out.
-    expect(ring.tryClaim()).toBe(-1);
-    expect(ring.waitForConsumers(1)).toBe('timed-out');
-    expect(ring.deliverySignalValue()).toBe(delivery + 4);
-  });
-
   it('attach shares the ring; consumer indices outside the ring are refused', () => {
     const ring = OutboundRing.create({ slotCount: 8, slotBytes: 16, consumerCount: 2, initialSequence: 5 });
     const other = OutboundRing.attach(ring.sab);
