@@ -9,12 +9,12 @@ import { Errors } from '../errors.js';
 import { sendError, sendJson, type RequestContext, type Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import { engineCalls, replyTo, type OrderView, type Reply } from '../front/engine-calls/index.js';
-import { orderJson } from '../wire/orders.js';
+import { orderJsonText } from '../wire/orders.js';
 import { parseOrder, parseOrderTarget } from '../wire/parse-order.js';
 
 /** Answers the request with the order in the REST Order shape, or the engine's error. */
 function sendOrder(front: FrontContext, ctx: RequestContext): Reply<OrderView> {
-  return replyTo(ctx, (order) => sendJson(ctx, 200, JSON.stringify(orderJson(front.config.markets[order.marketId], order))));
+  return replyTo(ctx, (order) => sendJson(ctx, 200, orderJsonText(front.config.markets[order.marketId], order)));
 }
 
 export function orderRoutes(front: FrontContext): Route[] {

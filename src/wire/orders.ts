@@ -62,6 +62,46 @@ export function orderJson(market: MarketInfo, rec: OrderRec): Record<string, unk
   };
 }
 
+/** `,"key":value` for a string (JSON-escaped) or null; nothing for undefined, as JSON.stringify omits it. */
+function stringMember(key: string, value: string | null | undefined): string {
+  if (value === undefined) return '';
+  return value === null ? `,"${key}":null` : `,"${key}":${JSON.stringify(value)}`;
+}
+
+/** The members every REST Order object ends with: trigger and take-profit/stop-loss, never set here. */
+const UNSET_TRIGGER_MEMBERS = ',"relatedOrderId":null,"strategyId":null,"triggerBy":null,"triggerPrice":null,'
+  + '"triggerQuantity":null,"triggeredAt":null,"stopLossLimitPrice":null,"stopLossTriggerBy":null,'
+  + '"stopLossTriggerPrice":null,"takeProfitLimitPrice":null,"takeProfitTriggerBy":null,"takeProfitTriggerPrice":null}';
+
+/**
+ * The REST Order object as JSON text, written member by member: the same text as
+ * `JSON.stringify(orderJson(market, rec))` (same keys, order and values), without building the
+ * object first. An order answer is sent once per request, on the path of every acknowledgement.
+ */
+export function orderJsonText(market: MarketInfo, rec: OrderRec): string {
+  let text = stringMember('orderType', ORDER_TYPE.name(rec.orderType));
+  text += `,"id":"${String(rec.orderId)}","clientId":${(rec.orderFlags & OrderFlag.HasClientId) !== 0 ? JSON.stringify(rec.clientId) : 'null'}`;
+  text += stringMember('symbol', market.symbol) + stringMember('side', SIDE.name(rec.side));
+  if (rec.orderType === OrderType.Market) {
+    const byQuote = rec.quoteQtyUnits > 0;
+    text += stringMember('quantity', byQuote ? null : qtyText(market, rec.qtyLots));
+    text += stringMember('quoteQuantity', byQuote ? quoteText(market, rec.quoteQtyUnits) : null);
+    text += ',"slippageTolerance":null,"slippageToleranceType":null';
+  } else {
+    text += stringMember('price', priceText(market, rec.priceTicks)) + stringMember('quantity', qtyText(market, rec.qtyLots));
+    text += `,"postOnly":${(rec.orderFlags & OrderFlag.PostOnly) !== 0}`;
+  }
+  text += stringMember('executedQuantity', qtyText(market, rec.executedQtyLots));
+  text += stringMember('executedQuoteQuantity', quoteText(market, rec.executedQuoteUnits));
+  text += `,"reduceOnly":${(rec.orderFlags & OrderFlag.ReduceOnly) !== 0 ? 'true' : 'null'}`;
+  text += stringMember('timeInForce', TIME_IN_FORCE.name(rec.timeInForce));
+  text += stringMember('selfTradePrevention', SELF_TRADE_PREVENTION.name(rec.selfTradePrevention));
+  text += stringMember('status', ORDER_STATUS.name(rec.status));
+  text += stringMember('expiryReason', EXPIRY_REASON.name(rec.expiryReason) ?? null);
+  text += `,"createdAt":${JSON.stringify(Math.floor(rec.createdAtUs / 1000))}`;
+  return `{${text.slice(1)}${UNSET_TRIGGER_MEMBERS}`;
+}
+
 /** The account.orderUpdate payload (`data`) of one order event. */
 export function orderUpdateJson(
   market: MarketInfo,
