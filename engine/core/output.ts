@@ -20,7 +20,7 @@ import {
   OrderType,
   RecordType,
   Side,
-  SystemOrderType,
+  systemOrderTypeOf,
   type ExpiryReason,
   type IndexPriceSource,
   type MarkPriceSource,
@@ -45,6 +45,7 @@ import {
   emitIndexPrice,
   emitInsurance,
   emitSocializedLoss,
+  emitBackstopProvider,
   emitMarket,
   emitMarkPrice,
   emitFundingRate,
@@ -71,6 +72,7 @@ import {
   newIndexPriceRec,
   newInsuranceRec,
   newSocializedLossRec,
+  newBackstopProviderRec,
   newMarketRec,
   newMarkPriceRec,
   newFundingRateRec,
@@ -241,11 +243,11 @@ export class Output {
     rec.expiryReason = expiryReason;
     rec.orderFlags = pool.flags[slot];
     const flags = pool.flags[slot];
-    rec.systemOrderType = (flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.None
-      : (flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook;
+    rec.systemOrderType = systemOrderTypeOf(flags);
   }
 
-  trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean): void {
+  /** A trade; `headerFlags` HeaderFlag.OffBook for a backstop fill's (liquidation/backstop.ts), else 0. */
+  trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean, headerFlags = 0): void {
     const rec = this.tradeRec;
     this.checkOpen();
     rec.seq = this.seq;
@@ -253,7 +255,7 @@ export class Output {
     rec.frontId = FRONT_ID_NONE;
     rec.requestId = 0;
     rec.type = RecordType.Trade;
-    rec.flags = 0;
+    rec.flags = headerFlags;
     rec.tradeId = tradeId;
     rec.priceTicks = priceTicks;
     rec.qtyLots = qtyLots;
@@ -747,6 +749,23 @@ export class Output {
     rec.depositedUnits = fund.depositedUnits[assetIndex];
     rec.assetId = this.catalog.assetIdOf[assetIndex];
     emitInsurance(this.sink, rec);
+  }
+
+  private readonly backstopProviderRec = newBackstopProviderRec();
+
+  /** One backstop liquidity provider and its rank (from 1) in the order providers take positions (liquidation/backstop.ts): an answer. */
+  backstopProvider(accountId: number, rank: number, frontId: number, requestId: number): void {
+    const rec = this.backstopProviderRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.BackstopProvider;
+    rec.flags = 0;
+    rec.accountId = accountId;
+    rec.rank = rank;
+    emitBackstopProvider(this.sink, rec);
   }
 
   private readonly socializedLossRec = newSocializedLossRec();

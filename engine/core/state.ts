@@ -30,6 +30,7 @@ import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
 import { Realization } from './perp/realize.js';
 import { InsuranceFund } from './liquidation/fund.js';
+import { BackstopProviders } from './liquidation/backstop-providers.js';
 import { TriggerIndex } from './margin/trigger-index.js';
 
 export class EngineState {
@@ -60,6 +61,8 @@ export class EngineState {
   readonly positions: Positions;
   /** The insurance fund and the liquidation waterfall's step timer (liquidation/fund.ts). */
   readonly insurance: InsuranceFund;
+  /** The backstop liquidity providers (liquidation/backstop-providers.ts). */
+  readonly backstop = new BackstopProviders();
   /** Derived, not state: which borrowers a price move can push over the liquidation line (margin/trigger-index.ts). */
   readonly trigger: TriggerIndex;
   /** The last order number turned into an id. */

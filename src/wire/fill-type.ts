@@ -9,8 +9,9 @@
 // belong to no type and show only without a filter. The groups: Liquidation is book + backstop +
 // ADL; AllLiquidation adds collateral conversion; CollateralConversionAndSpotLiquidation is
 // collateral conversion with the liquidation fills of spot markets (the spot margin waterfall's,
-// engine/core/liquidation/). The waterfall places on-book and auto-deleveraging orders (both halves
-// of an ADL fill are Adl); Backstop and CollateralConversion are accepted and list nothing.
+// engine/core/liquidation/). The waterfall places on-book, backstop and auto-deleveraging orders
+// (both halves of a backstop fill are Backstop, both of an ADL fill Adl); CollateralConversion is
+// accepted and lists nothing.
 //
 // No filter lists every fill, system fills included (the venue's default since 2025-04-22).
 // Names are matched without regard to case or underscores (the Rust client sends snake case).
