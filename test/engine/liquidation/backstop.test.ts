@@ -9,7 +9,7 @@ import {
   HeaderFlag, OrderEvent, OrderStatus, RecordType, ResultCode, SystemOrderType,
   type BackstopProviderRec, type OrderRec, type TradeRec,
 } from '../../../engine/bus/types.js';
-import { EngineHarness, BASE, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
+import { EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 import { fundOf, liquidating, longTrader, lotsOf, ordersIn, runSteps, solIndex } from '../../helpers/perp-liquidation-harness.js';
 

@@ -7,10 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   CommandKind, ExpiryReason, OrderEvent, RecordType, ResultCode,
-  SystemOrderType, type AccountSettingsRec, type InsuranceRec, type OrderRec, type PositionRec,
+  SystemOrderType, type AccountSettingsRec,
 } from '../../../engine/bus/types.js';
-import { MARKET_ID_ALL } from '../../../engine/core/catalog.js';
-import { EngineHarness, BASE, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
+import { EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 import { fundOf, liquidating, longTrader, lotsOf, ordersIn, runSteps, solIndex } from '../../helpers/perp-liquidation-harness.js';
 
