@@ -10,7 +10,10 @@ import {
   type BackstopProviderRec, type OrderRec, type TradeRec,
 } from '../../../engine/bus/types.js';
 import { EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
+import { Exchange } from '../../../engine/core/exchange.js';
+import { exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
+import { formatTwelveSnapshot } from '../../helpers/snapshot-formats.js';
 import { fundOf, liquidating, longTrader, lotsOf, ordersIn, runSteps, solIndex } from '../../helpers/perp-liquidation-harness.js';
 
 const providersIn = (records: Rec[]) => records.filter((r): r is BackstopProviderRec & { type: RecordType.BackstopProvider } => r.type === RecordType.BackstopProvider);
@@ -49,6 +52,17 @@ describe('backstop liquidity providers: the operator\'s list', () => {
     expect(providersIn(removed).map((r) => [r.accountId, r.rank])).toEqual([[c, 1]]);
     h.apply(cmd.removeBackstopProvider(c));
     expect(resultOf(h.apply(cmd.queryBackstop()))).toMatchObject({ code: ResultCode.Ok, value: 0 });
+  });
+
+  it('reads a format-12 snapshot (before providers) with none, and the same hash', () => {
+    const { h } = longTrader();
+    const old = formatTwelveSnapshot(h.exchange);
+    expect(new DataView(old.buffer, old.byteOffset).getUint32(4, true)).toBe(12);
+    const restored = new Exchange(perpConfig());
+    importSnapshot(restored, old);
+    restored.validateInvariants();
+    expect(restored.stateHash()).toBe(h.exchange.stateHash());
+    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(exportSnapshot(h.exchange)))).toBe(true);
   });
 
   it('leaves the state hash of an engine without providers as it was', () => {
