@@ -160,7 +160,11 @@ export interface ServerConfig {
   indexDefaultIntervalMs?: number;
   /** Perpetual PnL is realized at mark this often (engine/core/perp/realize.ts); 0: only when a position reduces. */
   realizePnlIntervalMs?: number;
-  /** The Auto-Close margin fraction's divisor and offset from a flag or the environment (MarketsFile has the rules); absent: the markets file's or the defaults. */
+  /**
+   * The Auto-Close margin fraction's divisor and offset from a flag or the environment (MarketsFile
+   * has the rules), read by buildConfig only: a built configuration leaves them out (engine.liquidation
+   * carries what they resolve to).
+   */
   autoCloseMfDivisor?: number;
   autoCloseMfOffset?: string;
 }
@@ -748,8 +752,10 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
   if (perp !== undefined && engineMarginParams.margin === undefined) {
     throw new ConfigError(`market ${perp.symbol}: a perpetual needs margin parameters (an asset with a borrowLend pool, valued in USDC)`);
   }
+  // The Auto-Close settings are inputs only: the engine's configuration carries what they resolve to.
+  const { autoCloseMfDivisor: _divisor, autoCloseMfOffset: _offset, ...served } = settings;
   return {
-    ...settings,
+    ...served,
     assets: file.assets,
     markets,
     margin,
