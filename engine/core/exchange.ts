@@ -18,8 +18,8 @@
 //   margin/  the unified account: index prices, each account's settings (leverage limit,
 //            automation flags), the margin arithmetic and the borrow/lend pools (pools.ts,
 //            borrow-lend.ts);
-//   liquidation/  the waterfall that unwinds a liquidating account on engine time, and the
-//            insurance fund;
+//   liquidation/  the waterfall that unwinds a liquidating account on engine time, the backstop
+//            liquidity providers and the insurance fund;
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 

@@ -2,8 +2,10 @@
 // bankruptcy, the insurance fund, then auto-deleveraging (ADL).
 //
 // When. A step finds the account holding a position with netEquity ≤ 0 (every position is
-// deleveraged, in market order), or the book could not close the chosen position (its order
-// filled nothing within the band: perp-unwind.ts Unfilled; that position is deleveraged).
+// deleveraged, in market order), or the backstop providers did not take all of a position
+// (backstop.ts: below the Auto-Close MF, or the book could not close it; with no provider set, a
+// position whose book order filled nothing within the band, perp-unwind.ts Unfilled, comes here
+// directly); then what is left of that position is deleveraged.
 //
 // The fund first. With the account's net equity E at mark (margin/valuation.ts) below 0, the
 // insurance fund of the perpetual's quote asset (USDC) pays min(−E, what it holds) into the
