@@ -336,6 +336,7 @@ function answerShape(k) {
   if (first === 'LiquidationPrice') return 'liquidationPrice';
   if (first === 'Position') return 'positions';
   if (first === 'Insurance') return 'insurance';
+  if (first === 'BackstopProvider') return 'backstop';
   if (first === 'OpenInterest') return 'openInterest';
   if (last === 'Result') return 'result';
   return null;
@@ -356,6 +357,7 @@ const SHAPES = {
   positions: { value: 'PositionView[]', answer: 'positionsAnswer(reply)', extra: '' },
   markPrices: { value: 'MarkPriceView[]', answer: 'markPricesAnswer(reply)', extra: '' },
   insurance: { value: 'InsuranceLines', answer: 'insuranceAnswer(reply)', extra: '' },
+  backstop: { value: 'BackstopProviders', answer: 'backstopAnswer(reply)', extra: '' },
   openInterest: { value: 'OpenInterestLines', answer: 'openInterestAnswer(reply)', extra: '' },
 };
 

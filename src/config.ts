@@ -14,7 +14,10 @@ import { resolve } from 'node:path';
 import { buildIndexUpdateBounds, buildMarginParams, type BorrowLendConfig, type CollateralConfig, type MarginParams } from './margin-config.js';
 import { buildPerpSpec, DEFAULT_FUNDING_INTERVAL_MS, DEFAULT_FUTURES_FEES, isPerpMarket, type PerpMarketConfig } from './perp-config.js';
 import { parseDecimal } from './decimal.js';
-import { LEVERAGE_HUNDREDTHS_PER_UNIT, MarketKind, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS, type AssetSpec, type EngineConfig, type EngineLimits, type MarketSpec } from '../engine/bus/types.js';
+import {
+  DEFAULT_AUTO_CLOSE_DIVISOR, DEFAULT_AUTO_CLOSE_OFFSET_E12, DEFAULT_LIQUIDATION, LEVERAGE_HUNDREDTHS_PER_UNIT, MarketKind, MAX_CONFIGURABLE_LEVERAGE_HUNDREDTHS,
+  type AssetSpec, type EngineConfig, type EngineLimits, type MarketSpec,
+} from '../engine/bus/types.js';
 
 export interface AssetConfig {
   symbol: string;
@@ -79,6 +82,14 @@ export interface MarketsFile {
   /** Futures fee rates of every account on perpetual fills, in basis points (DEFAULT_FUTURES_FEES when absent). */
   futuresMakerFeeBps?: number;
   futuresTakerFeeBps?: number;
+  /**
+   * The liquidation's Auto-Close margin fraction, max(AccountMMF / divisor, AccountMMF − offset)
+   * (engine/core/liquidation/backstop.ts): the divisor a whole number from 1 to 1000, the offset a
+   * decimal string from 0 to 1 with at most 12 decimals. Absent: 2 and "0.006"; the flags and
+   * environment variables (--auto-close-mf-divisor, AUTO_CLOSE_MF_DIVISOR and the offset's) win.
+   */
+  autoCloseMfDivisor?: number;
+  autoCloseMfOffset?: string;
 }
 
 /** A market with both its wire form and its integer form. */
@@ -149,6 +160,13 @@ export interface ServerConfig {
   indexDefaultIntervalMs?: number;
   /** Perpetual PnL is realized at mark this often (engine/core/perp/realize.ts); 0: only when a position reduces. */
   realizePnlIntervalMs?: number;
+  /**
+   * The Auto-Close margin fraction's divisor and offset from a flag or the environment (MarketsFile
+   * has the rules), read by buildConfig only: a built configuration leaves them out (engine.liquidation
+   * carries what they resolve to).
+   */
+  autoCloseMfDivisor?: number;
+  autoCloseMfOffset?: string;
 }
 
 /** Request rate limits; a rate or count of 0 turns that limit off. */
@@ -502,6 +520,7 @@ function validateLimits(limits: unknown): void {
 
 const MARKETS_FILE_KEYS = new Set([
   'assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs', 'maxLeverage', 'futuresMakerFeeBps', 'futuresTakerFeeBps',
+  'autoCloseMfDivisor', 'autoCloseMfOffset',
 ]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -582,6 +601,7 @@ const KNOWN_FLAGS = new Set([
   'no-metrics',
   'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
   'realize-pnl-interval-ms',
+  'auto-close-mf-divisor', 'auto-close-mf-offset',
 ]);
 
 type PickSetting = (flag: string, envName: string) => string | undefined;
@@ -642,6 +662,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     indexDefault: flags['no-index-default'] !== true && envSwitch(env, 'INDEX_DEFAULT'),
     indexDefaultIntervalMs: integerSetting(pick('index-default-interval-ms', 'INDEX_DEFAULT_INTERVAL_MS'), DEFAULT_INDEX_DEFAULT_INTERVAL_MS, 'index default interval (ms)', 100, 3_600_000),
     realizePnlIntervalMs: integerSetting(pick('realize-pnl-interval-ms', 'REALIZE_PNL_INTERVAL_MS'), DEFAULT_REALIZE_PNL_INTERVAL_MS, 'PnL realization interval (ms)', 0, 86_400_000),
+    ...autoCloseFlags(pick),
   });
 }
 
@@ -731,8 +752,10 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
   if (perp !== undefined && engineMarginParams.margin === undefined) {
     throw new ConfigError(`market ${perp.symbol}: a perpetual needs margin parameters (an asset with a borrowLend pool, valued in USDC)`);
   }
+  // The Auto-Close settings are inputs only: the engine's configuration carries what they resolve to.
+  const { autoCloseMfDivisor: _divisor, autoCloseMfOffset: _offset, ...served } = settings;
   return {
-    ...settings,
+    ...served,
     assets: file.assets,
     markets,
     margin,
@@ -749,11 +772,37 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       ...referenceSettings(file),
       ...indexSettings(settings),
       ...realizeSettings(settings, markets),
+      ...liquidationSettings(file, settings),
       ...leverageSettings(file),
       ...engineMarginParams,
       ...(indexUpdateBounds.length > 0 ? { indexUpdateBounds } : {}),
     },
   };
+}
+
+/** The Auto-Close margin fraction's settings a flag or the environment gives (each absent when neither does). */
+function autoCloseFlags(pick: PickSetting): Pick<Settings, 'autoCloseMfDivisor' | 'autoCloseMfOffset'> {
+  const divisor = pick('auto-close-mf-divisor', 'AUTO_CLOSE_MF_DIVISOR');
+  const offset = pick('auto-close-mf-offset', 'AUTO_CLOSE_MF_OFFSET');
+  return {
+    ...(divisor === undefined ? {} : { autoCloseMfDivisor: integerSetting(divisor, DEFAULT_AUTO_CLOSE_DIVISOR, 'Auto-Close MF divisor', 1, 1000) }),
+    ...(offset === undefined ? {} : { autoCloseMfOffset: offset }),
+  };
+}
+
+/**
+ * The liquidation settings in engine units: the Auto-Close margin fraction's divisor and offset
+ * (a flag or environment variable over the markets file over the defaults), only when one is off
+ * its default, so that a configuration at the defaults keeps its fingerprint.
+ */
+function liquidationSettings(file: MarketsFile, settings: Settings): Pick<EngineConfig, 'liquidation'> {
+  const divisor = settings.autoCloseMfDivisor ?? file.autoCloseMfDivisor ?? DEFAULT_AUTO_CLOSE_DIVISOR;
+  if (!(Number.isInteger(divisor) && divisor >= 1 && divisor <= 1000)) throw new ConfigError('autoCloseMfDivisor must be a whole number from 1 to 1000');
+  const offsetText = settings.autoCloseMfOffset ?? file.autoCloseMfOffset;
+  const offsetE12 = offsetText === undefined ? DEFAULT_AUTO_CLOSE_OFFSET_E12 : typeof offsetText === 'string' ? parseDecimal(offsetText, 12) : -1;
+  if (!(offsetE12 >= 0 && offsetE12 <= 1_000_000_000_000)) throw new ConfigError('autoCloseMfOffset must be a decimal string from 0 to 1 with at most 12 decimals');
+  if (divisor === DEFAULT_AUTO_CLOSE_DIVISOR && offsetE12 === DEFAULT_AUTO_CLOSE_OFFSET_E12) return {};
+  return { liquidation: { ...DEFAULT_LIQUIDATION, autoCloseDivisor: divisor, autoCloseOffsetE12: offsetE12 } };
 }
 
 /**

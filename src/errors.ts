@@ -97,6 +97,10 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   [ResultCode.InsufficientMargin]: apiError(400, 'INSUFFICIENT_MARGIN', 'Insufficient margin'),
   [ResultCode.BorrowNoMarkPrice]: apiError(400, 'INSUFFICIENT_MARGIN', 'Stale prices block new borrowing: an asset of this borrow has no fresh index price'),
   [ResultCode.AccountLiquidating]: apiError(400, 'ACCOUNT_LIQUIDATING', 'The account is being liquidated: it may only repay, redeem or cancel'),
+  // Liquidation: backstop liquidity providers (admin)
+  [ResultCode.BackstopProviderAlreadySet]: apiError(400, 'INVALID_CLIENT_REQUEST', 'The account is a backstop liquidity provider already'),
+  [ResultCode.BackstopProviderNotSet]: apiError(400, 'INVALID_CLIENT_REQUEST', 'The account is not a backstop liquidity provider'),
+  [ResultCode.BackstopProvidersFull]: apiError(400, 'INVALID_CLIENT_REQUEST', 'The most backstop liquidity providers the engine keeps are set'),
 };
 
 export function resultError(code: ResultCode): ApiError {

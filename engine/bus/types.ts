@@ -14,6 +14,7 @@
 // journal stores them, and src/main.ts hands the EngineConfig to the engine worker at start.
 
 import type { EngineMarginConfig, MarginFunctionSpec } from './margin-params.js';
+import { SystemOrderType } from '../../schemas/generated/exchange/schema.js';
 
 export {
   CommandKind,
@@ -81,9 +82,22 @@ export const OrderFlag = {
   /**
    * With Liquidation: an auto-deleveraging order (SystemOrderType LiquidatePositionOnAdl;
    * engine/core/liquidation/adl.ts), of the bankrupt account or of a counterparty it closes against.
+   * Without Liquidation: a backstop order (SystemOrderType LiquidatePositionOnBackstop;
+   * engine/core/liquidation/backstop.ts), of the liquidated account or of a provider. The flags are
+   * a full byte that journals and stored histories already hold, so the backstop takes the one
+   * combination no earlier version wrote rather than a wider field or another record kind: every
+   * old record keeps its bytes and its meaning, and both off-book kinds share the bit that makes
+   * a fill fee-free at the trading rate (perp/settle.ts).
    */
   Adl: 128,
 } as const;
+
+/** The system order type an order's flags mark (OrderFlag.Liquidation and Adl; a client's order: None). */
+export function systemOrderTypeOf(flags: number): SystemOrderType {
+  const liquidation = (flags & OrderFlag.Liquidation) !== 0;
+  if ((flags & OrderFlag.Adl) !== 0) return liquidation ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBackstop;
+  return liquidation ? SystemOrderType.LiquidatePositionOnBook : SystemOrderType.None;
+}
 
 /**
  * Bits of an account's settings (margin, engine/core/margin/account-settings.ts): the low byte of
@@ -117,6 +131,12 @@ export const HeaderFlag = {
    * command's output digest here. Excluded from the digest, set only by the engine shell.
    */
   CommandEnd: 2,
+  /**
+   * On a Trade: a fill off the book (a backstop fill, engine/core/liquidation/backstop.ts). Stored
+   * and streamed as any trade, but left out of the market's candles (the venue's backstop fills
+   * are not in K-lines).
+   */
+  OffBook: 4,
 } as const;
 
 /** RecordHeader.frontId of a record addressed to no request (a stream event). */
@@ -277,7 +297,18 @@ export interface LiquidationConfig {
   chunkBps: number;
   /** The liquidation fee, in basis points of what each liquidation fill pays the liquidated account (0 to 10000). */
   feeBps: number;
+  /**
+   * The Auto-Close margin fraction's divisor (venue mechanics §4.2: ACMF = max(AccountMMF /
+   * divisor, AccountMMF − offset); an integer from 1 to 1000). Absent: DEFAULT_AUTO_CLOSE_DIVISOR.
+   */
+  autoCloseDivisor?: number;
+  /** The Auto-Close margin fraction's offset in 10^-12 (0 to 10^12). Absent: DEFAULT_AUTO_CLOSE_OFFSET_E12. */
+  autoCloseOffsetE12?: number;
 }
 
 /** One step per second of engine time, 10 % of a borrow per step, a 1 % fee (venue mechanics §4.1, §4.5). */
 export const DEFAULT_LIQUIDATION: LiquidationConfig = { stepIntervalUs: 1_000_000, chunkBps: 1_000, feeBps: 100 };
+/** The Auto-Close margin fraction's divisor when the configuration names none: 2 (venue mechanics §4.2 [P], FTX's convention). */
+export const DEFAULT_AUTO_CLOSE_DIVISOR = 2;
+/** The Auto-Close margin fraction's offset when the configuration names none: 0.006. */
+export const DEFAULT_AUTO_CLOSE_OFFSET_E12 = 6_000_000_000;

@@ -18,9 +18,9 @@
 //   margin/  the unified account: index prices, each account's settings (leverage limit,
 //            automation flags), the margin arithmetic and the borrow/lend pools (pools.ts,
 //            borrow-lend.ts);
-//   liquidation/  the waterfall that unwinds a liquidating account on engine time, the
-//            insurance fund, and the conversion of collateral of accounts left owing USDC, run at
-//            the end of the command that left the debt (conversion.ts);
+//   liquidation/  the waterfall that unwinds a liquidating account on engine time, the backstop
+//            liquidity providers, the insurance fund, and the conversion of collateral of accounts
+//            left owing USDC, run at the end of the command that left the debt (conversion.ts);
 // beside operator.ts (market states, fee rates), system.ts (maintenance), queries.ts (reads), invariants.ts, snapshot.ts
 // and stateHash.ts. See state.ts for the structures and their bounds.
 

@@ -45,6 +45,7 @@ export function validateState(s: EngineState): void {
   s.positions.validate(s.accounts.count);
   s.insurance.validate();
   s.conversion.validate();
+  s.backstop.validate((accountId) => s.accounts.exists(accountId));
   checkLiquidationTimer(s);
   // What the pools, the perpetuals' settlement lines and the insurance fund hold is outside every account.
   s.ledger.validate(lockedExpected, s.accounts.count, s.catalog.assetIdOf, (assetIndex) => s.heldOutside(assetIndex));

@@ -21,6 +21,7 @@ import {
   RecordType,
   Side,
   SystemOrderType,
+  systemOrderTypeOf,
   type ExpiryReason,
   type IndexPriceSource,
   type MarkPriceSource,
@@ -46,6 +47,7 @@ import {
   emitIndexPrice,
   emitInsurance,
   emitSocializedLoss,
+  emitBackstopProvider,
   emitMarket,
   emitMarkPrice,
   emitFundingRate,
@@ -72,6 +74,7 @@ import {
   newIndexPriceRec,
   newInsuranceRec,
   newSocializedLossRec,
+  newBackstopProviderRec,
   newMarketRec,
   newMarkPriceRec,
   newFundingRateRec,
@@ -242,12 +245,12 @@ export class Output {
     rec.expiryReason = expiryReason;
     rec.orderFlags = pool.flags[slot];
     const flags = pool.flags[slot];
-    rec.systemOrderType = (flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.None
-      : isConversion(flags, this.catalog.isSpot(marketIndex)) ? SystemOrderType.CollateralConversion
-        : (flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook;
+    // Liquidation and Adl on a spot market: a collateral conversion (liquidation/conversion.ts).
+    rec.systemOrderType = isConversion(flags, this.catalog.isSpot(marketIndex)) ? SystemOrderType.CollateralConversion : systemOrderTypeOf(flags);
   }
 
-  trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean): void {
+  /** A trade; `headerFlags` HeaderFlag.OffBook for a backstop fill's (liquidation/backstop.ts), else 0. */
+  trade(marketIndex: number, tradeId: number, priceTicks: number, qtyLots: number, buyerOrderId: number, sellerOrderId: number, buyerIsMaker: boolean, headerFlags = 0): void {
     const rec = this.tradeRec;
     this.checkOpen();
     rec.seq = this.seq;
@@ -255,7 +258,7 @@ export class Output {
     rec.frontId = FRONT_ID_NONE;
     rec.requestId = 0;
     rec.type = RecordType.Trade;
-    rec.flags = 0;
+    rec.flags = headerFlags;
     rec.tradeId = tradeId;
     rec.priceTicks = priceTicks;
     rec.qtyLots = qtyLots;
@@ -749,6 +752,23 @@ export class Output {
     rec.depositedUnits = fund.depositedUnits[assetIndex];
     rec.assetId = this.catalog.assetIdOf[assetIndex];
     emitInsurance(this.sink, rec);
+  }
+
+  private readonly backstopProviderRec = newBackstopProviderRec();
+
+  /** One backstop liquidity provider and its rank (from 1) in the order providers take positions (liquidation/backstop.ts): an answer. */
+  backstopProvider(accountId: number, rank: number, frontId: number, requestId: number): void {
+    const rec = this.backstopProviderRec;
+    this.checkOpen();
+    rec.seq = this.seq;
+    rec.timeUs = this.timeUs;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
+    rec.type = RecordType.BackstopProvider;
+    rec.flags = 0;
+    rec.accountId = accountId;
+    rec.rank = rank;
+    emitBackstopProvider(this.sink, rec);
   }
 
   private readonly socializedLossRec = newSocializedLossRec();

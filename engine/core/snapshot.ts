@@ -45,6 +45,8 @@
 //   positions' entry costs (format 12 on; perp/positions.ts): count of open positions whose entry
 //             cost differs from their cost (realization at mark, perp/realize.ts), then per one
 //             its cell and entry cost; an older snapshot has none (every entry cost is the cost)
+//   backstop liquidity providers (format 13 on; liquidation/backstop-providers.ts): count, then
+//             the account ids ascending; an older snapshot has none
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -92,7 +94,9 @@ export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 12;
+const FORMAT_VERSION = 13;
+/** The last version without the backstop liquidity providers; import still reads it. */
+const FORMAT_VERSION_NO_BACKSTOP = 12;
 /** The last version without the liquidation room (its fund and step timer); import still reads it. */
 const FORMAT_VERSION_NO_LIQUIDATION = 9;
 /** The last version without the borrow/lend throttle's step starts; import still reads it. */
@@ -198,6 +202,11 @@ const PARTS: readonly SnapshotPart[] = [
       s.positions.importEntryCostsFrom(r, version > FORMAT_VERSION_NO_ENTRY_COSTS);
       if (s.lastSeq >= 0) armRealization(s);
     },
+  },
+  // the backstop liquidity providers (an older snapshot: none)
+  {
+    exportTo: (s, w) => s.backstop.exportTo(w),
+    importFrom: (s, r, version) => s.backstop.importFrom(r, version > FORMAT_VERSION_NO_BACKSTOP, (accountId) => s.accounts.exists(accountId)),
   },
 ];
 

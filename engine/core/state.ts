@@ -31,6 +31,7 @@ import { Positions } from './perp/positions.js';
 import { Realization } from './perp/realize.js';
 import { InsuranceFund } from './liquidation/fund.js';
 import { ConversionMarks } from './liquidation/conversion.js';
+import { BackstopProviders } from './liquidation/backstop-providers.js';
 import { TriggerIndex } from './margin/trigger-index.js';
 
 export class EngineState {
@@ -63,6 +64,8 @@ export class EngineState {
   readonly insurance: InsuranceFund;
   /** Scratch of one command, not state: the accounts left owing USDC, whose collateral converts at its end (liquidation/conversion.ts). */
   readonly conversion: ConversionMarks;
+  /** The backstop liquidity providers (liquidation/backstop-providers.ts). */
+  readonly backstop = new BackstopProviders();
   /** Derived, not state: which accounts a price move can push over the liquidation line (margin/trigger-index.ts). */
   readonly trigger: TriggerIndex;
   /** The last order number turned into an id. */

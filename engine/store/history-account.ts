@@ -445,14 +445,15 @@ export class AccountHistoryReader {
 
   /**
    * A stored order record. Its system order type is believed only when its flags mark a system
-   * order (OrderFlag.Liquidation, in a byte every version wrote): the type sits in the struct's
-   * tail padding, which versions before it left as the ring slot's earlier bytes, so a record
-   * stored by them may hold any value there; every order they stored was a client's.
+   * order (OrderFlag.Liquidation, or Adl alone for a backstop order, in a byte every version
+   * wrote): the type sits in the struct's tail padding, which versions before it left as the ring
+   * slot's earlier bytes, so a record stored by them may hold any value there; every order they
+   * stored was a client's.
    */
   private decodeOrder(value: Buffer): OrderRec {
     const rec = newOrderRec();
     readOrder(new DataView(value.buffer, value.byteOffset, value.length), 0, rec);
-    if ((rec.orderFlags & OrderFlag.Liquidation) === 0) rec.systemOrderType = SystemOrderType.None;
+    if ((rec.orderFlags & (OrderFlag.Liquidation | OrderFlag.Adl)) === 0) rec.systemOrderType = SystemOrderType.None;
     return rec;
   }
 

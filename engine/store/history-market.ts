@@ -1,4 +1,5 @@
-// Public market history in LMDB: every trade, and one-minute and one-hour candles built from them,
+// Public market history in LMDB: every trade, and one-minute and one-hour candles built from them
+// (from those on the book),
 // written by the journal worker in the same transaction as the journal batch that carries the
 // trades, and read by the front threads (REST trades, klines, tickers; the ticker and kline streams)
 // through their own read transactions on the same environment.
@@ -12,6 +13,9 @@
 //                   the asset id in the market id's place: every market on that base shares them)
 //   market-funding  [marketId u16][intervalEndUs u64]         → FundingRateValue (24 bytes): each
 //                   perpetual funding interval's rate (a FundingRate event), for GET /api/v1/fundingRates
+//   market-off-book [marketId u16][tradeId u64]              → one zero byte: the trade is off the
+//                   book (a backstop fill, HeaderFlag.OffBook): stored among the trades (ids stay
+//                   contiguous) but in no candle, stored or computed (one-second klines skip it)
 // The values are declared in schemas/exchange.fbs (big-endian (store) structs) and encoded by
 // engine/store/generated/values.ts.
 // Mark and index candles hold prices ×10^9 (USDC per whole unit) where trade candles hold ticks,
@@ -50,6 +54,8 @@ import {
 export const TRADES_DB = 'market-trades';
 export const CANDLES_DB = 'market-candles';
 export const FUNDING_DB = 'market-funding';
+export const OFF_BOOK_DB = 'market-off-book';
+const OFF_BOOK_VALUE = Buffer.alloc(1);
 
 export const enum CandleResolution {
   Minute = 0,
@@ -191,6 +197,11 @@ export function decodeCandle(startS: number, value: Uint8Array): Candle {
   };
 }
 
+/** The trade id of a market-trades (or market-off-book) key. */
+export function tradeIdOfKey(key: Uint8Array): number {
+  return get53(new DataView(key.buffer, key.byteOffset, key.byteLength), 2);
+}
+
 export function candleStartOfKey(key: Uint8Array): number {
   const dv = new DataView(key.buffer, key.byteOffset, key.byteLength);
   return get53(dv, 3);
@@ -226,6 +237,7 @@ export interface MarketHistoryDbs {
   trades: Database<Buffer, Buffer>;
   candles: Database<Buffer, Buffer>;
   funding: Database<Buffer, Buffer>;
+  offBook: Database<Buffer, Buffer>;
 }
 
 export function fundingKey(marketId: number, intervalEndUs: number): Buffer {
@@ -271,7 +283,15 @@ export function openMarketHistoryDbs(root: RootDatabase): MarketHistoryDbs {
     trades: root.openDB<Buffer, Buffer>({ name: TRADES_DB, keyEncoding: 'binary', encoding: 'binary' }),
     candles: root.openDB<Buffer, Buffer>({ name: CANDLES_DB, keyEncoding: 'binary', encoding: 'binary' }),
     funding: root.openDB<Buffer, Buffer>({ name: FUNDING_DB, keyEncoding: 'binary', encoding: 'binary' }),
+    offBook: root.openDB<Buffer, Buffer>({ name: OFF_BOOK_DB, keyEncoding: 'binary', encoding: 'binary' }),
   };
+}
+
+/** The ids of the market's off-book trades in [firstId, lastId]. */
+export function offBookTradeIds(dbs: MarketHistoryDbs, marketId: number, firstId: number, lastId: number): Set<number> {
+  const ids = new Set<number>();
+  for (const { key } of dbs.offBook.getRange({ start: tradeKey(marketId, firstId), end: tradeKey(marketId, lastId + 1) })) ids.add(tradeIdOfKey(key));
+  return ids;
 }
 
 /** The latest stored candle of a market at a resolution, or null. */
@@ -366,11 +386,18 @@ export class MarketHistorySink {
     this.dirty.clear();
   }
 
-  /** The command's last record has passed: its trades join the transaction its journal record is in. */
+  /**
+   * The command's last record has passed: its trades join the transaction its journal record is
+   * in. A trade off the book (HeaderFlag.OffBook: a backstop fill) is stored, but joins no candle.
+   */
   private commitCommand(): void {
     for (let i = 0; i < this.pendingCount; i++) {
       const t = this.pending[i];
       void this.dbs.trades.put(tradeKey(t.marketId, t.tradeId), encodeTrade(t));
+      if ((t.flags & HeaderFlag.OffBook) !== 0) {
+        void this.dbs.offBook.put(tradeKey(t.marketId, t.tradeId), OFF_BOOK_VALUE);
+        continue;
+      }
       const timeS = Math.floor(t.timeUs / 1_000_000);
       for (let r = 0; r < RESOLUTION_SECONDS.length; r++) {
         const candle = this.candleAt(t.marketId, r as CandleResolution, timeS - (timeS % RESOLUTION_SECONDS[r]));

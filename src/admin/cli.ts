@@ -12,6 +12,9 @@
 //   get-index-prices
 //   deposit-insurance --asset <ASSET> --quantity <QTY>   (POST /admin/insurance)
 //   get-insurance                                        (GET /admin/insurance)
+//   set-backstop-provider --account <id>                 (POST /admin/backstop, action set)
+//   remove-backstop-provider --account <id>              (POST /admin/backstop, action remove)
+//   get-backstop                                         (GET /admin/backstop)
 //   add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS>
 //   new-two-factor-secret --account <id>
 //   backup --to <DIR> [--data-dir <DIR>]   (no admin endpoint: copies the data directory itself,
@@ -20,7 +23,7 @@
 import { resolve } from 'node:path';
 import { BackupError, backupDataDir } from './backup.js';
 import {
-  AdminError, adminRequest, createAccount, deposit, depositInsurance, getFeeRates, getIndexPrices, getInsurance, setFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
+  AdminError, adminRequest, changeBackstopProvider, createAccount, deposit, depositInsurance, getBackstop, getFeeRates, getIndexPrices, getInsurance, setFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
 } from './client.js';
 
 const USAGE = `usage:
@@ -35,6 +38,9 @@ const USAGE = `usage:
   npm run admin -- get-index-prices [--admin-port N]
   npm run admin -- deposit-insurance --asset <ASSET> --quantity <QTY> [--admin-port N]
   npm run admin -- get-insurance [--admin-port N]
+  npm run admin -- set-backstop-provider --account <id> [--admin-port N]
+  npm run admin -- remove-backstop-provider --account <id> [--admin-port N]
+  npm run admin -- get-backstop [--admin-port N]
   npm run admin -- add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS> [--admin-port N]
   npm run admin -- new-two-factor-secret --account <id> [--admin-port N]
   npm run admin -- backup --to <DIR> [--data-dir <DIR>]   (data directory: --data-dir, DATA_DIR or ./data, as the server's)`;
@@ -102,7 +108,7 @@ function indexPriceArguments(args: string[]): Record<string, string> {
   return prices;
 }
 
-/** The operator's engine settings: order book states, fee rates, maintenance, index prices, the insurance fund; null for another command. */
+/** The operator's engine settings: order book states, fee rates, maintenance, index prices, the insurance fund, the backstop providers; null for another command. */
 function operatorCommand(port: number, command: string, argument: string | undefined, args: string[], options: Map<string, string[]>): Promise<unknown> | null {
   // Order book states and fee rates
   if (command === 'set-market-state') {
@@ -144,6 +150,15 @@ function operatorCommand(port: number, command: string, argument: string | undef
   if (command === 'get-insurance') {
     onlyOptions(options, []);
     return getInsurance(port);
+  }
+  // The backstop liquidity providers: named, taken off, listed.
+  if (command === 'set-backstop-provider' || command === 'remove-backstop-provider') {
+    onlyOptions(options, ['account']);
+    return changeBackstopProvider(port, command === 'set-backstop-provider' ? 'set' : 'remove', wholeNumber(options, 'account'));
+  }
+  if (command === 'get-backstop') {
+    onlyOptions(options, []);
+    return getBackstop(port);
   }
   return null;
 }

@@ -175,3 +175,20 @@ export async function depositInsurance(port: number, asset: string, quantity: st
 export async function getInsurance(port: number): Promise<{ timestamp: number; insurance: InsuranceLineJson[] }> {
   return (await adminRequest(port, 'GET', '/admin/insurance')) as unknown as { timestamp: number; insurance: InsuranceLineJson[] };
 }
+
+// The backstop liquidity providers, in the order they take liquidated positions.
+
+export interface BackstopProvidersJson {
+  timestamp: number;
+  providers: { accountId: number; rank: number }[];
+}
+
+/** Names the account a backstop liquidity provider, or takes it off the list; answered once durable with the list after it. */
+export async function changeBackstopProvider(port: number, action: 'set' | 'remove', accountId: number): Promise<BackstopProvidersJson> {
+  return (await adminRequest(port, 'POST', '/admin/backstop', { action, accountId })) as unknown as BackstopProvidersJson;
+}
+
+/** Every backstop liquidity provider. */
+export async function getBackstop(port: number): Promise<BackstopProvidersJson> {
+  return (await adminRequest(port, 'GET', '/admin/backstop')) as unknown as BackstopProvidersJson;
+}

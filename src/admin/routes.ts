@@ -23,6 +23,9 @@
 //   GET  /admin/insurance → every asset's insurance fund lines (fund, fees, covered, socialized, deposited)
 //   POST /admin/insurance {"asset": "USDC", "quantity": "1000"} → the asset's lines after the deposit
 //        (insurance-routes.ts; the fund's rules are in engine/core/liquidation/)
+//   GET  /admin/backstop → the backstop liquidity providers, in the order they take positions
+//   POST /admin/backstop {"action": "set" | "remove", "accountId": n} → the providers after the change
+//        (backstop-routes.ts; the rules are in engine/core/liquidation/backstop.ts)
 //   POST /admin/address-book {"accountId": n, "blockchain": "Solana", "address": "..."}  → the entry
 //        marks a withdrawal address two-factor exempt for that account
 //   POST /admin/two-factor {"accountId": n}  → {"accountId", "secret" (base32), "otpauthUri"}
@@ -46,6 +49,7 @@ import type { Registry } from 'prom-client';
 import type { HealthReport } from './health.js';
 import { indexPriceRoutes } from './index-price-routes.js';
 import { insuranceRoutes } from './insurance-routes.js';
+import { backstopRoutes } from './backstop-routes.js';
 
 /** The operating endpoints' sources, built by the front thread that serves the admin port. */
 export interface Operations {
@@ -167,7 +171,7 @@ function operatingRoutes(ops: Operations): Route[] {
 
 export function adminRoutes(front: FrontContext, ops: Operations | null = null): Route[] {
   return [
-    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front), ...indexPriceRoutes(front), ...insuranceRoutes(front),
+    ...(ops ? operatingRoutes(ops) : []), ...operatorRoutes(front), ...indexPriceRoutes(front), ...insuranceRoutes(front), ...backstopRoutes(front),
     {
       method: 'get',
       path: '/admin/status',

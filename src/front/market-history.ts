@@ -7,7 +7,8 @@
 // market's last trade id as this thread has seen it on the durable event stream, so a trade is
 // never served before it is durable and before the trade stream has carried it.
 //
-// Sources per interval: one-second klines from the trades, intervals under an hour from the stored
+// Sources per interval: one-second klines from the trades on the book (a backstop fill's off-book
+// trade is in no kline), intervals under an hour from the stored
 // one-minute candles, longer ones from the one-hour candles. Mark and index klines come from their
 // own stored second, minute and hour candles (engine/store/history-market.ts). Rolling windows use whole minutes
 // (the window's edge is the minute boundary at or after now − window), the interior in hours.
@@ -23,6 +24,7 @@ import {
   decodeCandle,
   decodeTrade,
   emptyCandle,
+  offBookTradeIds,
   openMarketHistoryDbs,
   readFundingRates,
   tradeKey,
@@ -123,14 +125,15 @@ export class MarketHistory {
     }
   }
 
-  /** Trades with engine time in [fromS, toS) seconds, ascending, up to the newest durable id. */
+  /** Trades on the book with engine time in [fromS, toS) seconds, ascending, up to the newest durable id (off-book trades skipped). */
   private tradesInTime(marketId: number, newestId: number, fromS: number, toS: number, each: (t: TradeEntry) => void): void {
     const first = this.firstTradeAtOrAfter(marketId, newestId, fromS * 1_000_000);
     if (first === 0) return;
+    const offBook = offBookTradeIds(this.dbs, marketId, first, newestId);
     for (const { value } of this.dbs.trades.getRange({ start: tradeKey(marketId, first), end: tradeKey(marketId, newestId + 1) })) {
       const t = decodeTrade(value);
       if (t.timeUs >= toS * 1_000_000) break;
-      each(t);
+      if (!offBook.has(t.tradeId)) each(t);
     }
   }
 

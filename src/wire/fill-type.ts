@@ -9,9 +9,10 @@
 // belong to no type and show only without a filter. The groups: Liquidation is book + backstop +
 // ADL; AllLiquidation adds collateral conversion; CollateralConversionAndSpotLiquidation is
 // collateral conversion with the liquidation fills of spot markets (the spot margin waterfall's,
-// engine/core/liquidation/). The waterfall places on-book and auto-deleveraging orders (both halves
-// of an ADL fill are Adl), collateral conversion its spot sales (engine/core/liquidation/
-// conversion.ts: the seller's half is CollateralConversion, the maker's a client's); Backstop is
+// engine/core/liquidation/). The waterfall places on-book, backstop and auto-deleveraging orders
+// (both halves of a backstop fill are Backstop, both of an ADL fill Adl), collateral conversion
+// its spot sales (engine/core/liquidation/conversion.ts: the seller's half is CollateralConversion,
+// the maker's a client's). Every type is accepted; one the venue has not filled yet lists nothing.
 // accepted and lists nothing.
 //
 // No filter lists every fill, system fills included (the venue's default since 2025-04-22).

@@ -14,7 +14,9 @@
 // and over the fixed seeds positions realize PnL, hold unsettled amounts and orders are refused
 // for margin; the perpetual's mark is sampled off its index (EWMA), interval ends publish their
 // funding rate and open positions pay and receive funding; accounts left owing USDC on a position
-// sell collateral (collateral conversion) in both.
+// sell collateral (collateral conversion) in both. The perpetual liquidation round names a
+// backstop liquidity provider: over the fixed seeds it takes positions, whole or in part (the rest
+// auto-deleveraged).
 import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
 import { ModelExchange } from '../helpers/engine-model.js';
@@ -37,6 +39,8 @@ function okResults(h: EngineHarness, kind: CommandKind): ResultRec[] {
 describe('engine core against the reference model', () => {
   // Spot margin over the fixed seeds (each seed's share depends on its draws).
   const spotMargin = { borrowingOrders: 0, autoMoves: 0 };
+  // The backstop over the fixed seeds: fills to a provider, and rounds whose rest went to ADL after it.
+  const backstop = { fills: 0, thenAdl: 0 };
   // Perpetuals over the fixed seeds.
   const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0, conversionFills: 0 };
   for (const run of SEEDS) {
@@ -67,6 +71,10 @@ describe('engine core against the reference model', () => {
       expect(h.log.filter((r) => r.type === RecordType.Trade && r.marketId === M2).length, 'perpetual trades').toBeGreaterThan(STEPS / 200);
       expect(positions.length, 'position records').toBeGreaterThan(0);
       if (!run.fresh) {
+        const system = h.log.filter((r) => r.type === RecordType.Order && r.event === OrderEvent.Fill);
+        const backstopSeqs = new Set(system.filter((r) => r.type === RecordType.Order && r.systemOrderType === SystemOrderType.LiquidatePositionOnBackstop).map((r) => r.seq));
+        backstop.fills += backstopSeqs.size;
+        backstop.thenAdl += system.filter((r) => r.type === RecordType.Order && r.systemOrderType === SystemOrderType.LiquidatePositionOnAdl && backstopSeqs.has(r.seq)).length > 0 ? 1 : 0;
         spotMargin.borrowingOrders += borrowingOrders;
         spotMargin.autoMoves += autoMoves.length;
         perp.realized += positions.filter((r) => r.realizedHigh !== 0 || r.realizedLow !== 0).length;
@@ -119,6 +127,11 @@ describe('engine core against the reference model', () => {
     expect(perp.events[PositionEvent.Opened], 'positions opened').toBeGreaterThan(0);
     expect(perp.events[PositionEvent.Adjusted], 'positions adjusted').toBeGreaterThan(0);
     expect(perp.events[PositionEvent.Closed], 'positions closed').toBeGreaterThan(0);
+  });
+
+  it('over the fixed seeds, backstop providers take liquidated positions, and what one cannot take is auto-deleveraged', () => {
+    expect(backstop.fills, 'steps with backstop fills').toBeGreaterThan(0);
+    expect(backstop.thenAdl, 'steps with backstop fills and auto-deleveraging').toBeGreaterThan(0);
   });
 
   it('over the fixed seeds, orders borrow their shortfall and fill proceeds are repaid or lent', () => {

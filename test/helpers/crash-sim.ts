@@ -7,6 +7,7 @@
 //     traders with random collateral mixes and leverage limits that borrow (BorrowLend, orders and
 //     withdrawals with autoBorrow), withdraw what they borrowed, trade spot and take perpetual
 //     positions (margined by the same account);
+//   - backstop liquidity providers (even seeds): one with deep pockets, one whose margin runs out;
 //   - prices: a random walk of each asset's true price with gaps (−30 % and +50 % in one
 //     SetIndexPrice), frozen feeds (no update for a while, engine time moving: the index goes
 //     stale) and stale feeds (updates that repeat an old value while the books move on), quiet
@@ -28,7 +29,7 @@
 
 import { loadConfig } from '../../src/config.js';
 import {
-  BorrowLendEvent, BorrowLendSide, BorrowLendSource, CommandFlag, CommandKind, OrderEvent, RecordType, ResultCode, Side, SystemOrderType, TimeInForce,
+  BorrowLendEvent, BorrowLendSide, BorrowLendSource, CommandFlag, CommandKind, HeaderFlag, OrderEvent, OrderFlag, RecordType, ResultCode, Side, SystemOrderType, TimeInForce,
   type BorrowLendRec, type OrderRec, type CommandSlot, type EngineConfig, type InsuranceRec, type MarginSummaryRec, type PositionRec,
 } from '../../engine/bus/types.js';
 import { EngineHarness, cmd, prng, randomInt, resultOf, type Rec } from './engine-harness.js';
@@ -67,6 +68,8 @@ export interface CrashSimReport {
   /** Collateral conversion orders of accounts left owing USDC on a position, and their fills. */
   conversions: number;
   conversionFills: number;
+  /** Fills of a backstop provider (its half of each backstop fill). */
+  backstopFills: number;
   bankruptcies: number;
   bankruptAccounts: number;
   socializedLosses: number;
@@ -138,7 +141,7 @@ export class CrashSim {
     this.h = new EngineHarness(crashConfig(options.accounts));
     this.random = prng(options.seed);
     this.report = {
-      seed: options.seed, commands: 0, liquidations: 0, liquidatedAccounts: 0, liquidationFills: 0, conversions: 0, conversionFills: 0, bankruptcies: 0, bankruptAccounts: 0,
+      seed: options.seed, commands: 0, liquidations: 0, liquidatedAccounts: 0, liquidationFills: 0, conversions: 0, conversionFills: 0, backstopFills: 0, bankruptcies: 0, bankruptAccounts: 0,
       socializedLosses: 0, socializedUnits: 0, coveredUnits: 0, feeUnits: 0, gaps: 0, frozenSpells: 0, staleSpells: 0, interestHours: 0, marginChecks: 0, perpTrades: 0, drainRounds: 0, liquidatingAtEnd: 0,
     };
     for (let asset = 0; asset < 4; asset++) {
@@ -183,11 +186,16 @@ export class CrashSim {
   private observe(records: Rec[]): void {
     for (let i = 0; i < records.length; i++) {
       const r = records[i];
-      if (r.type === RecordType.Trade) this.followTrade(r.marketId, r.priceTicks, r.timeUs);
-      else if (r.type === RecordType.AccountSettings) this.followLiquidating(r.accountId, (r.settings & 16) !== 0);
+      // A backstop fill's trade is off the book: it moves neither the last price nor the band reference.
+      if (r.type === RecordType.Trade) {
+        if ((r.flags & HeaderFlag.OffBook) === 0) this.followTrade(r.marketId, r.priceTicks, r.timeUs);
+      } else if (r.type === RecordType.AccountSettings) this.followLiquidating(r.accountId, (r.settings & 16) !== 0);
       else if (r.type === RecordType.BorrowLend && r.event === BorrowLendEvent.Borrow) this.borrowers.add(r.accountId);
       else if (r.type === RecordType.Order && r.systemOrderType === SystemOrderType.CollateralConversion) this.observeConversion(r);
-      else if (r.type === RecordType.Order && r.systemOrderType !== 0 && r.lastFillQtyLots > 0) this.report.liquidationFills++;
+      else if (r.type === RecordType.Order && r.systemOrderType !== 0 && r.lastFillQtyLots > 0) {
+        this.report.liquidationFills++;
+        if (r.systemOrderType === SystemOrderType.LiquidatePositionOnBackstop && (r.orderFlags & OrderFlag.IsMaker) !== 0) this.report.backstopFills++;
+      }
       else if (r.type === RecordType.SocializedLoss) {
         this.report.socializedLosses++;
         this.report.socializedUnits += r.units;
@@ -443,6 +451,15 @@ export function setup(sim: CrashSim): void {
     if (assets.length === 0) assets.push(pick(random, [USDC, ...TRADED]));
     for (const asset of assets) sim.apply(cmd.deposit(trader, asset, unitsWorth(asset, randomInt(random, 1_000, 50_000))));
     sim.traders.push(trader);
+  }
+  // Even seeds name two backstop liquidity providers: deep pockets, and one whose margin runs out.
+  if (options.seed % 2 === 0) {
+    for (const usdc of [20_000_000, 20_000]) {
+      const provider = createAccount(sim, 1_000);
+      sim.apply(cmd.deposit(provider, USDC, usdc * WHOLE[USDC]));
+      sim.apply(cmd.setBackstopProvider(provider));
+      sim.perpTraders.add(provider);
+    }
   }
 }
 

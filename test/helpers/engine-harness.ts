@@ -197,6 +197,17 @@ export const cmd = {
   queryMarkPrices(): Partial<Command> {
     return { kind: CommandKind.QueryMarkPrices };
   },
+  /** Names the account a backstop liquidity provider. */
+  setBackstopProvider(accountId: number): Partial<Command> {
+    return { kind: CommandKind.SetBackstopProvider, accountId };
+  },
+  /** Takes the account off the backstop liquidity providers. */
+  removeBackstopProvider(accountId: number): Partial<Command> {
+    return { kind: CommandKind.RemoveBackstopProvider, accountId };
+  },
+  queryBackstop(): Partial<Command> {
+    return { kind: CommandKind.QueryBackstop };
+  },
 };
 
 export interface AccountSettingsChange {

@@ -3,7 +3,10 @@
 // interval of engine time; each step walks the liquidating accounts in id order: cancel, redeem
 // lends and repay from holdings, unwind the largest N·MMF borrow with one or two system IOC market
 // orders, repay again, and, with nothing left to sell, cover the borrows from the insurance fund
-// and socialize the rest. The fund's lines are plain Maps; its records mirror the engine's.
+// and socialize the rest. Perpetual positions: a bankrupt account's go to the fund and ADL; with
+// backstop providers set, a solvent account below the Auto-Close MF (and a position the book could
+// not take) goes to the providers first, each taking what its initial margin allows. The fund's
+// lines are plain Maps; its records mirror the engine's.
 
 import {
   BorrowLendEvent, DEFAULT_LIQUIDATION, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderBookState, OrderEvent, OrderFlag, OrderStatus, RecordType, Side,
@@ -50,6 +53,10 @@ export interface LiquidationHost<O extends LiquidationOrder> {
   /** Closes the account's position at `ticks` against the ranked holders (engine adl.ts closeAgainst); the holders closed against. */
   adlClose(accountId: number, market: MarketSpec, ticks: number, ranked: { accountId: number; lots: number }[]): number[];
   trimReduceOnly(accountId: number, market: MarketSpec): void;
+  /** The backstop liquidity providers, ascending. */
+  providers(): readonly number[];
+  /** The backstop's fills (engine backstop.ts fillProviders): each take closed against the account's position at `ticks`. */
+  backstopClose(accountId: number, market: MarketSpec, ticks: number, takes: { accountId: number; lots: number }[]): void;
 }
 
 interface FundLines { fund: number; fees: number; covered: number; socialized: number; deposited: number }
@@ -156,11 +163,16 @@ export class ModelLiquidation<O extends LiquidationOrder> {
       this.host.lending().review(accountId);
       return;
     }
+    if (this.belowAutoClose(accountId)) {
+      for (const { market } of this.host.positions(accountId)) this.backstop(accountId, market);
+      this.host.lending().review(accountId);
+      return;
+    }
     const outcome = this.unwind(accountId);
     this.repay(accountId);
     if (!this.still(accountId)) return;
     if (outcome === 'unfilled') {
-      this.deleverage(accountId, this.largestPosition(accountId)!.market);
+      this.backstop(accountId, this.largestPosition(accountId)!.market);
       this.host.lending().review(accountId);
     } else if (outcome === 'nothing') {
       this.bankrupt(accountId);
@@ -172,6 +184,73 @@ export class ModelLiquidation<O extends LiquidationOrder> {
     if (this.host.positions(accountId).length === 0) return false;
     const s = this.host.summary(accountId);
     return !s.unpriced && s.equity <= 0n;
+  }
+
+  /** Providers set and the account below the Auto-Close MF: equity × divisor < Σ N·MMF or equity < Σ N·MMF − offset × TEN (engine backstop.ts). */
+  private belowAutoClose(accountId: number): boolean {
+    if (this.host.providers().length === 0 || this.host.positions(accountId).length === 0) return false;
+    const s = this.host.lending().summary(accountId);
+    if (s.unpriced || s.ten <= 0n) return false;
+    const divisor = BigInt(this.settings.autoCloseDivisor ?? 2);
+    const offset = BigInt(this.settings.autoCloseOffsetE12 ?? 6_000_000_000);
+    return s.equity * divisor < s.mmfUnits || s.equity * ONE < s.mmfUnits * ONE - offset * s.ten;
+  }
+
+  /** The position to the providers at mark, each as far as its initial margin allows, the rest to the fund and ADL (engine backstop.ts). */
+  private backstop(accountId: number, market: MarketSpec): void {
+    const mark = this.host.perpMark(market);
+    const lots = this.size(accountId, market);
+    if (mark && this.host.providers().length > 0) {
+      const ticks = this.ticksAt(market, lots, mark, 0n);
+      const takes: { accountId: number; lots: number }[] = [];
+      let rest = Math.abs(lots);
+      for (const provider of this.host.providers()) {
+        if (rest === 0) break;
+        if (provider === accountId || this.liquidating(provider)) continue;
+        const taken = this.capacity(provider, market, lots > 0 ? 1 : -1, ticks, rest);
+        if (taken === 0) continue;
+        takes.push({ accountId: provider, lots: taken });
+        rest -= taken;
+      }
+      if (takes.length > 0) {
+        this.host.backstopClose(accountId, market, ticks, takes);
+        for (const take of takes) this.host.trimReduceOnly(take.accountId, market);
+        for (const take of takes) this.host.lending().review(take.accountId);
+      }
+    }
+    if (this.size(accountId, market) !== 0) this.deleverage(accountId, market);
+  }
+
+  private size(accountId: number, market: MarketSpec): number {
+    return this.host.positions(accountId).find((x) => x.market === market)?.lots ?? 0;
+  }
+
+  /** All of `most` when the provider passes with it, else the largest passing quantity a bisection over [0, most − 1] finds. */
+  private capacity(provider: number, market: MarketSpec, sign: number, ticks: number, most: number): number {
+    const passes = (lots: number): boolean => {
+      const quote = BigInt(ticks) * BigInt(lots) * BigInt(market.quoteUnitsPerTickLot);
+      const s = this.host.lending().summary(provider, -1, 0n, 0n, { marketId: market.marketId, side: Side.Bid, lots: 0, fillLots: sign * lots, fillCost: -BigInt(sign) * quote });
+      return !s.unpriced && s.equity >= s.imfUnits;
+    };
+    if (passes(most)) return most;
+    let [low, high] = [0, most - 1];
+    while (low < high) {
+      const mid = low + Math.ceil((high - low) / 2);
+      if (passes(mid)) low = mid;
+      else high = mid - 1;
+    }
+    return low;
+  }
+
+  /** The tick price where the account's equity after closing `lots` is max(equity, 0), in its favour, clamped (engine adl.ts bankruptcyTicks). */
+  private ticksAt(market: MarketSpec, lots: number, mark: { quoteUnits: bigint; baseUnits: bigint }, equity: bigint): number {
+    const size = BigInt(Math.abs(lots));
+    const deficit = equity < 0n ? -equity : 0n;
+    const value = size * mark.quoteUnits * BigInt(market.baseUnitsPerLot);
+    const den = size * BigInt(market.quoteUnitsPerTickLot) * mark.baseUnits;
+    const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
+    const raw = lots > 0 ? ceil(value + deficit * mark.baseUnits, den) : floorDiv(value - deficit * mark.baseUnits, den);
+    return Number(raw > BigInt(market.maxPriceTicks) ? BigInt(market.maxPriceTicks) : raw < BigInt(market.minPriceTicks) ? BigInt(market.minPriceTicks) : raw);
   }
 
   /** The fund, then ADL at the bankruptcy price (engine liquidation/adl.ts deleveragePosition). */
@@ -193,14 +272,8 @@ export class ModelLiquidation<O extends LiquidationOrder> {
         equity += BigInt(units);
       }
     }
-    const lots = this.host.positions(accountId).find((x) => x.market === market)?.lots ?? 0;
-    const size = BigInt(Math.abs(lots));
-    const deficit = equity < 0n ? -equity : 0n;
-    const value = size * mark.quoteUnits * BigInt(market.baseUnitsPerLot);
-    const den = size * BigInt(market.quoteUnitsPerTickLot) * mark.baseUnits;
-    const floorDiv = (a: bigint, b: bigint) => (a >= 0n ? a / b : -((-a + b - 1n) / b));
-    const raw = lots > 0 ? ceil(value + deficit * mark.baseUnits, den) : floorDiv(value - deficit * mark.baseUnits, den);
-    const ticks = Number(raw > BigInt(market.maxPriceTicks) ? BigInt(market.maxPriceTicks) : raw < BigInt(market.minPriceTicks) ? BigInt(market.minPriceTicks) : raw);
+    const lots = this.size(accountId, market);
+    const ticks = this.ticksAt(market, lots, mark, equity);
     const closed = this.host.adlClose(accountId, market, ticks, this.rank(accountId, market, lots > 0 ? -1 : 1));
     for (const counterparty of closed) this.host.trimReduceOnly(counterparty, market);
     for (const counterparty of closed) this.host.lending().review(counterparty);

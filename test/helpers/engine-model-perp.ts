@@ -68,6 +68,9 @@ export interface PerpOrderChange {
   marketId: number;
   side: Side;
   lots: number;
+  /** A fill not yet made, counted as made (a backstop provider's check): lots more (signed) in the position, and its cost's change. */
+  fillLots?: number;
+  fillCost?: bigint;
 }
 
 export interface PerpExposure {
@@ -319,16 +322,20 @@ export class ModelPerp {
   private lineOf(accountId: number, market: MarketSpec, change: PerpOrderChange | null): PerpLine | null {
     const p = this.pos(accountId, market.marketId);
     let [bids, asks] = this.host.openLots(accountId, market.marketId);
-    if (change && change.marketId === market.marketId) {
+    const changed = change !== null && change.marketId === market.marketId;
+    if (changed) {
       if (change.side === Side.Bid) bids += change.lots;
       else asks += change.lots;
     }
-    if (!this.isOpen(p) && bids === 0 && asks === 0) return null;
+    const fillLots = changed ? change.fillLots ?? 0 : 0;
+    if (!this.isOpen(p) && bids === 0 && asks === 0 && fillLots === 0) return null;
+    const lots = p.lots + fillLots;
+    const cost = p.cost + (changed ? change.fillCost ?? 0n : 0n);
     const mark = this.mark(market);
-    const exposureLots = Math.max(Math.abs(p.lots + bids), Math.abs(p.lots - asks));
-    const line: PerpLine = { market, position: p, lots: p.lots, mark, pnl: 0n, unsettled: p.unsettled - p.feeDebt, exposureLots, exposure: { notional: 0n, imf: 0n, mmf: 0n } };
+    const exposureLots = Math.max(Math.abs(lots + bids), Math.abs(lots - asks));
+    const line: PerpLine = { market, position: p, lots, mark, pnl: 0n, unsettled: p.unsettled - p.feeDebt, exposureLots, exposure: { notional: 0n, imf: 0n, mmf: 0n } };
     if (!mark) return line;
-    line.pnl = floor(BigInt(p.lots) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits) + p.cost;
+    line.pnl = floor(BigInt(lots) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits) + cost;
     if (exposureLots === 0) return line;
     const notional = ceil(BigInt(exposureLots) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits, mark.baseUnits);
     const leverageFloor = ceil(ONE * 100n, BigInt(this.host.leverage(accountId)));

@@ -156,6 +156,8 @@ export class ModelExchange {
   private readonly liquidation: ModelLiquidation<ModelOrder>;
   /** Collateral conversion of accounts left owing USDC (engine-model-conversion.ts). */
   private readonly conversion: ModelConversion;
+  /** SetBackstopProvider / RemoveBackstopProvider: the backstop liquidity providers, ascending. */
+  private providers: number[] = [];
 
   constructor(private readonly config: EngineConfig) {
     this.lending = new ModelLending(config, {
@@ -239,6 +241,8 @@ export class ModelExchange {
       holders: (market) => this.perp.holders(market.marketId),
       adlClose: (accountId, market, ticks, ranked) => this.adlClose(accountId, market, ticks, ranked),
       trimReduceOnly: (accountId, market) => this.trimReduceOnly(accountId, market),
+      providers: () => this.providers,
+      backstopClose: (accountId, market, ticks, takes) => this.backstopClose(accountId, market, ticks, takes),
     });
     this.conversion = new ModelConversion(config, {
       lending: () => this.lending,
@@ -329,6 +333,8 @@ export class ModelExchange {
       case CommandKind.SetSystemState: this.setSystemState(cmd); break;
       case CommandKind.SetIndexPrice: this.setIndexPrice(cmd); this.perp.marks.wake(this.timeUs); break;
       case CommandKind.UpdateAccountSettings: this.updateAccountSettings(cmd); break;
+      case CommandKind.SetBackstopProvider: this.setBackstopProvider(cmd); break;
+      case CommandKind.RemoveBackstopProvider: this.removeBackstopProvider(cmd); break;
       // The state is written out beside the engine; the answer names the sequence it stands at.
       case CommandKind.Snapshot: this.result(cmd, ResultCode.Ok, this.seq); break;
       default: this.result(cmd, ResultCode.InvalidCommand, 0);
@@ -386,7 +392,8 @@ export class ModelExchange {
       marketId: o.market.marketId, feeAssetId: o.side === Side.Bid && !this.perp.isPerp(o.market) ? o.market.baseAssetId : o.market.quoteAssetId, event,
       side: o.side, orderType: o.orderType, timeInForce: o.timeInForce, selfTradePrevention: o.stp, status, expiryReason: reason,
       orderFlags: o.flags | (fill?.maker ? OrderFlag.IsMaker : 0),
-      systemOrderType: (o.flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.None
+      systemOrderType: (o.flags & (OrderFlag.Liquidation | OrderFlag.Adl)) === 0 ? SystemOrderType.None
+        : (o.flags & OrderFlag.Liquidation) === 0 ? SystemOrderType.LiquidatePositionOnBackstop
         : this.isConversion(o) ? SystemOrderType.CollateralConversion
           : (o.flags & OrderFlag.Adl) !== 0 ? SystemOrderType.LiquidatePositionOnAdl : SystemOrderType.LiquidatePositionOnBook,
     } as Rec);
@@ -668,24 +675,67 @@ export class ModelExchange {
     this.activate(o);
   }
 
+  /** SetBackstopProvider (engine liquidation/backstop-admin.ts): an existing account, not one already, at most 64. */
+  private setBackstopProvider(cmd: Command): void {
+    const code = !this.accountExists(cmd.accountId) ? ResultCode.UnknownAccount
+      : this.providers.includes(cmd.accountId) ? ResultCode.BackstopProviderAlreadySet
+        : this.providers.length >= 64 ? ResultCode.BackstopProvidersFull : ResultCode.Ok;
+    if (code !== ResultCode.Ok) return this.result(cmd, code, 0);
+    this.providers = [...this.providers, cmd.accountId].sort((a, b) => a - b);
+    this.providersAnswer(cmd);
+  }
+
+  private removeBackstopProvider(cmd: Command): void {
+    if (!this.providers.includes(cmd.accountId)) return this.result(cmd, ResultCode.BackstopProviderNotSet, 0);
+    this.providers = this.providers.filter((id) => id !== cmd.accountId);
+    this.providersAnswer(cmd);
+  }
+
+  /** One BackstopProvider record per provider (rank from 1), then the Result. */
+  private providersAnswer(cmd: Command): void {
+    this.providers.forEach((accountId, i) => this.out.push({ ...this.header(RecordType.BackstopProvider, cmd.frontId, cmd.requestId, 0), accountId, rank: i + 1 } as Rec));
+    this.result(cmd, ResultCode.Ok, this.providers.length);
+  }
+
   /**
    * Auto-deleveraging (engine/core/liquidation/adl.ts closeAgainst): the account's whole position
    * closed at `ticks` against the ranked holders in turn, fee-free, off the book (no last price,
    * no depth); returns the holders it closed against.
    */
   private adlClose(accountId: number, market: MarketSpec, ticks: number, ranked: { accountId: number; lots: number }[]): number[] {
-    const lots = this.perp.size(accountId, market.marketId);
-    const side = lots > 0 ? Side.Ask : Side.Bid;
-    let remaining = Math.abs(lots);
-    const own = this.adlOrder(accountId, market, side, remaining, ticks);
-    const closed: number[] = [];
+    let remaining = Math.abs(this.perp.size(accountId, market.marketId));
+    const takes: { accountId: number; lots: number }[] = [];
     for (const counterparty of ranked) {
       if (remaining === 0) break;
       const qty = Math.min(remaining, Math.abs(counterparty.lots));
-      const theirs = this.adlOrder(counterparty.accountId, market, side === Side.Bid ? Side.Ask : Side.Bid, qty, ticks);
+      takes.push({ accountId: counterparty.accountId, lots: qty });
+      remaining -= qty;
+    }
+    if (remaining !== 0) throw new Error('model: auto-deleveraging found too few opposite positions');
+    this.offBookClose(accountId, market, ticks, takes, OrderFlag.Liquidation | OrderFlag.Adl, 0);
+    return takes.map((take) => take.accountId);
+  }
+
+  /**
+   * The backstop (engine/core/liquidation/backstop.ts fillProviders): what each provider takes of
+   * the account's position at `ticks`, off the book (flags Adl alone, trades flagged OffBook), the
+   * account's half paying the liquidation fee.
+   */
+  private backstopClose(accountId: number, market: MarketSpec, ticks: number, takes: { accountId: number; lots: number }[]): void {
+    this.offBookClose(accountId, market, ticks, takes, OrderFlag.Adl, HeaderFlag.OffBook);
+  }
+
+  /** Off-book fills (engine liquidation/adl.ts offBookFill): the account's order against one order per take, in turn. */
+  private offBookClose(accountId: number, market: MarketSpec, ticks: number, takes: { accountId: number; lots: number }[], flags: number, tradeFlags: number): void {
+    const side = this.perp.size(accountId, market.marketId) > 0 ? Side.Ask : Side.Bid;
+    const own = this.adlOrder(accountId, market, side, takes.reduce((sum, take) => sum + take.lots, 0), ticks, flags);
+    const backstop = (flags & OrderFlag.Liquidation) === 0;
+    for (const take of takes) {
+      const qty = take.lots;
+      const theirs = this.adlOrder(take.accountId, market, side === Side.Bid ? Side.Ask : Side.Bid, qty, ticks, flags);
       const [buyer, seller] = side === Side.Bid ? [own, theirs] : [theirs, own];
       const quote = ticks * qty * market.quoteUnitsPerTickLot;
-      this.perp.settle(market, buyer.accountId, seller.accountId, buyer === own, qty, quote, [false, false], true);
+      const fees = this.perp.settle(market, buyer.accountId, seller.accountId, buyer === own, qty, quote, [backstop && buyer === own, backstop && seller === own], true);
       for (const o of [own, theirs]) {
         o.remainingLots -= qty;
         o.executedLots += qty;
@@ -693,33 +743,30 @@ export class ModelExchange {
       }
       const tradeId = ++this.marketState.get(market.marketId)!.lastTradeId;
       this.out.push({
-        ...this.header(RecordType.Trade, FRONT_ID_NONE, 0, 0), tradeId, priceTicks: ticks, qtyLots: qty, buyerOrderId: buyer.orderId,
+        ...this.header(RecordType.Trade, FRONT_ID_NONE, 0, tradeFlags), tradeId, priceTicks: ticks, qtyLots: qty, buyerOrderId: buyer.orderId,
         sellerOrderId: seller.orderId, marketId: market.marketId, buyerIsMaker: buyer === theirs,
       } as Rec);
-      this.orderRec(theirs, OrderEvent.Fill, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price: ticks, tradeId, maker: true, fee: 0 });
-      this.orderRec(own, OrderEvent.Fill, this.status(own), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price: ticks, tradeId, maker: false, fee: 0 });
+      const feeOf = (o: ModelOrder) => (o === buyer ? fees[0] : fees[1]);
+      this.orderRec(theirs, OrderEvent.Fill, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price: ticks, tradeId, maker: true, fee: feeOf(theirs) });
+      this.orderRec(own, OrderEvent.Fill, this.status(own), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price: ticks, tradeId, maker: false, fee: feeOf(own) });
       this.balanceRec(theirs.accountId, market.quoteAssetId);
       this.balanceRec(own.accountId, market.quoteAssetId);
       // The position events of the maker's and the taker's side (perp/settle.ts reportPerpSettlement).
       for (const o of [theirs, own]) this.perp.report(o.accountId, market, this.perp.fillEvent(o.accountId, market, o === buyer ? qty : -qty));
       this.orderRec(theirs, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, HeaderFlag.Last);
       this.remove(theirs);
-      closed.push(counterparty.accountId);
-      remaining -= qty;
     }
-    if (remaining !== 0) throw new Error('model: auto-deleveraging found too few opposite positions');
     this.orderRec(own, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, HeaderFlag.Last);
     this.remove(own);
-    return closed;
   }
 
-  /** An ADL order (flags Liquidation | Adl, limit IOC at `ticks`), open and Accepted. */
-  private adlOrder(accountId: number, market: MarketSpec, side: Side, lots: number, ticks: number): ModelOrder {
+  /** An off-book order (ADL's: Liquidation | Adl; the backstop's: Adl), limit IOC at `ticks`, open and Accepted. */
+  private adlOrder(accountId: number, market: MarketSpec, side: Side, lots: number, ticks: number, flags: number): ModelOrder {
     let orderId = 0;
     while (orderId === 0) orderId = permuteOrderNumber(++this.orderNumber, this.config.orderIdKey);
     const o: ModelOrder = {
       orderId, accountId, market, side, orderType: OrderType.Limit, priceTicks: ticks, qtyLots: lots, quoteQtyUnits: 0, quoteLimitUnits: Number.MAX_SAFE_INTEGER,
-      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0, flags: OrderFlag.Liquidation | OrderFlag.Adl,
+      remainingLots: lots, executedLots: 0, executedQuoteUnits: 0, createdAtUs: this.timeUs, clientId: 0, flags,
       timeInForce: TimeInForce.IOC, stp: SelfTradePrevention.RejectTaker, frontId: FRONT_ID_NONE, requestId: 0, state: 'active', restNumber: 0,
     };
     this.orders.push(o);
@@ -1294,6 +1341,8 @@ export class ModelExchange {
         return this.queryIndexPrices(cmd);
       case CommandKind.QueryMarkPrices:
         return this.perp.marks.query(cmd);
+      case CommandKind.QueryBackstop:
+        return this.providersAnswer(cmd);
       case CommandKind.QueryBalances:
         if (!this.accountExists(cmd.accountId)) return this.result(cmd, ResultCode.UnknownAccount, 0);
         for (const asset of this.config.assets) this.balanceRec(cmd.accountId, asset.assetId, cmd.frontId, cmd.requestId);

@@ -134,7 +134,7 @@ function randomMargin(random: () => number): NonNullable<EngineConfig['margin']>
 /** Command kinds the stream can leave out (all of them are in it by default). */
 export const OPTIONAL_KINDS: readonly CommandKind[] = [
   CommandKind.Withdraw, CommandKind.ConfirmWithdrawal, CommandKind.ConvertDust, CommandKind.ConvertAllDust, CommandKind.Snapshot, CommandKind.SetSystemState, CommandKind.SetIndexPrice,
-  CommandKind.UpdateAccountSettings, CommandKind.BorrowLend,
+  CommandKind.UpdateAccountSettings, CommandKind.BorrowLend, CommandKind.SetBackstopProvider, CommandKind.RemoveBackstopProvider,
 ];
 
 export interface StreamOptions {
@@ -168,6 +168,8 @@ export function modelKinds(config: EngineConfig): CommandKind[] {
     [CommandKind.SetIndexPrice]: cmd.setIndexPrice(BASE, 150_000_000_000),
     [CommandKind.UpdateAccountSettings]: cmd.updateAccountSettings(1, { autoLend: true }),
     [CommandKind.BorrowLend]: { kind: CommandKind.BorrowLend, accountId: 1, assetId: QUOTE, side: 1, amountUnits: 1 },
+    [CommandKind.SetBackstopProvider]: cmd.setBackstopProvider(1),
+    [CommandKind.RemoveBackstopProvider]: cmd.removeBackstopProvider(1),
   };
   return OPTIONAL_KINDS.filter((kind) => {
     const code = send(probes[kind]);
@@ -425,7 +427,14 @@ function liquidationRound(h: EngineHarness, random: () => number, seen: Observed
  * the perpetual at its last price (from a twelfth's post-only ask, or whatever asks are better)
  * with USDC worth 22 % of the notional plus its taker fee, the underlying's index falls to 80 %
  * (the account is liquidating, not bankrupt), the twelfth bids there for 5 lots or not (then the
- * position is auto-deleveraged), and liquidation steps fall due; then the index returns.
+ * position is auto-deleveraged), and liquidation steps fall due; then the index returns. When the
+ * stream sends the backstop kinds, a thirteenth account is named a backstop liquidity provider
+ * (refused the second time, as is removing one that is not a provider): in the rounds without the
+ * bid it stays one and the index falls only as far as leaves the trader's equity at 2 % of its
+ * notional (below the Auto-Close MF, not bankrupt), so the position goes to it first: in the
+ * streams whose chunk is half a position it takes all of it (deep pockets), in the others what 4 %
+ * of the notional in USDC allows as margin (the rest is auto-deleveraged); in the rounds with the
+ * bid it is removed before the fall.
  */
 function perpLiquidationRound(h: EngineHarness, random: () => number, seen: Observed, kinds: readonly CommandKind[]): void {
   if (!kinds.includes(CommandKind.SetIndexPrice) || !kinds.includes(CommandKind.UpdateAccountSettings)) return;
@@ -442,14 +451,47 @@ function perpLiquidationRound(h: EngineHarness, random: () => number, seen: Obse
   apply(cmd.market(trader, 'bid', { qtyLots: 5 }, { market: M2 }));
   apply({ ...cmd.tick(), frontId: 0xffff }, h.timeUs + 10_000);
   const low = Math.ceil(price * 0.8);
-  apply(cmd.setIndexPrice(BASE, low * 300_000_000_000, 1));
-  // Half the rounds bid there, so the book closes the position; the others leave it to auto-deleveraging.
+  // Half the rounds bid there, so the book closes the position; the others leave it to the backstop
+  // provider (when the stream has one) and auto-deleveraging.
   const bids = random() < 0.5;
+  const provider = backstopProvider(h, seen, kinds, trader, h.config.liquidation!.chunkBps === 5_000 ? 1_000_000 : Math.ceil(notional / 25));
+  if (bids && provider > 0) apply(cmd.removeBackstopProvider(provider));
+  const backstopFall = provider > 0 && !bids ? backstopFallE9(h, seen, trader) : 0;
+  apply(cmd.setIndexPrice(BASE, backstopFall > 0 ? backstopFall : low * 300_000_000_000, 1));
   if (bids) apply(cmd.place(maker, 'bid', low, 5, { market: M2, postOnly: true }));
   const stepUs = h.config.liquidation!.stepIntervalUs;
   for (let i = 0; i < 12; i++) apply({ ...cmd.tick(), frontId: 0xffff }, h.timeUs + stepUs);
   if (bids && random() < 0.5) apply(cmd.cancelAll(maker, M2));
   apply(cmd.setIndexPrice(BASE, price * 300_000_000_000, 1));
+  if (!bids && provider > 0) apply(cmd.removeBackstopProvider(provider));
+}
+
+/**
+ * The underlying's index (priceE9: one tick of the perpetual is 3·10^11) at which the trader's
+ * equity is 2 % of its long's notional: liquidating, below the Auto-Close MF and not bankrupt (a
+ * fall to 80 % often leaves it bankrupt, the fill having cost more than the last price); 0 without a long.
+ */
+function backstopFallE9(h: EngineHarness, seen: Observed, trader: number): number {
+  const records = h.apply({ kind: CommandKind.QueryPositions, accountId: trader, marketId: M2 });
+  const position = records.find((r) => r.type === RecordType.Position);
+  if (position?.type !== RecordType.Position || position.netLots <= 0) return 0;
+  const wide = (high: number, low: number) => high * 2 ** 53 + low;
+  const held = seen.available(trader, QUOTE) + wide(position.unsettledHigh, position.unsettledLow) + wide(position.unrealizedHigh, position.unrealizedLow);
+  const value = position.netLots * QUOTE_PER_TICK_LOT;
+  return Math.round((position.markPriceE9 - (held * 300_000_000_000) / value) / 0.98);
+}
+
+/** The perpetual round's backstop provider (see perpLiquidationRound), named; 0 when the stream sends no backstop kinds. */
+function backstopProvider(h: EngineHarness, seen: Observed, kinds: readonly CommandKind[], trader: number, deposit: number): number {
+  if (!kinds.includes(CommandKind.SetBackstopProvider) || !kinds.includes(CommandKind.RemoveBackstopProvider)) return 0;
+  const apply = (command: Partial<Command>) => seen.remember(h.apply(command), command);
+  const provider = h.createAccount(RANDOM_ACCOUNTS + 7);
+  apply(cmd.deposit(provider, QUOTE, deposit));
+  apply(cmd.updateAccountSettings(provider, { leverageLimitHundredths: 1_000 }));
+  apply(cmd.setBackstopProvider(provider));
+  apply(cmd.setBackstopProvider(provider));
+  apply(cmd.removeBackstopProvider(trader));
+  return provider;
 }
 
 /**

@@ -10,12 +10,30 @@ const FRESH_PERP_MARKS_PART = 16;
 /** The entry cost part of a state where no realization moved an entry cost: an 8-byte count of 0. */
 const NO_ENTRY_COSTS_PART = 8;
 
+/** The backstop provider part of a state without providers: an 8-byte count of 0. */
+const NO_BACKSTOP_PART = 8;
+
 /**
- * The snapshot as format 11 wrote it: today's without the positions' entry cost part (just before
- * the end marker; the state must have no entry cost apart from its cost, as checked), marked 11.
+ * The snapshot as format 12 wrote it: today's without the backstop provider part (just before the
+ * end marker; the state must have no provider, as checked), marked 12.
+ */
+export function formatTwelveSnapshot(exchange: Exchange): Uint8Array {
+  const today = exportSnapshot(exchange);
+  const part = today.subarray(today.length - 4 - NO_BACKSTOP_PART, today.length - 4);
+  if (part.some((byte) => byte !== 0)) throw new Error('formatTwelveSnapshot needs a state without backstop providers');
+  const old = new Uint8Array(today.length - NO_BACKSTOP_PART);
+  old.set(today.subarray(0, today.length - 4 - NO_BACKSTOP_PART));
+  old.set(today.subarray(today.length - 4), today.length - 4 - NO_BACKSTOP_PART);
+  new DataView(old.buffer).setUint32(4, 12, true);
+  return old;
+}
+
+/**
+ * The snapshot as format 11 wrote it: format 12's without the positions' entry cost part (just
+ * before the end marker; the state must have no entry cost apart from its cost, as checked), marked 11.
  */
 export function formatElevenSnapshot(exchange: Exchange): Uint8Array {
-  const today = exportSnapshot(exchange);
+  const today = formatTwelveSnapshot(exchange);
   const part = today.subarray(today.length - 4 - NO_ENTRY_COSTS_PART, today.length - 4);
   if (part.some((byte) => byte !== 0)) throw new Error('formatElevenSnapshot needs a state without realized entry costs');
   const old = new Uint8Array(today.length - NO_ENTRY_COSTS_PART);

@@ -40,6 +40,8 @@ function probes(publicKey: string): Record<string, { query?: string; body?: unkn
     'get /admin/index-prices': {},
     'post /admin/insurance': { body: { asset: 'USDC', quantity: '5' } },
     'get /admin/insurance': {},
+    'post /admin/backstop': { body: { action: 'set', accountId: 1 } },
+    'get /admin/backstop': {},
   };
 }
 

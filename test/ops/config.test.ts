@@ -61,6 +61,31 @@ describe('configuration', () => {
     }
   });
 
+  it('takes the Auto-Close MF divisor and offset from a flag, the environment or the markets file; at the defaults the engine carries nothing', () => {
+    expect(loadConfig([], {}).engine).not.toHaveProperty('liquidation');
+    expect(loadConfig(['--auto-close-mf-divisor', '2', '--auto-close-mf-offset', '0.006'], {}).engine).not.toHaveProperty('liquidation');
+    expect(loadConfig(['--auto-close-mf-divisor', '3'], {}).engine.liquidation).toEqual({ stepIntervalUs: 1_000_000, chunkBps: 1_000, feeBps: 100, autoCloseDivisor: 3, autoCloseOffsetE12: 6_000_000_000 });
+    expect(loadConfig([], { AUTO_CLOSE_MF_OFFSET: '0.01' }).engine.liquidation).toMatchObject({ autoCloseDivisor: 2, autoCloseOffsetE12: 10_000_000_000 });
+    // The flag over the environment.
+    expect(loadConfig(['--auto-close-mf-divisor', '4'], { AUTO_CLOSE_MF_DIVISOR: '5' }).engine.liquidation).toMatchObject({ autoCloseDivisor: 4 });
+    const dir = mkdtempSync(join(tmpdir(), 'auto-close-'));
+    const file = join(dir, 'markets.json');
+    writeFileSync(file, JSON.stringify({ ...DEFAULT_MARKETS, autoCloseMfDivisor: 5, autoCloseMfOffset: '0' }));
+    try {
+      expect(loadConfig(['--config', file], {}).engine.liquidation).toMatchObject({ autoCloseDivisor: 5, autoCloseOffsetE12: 0 });
+      expect(loadConfig(['--config', file], { AUTO_CLOSE_MF_DIVISOR: '6' }).engine.liquidation).toMatchObject({ autoCloseDivisor: 6, autoCloseOffsetE12: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const [flags, message] of [
+      [['--auto-close-mf-divisor', '0'], /Auto-Close MF divisor must be from 1 to 1000/],
+      [['--auto-close-mf-divisor', '1.5'], /Auto-Close MF divisor must be a whole number/],
+      [['--auto-close-mf-offset', '1.5'], /autoCloseMfOffset must be a decimal string from 0 to 1/],
+      [['--auto-close-mf-offset', '-0.1'], /autoCloseMfOffset/],
+      [['--auto-close-mf-offset', '0.0000000000001'], /at most 12 decimals/],
+    ] as const) expect(() => loadConfig([...flags], {}), flags.join(' ')).toThrow(message);
+  });
+
   it('takes flags over environment variables over defaults', () => {
     const config = loadConfig(['--port', '9000', '--speed-bump-ms=0'], { PORT: '7000', ADMIN_PORT: '7001', DATA_DIR: '/tmp/x' });
     expect(config.port).toBe(9000);

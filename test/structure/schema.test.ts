@@ -236,7 +236,7 @@ const EDGE_U64 = [0n, 0xffffffffffffffffn, 0x8000000000000000n, 0x0123456789abcd
 const EDGE_U32 = [0, 1, 0xffffffff, 0x80000000, 0x7fffffff];
 const EDGE_U16 = [0, 1, 0xffff, 0x8000];
 const EDGE_U8 = [0, 1, 0xff, 0x80];
-const ROUNDS = 48; // more than the largest enum (ResultCode: 19) and every edge list
+const ROUNDS = 64; // more than the largest enum (ResultCode) and every edge list
 
 function leafValue(leaf: Leaf, index: number, round: number, next: () => number): Value {
   const pick = <T,>(edges: T[], random: () => T): T => (round < edges.length ? edges[(round + index) % edges.length] : random());

@@ -39,6 +39,7 @@ import type {
   LiquidationPriceRec,
   InsuranceRec,
   SocializedLossRec,
+  BackstopProviderRec,
   Command,
   CreateAccountPayload,
   DepositPayload,
@@ -126,6 +127,8 @@ export const LIQUIDATION_PRICE_BYTES = 48;
 export const INSURANCE_BYTES = 72;
 /** SocializedLossRecord.sizeOf() */
 export const SOCIALIZED_LOSS_BYTES = 56;
+/** BackstopProviderRecord.sizeOf() */
+export const BACKSTOP_PROVIDER_BYTES = 32;
 /** JournalRecord.sizeOf() */
 export const JOURNAL_RECORD_BYTES = 192;
 /** Offset of JournalRecord.stamped */
@@ -874,6 +877,8 @@ export function writeCommand(dv: DataView, off: number, c: Command): void {
     case 40 /* CommandKind.SetIndexPrice */: writeSetIndexPricePayload(dv, off, c.setIndexPrice); break;
     case 41 /* CommandKind.UpdateAccountSettings */: writeUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings); break;
     case 42 /* CommandKind.BorrowLend */: writeBorrowLendPayload(dv, off, c.borrowLend); break;
+    case 43 /* CommandKind.SetBackstopProvider */: writeAccountPayload(dv, off, c.setBackstopProvider); break;
+    case 44 /* CommandKind.RemoveBackstopProvider */: writeAccountPayload(dv, off, c.removeBackstopProvider); break;
     case 45 /* CommandKind.DepositInsurance */: writeDepositPayload(dv, off, c.depositInsurance); break;
     case 64 /* CommandKind.QueryBalances */: writeAccountPayload(dv, off, c.queryBalances); break;
     case 65 /* CommandKind.QueryOpenOrders */: writeAccountMarketPayload(dv, off, c.queryOpenOrders); break;
@@ -916,6 +921,8 @@ export function readCommand(dv: DataView, off: number, c: Command): void {
     case 40 /* CommandKind.SetIndexPrice */: return readSetIndexPricePayload(dv, off, c.setIndexPrice);
     case 41 /* CommandKind.UpdateAccountSettings */: return readUpdateAccountSettingsPayload(dv, off, c.updateAccountSettings);
     case 42 /* CommandKind.BorrowLend */: return readBorrowLendPayload(dv, off, c.borrowLend);
+    case 43 /* CommandKind.SetBackstopProvider */: return readAccountPayload(dv, off, c.setBackstopProvider);
+    case 44 /* CommandKind.RemoveBackstopProvider */: return readAccountPayload(dv, off, c.removeBackstopProvider);
     case 45 /* CommandKind.DepositInsurance */: return readDepositPayload(dv, off, c.depositInsurance);
     case 64 /* CommandKind.QueryBalances */: return readAccountPayload(dv, off, c.queryBalances);
     case 65 /* CommandKind.QueryOpenOrders */: return readAccountMarketPayload(dv, off, c.queryOpenOrders);
@@ -2586,6 +2593,36 @@ export function readSocializedLoss(dv: DataView, off: number, r: SocializedLossR
 }
 
 // ---------------------------------------------------------------------------------------------
+// BackstopProviderRecord
+
+export function newBackstopProviderRec(): BackstopProviderRec {
+  return {
+    seq: 0,
+    timeUs: 0,
+    requestId: 0,
+    frontId: 0,
+    type: 76 /* RecordType.BackstopProvider */,
+    flags: 0,
+    accountId: 0,
+    rank: 0,
+  };
+}
+
+export function writeBackstopProvider(dv: DataView, off: number, r: BackstopProviderRec): void {
+  putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 76 /* RecordType.BackstopProvider */, r.flags);
+  dv.setUint32(off + 24, r.accountId, true);
+  dv.setUint16(off + 28, r.rank, true);
+  // padding (30..31)
+  dv.setUint16(off + 30, 0, true);
+}
+
+export function readBackstopProvider(dv: DataView, off: number, r: BackstopProviderRec): void {
+  readHeader(dv, off, r);
+  r.accountId = dv.getUint32(off + 24, true);
+  r.rank = dv.getUint16(off + 28, true);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Into a RecordSink, and back
 
 /** Encodes `r` into the place `sink` claims, then reports the place written. */
@@ -2770,6 +2807,13 @@ export function emitSocializedLoss(sink: RecordSink, r: SocializedLossRec): void
   sink.written(at);
 }
 
+/** Encodes `r` into the place `sink` claims, then reports the place written. */
+export function emitBackstopProvider(sink: RecordSink, r: BackstopProviderRec): void {
+  const at = sink.claim();
+  writeBackstopProvider(sink.view, at, r);
+  sink.written(at);
+}
+
 /** Reads the record at `off` into `r` (decodeRecord's one step per type). */
 function decodeInto<T>(r: T, read: (dv: DataView, off: number, r: T) => void, dv: DataView, off: number): OutputRec {
   read(dv, off, r);
@@ -2834,6 +2878,8 @@ export function decodeRecord(dv: DataView, off: number): OutputRec {
       return decodeInto(newInsuranceRec(), readInsurance, dv, off);
     case 75 /* RecordType.SocializedLoss */:
       return decodeInto(newSocializedLossRec(), readSocializedLoss, dv, off);
+    case 76 /* RecordType.BackstopProvider */:
+      return decodeInto(newBackstopProviderRec(), readBackstopProvider, dv, off);
     default:
       throw new RangeError(`codec: record type ${recordType(dv, off)} at ${off} is not an engine output`);
   }

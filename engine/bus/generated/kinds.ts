@@ -4,7 +4,7 @@
 // The kind table of the schema (the attributes of CommandKind and RecordType values), as data.
 
 import type { CommandKind, RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newOpenInterestRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec } from './codec.js';
+import { HEADER_BYTES, newResultRec, newOrderRec, newTradeRec, newBalanceRec, newDepthRec, newAccountRec, newMarketRec, newMarketStateRec, newFeeRatesRec, newSystemStateRec, newCollateralRec, newDustRec, newMarkPriceRec, newFundingRateRec, newFundingPaymentRec, newPositionRec, newOpenInterestRec, newIndexPriceRec, newAccountSettingsRec, newBorrowLendRec, newLendPoolRec, newMarginSummaryRec, newLendPoolSampleRec, newLiquidationPriceRec, newInsuranceRec, newSocializedLossRec, newBackstopProviderRec } from './codec.js';
 
 export interface CommandKindInfo {
   kind: CommandKind;
@@ -36,6 +36,8 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 40, name: 'SetIndexPrice', mutating: true, answer: [64, 2], wire: "POST /admin/index-prices" },
   { kind: 41, name: 'UpdateAccountSettings', mutating: true, answer: [65, 2], wire: "accountUpdate PATCH /api/v1/account" },
   { kind: 42, name: 'BorrowLend', mutating: true, answer: [66, 5, 2], wire: "borrowLendExecute POST /api/v1/borrowLend" },
+  { kind: 43, name: 'SetBackstopProvider', mutating: true, answer: [76, 2], wire: "POST /admin/backstop" },
+  { kind: 44, name: 'RemoveBackstopProvider', mutating: true, answer: [76, 2], wire: "POST /admin/backstop" },
   { kind: 45, name: 'DepositInsurance', mutating: true, answer: [74, 2], wire: "POST /admin/insurance" },
   { kind: 64, name: 'QueryBalances', mutating: false, answer: [5, 2], wire: "balanceQuery GET /api/v1/capital, maxWithdrawalQuantity GET /api/v1/account/limits/withdrawal" },
   { kind: 65, name: 'QueryOpenOrders', mutating: false, answer: [3, 2], wire: "orderQueryAll GET /api/v1/orders" },
@@ -47,6 +49,7 @@ export const COMMAND_KINDS: readonly CommandKindInfo[] = [
   { kind: 88, name: 'QueryPositions', mutating: false, answer: [48, 2], wire: "positionQuery GET /api/v1/position" },
   { kind: 89, name: 'QueryOpenInterest', mutating: false, answer: [49, 2], wire: "GET /api/v1/openInterest" },
   { kind: 92, name: 'QueryMarkPrices', mutating: false, answer: [56, 2], wire: "GET /api/v1/markPrices" },
+  { kind: 95, name: 'QueryBackstop', mutating: false, answer: [76, 2], wire: "GET /admin/backstop" },
   { kind: 96, name: 'QueryIndexPrices', mutating: false, answer: [64, 2], wire: "GET /admin/index-prices" },
   { kind: 97, name: 'QueryAccountSettings', mutating: false, answer: [65], wire: "accountQuery GET /api/v1/account" },
   { kind: 98, name: 'QueryLendPools', mutating: false, answer: [67, 2], wire: "GET /api/v1/borrowLend/markets" },
@@ -79,6 +82,8 @@ export type MutatingCommandKind =
   | CommandKind.SetIndexPrice
   | CommandKind.UpdateAccountSettings
   | CommandKind.BorrowLend
+  | CommandKind.SetBackstopProvider
+  | CommandKind.RemoveBackstopProvider
   | CommandKind.DepositInsurance;
 
 /** The query kinds, as a type (the same check for the engine's query dispatch). */
@@ -93,6 +98,7 @@ export type QueryCommandKind =
   | CommandKind.QueryPositions
   | CommandKind.QueryOpenInterest
   | CommandKind.QueryMarkPrices
+  | CommandKind.QueryBackstop
   | CommandKind.QueryIndexPrices
   | CommandKind.QueryAccountSettings
   | CommandKind.QueryLendPools
@@ -145,6 +151,7 @@ RECORD_BYTES_BY_TYPE[72] = 80; // LendPoolSample
 RECORD_BYTES_BY_TYPE[73] = 48; // LiquidationPrice
 RECORD_BYTES_BY_TYPE[74] = 72; // Insurance
 RECORD_BYTES_BY_TYPE[75] = 56; // SocializedLoss
+RECORD_BYTES_BY_TYPE[76] = 32; // BackstopProvider
 
 /**
  * Bytes of each engine output (a record type with a sink); HEADER_BYTES for every other type,
@@ -177,6 +184,7 @@ BYTES_BY_TYPE[72] = 80; // LendPoolSample
 BYTES_BY_TYPE[73] = 48; // LiquidationPrice
 BYTES_BY_TYPE[74] = 72; // Insurance
 BYTES_BY_TYPE[75] = 56; // SocializedLoss
+BYTES_BY_TYPE[76] = 32; // BackstopProvider
 
 /** One reusable record of each engine output, by sink name: a reader's scratch objects. */
 export function newRecordScratch() {
@@ -207,6 +215,7 @@ export function newRecordScratch() {
     liquidationPrice: newLiquidationPriceRec(),
     insurance: newInsuranceRec(),
     socializedLoss: newSocializedLossRec(),
+    backstopProvider: newBackstopProviderRec(),
   };
 }
 
@@ -230,6 +239,8 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   40: 'SetIndexPrice',
   41: 'UpdateAccountSettings',
   42: 'BorrowLend',
+  43: 'SetBackstopProvider',
+  44: 'RemoveBackstopProvider',
   45: 'DepositInsurance',
   64: 'QueryBalances',
   65: 'QueryOpenOrders',
@@ -241,6 +252,7 @@ export const COMMAND_KIND_NAMES: Readonly<Record<number, string>> = Object.freez
   88: 'QueryPositions',
   89: 'QueryOpenInterest',
   92: 'QueryMarkPrices',
+  95: 'QueryBackstop',
   96: 'QueryIndexPrices',
   97: 'QueryAccountSettings',
   98: 'QueryLendPools',
@@ -270,6 +282,8 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   SetIndexPrice: 40,
   UpdateAccountSettings: 41,
   BorrowLend: 42,
+  SetBackstopProvider: 43,
+  RemoveBackstopProvider: 44,
   DepositInsurance: 45,
   QueryBalances: 64,
   QueryOpenOrders: 65,
@@ -281,6 +295,7 @@ export const COMMAND_KIND_VALUES: Readonly<Record<string, number>> = Object.free
   QueryPositions: 88,
   QueryOpenInterest: 89,
   QueryMarkPrices: 92,
+  QueryBackstop: 95,
   QueryIndexPrices: 96,
   QueryAccountSettings: 97,
   QueryLendPools: 98,
@@ -659,6 +674,9 @@ export const RESULT_CODE_NAMES: Readonly<Record<number, string>> = Object.freeze
   418: 'InsufficientMargin',
   419: 'BorrowNoMarkPrice',
   420: 'AccountLiquidating',
+  421: 'BackstopProviderAlreadySet',
+  422: 'BackstopProviderNotSet',
+  423: 'BackstopProvidersFull',
 });
 /** ResultCode: name → value. */
 export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -709,6 +727,9 @@ export const RESULT_CODE_VALUES: Readonly<Record<string, number>> = Object.freez
   InsufficientMargin: 418,
   BorrowNoMarkPrice: 419,
   AccountLiquidating: 420,
+  BackstopProviderAlreadySet: 421,
+  BackstopProviderNotSet: 422,
+  BackstopProvidersFull: 423,
 });
 
 /** RecordType: value → name. */
@@ -741,6 +762,7 @@ export const RECORD_TYPE_NAMES: Readonly<Record<number, string>> = Object.freeze
   73: 'LiquidationPrice',
   74: 'Insurance',
   75: 'SocializedLoss',
+  76: 'BackstopProvider',
 });
 /** RecordType: name → value. */
 export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -772,6 +794,7 @@ export const RECORD_TYPE_VALUES: Readonly<Record<string, number>> = Object.freez
   LiquidationPrice: 73,
   Insurance: 74,
   SocializedLoss: 75,
+  BackstopProvider: 76,
 });
 
 /** WithdrawalStatus: value → name. */

@@ -503,6 +503,16 @@ export interface SocializedLossRec extends RecordHeaderFields {
 }
 
 /**
+ * One backstop liquidity provider (engine/core/liquidation/backstop.ts): the answer to
+ * SetBackstopProvider, RemoveBackstopProvider and QueryBackstop, one per provider in the order
+ * they take positions; rank is the provider's place in it, from 1.
+ */
+export interface BackstopProviderRec extends RecordHeaderFields {
+  accountId: number;
+  rank: number;
+}
+
+/**
  * Where the engine core writes its outputs: a byte destination. For each record the core calls
  * claim() for the offset in `view` where the record goes (room for one ring slot there),
  * encodes the record at that offset with its generated writer (emitX in ./codec.ts), then calls
@@ -542,7 +552,8 @@ export type OutputRec =
   | (LendPoolSampleRec & { type: RecordType.LendPoolSample })
   | (LiquidationPriceRec & { type: RecordType.LiquidationPrice })
   | (InsuranceRec & { type: RecordType.Insurance })
-  | (SocializedLossRec & { type: RecordType.SocializedLoss });
+  | (SocializedLossRec & { type: RecordType.SocializedLoss })
+  | (BackstopProviderRec & { type: RecordType.BackstopProvider });
 
 /** A zeroed CommandSlot: the slot's raw fields, for the layout checks and test tools. */
 export function newCommandSlot(): CommandSlot {
@@ -820,6 +831,12 @@ export interface UpdateAccountSettingsCommand extends CommandHeader, UpdateAccou
 /** A BorrowLend command as its rule reads it: the header and the BorrowLendPayload. */
 export interface BorrowLendCommand extends CommandHeader, BorrowLendPayload {}
 
+/** A SetBackstopProvider command as its rule reads it: the header and the AccountPayload. */
+export interface SetBackstopProviderCommand extends CommandHeader, AccountPayload {}
+
+/** A RemoveBackstopProvider command as its rule reads it: the header and the AccountPayload. */
+export interface RemoveBackstopProviderCommand extends CommandHeader, AccountPayload {}
+
 /** A DepositInsurance command as its rule reads it: the header and the DepositPayload. */
 export interface DepositInsuranceCommand extends CommandHeader, DepositPayload {}
 
@@ -883,6 +900,8 @@ export interface Command extends CommandHeader {
   setIndexPrice: SetIndexPriceCommand;
   updateAccountSettings: UpdateAccountSettingsCommand;
   borrowLend: BorrowLendCommand;
+  setBackstopProvider: SetBackstopProviderCommand;
+  removeBackstopProvider: RemoveBackstopProviderCommand;
   depositInsurance: DepositInsuranceCommand;
   queryBalances: QueryBalancesCommand;
   queryOpenOrders: QueryOpenOrdersCommand;
@@ -917,6 +936,8 @@ export function newCommand(): Command {
     setIndexPrice: { requestId: 0, frontId: 0, kind: 40 /* CommandKind.SetIndexPrice */, priceE9: 0, assetId: 0, source: 0 },
     updateAccountSettings: { requestId: 0, frontId: 0, kind: 41 /* CommandKind.UpdateAccountSettings */, accountId: 0, leverageLimitHundredths: 0, settingsWord: 0 },
     borrowLend: { requestId: 0, frontId: 0, kind: 42 /* CommandKind.BorrowLend */, quantityUnits: 0, accountId: 0, assetId: 0, side: 0 },
+    setBackstopProvider: { requestId: 0, frontId: 0, kind: 43 /* CommandKind.SetBackstopProvider */, accountId: 0 },
+    removeBackstopProvider: { requestId: 0, frontId: 0, kind: 44 /* CommandKind.RemoveBackstopProvider */, accountId: 0 },
     depositInsurance: { requestId: 0, frontId: 0, kind: 45 /* CommandKind.DepositInsurance */, amountUnits: 0, accountId: 0, assetId: 0 },
     queryBalances: { requestId: 0, frontId: 0, kind: 64 /* CommandKind.QueryBalances */, accountId: 0 },
     queryOpenOrders: { requestId: 0, frontId: 0, kind: 65 /* CommandKind.QueryOpenOrders */, accountId: 0, marketId: 0 },
@@ -1100,6 +1121,8 @@ export function resetCommand(cmd: Command): void {
   resetSetIndexPricePayload(cmd.setIndexPrice);
   resetUpdateAccountSettingsPayload(cmd.updateAccountSettings);
   resetBorrowLendPayload(cmd.borrowLend);
+  resetAccountPayload(cmd.setBackstopProvider);
+  resetAccountPayload(cmd.removeBackstopProvider);
   resetDepositPayload(cmd.depositInsurance);
   resetAccountPayload(cmd.queryBalances);
   resetAccountMarketPayload(cmd.queryOpenOrders);
@@ -1278,6 +1301,20 @@ export function fillBorrowLend(cmd: Command, p: BorrowLendPayload): void {
   c.side = p.side;
 }
 
+/** Makes `cmd` a SetBackstopProvider command carrying `p` (the sender sets requestId and frontId). */
+export function fillSetBackstopProvider(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 43 /* CommandKind.SetBackstopProvider */;
+  const c = cmd.setBackstopProvider;
+  c.accountId = p.accountId;
+}
+
+/** Makes `cmd` a RemoveBackstopProvider command carrying `p` (the sender sets requestId and frontId). */
+export function fillRemoveBackstopProvider(cmd: Command, p: AccountPayload): void {
+  cmd.kind = 44 /* CommandKind.RemoveBackstopProvider */;
+  const c = cmd.removeBackstopProvider;
+  c.accountId = p.accountId;
+}
+
 /** Makes `cmd` a DepositInsurance command carrying `p` (the sender sets requestId and frontId). */
 export function fillDepositInsurance(cmd: Command, p: DepositPayload): void {
   cmd.kind = 45 /* CommandKind.DepositInsurance */;
@@ -1364,6 +1401,11 @@ export function fillQueryMarkPrices(cmd: Command): void {
   cmd.kind = 92 /* CommandKind.QueryMarkPrices */;
 }
 
+/** Makes `cmd` a QueryBackstop command (the sender sets requestId and frontId). */
+export function fillQueryBackstop(cmd: Command): void {
+  cmd.kind = 95 /* CommandKind.QueryBackstop */;
+}
+
 /** Makes `cmd` a QueryIndexPrices command (the sender sets requestId and frontId). */
 export function fillQueryIndexPrices(cmd: Command): void {
   cmd.kind = 96 /* CommandKind.QueryIndexPrices */;
@@ -1445,6 +1487,8 @@ export function commandFromSlot(slot: CommandSlot, c: Command = newCommand()): C
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; p.priceE9 = slot.priceTicks; p.assetId = slot.assetId; p.source = slot.amountUnits; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; p.accountId = slot.accountId; p.leverageLimitHundredths = slot.amountUnits; p.settingsWord = slot.quoteQtyUnits; break; }
     case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; p.quantityUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; p.side = slot.side as number; break; }
+    case 43 /* CommandKind.SetBackstopProvider */: { const p = c.setBackstopProvider; p.accountId = slot.accountId; break; }
+    case 44 /* CommandKind.RemoveBackstopProvider */: { const p = c.removeBackstopProvider; p.accountId = slot.accountId; break; }
     case 45 /* CommandKind.DepositInsurance */: { const p = c.depositInsurance; p.amountUnits = slot.amountUnits; p.accountId = slot.accountId; p.assetId = slot.assetId; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; p.accountId = slot.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; p.accountId = slot.accountId; p.marketId = slot.marketId; break; }
@@ -1484,6 +1528,8 @@ export function slotFromCommand(c: Command, slot: CommandSlot = newCommandSlot()
     case 40 /* CommandKind.SetIndexPrice */: { const p = c.setIndexPrice; slot.priceTicks = p.priceE9; slot.assetId = p.assetId; slot.amountUnits = p.source; break; }
     case 41 /* CommandKind.UpdateAccountSettings */: { const p = c.updateAccountSettings; slot.accountId = p.accountId; slot.amountUnits = p.leverageLimitHundredths; slot.quoteQtyUnits = p.settingsWord; break; }
     case 42 /* CommandKind.BorrowLend */: { const p = c.borrowLend; slot.amountUnits = p.quantityUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; slot.side = p.side as number; break; }
+    case 43 /* CommandKind.SetBackstopProvider */: { const p = c.setBackstopProvider; slot.accountId = p.accountId; break; }
+    case 44 /* CommandKind.RemoveBackstopProvider */: { const p = c.removeBackstopProvider; slot.accountId = p.accountId; break; }
     case 45 /* CommandKind.DepositInsurance */: { const p = c.depositInsurance; slot.amountUnits = p.amountUnits; slot.accountId = p.accountId; slot.assetId = p.assetId; break; }
     case 64 /* CommandKind.QueryBalances */: { const p = c.queryBalances; slot.accountId = p.accountId; break; }
     case 65 /* CommandKind.QueryOpenOrders */: { const p = c.queryOpenOrders; slot.accountId = p.accountId; slot.marketId = p.marketId; break; }

@@ -12,6 +12,7 @@ import { cancelAll, cancelOrder } from '../book/cancel.js';
 import { placeOrder } from '../book/place.js';
 import { confirmWithdrawal, convertDust, createAccount, deposit, withdraw } from '../funds/capital.js';
 import { convertAllDust, queryCollateral, queryMaxBorrowQty, queryMaxOrderQty, queryMaxWithdrawalQty } from '../funds/risk.js';
+import { queryBackstop, removeBackstopProvider, setBackstopProvider } from '../liquidation/backstop-admin.js';
 import { depositInsurance, queryInsurance } from '../liquidation/insurance.js';
 import { queryAccountSettings, updateAccountSettings } from '../margin/account-settings.js';
 import { borrowLend, queryBorrowLendPositions, queryLendPools } from '../margin/borrow-lend.js';
@@ -46,6 +47,8 @@ export function applyMutating(s: EngineState, cmd: Command): void {
     case 40 /* CommandKind.SetIndexPrice */: { const c = cmd.setIndexPrice; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setIndexPrice(s, c); }
     case 41 /* CommandKind.UpdateAccountSettings */: { const c = cmd.updateAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return updateAccountSettings(s, c); }
     case 42 /* CommandKind.BorrowLend */: { const c = cmd.borrowLend; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return borrowLend(s, c); }
+    case 43 /* CommandKind.SetBackstopProvider */: { const c = cmd.setBackstopProvider; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return setBackstopProvider(s, c); }
+    case 44 /* CommandKind.RemoveBackstopProvider */: { const c = cmd.removeBackstopProvider; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return removeBackstopProvider(s, c); }
     case 45 /* CommandKind.DepositInsurance */: { const c = cmd.depositInsurance; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return depositInsurance(s, c); }
     default:
       return s.out.result(ResultCode.InvalidCommand, 0, cmd.frontId, cmd.requestId);
@@ -65,6 +68,7 @@ export function applyQuery(s: EngineState, cmd: Command): void {
     case 88 /* CommandKind.QueryPositions */: { const c = cmd.queryPositions; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryPositions(s, c); }
     case 89 /* CommandKind.QueryOpenInterest */: { const c = cmd.queryOpenInterest; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryOpenInterest(s, c); }
     case 92 /* CommandKind.QueryMarkPrices */: return queryMarkPrices(s, cmd);
+    case 95 /* CommandKind.QueryBackstop */: return queryBackstop(s, cmd);
     case 96 /* CommandKind.QueryIndexPrices */: return queryIndexPrices(s, cmd);
     case 97 /* CommandKind.QueryAccountSettings */: { const c = cmd.queryAccountSettings; c.requestId = cmd.requestId; c.frontId = cmd.frontId; return queryAccountSettings(s, c); }
     case 98 /* CommandKind.QueryLendPools */: return queryLendPools(s, cmd);

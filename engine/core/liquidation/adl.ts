@@ -2,8 +2,10 @@
 // bankruptcy, the insurance fund, then auto-deleveraging (ADL).
 //
 // When. A step finds the account holding a position with netEquity ≤ 0 (every position is
-// deleveraged, in market order), or the book could not close the chosen position (its order
-// filled nothing within the band: perp-unwind.ts Unfilled; that position is deleveraged).
+// deleveraged, in market order), or the backstop providers did not take all of a position
+// (backstop.ts: below the Auto-Close MF, or the book could not close it; with no provider set, a
+// position whose book order filled nothing within the band, perp-unwind.ts Unfilled, comes here
+// directly); then what is left of that position is deleveraged.
 //
 // The fund first. With the account's net equity E at mark (margin/valuation.ts) below 0, the
 // insurance fund of the perpetual's quote asset (USDC) pays min(−E, what it holds) into the
@@ -142,13 +144,13 @@ function closeAgainst(s: EngineState, accountId: number, marketIndex: number, ti
   const lots = p.lots[p.cell(accountId, marketIndex)];
   const side = lots > 0 ? Side.Ask : Side.Bid;
   let remaining = Math.abs(lots);
-  const own = adlSlot(s, accountId, marketIndex, side, remaining, ticks);
+  const own = offBookSlot(s, accountId, marketIndex, side, remaining, ticks, ADL_FLAGS);
   const closed: number[] = [];
   for (const counterparty of ranked) {
     if (remaining === 0) break;
     const qty = Math.min(remaining, Math.abs(counterparty.lots));
-    const theirs = adlSlot(s, counterparty.accountId, marketIndex, side === Side.Bid ? Side.Ask : Side.Bid, qty, ticks);
-    adlFill(s, own, theirs, qty, ticks);
+    const theirs = offBookSlot(s, counterparty.accountId, marketIndex, side === Side.Bid ? Side.Ask : Side.Bid, qty, ticks, ADL_FLAGS);
+    offBookFill(s, own, theirs, qty, ticks, 0);
     s.out.order(theirs, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, FRONT_ID_NONE, 0, HeaderFlag.Last);
     closeOrder(s, theirs);
     closed.push(counterparty.accountId);
@@ -160,27 +162,32 @@ function closeAgainst(s: EngineState, accountId: number, marketIndex: number, ti
   return closed;
 }
 
-/** An ADL order: limit IOC at `ticks`, flagged (header), Accepted. */
-function adlSlot(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number, ticks: number): number {
-  const slot = openSystemSlot(s, accountId, marketIndex, side, lots, ADL_FLAGS, MAX_AMOUNT_UNITS);
+/** An off-book system order (ADL's, or the backstop's, backstop.ts): limit IOC at `ticks`, with `flags`, Accepted. */
+export function offBookSlot(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number, ticks: number, flags: number): number {
+  const slot = openSystemSlot(s, accountId, marketIndex, side, lots, flags, MAX_AMOUNT_UNITS);
   s.pool.orderType[slot] = OrderType.Limit;
   s.pool.priceTicks[slot] = ticks;
   s.out.order(slot, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
   return slot;
 }
 
-/** The ADL fill being settled (one at a time). */
-const ADL_FILL: Fill = {
+/** The off-book fill being settled (one at a time). */
+const OFF_BOOK_FILL: Fill = {
   marketIndex: 0, taker: 0, maker: 0, buyer: 0, seller: 0,
   priceTicks: 0 as PriceTicks, qtyLots: 0 as QtyLots, quoteUnits: 0 as AmountUnits,
   buyerFeeUnits: 0 as AmountUnits, sellerFeeUnits: 0 as AmountUnits,
 };
 
-/** One fee-free fill of `lots` at `ticks` between the account's order (`own`) and a counterparty's (header). */
-function adlFill(s: EngineState, own: number, theirs: number, lots: number, ticks: number): void {
+/**
+ * One off-book fill of `lots` at `ticks` between the account's order (`own`, the taker) and a
+ * counterparty's (the maker), settled as any perpetual fill (header; an ADL fill is fee-free, a
+ * backstop fill pays the liquidation fee, liquidation/fee.ts). `tradeFlags`: the Trade record's
+ * header flags (HeaderFlag.OffBook for the backstop's).
+ */
+export function offBookFill(s: EngineState, own: number, theirs: number, lots: number, ticks: number, tradeFlags: number): void {
   const pool = s.pool;
   const marketIndex = pool.marketIndex[own];
-  const f = ADL_FILL;
+  const f = OFF_BOOK_FILL;
   f.marketIndex = marketIndex;
   f.taker = own;
   f.maker = theirs;
@@ -196,8 +203,8 @@ function adlFill(s: EngineState, own: number, theirs: number, lots: number, tick
     pool.executedQuoteUnits[slot] += f.quoteUnits;
   }
   const tradeId = ++s.books[marketIndex].lastTradeId;
-  s.out.trade(marketIndex, tradeId, ticks, lots, pool.orderId[f.buyer], pool.orderId[f.seller], f.buyer === theirs);
-  s.out.orderFill(theirs, OrderStatus.Filled, lots, ticks, tradeId, true, 0);
-  s.out.orderFill(own, pool.remainingLots[own] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled, lots, ticks, tradeId, false, 0);
+  s.out.trade(marketIndex, tradeId, ticks, lots, pool.orderId[f.buyer], pool.orderId[f.seller], f.buyer === theirs, tradeFlags);
+  s.out.orderFill(theirs, OrderStatus.Filled, lots, ticks, tradeId, true, f.buyer === theirs ? f.buyerFeeUnits : f.sellerFeeUnits);
+  s.out.orderFill(own, pool.remainingLots[own] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled, lots, ticks, tradeId, false, f.buyer === own ? f.buyerFeeUnits : f.sellerFeeUnits);
   reportPerpSettlement(s, f);
 }

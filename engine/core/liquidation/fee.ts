@@ -6,17 +6,19 @@
 // A perpetual fill of such an order (perp-unwind.ts) pays feeBps of its notional, rounded down,
 // from the account's available USDC after the fill's settlement and debts (perp/settle.ts), as
 // far as that USDC goes: the part it cannot pay is not charged (the fund never takes a unit the
-// account does not hold). An auto-deleveraging fill (adl.ts) pays neither fee. A collateral
-// conversion's spot fill (conversion.ts: the same two bits, on a spot market) pays no liquidation fee.
+// account does not hold). A backstop fill (backstop.ts: OrderFlag.Adl without Liquidation) pays
+// the same liquidation fee on the liquidated account's half (the taker's) and no trading fee; the
+// provider's half pays neither. An auto-deleveraging fill (adl.ts) pays neither fee. A collateral
+// conversion's spot fill (conversion.ts: Liquidation and Adl, on a spot market) pays no liquidation fee.
 
 import { OrderFlag } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { feeUnits, type AmountUnits } from '../units.js';
 
-/** Takes the fee from `receivedUnits` just credited to the order's account; the units taken (0 for a client order). */
-/** The perpetual fill's liquidation fee of the order in `slot` (header); the units taken (0 for a client order). */
-export function takePerpLiquidationFee(s: EngineState, slot: number, quoteIndex: number, notionalUnits: AmountUnits): AmountUnits {
-  if ((s.pool.flags[slot] & (OrderFlag.Liquidation | OrderFlag.Adl)) !== OrderFlag.Liquidation) return 0 as AmountUnits;
+/** The perpetual fill's liquidation fee of the order in `slot`, the fill's taker or not (header); the units taken (0 for a client order). */
+export function takePerpLiquidationFee(s: EngineState, slot: number, isTaker: boolean, quoteIndex: number, notionalUnits: AmountUnits): AmountUnits {
+  const system = s.pool.flags[slot] & (OrderFlag.Liquidation | OrderFlag.Adl);
+  if (system !== OrderFlag.Liquidation && !(system === OrderFlag.Adl && isTaker)) return 0 as AmountUnits;
   const accountId = s.pool.accountId[slot];
   const fee = Math.min(feeUnits(notionalUnits, s.insurance.config.feeBps), s.ledger.availableUnits(accountId, quoteIndex)) as AmountUnits;
   if (fee <= 0) return 0 as AmountUnits;
@@ -25,6 +27,7 @@ export function takePerpLiquidationFee(s: EngineState, slot: number, quoteIndex:
   return fee;
 }
 
+/** Takes the fee from `receivedUnits` just credited to the order's account; the units taken (0 for a client order). */
 export function takeLiquidationFee(s: EngineState, slot: number, assetIndex: number, receivedUnits: AmountUnits): AmountUnits {
   // A spot order with Liquidation | Adl is a collateral conversion (conversion.ts): no liquidation fee.
   if ((s.pool.flags[slot] & (OrderFlag.Liquidation | OrderFlag.Adl)) !== OrderFlag.Liquidation) return 0 as AmountUnits;

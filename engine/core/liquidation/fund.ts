@@ -54,6 +54,9 @@ export class InsuranceFund implements InsuranceLines {
     assert(Number.isSafeInteger(stepIntervalUs) && stepIntervalUs > 0, 'liquidation stepIntervalUs must be a positive integer');
     assert(Number.isInteger(chunkBps) && chunkBps >= 1 && chunkBps <= 10_000, 'liquidation chunkBps must be 1 to 10000');
     assert(Number.isInteger(feeBps) && feeBps >= 0 && feeBps <= 10_000, 'liquidation feeBps must be 0 to 10000');
+    const { autoCloseDivisor, autoCloseOffsetE12 } = this.config;
+    assert(autoCloseDivisor === undefined || (Number.isInteger(autoCloseDivisor) && autoCloseDivisor >= 1 && autoCloseDivisor <= 1000), 'liquidation autoCloseDivisor must be 1 to 1000');
+    assert(autoCloseOffsetE12 === undefined || (Number.isSafeInteger(autoCloseOffsetE12) && autoCloseOffsetE12 >= 0 && autoCloseOffsetE12 <= 1_000_000_000_000), 'liquidation autoCloseOffsetE12 must be 0 to 10^12');
     this.fundUnits = new Float64Array(assetCount);
     this.feesUnits = new Float64Array(assetCount);
     this.coveredUnits = new Float64Array(assetCount);

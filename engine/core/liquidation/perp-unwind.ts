@@ -7,8 +7,8 @@
 // chunkBps of |size| in whole lots (rounded up), at least the market's minimum quantity, at most
 // its maximum and |size|. The market order's sweep band applies (book/matching.ts), its rest
 // expires. Outcome: Placed when it filled some lots, Unfilled when it filled none (no liquidity
-// within the band: the bankruptcy stage follows, bankruptcy.ts), Blocked when the book takes no
-// market order now.
+// within the band: the backstop providers follow, backstop.ts, then the fund and auto-deleveraging,
+// adl.ts), Blocked when the book takes no market order now.
 
 import { Side } from '../../bus/types.js';
 import { notionalCeil } from '../margin/collateral.js';

@@ -32,7 +32,7 @@
 //
 // Outcomes: Placed (some order went to the book, filled or not; for a position: it filled some
 // lots); Unfilled (a position's order filled nothing: no liquidity within the band; the position
-// is auto-deleveraged, adl.ts); Blocked (something could be sold or bought but not now: no mark,
+// goes to the backstop providers, backstop.ts, and what they do not take is auto-deleveraged, adl.ts); Blocked (something could be sold or bought but not now: no mark,
 // no USDC market, a book that takes no market order or is full: the next step tries again); NothingToSell (nothing the account holds can pay for any part of
 // the borrow: the waterfall's bankruptcy stage follows).
 

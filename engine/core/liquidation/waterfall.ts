@@ -21,12 +21,14 @@
 //   c. bankruptcy (bankruptcy.ts): when nothing the account holds can be sold any more and a
 //      borrow remains (and no position: unwind.ts closes positions first), the insurance fund
 //      covers it, and what the fund cannot cover is written off the pool's lenders pro rata.
-// Perpetual positions (perp-unwind.ts, adl.ts): they join (b)'s choice of what to close; a step
-// that finds the account holding a position with net equity ≤ 0 skips (b) and deleverages every
-// position (the insurance fund covers the deficit first, then auto-deleveraging closes each
-// position against opposite-side holders at its bankruptcy price), and a position whose book
-// order in (b) filled nothing is deleveraged the same way. The venue's backstop stage (§4.2) is
-// not built: ADL follows the fund directly.
+// Perpetual positions (perp-unwind.ts, backstop.ts, adl.ts): they join (b)'s choice of what to
+// close; a step that finds the account holding a position with net equity ≤ 0 skips (b) and
+// deleverages every position (the insurance fund covers the deficit first, then auto-deleveraging
+// closes each position against opposite-side holders at its bankruptcy price). With backstop
+// liquidity providers set (§4.2, backstop.ts), a solvent account below the Auto-Close margin
+// fraction skips (b) too: every position of it goes to the providers at mark, and what they do not
+// take is deleveraged as above; a position whose book order in (b) filled nothing goes to the
+// providers the same way (with none set: it is deleveraged at once).
 
 import { BorrowLendEvent, BorrowLendSource, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus } from '../../bus/types.js';
 import { assert } from '../assert.js';
@@ -36,7 +38,8 @@ import { recordedMove, redeemRefusal } from '../margin/borrow-lend.js';
 import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
 import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
-import { deleverageAll, deleveragePosition, positionsBankrupt } from './adl.js';
+import { deleverageAll, positionsBankrupt } from './adl.js';
+import { backstopAll, backstopPosition, belowAutoClose } from './backstop.js';
 import { coverBankruptcy } from './bankruptcy.js';
 import { largestPosition } from './perp-unwind.js';
 import { unwindStep, UnwindOutcome } from './unwind.js';
@@ -96,7 +99,7 @@ export function liquidationStep(s: EngineState, timer: number): void {
   if (left) armStep(s);
 }
 
-/** One step of one account (header stages 0, a, b, c), stopping once the account is out of the state. */
+/** One step of one account (header stages 0, a, b, c; positions: the backstop, then the fund and ADL), stopping once the account is out of the state. */
 function stepAccount(s: EngineState, accountId: number): void {
   cancelAccountOrders(s, accountId);
   repayFromHoldings(s, accountId);
@@ -106,11 +109,16 @@ function stepAccount(s: EngineState, accountId: number): void {
     reviewLiquidating(s, accountId);
     return;
   }
+  if (belowAutoClose(s, accountId)) {
+    backstopAll(s, accountId);
+    reviewLiquidating(s, accountId);
+    return;
+  }
   const outcome = unwindStep(s, accountId);
   repayFromHoldings(s, accountId);
   if (!stillLiquidating(s, accountId)) return;
   if (outcome === UnwindOutcome.Unfilled) {
-    deleveragePosition(s, accountId, largestPosition(s, accountId).marketIndex);
+    backstopPosition(s, accountId, largestPosition(s, accountId).marketIndex);
     reviewLiquidating(s, accountId);
   } else if (outcome === UnwindOutcome.NothingToSell) {
     coverBankruptcy(s, accountId);

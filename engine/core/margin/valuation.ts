@@ -26,7 +26,7 @@ import { collateralLine, notionalCeil, type UnitPrice } from './collateral.js';
 import type { Fraction } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
 import { MarkSource, markOf, NO_MARK_MARKET, type Mark } from './mark.js';
-import { perpSummary, type PerpOrderChange, type PerpSummary } from '../perp/exposure.js';
+import { perpSummary, type PerpFillChange, type PerpOrderChange, type PerpSummary } from '../perp/exposure.js';
 
 /** One asset of the summary, in the asset's units and in quote units of the valuation asset. */
 export interface AssetMarginLine {
@@ -71,6 +71,8 @@ export interface MarginChange {
   price?: UnitPrice;
   /** A perpetual order not yet placed, counted as open (order admission, perp/hold.ts). */
   perpOrder?: PerpOrderChange;
+  /** A perpetual fill not yet made, counted as made (a backstop provider's check, liquidation/backstop.ts). */
+  perpFill?: PerpFillChange;
 }
 
 const NO_CHANGE: MarginChange = { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n };
@@ -119,7 +121,7 @@ export function marginSummary(s: EngineState, accountId: number, change: MarginC
       mmf: positionMmf(collateral.mmf, line.liabilityUnits, quoteDecimals),
     });
   }
-  const perp = perpSummary(s, accountId, leverage, change.perpOrder ?? null, nowUs);
+  const perp = perpSummary(s, accountId, leverage, change.perpOrder ?? null, nowUs, change.perpFill ?? null);
   exposures.push(...perp.exposures);
   const assets = lines.map((l) => ({ collateralUnits: l.collateralUnits, liabilityUnits: l.liabilityUnits }));
   const equity = netEquity(assets, perp.pnlUnrealizedUnits, perp.unsettledUnits);

@@ -27,6 +27,16 @@ export interface PerpOrderChange {
   lots: number;
 }
 
+/**
+ * A fill not yet made, counted as if made (a backstop provider's check, liquidation/backstop.ts):
+ * `lots` more (signed) in one perpetual's position and `costUnits` added to its cost C.
+ */
+export interface PerpFillChange {
+  marketIndex: number;
+  lots: number;
+  costUnits: bigint;
+}
+
 export interface PerpLine {
   marketIndex: number;
   cell: number;
@@ -87,13 +97,15 @@ export function exposureLotsOf(lots: number, bidLots: number, askLots: number): 
   return Math.max(Math.abs(lots + bidLots), Math.abs(lots - askLots));
 }
 
-/** One perpetual of the account, valued at its mark. */
-function perpLine(s: EngineState, accountId: number, ordinal: number, bidLots: number, askLots: number, leverage: bigint, nowUs: number): PerpLine {
+/** One perpetual of the account, valued at its mark (with `fill` counted when it is this perpetual's). */
+function perpLine(s: EngineState, accountId: number, ordinal: number, bidLots: number, askLots: number, leverage: bigint, nowUs: number, fill: PerpFillChange | null): PerpLine {
   const p = s.positions;
   const marketIndex = p.marketOf[ordinal];
   const market = s.catalog.markets[marketIndex];
   const cell = p.cell(accountId, marketIndex);
-  const lots = p.lots[cell];
+  const filled = fill !== null && fill.marketIndex === marketIndex;
+  const lots = p.lots[cell] + (filled ? fill.lots : 0);
+  const cost = p.cost[cell] + (filled ? fill.costUnits : 0n);
   const mark = perpMarkOf(s, marketIndex, nowUs);
   const exposureLots = exposureLotsOf(lots, bidLots, askLots);
   const line: PerpLine = {
@@ -102,7 +114,7 @@ function perpLine(s: EngineState, accountId: number, ordinal: number, bidLots: n
   };
   if (mark === null) return line;
   const sizeUnits = BigInt(lots) * BigInt(market.baseUnitsPerLot);
-  line.pnlUnrealizedUnits = floorDiv(sizeUnits * mark.price.quoteUnits, mark.price.baseUnits) + p.cost[cell];
+  line.pnlUnrealizedUnits = floorDiv(sizeUnits * mark.price.quoteUnits, mark.price.baseUnits) + cost;
   if (exposureLots === 0) return line;
   const perp = market.perp!;
   const quoteDecimals = s.pools.decimalsOf[s.catalog.quoteIndexOf[marketIndex]];
@@ -115,8 +127,8 @@ function perpLine(s: EngineState, accountId: number, ordinal: number, bidLots: n
   return line;
 }
 
-/** The account's perpetuals at engine time `nowUs`, optionally with an order not yet placed. */
-export function perpSummary(s: EngineState, accountId: number, leverage: bigint, change: PerpOrderChange | null, nowUs: number): PerpSummary {
+/** The account's perpetuals at engine time `nowUs`, optionally with an order not yet placed or a fill not yet made. */
+export function perpSummary(s: EngineState, accountId: number, leverage: bigint, change: PerpOrderChange | null, nowUs: number, fill: PerpFillChange | null = null): PerpSummary {
   const p = s.positions;
   const summary: PerpSummary = { lines: [], pnlUnrealizedUnits: 0n, unsettledUnits: 0n, exposures: [], unpriced: false };
   if (p.perpCount === 0) return summary;
@@ -124,8 +136,9 @@ export function perpSummary(s: EngineState, accountId: number, leverage: bigint,
   for (let ordinal = 0; ordinal < p.perpCount; ordinal++) {
     const bidLots = lots[ordinal * 2 + Side.Bid];
     const askLots = lots[ordinal * 2 + Side.Ask];
-    if (!p.isOpen(p.cell(accountId, p.marketOf[ordinal])) && bidLots === 0 && askLots === 0) continue;
-    const line = perpLine(s, accountId, ordinal, bidLots, askLots, leverage, nowUs);
+    const filled = fill !== null && fill.marketIndex === p.marketOf[ordinal] && fill.lots !== 0;
+    if (!p.isOpen(p.cell(accountId, p.marketOf[ordinal])) && bidLots === 0 && askLots === 0 && !filled) continue;
+    const line = perpLine(s, accountId, ordinal, bidLots, askLots, leverage, nowUs, fill);
     summary.lines.push(line);
     summary.pnlUnrealizedUnits += line.pnlUnrealizedUnits;
     summary.unsettledUnits += line.unsettledUnits;

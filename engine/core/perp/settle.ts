@@ -153,7 +153,7 @@ export function payClaims(s: EngineState, quoteIndex: number): void {
 
 /** The futures fee rate of the order in `slot` for this fill. */
 function feeBpsOf(s: EngineState, slot: number, fill: Fill): number {
-  if ((s.pool.flags[slot] & OrderFlag.Adl) !== 0) return 0; // auto-deleveraging is fee-free (liquidation/adl.ts)
+  if ((s.pool.flags[slot] & OrderFlag.Adl) !== 0) return 0; // auto-deleveraging and backstop fills pay no trading fee (liquidation/adl.ts, backstop.ts)
   const perp = s.catalog.markets[fill.marketIndex].perp;
   assert(perp !== undefined, 'a perpetual fill in a market without perp parameters');
   return slot === fill.taker ? perp.takerFeeBps : perp.makerFeeBps;
@@ -170,7 +170,7 @@ function settleParty(s: EngineState, fill: Fill, slot: number, buys: boolean): n
   chargeFee(s, cell, accountId, quoteIndex, fee);
   settleRealized(s, cell, accountId, quoteIndex, realized);
   payDebts(s, cell, accountId, quoteIndex);
-  const liquidationFee = takePerpLiquidationFee(s, slot, quoteIndex, fill.quoteUnits);
+  const liquidationFee = takePerpLiquidationFee(s, slot, slot === fill.taker, quoteIndex, fill.quoteUnits);
   fundDebts(s, cell, accountId, quoteIndex);
   return fee + liquidationFee;
 }

@@ -6,6 +6,7 @@ export { AccountMarketPayload } from './schema/account-market-payload.js';
 export { AccountPayload } from './schema/account-payload.js';
 export { AccountRecord } from './schema/account-record.js';
 export { AccountSettingsRecord } from './schema/account-settings-record.js';
+export { BackstopProviderRecord } from './schema/backstop-provider-record.js';
 export { BalanceRecord } from './schema/balance-record.js';
 export { BorrowLendEvent } from './schema/borrow-lend-event.js';
 export { BorrowLendPayload } from './schema/borrow-lend-payload.js';

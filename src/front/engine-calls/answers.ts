@@ -8,7 +8,7 @@
 
 import { AccountSettingFlag, HeaderFlag, RecordType, ResultCode, type BorrowLendRec, type IndexPriceSource, type InsuranceRec, type LendPoolRec, type LiquidationPriceRec, type MarkPriceRec, type OpenInterestRec, type OrderRec, type PositionRec } from '../../../engine/bus/types.js';
 import {
-  newBorrowLendRec, newInsuranceRec, newLendPoolRec, newLiquidationPriceRec, newMarkPriceRec, newOpenInterestRec, newPositionRec, readAccountSettings, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readInsurance, readLendPool, readLiquidationPrice, readMarginSummary, readMarkPrice, readOpenInterest, readOrder, readPosition, readResult,
+  newBorrowLendRec, newInsuranceRec, newLendPoolRec, newLiquidationPriceRec, newMarkPriceRec, newOpenInterestRec, newPositionRec, readAccountSettings, readBackstopProvider, readBalance, readBorrowLend, readCollateral, readFeeRates, readIndexPrice, readInsurance, readLendPool, readLiquidationPrice, readMarginSummary, readMarkPrice, readOpenInterest, readOrder, readPosition, readResult,
 } from '../../../engine/bus/codec.js';
 import { resultError, type ApiError } from '../../errors.js';
 import { scratch } from '../context.js';
@@ -384,6 +384,30 @@ export function markPricesAnswer(reply: Reply<MarkPriceView[]>): PendingRequest 
     readMarkPrice(view, offset, r);
     return r;
   });
+}
+
+/** The backstop liquidity providers in the order they take positions, and the engine time of the answer. */
+export interface BackstopProviders {
+  providers: { accountId: number; rank: number }[];
+  timeUs: number;
+}
+
+/** QueryBackstop, SetBackstopProvider and RemoveBackstopProvider: BackstopProvider records, then the Result. */
+export function backstopAnswer(reply: Reply<BackstopProviders>): PendingRequest {
+  const answer: BackstopProviders = { providers: [], timeUs: 0 };
+  return {
+    onRecord(type, view, offset, header) {
+      if (type === RecordType.BackstopProvider) {
+        readBackstopProvider(view, offset, scratch.backstopProvider);
+        answer.providers.push({ accountId: scratch.backstopProvider.accountId, rank: scratch.backstopProvider.rank });
+      } else if (type === RecordType.Result) {
+        readResult(view, offset, scratch.result);
+        answer.timeUs = header.timeUs;
+        if (scratch.result.code === ResultCode.Ok) reply.ok(answer);
+        else reply.fail(resultError(scratch.result.code));
+      }
+    },
+  };
 }
 
 /** One asset's insurance fund lines as the engine reports them (units of the asset). */

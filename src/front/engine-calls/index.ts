@@ -25,7 +25,7 @@ import { KindCalls } from './generated/calls.js';
 import type { MarketInfo } from '../../config.js';
 
 export type {
-  Accepted, AccountSettingsView, AssetCollateral, Balances, BorrowLendView, Collateral, FeeRates, IndexPriceRow, IndexPrices, InsuranceLine, InsuranceLines, LendPoolView, MarkPriceView, OrderView, PositionView, Reply,
+  Accepted, AccountSettingsView, AssetCollateral, BackstopProviders, Balances, BorrowLendView, Collateral, FeeRates, IndexPriceRow, IndexPrices, InsuranceLine, InsuranceLines, LendPoolView, MarkPriceView, OrderView, PositionView, Reply,
 } from './answers.js';
 
 /** Dust converts to USDC (the spec's rule) and collateral is valued in it: through <ASSET>_USDC. */

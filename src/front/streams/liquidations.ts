@@ -1,14 +1,15 @@
 // liquidation: the public stream of liquidation fills, every market on one stream (venue
 // mechanics §4.1: "the public liquidation stream is emitted per fill").
 //
-// One message per fill of a liquidation's system order (LiquidatePositionOnBook, and
-// LiquidatePositionOnAdl's liquidated half; the backstop's when it exists), as it becomes durable:
+// One message per fill of a liquidation's system order (LiquidatePositionOnBook, and the
+// liquidated half of LiquidatePositionOnAdl's and LiquidatePositionOnBackstop's), as it becomes durable:
 //   {"e":"liquidation","E":<µs, sent>,"q":"<quantity>","p":"<price>","S":"Bid"|"Ask",
 //    "s":"<symbol>","T":<µs, engine time of the fill>}
 // S is the side of the liquidation's order (Ask: the liquidated account sold), q and p the fill's
 // quantity and price, padded to the market's precision as the trade stream writes them. The
 // counterparty's half of the same fill is a client's order and sends nothing; in auto-deleveraging
-// the counterparty's half is a system order too, the maker's (IsMaker), and sends nothing either.
+// and on the backstop the counterparty's half (an opposite holder's, a provider's) is a system order
+// too, the maker's (IsMaker), and sends nothing either.
 // The account is not named: the stream is public.
 
 import { OrderEvent, OrderFlag, SystemOrderType, type OrderRec } from '../../../engine/bus/types.js';
@@ -48,7 +49,8 @@ export class LiquidationStreams implements StreamFamily {
 
   onOrder(rec: OrderRec): void {
     if (rec.event !== OrderEvent.Fill || !isLiquidationOrder(rec.systemOrderType)) return;
-    if (rec.systemOrderType === SystemOrderType.LiquidatePositionOnAdl && (rec.orderFlags & OrderFlag.IsMaker) !== 0) return;
+    const offBook = rec.systemOrderType === SystemOrderType.LiquidatePositionOnAdl || rec.systemOrderType === SystemOrderType.LiquidatePositionOnBackstop;
+    if (offBook && (rec.orderFlags & OrderFlag.IsMaker) !== 0) return;
     if (!this.out.wanted(LIQUIDATION)) return;
     this.out.publish(LIQUIDATION, LIQUIDATION, liquidationJson(this.out, rec, nowUs()));
   }

@@ -1,7 +1,8 @@
 // The market-crash simulation (test/helpers/crash-sim.ts) on its fixed seeds: several hundred
 // accounts on the default markets through gaps, frozen and stale feeds and interest hours, every
 // check after every command. Over the seeds it must reach liquidations, bankruptcies, socialized
-// losses and collateral conversions. CRASH_SEED=<n> runs that seed alone (a failure names its seed). The canaries
+// losses, collateral conversions and (the even seed names backstop liquidity providers) backstop
+// fills. CRASH_SEED=<n> runs that seed alone (a failure names its seed). The canaries
 // run one seed against an engine with a planted fault in the insurance fund and must fail.
 
 import { describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ function run(seed: number, prepare?: (h: EngineHarness) => void): CrashSimReport
 }
 
 describe('market-crash simulation', () => {
-  it(chosen === null ? `holds every check over seeds ${FIXED_SEEDS.join(', ')} and reaches liquidations, bankruptcies and socialized losses` : `holds every check on CRASH_SEED=${chosen}`, () => {
+  it(chosen === null ? `holds every check over seeds ${FIXED_SEEDS.join(', ')} and reaches liquidations, bankruptcies, socialized losses and backstop fills` : `holds every check on CRASH_SEED=${chosen}`, () => {
     const reports = (chosen === null ? FIXED_SEEDS : [chosen]).map((seed) => run(seed));
     for (const report of reports) console.log(`crash simulation ${JSON.stringify(report)}`);
     for (const report of reports) {
@@ -40,6 +41,7 @@ describe('market-crash simulation', () => {
     expect(total('socializedLosses')).toBeGreaterThan(0);
     // Traders left owing USDC on a position sell collateral (collateral conversion).
     expect(total('conversionFills')).toBeGreaterThan(0);
+    expect(total('backstopFills')).toBeGreaterThan(0);
   });
 
   it('fails on an engine whose liquidation fee never reaches the fund (conservation)', () => {

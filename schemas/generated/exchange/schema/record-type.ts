@@ -30,5 +30,6 @@ export enum RecordType {
   LendPoolSample = 72,
   LiquidationPrice = 73,
   Insurance = 74,
-  SocializedLoss = 75
+  SocializedLoss = 75,
+  BackstopProvider = 76
 }

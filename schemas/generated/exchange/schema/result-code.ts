@@ -49,5 +49,8 @@ export enum ResultCode {
   InsufficientSupply = 417,
   InsufficientMargin = 418,
   BorrowNoMarkPrice = 419,
-  AccountLiquidating = 420
+  AccountLiquidating = 420,
+  BackstopProviderAlreadySet = 421,
+  BackstopProviderNotSet = 422,
+  BackstopProvidersFull = 423
 }

@@ -5,9 +5,9 @@
 // after the kind fills the kind's payload and collects the answer its answer attribute names. The
 // hand-written EngineCalls (../index.ts) extends this class with the submission itself.
 
-import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillDepositInsurance, fillPlaceOrder, fillQueryAccountSettings, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryInsurance, fillQueryLendPools, fillQueryLiquidationPrice, fillQueryMarkPrices, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenInterest, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryLiquidationPricePayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type QueryOpenInterestPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
+import { CommandKind, fillBorrowLend, fillCancelAll, fillCancelOrder, fillConvertAllDust, fillCreateAccount, fillDeposit, fillDepositInsurance, fillPlaceOrder, fillQueryAccountSettings, fillQueryBackstop, fillQueryBalances, fillQueryBorrowLendPositions, fillQueryCollateral, fillQueryFeeRates, fillQueryIndexPrices, fillQueryInsurance, fillQueryLendPools, fillQueryLiquidationPrice, fillQueryMarkPrices, fillQueryMaxBorrowQty, fillQueryMaxOrderQty, fillQueryMaxWithdrawalQty, fillQueryOpenInterest, fillQueryOpenOrders, fillQueryOrder, fillQueryPositions, fillRemoveBackstopProvider, fillSetBackstopProvider, fillSetFeeRates, fillSetIndexPrice, fillSetMarketState, fillSetSystemState, fillSnapshot, fillUpdateAccountSettings, fillWithdraw, type Command, type AccountMarketPayload, type AccountPayload, type BorrowLendPayload, type ConvertAllDustPayload, type CreateAccountPayload, type DepositPayload, type OrderTargetPayload, type PlaceOrderPayload, type QueryCollateralPayload, type QueryLiquidationPricePayload, type QueryMaxBorrowQtyPayload, type QueryMaxOrderQtyPayload, type QueryMaxWithdrawalQtyPayload, type QueryOpenInterestPayload, type SetFeeRatesPayload, type SetIndexPricePayload, type SetMarketStatePayload, type SetSystemStatePayload, type UpdateAccountSettingsPayload, type WithdrawPayload } from '../../../../engine/bus/types.js';
 import type { PendingRequest } from '../../engine-link.js';
-import { accountSettingsAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, insuranceAnswer, lendPoolsAnswer, liquidationPriceAnswer, markPricesAnswer, openInterestAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type InsuranceLines, type LendPoolView, type LiquidationPriceView, type MarkPriceView, type OpenInterestLines, type OrderView, type PositionView, type Reply } from '../answers.js';
+import { accountSettingsAnswer, backstopAnswer, balancesAnswer, borrowLendPositionsAnswer, collateralAnswer, feeRatesAnswer, indexPricesAnswer, insuranceAnswer, lendPoolsAnswer, liquidationPriceAnswer, markPricesAnswer, openInterestAnswer, orderAnswer, orderListAnswer, positionsAnswer, resultAnswer, type Accepted, type AccountSettingsView, type BackstopProviders, type Balances, type BorrowLendView, type Collateral, type FeeRates, type IndexPrices, type InsuranceLines, type LendPoolView, type LiquidationPriceView, type MarkPriceView, type OpenInterestLines, type OrderView, type PositionView, type Reply } from '../answers.js';
 
 export abstract class KindCalls {
   /** Submits a command of `kind` (refused at once where maintenance refuses it); false when not submitted. */
@@ -85,6 +85,16 @@ export abstract class KindCalls {
     return this.submit(reply, CommandKind.BorrowLend, (cmd) => fillBorrowLend(cmd, p), resultAnswer(reply));
   }
 
+  /** SetBackstopProvider (POST /admin/backstop); answered by BackstopProvider, Result. */
+  setBackstopProvider(reply: Reply<BackstopProviders>, p: AccountPayload): boolean {
+    return this.submit(reply, CommandKind.SetBackstopProvider, (cmd) => fillSetBackstopProvider(cmd, p), backstopAnswer(reply));
+  }
+
+  /** RemoveBackstopProvider (POST /admin/backstop); answered by BackstopProvider, Result. */
+  removeBackstopProvider(reply: Reply<BackstopProviders>, p: AccountPayload): boolean {
+    return this.submit(reply, CommandKind.RemoveBackstopProvider, (cmd) => fillRemoveBackstopProvider(cmd, p), backstopAnswer(reply));
+  }
+
   /** DepositInsurance (POST /admin/insurance); answered by Insurance, Result. */
   depositInsurance(reply: Reply<InsuranceLines>, p: DepositPayload): boolean {
     return this.submit(reply, CommandKind.DepositInsurance, (cmd) => fillDepositInsurance(cmd, p), insuranceAnswer(reply));
@@ -133,6 +143,11 @@ export abstract class KindCalls {
   /** QueryMarkPrices (GET /api/v1/markPrices); answered by MarkPrice, Result. */
   queryMarkPrices(reply: Reply<MarkPriceView[]>): boolean {
     return this.submit(reply, CommandKind.QueryMarkPrices, fillQueryMarkPrices, markPricesAnswer(reply));
+  }
+
+  /** QueryBackstop (GET /admin/backstop); answered by BackstopProvider, Result. */
+  queryBackstop(reply: Reply<BackstopProviders>): boolean {
+    return this.submit(reply, CommandKind.QueryBackstop, fillQueryBackstop, backstopAnswer(reply));
   }
 
   /** QueryIndexPrices (GET /admin/index-prices); answered by IndexPrice, Result. */
