@@ -1,0 +1,62 @@
+// Every account's position limit on perpetuals (venue mechanics "Position limits": the venue's
+// positionLimitWeight is "used to calculate position limits when clearing a trade"), a fill-time
+// check beside the market's open interest limit (open-interest.ts).
+//
+// The account's weighted exposure is Σ over its perpetuals of |size_i| × price_i × weight_i in
+// quote units (USDC), each term rounded up: weight_i is the market's positionLimitWeight (10^-12,
+// 1 when it names none), price_i the perpetual's mark (mark.ts perpMarkOf), except in the market
+// of the fill itself, valued at the fill's price (the trade being cleared; its book may move
+// during the match, the fill price does not). A perpetual without a mark counts nothing (it has
+// no price to value it at; a held position's market has traded, so its book gives one).
+//
+// The rule: a fill that raises a party's |size| in its market (an opening, an increase, or a flip
+// past flat to a larger size) does not happen when the party's weighted exposure after it would
+// be above the configured limit (EngineConfig.positionLimitUnits; absent: no limit). A fill that
+// keeps or lowers |size| always passes, even above the limit. Whichever party is beyond — the
+// taker or the maker — the taker stops there and its remainder expires PositionLimit (a limit
+// order does not rest), as for the open interest limit; the maker's order stays on the book.
+// The fill-or-kill walk (open-interest.ts FillWalk) checks each fill with the sizes its earlier
+// fills would leave.
+
+import { MarketKind } from '../../bus/types.js';
+import { POSITION_LIMIT_WEIGHT_ONE } from '../catalog.js';
+import type { EngineState } from '../state.js';
+import { perpMarkOf } from './mark.js';
+
+function ceilDiv(a: bigint, b: bigint): bigint {
+  return (a + b - 1n) / b;
+}
+
+/**
+ * Whether an account of size `lotsBefore` in the perpetual `marketIndex` that moves by `delta`
+ * lots at `priceTicks` would end above its position limit (false when the move does not raise |size|).
+ */
+export function beyondPositionLimit(s: EngineState, accountId: number, marketIndex: number, lotsBefore: number, delta: number, priceTicks: number): boolean {
+  const catalog = s.catalog;
+  if (catalog.positionLimitUnits < 0) return false;
+  const lotsAfter = lotsBefore + delta;
+  if (Math.abs(lotsAfter) <= Math.abs(lotsBefore)) return false;
+  const limit = BigInt(catalog.positionLimitUnits);
+  const market = catalog.markets[marketIndex];
+  const notional = BigInt(Math.abs(lotsAfter)) * BigInt(priceTicks) * BigInt(market.quoteUnitsPerTickLot);
+  let total = ceilDiv(notional * catalog.positionLimitWeightOf[marketIndex], POSITION_LIMIT_WEIGHT_ONE);
+  if (total > limit) return true;
+  const p = s.positions;
+  for (let ordinal = 0; ordinal < p.perpCount; ordinal++) {
+    const index = p.marketOf[ordinal];
+    if (index === marketIndex) continue;
+    total += weightedAtMark(s, index, p.lots[accountId * p.perpCount + ordinal]);
+    if (total > limit) return true;
+  }
+  return false;
+}
+
+/** |lots| of the perpetual `marketIndex` at its mark × its weight, rounded up (0: flat or no mark). */
+function weightedAtMark(s: EngineState, marketIndex: number, lots: number): bigint {
+  if (lots === 0 || s.catalog.kindOf[marketIndex] !== MarketKind.Perp) return 0n;
+  const mark = perpMarkOf(s, marketIndex);
+  if (mark === null) return 0n;
+  const market = s.catalog.markets[marketIndex];
+  const value = BigInt(Math.abs(lots)) * BigInt(market.baseUnitsPerLot) * mark.price.quoteUnits * s.catalog.positionLimitWeightOf[marketIndex];
+  return ceilDiv(value, mark.price.baseUnits * POSITION_LIMIT_WEIGHT_ONE);
+}
