@@ -134,6 +134,9 @@ export type MarketKind = (typeof MarketKind)[keyof typeof MarketKind];
  * the open interest limit in base units of the underlying, and the futures fee rates every
  * account pays on a fill, in basis points of its notional.
  */
+/** A position's weight in its account's position limit when the market names none: 1 at 10^-12 (PerpSpec.positionLimitWeight). */
+export const POSITION_LIMIT_WEIGHT_ONE = 10n ** 12n;
+
 export interface PerpSpec {
   imf: MarginFunctionSpec;
   mmf: MarginFunctionSpec;

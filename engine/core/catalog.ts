@@ -21,7 +21,7 @@
 // a perp market is never a ledger cell any rule moves. The rooms that walk markets to find an
 // asset's USDC book (margin/mark.ts, funds/risk.ts, dust conversion) ask isSpot first.
 
-import { MarketKind, type AssetSpec, type EngineConfig, type MarketSpec } from '../bus/types.js';
+import { MarketKind, POSITION_LIMIT_WEIGHT_ONE, type AssetSpec, type EngineConfig, type MarketSpec } from '../bus/types.js';
 import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './book/reference.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from './parts.js';
 
@@ -93,8 +93,6 @@ function checkPerp(market: MarketSpec, config: EngineConfig): void {
   check(weight === undefined || (typeof weight === 'bigint' && weight >= 0n && weight <= MAX_POSITION_LIMIT_WEIGHT), `${name}: positionLimitWeight must be from 0 to 1000 (at 10^-12)`);
 }
 
-/** A position's weight in its account's position limit when the market names none: 1 (perp/position-limit.ts). */
-export const POSITION_LIMIT_WEIGHT_ONE = 10n ** 12n;
 /** The largest weight a market may name: 1000. */
 const MAX_POSITION_LIMIT_WEIGHT = 1000n * POSITION_LIMIT_WEIGHT_ONE;
 

@@ -18,8 +18,7 @@
 // The fill-or-kill walk (open-interest.ts FillWalk) checks each fill with the sizes its earlier
 // fills would leave.
 
-import { MarketKind } from '../../bus/types.js';
-import { POSITION_LIMIT_WEIGHT_ONE } from '../catalog.js';
+import { MarketKind, POSITION_LIMIT_WEIGHT_ONE } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { perpMarkOf } from './mark.js';
 
