@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
 import { ModelExchange } from '../helpers/engine-model.js';
 import { M2, OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
-import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, MarkPriceSource, PositionEvent, RecordType, ResultCode, type ResultRec } from '../../engine/bus/types.js';
+import { BorrowLendEvent, CommandFlag, ExpiryReason, CommandKind, FRONT_ID_NONE, MarkPriceSource, PositionEvent, RecordType, ResultCode, type ResultRec } from '../../engine/bus/types.js';
 import type { EngineState } from '../../engine/core/state.js';
 
 const FILE = 'test/engine/engine-model.test.ts';
@@ -37,7 +37,7 @@ describe('engine core against the reference model', () => {
   // Spot margin over the fixed seeds (each seed's share depends on its draws).
   const spotMargin = { borrowingOrders: 0, autoMoves: 0 };
   // Perpetuals over the fixed seeds.
-  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0 };
+  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0, positionLimited: 0 };
   for (const run of SEEDS) {
     const { seed } = run;
     it(`${seedLabel(run, FILE)}: identical records for every command${leftOut}`, () => {
@@ -78,6 +78,10 @@ describe('engine core against the reference model', () => {
         perp.received += h.log.filter((r) => r.type === RecordType.FundingPayment && r.quantityUnits > 0).length;
         for (const r of positions) if (r.frontId === FRONT_ID_NONE) perp.events[r.event]++;
         perp.refused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.InsufficientMargin && perpPlaces.has(r.requestId)).length;
+        // Where the open interest is not limited, a PositionLimit expiry is the accounts' position limit.
+        if (config.positionLimitUnits !== undefined && seed % 2 === 0) {
+          perp.positionLimited += h.log.filter((r) => r.type === RecordType.Order && r.expiryReason === ExpiryReason.PositionLimit).length;
+        }
         // Realization at mark moves a position's cost off its entry cost (perp/realize.ts).
         const p = (h.exchange as unknown as { s: EngineState }).s.positions;
         for (let cell = 0; cell < p.lots.length; cell++) if (p.lots[cell] !== 0 && p.entryCost[cell] !== p.cost[cell]) perp.realizedAtMark++;
@@ -93,11 +97,12 @@ describe('engine core against the reference model', () => {
     });
   }
 
-  it('over the fixed seeds, perpetual positions realize PnL, hold unsettled amounts, and orders are refused for margin', () => {
+  it('over the fixed seeds, perpetual positions realize PnL, hold unsettled amounts, orders are refused for margin and stopped at the position limit', () => {
     expect(perp.realized, 'positions with realized PnL').toBeGreaterThan(0);
     expect(perp.unsettled, 'positions with an unsettled claim or debt').toBeGreaterThan(0);
     expect(perp.refused, 'perpetual orders refused for margin').toBeGreaterThan(0);
     expect(perp.realizedAtMark, 'positions realized at mark').toBeGreaterThan(0);
+    expect(perp.positionLimited, 'orders stopped at the position limit').toBeGreaterThan(0);
   });
 
   it('over the fixed seeds, the perpetual\'s mark is sampled off its index, funding rates are published, positions pay and receive funding and show it', () => {
