@@ -12,7 +12,7 @@
 // Perpetuals too: each seed trades the perpetual and reads its positions, the model's position
 // sizes sum to 0 per perpetual after every command (the engine's invariant checker checks its own),
 // and over the fixed seeds positions realize PnL, hold unsettled amounts and orders are refused
-// for margin; the perpetual's mark is sampled off its index (EWMA), interval ends publish their
+// for margin, and refused and stopped at the position limit; the perpetual's mark is sampled off its index (EWMA), interval ends publish their
 // funding rate and open positions pay and receive funding.
 import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
@@ -37,7 +37,7 @@ describe('engine core against the reference model', () => {
   // Spot margin over the fixed seeds (each seed's share depends on its draws).
   const spotMargin = { borrowingOrders: 0, autoMoves: 0 };
   // Perpetuals over the fixed seeds.
-  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0, positionLimited: 0 };
+  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0, positionLimited: 0, positionLimitRefused: 0 };
   for (const run of SEEDS) {
     const { seed } = run;
     it(`${seedLabel(run, FILE)}: identical records for every command${leftOut}`, () => {
@@ -82,6 +82,7 @@ describe('engine core against the reference model', () => {
         if (config.positionLimitUnits !== undefined && seed % 2 === 0) {
           perp.positionLimited += h.log.filter((r) => r.type === RecordType.Order && r.expiryReason === ExpiryReason.PositionLimit).length;
         }
+        perp.positionLimitRefused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.PositionLimit).length;
         // Realization at mark moves a position's cost off its entry cost (perp/realize.ts).
         const p = (h.exchange as unknown as { s: EngineState }).s.positions;
         for (let cell = 0; cell < p.lots.length; cell++) if (p.lots[cell] !== 0 && p.entryCost[cell] !== p.cost[cell]) perp.realizedAtMark++;
@@ -97,12 +98,13 @@ describe('engine core against the reference model', () => {
     });
   }
 
-  it('over the fixed seeds, perpetual positions realize PnL, hold unsettled amounts, orders are refused for margin and stopped at the position limit', () => {
+  it('over the fixed seeds, perpetual positions realize PnL, hold unsettled amounts, orders are refused for margin, and refused and stopped at the position limit', () => {
     expect(perp.realized, 'positions with realized PnL').toBeGreaterThan(0);
     expect(perp.unsettled, 'positions with an unsettled claim or debt').toBeGreaterThan(0);
     expect(perp.refused, 'perpetual orders refused for margin').toBeGreaterThan(0);
     expect(perp.realizedAtMark, 'positions realized at mark').toBeGreaterThan(0);
     expect(perp.positionLimited, 'orders stopped at the position limit').toBeGreaterThan(0);
+    expect(perp.positionLimitRefused, 'orders refused for the position limit').toBeGreaterThan(0);
   });
 
   it('over the fixed seeds, the perpetual\'s mark is sampled off its index, funding rates are published, positions pay and receive funding and show it', () => {

@@ -223,15 +223,35 @@ export class ModelPerp {
     const limit = this.config.positionLimitUnits;
     const after = before + delta;
     if (limit === undefined || Math.abs(after) <= Math.abs(before)) return false;
-    const one = 10n ** 12n;
-    const weight = (m: MarketSpec) => m.perp!.positionLimitWeight ?? one;
-    let total = ceil(BigInt(Math.abs(after)) * BigInt(priceTicks) * BigInt(market.quoteUnitsPerTickLot) * weight(market), one);
+    const own = ceil(BigInt(Math.abs(after)) * BigInt(priceTicks) * BigInt(market.quoteUnitsPerTickLot) * this.limitWeight(market), ONE);
+    return this.othersAtMark(accountId, market) + own > BigInt(limit);
+  }
+
+  /** The admission's position limit (perp/position-limit.ts admitPositionLimit): the position after the whole order at the mark (none: passes). */
+  private admissionBeyondLimit(accountId: number, market: MarketSpec, side: Side, lots: number): boolean {
+    const limit = this.config.positionLimitUnits;
+    const before = this.size(accountId, market.marketId);
+    const after = side === Side.Bid ? before + lots : before - lots;
+    if (limit === undefined || Math.abs(after) <= Math.abs(before)) return false;
+    const mark = this.mark(market);
+    if (mark === null) return false;
+    const own = ceil(BigInt(Math.abs(after)) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits * this.limitWeight(market), mark.baseUnits * ONE);
+    return this.othersAtMark(accountId, market) + own > BigInt(limit);
+  }
+
+  private limitWeight(market: MarketSpec): bigint {
+    return market.perp!.positionLimitWeight ?? ONE;
+  }
+
+  /** Σ over the account's other perpetuals of |size|·mark·weight, each rounded up (no mark: 0). */
+  private othersAtMark(accountId: number, market: MarketSpec): bigint {
+    let total = 0n;
     for (const m of this.perpMarkets()) {
       const lots = this.size(accountId, m.marketId);
       const mark = m === market || lots === 0 ? null : this.mark(m);
-      if (mark !== null) total += ceil(BigInt(Math.abs(lots)) * BigInt(m.baseUnitsPerLot) * mark.quoteUnits * weight(m), mark.baseUnits * one);
+      if (mark !== null) total += ceil(BigInt(Math.abs(lots)) * BigInt(m.baseUnitsPerLot) * mark.quoteUnits * this.limitWeight(m), mark.baseUnits * ONE);
     }
-    return total > BigInt(limit);
+    return total;
   }
 
   lineUnits(assetId: number): number {
@@ -373,6 +393,7 @@ export class ModelPerp {
 
   /** Admission of `lots` on `side` (perp/hold.ts): spot margin flags refused, then the worst-side exposure and the IMF test. */
   admission(accountId: number, market: MarketSpec, side: Side, lots: number): ResultCode {
+    if (this.admissionBeyondLimit(accountId, market, side, lots)) return ResultCode.PositionLimit;
     const size = this.pos(accountId, market.marketId).lots;
     const [bids, asks] = this.host.openLots(accountId, market.marketId);
     const before = Math.max(Math.abs(size + bids), Math.abs(size - asks));

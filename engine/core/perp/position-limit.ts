@@ -17,8 +17,14 @@
 // order does not rest), as for the open interest limit; the maker's order stays on the book.
 // The fill-or-kill walk (open-interest.ts FillWalk) checks each fill with the sizes its earlier
 // fills would leave.
+//
+// Admission (hold.ts perpAdmission, before the margin test): a perpetual order that is not
+// reduce-only is refused PositionLimit when its whole quantity, added to the account's position
+// in its market (other open orders not counted), would raise |size| and take the weighted exposure
+// past the limit, that market valued at its mark here (an order has no fill price yet; without a
+// mark it passes, its fills are checked). So is the largest order quantity (funds/risk.ts) bounded.
 
-import { MarketKind, POSITION_LIMIT_WEIGHT_ONE } from '../../bus/types.js';
+import { MarketKind, POSITION_LIMIT_WEIGHT_ONE, ResultCode, Side } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { perpMarkOf } from './mark.js';
 
@@ -35,26 +41,47 @@ export function beyondPositionLimit(s: EngineState, accountId: number, marketInd
   if (catalog.positionLimitUnits < 0) return false;
   const lotsAfter = lotsBefore + delta;
   if (Math.abs(lotsAfter) <= Math.abs(lotsBefore)) return false;
-  const limit = BigInt(catalog.positionLimitUnits);
   const market = catalog.markets[marketIndex];
   const notional = BigInt(Math.abs(lotsAfter)) * BigInt(priceTicks) * BigInt(market.quoteUnitsPerTickLot);
-  let total = ceilDiv(notional * catalog.positionLimitWeightOf[marketIndex], POSITION_LIMIT_WEIGHT_ONE);
+  return beyondWith(s, accountId, marketIndex, ceilDiv(notional * catalog.positionLimitWeightOf[marketIndex], POSITION_LIMIT_WEIGHT_ONE));
+}
+
+/**
+ * The admission of a perpetual order (hold.ts perpAdmission): PositionLimit when its whole
+ * quantity, added to the account's position, raises |size| and takes the weighted exposure past
+ * the limit, the position valued at the perpetual's mark (no mark: Ok, the fills are checked).
+ */
+export function admitPositionLimit(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number): ResultCode {
+  if (s.catalog.positionLimitUnits < 0) return ResultCode.Ok;
+  const p = s.positions;
+  const before = p.lots[p.cell(accountId, marketIndex)];
+  const after = side === Side.Bid ? before + lots : before - lots;
+  if (Math.abs(after) <= Math.abs(before)) return ResultCode.Ok;
+  const own = weightedAtMark(s, marketIndex, after);
+  if (own === null) return ResultCode.Ok;
+  return beyondWith(s, accountId, marketIndex, own) ? ResultCode.PositionLimit : ResultCode.Ok;
+}
+
+/** Whether `own` (the term of `marketIndex`) and the account's other perpetuals at their marks pass the limit. */
+function beyondWith(s: EngineState, accountId: number, marketIndex: number, own: bigint): boolean {
+  const limit = BigInt(s.catalog.positionLimitUnits);
+  let total = own;
   if (total > limit) return true;
   const p = s.positions;
   for (let ordinal = 0; ordinal < p.perpCount; ordinal++) {
     const index = p.marketOf[ordinal];
     if (index === marketIndex) continue;
-    total += weightedAtMark(s, index, p.lots[accountId * p.perpCount + ordinal]);
+    total += weightedAtMark(s, index, p.lots[accountId * p.perpCount + ordinal]) ?? 0n;
     if (total > limit) return true;
   }
   return false;
 }
 
-/** |lots| of the perpetual `marketIndex` at its mark × its weight, rounded up (0: flat or no mark). */
-function weightedAtMark(s: EngineState, marketIndex: number, lots: number): bigint {
+/** |lots| of the perpetual `marketIndex` at its mark × its weight, rounded up (0: flat; null: no mark). */
+function weightedAtMark(s: EngineState, marketIndex: number, lots: number): bigint | null {
   if (lots === 0 || s.catalog.kindOf[marketIndex] !== MarketKind.Perp) return 0n;
   const mark = perpMarkOf(s, marketIndex);
-  if (mark === null) return 0n;
+  if (mark === null) return null;
   const market = s.catalog.markets[marketIndex];
   const value = BigInt(Math.abs(lots)) * BigInt(market.baseUnitsPerLot) * mark.price.quoteUnits * s.catalog.positionLimitWeightOf[marketIndex];
   return ceilDiv(value, mark.price.baseUnits * POSITION_LIMIT_WEIGHT_ONE);

@@ -3,16 +3,19 @@
 // (the fill's market at the fill price, the others at their mark, each term rounded up) would pass
 // the limit; the taker stops there and its remainder expires PositionLimit, whether the party
 // beyond is the taker or the maker (whose order stays). A fill that keeps or lowers |size|
-// passes, even above the limit; a fill-or-kill order counts the limit; the weights count.
+// passes, even above the limit; a fill-or-kill order counts the limit; the weights count. At
+// admission an order whose whole quantity, added to the position and valued at the mark, would
+// pass the limit is refused PositionLimit.
 //
-// Grid (perp-harness): one lot at 500 ticks is 1500 USDC units, the underlying's index of
-// 150,000 × 10^9 is the same price (the mark, while engine time stands still). The limit here is
-// 9000 units: six lots at 500 with weight 1.
+// Grid (perp-harness): one lot at 500 ticks is 1500 USDC units. The limit here is 9000 units: six
+// lots at 500 with weight 1. The underlying's index (the mark, while engine time stands still) is
+// set to 300 ticks (900 a lot), so orders are admitted at the mark and the fills at 500 meet the
+// limit; a second perpetual, on BTC, has its mark at 500 ticks.
 
 import { describe, expect, it } from 'vitest';
-import { CommandKind, ExpiryReason, OrderEvent, RecordType, TimeInForce, type EngineConfig, type PositionRec } from '../../../engine/bus/types.js';
+import { CommandKind, CommandFlag, ExpiryReason, OrderEvent, ResultCode, RecordType, TimeInForce, type EngineConfig, type PositionRec } from '../../../engine/bus/types.js';
 import { MARKET_ID_ALL } from '../../../engine/core/catalog.js';
-import { BASE, cmd, EngineHarness, QUOTE, ordersOf, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, cmd, EngineHarness, OTHER, QUOTE, ordersOf, resultOf, type Rec } from '../../helpers/engine-harness.js';
 import { ONE } from '../../helpers/margin-harness.js';
 import { PERP, perpConfig, perpMarket } from '../../helpers/perp-harness.js';
 
@@ -21,21 +24,28 @@ const LIMIT = 9_000;
 /** A second perpetual on the same underlying. */
 const PERP2 = 3;
 
-function setup(config: EngineConfig = { ...perpConfig(), positionLimitUnits: LIMIT }): { h: EngineHarness; accounts: number[] } {
+/** SOL's index at 300 ticks of the perpetual, BTC's at 500 ticks of the second one (a BTC unit has 8 decimals, a SOL unit 9). */
+const SOL_AT_300 = 90_000 * 1e9;
+const BTC_AT_500 = 15_000 * 1e9;
+
+function setup(config: EngineConfig = { ...perpConfig(), positionLimitUnits: LIMIT }, btcIndex = BTC_AT_500): { h: EngineHarness; accounts: number[] } {
   const h = new EngineHarness(config);
   const accounts = h.fundedAccounts(5, { [QUOTE]: FUNDS });
-  h.apply(cmd.setIndexPrice(BASE, 150_000 * 1e9));
+  h.apply(cmd.setIndexPrice(BASE, SOL_AT_300));
+  h.apply(cmd.setIndexPrice(OTHER, btcIndex));
   return { h, accounts };
 }
 
-/** perpConfig with a second perpetual weighted `weight` (at 10^-12), and the limit. */
+/** perpConfig with a second perpetual, on BTC, weighted `weight` (at 10^-12), and the limit. */
 function twoPerps(weight: bigint): EngineConfig {
   const config = perpConfig();
   const second = perpMarket({ positionLimitWeight: weight }, PERP2);
-  config.markets.push({ ...second, symbol: 'SOLX_USDC_PERP' });
+  config.markets.push({ ...second, baseAssetId: OTHER, symbol: 'BTC_USDC_PERP' });
   return { ...config, positionLimitUnits: LIMIT };
 }
 
+/** A place's result: its Result record's code when refused, Ok when it was accepted (answered by its order). */
+const placeCode = (records: Rec[]): ResultCode => (records.some((r) => r.type === RecordType.Result) ? resultOf(records).code : ResultCode.Ok);
 const filled = (records: Rec[], accountId: number): number =>
   ordersOf(records).filter((r) => r.event === OrderEvent.Fill && r.accountId === accountId).reduce((sum, r) => sum + r.lastFillQtyLots, 0);
 const expiries = (records: Rec[]): ExpiryReason[] => ordersOf(records).filter((r) => r.event === OrderEvent.Expired).map((r) => r.expiryReason);
@@ -106,23 +116,45 @@ describe('the accounts\' position limit', () => {
   });
 
   it('counts every perpetual of the account at its mark, by its weight', () => {
-    const room = (weight: bigint, index = 150_000 * 1e9): number => {
-      const { h, accounts: [a, b, c] } = setup(twoPerps(weight));
+    const room = (weight: bigint, btcIndex = BTC_AT_500): number => {
+      const { h, accounts: [a, b, c] } = setup(twoPerps(weight), btcIndex);
       h.apply(cmd.place(b, 'ask', 500, 2, { market: PERP2, postOnly: true }));
       h.apply(cmd.place(a, 'bid', 500, 2, { market: PERP2 })); // a long 2 of the second perpetual
-      h.apply(cmd.setIndexPrice(BASE, index));
-      for (let i = 0; i < 6; i++) h.apply(cmd.place(c, 'ask', 500, 1, { market: PERP, postOnly: true }));
-      const records = h.apply(cmd.place(a, 'bid', 500, 6, { market: PERP }));
-      expect(expiries(records)).toEqual(filled(records, a) < 6 ? [ExpiryReason.PositionLimit] : []);
-      return filled(records, a);
+      h.apply(cmd.setIndexPrice(OTHER, btcIndex));
+      h.apply(cmd.place(c, 'ask', 500, 6, { market: PERP, postOnly: true }));
+      // a buys one lot at a time: admitted at the mark (300), each fill at 500 checked.
+      let lots = 0;
+      for (let i = 0; i < 6; i++) {
+        const records = h.apply(cmd.place(a, 'bid', 500, 1, { market: PERP }));
+        expect(placeCode(records)).toBe(ResultCode.Ok);
+        lots += filled(records, a);
+        expect(expiries(records)).toEqual(filled(records, a) === 1 ? [] : [ExpiryReason.PositionLimit]);
+      }
+      return lots;
     };
     // Weight 1: the second perpetual's 2 lots count 3000, 4 lots (6000) fit beside them.
     expect(room(ONE)).toBe(4);
     // Weight 2: they count 6000, 2 lots fit; weight 0: they count nothing, 6 fit.
     expect(room(2n * ONE)).toBe(2);
     expect(room(0n)).toBe(6);
-    // At a mark of 1.5 times the price (the index, engine time standing still) weight 1 counts 4500: 3 lots fit.
-    expect(room(ONE, 225_000 * 1e9)).toBe(3);
+    // At a mark of 1.5 times the price weight 1 counts 4500: 3 lots fit.
+    expect(room(ONE, BTC_AT_500 * 1.5)).toBe(3);
+  });
+
+  it('refuses an order whose whole quantity at the mark would take the position past the limit; reducing and reduce-only orders pass', () => {
+    const { h, accounts: [a, b, c] } = setup();
+    // At the mark (300 ticks, 900 a lot) the limit is 10 lots.
+    const refused = h.apply(cmd.place(a, 'bid', 500, 11, { market: PERP }));
+    expect([placeCode(refused), ordersOf(refused)]).toEqual([ResultCode.PositionLimit, []]);
+    h.apply(cmd.place(b, 'ask', 500, 6, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(a, 'bid', 500, 6, { market: PERP })); // a long 6
+    // Selling 12 leaves it short 6 (no larger): admitted; selling 17 (short 11) is refused.
+    expect(placeCode(h.apply(cmd.place(a, 'ask', 510, 17, { market: PERP, postOnly: true })))).toBe(ResultCode.PositionLimit);
+    expect(placeCode(h.apply(cmd.place(a, 'ask', 510, 12, { market: PERP, postOnly: true })))).toBe(ResultCode.Ok);
+    expect(placeCode(h.apply(cmd.place(a, 'bid', 490, 5, { market: PERP, postOnly: true, flags: CommandFlag.ReduceOnly })))).toBe(ResultCode.Ok);
+    // The other side: c, flat, may bid for 10 lots, not 11.
+    expect(placeCode(h.apply(cmd.place(c, 'bid', 400, 11, { market: PERP, postOnly: true })))).toBe(ResultCode.PositionLimit);
+    expect(placeCode(h.apply(cmd.place(c, 'bid', 400, 10, { market: PERP, postOnly: true })))).toBe(ResultCode.Ok);
   });
 
   it('without a configured limit, nothing is limited', () => {
