@@ -90,6 +90,11 @@ export interface MarketsFile {
    */
   autoCloseMfDivisor?: number;
   autoCloseMfOffset?: string;
+  /**
+   * Every account's position limit on perpetuals, in USDC notional (a decimal string; engine/core/
+   * perp/position-limit.ts). Absent: DEFAULT_POSITION_LIMIT; --position-limit / POSITION_LIMIT win.
+   */
+  positionLimit?: string;
 }
 
 /** A market with both its wire form and its integer form. */
@@ -167,6 +172,8 @@ export interface ServerConfig {
    */
   autoCloseMfDivisor?: number;
   autoCloseMfOffset?: string;
+  /** Every account's position limit in USDC (a decimal string): the flag's or environment's, over the markets file's positionLimit, over the default. */
+  positionLimit?: string;
 }
 
 /** Request rate limits; a rate or count of 0 turns that limit off. */
@@ -210,6 +217,9 @@ export const DEFAULT_INDEX_MAX_AGE_MS = 30_000;
 export const DEFAULT_INDEX_DEFAULT_INTERVAL_MS = 5_000;
 // Perpetuals realize PnL at mark every 10 s, as the venue does.
 export const DEFAULT_REALIZE_PNL_INTERVAL_MS = 10_000;
+// Every account's position limit on perpetuals (USDC notional): a proposed default far above what
+// demo accounts and benches hold, so they are not bound by it.
+export const DEFAULT_POSITION_LIMIT = '100000000';
 
 export const DEFAULT_LIMITS: EngineLimits = {
   maxAccounts: 100_000,
@@ -306,21 +316,21 @@ export const DEFAULT_MARKETS: MarketsFile = {
       tickSize: '0.01', stepSize: '0.01', minPrice: '0.01', maxPrice: '10000',
       minQuantity: '0.01', maxQuantity: '100000', createdAt: '2024-01-01T00:00:00.000000',
       ...PERP_DEFAULTS, imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0001275' }, mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000765' },
-      openInterestLimit: '4000000',
+      openInterestLimit: '4000000', positionLimitWeight: '1',
     },
     {
       symbol: 'BTC_USDC_PERP', baseSymbol: 'BTC', quoteSymbol: 'USDC', marketType: 'PERP',
       tickSize: '0.1', stepSize: '0.00001', minPrice: '0.1', maxPrice: '1000000',
       minQuantity: '0.00001', maxQuantity: '1000', createdAt: '2024-01-01T00:00:00.000000',
       ...PERP_DEFAULTS, imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0000935' }, mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000561' },
-      openInterestLimit: '4000',
+      openInterestLimit: '4000', positionLimitWeight: '1',
     },
     {
       symbol: 'ETH_USDC_PERP', baseSymbol: 'ETH', quoteSymbol: 'USDC', marketType: 'PERP',
       tickSize: '0.01', stepSize: '0.0001', minPrice: '0.01', maxPrice: '100000',
       minQuantity: '0.0001', maxQuantity: '10000', createdAt: '2024-01-01T00:00:00.000000',
       ...PERP_DEFAULTS, imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0000935' }, mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000561' },
-      openInterestLimit: '80000',
+      openInterestLimit: '80000', positionLimitWeight: '1',
     },
   ],
 };
@@ -521,6 +531,7 @@ function validateLimits(limits: unknown): void {
 const MARKETS_FILE_KEYS = new Set([
   'assets', 'markets', 'limits', 'makerFeeBps', 'takerFeeBps', 'referenceStepBps', 'referenceIntervalMs', 'maxLeverage', 'futuresMakerFeeBps', 'futuresTakerFeeBps',
   'autoCloseMfDivisor', 'autoCloseMfOffset',
+  'positionLimit',
 ]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -600,7 +611,7 @@ const KNOWN_FLAGS = new Set([
   'ws-connections-per-address', 'ws-messages-per-s',
   'no-metrics',
   'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
-  'realize-pnl-interval-ms',
+  'realize-pnl-interval-ms', 'position-limit',
   'auto-close-mf-divisor', 'auto-close-mf-offset',
 ]);
 
@@ -663,6 +674,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     indexDefaultIntervalMs: integerSetting(pick('index-default-interval-ms', 'INDEX_DEFAULT_INTERVAL_MS'), DEFAULT_INDEX_DEFAULT_INTERVAL_MS, 'index default interval (ms)', 100, 3_600_000),
     realizePnlIntervalMs: integerSetting(pick('realize-pnl-interval-ms', 'REALIZE_PNL_INTERVAL_MS'), DEFAULT_REALIZE_PNL_INTERVAL_MS, 'PnL realization interval (ms)', 0, 86_400_000),
     ...autoCloseFlags(pick),
+    positionLimit: pick('position-limit', 'POSITION_LIMIT'),
   });
 }
 
@@ -756,6 +768,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
   const { autoCloseMfDivisor: _divisor, autoCloseMfOffset: _offset, ...served } = settings;
   return {
     ...served,
+    positionLimit: settings.positionLimit ?? file.positionLimit ?? DEFAULT_POSITION_LIMIT,
     assets: file.assets,
     markets,
     margin,
@@ -773,6 +786,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       ...indexSettings(settings),
       ...realizeSettings(settings, markets),
       ...liquidationSettings(file, settings),
+      ...positionLimitSettings(file, settings, markets),
       ...leverageSettings(file),
       ...engineMarginParams,
       ...(indexUpdateBounds.length > 0 ? { indexUpdateBounds } : {}),
@@ -812,6 +826,21 @@ function liquidationSettings(file: MarketsFile, settings: Settings): Pick<Engine
 function realizeSettings(settings: Settings, markets: readonly MarketInfo[]): Pick<EngineConfig, 'realizePnlIntervalUs'> {
   const ms = settings.realizePnlIntervalMs ?? DEFAULT_REALIZE_PNL_INTERVAL_MS;
   return ms > 0 && markets.some((m) => m.spec.perp !== undefined) ? { realizePnlIntervalUs: ms * 1000 } : {};
+}
+
+/**
+ * Every account's position limit in USDC units, only with perpetuals (settled in USDC), so that a
+ * configuration without perpetuals keeps its fingerprint: the flag or environment's, else the
+ * markets file's, else DEFAULT_POSITION_LIMIT.
+ */
+function positionLimitSettings(file: MarketsFile, settings: Settings, markets: readonly MarketInfo[]): Pick<EngineConfig, 'positionLimitUnits'> {
+  const text = settings.positionLimit ?? file.positionLimit ?? DEFAULT_POSITION_LIMIT;
+  if (typeof text !== 'string') throw new ConfigError('positionLimit must be a decimal string of USDC');
+  const usdc = file.assets.find((a) => a.symbol === 'USDC');
+  if (usdc === undefined) return {}; // no perpetual without USDC (perp-config.ts)
+  const units = toUnits(text, usdc.decimals, 'position limit (USDC)');
+  if (units > BigInt(Number.MAX_SAFE_INTEGER)) throw new ConfigError('position limit (USDC) exceeds the safe-integer range of USDC units');
+  return markets.some((m) => m.spec.perp !== undefined) ? { positionLimitUnits: Number(units) } : {};
 }
 
 /**

@@ -78,6 +78,8 @@ const RESULT_ERRORS: Record<number, ApiError> = {
   // The whole exchange: the venue's answer to orders, cancels, borrows and withdrawals in maintenance
   [ResultCode.SystemMaintenance]: apiError(503, 'MAINTENANCE', 'System under maintenance'),
   [ResultCode.InvalidSystemState]: apiError(400, 'INVALID_CLIENT_REQUEST', 'Invalid system state'),
+  // Perpetuals (engine/core/perp/position-limit.ts)
+  [ResultCode.PositionLimit]: apiError(400, 'POSITION_LIMIT', 'The order would take the account\'s positions past its position limit'),
   // Margin: index prices (operator and feed)
   [ResultCode.IndexPriceNotPositive]: apiError(400, 'INVALID_PRICE', 'Index price must be positive'),
   [ResultCode.IndexPriceFixed]: apiError(400, 'INVALID_ASSET', 'The index of USDC is fixed at 1'),

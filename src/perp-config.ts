@@ -1,15 +1,17 @@
 // Perpetual market parameters of the configuration, written as the venue publishes a PERP market
 // (GET /api/v1/markets: imfFunction, mmfFunction, fundingInterval, fundingRateUpperBound,
-// fundingRateLowerBound, openInterestLimit) and turned here, once, into the engine's PerpSpec.
+// fundingRateLowerBound, openInterestLimit, positionLimitWeight) and turned here, once, into the
+// engine's PerpSpec.
 //
 // Exactness as everywhere in the configuration: margin fractions at 10^-12 (src/margin-config.ts),
 // funding bounds whole basis points, the open interest limit exact in base units of the
-// underlying. A perpetual is settled in USDC, the margin valuation asset, so its quote must be
+// underlying, the position limit weight at 10^-12 (1 when absent). A perpetual is settled in USDC, the margin valuation asset, so its quote must be
 // USDC; its base is the underlying, an asset of the file that nobody holds through the perp
 // (engine/core/catalog.ts). The futures fee rates are the markets file's futuresMakerFeeBps /
 // futuresTakerFeeBps (DEFAULT_FUTURES_FEES, the venue's tier 1: 0.02 % / 0.05 %).
 
 import type { PerpSpec } from '../engine/bus/types.js';
+import { MARGIN_FRACTION_DECIMALS } from '../engine/bus/margin-params.js';
 import { marginFunction, type MarginFunctionConfig, type Refuse } from './margin-config.js';
 
 /** The venue's tier-1 futures fee rates in basis points (maker / taker). */
@@ -35,7 +37,16 @@ export interface PerpMarketConfig {
    * (engine/core/perp/mark-price.ts); absent: "500" (5 %), and the fingerprint is unchanged.
    */
   markPriceBand?: string;
+  /**
+   * Optional: the weight of a position's notional in its account's position limit, a decimal
+   * string from 0 to 1000 (engine/core/perp/position-limit.ts); absent: "1", and the fingerprint
+   * is unchanged.
+   */
+  positionLimitWeight?: string;
 }
+
+/** A position limit weight of 1 at 10^-12, which the engine's spec leaves out. */
+const WEIGHT_ONE = 10n ** BigInt(MARGIN_FRACTION_DECIMALS);
 
 const PERP_KEYS = ['imfFunction', 'mmfFunction', 'fundingInterval', 'fundingRateUpperBound', 'fundingRateLowerBound', 'openInterestLimit'] as const;
 
@@ -61,7 +72,7 @@ export function isPerpMarket(market: PerpMarketConfig, name: string, refuse: Ref
   const type = market.marketType;
   if (type !== undefined && type !== 'SPOT' && type !== 'PERP') throw refuse(`${name}: marketType must be "SPOT" or "PERP"`);
   if (type !== 'PERP') {
-    for (const key of [...PERP_KEYS, 'markPriceBand'] as const) if (market[key] !== undefined) throw refuse(`${name}: ${key} is a perpetual's field (marketType "PERP")`);
+    for (const key of [...PERP_KEYS, 'markPriceBand', 'positionLimitWeight'] as const) if (market[key] !== undefined) throw refuse(`${name}: ${key} is a perpetual's field (marketType "PERP")`);
   }
   return type === 'PERP';
 }
@@ -90,6 +101,11 @@ export function buildPerpSpec(
     const band = bps(market.markPriceBand, `${name} markPriceBand`, refuse);
     if (band < 1) throw refuse(`${name}: markPriceBand must be from 1 to 10000 basis points`);
     spec.markPriceBandBps = band;
+  }
+  if (market.positionLimitWeight !== undefined) {
+    const weight = baseUnits(market.positionLimitWeight, MARGIN_FRACTION_DECIMALS, `${name} positionLimitWeight`, refuse);
+    if (BigInt(weight) > 1000n * WEIGHT_ONE) throw refuse(`${name}: positionLimitWeight must be from 0 to 1000`);
+    if (BigInt(weight) !== WEIGHT_ONE) spec.positionLimitWeight = BigInt(weight);
   }
   if ((spec.fundingIntervalMs / 1000) * (spec.markPriceBandBps ?? 500) * 1e8 > Number.MAX_SAFE_INTEGER) {
     throw refuse(`${name}: fundingInterval × markPriceBand is too large to sum an interval's premiums exactly`);

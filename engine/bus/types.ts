@@ -154,6 +154,9 @@ export type MarketKind = (typeof MarketKind)[keyof typeof MarketKind];
  * the open interest limit in base units of the underlying, and the futures fee rates every
  * account pays on a fill, in basis points of its notional.
  */
+/** A position's weight in its account's position limit when the market names none: 1 at 10^-12 (PerpSpec.positionLimitWeight). */
+export const POSITION_LIMIT_WEIGHT_ONE = 10n ** 12n;
+
 export interface PerpSpec {
   imf: MarginFunctionSpec;
   mmf: MarginFunctionSpec;
@@ -169,6 +172,12 @@ export interface PerpSpec {
    * keeps its earlier form.
    */
   markPriceBandBps?: number;
+  /**
+   * The weight of a position's notional in its account's position limit (engine/core/perp/
+   * position-limit.ts; the venue's positionLimitWeight), at 10^-12. Absent: 1 (10^12), and the
+   * configuration fingerprint keeps its earlier form.
+   */
+  positionLimitWeight?: bigint;
 }
 
 export interface MarketSpec {
@@ -287,6 +296,13 @@ export interface EngineConfig {
    * a position reduces), and the configuration keeps its fingerprint.
    */
   realizePnlIntervalUs?: number;
+  /**
+   * Every account's position limit, in units of the perpetuals' quote asset (USDC): a fill that
+   * raises a position may not take Σ |size|·price·positionLimitWeight of the account's perpetuals
+   * above it (engine/core/perp/position-limit.ts). Absent: no limit (a journal written before the
+   * limit replays without one, and keeps its fingerprint).
+   */
+  positionLimitUnits?: number;
 }
 
 /** How the engine liquidates an account whose maintenance margin ratio reached 100 % (engine/core/liquidation/). */

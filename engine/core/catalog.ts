@@ -21,7 +21,7 @@
 // a perp market is never a ledger cell any rule moves. The rooms that walk markets to find an
 // asset's USDC book (margin/mark.ts, funds/risk.ts, dust conversion) ask isSpot first.
 
-import { MarketKind, type AssetSpec, type EngineConfig, type MarketSpec } from '../bus/types.js';
+import { MarketKind, POSITION_LIMIT_WEIGHT_ONE, type AssetSpec, type EngineConfig, type MarketSpec } from '../bus/types.js';
 import { DEFAULT_REFERENCE_INTERVAL_US, DEFAULT_REFERENCE_STEP_BPS } from './book/reference.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from './parts.js';
 
@@ -89,7 +89,12 @@ function checkPerp(market: MarketSpec, config: EngineConfig): void {
   for (const bps of [perp.makerFeeBps, perp.takerFeeBps]) {
     check(Number.isInteger(bps) && bps >= 0 && bps <= 10_000, `${name}: futures fee rates must be integers from 0 to 10000 bps`);
   }
+  const weight = perp.positionLimitWeight;
+  check(weight === undefined || (typeof weight === 'bigint' && weight >= 0n && weight <= MAX_POSITION_LIMIT_WEIGHT), `${name}: positionLimitWeight must be from 0 to 1000 (at 10^-12)`);
 }
+
+/** The largest weight a market may name: 1000. */
+const MAX_POSITION_LIMIT_WEIGHT = 1000n * POSITION_LIMIT_WEIGHT_ONE;
 
 /** The configured dust cap, or DEFAULT_DUST_MAX_PAYOUT_WHOLE whole quote units (at most 2^53 − 1). */
 function dustCapOf(market: MarketSpec, quote: AssetSpec): number {
@@ -113,6 +118,10 @@ export class Catalog {
   readonly dustMaxPayoutUnitsOf: Float64Array;
   /** What each market trades (MarketKind, Spot when the spec names none), by market index. */
   readonly kindOf: Uint8Array;
+  /** Each market's weight in the position limit at 10^-12 (1 when it names none; spot markets count nothing). */
+  readonly positionLimitWeightOf: bigint[];
+  /** Every account's position limit in quote units of the perpetuals (USDC); -1: none (perp/position-limit.ts). */
+  readonly positionLimitUnits: number;
   /** Guarded reference: step in basis points and interval in engine µs (reference.ts). */
   readonly referenceStepBps: number;
   readonly referenceIntervalUs: number;
@@ -137,6 +146,9 @@ export class Catalog {
     positiveInteger(this.referenceIntervalUs, 'referenceIntervalUs');
     if (config.indexMaxAgeUs !== undefined) positiveInteger(config.indexMaxAgeUs, 'indexMaxAgeUs');
     if (config.realizePnlIntervalUs !== undefined) positiveInteger(config.realizePnlIntervalUs, 'realizePnlIntervalUs');
+    const limit = config.positionLimitUnits;
+    check(limit === undefined || (Number.isSafeInteger(limit) && limit >= 0), 'positionLimitUnits must be a non-negative safe integer');
+    this.positionLimitUnits = limit ?? -1;
     this.assetCount = config.assets.length;
     this.marketCount = config.markets.length;
     this.assetIdOf = new Uint16Array(this.assetCount);
@@ -161,6 +173,7 @@ export class Catalog {
       this.dustMaxPayoutUnitsOf[index] = dustCapOf(market, config.assets[this.quoteIndexOf[index]]);
       this.kindOf[index] = market.kind ?? MarketKind.Spot;
     });
+    this.positionLimitWeightOf = this.markets.map((market) => (market.perp === undefined ? 0n : (market.perp.positionLimitWeight ?? POSITION_LIMIT_WEIGHT_ONE)));
   }
 
   /** Whether the market at `marketIndex` is a spot book (its base asset is held and traded). */

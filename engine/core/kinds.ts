@@ -61,7 +61,7 @@ export interface ProductRules {
   /** Lots a resting order may fill now (at most its remaining lots; 0: it expires where the taker meets it, perp/reduce-only.ts). */
   makerLots(s: EngineState, slot: number): number;
   /** Why a fill about to happen may not (ExpiryReason None: it may); the taker then expires with that reason. */
-  fillRefusal(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number, lots: number): ExpiryReason;
+  fillRefusal(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number, lots: number, priceTicks: number): ExpiryReason;
   /** A fill-or-kill check's walk: started once, then asked about each fill it would make in turn. */
   walkStart(s: EngineState, marketIndex: number): void;
   /** Lots the walk's taker would fill from this maker (at most `lots`; 0: the maker is passed), or -1 where the taker would stop. */

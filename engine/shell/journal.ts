@@ -17,8 +17,8 @@
 //   engine configuration differs from the journal's          halt: EngineConfigChangedError
 //     ... only by margin parameters or perpetual markets     accept: record the change after the
 //         (with or without realization at mark), or by        ones recorded before (below)
-//         realization at mark, the journal's configuration
-//         lacked
+//         realization at mark or the position limit, the
+//         journal's configuration lacked
 //   a recorded change that no gain from the configuration    halt: EngineConfigChangedError
 //     before it to the one after it explains
 //   records, but no or another journal format marker          halt: JournalFormatError
@@ -69,7 +69,11 @@
 //     names them (a PlaceOrder for an unknown market id was refused, UnknownMarket, and is refused
 //     again under that configuration); the moved state has their books fresh and no position, and
 //     neither a fresh perpetual book nor an empty position table adds to the state hash.
-// Both at once is one change. The rule (checkJournalIdentity, recover):
+//   - Realization of perpetual PnL at mark (EngineConfig.realizePnlIntervalUs) and the accounts'
+//     position limit (EngineConfig.positionLimitUnits) gained by a configuration without them:
+//     neither is state, a journal written without the limit replays without one (its records
+//     were applied with none), and fills after the change meet it.
+// Several at once is one change. The rule (checkJournalIdentity, recover):
 //   - the start that meets a configuration that is the journal's (CONFIG_KEY) plus such a gain
 //     appends to the recorded chain (journal-layout.ts CONFIG_CHANGES_KEY; a chain of one stays
 //     under CONFIG_CHANGE_KEY, as servers that accepted a single change wrote it, and such a
@@ -237,20 +241,21 @@ function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]):
 
 /**
  * The configuration fingerprinted `stored` of which `config` is the gain the header accepts
- * (margin parameters, perpetual markets after the spot ones, or both), or undefined.
+ * (margin parameters, perpetual markets after the spot ones, realization at mark, the position
+ * limit, or several of them), or undefined.
  */
 function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
-  const candidates: EngineConfig[] = [];
-  if (config.realizePnlIntervalUs !== undefined) candidates.push(withoutRealization(config));
-  for (const base of candidates.length > 0 ? [config, candidates[0]] : [config]) {
-    if (base.margin !== undefined) candidates.push(withoutMargin(base));
+  let candidates: EngineConfig[] = [config];
+  const strips: Array<(c: EngineConfig) => EngineConfig | undefined> = [
+    (c) => (c.positionLimitUnits !== undefined ? withoutPositionLimit(c) : undefined),
+    (c) => (c.realizePnlIntervalUs !== undefined ? withoutRealization(c) : undefined),
+    (c) => (c.margin !== undefined ? withoutMargin(c) : undefined),
+    withoutPerps,
+  ];
+  for (const strip of strips) {
+    candidates = candidates.concat(candidates.map(strip).filter((c): c is EngineConfig => c !== undefined));
   }
-  const spotOnly = withoutPerps(config);
-  if (spotOnly !== undefined) {
-    candidates.push(spotOnly);
-    if (spotOnly.margin !== undefined) candidates.push(withoutMargin(spotOnly));
-  }
-  return candidates.find((candidate) => engineConfigFingerprint(candidate) === stored);
+  return candidates.slice(1).find((candidate) => engineConfigFingerprint(candidate) === stored);
 }
 
 /**
@@ -266,6 +271,12 @@ function withoutPerps(config: EngineConfig): EngineConfig | undefined {
 /** `config` without realization of perpetual PnL at mark (engine/core/perp/realize.ts). */
 function withoutRealization(config: EngineConfig): EngineConfig {
   const { realizePnlIntervalUs: _interval, ...rest } = config;
+  return rest;
+}
+
+/** `config` without the accounts' position limit (engine/core/perp/position-limit.ts). */
+function withoutPositionLimit(config: EngineConfig): EngineConfig {
+  const { positionLimitUnits: _limit, ...rest } = config;
   return rest;
 }
 

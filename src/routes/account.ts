@@ -27,8 +27,9 @@
 //   engine (QueryFeeRates: the configured defaults until the operator sets others). The futures
 //   fields show the same rates: they are the account's, for fills in any market (there are no
 //   futures markets yet), and the official Rust client requires them as decimals, not null.
-//   borrowLimit and positionLimit are "0":
-//   nothing can be borrowed and there are no positions. limitOrders is the open-order limit per
+//   borrowLimit is "0". positionLimit is every account's position limit on perpetuals in USDC
+//   notional (the configuration's positionLimit, engine/core/perp/position-limit.ts); "0" when
+//   no perpetual is configured (there is no position to limit). limitOrders is the open-order limit per
 //   account; triggerOrders 0 (no trigger orders yet).
 // - Collateral: spot only, valued at mark as the venue does (never at the last trade): the
 //   engine's guarded reference price of the asset's USDC market; an asset whose market has none
@@ -89,11 +90,18 @@ export function accountJson(front: FrontContext, settings: AccountSettingsView, 
     leverageLimit: formatDecimal(settings.leverageLimitHundredths, 2),
     limitOrders: engine.limits.maxOpenOrdersPerAccount,
     liquidating: settings.liquidating,
-    positionLimit: '0',
+    positionLimit: positionLimitText(front),
     spotMakerFee: String(fees.makerFeeBps),
     spotTakerFee: String(fees.takerFeeBps),
     triggerOrders: 0,
   };
+}
+
+/** The configured position limit in USDC ("0" without perpetuals, where the engine has none). */
+function positionLimitText(front: FrontContext): string {
+  const units = front.config.engine.positionLimitUnits;
+  const usdc = front.config.assets.find((a) => a.symbol === 'USDC');
+  return units === undefined || usdc === undefined ? '0' : formatDecimal(units, usdc.decimals);
 }
 
 /** PATCH body → the settings to change, or the error; `maxLeverageHundredths` is the platform's maximum. Pure. */

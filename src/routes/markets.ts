@@ -6,7 +6,9 @@
 // Fields for features not built yet are null rather than invented: impact and mark-price bands,
 // a spot market's margin functions and funding. A PERP market shows its imfFunction/mmfFunction,
 // fundingInterval (integer ms), funding rate bounds (bps) and openInterestLimit as the venue
-// does; positionLimitWeight stays null (no position limit is enforced). The price-band multipliers are the ones the engine
+// does, and its positionLimitWeight (the configured weight in every account's position limit,
+// engine/core/perp/position-limit.ts; "1" when the market names none; null for a spot market,
+// which holds no position). The price-band multipliers are the ones the engine
 // enforces on limit prices. Tokens report deposits disabled because nothing watches a chain
 // (balances arrive through the operator's deposit command) and withdrawals enabled: they leave
 // the account at once and a simulated chain confirms them (src/routes/capital-transfers.ts).
@@ -19,7 +21,7 @@ import { Errors } from '../errors.js';
 import { isError, marketTypesSelected } from '../wire/history-query.js';
 import { ORDER_BOOK_STATE } from '../wire/enums.js';
 import type { FrontContext } from '../front/context.js';
-import { OrderBookState } from '../../engine/bus/types.js';
+import { OrderBookState, POSITION_LIMIT_WEIGHT_ONE } from '../../engine/bus/types.js';
 
 function canonical(text: string): string {
   return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
@@ -80,7 +82,7 @@ export function marketJson(market: MarketInfo, orderBookState: OrderBookState = 
     orderBookState: ORDER_BOOK_STATE.name(orderBookState),
     createdAt: market.createdAt,
     visible: true,
-    positionLimitWeight: null,
+    positionLimitWeight: market.spec.perp === undefined ? null : formatFraction(market.spec.perp.positionLimitWeight ?? POSITION_LIMIT_WEIGHT_ONE),
     rwaMarketType: null,
   };
 }

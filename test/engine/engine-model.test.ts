@@ -12,16 +12,16 @@
 // Perpetuals too: each seed trades the perpetual and reads its positions, the model's position
 // sizes sum to 0 per perpetual after every command (the engine's invariant checker checks its own),
 // and over the fixed seeds positions realize PnL, hold unsettled amounts and orders are refused
-// for margin; the perpetual's mark is sampled off its index (EWMA), interval ends publish their
-// funding rate and open positions pay and receive funding; accounts left owing USDC on a position
-// sell collateral (collateral conversion) in both. The perpetual liquidation round names a
-// backstop liquidity provider: over the fixed seeds it takes positions, whole or in part (the rest
-// auto-deleveraged).
+// for margin, and refused and stopped at the position limit; the perpetual's mark is sampled off
+// its index (EWMA), interval ends publish their funding rate and open positions pay and receive
+// funding; accounts left owing USDC on a position sell collateral (collateral conversion) in both.
+// The perpetual liquidation round names a backstop liquidity provider: over the fixed seeds it
+// takes positions, whole or in part (the rest auto-deleveraged).
 import { describe, expect, it } from 'vitest';
 import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
 import { ModelExchange } from '../helpers/engine-model.js';
 import { M2, OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
-import { BorrowLendEvent, CommandFlag, CommandKind, FRONT_ID_NONE, MarkPriceSource, OrderEvent, PositionEvent, RecordType, ResultCode, SystemOrderType, type ResultRec } from '../../engine/bus/types.js';
+import { BorrowLendEvent, CommandFlag, CommandKind, ExpiryReason, FRONT_ID_NONE, MarkPriceSource, OrderEvent, PositionEvent, RecordType, ResultCode, SystemOrderType, type ResultRec } from '../../engine/bus/types.js';
 import type { EngineState } from '../../engine/core/state.js';
 
 const FILE = 'test/engine/engine-model.test.ts';
@@ -42,7 +42,7 @@ describe('engine core against the reference model', () => {
   // The backstop over the fixed seeds: fills to a provider, and rounds whose rest went to ADL after it.
   const backstop = { fills: 0, thenAdl: 0 };
   // Perpetuals over the fixed seeds.
-  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0, conversionFills: 0 };
+  const perp = { realized: 0, unsettled: 0, refused: 0, ewmaSamples: 0, fundingRates: 0, paid: 0, received: 0, withFunding: 0, events: [0, 0, 0, 0], realizedAtMark: 0, conversionFills: 0, positionLimited: 0, positionLimitRefused: 0 };
   for (const run of SEEDS) {
     const { seed } = run;
     it(`${seedLabel(run, FILE)}: identical records for every command${leftOut}`, () => {
@@ -88,6 +88,11 @@ describe('engine core against the reference model', () => {
         for (const r of positions) if (r.frontId === FRONT_ID_NONE) perp.events[r.event]++;
         perp.conversionFills += h.log.filter((r) => r.type === RecordType.Order && r.event === OrderEvent.Fill && r.systemOrderType === SystemOrderType.CollateralConversion).length;
         perp.refused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.InsufficientMargin && perpPlaces.has(r.requestId)).length;
+        // Where the open interest is not limited, a PositionLimit expiry is the accounts' position limit.
+        if (config.positionLimitUnits !== undefined && seed % 2 === 0) {
+          perp.positionLimited += h.log.filter((r) => r.type === RecordType.Order && r.expiryReason === ExpiryReason.PositionLimit).length;
+        }
+        perp.positionLimitRefused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.PositionLimit).length;
         // Realization at mark moves a position's cost off its entry cost (perp/realize.ts).
         const p = (h.exchange as unknown as { s: EngineState }).s.positions;
         for (let cell = 0; cell < p.lots.length; cell++) if (p.lots[cell] !== 0 && p.entryCost[cell] !== p.cost[cell]) perp.realizedAtMark++;
@@ -103,11 +108,13 @@ describe('engine core against the reference model', () => {
     });
   }
 
-  it('over the fixed seeds, perpetual positions realize PnL, hold unsettled amounts, and orders are refused for margin', () => {
+  it('over the fixed seeds, perpetual positions realize PnL, hold unsettled amounts, orders are refused for margin, and refused and stopped at the position limit', () => {
     expect(perp.realized, 'positions with realized PnL').toBeGreaterThan(0);
     expect(perp.unsettled, 'positions with an unsettled claim or debt').toBeGreaterThan(0);
     expect(perp.refused, 'perpetual orders refused for margin').toBeGreaterThan(0);
     expect(perp.realizedAtMark, 'positions realized at mark').toBeGreaterThan(0);
+    expect(perp.positionLimited, 'orders stopped at the position limit').toBeGreaterThan(0);
+    expect(perp.positionLimitRefused, 'orders refused for the position limit').toBeGreaterThan(0);
   });
 
   it('over the fixed seeds, accounts left owing USDC on a position sell collateral (collateral conversion fills)', () => {

@@ -208,13 +208,55 @@ export class ModelPerp {
    * Whether a fill of `lots` would raise the perpetual's open interest past its limit
    * (perp/open-interest.ts), the sizes moved by `moved` (a fill-or-kill walk's earlier fills).
    */
-  beyondLimit(market: MarketSpec, buyer: number, seller: number, lots: number, moved: Map<number, number>): boolean {
+  beyondLimit(market: MarketSpec, buyer: number, seller: number, lots: number, moved: Map<number, number>, priceTicks: number): boolean {
     const size = (accountId: number) => this.size(accountId, market.marketId) + (moved.get(accountId) ?? 0);
     const change = Math.max(size(buyer) + lots, 0) - Math.max(size(buyer), 0) + Math.max(size(seller) - lots, 0) - Math.max(size(seller), 0);
-    if (change <= 0) return false;
-    let open = this.openInterestLots(market.marketId);
-    for (const [accountId, delta] of moved) open += Math.max(this.size(accountId, market.marketId) + delta, 0) - Math.max(this.size(accountId, market.marketId), 0);
-    return (open + change) * market.baseUnitsPerLot > market.perp!.openInterestLimitUnits;
+    if (change > 0) {
+      let open = this.openInterestLots(market.marketId);
+      for (const [accountId, delta] of moved) open += Math.max(this.size(accountId, market.marketId) + delta, 0) - Math.max(this.size(accountId, market.marketId), 0);
+      if ((open + change) * market.baseUnitsPerLot > market.perp!.openInterestLimitUnits) return true;
+    }
+    return this.beyondPositionLimit(market, buyer, size(buyer), lots, priceTicks) || this.beyondPositionLimit(market, seller, size(seller), -lots, priceTicks);
+  }
+
+  /**
+   * Whether the account, of size `before` in `market`, moving `delta` lots at `priceTicks`, raises
+   * |size| and ends above its position limit (perp/position-limit.ts): Σ |size|·price·weight, each
+   * term rounded up, the fill's market at the fill price and the others at their mark (none: 0).
+   */
+  private beyondPositionLimit(market: MarketSpec, accountId: number, before: number, delta: number, priceTicks: number): boolean {
+    const limit = this.config.positionLimitUnits;
+    const after = before + delta;
+    if (limit === undefined || Math.abs(after) <= Math.abs(before)) return false;
+    const own = ceil(BigInt(Math.abs(after)) * BigInt(priceTicks) * BigInt(market.quoteUnitsPerTickLot) * this.limitWeight(market), ONE);
+    return this.othersAtMark(accountId, market) + own > BigInt(limit);
+  }
+
+  /** The admission's position limit (perp/position-limit.ts admitPositionLimit): the position after the whole order at the mark (none: passes). */
+  private admissionBeyondLimit(accountId: number, market: MarketSpec, side: Side, lots: number): boolean {
+    const limit = this.config.positionLimitUnits;
+    const before = this.size(accountId, market.marketId);
+    const after = side === Side.Bid ? before + lots : before - lots;
+    if (limit === undefined || Math.abs(after) <= Math.abs(before)) return false;
+    const mark = this.mark(market);
+    if (mark === null) return false;
+    const own = ceil(BigInt(Math.abs(after)) * BigInt(market.baseUnitsPerLot) * mark.quoteUnits * this.limitWeight(market), mark.baseUnits * ONE);
+    return this.othersAtMark(accountId, market) + own > BigInt(limit);
+  }
+
+  private limitWeight(market: MarketSpec): bigint {
+    return market.perp!.positionLimitWeight ?? ONE;
+  }
+
+  /** Σ over the account's other perpetuals of |size|·mark·weight, each rounded up (no mark: 0). */
+  private othersAtMark(accountId: number, market: MarketSpec): bigint {
+    let total = 0n;
+    for (const m of this.perpMarkets()) {
+      const lots = this.size(accountId, m.marketId);
+      const mark = m === market || lots === 0 ? null : this.mark(m);
+      if (mark !== null) total += ceil(BigInt(Math.abs(lots)) * BigInt(m.baseUnitsPerLot) * mark.quoteUnits * this.limitWeight(m), mark.baseUnits * ONE);
+    }
+    return total;
   }
 
   lineUnits(assetId: number): number {
@@ -360,6 +402,7 @@ export class ModelPerp {
 
   /** Admission of `lots` on `side` (perp/hold.ts): spot margin flags refused, then the worst-side exposure and the IMF test. */
   admission(accountId: number, market: MarketSpec, side: Side, lots: number): ResultCode {
+    if (this.admissionBeyondLimit(accountId, market, side, lots)) return ResultCode.PositionLimit;
     const size = this.pos(accountId, market.marketId).lots;
     const [bids, asks] = this.host.openLots(accountId, market.marketId);
     const before = Math.max(Math.abs(size + bids), Math.abs(size - asks));

@@ -836,7 +836,7 @@ export class ModelExchange {
     return o.side === Side.Bid ? [o.accountId, m.accountId] : [m.accountId, o.accountId];
   }
 
-  /** The fill-or-kill check (book/matching.ts canFillCompletely), with the perpetual's reduce-only makers and open interest limit on the sizes its earlier fills leave. */
+  /** The fill-or-kill check (book/matching.ts canFillCompletely), with the perpetual's reduce-only makers, open interest and position limits on the sizes its earlier fills leave. */
   private fillable(o: ModelOrder): boolean {
     let need = o.remainingLots;
     const moved = new Map<number, number>();
@@ -853,7 +853,7 @@ export class ModelExchange {
         if (lots === 0) continue;
       }
       const [buyer, seller] = this.parties(o, m);
-      if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, buyer, seller, lots, moved)) return false;
+      if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, buyer, seller, lots, moved, m.priceTicks)) return false;
       moved.set(buyer, (moved.get(buyer) ?? 0) + lots);
       moved.set(seller, (moved.get(seller) ?? 0) - lots);
       need -= lots;
@@ -879,7 +879,7 @@ export class ModelExchange {
           qty = Math.min(qty, Number(BigInt(o.quoteLimitUnits - o.executedQuoteUnits) / BigInt(lotCost)));
           if (qty === 0) return o.quoteQtyUnits > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
         }
-        if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, ...this.parties(o, m), qty, new Map())) return ExpiryReason.PositionLimit;
+        if (this.perp.isPerp(o.market) && this.perp.beyondLimit(o.market, ...this.parties(o, m), qty, new Map(), m.priceTicks)) return ExpiryReason.PositionLimit;
         this.fill(o, m, qty);
         continue;
       }

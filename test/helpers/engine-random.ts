@@ -23,6 +23,8 @@
 // and order queries with those flags. Market 1's dust payout cap and its guarded reference's interval vary by seed, so that
 // conversions reach the cap and find the reference below, at and above the last trade price. Snapshot round trips
 // (export, import into a fresh engine, continue there) happen at random steps and once mid-stream.
+// The perpetual's open interest is limited on odd seeds, every account's position limit on seeds
+// 6 mod 8 (randomConfig).
 // A stream ends with every optional kind it sends accepted at least once (closingRound scripts a
 // valid one for a kind its random steps left without an Ok).
 // The generator reads the engine's outputs (order ids, balances, trade prices) to aim cancels at
@@ -92,8 +94,18 @@ export function randomConfig(seed: number): EngineConfig {
   // Every third seed realizes perpetual PnL at mark every 5 ms of engine time (perp/realize.ts),
   // the others only when positions reduce (chosen by seed, so the draws of every stream stay).
   if (seed % 3 === 1) config.realizePnlIntervalUs = 5_000;
+  // Seeds 6 mod 8 (even: the open interest is not limited) limit every account's weighted
+  // perpetual exposure to a level the streams reach (perp/position-limit.ts), half of them with
+  // the perpetual weighted 1.5 (chosen by seed, so the draws of every stream stay).
+  if (seed % 8 === 6) {
+    config.positionLimitUnits = POSITION_LIMIT_UNITS;
+    if (seed % 16 === 6) config.markets[config.markets.length - 1].perp!.positionLimitWeight = (ONE * 3n) / 2n;
+  }
   return config;
 }
+
+/** Every account's position limit on seeds 6 mod 8: about 13 lots of the perpetual at 100 ticks. */
+const POSITION_LIMIT_UNITS = 4_000;
 
 /** The perpetual's open interest limit on odd seeds: 15 lots. */
 const OPEN_INTEREST_LIMIT_UNITS = 150;

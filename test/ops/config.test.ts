@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_MARKETS, buildMarket, loadConfig, type MarketConfig } from '../../src/config.js';
 import { MarketKind } from '../../engine/bus/types.js';
+import { marketJson } from '../../src/routes/markets.js';
 
 const base: MarketConfig = {
   symbol: 'X_USDC', baseSymbol: 'SOL', quoteSymbol: 'USDC', tickSize: '0.01', stepSize: '0.01',
@@ -84,6 +85,47 @@ describe('configuration', () => {
       [['--auto-close-mf-offset', '-0.1'], /autoCloseMfOffset/],
       [['--auto-close-mf-offset', '0.0000000000001'], /at most 12 decimals/],
     ] as const) expect(() => loadConfig([...flags], {}), flags.join(' ')).toThrow(message);
+  it('limits every account\'s perpetual positions to 100,000,000 USDC by default, from the flag, the environment or the markets file; each perpetual weighs 1 unless it names a weight', () => {
+    const defaults = loadConfig([], {});
+    expect(defaults.engine.positionLimitUnits).toBe(100_000_000 * 1e6);
+    expect(defaults.positionLimit).toBe('100000000');
+    // A weight of 1 leaves the perpetual's spec (and the configuration's fingerprint) as it was.
+    expect(defaults.engine.markets.filter((m) => m.perp !== undefined).map((m) => m.perp!.positionLimitWeight)).toEqual([undefined, undefined, undefined]);
+    expect(loadConfig(['--position-limit', '2500.5'], { POSITION_LIMIT: '7' }).engine.positionLimitUnits).toBe(2_500_500_000);
+    expect(loadConfig([], { POSITION_LIMIT: '7' }).engine.positionLimitUnits).toBe(7_000_000);
+    expect(() => loadConfig(['--position-limit', '1.0000001'], {})).toThrow(/more than 6 decimals/);
+    expect(() => loadConfig(['--position-limit', '-5'], {})).toThrow(/position limit/);
+    expect(() => loadConfig(['--position-limit', '1e9'], {})).toThrow(/position limit/);
+    expect(() => loadConfig([], { POSITION_LIMIT: '99999999999' })).toThrow(/safe-integer range/);
+    const dir = mkdtempSync(join(tmpdir(), 'position-limit-'));
+    const write = (file: object): string => {
+      const path = join(dir, `markets-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(path, JSON.stringify(file));
+      return path;
+    };
+    try {
+      const weighted = write({
+        ...DEFAULT_MARKETS, positionLimit: '5000',
+        markets: DEFAULT_MARKETS.markets.map((m) => (m.symbol === 'BTC_USDC_PERP' ? { ...m, positionLimitWeight: '1.5' } : m)),
+      });
+      const config = loadConfig(['--config', weighted], {});
+      expect(config.engine.positionLimitUnits).toBe(5_000_000_000);
+      expect(config.engine.markets.find((m) => m.symbol === 'BTC_USDC_PERP')!.perp!.positionLimitWeight).toBe(1_500_000_000_000n);
+      // GET /api/v1/markets shows each perpetual's weight as the configured decimal.
+      expect(config.markets.filter((m) => m.spec.perp !== undefined).map((m) => marketJson(m).positionLimitWeight)).toEqual(['1', '1.5', '1']);
+      expect(loadConfig(['--config', weighted, '--position-limit', '10'], {}).engine.positionLimitUnits).toBe(10_000_000);
+      const refused = (edit: Record<string, unknown>, symbol = 'SOL_USDC_PERP') =>
+        () => loadConfig(['--config', write({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.map((m) => (m.symbol === symbol ? { ...m, ...edit } : m)) })], {});
+      expect(refused({ positionLimitWeight: '1000.5' })).toThrow(/positionLimitWeight must be from 0 to 1000/);
+      expect(refused({ positionLimitWeight: 2 })).toThrow(/positionLimitWeight must be a plain non-negative decimal string/);
+      expect(refused({ positionLimitWeight: '1' }, 'SOL_USDC')).toThrow(/positionLimitWeight is a perpetual's field/);
+      expect(() => loadConfig(['--config', write({ ...DEFAULT_MARKETS, positionLimit: 5 })], {})).toThrow(/positionLimit must be a decimal string/);
+      // Without perpetuals there is no position to limit: the configuration carries no limit.
+      const spotOnly = write({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP') });
+      expect(loadConfig(['--config', spotOnly], {}).engine).not.toHaveProperty('positionLimitUnits');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('takes flags over environment variables over defaults', () => {

@@ -1,5 +1,5 @@
 // Account endpoints against the real server: account settings (GET/PATCH, stored and
-// returned across a restart), collateral valued at mark (the guarded reference price) with exact arithmetic,
+// returned across a restart) beside the configured position limit, collateral valued at mark (the guarded reference price) with exact arithmetic,
 // order and withdrawal limits, and dust conversion with the spec's preconditions and its 95%
 // payout rounded down, recorded in dust history.
 
@@ -8,7 +8,8 @@ import {
   adminCli, createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount,
 } from '../helpers/server.js';
 
-const ARGS = ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0'];
+// Every account's position limit on perpetuals, shown by GET /api/v1/account.
+const ARGS = ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0', '--position-limit', '2500000.5'];
 
 describe('account endpoints', () => {
   const dataDir = tempDataDir();
@@ -40,6 +41,8 @@ describe('account endpoints', () => {
     expect(account.body).toMatchObject({ autoLend: false, spotMakerFee: '2', spotTakerFee: '5', limitOrders: 500, liquidating: false, leverageLimit: '1' });
     // The official Rust client requires the futures fees as decimals: the account's own rates.
     expect(account.body).toMatchObject({ futuresMakerFee: '2', futuresTakerFee: '5' });
+    // The configured position limit, in USDC.
+    expect(account.body.positionLimit).toBe('2500000.5');
     const patched = await signed(server.base, seller, 'PATCH', '/api/v1/account', 'accountUpdate', { autoLend: true, leverageLimit: '2.5' });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ autoLend: true, leverageLimit: '2.5', autoRepayBorrows: false });

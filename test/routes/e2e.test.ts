@@ -80,8 +80,10 @@ describe('walking skeleton: one signed order through the whole path', () => {
       imfFunction: { type: 'sqrt', base: '0.02', factor: '0.0001275' },
       mmfFunction: { type: 'sqrt', base: '0.0125', factor: '0.0000765' },
       fundingInterval: 3600000, fundingRateUpperBound: '100', fundingRateLowerBound: '-100', openInterestLimit: '4000000',
-      orderBookState: 'Open', createdAt: '2024-01-01T00:00:00.000000', visible: true, positionLimitWeight: null, rwaMarketType: null,
+      orderBookState: 'Open', createdAt: '2024-01-01T00:00:00.000000', visible: true, positionLimitWeight: '1', rwaMarketType: null,
     });
+    // A spot market holds no position: no weight in the position limit.
+    expect(sol.positionLimitWeight).toBeNull();
   });
 
   it('rests a maker order, fills a crossing taker order, and streams it all', async () => {

@@ -87,8 +87,9 @@ describe('a chain of configuration changes', () => {
     removeDir(dir);
   });
   const full = loadConfig([], {}).engine; // today's default: spot, margin parameters, perpetuals
-  // Without perpetuals a configuration has no realization at mark either (src/config.ts).
-  const { realizePnlIntervalUs: _realize, ...perpsUnrealized } = full;
+  // Without perpetuals a configuration has no realization at mark either (src/config.ts); the
+  // version that realized none had no position limit.
+  const { realizePnlIntervalUs: _realize, positionLimitUnits: _limit, ...perpsUnrealized } = full;
   const spotMargin = { ...perpsUnrealized, markets: full.markets.filter((m) => m.perp === undefined) };
   const { margin: _margin, ...spot } = spotMargin;
   const fp = engineConfigFingerprint;
@@ -127,6 +128,29 @@ describe('a chain of configuration changes', () => {
       const feeChanged = { ...full, takerFeeBps: (full.takerFeeBps ?? 0) + 1 };
       expect(() => checkJournalIdentity(other, fp(feeChanged), feeChanged)).toThrow(EngineConfigChangedError);
       expect(checkJournalIdentity(other, fp(full), full)).toEqual({ changes: [{ seq: 1, previousSha256: fp(perpsUnrealized) }], gained: true });
+    } finally {
+      await other.close();
+      removeDir(otherDir);
+    }
+  });
+
+  it('accepts the position limit gained by a configuration that had perpetuals (and realization) without it, and no other limit or weight', async () => {
+    const otherDir = tempDataDir();
+    const other = new LmdbJournalStore(otherDir);
+    try {
+      // As the version before the limit wrote it: perpetuals at weight 1 (left out), realization, no limit.
+      const { positionLimitUnits: limit, ...unlimited } = full;
+      expect(limit).toBe(100_000_000 * 1e6);
+      expect(checkJournalIdentity(other, fp(unlimited), unlimited)).toEqual({ changes: [], gained: false });
+      other.append(1, new Uint8Array(JOURNAL_RECORD_BYTES));
+      await other.commit();
+      const weighted = { ...full, markets: full.markets.map((m) => (m.perp === undefined ? m : { ...m, perp: { ...m.perp, positionLimitWeight: 2n * 10n ** 12n } })) };
+      expect(() => checkJournalIdentity(other, fp(weighted), weighted)).toThrow(EngineConfigChangedError);
+      expect(checkJournalIdentity(other, fp(full), full)).toEqual({ changes: [{ seq: 1, previousSha256: fp(unlimited) }], gained: true });
+      // Recorded, a changed limit is another configuration.
+      other.putMetaSync(CONFIG_KEY, fp(full));
+      const lower = { ...full, positionLimitUnits: 5 };
+      expect(() => checkJournalIdentity(other, fp(lower), lower)).toThrow(EngineConfigChangedError);
     } finally {
       await other.close();
       removeDir(otherDir);

@@ -13,8 +13,8 @@
 // fingerprint differs. A configuration that only gained margin parameters and perpetual markets is
 // a change a journal accepts (engine/shell/journal.ts): the journal replays under today's
 // default configuration, the records it holds under the configuration they were written with
-// (today's default without its margin parameters and perpetuals and their realization at mark,
-// which has the fingerprint of
+// (today's default without its margin parameters and perpetuals, their realization at mark and
+// the accounts' position limit, which has the fingerprint of
 // then: an absent key adds nothing to the canonical form), and the journal records the change.
 // The same journal also upgrades in two steps (margin parameters, then perpetuals: a chain of two
 // changes at the same sequence), and replays with the single-change meta a server that accepted
@@ -54,7 +54,7 @@ describe('a journal written by the earlier layout', () => {
   it("replays under today's default configuration to the state hash its clean stop recorded", async () => {
     const store = await fixtureStore(dirs);
     // As that server ran: no pools, no perpetual markets (nor their realization at mark).
-    const { margin, realizePnlIntervalUs: _realize, ...withoutPools } = config;
+    const { margin, realizePnlIntervalUs: _realize, positionLimitUnits: _limit, ...withoutPools } = config;
     const previous = { ...withoutPools, markets: withoutPools.markets.filter((m) => m.perp === undefined) };
     expect(margin?.lendPools.length).toBe(4);
     expect(previous.markets.length).toBe(3);
@@ -83,7 +83,7 @@ describe('a journal written by the earlier layout', () => {
 describe('the earlier journal upgraded in steps', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-  const { realizePnlIntervalUs: _realize, ...withoutRealization } = config;
+  const { realizePnlIntervalUs: _realize, positionLimitUnits: _limit, ...withoutRealization } = config;
   const spotMargin = { ...withoutRealization, markets: config.markets.filter((m) => m.perp === undefined) };
   const { margin: _margin, ...spot } = spotMargin;
 

@@ -207,13 +207,13 @@ function matchTaker(s: EngineState, taker: number): ExpiryReason {
   return ExpiryReason.None;
 }
 
-/** Whether the market's rules refuse this fill (a perpetual's open interest limit, perp/open-interest.ts). */
+/** Whether the market's rules refuse this fill at the maker's price (a perpetual's open interest and position limits, perp/open-interest.ts). */
 function fillRefusalOf(s: EngineState, taker: number, maker: number, qtyLots: number): ExpiryReason {
   const pool = s.pool;
   const takerBuys = pool.side[taker] === Side.Bid;
   const buyer = pool.accountId[takerBuys ? taker : maker];
   const seller = pool.accountId[takerBuys ? maker : taker];
-  return rulesOfOrder(s, taker).fillRefusal(s, pool.marketIndex[taker], buyer, seller, qtyLots);
+  return rulesOfOrder(s, taker).fillRefusal(s, pool.marketIndex[taker], buyer, seller, qtyLots, pool.price(maker));
 }
 
 /**

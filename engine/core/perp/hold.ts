@@ -6,7 +6,8 @@
 //   market's worst-side exposure max(|size + Σ bids|, |size − Σ asks|) the order passes (it
 //   reduces or closes); otherwise the account's net equity, with that exposure at the
 //   perpetual's mark, must cover Σ N·IMF(N) over all its exposures (margin/valuation.ts), else
-//   InsufficientMargin. A perpetual without a mark admits no new exposure.
+//   InsufficientMargin. A perpetual without a mark admits no new exposure. Before that test, the
+//   account's position limit (position-limit.ts admitPositionLimit): PositionLimit.
 //
 // The quantity: a limit order's lots; a market order by quantity its lots (no quote limit); a
 // market order by quote quantity the lots that quote would buy at minPriceTicks (its cap, as spot
@@ -21,6 +22,7 @@ import { marginSummary } from '../margin/valuation.js';
 import type { EngineState } from '../state.js';
 import { MAX_AMOUNT_UNITS, floorDiv, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from '../units.js';
 import { exposureLotsOf } from './exposure.js';
+import { admitPositionLimit } from './position-limit.js';
 import { NO_SLOT } from '../book/orders.js';
 
 const SPOT_MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
@@ -44,8 +46,10 @@ export function perpHold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: nu
   return perpAdmission(s, cmd.accountId, marketIndex, cmd.side, hold.lots);
 }
 
-/** Whether `lots` more on `side` of the perpetual raise its worst-side exposure; if so, the IMF test (header). */
+/** The position limit, then whether `lots` more on `side` of the perpetual raise its worst-side exposure; if so, the IMF test (header). */
 export function perpAdmission(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number): ResultCode {
+  const limited = admitPositionLimit(s, accountId, marketIndex, side, lots);
+  if (limited !== ResultCode.Ok) return limited;
   const p = s.positions;
   const size = p.lots[p.cell(accountId, marketIndex)];
   let bidLots = 0;

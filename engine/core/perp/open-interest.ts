@@ -9,10 +9,13 @@
 //   max(b + q, 0) − max(b, 0) + max(s − q, 0) − max(s, 0)   (at most q).
 // A fill-or-kill order's check walks its fills with the same rule and the reduce-only makers'
 // clipping (reduce-only.ts makerLots), on the sizes its earlier fills would leave (FillWalk).
+// Each party's position limit (position-limit.ts) is checked with it, after the open interest:
+// either refuses the fill the same way.
 
 import { ExpiryReason, OrderFlag, ResultCode, Side, type QueryOpenInterestCommand } from '../../bus/types.js';
 import { MARKET_ID_ALL } from '../catalog.js';
 import type { EngineState } from '../state.js';
+import { beyondPositionLimit } from './position-limit.js';
 
 /** The change in lots of the market's open interest if `buyer` bought `lots` from `seller`, their sizes given. */
 function openInterestChange(buyerLots: number, sellerLots: number, lots: number): number {
@@ -26,11 +29,22 @@ function beyondLimit(s: EngineState, marketIndex: number, openLots: number, chan
   return (openLots + change) * market.baseUnitsPerLot > market.perp!.openInterestLimitUnits;
 }
 
-/** PositionLimit when the fill would raise the market's open interest past its limit, else None. */
-export function perpFillRefusal(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number, lots: number): ExpiryReason {
+/** Whether a buyer and a seller of those sizes trading `lots` at `priceTicks` would take either past its position limit. */
+function beyondPartyLimits(s: EngineState, marketIndex: number, buyerAccount: number, buyerLots: number, sellerAccount: number, sellerLots: number, lots: number, priceTicks: number): boolean {
+  return beyondPositionLimit(s, buyerAccount, marketIndex, buyerLots, lots, priceTicks) || beyondPositionLimit(s, sellerAccount, marketIndex, sellerLots, -lots, priceTicks);
+}
+
+/**
+ * PositionLimit when the fill would raise the market's open interest past its limit, or take a
+ * party past its position limit (position-limit.ts), else None.
+ */
+export function perpFillRefusal(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number, lots: number, priceTicks: number): ExpiryReason {
   const p = s.positions;
-  const change = openInterestChange(p.lots[p.cell(buyerAccount, marketIndex)], p.lots[p.cell(sellerAccount, marketIndex)], lots);
-  return beyondLimit(s, marketIndex, p.openInterestLots[p.ordinalOf[marketIndex]], change) ? ExpiryReason.PositionLimit : ExpiryReason.None;
+  const buyerLots = p.lots[p.cell(buyerAccount, marketIndex)];
+  const sellerLots = p.lots[p.cell(sellerAccount, marketIndex)];
+  const change = openInterestChange(buyerLots, sellerLots, lots);
+  if (beyondLimit(s, marketIndex, p.openInterestLots[p.ordinalOf[marketIndex]], change)) return ExpiryReason.PositionLimit;
+  return beyondPartyLimits(s, marketIndex, buyerAccount, buyerLots, sellerAccount, sellerLots, lots, priceTicks) ? ExpiryReason.PositionLimit : ExpiryReason.None;
 }
 
 /** The market's open interest in base units. */
@@ -102,8 +116,11 @@ class FillWalk {
       lots = (takerBuys ? size > 0 : size < 0) ? Math.min(lots, Math.abs(size)) : 0;
       if (lots === 0) return 0;
     }
-    const change = openInterestChange(this.sizeOf(buyerAccount), this.sizeOf(sellerAccount), lots);
+    const buyerLots = this.sizeOf(buyerAccount);
+    const sellerLots = this.sizeOf(sellerAccount);
+    const change = openInterestChange(buyerLots, sellerLots, lots);
     if (beyondLimit(this.s, this.marketIndex, this.openLots, change)) return -1;
+    if (beyondPartyLimits(this.s, this.marketIndex, buyerAccount, buyerLots, sellerAccount, sellerLots, lots, pool.price(maker))) return -1;
     this.openLots += change;
     this.move(buyerAccount, lots);
     this.move(sellerAccount, -lots);

@@ -261,7 +261,7 @@ function denseStep(h: EngineHarness, random: () => number, price: Record<number,
   }
 }
 
-/** The random config's perpetual with MMF growing with √N, an index that stays fresh for seconds, room for the accounts. */
+/** The random config's perpetual with MMF growing with √N and no open interest or position limit, an index that stays fresh for seconds, room for the accounts. */
 function densePerpConfig(seed: number): EngineConfig {
   const config = randomConfig(seed);
   config.limits = { ...config.limits, maxAccounts: 70 };
@@ -269,6 +269,8 @@ function densePerpConfig(seed: number): EngineConfig {
   config.realizePnlIntervalUs = seed % 2 === 0 ? 700_000 : undefined;
   const perp = config.markets.find((m) => m.marketId === M2)!;
   perp.perp = { ...perp.perp!, imf: { base: ONE / 10n, factor: ONE / 2n }, mmf: { base: ONE / 20n, factor: ONE / 4n }, openInterestLimitUnits: 10 ** 12, makerFeeBps: 2, takerFeeBps: 5 };
+  // Neither the open interest nor the accounts' positions are limited here.
+  delete config.positionLimitUnits;
   return config;
 }
 

@@ -34,6 +34,7 @@ export enum ResultCode {
   DustBalanceChanged = 33,
   SystemMaintenance = 40,
   InvalidSystemState = 41,
+  PositionLimit = 300,
   IndexPriceNotPositive = 400,
   IndexPriceFixed = 401,
   InvalidIndexPriceSource = 402,
