@@ -127,7 +127,7 @@ class Watch {
 
 interface Actors {
   small: ApiClient;
-  maker: ApiClient;
+  maker: Maker;
   smallAccount: { accountId: number; publicKey: string; secretKey: string };
   makerAccountId: number | null;
 }
@@ -148,7 +148,7 @@ async function createActors(o: LiquidationDemoOptions, base: string): Promise<Ac
   } else {
     o.print(`maker           the account of X-API-Key ${makerKeys.publicKey}`);
   }
-  return { small: new ApiClient(base, smallAccount), maker: new ApiClient(base, makerKeys), smallAccount, makerAccountId };
+  return { small: new ApiClient(base, smallAccount), maker: new Maker(new ApiClient(base, makerKeys)), smallAccount, makerAccountId };
 }
 
 /** SOL's index to start from: its fresh price, else the configured start (hundredths). */
@@ -168,17 +168,39 @@ async function setIndex(o: LiquidationDemoOptions, cents: number): Promise<void>
   await setIndexPrices(o.adminPort, { [ASSET]: hundredths(cents) }, 'Operator');
 }
 
-/** The maker's quotes around `cents`: its open orders in the perpetual cancelled, then the ladder posted. */
-async function quote(maker: ApiClient, cents: number, lots: number): Promise<void> {
-  await maker.ok('DELETE', '/api/v1/orders', 'orderCancelAll', { symbol: PERP_SYMBOL });
-  const step = Math.max(1, Math.floor((cents * QUOTE_STEP_BPS) / 10_000));
-  for (let level = 1; level <= QUOTE_LEVELS; level++) {
-    for (const [side, price] of [['Bid', cents - level * step], ['Ask', cents + level * step]] as const) {
-      if (price <= 0) continue;
-      await maker.ok('POST', '/api/v1/order', 'orderExecute', {
-        symbol: PERP_SYMBOL, side, orderType: 'Limit', price: hundredths(price), quantity: hundredths(lots), postOnly: true,
-      });
+/**
+ * The maker's quotes. Each requote posts the new bids (below the old ones: the index only moves
+ * down) before it cancels the old orders, and the new asks after: the book always has the maker's
+ * bids for a liquidation step to sell into, and no new ask meets an old bid of its own.
+ */
+class Maker {
+  private open: string[] = [];
+
+  constructor(readonly api: ApiClient) {}
+
+  /** Its open orders in the perpetual, whoever placed them, cancelled: a clean start. */
+  async cancelAll(): Promise<void> {
+    await this.api.ok('DELETE', '/api/v1/orders', 'orderCancelAll', { symbol: PERP_SYMBOL });
+    this.open = [];
+  }
+
+  async quote(cents: number, lots: number): Promise<void> {
+    const step = Math.max(1, Math.floor((cents * QUOTE_STEP_BPS) / 10_000));
+    const levels = Array.from({ length: QUOTE_LEVELS }, (_, i) => (i + 1) * step);
+    const posted: string[] = [];
+    for (const away of levels) if (cents - away > 0) posted.push(await this.post('Bid', cents - away, lots));
+    for (const orderId of this.open) {
+      await this.api.signed('DELETE', '/api/v1/order', 'orderCancel', { symbol: PERP_SYMBOL, orderId });
     }
+    for (const away of levels) posted.push(await this.post('Ask', cents + away, lots));
+    this.open = posted;
+  }
+
+  private async post(side: 'Bid' | 'Ask', cents: number, lots: number): Promise<string> {
+    const order = await this.api.ok('POST', '/api/v1/order', 'orderExecute', {
+      symbol: PERP_SYMBOL, side, orderType: 'Limit', price: hundredths(cents), quantity: hundredths(lots), postOnly: true,
+    });
+    return String(order.id);
   }
 }
 
@@ -201,7 +223,8 @@ async function openStreams(o: LiquidationDemoOptions, watch: Watch, actors: Acto
   watch.connection.subscribe(['account.orderUpdate', 'account.positionUpdate'], actors.small.subscribeSignature());
   watch.connection.subscribe(['liquidation', `depth.${PERP_SYMBOL}`]);
   o.print(`streams         subscribed: account.orderUpdate, account.positionUpdate (account ${actors.smallAccount.accountId}), liquidation`);
-  await quote(actors.maker, startCents, lots);
+  await actors.maker.cancelAll();
+  await actors.maker.quote(startCents, lots);
   o.print(`maker           quotes ${PERP_SYMBOL} around ${hundredths(startCents)}: ${QUOTE_LEVELS} bids and asks of ${hundredths(lots)}`);
   await watch.until((m) => m.stream === `depth.${PERP_SYMBOL}`, 'depth message after the maker\'s quotes', 30_000);
 }
@@ -260,7 +283,7 @@ async function drop(o: LiquidationDemoOptions, watch: Watch, actors: Actors, sta
     lastSet = Date.now();
     const f = (await position(actors.small)).figures;
     o.print(`index           step ${steps}: ${ASSET}=${hundredths(cents)}` + (f ? `, mark ${f.markPrice}, uPnL ${f.pnlUnrealized}` : ''));
-    await quote(actors.maker, cents, lots);
+    await actors.maker.quote(cents, lots);
   }
 }
 
@@ -340,9 +363,9 @@ export async function liquidationDemo(o: LiquidationDemoOptions): Promise<Record
 }
 
 /** The maker's quotes cancelled and SOL's index set back, whatever happened before. */
-async function restore(o: LiquidationDemoOptions, maker: ApiClient, startCents: number): Promise<void> {
+async function restore(o: LiquidationDemoOptions, maker: Maker, startCents: number): Promise<void> {
   try {
-    await maker.signed('DELETE', '/api/v1/orders', 'orderCancelAll', { symbol: PERP_SYMBOL });
+    await maker.cancelAll();
   } finally {
     await setIndex(o, startCents);
     o.print(`index           ${ASSET} set back to ${hundredths(startCents)}`);
