@@ -12,7 +12,7 @@
 // JSON and handed to the listener; pings are answered with pongs. SUBSCRIBE messages as the
 // stream protocol has them, private ones signed with `instruction=subscribe`.
 
-import { createHash, createPrivateKey, randomBytes, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, randomBytes, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import { DEFAULT_WINDOW_TEXT, signingString, type ParamValue } from '../auth.js';
@@ -60,6 +60,10 @@ export class ApiClient {
   /** `base` is the public API's URL (http://host:port); keys are needed for signed requests only. */
   constructor(readonly base: string, readonly keys: ApiKeys | null = null) {
     this.key = keys === null ? null : privateKeyOf(keys.secretKey);
+    if (keys !== null && this.key !== null) {
+      const publicKey = Buffer.from(createPublicKey(this.key).export({ format: 'jwk' }).x!, 'base64url').toString('base64');
+      if (publicKey !== keys.publicKey) throw new ApiError(`the secret key given is not the one of X-API-Key ${keys.publicKey}`);
+    }
   }
 
   /** A public (unsigned) GET. */

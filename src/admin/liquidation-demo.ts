@@ -133,22 +133,24 @@ interface Actors {
 }
 
 async function createActors(o: LiquidationDemoOptions, base: string): Promise<Actors> {
+  // Keys given for the maker are checked (the secret must be the public key's) before anything is created.
+  const givenMaker = o.maker === null ? null : new ApiClient(base, o.maker);
   const created = await createAccount(o.adminPort, { deposits: [{ asset: 'USDC', quantity: String(o.deposit) }] });
   const smallAccount = { accountId: created.accountId, publicKey: created.publicKey, secretKey: created.secretKey! };
   o.print(`account         ${smallAccount.accountId} created with ${o.deposit} USDC`);
   o.print(`  X-API-Key     ${smallAccount.publicKey}`);
   o.print(`  secret        ${smallAccount.secretKey}`);
-  let makerKeys = o.maker;
+  let maker = givenMaker;
   let makerAccountId: number | null = null;
-  if (makerKeys === null) {
-    const maker = await createAccount(o.adminPort, { deposits: [{ asset: 'USDC', quantity: MAKER_DEPOSIT }] });
-    makerKeys = { publicKey: maker.publicKey, secretKey: maker.secretKey! };
-    makerAccountId = maker.accountId;
-    o.print(`maker           ${maker.accountId} created with ${MAKER_DEPOSIT} USDC (X-API-Key ${maker.publicKey})`);
+  if (maker === null) {
+    const funded = await createAccount(o.adminPort, { deposits: [{ asset: 'USDC', quantity: MAKER_DEPOSIT }] });
+    maker = new ApiClient(base, { publicKey: funded.publicKey, secretKey: funded.secretKey! });
+    makerAccountId = funded.accountId;
+    o.print(`maker           ${funded.accountId} created with ${MAKER_DEPOSIT} USDC (X-API-Key ${funded.publicKey})`);
   } else {
-    o.print(`maker           the account of X-API-Key ${makerKeys.publicKey}`);
+    o.print(`maker           the account of X-API-Key ${o.maker!.publicKey}`);
   }
-  return { small: new ApiClient(base, smallAccount), maker: new Maker(new ApiClient(base, makerKeys)), smallAccount, makerAccountId };
+  return { small: new ApiClient(base, smallAccount), maker: new Maker(maker), smallAccount, makerAccountId };
 }
 
 /** SOL's index to start from: its fresh price, else the configured start (hundredths). */
@@ -258,12 +260,13 @@ async function drop(o: LiquidationDemoOptions, watch: Watch, actors: Actors, sta
   let lastSet = Date.now();
   let wasLiquidating = false;
   for (;;) {
+    // The flag first: a position read after it has every fill of the step that cleared it.
+    const now = await liquidating(actors.small);
     const held = await position(actors.small);
     if (held.lots === 0) {
       o.print('position        closed');
       return { steps, lowestCents: cents, finalLots: 0 };
     }
-    const now = await liquidating(actors.small);
     if (now !== wasLiquidating) {
       o.print(`account         liquidating: ${now} (GET /api/v1/account), position ${held.figures!.netQuantity}, mark ${held.figures!.markPrice}`);
       wasLiquidating = now;
@@ -362,12 +365,20 @@ export async function liquidationDemo(o: LiquidationDemoOptions): Promise<Record
   }
 }
 
-/** The maker's quotes cancelled and SOL's index set back, whatever happened before. */
+/**
+ * The maker's quotes cancelled and SOL's index set back, whatever happened before; a failure here
+ * is printed, so that it does not hide the one that ended the run.
+ */
 async function restore(o: LiquidationDemoOptions, maker: Maker, startCents: number): Promise<void> {
   try {
     await maker.cancelAll();
-  } finally {
+  } catch (error) {
+    o.print(`maker           could not cancel its quotes: ${(error as Error).message}`);
+  }
+  try {
     await setIndex(o, startCents);
     o.print(`index           ${ASSET} set back to ${hundredths(startCents)}`);
+  } catch (error) {
+    o.print(`index           could not set ${ASSET} back to ${hundredths(startCents)}: ${(error as Error).message}`);
   }
 }
