@@ -298,7 +298,7 @@ async function fillsHistory(small: ApiClient, expected: number): Promise<Array<R
       const fills = await small.ok('GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', { symbol: PERP_SYMBOL, fillType, sortDirection: 'Asc' });
       for (const f of fills as Array<Record<string, unknown>>) all.push({ fillType, ...f });
     }
-    if (all.length >= expected || Date.now() > deadline) return all.sort((a, b) => String(a.timestamp).localeCompare(String(b.timestamp)));
+    if (all.length >= expected || Date.now() > deadline) return all.sort((a, b) => Number(a.tradeId) - Number(b.tradeId));
     await sleep(200);
   }
 }
