@@ -19,9 +19,15 @@
 //   new-two-factor-secret --account <id>
 //   backup --to <DIR> [--data-dir <DIR>]   (no admin endpoint: copies the data directory itself,
 //                                          see src/admin/backup.ts)
+//   liquidation-demo [--port N] [--host H] [--maker-public-key K --maker-secret-key S]
+//                    [--deposit USDC] [--leverage N] [--start-price P] [--step-bps N] [--max-steps N]
+//                    (a perpetual position liquidated end to end, see src/admin/liquidation-demo.ts;
+//                    the public API on --port, PORT or 8080, at --host or 127.0.0.1)
 
 import { resolve } from 'node:path';
 import { BackupError, backupDataDir } from './backup.js';
+import { ApiError } from './api-client.js';
+import { liquidationDemo, toHundredths } from './liquidation-demo.js';
 import {
   AdminError, adminRequest, changeBackstopProvider, createAccount, deposit, depositInsurance, getBackstop, getFeeRates, getIndexPrices, getInsurance, setFeeRates, setIndexPrices, setMaintenance, setMarketState, type Deposit,
 } from './client.js';
@@ -43,7 +49,11 @@ const USAGE = `usage:
   npm run admin -- get-backstop [--admin-port N]
   npm run admin -- add-withdrawal-address --account <id> --blockchain <CHAIN> --address <ADDRESS> [--admin-port N]
   npm run admin -- new-two-factor-secret --account <id> [--admin-port N]
-  npm run admin -- backup --to <DIR> [--data-dir <DIR>]   (data directory: --data-dir, DATA_DIR or ./data, as the server's)`;
+  npm run admin -- backup --to <DIR> [--data-dir <DIR>]   (data directory: --data-dir, DATA_DIR or ./data, as the server's)
+  npm run admin -- liquidation-demo [--port N] [--host H] [--maker-public-key <base64> --maker-secret-key <base64>]
+                   [--deposit USDC] [--leverage N] [--start-price P] [--step-bps N] [--max-steps N] [--admin-port N]
+                   (defaults: port PORT or 8080, host 127.0.0.1, a fresh maker, deposit 300, leverage 9,
+                   start price 150 when SOL has no fresh index, steps of 100 bps, at most 60 steps)`;
 
 class UsageError extends Error {}
 
@@ -163,6 +173,38 @@ function operatorCommand(port: number, command: string, argument: string | undef
   return null;
 }
 
+/** A whole-number option within [min, max], or its default when absent. */
+function boundedNumber(options: Map<string, string[]>, name: string, fallback: number, min: number, max: number): number {
+  const text = one(options, name);
+  if (text === undefined) return fallback;
+  if (!/^\d{1,10}$/.test(text) || Number(text) < min || Number(text) > max) throw new UsageError(`--${name} must be a whole number from ${min} to ${max}`);
+  return Number(text);
+}
+
+/** liquidation-demo: the options checked, then the scenario of liquidation-demo.ts, printing as it goes. */
+function liquidationDemoCommand(adminPort: number, options: Map<string, string[]>): Promise<unknown> {
+  onlyOptions(options, ['port', 'host', 'maker-public-key', 'maker-secret-key', 'deposit', 'leverage', 'start-price', 'step-bps', 'max-steps']);
+  const portText = one(options, 'port') ?? process.env.PORT ?? '8080';
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) === 0 || Number(portText) > 65535) throw new UsageError('--port must be a port number');
+  const makerPublic = one(options, 'maker-public-key');
+  const makerSecret = one(options, 'maker-secret-key');
+  if ((makerPublic === undefined) !== (makerSecret === undefined)) throw new UsageError('--maker-public-key and --maker-secret-key go together');
+  const startText = one(options, 'start-price') ?? '150';
+  if (!/^\d{1,5}(\.\d{1,2})?$/.test(startText) || toHundredths(startText) === 0) throw new UsageError('--start-price must be a positive price with at most 2 decimals');
+  return liquidationDemo({
+    host: one(options, 'host') ?? '127.0.0.1',
+    port: Number(portText),
+    adminPort,
+    maker: makerPublic === undefined ? null : { publicKey: makerPublic, secretKey: makerSecret! },
+    deposit: boundedNumber(options, 'deposit', 300, 1, 1_000_000),
+    leverage: boundedNumber(options, 'leverage', 9, 1, 40),
+    startPriceCents: toHundredths(startText),
+    stepBps: boundedNumber(options, 'step-bps', 100, 1, 2_000),
+    maxSteps: boundedNumber(options, 'max-steps', 60, 1, 1_000),
+    print: (line) => process.stdout.write(`${line}\n`),
+  });
+}
+
 async function run(argv: string[]): Promise<unknown> {
   const { command, argument, args, options } = parse(argv);
   const portText = one(options, 'admin-port') ?? process.env.ADMIN_PORT ?? '8081';
@@ -204,6 +246,7 @@ async function run(argv: string[]): Promise<unknown> {
     onlyOptions(options, ['account']);
     return adminRequest(port, 'POST', '/admin/two-factor', { accountId: wholeNumber(options, 'account') });
   }
+  if (command === 'liquidation-demo') return liquidationDemoCommand(port, options);
   if (command === 'backup') {
     onlyOptions(options, ['to', 'data-dir']);
     const dataDir = resolve(one(options, 'data-dir') ?? process.env.DATA_DIR ?? './data');
@@ -218,7 +261,7 @@ run(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof UsageError) process.stderr.write(`${error.message}\n${USAGE}\n`);
-    else if (error instanceof AdminError || error instanceof BackupError) process.stderr.write(`error: ${error.message}\n`);
+    else if (error instanceof AdminError || error instanceof BackupError || error instanceof ApiError) process.stderr.write(`error: ${error.message}\n`);
     else process.stderr.write(`error: ${String(error)}\n`);
     process.exitCode = error instanceof UsageError ? 2 : 1;
   },
