@@ -379,9 +379,10 @@ function loadNewestSnapshot(
  * contiguity, checksum chain, size and output digest (see the decision table above). Throws the
  * named error of the table on damage. Records and snapshots run under the configuration in force
  * at their sequence (see the header), the engine moving to the next one past each change; a change
- * this start accepts is recorded once replay has checked.
+ * this start accepts is recorded once replay has checked. `onStartLoaded` is called once the state
+ * replay starts from is in place (the snapshot loaded and its hash checked), before the first record.
  */
-export function recover(store: JournalStore, config: EngineConfig, fingerprint: string): RecoveryResult {
+export function recover(store: JournalStore, config: EngineConfig, fingerprint: string, onStartLoaded?: () => void): RecoveryResult {
   const { changes, gained } = checkJournalIdentity(store, fingerprint, config);
   const configs = configsInForce(config, changes);
   const eraAt = (seq: number): number => {
@@ -422,6 +423,7 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   checkCleanStop(startSeq - 1);
   moveOnAfter(startSeq - 1);
 
+  onStartLoaded?.();
   const digests = new DigestSink();
   const replay = replayRecords(store, startSeq, lastChecksum, lastTimeUs, (rec) => {
     digests.begin();
