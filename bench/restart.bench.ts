@@ -29,6 +29,9 @@
 //              recover() of a journal of BASELINE commands of the same stream written with no
 //              snapshot (the journal bench's figure), beside the engine alone over those records.
 // Each of the RUNS runs does all four, in that order; figures are medians.
+//   before     with RESTART_BENCH_BEFORE set to another build's dist/engine/shell/journal.js (a
+//              tree before a change to recovery), its recover() restarts from the same directory in
+//              each run too, the two in alternating order: before and after in the same run.
 // Gate: every recover() ends at the journal's last sequence, starts from the newest snapshot (the
 // whole-journal one from the first record) with nothing skipped, and its state hash equals the
 // writer engine's; the engine-alone passes reach the same hashes. Otherwise FAIL, exit code 1.
@@ -36,7 +39,8 @@
 // Run: `npm run bench:restart` (builds, then node --expose-gc dist/bench/restart.bench.js); writes
 // its section of bench/RESULTS.md between the restart markers (--no-write prints only). Env:
 // RESTART_BENCH_COMMANDS (10,000,000), RESTART_BENCH_SNAPSHOT_EVERY (the server's default,
-// 1,000,000), RESTART_BENCH_BASELINE (1,000,000), RESTART_BENCH_RUNS (3).
+// 1,000,000), RESTART_BENCH_BASELINE (1,000,000), RESTART_BENCH_RUNS (3), RESTART_BENCH_BEFORE
+// (unset) with RESTART_BENCH_BEFORE_LABEL (how the report names that tree).
 
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -62,6 +66,8 @@ const COMMANDS = Number(process.env.RESTART_BENCH_COMMANDS ?? 10_000_000);
 const SNAPSHOT_EVERY = Number(process.env.RESTART_BENCH_SNAPSHOT_EVERY ?? DEFAULT_SNAPSHOT_EVERY);
 const BASELINE = Number(process.env.RESTART_BENCH_BASELINE ?? 1_000_000);
 const RUNS = Number(process.env.RESTART_BENCH_RUNS ?? 3);
+const BEFORE = process.env.RESTART_BENCH_BEFORE;
+const BEFORE_LABEL = process.env.RESTART_BENCH_BEFORE_LABEL ?? BEFORE;
 const BATCH = 8192;
 const SEED = 7;
 const RESULTS = fileURLToPath(new URL('../../bench/RESULTS.md', import.meta.url));
@@ -146,7 +152,7 @@ async function commitPass(store: LmdbJournalStore, writer: JournalWriter): Promi
 }
 
 /** Writes `commands` stream commands, snapshotting every `snapshotEvery` (0: never) as the server does, then stops cleanly. */
-async function writeHistory(commands: number, snapshotEvery: number): Promise<History> {
+export async function writeHistory(commands: number, snapshotEvery: number): Promise<History> {
   const dir = mkdtempSync(join(tmpdir(), 'restart-bench-'));
   const config = benchConfig();
   const fingerprint = engineConfigFingerprint(config);
@@ -200,14 +206,14 @@ interface Restart {
 }
 
 /** Opens the store and recovers from it, as the engine worker starts; checks where it ends. */
-async function restart(history: History, failures: string[]): Promise<Restart> {
+export async function restart(history: History, failures: string[], recoverFrom: typeof recover = recover): Promise<Restart> {
   const config = benchConfig();
   globalThis.gc?.();
   let load: Timed = { wall: 0, cpu: 0 };
   const wall = performance.now();
   const cpu = process.cpuUsage();
   const store = new LmdbJournalStore(history.dir);
-  const recovered = recover(store, config, engineConfigFingerprint(config), () => {
+  const recovered = recoverFrom(store, config, engineConfigFingerprint(config), () => {
     load = { wall: (performance.now() - wall) / 1000, cpu: cpuSeconds(cpu) };
   });
   const total = { wall: (performance.now() - wall) / 1000, cpu: cpuSeconds(cpu) };
@@ -226,7 +232,7 @@ async function restart(history: History, failures: string[]): Promise<Restart> {
  * The engine alone from the newest snapshot (imported untimed; none: a fresh engine): the records
  * after it read and applied, no checksum, no digest, a sink that keeps nothing.
  */
-async function engineAlone(history: History, failures: string[]): Promise<Timed> {
+export async function engineAlone(history: History, failures: string[]): Promise<Timed> {
   const config = benchConfig();
   const store = new LmdbJournalStore(history.dir);
   const exchange = new Exchange(config);
@@ -257,6 +263,8 @@ interface Figures {
   history: History;
   baseline: History;
   restarts: Restart[];
+  /** recover() of the tree RESTART_BENCH_BEFORE names, from the same directory (empty: not compared). */
+  before: Restart[];
   tailAlone: Timed[];
   whole: Restart[];
   wholeAlone: Timed[];
@@ -271,10 +279,13 @@ async function measure(): Promise<Figures> {
   const history = await writeHistory(COMMANDS, SNAPSHOT_EVERY);
   process.stdout.write(`written in ${history.writeSeconds.toFixed(1)} s; snapshots ${history.snapshots.join(', ')}; writing the ${BASELINE.toLocaleString('en-US')}-command journal with no snapshot…\n`);
   const baseline = await writeHistory(BASELINE, 0);
-  const figures: Figures = { history, baseline, restarts: [], tailAlone: [], whole: [], wholeAlone: [], loadStart, loadEnd: 0, failures: [] };
+  const before = BEFORE === undefined ? null : ((await import(pathToFileURL(BEFORE).href)) as { recover: typeof recover }).recover;
+  const figures: Figures = { history, baseline, restarts: [], before: [], tailAlone: [], whole: [], wholeAlone: [], loadStart, loadEnd: 0, failures: [] };
   try {
     for (let run = 0; run < RUNS; run++) {
+      if (before !== null && run % 2 === 1) figures.before.push(await restart(history, figures.failures, before));
       figures.restarts.push(await restart(history, figures.failures));
+      if (before !== null && run % 2 === 0) figures.before.push(await restart(history, figures.failures, before));
       figures.tailAlone.push(await engineAlone(history, figures.failures));
       figures.whole.push(await restart(baseline, figures.failures));
       figures.wholeAlone.push(await engineAlone(baseline, figures.failures));
@@ -320,9 +331,33 @@ function report(f: Figures): string {
     '',
     `Runs, restart wall / CPU: ${f.restarts.map((r) => `${r.total.wall.toFixed(2)} / ${r.total.cpu.toFixed(2)} s`).join('; ')}.`,
     '',
+    ...comparison(f),
     ...verdict(f, { total, load, tail, replayed, wholeRate }),
   ];
   return lines.join('\n');
+}
+
+/** recover() of the tree before against this one, from the same directory in the same runs (nothing when not compared). */
+function comparison(f: Figures): string[] {
+  if (f.before.length === 0) return [];
+  const m = (rs: Restart[], part: (r: Restart) => number): number => median(rs.map(part));
+  const rows: Array<[string, (r: Restart) => number, (v: number) => string]> = [
+    ['restart, CPU', (r) => r.total.cpu, sec],
+    ['restart, wall', (r) => r.total.wall, sec],
+    ['of which snapshot load, CPU', (r) => r.load.cpu, msec],
+    ['tail replay, commands per CPU-second', (r) => r.replayed / (r.total.cpu - r.load.cpu), fmt],
+    ['tail replay, commands/s wall', (r) => r.replayed / (r.total.wall - r.load.wall), fmt],
+  ];
+  return [
+    `Before and after in the same runs: recover() of ${BEFORE_LABEL} and of this tree, alternating, from the same directory (median of ${f.before.length}):`,
+    '',
+    '| | before | after | after ÷ before |',
+    '| --- | ---: | ---: | ---: |',
+    ...rows.map(([name, part, show]) => `| ${name} | ${show(m(f.before, part))} | ${show(m(f.restarts, part))} | ${(m(f.restarts, part) / m(f.before, part)).toFixed(2)} |`),
+    '',
+    `Runs, before: restart wall / CPU ${f.before.map((r) => `${r.total.wall.toFixed(2)} / ${r.total.cpu.toFixed(2)} s`).join('; ')}.`,
+    '',
+  ];
 }
 
 interface Medians {
@@ -341,7 +376,7 @@ function verdict(f: Figures, m: Medians): string[] {
   const met = (ok: boolean): string => (ok ? '**met**' : '**not met**');
   const lines = [
     `- What bounds a restart: the snapshot load plus the tail after the newest snapshot, at most about one snapshot interval (${fmt(SNAPSHOT_EVERY)} commands; the engine worker checks its policy per poll of up to 512, so up to 511 more) at the replay rate: ${fmt(SNAPSHOT_EVERY)} ÷ ${fmt(tailCpuRate)} per CPU-second + ${msec(m.load('cpu'))} ≈ ${bound.toFixed(2)} s of CPU, whatever the length of the history. Without snapshots the same ${fmt(f.history.commands)} commands would replay at the whole-journal rate: ≈ ${(f.history.lastSeq / m.wholeRate('cpu')).toFixed(1)} s of CPU (extrapolated from the baseline row).`,
-    `- "A 10 M-command restart in ≤ 5 s": ${met(m.total('wall') <= 5)} this way for this history (${sec(m.total('wall'))} wall, ${sec(m.total('cpu'))} CPU${f.history.commands < 10_000_000 ? `; a history of ${fmt(f.history.commands)} commands, not 10 M` : ''}).`,
+    `- "A 10 M-command restart in ≤ 5 s"${f.history.commands < 10_000_000 ? ` (here a history of ${fmt(f.history.commands)} commands, not 10 M)` : ''}: in CPU time ${met(m.total('cpu') <= 5)} this way (${sec(m.total('cpu'))} of CPU, the time on a core of its own); in wall time on this shared machine ${met(m.total('wall') <= 5)} (${sec(m.total('wall'))}: the restart got ${((100 * m.total('cpu')) / m.total('wall')).toFixed(0)} % of a core at load ${f.loadStart.toFixed(1)}–${f.loadEnd.toFixed(1)} on ${cpus().length} cores).`,
     `- "Replay ≥ 2,000,000 commands/s": ${met(tailCpuRate >= 2_000_000)}: the tail replays at ${fmt(tailCpuRate)} commands per CPU-second (${fmt(m.replayed / m.tail('wall'))} wall), ${(tailCpuRate / tailAloneCpuRate).toFixed(2)}× the engine alone over the same records (${fmt(tailAloneCpuRate)} per CPU-second): the per-command rate stays bounded by the engine; snapshots bound how many commands a restart replays, not how fast.`,
     '',
   ];
