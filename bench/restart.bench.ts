@@ -355,7 +355,7 @@ function comparison(f: Figures): string[] {
     '| --- | ---: | ---: | ---: |',
     ...rows.map(([name, part, show]) => `| ${name} | ${show(m(f.before, part))} | ${show(m(f.restarts, part))} | ${(m(f.restarts, part) / m(f.before, part)).toFixed(2)} |`),
     '',
-    `Runs, before: restart wall / CPU ${f.before.map((r) => `${r.total.wall.toFixed(2)} / ${r.total.cpu.toFixed(2)} s`).join('; ')}.`,
+    `Runs, before: restart wall / CPU ${f.before.map((r) => `${r.total.wall.toFixed(2)} / ${r.total.cpu.toFixed(2)} s`).join('; ')}. Per run, restart CPU after ÷ before: ${f.before.map((b, i) => (f.restarts[i].total.cpu / b.total.cpu).toFixed(2)).join(', ')} (median ${median(f.before.map((b, i) => f.restarts[i].total.cpu / b.total.cpu)).toFixed(2)}).`,
     '',
   ];
 }
