@@ -316,7 +316,7 @@ function report(f: Figures): string {
   const rate = (n: number, seconds: number): string => `${fmt(n / seconds)}`;
   const newest = f.history.snapshots.at(-1) ?? 0;
   const lines = [
-    `Measured ${new Date().toISOString().slice(0, 10)} (${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${f.loadStart.toFixed(2)} at start, ${f.loadEnd.toFixed(2)} at end) with \`npm run bench:restart\` (RESTART_BENCH_COMMANDS=${COMMANDS}, RESTART_BENCH_SNAPSHOT_EVERY=${SNAPSHOT_EVERY}, RESTART_BENCH_BASELINE=${BASELINE}; median of ${RUNS} runs).`,
+    `Measured ${new Date().toISOString().slice(0, 10)} (${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}, load average ${f.loadStart.toFixed(2)} at start, ${f.loadEnd.toFixed(2)} at end) with \`npm run bench:restart\` (RESTART_BENCH_COMMANDS=${COMMANDS}, RESTART_BENCH_SNAPSHOT_EVERY=${SNAPSHOT_EVERY}, RESTART_BENCH_BASELINE=${BASELINE}, RESTART_BENCH_RUNS=${RUNS}${BEFORE === undefined ? '' : `, RESTART_BENCH_BEFORE=${BEFORE}`}; median of ${RUNS} runs).`,
     '',
     `History: ${fmt(f.history.commands)} commands of the engine benchmark's mix and ${f.history.snapshots.length} Snapshot commands (journal through ${fmt(f.history.lastSeq)}), written by the real writer in ${f.history.writeSeconds.toFixed(1)} s; a snapshot every ${fmt(SNAPSHOT_EVERY)} commands, keep ${DEFAULT_SNAPSHOT_KEEP}, compaction on (the server's defaults); newest snapshot at ${fmt(newest)}, ${fmt(f.history.snapshotBytes)} bytes; clean stop recorded.`,
     '',
