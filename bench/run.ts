@@ -86,12 +86,14 @@ ${historySink.trim()}
   // (bench/layout-compare.sh, bench/layout-compare-callgrind.sh, and for the tick ladder of price
   // levels), the codec's instruction counts
   // (bench/codec-callgrind.sh), front CPU per signed order (npm run bench:frontcpu) and the engine
-  // on the margin mix (bench/engine-margin.bench.ts) and on a perpetual book (bench/engine-perp.bench.ts)
-  // and the unloaded durable acknowledgement (npm run bench:ack) are written elsewhere: carry them over.
+  // on the margin mix (bench/engine-margin.bench.ts) and on a perpetual book (bench/engine-perp.bench.ts),
+  // the liquidation trigger (npm run bench:liquidation-trigger), the restart from the newest
+  // snapshot (npm run bench:restart) and the unloaded durable acknowledgement (npm run bench:ack)
+  // are written elsewhere: carry them over.
   let carried = '';
   try {
     const previous = readFileSync(resultsPath, 'utf8');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'ack']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack']) {
       const begin = previous.indexOf(`<!-- ${name}:begin -->`);
       const end = previous.indexOf(`<!-- ${name}:end -->`);
       if (begin < 0 || end <= begin) continue;

@@ -16,7 +16,7 @@ import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, r
 import { HeaderFlag, RecordType } from '../bus/types.js';
 import { DIGEST_SEED, RecordDigester, finishDigest } from './digest.js';
 import { JournalWriteError } from './journal.js';
-import { CHECKSUMMED_BYTES, chainChecksum } from '../store/journal-layout.js';
+import { recordChecksum } from '../store/journal-layout.js';
 import type { JournalStore } from '../store/journal-store.js';
 
 export class JournalWriter {
@@ -28,6 +28,7 @@ export class JournalWriter {
   private expectedSeq: number;
   /** The record being built (the store copies it on append). */
   private readonly value = Buffer.alloc(JOURNAL_RECORD_BYTES);
+  private readonly valueView = new DataView(this.value.buffer, this.value.byteOffset, JOURNAL_RECORD_BYTES);
   private open = false;
   private openSeq = 0;
   private digest = DIGEST_SEED;
@@ -68,7 +69,7 @@ export class JournalWriter {
     // The Stamped header was copied with its CommandEnd bit (a command without outputs); the
     // journal stores the header as stamped.
     value[23] &= ~HeaderFlag.CommandEnd;
-    this.prevChecksum = chainChecksum(value, CHECKSUMMED_BYTES, this.prevChecksum);
+    this.prevChecksum = recordChecksum(this.valueView, 0, this.prevChecksum);
     value.writeUInt32LE(this.prevChecksum, JOURNAL_CHECKSUM_OFFSET);
     this.store.append(this.openSeq, value);
     this.appendedSeq = this.openSeq;

@@ -111,13 +111,12 @@ import type { StampedRec } from '../bus/generated/records.js';
 import { DIGEST_SEED, RecordDigester, finishDigest } from './digest.js';
 import type { JournalStore } from '../store/journal-store.js';
 import {
-  CHECKSUMMED_BYTES,
   CLEAN_STOP_KEY,
   CONFIG_KEY,
   FORMAT_KEY,
   JOURNAL_FORMAT,
   JOURNAL_FORMATS_READ,
-  chainChecksum,
+  recordChecksum,
   encodeSnapshotFile,
   configChangesMeta,
   readConfigChanges,
@@ -390,9 +389,10 @@ function loadNewestSnapshot(
  * contiguity, checksum chain, size and output digest (see the decision table above). Throws the
  * named error of the table on damage. Records and snapshots run under the configuration in force
  * at their sequence (see the header), the engine moving to the next one past each change; a change
- * this start accepts is recorded once replay has checked.
+ * this start accepts is recorded once replay has checked. `onStartLoaded` is called once the state
+ * replay starts from is in place (the snapshot loaded and its hash checked), before the first record.
  */
-export function recover(store: JournalStore, config: EngineConfig, fingerprint: string): RecoveryResult {
+export function recover(store: JournalStore, config: EngineConfig, fingerprint: string, onStartLoaded?: () => void): RecoveryResult {
   const { changes, gained } = checkJournalIdentity(store, fingerprint, config);
   const configs = configsInForce(config, changes);
   const eraAt = (seq: number): number => {
@@ -433,6 +433,7 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   checkCleanStop(startSeq - 1);
   moveOnAfter(startSeq - 1);
 
+  onStartLoaded?.();
   const digests = new DigestSink();
   const replay = replayRecords(store, startSeq, lastChecksum, lastTimeUs, (rec) => {
     digests.begin();
@@ -472,7 +473,7 @@ function replayRecords(
     }
     const view = new DataView(value.buffer, value.byteOffset, value.length);
     for (let at = 0, seq = runSeq; at < value.length; at += JOURNAL_RECORD_BYTES, seq++) {
-      lastChecksum = readRecord(value, view, at, seq, lastSeq, lastChecksum, rec);
+      lastChecksum = readRecord(view, at, seq, lastSeq, lastChecksum, rec);
       const digest = apply(rec);
       const storedDigest = view.getUint32(at + JOURNAL_DIGEST_OFFSET, true);
       if (digest !== storedDigest) {
@@ -490,9 +491,9 @@ function replayRecords(
  * Journal record `seq`, at `at` of a run, read into `rec` after checking its contiguity and
  * checksum chain (the decision table); returns its checksum.
  */
-function readRecord(run: Uint8Array, view: DataView, at: number, seq: number, lastSeq: number, lastChecksum: number, rec: StampedRec): number {
+function readRecord(view: DataView, at: number, seq: number, lastSeq: number, lastChecksum: number, rec: StampedRec): number {
   if (seq !== lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
-  const expected = chainChecksum(run.subarray(at, at + CHECKSUMMED_BYTES), CHECKSUMMED_BYTES, lastChecksum);
+  const expected = recordChecksum(view, at, lastChecksum);
   const stored = view.getUint32(at + JOURNAL_CHECKSUM_OFFSET, true);
   if (stored !== expected) throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
   readStamped(view, at, rec);

@@ -9,7 +9,7 @@
 // header with the state hash at export and the configuration fingerprint.
 
 import * as zlib from 'node:zlib';
-import { JOURNAL_CHECKSUM_OFFSET, crc32 } from '../bus/codec.js';
+import { JOURNAL_CHECKSUM_OFFSET, crc32, crc32View } from '../bus/codec.js';
 
 /** Bytes of the JournalRecord covered by the checksum: the stamped record and the output digest. */
 export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
@@ -83,6 +83,15 @@ const nativeCrc32 = (zlib as unknown as { crc32?: (data: Uint8Array, value?: num
 export function chainChecksum(bytes: Uint8Array, length: number, prev: number): number {
   if (nativeCrc32 !== undefined) return nativeCrc32(bytes.length === length ? bytes : bytes.subarray(0, length), prev) >>> 0;
   return crc32(bytes, 0, length, prev);
+}
+
+/**
+ * The checksum of the journal record at `at` of `view` (its first CHECKSUMMED_BYTES), chained
+ * from the previous record's `prev`: the same value as chainChecksum over those bytes, computed in
+ * place (the writer and replay call it once per record).
+ */
+export function recordChecksum(view: DataView, at: number, prev: number): number {
+  return crc32View(view, at, CHECKSUMMED_BYTES, prev);
 }
 
 // Snapshot files

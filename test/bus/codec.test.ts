@@ -690,6 +690,30 @@ describe('crc32', () => {
     }
   });
 
+  it('crc32View (slice-by-8 over a DataView) agrees with crc32 at every offset, length and alignment', () => {
+    let x = 777;
+    const raw = new Uint8Array(600);
+    for (let i = 0; i < raw.length; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      raw[i] = x >>> 24;
+    }
+    for (const shift of [0, 1, 2, 3]) {
+      const bytes = raw.subarray(shift);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+      for (let n = 0; n < 60; n++) {
+        const off = (n * 29) % 200;
+        const len = (n * 41) % 380;
+        const prev = Math.imul(n + shift, 0x9e3779b1) >>> 0;
+        const expected = codec.crc32(bytes, off, len, prev);
+        expect(codec.crc32View(view, off, len, prev)).toBe(expected);
+        expect(expected).toBe(zlibCrc32(bytes.subarray(off, off + len), prev));
+      }
+    }
+    const check = text('123456789');
+    expect(codec.crc32View(new DataView(check.buffer), 0, check.length, 0)).toBe(0xcbf43926);
+    expect(() => codec.crc32View(new DataView(check.buffer), 5, 5, 0)).toThrow(RangeError);
+  });
+
   it('detects a single flipped bit in a journal-sized record', () => {
     const { dv, bytes } = slot();
     codec.writeStamped(dv, 0, { ...header(RecordType.Stamped), command: sampleCommand() });

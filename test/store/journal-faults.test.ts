@@ -19,7 +19,7 @@ import {
   recover,
   snapshotFile,
 } from '../../engine/shell/journal.js';
-import { CHECKSUMMED_BYTES, CLEAN_STOP_KEY, chainChecksum } from '../../engine/store/journal-layout.js';
+import { CHECKSUMMED_BYTES, CLEAN_STOP_KEY, chainChecksum, recordChecksum } from '../../engine/store/journal-layout.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
 import { Sequencer } from '../../engine/shell/sequencer.js';
 import { commandFromSlot, crc32 } from '../../engine/bus/codec.js';
@@ -128,6 +128,11 @@ describe('journal fault injection', () => {
     const random = prng(5);
     const bytes = Uint8Array.from({ length: 300 }, () => randomInt(random, 0, 255));
     for (const prev of [0, 1, 0xdeadbeef, 0xffffffff]) expect(chainChecksum(bytes, 257, prev)).toBe(crc32(bytes, 0, 257, prev));
+    // The per-record checksum the writer and replay compute in place is the same chain.
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+    for (const at of [0, 1, 7, 100]) {
+      for (const prev of [0, 0xdeadbeef]) expect(recordChecksum(view, at, prev)).toBe(chainChecksum(bytes.subarray(at, at + CHECKSUMMED_BYTES), CHECKSUMMED_BYTES, prev));
+    }
   });
 
   for (const seed of SEEDS) {
