@@ -85,6 +85,8 @@ describe('configuration', () => {
       [['--auto-close-mf-offset', '-0.1'], /autoCloseMfOffset/],
       [['--auto-close-mf-offset', '0.0000000000001'], /at most 12 decimals/],
     ] as const) expect(() => loadConfig([...flags], {}), flags.join(' ')).toThrow(message);
+  });
+
   it('limits every account\'s perpetual positions to 100,000,000 USDC by default, from the flag, the environment or the markets file; each perpetual weighs 1 unless it names a weight', () => {
     const defaults = loadConfig([], {});
     expect(defaults.engine.positionLimitUnits).toBe(100_000_000 * 1e6);
