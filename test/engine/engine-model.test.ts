@@ -25,7 +25,7 @@ import { BorrowLendEvent, CommandFlag, CommandKind, ExpiryReason, FRONT_ID_NONE,
 import type { EngineState } from '../../engine/core/state.js';
 
 const FILE = 'test/engine/engine-model.test.ts';
-const SEEDS = seedsForRun([21, 22, 23, 24, 25, 26]);
+const SEEDS = seedsForRun([21, 22, 23, 24, 25, 26, 28]);
 const STEPS = Number(process.env.ENGINE_STEPS ?? 1200);
 const left = OPTIONAL_KINDS.filter((kind) => !modelKinds(randomConfig(1)).includes(kind)).map((kind) => CommandKind[kind]);
 const leftOut = left.length > 0 ? ` (left out, the model lacks them: ${left.join(', ')})` : '';
