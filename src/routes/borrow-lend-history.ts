@@ -56,6 +56,8 @@ const SOURCE_NAMES: Record<number, string> = {
   [BorrowLendSource.AutoBorrowRepay]: 'AutoBorrowRepay',
   [BorrowLendSource.AutoLend]: 'AutoLend',
   [BorrowLendSource.Liquidation]: 'Liquidation',
+  [BorrowLendSource.LiquidationAdl]: 'LiquidationAdl',
+  [BorrowLendSource.AdlProvider]: 'AdlProvider',
 };
 const SOURCES_BY_NAME = new Map(Object.entries(SOURCE_NAMES).map(([source, name]) => [name, Number(source)]));
 const SIDES = new Set(['Borrow', 'Lend']);

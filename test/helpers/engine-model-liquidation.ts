@@ -1,7 +1,8 @@
 // The reference model's liquidation waterfall (engine/core/liquidation/), written the obvious way:
 // when an account enters the liquidating state its open orders are cancelled and a step waits one
 // interval of engine time; each step walks the liquidating accounts in id order: cancel, redeem
-// lends and repay from holdings, unwind the largest N·MMF borrow with one or two system IOC market
+// lends (a lend the pool refuses is closed against the other borrowers of its asset, paid in USDC
+// at mark) and repay from holdings, unwind the largest N·MMF borrow with one or two system IOC market
 // orders, repay again, and, with nothing left to sell, cover the borrows from the insurance fund
 // and socialize the rest. Perpetual positions: a bankrupt account's go to the fund and ADL; with
 // backstop providers set, a solvent account below the Auto-Close MF (and a position the book could
@@ -303,7 +304,9 @@ export class ModelLiquidation<O extends LiquidationOrder> {
     const lending = this.host.lending();
     for (const asset of this.config.assets) {
       const lent = lending.lentOf(accountId, asset.assetId);
-      if (lent > 0 && lending.redeemFits(asset.assetId, lent)) lending.liquidationMove(accountId, asset.assetId, BorrowLendEvent.LendRedeem, lent);
+      if (lent === 0) continue;
+      if (lending.redeemFits(asset.assetId, lent)) lending.liquidationMove(accountId, asset.assetId, BorrowLendEvent.LendRedeem, lent);
+      else lending.deleverageLend(accountId, asset.assetId);
     }
     for (const asset of this.config.assets) {
       const repaid = Math.min(lending.borrowedOf(accountId, asset.assetId), this.host.bal(accountId, asset.assetId).available);

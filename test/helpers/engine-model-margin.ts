@@ -391,6 +391,61 @@ export class ModelLending {
   }
 
   /**
+   * Borrow/lend ADL of a lend its pool refused (engine/core/liquidation/lend-adl.ts): the other
+   * borrowers of the asset, largest borrow first then by id, each close what they can pay for at
+   * mark in USDC (their available USDC plus the USDC pool's room), then are re-checked.
+   */
+  deleverageLend(accountId: number, assetId: number): void {
+    const usdc = this.config.margin!.valuationAssetId;
+    const mark = assetId === usdc ? null : this.valuationMark(assetId);
+    if (!mark) return;
+    const providers: number[] = [];
+    for (let id = 1; id <= this.host.accountCount(); id++) if (id !== accountId && this.get(this.borrowed, id, assetId) > 0) providers.push(id);
+    providers.sort((a, b) => this.get(this.borrowed, b, assetId) - this.get(this.borrowed, a, assetId) || a - b);
+    for (const provider of providers) {
+      const left = this.get(this.lent, accountId, assetId);
+      if (left === 0) break;
+      const available = BigInt(this.host.bal(provider, usdc).available);
+      const payable = available + this.usdcRoom(provider, usdc);
+      const bound = Math.min(left, this.get(this.borrowed, provider, assetId));
+      const q = mark.quoteUnits === 0n ? bound : Math.min(bound, Number((payable * mark.baseUnits) / mark.quoteUnits));
+      if (q === 0) continue;
+      const value = ceil(BigInt(q) * mark.quoteUnits, mark.baseUnits);
+      if (value > available) this.adlMove(provider, usdc, BorrowLendEvent.Borrow, Number(value - available), BorrowLendSource.AdlProvider);
+      this.adlMove(provider, assetId, BorrowLendEvent.BorrowRepay, q, BorrowLendSource.AdlProvider);
+      this.adlMove(accountId, assetId, BorrowLendEvent.LendRedeem, q, BorrowLendSource.LiquidationAdl);
+      if (value === 0n) continue;
+      this.host.bal(provider, usdc).available -= Number(value);
+      this.host.bal(accountId, usdc).available += Number(value);
+      this.host.balanceRec(provider, usdc);
+      this.host.balanceRec(accountId, usdc);
+    }
+    for (const provider of providers) this.review(provider);
+  }
+
+  /** The USDC an ADL provider may borrow: none while it lends USDC; else the pool's room under its limit and ceiling. */
+  private usdcRoom(accountId: number, usdc: number): bigint {
+    const p = this.pool(usdc);
+    if (!p || this.get(this.lent, accountId, usdc) > 0) return 0n;
+    const L = this.total(this.lent, usdc);
+    const B = this.total(this.borrowed, usdc);
+    if (L === 0n) return 0n;
+    const byLimit = p.openBorrowLendLimitUnits - B;
+    const byCeiling = (this.ceiling(p) * L) / ONE - B;
+    const room = byLimit < byCeiling ? byLimit : byCeiling;
+    return room > 0n ? room : 0n;
+  }
+
+  /** One ADL move: a USDC borrow moves units; a repayment or redemption of the asset only shrinks the position. */
+  private adlMove(accountId: number, assetId: number, event: BorrowLendEvent, qty: number, source: BorrowLendSource): void {
+    const closed = this.positionBefore(accountId, assetId);
+    if (event === BorrowLendEvent.Borrow) this.move(accountId, assetId, event, qty);
+    else this.change(event === BorrowLendEvent.LendRedeem ? this.lent : this.borrowed, accountId, assetId, -qty);
+    this.moveRec(null, accountId, assetId, event, qty, 0n, { closed, source });
+    this.host.balanceRec(accountId, assetId);
+  }
+
+  /**
    * Closes a bankrupt borrow (engine/core/liquidation/bankruptcy.ts): `covered` units from the
    * fund, the rest written off the lenders pro rata, then off the interest lines.
    */

@@ -347,6 +347,8 @@ export const BORROW_LEND_SOURCE_NAMES: Readonly<Record<number, string>> = Object
   4: 'AutoBorrowRepay',
   5: 'AutoLend',
   6: 'Liquidation',
+  7: 'LiquidationAdl',
+  8: 'AdlProvider',
 });
 /** BorrowLendSource: name → value. */
 export const BORROW_LEND_SOURCE_VALUES: Readonly<Record<string, number>> = Object.freeze({
@@ -357,6 +359,8 @@ export const BORROW_LEND_SOURCE_VALUES: Readonly<Record<string, number>> = Objec
   AutoBorrowRepay: 4,
   AutoLend: 5,
   Liquidation: 6,
+  LiquidationAdl: 7,
+  AdlProvider: 8,
 });
 
 /** LendPoolState: value → name. */

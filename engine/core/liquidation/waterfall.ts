@@ -12,8 +12,10 @@
 // 100 % or no borrow is left:
 //   0. cancel the account's open orders (a liquidating account may place orders that buy what it
 //      owes; what they lock is freed for the waterfall);
-//   a. repay: redeem every lend the pool lets go (its throttle ceiling), then repay each borrow
-//      from the available units of the borrowed asset;
+//   a. repay: redeem every lend the pool lets go (its throttle ceiling); a lend it does not let
+//      go is auto-deleveraged (lend-adl.ts: other accounts' borrows of the asset close against
+//      it, largest borrow first, and pay the lender its value at mark in USDC); then repay each
+//      borrow from the available units of the borrowed asset;
 //   b. unwind on the book (unwind.ts): for the borrow with the largest N·MMF, system IOC market
 //      orders of the account that sell its collateral for USDC and buy the borrowed asset with
 //      USDC, at most chunkBps of the borrow per step, then repay as in (a). Liquidation fees go to
@@ -30,7 +32,7 @@
 // take is deleveraged as above; a position whose book order in (b) filled nothing goes to the
 // providers the same way (with none set: it is deleveraged at once).
 
-import { BorrowLendEvent, BorrowLendSource, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus } from '../../bus/types.js';
+import { BorrowLendEvent, BorrowLendSource, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus, ResultCode } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { cancelOpenOrder, closeOrder } from '../book/cancel.js';
 import { NO_SLOT, OrderState } from '../book/orders.js';
@@ -41,6 +43,7 @@ import { NO_TIMER, TimerKind } from '../timers.js';
 import { deleverageAll, positionsBankrupt } from './adl.js';
 import { backstopAll, backstopPosition, belowAutoClose } from './backstop.js';
 import { coverBankruptcy } from './bankruptcy.js';
+import { deleverageLend } from './lend-adl.js';
 import { largestPosition } from './perp-unwind.js';
 import { unwindStep, UnwindOutcome } from './unwind.js';
 
@@ -133,15 +136,18 @@ function stillLiquidating(s: EngineState, accountId: number): boolean {
 }
 
 /**
- * Stage (a): redeems every lend of the account its pool lets go, then repays each borrow from
- * the available units of the borrowed asset (moves of source Liquidation).
+ * Stage (a): redeems every lend of the account its pool lets go (and deleverages the others,
+ * lend-adl.ts), then repays each borrow from the available units of the borrowed asset (moves of
+ * source Liquidation).
  */
 export function repayFromHoldings(s: EngineState, accountId: number): void {
   const pools = s.pools;
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
     const cell = pools.cell(accountId, assetIndex);
     const lent = pools.lent[cell];
-    if (lent > 0 && redeemRefusal(s, assetIndex, lent) === 0) move(s, accountId, assetIndex, BorrowLendEvent.LendRedeem, lent);
+    if (lent === 0) continue;
+    if (redeemRefusal(s, assetIndex, lent) === ResultCode.Ok) move(s, accountId, assetIndex, BorrowLendEvent.LendRedeem, lent);
+    else deleverageLend(s, accountId, assetIndex);
   }
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
     const borrowed = pools.borrowed[pools.cell(accountId, assetIndex)];

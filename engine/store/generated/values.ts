@@ -12,8 +12,8 @@ export const WITHDRAWAL_STATUS_NAMES: readonly WithdrawalStatus[] = ['pending', 
 export type BorrowLendSide = 'Borrow' | 'Lend';
 export const BORROW_LEND_SIDE_NAMES: readonly BorrowLendSide[] = ['Borrow', 'Lend'];
 
-export type BorrowLendSource = 'Manual' | 'Interest' | 'AutoBorrow' | 'AutoLendRedeem' | 'AutoBorrowRepay' | 'AutoLend' | 'Liquidation';
-export const BORROW_LEND_SOURCE_NAMES: readonly BorrowLendSource[] = ['Manual', 'Interest', 'AutoBorrow', 'AutoLendRedeem', 'AutoBorrowRepay', 'AutoLend', 'Liquidation'];
+export type BorrowLendSource = 'Manual' | 'Interest' | 'AutoBorrow' | 'AutoLendRedeem' | 'AutoBorrowRepay' | 'AutoLend' | 'Liquidation' | 'LiquidationAdl' | 'AdlProvider';
+export const BORROW_LEND_SOURCE_NAMES: readonly BorrowLendSource[] = ['Manual', 'Interest', 'AutoBorrow', 'AutoLendRedeem', 'AutoBorrowRepay', 'AutoLend', 'Liquidation', 'LiquidationAdl', 'AdlProvider'];
 
 export type PerpSettlementSource = 'RealizePnl' | 'TradingFees' | 'FundingPayment';
 export const PERP_SETTLEMENT_SOURCE_NAMES: readonly PerpSettlementSource[] = ['RealizePnl', 'TradingFees', 'FundingPayment'];

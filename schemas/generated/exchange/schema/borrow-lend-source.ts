@@ -9,5 +9,7 @@ export enum BorrowLendSource {
   AutoLendRedeem = 3,
   AutoBorrowRepay = 4,
   AutoLend = 5,
-  Liquidation = 6
+  Liquidation = 6,
+  LiquidationAdl = 7,
+  AdlProvider = 8
 }
