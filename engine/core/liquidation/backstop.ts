@@ -41,6 +41,7 @@
 import { DEFAULT_AUTO_CLOSE_DIVISOR, DEFAULT_AUTO_CLOSE_OFFSET_E12, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderFlag, OrderStatus, Side } from '../../bus/types.js';
 import { closeOrder } from '../book/cancel.js';
 import { admits } from '../margin/account.js';
+import { largestPassing } from '../margin/auto-funding.js';
 import { FRACTION_ONE } from '../margin/fixed.js';
 import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
 import { marginSummary } from '../margin/valuation.js';
@@ -111,15 +112,8 @@ function planProviders(s: EngineState, accountId: number, marketIndex: number, l
 
 /** The most lots up to `most` the provider can take on the side `sign` (1: it buys) at `ticks` (header). */
 function providerCapacity(s: EngineState, provider: number, marketIndex: number, sign: number, ticks: number, most: number): number {
-  if (providerPasses(s, provider, marketIndex, sign, ticks, most)) return most;
-  let low = 0;
-  let high = most - 1;
-  while (low < high) {
-    const mid = low + Math.ceil((high - low) / 2);
-    if (providerPasses(s, provider, marketIndex, sign, ticks, mid)) low = mid;
-    else high = mid - 1;
-  }
-  return low;
+  const passes = (lots: number): boolean => providerPasses(s, provider, marketIndex, sign, ticks, lots);
+  return passes(most) ? most : largestPassing(most - 1, passes);
 }
 
 /** The provider's initial margin check with `lots` filled at `ticks` (header). */

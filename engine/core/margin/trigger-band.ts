@@ -30,7 +30,7 @@
 
 import type { HaircutSpec, MarginFunctionSpec } from '../../bus/margin-params.js';
 import { collateralLine, haircutWeight, notionalCeil, notionalFloor, type UnitPrice } from './collateral.js';
-import { FRACTION_ONE, pow10 } from './fixed.js';
+import { FRACTION_ONE, floorDiv, pow10 } from './fixed.js';
 import { positionMmf, requirementUnits } from './fractions.js';
 import { INDEX_PRICE_DECIMALS } from './index-prices.js';
 
@@ -70,9 +70,14 @@ export function indexUnitsOf(price: UnitPrice, assetDecimals: number, quoteDecim
   return [Number(floor > top ? top : floor), Number(ceil > top ? top : ceil)];
 }
 
+/** ceil(N·MMF(N)) of a notional N under the maintenance function `mmf` (none: 0). */
+function requirementOf(mmf: MarginFunctionSpec | undefined, notionalUnits: bigint, quoteDecimals: number): bigint {
+  if (notionalUnits === 0n || mmf === undefined) return 0n;
+  return requirementUnits(notionalUnits, positionMmf(mmf, notionalUnits, quoteDecimals));
+}
+
 function requirementAt(risk: AssetRisk, liabilityUnits: bigint): bigint {
-  if (liabilityUnits === 0n || risk.mmf === undefined) return 0n;
-  return requirementUnits(liabilityUnits, positionMmf(risk.mmf, liabilityUnits, risk.quoteDecimals));
+  return requirementOf(risk.mmf, liabilityUnits, risk.quoteDecimals);
 }
 
 /** f(p): the asset's part of netEquity − Σ N·MMF at a mark, as the margin summary counts it. */
@@ -180,15 +185,12 @@ export interface PerpRisk {
 }
 
 function perpRequirement(risk: PerpRisk, price: UnitPrice): bigint {
-  if (risk.exposureUnits === 0n) return 0n;
-  const notional = notionalCeil(risk.exposureUnits, price);
-  return requirementUnits(notional, positionMmf(risk.mmf, notional, risk.quoteDecimals));
+  return requirementOf(risk.mmf, risk.exposureUnits === 0n ? 0n : notionalCeil(risk.exposureUnits, price), risk.quoteDecimals);
 }
 
+/** floor(z·p), as perp/exposure.ts values the position's uPnL. */
 function pnlPart(risk: PerpRisk, price: UnitPrice): bigint {
-  const product = risk.sizeUnits * price.quoteUnits;
-  const q = product / price.baseUnits;
-  return product % price.baseUnits !== 0n && product < 0n ? q - 1n : q;
+  return floorDiv(risk.sizeUnits * price.quoteUnits, price.baseUnits);
 }
 
 /** g(p) without C and U: the perpetual's part that moves with its mark (header). */

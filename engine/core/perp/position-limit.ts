@@ -26,11 +26,8 @@
 
 import { MarketKind, POSITION_LIMIT_WEIGHT_ONE, ResultCode, Side } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
+import { ceilDiv } from '../margin/fixed.js';
 import { perpMarkOf } from './mark.js';
-
-function ceilDiv(a: bigint, b: bigint): bigint {
-  return (a + b - 1n) / b;
-}
 
 /**
  * Whether an account of size `lotsBefore` in the perpetual `marketIndex` that moves by `delta`

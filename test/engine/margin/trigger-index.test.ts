@@ -310,6 +310,27 @@ function densePerpStep(h: EngineHarness, random: () => number, state: { ticks: n
   }
 }
 
+/**
+ * Runs a stream with the trigger index and again with the full walk: the same records and state
+ * hash, flips into and out of the liquidating state, and far fewer re-checks with the index.
+ */
+function indexedAgainstWalk(run: () => EngineHarness): { indexed: EngineHarness } {
+  TRIGGER_SWITCH.rechecks = 0;
+  const indexed = run();
+  const indexedRechecks = TRIGGER_SWITCH.rechecks;
+  TRIGGER_SWITCH.fullWalk = true;
+  TRIGGER_SWITCH.rechecks = 0;
+  const walked = run();
+  const walkedRechecks = TRIGGER_SWITCH.rechecks;
+  expect(indexed.log.length).toBe(walked.log.length);
+  expect(indexed.log).toEqual(walked.log);
+  expect(indexed.exchange.stateHash()).toBe(walked.exchange.stateHash());
+  const flips = indexed.log.filter((r) => r.type === RecordType.AccountSettings && r.frontId === 0xffff).length;
+  expect(flips).toBeGreaterThan(4);
+  expect(indexedRechecks).toBeLessThan(walkedRechecks / 2);
+  return { indexed };
+}
+
 describe('trigger index: the same records and state as the full walk', () => {
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     it(`random stream seed ${seed}, replayed with the full walk`, () => {
@@ -325,42 +346,17 @@ describe('trigger index: the same records and state as the full walk', () => {
 
   for (const seed of [11, 12, 13]) {
     it(`dense margin stream seed ${seed}: ${ACCOUNTS} borrowers, moving and stale prices, trades and liquidations`, () => {
-      TRIGGER_SWITCH.rechecks = 0;
-      const indexed = runDense(seed, 1500);
-      const indexedRechecks = TRIGGER_SWITCH.rechecks;
-      TRIGGER_SWITCH.fullWalk = true;
-      TRIGGER_SWITCH.rechecks = 0;
-      const walked = runDense(seed, 1500);
-      const walkedRechecks = TRIGGER_SWITCH.rechecks;
-      expect(indexed.log.length).toBe(walked.log.length);
-      expect(indexed.log).toEqual(walked.log);
-      expect(indexed.exchange.stateHash()).toBe(walked.exchange.stateHash());
-      // The streams reach what the index must get right: flips into and out of the state, trades, and bands held.
-      const flips = indexed.log.filter((r) => r.type === RecordType.AccountSettings && r.frontId === 0xffff).length;
-      expect(flips).toBeGreaterThan(4);
+      const { indexed } = indexedAgainstWalk(() => runDense(seed, 1500));
+      // The streams reach what the index must get right: flips into and out of the state and trades.
       expect(indexed.log.filter((r) => r.type === RecordType.Trade).length).toBeGreaterThan(20);
-      // And the index re-checked far fewer accounts on price moves than the full walk.
-      expect(indexedRechecks).toBeLessThan(walkedRechecks / 2);
     });
   }
 
   for (const seed of [21, 22, 23]) {
     it(`dense perpetual stream seed ${seed}: ${ACCOUNTS} traders at ten times leverage, index moves, mark samples, funding and liquidations`, () => {
-      TRIGGER_SWITCH.rechecks = 0;
-      const indexed = runDensePerp(seed, 1500);
-      const indexedRechecks = TRIGGER_SWITCH.rechecks;
-      TRIGGER_SWITCH.fullWalk = true;
-      TRIGGER_SWITCH.rechecks = 0;
-      const walked = runDensePerp(seed, 1500);
-      const walkedRechecks = TRIGGER_SWITCH.rechecks;
-      expect(indexed.log.length).toBe(walked.log.length);
-      expect(indexed.log).toEqual(walked.log);
-      expect(indexed.exchange.stateHash()).toBe(walked.exchange.stateHash());
-      const flips = indexed.log.filter((r) => r.type === RecordType.AccountSettings && r.frontId === 0xffff).length;
-      expect(flips).toBeGreaterThan(4);
+      const { indexed } = indexedAgainstWalk(() => runDensePerp(seed, 1500));
       expect(indexed.log.filter((r) => r.type === RecordType.Trade).length).toBeGreaterThan(100);
       expect(indexed.log.filter((r) => r.type === RecordType.MarkPrice).length).toBeGreaterThan(50);
-      expect(indexedRechecks).toBeLessThan(walkedRechecks / 2);
     });
   }
 });
