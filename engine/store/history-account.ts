@@ -75,8 +75,14 @@
 // fills of one order are read from its market's range between its creation and its last update,
 // skipping other orders' fills of that time; clientId, dust and fill type filters skip non-matching entries.
 // Writes per command are kept low: an order's index entries are written with its first record
-// only, a response repeating the state its event just wrote is skipped, and a market's last
-// price is written only when it changes.
+// only, a response repeating the state its event just wrote is skipped, a market's last price is
+// written only when it changes, and an order's row ('o') is written once per command, with the
+// state it has when the command ends (a taker accepted and filled by one command: one put, not
+// two). The rows wait from the command's Stamped record to its last record (HeaderFlag.CommandEnd);
+// the journal worker's transaction ends only at a command's end, so they always join the
+// transaction of the command that changed them, and every put stays in the stream's order per key.
+// The sink runs inside the batch's synchronous transaction, where a put is written at once: the
+// value buffers of fills and rows are reused (putSync, synchronous in any context).
 //
 // A second database, "account-settings", holds what is not engine state: the operator's address
 // book (two-factor-exempt addresses), two-factor secrets and withdrawal intents. Front threads
@@ -87,9 +93,9 @@ import { createHash } from 'node:crypto';
 import type { Database, RootDatabase } from 'lmdb';
 import {
   BORROW_LEND_BYTES, FUNDING_PAYMENT_BYTES, LEND_POOL_SAMPLE_BYTES, ORDER_BYTES, POSITION_BYTES, newBorrowLendRec, newDustRec, newFundingPaymentRec, newLendPoolSampleRec, newOrderRec, newPositionRec, newResultRec, newStampedRec, newTradeRec,
-  readBorrowLend, readDust, readFundingPayment, readLendPoolSample, readOrder, readPosition, readResult, readStamped, readTrade, recordType,
+  readBorrowLend, readDust, readFundingPayment, readLendPoolSample, readOrder, readPosition, readResult, readStamped, readTrade, recordFlags, recordType,
 } from '../bus/codec.js';
-import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, RecordType, ResultCode, SystemOrderType, type BorrowLendRec, type FundingPaymentRec, type LendPoolSampleRec, type OrderRec, type PositionRec } from '../bus/types.js';
+import { BorrowLendEvent, CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderFlag, OrderStatus, RecordType, ResultCode, SystemOrderType, type BorrowLendRec, type FundingPaymentRec, type LendPoolSampleRec, type OrderRec, type PositionRec } from '../bus/types.js';
 import { keepPosition, rebuildPositions, type BorrowLendPositionValue, type StoredRecord } from './history-borrow-lend.js';
 import { keepPositionEvent, type LastFill } from './history-perp.js';
 import { parseBorrowLendPositionValue, parsePerpPositionValue, parsePerpSettlementValue, type PerpPositionValue, type PerpSettlementValue } from './generated/values.js';
@@ -166,6 +172,19 @@ export class AccountHistorySink {
   private readonly lastPriceWritten = new Map<number, number>();
   /** Withdrawals not yet confirmed, by id (a confirmation may arrive in the batch that wrote them). */
   private readonly pending = new Map<number, WithdrawalRecord>();
+  /** Between a Stamped record and its command's last record. */
+  private commandOpen = false;
+  /** The open command's order rows, in the order first kept: bytes (reused buffers) and views on them, account, order id. */
+  private readonly rowBytes: Buffer[] = [];
+  private readonly rowAccounts: number[] = [];
+  private readonly rowOrders: number[] = [];
+  private rowCount = 0;
+  /** Order id → its row's index among the open command's rows. */
+  private readonly rowIndex = new Map<number, number>();
+  private readonly rowViews: DataView[] = [];
+  /** A fill's value, copied from the record (reused: puts inside the transaction are synchronous). */
+  private readonly fillBytes = Buffer.alloc(ORDER_BYTES);
+  private readonly fillView = new DataView(this.fillBytes.buffer, this.fillBytes.byteOffset, ORDER_BYTES);
 
   constructor(root: RootDatabase) {
     const dbs = openHistoryDbs(root);
@@ -198,6 +217,20 @@ export class AccountHistorySink {
   }
 
   onRecord(view: DataView, offset: number): void {
+    this.keep(view, offset);
+    if ((recordFlags(view, offset) & HeaderFlag.CommandEnd) !== 0) this.endCommand();
+  }
+
+  /** The command's last record has passed: its order rows are written, each once. */
+  private endCommand(): void {
+    this.commandOpen = false;
+    for (let i = 0; i < this.rowCount; i++) this.history.putSync(['o', this.rowAccounts[i], this.rowOrders[i]], this.rowBytes[i]);
+    this.rowCount = 0;
+    this.rowIndex.clear();
+  }
+
+  /** What one record adds to the history (the command's order rows wait for its end). */
+  private keep(view: DataView, offset: number): void {
     const type = recordType(view, offset);
     if (type === RecordType.Stamped) return this.onStamped(view, offset);
     if (type === RecordType.Order) return this.onOrder(view, offset);
@@ -260,6 +293,8 @@ export class AccountHistorySink {
   }
 
   private onStamped(view: DataView, offset: number): void {
+    if (this.rowCount > 0) this.endCommand();
+    this.commandOpen = true;
     readStamped(view, offset, this.stamped);
     const kind = this.stamped.command.kind;
     this.lastFills.clear();
@@ -283,13 +318,13 @@ export class AccountHistorySink {
     this.lastStatus = rec.status;
     this.lastExecutedLots = rec.executedQtyLots;
     this.lastExecutedQuote = rec.executedQuoteUnits;
-    const bytes = Buffer.from(new Uint8Array(view.buffer, view.byteOffset + offset, ORDER_BYTES));
     const account = rec.accountId;
-    this.history.put(['o', account, rec.orderId], bytes);
+    this.keepRow(account, rec.orderId, view, offset);
     if (rec.event === OrderEvent.Fill) {
       this.lastFills.set(account, { marketId: rec.marketId, priceTicks: rec.lastFillPriceTicks, systemOrderType: rec.systemOrderType });
       const ordinal = this.fillOrdinal++;
-      this.history.put(['fm', account, rec.marketId, rec.timeUs, rec.seq, ordinal], bytes);
+      this.copyRecord(view, offset, this.fillView);
+      this.history.putSync(['fm', account, rec.marketId, rec.timeUs, rec.seq, ordinal], this.fillBytes);
       return;
     }
     // Every order's first record is orderAccepted, or orderCancelled for one cancelled during its
@@ -297,6 +332,36 @@ export class AccountHistorySink {
     if (rec.event === OrderEvent.Accepted || rec.event === OrderEvent.Cancelled) {
       this.history.put(['om', account, rec.marketId, rec.createdAtUs, rec.orderId], Buffer.alloc(0));
     }
+  }
+
+  /**
+   * An order's row ['o', account, orderId] takes this record's bytes: at the command's end, or at
+   * once outside a command. A later state of the same order in the command replaces it.
+   */
+  private keepRow(account: number, orderId: number, view: DataView, offset: number): void {
+    if (!this.commandOpen) {
+      this.copyRecord(view, offset, this.fillView);
+      this.history.putSync(['o', account, orderId], this.fillBytes);
+      return;
+    }
+    let row = this.rowIndex.get(orderId);
+    if (row === undefined || this.rowAccounts[row] !== account) {
+      row = this.rowCount++;
+      if (row === this.rowBytes.length) {
+        const bytes = Buffer.alloc(ORDER_BYTES);
+        this.rowBytes.push(bytes);
+        this.rowViews.push(new DataView(bytes.buffer, bytes.byteOffset, ORDER_BYTES));
+      }
+      this.rowAccounts[row] = account;
+      this.rowOrders[row] = orderId;
+      this.rowIndex.set(orderId, row);
+    }
+    this.copyRecord(view, offset, this.rowViews[row]);
+  }
+
+  /** Copies the order record at `offset` of `view` into `target` (ORDER_BYTES, in 32-bit words: no allocation). */
+  private copyRecord(view: DataView, offset: number, target: DataView): void {
+    for (let at = 0; at < ORDER_BYTES; at += 4) target.setUint32(at, view.getUint32(offset + at, true), true);
   }
 
   private onCapitalResult(value: number): void {

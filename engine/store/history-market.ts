@@ -340,6 +340,15 @@ export class MarketHistorySink {
   private readonly current = new Map<number, Candle>();
   /** Candles touched in this batch → their (id × 8 + resolution). */
   private readonly dirty = new Map<Candle, number>();
+  /**
+   * A trade's key and value, written in place for each trade (reused: the sink runs inside the
+   * batch's synchronous transaction, where a put is written at once; putSync keeps that true
+   * anywhere).
+   */
+  private readonly tradeKeyBytes = Buffer.alloc(10);
+  private readonly tradeKeyView = new DataView(this.tradeKeyBytes.buffer, this.tradeKeyBytes.byteOffset, 10);
+  private readonly tradeBytes = Buffer.alloc(TRADE_VALUE_BYTES);
+  private readonly tradeView = new DataView(this.tradeBytes.buffer, this.tradeBytes.byteOffset, TRADE_VALUE_BYTES);
 
   constructor(root: RootDatabase) {
     this.dbs = openMarketHistoryDbs(root);
@@ -393,9 +402,12 @@ export class MarketHistorySink {
   private commitCommand(): void {
     for (let i = 0; i < this.pendingCount; i++) {
       const t = this.pending[i];
-      void this.dbs.trades.put(tradeKey(t.marketId, t.tradeId), encodeTrade(t));
+      this.tradeKeyView.setUint16(0, t.marketId);
+      put53(this.tradeKeyView, 2, t.tradeId);
+      writeTradeValue(this.tradeView, 0, t);
+      this.dbs.trades.putSync(this.tradeKeyBytes, this.tradeBytes);
       if ((t.flags & HeaderFlag.OffBook) !== 0) {
-        void this.dbs.offBook.put(tradeKey(t.marketId, t.tradeId), OFF_BOOK_VALUE);
+        this.dbs.offBook.putSync(this.tradeKeyBytes, OFF_BOOK_VALUE);
         continue;
       }
       const timeS = Math.floor(t.timeUs / 1_000_000);
