@@ -1,10 +1,13 @@
 // journalWithHistory: what the history sinks (account and market) cost the journal
-// worker.
+// worker, against the LMDB puts they make.
 //
 //   outbound records (pre-encoded, 256 B slots) ──► journal path: JournalWriter (output digest,
 //                                                   crc32 chain, one record per command), each
 //                                                   batch one synchronous LMDB transaction, then
 //                                                   the flush (fsync)
+//                                               ├─► + the same puts, raw: for each command the keys
+//                                               │   and value sizes the sinks store, from reused
+//                                               │   buffers (the floor for this storage format)
 //                                               └─► + AccountHistorySink and MarketHistorySink
 //                                                   on every record (orders, fills, last price,
 //                                                   trades, candles: puts in the same transaction)
@@ -12,10 +15,12 @@
 // The stream is a trading workload where every command is a taker order that fills against one
 // resting maker order: Stamped, orderAccepted, trade, two orderFill events, four balances, one
 // depth change and the taker's Filled response (11 records, 1 journaled command). That is the
-// account sink's busiest case: 2 + 2 × 2 puts per command (the last price does not change here),
-// plus the market sink's trade and candles. Baseline (same run, same records, same batch size and
-// flush): the journal path alone, exactly as engine/shell/journal-worker.ts does it.
-// Reported: commands/s, median of RUNS runs each, and the ratio.
+// account sink's busiest case: the taker's and the maker's order rows (the taker's accepted and
+// filled states in one put), the taker's order index entry and one fill per party (5 puts; the
+// last price does not change here), plus the market sink's trade (1 put) and, once per batch, its
+// two candles. Baseline (same run, same records, same batch size and flush): the journal path
+// alone, exactly as engine/shell/journal-worker.ts does it.
+// Reported: commands/s, median of RUNS runs each (the three paths alternate), and the ratios.
 // Check: after the measured runs the history holds one fill per party per command.
 //
 // Run: `npx tsc -p tsconfig.json && node dist/bench/history-sink.bench.js`
@@ -32,14 +37,20 @@ import {
 } from '../engine/bus/codec.js';
 import { LmdbJournalStore } from '../engine/store/journal-store.js';
 import { JournalWriter } from '../engine/shell/journal-writer.js';
-import { AccountHistorySink } from '../engine/store/history-account.js';
-import { MarketHistorySink } from '../engine/store/history-market.js';
+import { AccountHistorySink, openHistoryDbs } from '../engine/store/history-account.js';
+import { CandleResolution, MarketHistorySink, candleKey, openMarketHistoryDbs, tradeKey } from '../engine/store/history-market.js';
 import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus } from '../engine/bus/types.js';
 
 const COMMANDS = Number(process.env.HISTORY_BENCH_COMMANDS ?? 50_000);
 const BATCH = Number(process.env.HISTORY_BENCH_BATCH ?? 1_000);
 const RUNS = Number(process.env.HISTORY_BENCH_RUNS ?? 5);
 const RECORDS_PER_COMMAND = 11;
+const TIME_US = 1_763_000_000_000_000;
+
+/** The command's parties: maker and taker order ids and accounts, and its time. */
+function partiesOf(seq: number): { timeUs: number; makerId: number; takerId: number; makerAccount: number; takerAccount: number } {
+  return { timeUs: TIME_US + seq * 10, makerId: seq * 2, takerId: seq * 2 + 1, makerAccount: 1 + (seq % 50), takerAccount: 51 + (seq % 50) };
+}
 
 /** Encodes the whole stream once: seq 1..COMMANDS, each a taker filling one maker. */
 function encodeStream(): DataView {
@@ -52,11 +63,7 @@ function encodeStream(): DataView {
   let slot = 0;
   const at = () => slot++ * SLOT_BYTES;
   for (let seq = 1; seq <= COMMANDS; seq++) {
-    const timeUs = 1_763_000_000_000_000 + seq * 10;
-    const makerId = seq * 2;
-    const takerId = seq * 2 + 1;
-    const makerAccount = 1 + (seq % 50);
-    const takerAccount = 51 + (seq % 50);
+    const { timeUs, makerId, takerId, makerAccount, takerAccount } = partiesOf(seq);
     stamped.seq = seq;
     stamped.timeUs = timeUs;
     stamped.command.kind = CommandKind.PlaceOrder;
@@ -83,26 +90,67 @@ function encodeStream(): DataView {
   return view;
 }
 
+type Path = 'journal' | 'raw' | 'sinks';
+
+/**
+ * The puts the sinks make for this stream, made directly: per command the two order rows, the
+ * taker's index entry, two fills (136-byte values) and the trade (48 bytes) with the same keys,
+ * and per batch the trade candles (72 bytes), from buffers allocated once.
+ */
+function rawPutter(root: LmdbJournalStore['root']): { command(seq: number): void; endBatch(): void } {
+  const { history } = openHistoryDbs(root);
+  const market = openMarketHistoryDbs(root);
+  const order = Buffer.alloc(136, 1);
+  const trade = Buffer.alloc(48, 2);
+  const candle = Buffer.alloc(72, 3);
+  const empty = Buffer.alloc(0);
+  let lastTimeUs = 0;
+  return {
+    command(seq: number): void {
+      const { timeUs, makerId, takerId, makerAccount, takerAccount } = partiesOf(seq);
+      history.putSync(['om', takerAccount, 0, timeUs, takerId], empty);
+      history.putSync(['fm', makerAccount, 0, timeUs, seq, 0], order);
+      history.putSync(['fm', takerAccount, 0, timeUs, seq, 1], order);
+      history.putSync(['o', takerAccount, takerId], order);
+      history.putSync(['o', makerAccount, makerId], order);
+      market.trades.putSync(tradeKey(0, seq), trade);
+      lastTimeUs = timeUs;
+    },
+    endBatch(): void {
+      const timeS = Math.floor(lastTimeUs / 1_000_000);
+      market.candles.putSync(candleKey(0, CandleResolution.Minute, timeS - (timeS % 60)), candle);
+      market.candles.putSync(candleKey(0, CandleResolution.Hour, timeS - (timeS % 3600)), candle);
+    },
+  };
+}
+
 /**
  * One run on a fresh data directory: commands/s through the journal worker's path (JournalWriter
- * over LmdbJournalStore, each batch one synchronous LMDB transaction, then the flush), with or
- * without the history sinks in the same transaction, exactly as engine/shell/journal-worker.ts.
+ * over LmdbJournalStore, each batch one synchronous LMDB transaction, then the flush), alone, with
+ * the sinks' puts made raw, or with the history sinks in the same transaction, exactly as
+ * engine/shell/journal-worker.ts.
  */
-async function run(view: DataView, withSinks: boolean): Promise<{ perSecond: number; fills: number }> {
+async function run(view: DataView, path: Path): Promise<{ perSecond: number; cpuUs: number; fills: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'history-bench-'));
   const store = new LmdbJournalStore(dir);
   const writer = new JournalWriter(store, 0, 0);
-  const account = withSinks ? new AccountHistorySink(store.root) : null;
-  const market = withSinks ? new MarketHistorySink(store.root) : null;
+  const account = path === 'sinks' ? new AccountHistorySink(store.root) : null;
+  const market = path === 'sinks' ? new MarketHistorySink(store.root) : null;
+  const raw = path === 'raw' ? rawPutter(store.root) : null;
   const started = performance.now();
+  const cpu = process.cpuUsage();
   for (let first = 0; first < COMMANDS; first += BATCH) {
-    const end = Math.min(COMMANDS, first + BATCH) * RECORDS_PER_COMMAND;
+    const last = Math.min(COMMANDS, first + BATCH);
     store.root.transactionSync(() => {
-      for (let slot = first * RECORDS_PER_COMMAND; slot < end; slot++) {
+      for (let slot = first * RECORDS_PER_COMMAND; slot < last * RECORDS_PER_COMMAND; slot++) {
         const offset = slot * SLOT_BYTES;
         market?.onRecord(view, offset);
         account?.onRecord(view, offset);
         writer.onRecord(view, offset);
+      }
+      if (raw !== null) {
+        for (let seq = first + 1; seq <= last; seq++) raw.command(seq);
+        raw.endBatch();
       }
       market?.endBatch();
       store.endBatch(); // the journal records, in the same transaction as the worker writes them
@@ -110,14 +158,15 @@ async function run(view: DataView, withSinks: boolean): Promise<{ perSecond: num
     await writer.commit();
   }
   const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   let fills = 0;
-  if (withSinks) {
+  if (path === 'sinks') {
     const history = store.root.openDB({ name: 'history-account', encoding: 'binary' });
     for (const _ of history.getKeys({ start: ['fm'], end: ['fn'] })) fills++;
   }
   await store.close();
   rmSync(dir, { recursive: true, force: true });
-  return { perSecond: COMMANDS / seconds, fills };
+  return { perSecond: COMMANDS / seconds, cpuUs: (used.user + used.system) / COMMANDS, fills };
 }
 
 function median(values: number[]): number {
@@ -131,31 +180,37 @@ function rate(perSecond: number): string {
 
 export async function runHistorySinkBench(): Promise<string> {
   const view = encodeStream();
-  await run(view, false); // warm-up
-  await run(view, true);
-  const baseline: number[] = [];
-  const measured: number[] = [];
+  const paths: Path[] = ['journal', 'raw', 'sinks'];
+  for (const path of paths) await run(view, path); // warm-up
+  const rates: Record<Path, number[]> = { journal: [], raw: [], sinks: [] };
+  const cpu: Record<Path, number[]> = { journal: [], raw: [], sinks: [] };
   let fills = 0;
   for (let i = 0; i < RUNS; i++) {
-    baseline.push((await run(view, false)).perSecond);
-    const result = await run(view, true);
-    measured.push(result.perSecond);
-    fills = result.fills;
+    for (const path of paths) {
+      const result = await run(view, path);
+      rates[path].push(result.perSecond);
+      cpu[path].push(result.cpuUs);
+      if (path === 'sinks') fills = result.fills;
+    }
   }
   const ok = fills === COMMANDS * 2;
   if (!ok) process.exitCode = 1;
-  const b = median(baseline);
-  const m = median(measured);
+  const b = median(rates.journal);
+  const added = (path: Path) => path === 'journal' ? '' : `${(1e6 / median(rates[path]) - 1e6 / b).toFixed(1)} µs`;
+  const row = (name: string, path: Path) =>
+    `| ${name} | ${rate(median(rates[path]))} | ${rate(Math.min(...rates[path]))}–${rate(Math.max(...rates[path]))} | ${(median(rates[path]) / b).toFixed(2)}x | ${added(path)} | ${median(cpu[path]).toFixed(1)} µs |`;
   return `### Journal worker path with the history sinks (median of ${RUNS} runs, alternating)
 
 ${COMMANDS.toLocaleString('en-US')} commands per run, each a taker filling one maker (${RECORDS_PER_COMMAND} outbound records,
 1 journaled), batches of ${BATCH.toLocaleString('en-US')} commands, each batch committed and flushed to disk.
 Check: ${ok ? 'PASS' : 'FAIL'} (${fills.toLocaleString('en-US')} fills in history, expected ${(COMMANDS * 2).toLocaleString('en-US')}).
+"Added" is wall time per command over the journal alone; CPU is the process's user and system time per command (the flush's wait for the disk is not CPU).
 
-| Path | commands/s (median) | range | ratio |
-|---|---|---|---|
-| journal only (baseline: JournalWriter in one synchronous transaction per batch, as the journal worker) | ${rate(b)} | ${rate(Math.min(...baseline))}–${rate(Math.max(...baseline))} | 1.00x |
-| journal + account and market history (order states, fills, trades, candles) | ${rate(m)} | ${rate(Math.min(...measured))}–${rate(Math.max(...measured))} | ${(m / b).toFixed(2)}x |
+| Path | commands/s (median) | range | ratio | added per command | CPU per command (median) |
+|---|---|---|---|---|---|
+${row('journal only (baseline: JournalWriter in one synchronous transaction per batch, as the journal worker)', 'journal')}
+${row('journal + the sinks\' puts made raw (6 per command and 2 candles per batch, same keys and value sizes, reused buffers)', 'raw')}
+${row('journal + account and market history sinks (order states, fills, trades, candles)', 'sinks')}
 `;
 }
 
