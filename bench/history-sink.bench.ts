@@ -23,9 +23,11 @@
 // Reported: commands/s, median of RUNS runs each (the three paths alternate), and the ratios.
 // Check: after the measured runs the history holds one fill per party per command.
 //
-// Run: `npx tsc -p tsconfig.json && node dist/bench/history-sink.bench.js`
+// Run: `npx tsc -p tsconfig.json && node dist/bench/history-sink.bench.js`; instructions per command
+// of two trees under callgrind: bench/history-sink-callgrind.sh OLD NEW.
 // Env: HISTORY_BENCH_COMMANDS (50,000), HISTORY_BENCH_BATCH (1,000), HISTORY_BENCH_RUNS (5).
 
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,9 +54,9 @@ function partiesOf(seq: number): { timeUs: number; makerId: number; takerId: num
   return { timeUs: TIME_US + seq * 10, makerId: seq * 2, takerId: seq * 2 + 1, makerAccount: 1 + (seq % 50), takerAccount: 51 + (seq % 50) };
 }
 
-/** Encodes the whole stream once: seq 1..COMMANDS, each a taker filling one maker. */
-function encodeStream(): DataView {
-  const view = new DataView(new ArrayBuffer(COMMANDS * RECORDS_PER_COMMAND * SLOT_BYTES));
+/** Encodes the whole stream once: seq 1..commands, each a taker filling one maker. */
+function encodeStream(commands = COMMANDS): DataView {
+  const view = new DataView(new ArrayBuffer(commands * RECORDS_PER_COMMAND * SLOT_BYTES));
   const stamped = newStampedRec();
   const order = newOrderRec();
   const trade = newTradeRec();
@@ -62,7 +64,7 @@ function encodeStream(): DataView {
   const depth = newDepthRec();
   let slot = 0;
   const at = () => slot++ * SLOT_BYTES;
-  for (let seq = 1; seq <= COMMANDS; seq++) {
+  for (let seq = 1; seq <= commands; seq++) {
     const { timeUs, makerId, takerId, makerAccount, takerAccount } = partiesOf(seq);
     stamped.seq = seq;
     stamped.timeUs = timeUs;
@@ -130,7 +132,7 @@ function rawPutter(root: LmdbJournalStore['root']): { command(seq: number): void
  * the sinks' puts made raw, or with the history sinks in the same transaction, exactly as
  * engine/shell/journal-worker.ts.
  */
-async function run(view: DataView, path: Path): Promise<{ perSecond: number; cpuUs: number; fills: number }> {
+async function run(view: DataView, path: Path, commands = COMMANDS, digest = false): Promise<{ perSecond: number; cpuUs: number; fills: number; digest: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'history-bench-'));
   const store = new LmdbJournalStore(dir);
   const writer = new JournalWriter(store, 0, 0);
@@ -139,8 +141,8 @@ async function run(view: DataView, path: Path): Promise<{ perSecond: number; cpu
   const raw = path === 'raw' ? rawPutter(store.root) : null;
   const started = performance.now();
   const cpu = process.cpuUsage();
-  for (let first = 0; first < COMMANDS; first += BATCH) {
-    const last = Math.min(COMMANDS, first + BATCH);
+  for (let first = 0; first < commands; first += BATCH) {
+    const last = Math.min(commands, first + BATCH);
     store.root.transactionSync(() => {
       for (let slot = first * RECORDS_PER_COMMAND; slot < last * RECORDS_PER_COMMAND; slot++) {
         const offset = slot * SLOT_BYTES;
@@ -164,9 +166,33 @@ async function run(view: DataView, path: Path): Promise<{ perSecond: number; cpu
     const history = store.root.openDB({ name: 'history-account', encoding: 'binary' });
     for (const _ of history.getKeys({ start: ['fm'], end: ['fn'] })) fills++;
   }
+  const stored = digest ? storedDigest(store) : '';
   await store.close();
   rmSync(dir, { recursive: true, force: true });
-  return { perSecond: COMMANDS / seconds, cpuUs: (used.user + used.system) / COMMANDS, fills };
+  return { perSecond: commands / seconds, cpuUs: (used.user + used.system) / commands, fills, digest: stored };
+}
+
+/** A digest of every key and value of the history databases (two trees must store the same bytes). */
+function storedDigest(store: LmdbJournalStore): string {
+  const hash = createHash('sha256');
+  for (const name of ['history-account', 'market-trades', 'market-candles', 'market-off-book']) {
+    const db = store.root.openDB<Buffer, Buffer>({ name, keyEncoding: 'binary', encoding: 'binary' });
+    for (const { key, value } of db.getRange({})) hash.update(`${key.length}:${value.length};`).update(key).update(value);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * `drive PATH N WARM [digest]`: one warm-up run of WARM commands, then one of N on PATH, printing
+ * its fill count, and with `digest` the stored history's digest, as JSON
+ * (bench/history-sink-callgrind.sh counts the instructions of such runs under callgrind, and
+ * checks the digests outside it).
+ */
+async function drive(path: Path, commands: number, warm: number, digest: boolean): Promise<void> {
+  const view = encodeStream(Math.max(commands, warm));
+  if (warm > 0) await run(view, path, warm);
+  const result = await run(view, path, commands, digest);
+  console.log(JSON.stringify({ path, commands, fills: result.fills, ...(digest ? { digest: result.digest } : {}) }));
 }
 
 function median(values: number[]): number {
@@ -215,5 +241,7 @@ ${row('journal + account and market history sinks (order states, fills, trades, 
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  console.log(await runHistorySinkBench());
+  const [mode, path, commands, warm, digest] = process.argv.slice(2);
+  if (mode === 'drive') await drive(path as Path, Number(commands), Number(warm ?? 0), digest === 'digest');
+  else console.log(await runHistorySinkBench());
 }
