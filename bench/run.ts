@@ -88,12 +88,13 @@ ${historySink.trim()}
   // (bench/codec-callgrind.sh), front CPU per signed order (npm run bench:frontcpu) and the engine
   // on the margin mix (bench/engine-margin.bench.ts) and on a perpetual book (bench/engine-perp.bench.ts),
   // the liquidation trigger (npm run bench:liquidation-trigger), the restart from the newest
-  // snapshot (npm run bench:restart) and the unloaded durable acknowledgement (npm run bench:ack)
-  // are written elsewhere: carry them over.
+  // snapshot (npm run bench:restart), the unloaded durable acknowledgement (npm run bench:ack) and
+  // the history sinks against the tree before them (bench/history-sink-callgrind.sh and alternating
+  // runs of bench/history-sink.bench.ts) are written elsewhere: carry them over.
   let carried = '';
   try {
     const previous = readFileSync(resultsPath, 'utf8');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab']) {
       const begin = previous.indexOf(`<!-- ${name}:begin -->`);
       const end = previous.indexOf(`<!-- ${name}:end -->`);
       if (begin < 0 || end <= begin) continue;
