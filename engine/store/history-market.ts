@@ -298,7 +298,9 @@ export function offBookTradeIds(dbs: MarketHistoryDbs, marketId: number, firstId
 export function latestCandle(dbs: MarketHistoryDbs, marketId: number, resolution: CandleResolution): Candle | null {
   for (const { key, value } of dbs.candles.getRange({
     start: candleKey(marketId, resolution, Number.MAX_SAFE_INTEGER),
-    end: candleKey(marketId, resolution, 0),
+    // The key's (market, resolution) prefix alone: it sorts before the candle starting at 0,
+    // which an exclusive end at that candle's own key would leave out.
+    end: candleKey(marketId, resolution, 0).subarray(0, 3),
     reverse: true,
     limit: 1,
   })) {
