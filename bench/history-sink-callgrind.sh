@@ -28,34 +28,20 @@ N2=${CG_N2:-6000}
 WARM=${CG_WARM:-2000}
 NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1"}
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-modules=$(readlink -f "$here/node_modules")
-work=$(mktemp -d /tmp/history-callgrind.XXXXXX)
-worktrees=()
-cleanup() {
-  for w in "${worktrees[@]}"; do git -C "$here" worktree remove --force "$w" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-  git -C "$here" worktree prune
-}
-trap cleanup EXIT
+WORK_PREFIX=history-callgrind
+# shellcheck source=bench/callgrind-trees.sh
+source "$(dirname "$0")/callgrind-trees.sh"
 
-build() { (cd "$1" && npx tsc -p tsconfig.json) >&2; }
-
-# add_tree REF NAME: sets $tree to the directory of a built tree of REF carrying this tree's bench.
-add_tree() {
-  if [ "$1" = "." ]; then tree=$here; return; fi
-  tree="$work/$2"
-  git -C "$here" worktree add --detach "$tree" "$1" >&2
-  worktrees+=("$tree")
-  ln -s "$modules" "$tree/node_modules"
-  build "$tree"
-  cp "$here/dist/bench/history-sink.bench.js" "$tree/dist/bench/history-sink.bench.js"
+# add_sink_tree REF NAME: add_tree, with this tree's built bench copied into it.
+add_sink_tree() {
+  add_tree "$1" "$2"
+  if [ "$tree" != "$here" ]; then cp "$here/dist/bench/history-sink.bench.js" "$tree/dist/bench/history-sink.bench.js"; fi
 }
 
 build "$here"
-add_tree "$1" old
+add_sink_tree "$1" old
 old=$tree
-add_tree "$2" new
+add_sink_tree "$2" new
 new=$tree
 
 # count NAME TREE PATH N: writes "instructions driver-json" to $work/NAME.N

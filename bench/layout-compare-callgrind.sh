@@ -30,29 +30,9 @@ WARM=${CG_WARM:-50000}
 REPEATS=${CG_REPEATS:-2}
 NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1"}
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-modules=$(readlink -f "$here/node_modules")
-work=$(mktemp -d /tmp/layout-callgrind.XXXXXX)
-worktrees=()
-cleanup() {
-  for w in "${worktrees[@]}"; do git -C "$here" worktree remove --force "$w" >/dev/null 2>&1 || true; done
-  rm -rf "$work"
-  git -C "$here" worktree prune
-}
-trap cleanup EXIT
-
-build() { (cd "$1" && npx tsc -p tsconfig.json) >&2; }
-
-# add_tree REF NAME: sets $tree to the directory of a built tree of REF (not in a subshell, so
-# the cleanup sees the worktree).
-add_tree() {
-  if [ "$1" = "." ]; then tree=$here; return; fi
-  tree="$work/$2"
-  git -C "$here" worktree add --detach "$tree" "$1" >&2
-  worktrees+=("$tree")
-  ln -s "$modules" "$tree/node_modules"
-  build "$tree"
-}
+WORK_PREFIX=layout-callgrind
+# shellcheck source=bench/callgrind-trees.sh
+source "$(dirname "$0")/callgrind-trees.sh"
 
 build "$here"
 add_tree "$1" old

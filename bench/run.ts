@@ -90,22 +90,33 @@ ${historySink.trim()}
   // the liquidation trigger (npm run bench:liquidation-trigger), the restart from the newest
   // snapshot (npm run bench:restart), the unloaded durable acknowledgement (npm run bench:ack) and
   // the history sinks against the tree before them (bench/history-sink-callgrind.sh and alternating
-  // runs of bench/history-sink.bench.ts) are written elsewhere: carry them over.
+  // runs of bench/history-sink.bench.ts) are written elsewhere: carry them over. So is the summary against the performance
+  // targets, written by hand from those sections' same-run figures, which stays at the top.
   let carried = '';
+  let targets = '';
   try {
     const previous = readFileSync(resultsPath, 'utf8');
+    targets = namedSection(previous, 'targets');
     for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab']) {
-      const begin = previous.indexOf(`<!-- ${name}:begin -->`);
-      const end = previous.indexOf(`<!-- ${name}:end -->`);
-      if (begin < 0 || end <= begin) continue;
-      const headingAt = previous.lastIndexOf('\n## ', begin);
-      carried += `\n${previous.slice(headingAt >= 0 ? headingAt + 1 : begin, end + `<!-- ${name}:end -->`.length)}\n`;
+      const section = namedSection(previous, name);
+      if (section !== '') carried += `\n${section}\n`;
     }
   } catch {
     // no previous results
   }
-  writeFileSync(resultsPath, text + carried);
+  // The targets' summary (written by hand from the suites' same-run figures) stays first.
+  const [head, suites] = [text.slice(0, text.indexOf('\n## ') + 1), text.slice(text.indexOf('\n## ') + 1)];
+  writeFileSync(resultsPath, targets === '' ? text + carried : `${head}${targets}\n\n${suites}${carried}`);
   process.stdout.write(`wrote ${resultsPath}\n`);
+}
+
+/** The section of `text` marked `<!-- name:begin -->` … `<!-- name:end -->`, from its `## ` heading; '' when absent. */
+function namedSection(text: string, name: string): string {
+  const begin = text.indexOf(`<!-- ${name}:begin -->`);
+  const end = text.indexOf(`<!-- ${name}:end -->`);
+  if (begin < 0 || end <= begin) return '';
+  const headingAt = text.lastIndexOf('\n## ', begin);
+  return text.slice(headingAt >= 0 ? headingAt + 1 : begin, end + `<!-- ${name}:end -->`.length);
 }
 
 void main();
