@@ -4,7 +4,15 @@
 # directory removed on exit. Source it with WORK_PREFIX set; it sets `here` (this checkout),
 # `modules` (its node_modules) and `work`, and defines build DIR and add_tree REF NAME, which sets
 # $tree to a built tree of REF ("." is this checkout itself). add_tree runs in the calling shell,
-# not a subshell, so that the cleanup sees every worktree it added.
+# not a subshell, so that the cleanup sees every worktree it added. It checks that the script was
+# given its two commits and sets NODE_FLAGS (CG_NODE_FLAGS, or the flags that keep a count
+# repeatable: compilation and GC on one thread, GC sizing without wall-clock time, fixed seeds).
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 OLD NEW   (commits, or . for this working tree)" >&2
+  exit 2
+fi
+NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1"}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 modules=$(readlink -f "$here/node_modules")

@@ -19,18 +19,13 @@
 # than at the wall-clock bench's 50,000 commands.
 set -euo pipefail
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 OLD NEW   (commits, or . for this working tree)" >&2
-  exit 2
-fi
 N1=${CG_N1:-2000}
 N2=${CG_N2:-6000}
 WARM=${CG_WARM:-2000}
-NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1"}
 
 WORK_PREFIX=history-callgrind
 # shellcheck source=bench/callgrind-trees.sh
-source "$(dirname "$0")/callgrind-trees.sh"
+source "$(dirname "$0")/callgrind-trees.sh" "$@"
 
 # add_sink_tree REF NAME: add_tree, with this tree's built bench copied into it.
 add_sink_tree() {

@@ -20,19 +20,14 @@
 # About a minute of valgrind per run; the two trees run side by side, 2 sizes × CG_REPEATS pairs.
 set -euo pipefail
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 OLD NEW   (commits, or . for this working tree)" >&2
-  exit 2
-fi
 N1=${CG_N1:-10000}
 N2=${CG_N2:-50000}
 WARM=${CG_WARM:-50000}
 REPEATS=${CG_REPEATS:-2}
-NODE_FLAGS=${CG_NODE_FLAGS:-"--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1"}
 
 WORK_PREFIX=layout-callgrind
 # shellcheck source=bench/callgrind-trees.sh
-source "$(dirname "$0")/callgrind-trees.sh"
+source "$(dirname "$0")/callgrind-trees.sh" "$@"
 
 build "$here"
 add_tree "$1" old
