@@ -27,7 +27,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { baseCommand, generateStream } from './engine-stream.js';
+import { baseCommand, generateStream, newStreamCommand } from './engine-stream.js';
 import { newCommandSlot, type CommandSlot } from '../engine/bus/types.js';
 import { slotFromCommand } from '../engine/bus/codec.js';
 
@@ -229,11 +229,31 @@ async function run(root: string, file: string, warm: number, rows: number): Prom
   process.stdout.write(`${JSON.stringify({ tree: root, rows, warm, records: measured.records, hash: measured.ex.stateHash() })}\n`);
 }
 
+/**
+ * The floor of bench/engine-ceiling.bench.ts, countable the same way: the first `rows` rows
+ * encoded into 256-byte inbound slots (untimed), then per row readCommand, the Stamped record
+ * (header, the command's bytes copied) and one order record filled from the command. This tree's
+ * codec only: it needs no engine.
+ */
+async function ceiling(file: string, warm: number, rows: number): Promise<void> {
+  const { ceilingPass, inboundSlots } = await import('./engine-ceiling.bench.js');
+  const s = readStreamFile(file);
+  const n = Math.max(warm, rows);
+  if (n > s.header.rows) throw new Error(`engine drive: the stream file holds ${s.header.rows} rows`);
+  const cmd = newStreamCommand();
+  const columns = { count: n, ...s.columns, tif: s.columns.tif } as unknown as Parameters<typeof inboundSlots>[0];
+  const inbound = inboundSlots(columns, cmd);
+  if (warm > 0) ceilingPass(inbound, warm);
+  const pass = ceilingPass(inbound, rows);
+  process.stdout.write(`${JSON.stringify({ tree: 'ceiling', rows, warm, records: pass.records })}\n`);
+}
+
 async function main(argv: string[]): Promise<void> {
   const [mode, ...rest] = argv;
   if (mode === 'write' && rest.length === 2) return writeStreamFile(rest[0], Number(rest[1]));
   if (mode === 'run' && rest.length === 4) return run(rest[0], rest[1], Number(rest[2]), Number(rest[3]));
-  throw new Error('usage: engine-drive.js write FILE ROWS | run TREE FILE WARM N');
+  if (mode === 'ceiling' && rest.length === 3) return ceiling(rest[0], Number(rest[1]), Number(rest[2]));
+  throw new Error('usage: engine-drive.js write FILE ROWS | run TREE FILE WARM N | ceiling FILE WARM N');
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

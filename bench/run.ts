@@ -84,7 +84,8 @@ ${historySink.trim()}
   // (npm run bench:soak, bench/soak.bench.ts) and the metrics cost section (measured by hand with
   // bench/metrics-cost.bench.ts and bench:e2e under METRICS=0), the engine layout comparison
   // (bench/layout-compare.sh, bench/layout-compare-callgrind.sh, and for the tick ladder of price
-  // levels), the codec's instruction counts
+  // levels), the engine's cost per command against its floor (bench/engine-ceiling.bench.ts),
+  // the codec's instruction counts
   // (bench/codec-callgrind.sh), front CPU per signed order (npm run bench:frontcpu) and the engine
   // on the margin mix (bench/engine-margin.bench.ts) and on a perpetual book (bench/engine-perp.bench.ts),
   // the liquidation trigger (npm run bench:liquidation-trigger), the restart from the newest
@@ -97,7 +98,7 @@ ${historySink.trim()}
   try {
     const previous = readFileSync(resultsPath, 'utf8');
     targets = namedSection(previous, 'targets');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab']) {
       const section = namedSection(previous, name);
       if (section !== '') carried += `\n${section}\n`;
     }

@@ -312,10 +312,22 @@ function genRecords(model) {
 // ---------------------------------------------------------------------------------------------
 // codec.ts
 
-/** Statements that zero the padding bytes of a layout, widest aligned stores first. */
-function zeroGaps(l, v) {
+/**
+ * Statements that zero the padding bytes of a layout, widest aligned stores first; bytes in
+ * `packed` (aligned words written whole by writeFields) are left out.
+ */
+function zeroGaps(l, v, packed = new Set()) {
   const out = [];
+  const ranges = [];
   for (const [from, to] of gaps(l)) {
+    for (let at = from; at < to; at++) {
+      if (packed.has(at - (at % 4))) continue;
+      const last = ranges[ranges.length - 1];
+      if (last && last[1] === at) last[1] = at + 1;
+      else ranges.push([at, at + 1]);
+    }
+  }
+  for (const [from, to] of ranges) {
     for (let at = from; at < to;) {
       const left = to - at;
       if (left >= 4 && at % 4 === 0) { out.push(`  ${v}.setUint32(off + ${at}, 0, true);`); at += 4; }
@@ -323,15 +335,69 @@ function zeroGaps(l, v) {
       else { out.push(`  ${v}.setUint8(off + ${at}, 0);`); at += 1; }
     }
   }
-  return out.length ? [`  // padding (${gaps(l).map(([a, b]) => `${a}..${b - 1}`).join(', ')})`, ...out] : [];
+  return out.length ? [`  // padding (${ranges.map(([a, b]) => `${a}..${b - 1}`).join(', ')})`, ...out] : [];
 }
 
-export function writeScalar(m, r) {
+/**
+ * The aligned 32-bit words of a layout that hold only fields narrower than 4 bytes and padding,
+ * with at least two fields or some padding in them: word offset → its fields. Each is written as
+ * one little-endian setUint32 of the fields shifted into place (writeFields), the same bytes as
+ * one store per field and per padding byte, in fewer stores.
+ */
+function packedWords(l, members) {
+  const words = new Map();
+  for (const m of members) {
+    if (m.kind !== 'scalar' || SCALARS[m.base].size >= 4) continue;
+    const w = m.offset - (m.offset % 4);
+    if (!words.has(w)) words.set(w, []);
+    words.get(w).push(m);
+  }
+  const padding = new Set();
+  for (const [from, to] of gaps(l)) for (let at = from; at < to; at++) padding.add(at);
+  for (const [w, fields] of words) {
+    const covered = (at) => padding.has(at) || fields.some((m) => at >= m.offset && at < m.offset + SCALARS[m.base].size);
+    const whole = w + 4 <= l.size && [0, 1, 2, 3].every((k) => covered(w + k));
+    const fewer = fields.length > 1 || [0, 1, 2, 3].some((k) => padding.has(w + k));
+    if (!whole || !fewer) words.delete(w);
+  }
+  return words;
+}
+
+/** A narrow field's bits at its place in its word: masked to its width, shifted by its byte. */
+function wordPart(m, value, word) {
+  const bits = m.base === 'bool' ? `(${value} ? 1 : 0)` : `(${value} & ${SCALARS[m.base].size === 1 ? '0xff' : '0xffff'})`;
+  const shift = (m.offset - word) * 8;
+  return shift === 0 ? bits : `(${bits} << ${shift})`;
+}
+
+/**
+ * The stores of a layout's scalar fields (`valueOf(m)` is the expression of each one's value) and
+ * of its padding: 64-bit fields through put64, narrow fields sharing a word as that word
+ * (packedWords), every other field with its own store.
+ */
+function writeFields(l, members, valueOf) {
+  const words = packedWords(l, members);
+  const lines = [];
+  for (const m of members) {
+    if (m.kind !== 'scalar') continue;
+    const w = m.offset - (m.offset % 4);
+    const word = words.get(w);
+    if (!word) { lines.push(writeScalar(m, null, valueOf(m))); continue; }
+    if (word[0] !== m) continue;
+    const padded = [0, 1, 2, 3].some((k) => !word.some((f) => w + k >= f.offset && w + k < f.offset + SCALARS[f.base].size));
+    lines.push(`  // ${word.map((f) => f.prop).join(', ')}${padded ? ', padding' : ''}`);
+    lines.push(`  dv.setUint32(off + ${w}, ${word.map((f) => wordPart(f, valueOf(f), w)).join(' | ')}, true);`);
+  }
+  return [...lines, ...zeroGaps(l, 'dv', new Set(words.keys()))];
+}
+
+/** The store of one field, its value `r.prop` or the expression `value`. */
+export function writeScalar(m, r, value = `${r}.${m.prop}`) {
   const at = `off + ${m.offset}`;
-  if (m.base === 'long') return `  put64(dv, ${at}, ${r}.${m.prop});`;
-  if (m.base === 'bool') return `  dv.setUint8(${at}, ${r}.${m.prop} ? 1 : 0);`;
+  if (m.base === 'long') return `  put64(dv, ${at}, ${value});`;
+  if (m.base === 'bool') return `  dv.setUint8(${at}, ${value} ? 1 : 0);`;
   const s = SCALARS[m.base];
-  return `  dv.${s.set}(${at}, ${r}.${m.prop}${s.size > 1 ? ', true' : ''});`;
+  return `  dv.${s.set}(${at}, ${value}${s.size > 1 ? ', true' : ''});`;
 }
 
 export function readScalar(m, r) {
@@ -347,26 +413,49 @@ function stemOf(model, type) {
   return [...model.parts, ...model.recs].find((l) => l.name === type).stem;
 }
 
+/** `const` statements of the given declarations, several to a line of at most 110 characters. */
+function declarations(items) {
+  const out = [];
+  for (const item of items) {
+    const last = out.length ? out[out.length - 1] : '';
+    if (last && last.length + item.length + 2 <= 110) out[out.length - 1] = `${last.slice(0, -1)}, ${item};`;
+    else out.push(`  const ${item};`);
+  }
+  return out;
+}
+
+/** Names a writer's locals may not take: its parameters and the codec's helpers. */
+const WRITER_NAMES = new Set(['dv', 'off', 'r', 'c', 'put64', 'badField', 'badInt', 'setKey', 'putHeader']);
+
+/**
+ * A writer. Every scalar field is read from the object once, into a local, before the first
+ * store: a property read after a DataView store would check the object's shape again (the
+ * optimizing compiler cannot tell that the store left it alone), once per field.
+ */
 function genWriter(model, l) {
   const r = l.stem === 'CommandSlot' ? 'c' : 'r';
   const longs = l.members.filter((m) => m.kind === 'scalar' && m.base === 'long');
+  const scalars = l.members.filter((m) => m.kind === 'scalar');
   const fieldsConst = `${upperSnake(l.stem)}_I64_FIELDS`;
   const lines = [];
   let pre = '';
   if (longs.length) pre = `const ${fieldsConst} = [\n${longs.map((m) => `  '${m.prop}',\n`).join('')}] as const;\n\n`;
+  for (const m of scalars) {
+    if (WRITER_NAMES.has(m.prop)) throw new Error(`gen: field ${l.name}.${m.prop} would shadow a writer name`);
+  }
   if (l.members.some((m) => m.kind === 'header')) {
     lines.push(`  putHeader(dv, off, ${r}.seq, ${r}.timeUs, ${r}.requestId, ${r}.frontId, ${l.record.value} /* RecordType.${l.record.type} */, ${r}.flags);`);
   }
+  lines.push(...declarations(scalars.map((m) => `${m.prop} = ${r}.${m.prop}`)));
   if (longs.length) {
-    const tests = longs.map((x) => `      Number.isSafeInteger(${r}.${x.prop})`).join(' &&\n');
+    const tests = longs.map((x) => `      Number.isSafeInteger(${x.prop})`).join(' &&\n');
     lines.push(`  if (\n    !(\n${tests}\n    )\n  ) badField(${r}, ${fieldsConst});`);
   }
   for (const m of l.members) {
     if (m.kind === 'key') lines.push(`  setKey(dv, off + ${m.offset}, ${r}.key);`);
     else if (m.kind === 'struct') lines.push(`  write${stemOf(model, m.type)}(dv, off + ${m.offset}, ${r}.${m.prop});`);
-    else if (m.kind === 'scalar') lines.push(writeScalar(m, r));
   }
-  lines.push(...zeroGaps(l, 'dv'));
+  lines.push(...writeFields(l, l.members, (m) => m.prop));
   return `${pre}export function write${l.stem}(dv: DataView, off: number, ${r}: ${l.iface}): void {\n${lines.join('\n')}\n}\n`;
 }
 
@@ -401,7 +490,7 @@ function genHeader(model) {
   const h = model.header;
   const params = h.members.map((m) => `${m.prop}: number`).join(', ');
   const checks = h.members.filter((m) => m.base === 'long').map((m) => `  if (!Number.isSafeInteger(${m.prop})) badInt('${m.prop}', ${m.prop});`);
-  const writes = h.members.map((m) => writeScalar(m, 'X').replace(/X\./, ''));
+  const writes = writeFields(h, h.members, (m) => m.prop);
   const args = h.members.map((m) => `h.${m.prop}`).join(', ');
   const at = (n) => headerOffset(model, n);
   return `/**
@@ -410,7 +499,7 @@ function genHeader(model) {
  */
 function putHeader(dv: DataView, off: number, ${params}): void {
 ${checks.join('\n')}
-${writes.join('\n')}${zeroGaps(h, 'dv').length ? '\n' + zeroGaps(h, 'dv').join('\n') : ''}
+${writes.join('\n')}
 }
 
 export function readHeader(dv: DataView, off: number, h: RecordHeaderFields): void {

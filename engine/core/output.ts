@@ -139,6 +139,15 @@ export class Output {
   private readonly marketRec = newMarketRec();
   private readonly marketStateRec = newMarketStateRec();
   private readonly feeRatesRec = newFeeRatesRec();
+  /**
+   * What an order record takes from its market, by market index, looked up once here rather than
+   * through the catalog's market objects on every record: the market id, whether it is spot, and
+   * the fee asset id of a bid (index × 2) and of an ask (index × 2 + 1): the asset the order
+   * receives (a spot bid's base, else the quote; a perpetual's: its quote, USDC).
+   */
+  private readonly marketIdOf: Uint16Array;
+  private readonly spotOf: Uint8Array;
+  private readonly feeAssetIdOf: Uint16Array;
 
   constructor(
     private readonly catalog: Catalog,
@@ -147,7 +156,19 @@ export class Output {
     private readonly pool: OrderPool,
     private readonly settings: AccountSettings,
     private readonly pools: LendPools,
-  ) {}
+  ) {
+    const count = catalog.marketCount;
+    this.marketIdOf = new Uint16Array(count);
+    this.spotOf = new Uint8Array(count);
+    this.feeAssetIdOf = new Uint16Array(count * 2);
+    for (let m = 0; m < count; m++) {
+      const spot = catalog.isSpot(m);
+      this.marketIdOf[m] = catalog.markets[m].marketId;
+      this.spotOf[m] = spot ? 1 : 0;
+      this.feeAssetIdOf[m * 2 + Side.Bid] = catalog.assetIdOf[spot ? catalog.baseIndexOf[m] : catalog.quoteIndexOf[m]];
+      this.feeAssetIdOf[m * 2 + Side.Ask] = catalog.assetIdOf[catalog.quoteIndexOf[m]];
+    }
+  }
 
   /** The engine time of the apply in progress (what its records carry). */
   get applyTimeUs(): number {
@@ -232,10 +253,9 @@ export class Output {
     rec.createdAtUs = pool.createdAtUs[slot];
     rec.accountId = pool.accountId[slot];
     rec.clientId = pool.clientId[slot];
-    rec.marketId = this.catalog.markets[marketIndex].marketId;
-    // The fee asset is the one the order receives (a perpetual's: its quote, USDC); feeUnits is set on fill events only.
-    const feeInBase = side === Side.Bid && this.catalog.isSpot(marketIndex);
-    rec.feeAssetId = this.catalog.assetIdOf[feeInBase ? this.catalog.baseIndexOf[marketIndex] : this.catalog.quoteIndexOf[marketIndex]];
+    rec.marketId = this.marketIdOf[marketIndex];
+    // The fee asset is the one the order receives; feeUnits is set on fill events only.
+    rec.feeAssetId = this.feeAssetIdOf[marketIndex * 2 + side];
     rec.event = event;
     rec.side = side;
     rec.orderType = pool.orderType[slot] as OrderType;
@@ -243,10 +263,10 @@ export class Output {
     rec.selfTradePrevention = pool.selfTradePrevention[slot];
     rec.status = status;
     rec.expiryReason = expiryReason;
-    rec.orderFlags = pool.flags[slot];
     const flags = pool.flags[slot];
+    rec.orderFlags = flags;
     // Liquidation and Adl on a spot market: a collateral conversion (liquidation/conversion.ts).
-    rec.systemOrderType = isConversion(flags, this.catalog.isSpot(marketIndex)) ? SystemOrderType.CollateralConversion : systemOrderTypeOf(flags);
+    rec.systemOrderType = isConversion(flags, this.spotOf[marketIndex] === 1) ? SystemOrderType.CollateralConversion : systemOrderTypeOf(flags);
   }
 
   /** A trade; `headerFlags` HeaderFlag.OffBook for a backstop fill's (liquidation/backstop.ts), else 0. */
@@ -264,7 +284,7 @@ export class Output {
     rec.qtyLots = qtyLots;
     rec.buyerOrderId = buyerOrderId;
     rec.sellerOrderId = sellerOrderId;
-    rec.marketId = this.catalog.markets[marketIndex].marketId;
+    rec.marketId = this.marketIdOf[marketIndex];
     rec.buyerIsMaker = buyerIsMaker;
     emitTrade(this.sink, rec);
   }
@@ -297,7 +317,7 @@ export class Output {
     rec.priceTicks = priceTicks;
     rec.qtyLots = qtyLots;
     rec.updateId = updateId;
-    rec.marketId = this.catalog.markets[marketIndex].marketId;
+    rec.marketId = this.marketIdOf[marketIndex];
     rec.side = side;
     emitDepth(this.sink, rec);
   }
@@ -484,7 +504,7 @@ export class Output {
     rec.amountUnits = amountUnits;
     rec.payoutUnits = payoutUnits;
     rec.accountId = accountId;
-    rec.marketId = this.catalog.markets[marketIndex].marketId;
+    rec.marketId = this.marketIdOf[marketIndex];
     emitDust(this.sink, rec);
   }
 

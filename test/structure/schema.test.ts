@@ -305,7 +305,7 @@ describe('the generation check', () => {
     const dir = new URL('../../engine/bus/generated/', import.meta.url).pathname;
     const text = readFileSync(new URL('codec.ts', `file://${dir}`), 'utf8');
     const fresh = {
-      'codec.ts': text.replace('off + 112, r.accountId', 'off + 113, r.accountId'),
+      'codec.ts': text.replace('off + 112, accountId', 'off + 113, accountId'),
       'kinds.ts': readFileSync(new URL('kinds.ts', `file://${dir}`), 'utf8'),
       'records.ts': readFileSync(new URL('records.ts', `file://${dir}`), 'utf8'),
     };

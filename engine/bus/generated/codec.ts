@@ -151,9 +151,8 @@ function putHeader(dv: DataView, off: number, seq: number, timeUs: number, reque
   put64(dv, off + 0, seq);
   put64(dv, off + 8, timeUs);
   dv.setUint32(off + 16, requestId, true);
-  dv.setUint16(off + 20, frontId, true);
-  dv.setUint8(off + 22, type);
-  dv.setUint8(off + 23, flags);
+  // frontId, type, flags
+  dv.setUint32(off + 20, (frontId & 0xffff) | ((type & 0xff) << 16) | ((flags & 0xff) << 24), true);
 }
 
 export function readHeader(dv: DataView, off: number, h: RecordHeaderFields): void {
@@ -209,51 +208,56 @@ const COMMAND_SLOT_I64_FIELDS = [
 ] as const;
 
 export function writeCommandSlot(dv: DataView, off: number, c: CommandSlot): void {
+  const priceTicks = c.priceTicks, qtyLots = c.qtyLots, quoteQtyUnits = c.quoteQtyUnits;
+  const amountUnits = c.amountUnits, orderId = c.orderId, triggerPriceTicks = c.triggerPriceTicks;
+  const triggerQtyLots = c.triggerQtyLots, takeProfitTriggerTicks = c.takeProfitTriggerTicks;
+  const takeProfitLimitTicks = c.takeProfitLimitTicks, stopLossTriggerTicks = c.stopLossTriggerTicks;
+  const stopLossLimitTicks = c.stopLossLimitTicks, slippageTolerance = c.slippageTolerance;
+  const requestId = c.requestId, accountId = c.accountId, clientId = c.clientId, frontId = c.frontId;
+  const marketId = c.marketId, assetId = c.assetId, kind = c.kind, side = c.side, orderType = c.orderType;
+  const timeInForce = c.timeInForce, selfTradePrevention = c.selfTradePrevention, flags = c.flags;
+  const triggerBy = c.triggerBy, takeProfitTriggerBy = c.takeProfitTriggerBy;
+  const stopLossTriggerBy = c.stopLossTriggerBy, slippageToleranceType = c.slippageToleranceType;
   if (
     !(
-      Number.isSafeInteger(c.priceTicks) &&
-      Number.isSafeInteger(c.qtyLots) &&
-      Number.isSafeInteger(c.quoteQtyUnits) &&
-      Number.isSafeInteger(c.amountUnits) &&
-      Number.isSafeInteger(c.orderId) &&
-      Number.isSafeInteger(c.triggerPriceTicks) &&
-      Number.isSafeInteger(c.triggerQtyLots) &&
-      Number.isSafeInteger(c.takeProfitTriggerTicks) &&
-      Number.isSafeInteger(c.takeProfitLimitTicks) &&
-      Number.isSafeInteger(c.stopLossTriggerTicks) &&
-      Number.isSafeInteger(c.stopLossLimitTicks) &&
-      Number.isSafeInteger(c.slippageTolerance)
+      Number.isSafeInteger(priceTicks) &&
+      Number.isSafeInteger(qtyLots) &&
+      Number.isSafeInteger(quoteQtyUnits) &&
+      Number.isSafeInteger(amountUnits) &&
+      Number.isSafeInteger(orderId) &&
+      Number.isSafeInteger(triggerPriceTicks) &&
+      Number.isSafeInteger(triggerQtyLots) &&
+      Number.isSafeInteger(takeProfitTriggerTicks) &&
+      Number.isSafeInteger(takeProfitLimitTicks) &&
+      Number.isSafeInteger(stopLossTriggerTicks) &&
+      Number.isSafeInteger(stopLossLimitTicks) &&
+      Number.isSafeInteger(slippageTolerance)
     )
   ) badField(c, COMMAND_SLOT_I64_FIELDS);
-  put64(dv, off + 0, c.priceTicks);
-  put64(dv, off + 8, c.qtyLots);
-  put64(dv, off + 16, c.quoteQtyUnits);
-  put64(dv, off + 24, c.amountUnits);
-  put64(dv, off + 32, c.orderId);
-  put64(dv, off + 40, c.triggerPriceTicks);
-  put64(dv, off + 48, c.triggerQtyLots);
-  put64(dv, off + 56, c.takeProfitTriggerTicks);
-  put64(dv, off + 64, c.takeProfitLimitTicks);
-  put64(dv, off + 72, c.stopLossTriggerTicks);
-  put64(dv, off + 80, c.stopLossLimitTicks);
-  put64(dv, off + 88, c.slippageTolerance);
   setKey(dv, off + 96, c.key);
-  dv.setUint32(off + 128, c.requestId, true);
-  dv.setUint32(off + 132, c.accountId, true);
-  dv.setUint32(off + 136, c.clientId, true);
-  dv.setUint16(off + 140, c.frontId, true);
-  dv.setUint16(off + 142, c.marketId, true);
-  dv.setUint16(off + 144, c.assetId, true);
-  dv.setUint8(off + 146, c.kind);
-  dv.setUint8(off + 147, c.side);
-  dv.setUint8(off + 148, c.orderType);
-  dv.setUint8(off + 149, c.timeInForce);
-  dv.setUint8(off + 150, c.selfTradePrevention);
-  dv.setUint8(off + 151, c.flags);
-  dv.setUint8(off + 152, c.triggerBy);
-  dv.setUint8(off + 153, c.takeProfitTriggerBy);
-  dv.setUint8(off + 154, c.stopLossTriggerBy);
-  dv.setUint8(off + 155, c.slippageToleranceType);
+  put64(dv, off + 0, priceTicks);
+  put64(dv, off + 8, qtyLots);
+  put64(dv, off + 16, quoteQtyUnits);
+  put64(dv, off + 24, amountUnits);
+  put64(dv, off + 32, orderId);
+  put64(dv, off + 40, triggerPriceTicks);
+  put64(dv, off + 48, triggerQtyLots);
+  put64(dv, off + 56, takeProfitTriggerTicks);
+  put64(dv, off + 64, takeProfitLimitTicks);
+  put64(dv, off + 72, stopLossTriggerTicks);
+  put64(dv, off + 80, stopLossLimitTicks);
+  put64(dv, off + 88, slippageTolerance);
+  dv.setUint32(off + 128, requestId, true);
+  dv.setUint32(off + 132, accountId, true);
+  dv.setUint32(off + 136, clientId, true);
+  // frontId, marketId
+  dv.setUint32(off + 140, (frontId & 0xffff) | ((marketId & 0xffff) << 16), true);
+  // assetId, kind, side
+  dv.setUint32(off + 144, (assetId & 0xffff) | ((kind & 0xff) << 16) | ((side & 0xff) << 24), true);
+  // orderType, timeInForce, selfTradePrevention, flags
+  dv.setUint32(off + 148, (orderType & 0xff) | ((timeInForce & 0xff) << 8) | ((selfTradePrevention & 0xff) << 16) | ((flags & 0xff) << 24), true);
+  // triggerBy, takeProfitTriggerBy, stopLossTriggerBy, slippageToleranceType
+  dv.setUint32(off + 152, (triggerBy & 0xff) | ((takeProfitTriggerBy & 0xff) << 8) | ((stopLossTriggerBy & 0xff) << 16) | ((slippageToleranceType & 0xff) << 24), true);
   // padding (156..159)
   dv.setUint32(off + 156, 0, true);
 }
@@ -987,15 +991,16 @@ const RESULT_I64_FIELDS = [
 
 export function writeResult(dv: DataView, off: number, r: ResultRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 2 /* RecordType.Result */, r.flags);
+  const value = r.value, code = r.code;
   if (
     !(
-      Number.isSafeInteger(r.value)
+      Number.isSafeInteger(value)
     )
   ) badField(r, RESULT_I64_FIELDS);
-  put64(dv, off + 24, r.value);
-  dv.setUint16(off + 32, r.code, true);
-  // padding (34..39)
-  dv.setUint16(off + 34, 0, true);
+  put64(dv, off + 24, value);
+  // code, padding
+  dv.setUint32(off + 32, (code & 0xffff), true);
+  // padding (36..39)
   dv.setUint32(off + 36, 0, true);
 }
 
@@ -1059,48 +1064,50 @@ const ORDER_I64_FIELDS = [
 
 export function writeOrder(dv: DataView, off: number, r: OrderRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 3 /* RecordType.Order */, r.flags);
+  const orderId = r.orderId, priceTicks = r.priceTicks, qtyLots = r.qtyLots, quoteQtyUnits = r.quoteQtyUnits;
+  const executedQtyLots = r.executedQtyLots, executedQuoteUnits = r.executedQuoteUnits;
+  const lastFillQtyLots = r.lastFillQtyLots, lastFillPriceTicks = r.lastFillPriceTicks, tradeId = r.tradeId;
+  const feeUnits = r.feeUnits, createdAtUs = r.createdAtUs, accountId = r.accountId, clientId = r.clientId;
+  const marketId = r.marketId, feeAssetId = r.feeAssetId, event = r.event, side = r.side;
+  const orderType = r.orderType, timeInForce = r.timeInForce, selfTradePrevention = r.selfTradePrevention;
+  const status = r.status, expiryReason = r.expiryReason, orderFlags = r.orderFlags;
+  const systemOrderType = r.systemOrderType;
   if (
     !(
-      Number.isSafeInteger(r.orderId) &&
-      Number.isSafeInteger(r.priceTicks) &&
-      Number.isSafeInteger(r.qtyLots) &&
-      Number.isSafeInteger(r.quoteQtyUnits) &&
-      Number.isSafeInteger(r.executedQtyLots) &&
-      Number.isSafeInteger(r.executedQuoteUnits) &&
-      Number.isSafeInteger(r.lastFillQtyLots) &&
-      Number.isSafeInteger(r.lastFillPriceTicks) &&
-      Number.isSafeInteger(r.tradeId) &&
-      Number.isSafeInteger(r.feeUnits) &&
-      Number.isSafeInteger(r.createdAtUs)
+      Number.isSafeInteger(orderId) &&
+      Number.isSafeInteger(priceTicks) &&
+      Number.isSafeInteger(qtyLots) &&
+      Number.isSafeInteger(quoteQtyUnits) &&
+      Number.isSafeInteger(executedQtyLots) &&
+      Number.isSafeInteger(executedQuoteUnits) &&
+      Number.isSafeInteger(lastFillQtyLots) &&
+      Number.isSafeInteger(lastFillPriceTicks) &&
+      Number.isSafeInteger(tradeId) &&
+      Number.isSafeInteger(feeUnits) &&
+      Number.isSafeInteger(createdAtUs)
     )
   ) badField(r, ORDER_I64_FIELDS);
-  put64(dv, off + 24, r.orderId);
-  put64(dv, off + 32, r.priceTicks);
-  put64(dv, off + 40, r.qtyLots);
-  put64(dv, off + 48, r.quoteQtyUnits);
-  put64(dv, off + 56, r.executedQtyLots);
-  put64(dv, off + 64, r.executedQuoteUnits);
-  put64(dv, off + 72, r.lastFillQtyLots);
-  put64(dv, off + 80, r.lastFillPriceTicks);
-  put64(dv, off + 88, r.tradeId);
-  put64(dv, off + 96, r.feeUnits);
-  put64(dv, off + 104, r.createdAtUs);
-  dv.setUint32(off + 112, r.accountId, true);
-  dv.setUint32(off + 116, r.clientId, true);
-  dv.setUint16(off + 120, r.marketId, true);
-  dv.setUint16(off + 122, r.feeAssetId, true);
-  dv.setUint8(off + 124, r.event);
-  dv.setUint8(off + 125, r.side);
-  dv.setUint8(off + 126, r.orderType);
-  dv.setUint8(off + 127, r.timeInForce);
-  dv.setUint8(off + 128, r.selfTradePrevention);
-  dv.setUint8(off + 129, r.status);
-  dv.setUint8(off + 130, r.expiryReason);
-  dv.setUint8(off + 131, r.orderFlags);
-  dv.setUint8(off + 132, r.systemOrderType);
-  // padding (133..135)
-  dv.setUint8(off + 133, 0);
-  dv.setUint16(off + 134, 0, true);
+  put64(dv, off + 24, orderId);
+  put64(dv, off + 32, priceTicks);
+  put64(dv, off + 40, qtyLots);
+  put64(dv, off + 48, quoteQtyUnits);
+  put64(dv, off + 56, executedQtyLots);
+  put64(dv, off + 64, executedQuoteUnits);
+  put64(dv, off + 72, lastFillQtyLots);
+  put64(dv, off + 80, lastFillPriceTicks);
+  put64(dv, off + 88, tradeId);
+  put64(dv, off + 96, feeUnits);
+  put64(dv, off + 104, createdAtUs);
+  dv.setUint32(off + 112, accountId, true);
+  dv.setUint32(off + 116, clientId, true);
+  // marketId, feeAssetId
+  dv.setUint32(off + 120, (marketId & 0xffff) | ((feeAssetId & 0xffff) << 16), true);
+  // event, side, orderType, timeInForce
+  dv.setUint32(off + 124, (event & 0xff) | ((side & 0xff) << 8) | ((orderType & 0xff) << 16) | ((timeInForce & 0xff) << 24), true);
+  // selfTradePrevention, status, expiryReason, orderFlags
+  dv.setUint32(off + 128, (selfTradePrevention & 0xff) | ((status & 0xff) << 8) | ((expiryReason & 0xff) << 16) | ((orderFlags & 0xff) << 24), true);
+  // systemOrderType, padding
+  dv.setUint32(off + 132, (systemOrderType & 0xff), true);
 }
 
 export function readOrder(dv: DataView, off: number, r: OrderRec): void {
@@ -1162,24 +1169,25 @@ const TRADE_I64_FIELDS = [
 
 export function writeTrade(dv: DataView, off: number, r: TradeRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 4 /* RecordType.Trade */, r.flags);
+  const tradeId = r.tradeId, priceTicks = r.priceTicks, qtyLots = r.qtyLots, buyerOrderId = r.buyerOrderId;
+  const sellerOrderId = r.sellerOrderId, marketId = r.marketId, buyerIsMaker = r.buyerIsMaker;
   if (
     !(
-      Number.isSafeInteger(r.tradeId) &&
-      Number.isSafeInteger(r.priceTicks) &&
-      Number.isSafeInteger(r.qtyLots) &&
-      Number.isSafeInteger(r.buyerOrderId) &&
-      Number.isSafeInteger(r.sellerOrderId)
+      Number.isSafeInteger(tradeId) &&
+      Number.isSafeInteger(priceTicks) &&
+      Number.isSafeInteger(qtyLots) &&
+      Number.isSafeInteger(buyerOrderId) &&
+      Number.isSafeInteger(sellerOrderId)
     )
   ) badField(r, TRADE_I64_FIELDS);
-  put64(dv, off + 24, r.tradeId);
-  put64(dv, off + 32, r.priceTicks);
-  put64(dv, off + 40, r.qtyLots);
-  put64(dv, off + 48, r.buyerOrderId);
-  put64(dv, off + 56, r.sellerOrderId);
-  dv.setUint16(off + 64, r.marketId, true);
-  dv.setUint8(off + 66, r.buyerIsMaker ? 1 : 0);
-  // padding (67..71)
-  dv.setUint8(off + 67, 0);
+  put64(dv, off + 24, tradeId);
+  put64(dv, off + 32, priceTicks);
+  put64(dv, off + 40, qtyLots);
+  put64(dv, off + 48, buyerOrderId);
+  put64(dv, off + 56, sellerOrderId);
+  // marketId, buyerIsMaker, padding
+  dv.setUint32(off + 64, (marketId & 0xffff) | ((buyerIsMaker ? 1 : 0) << 16), true);
+  // padding (68..71)
   dv.setUint32(off + 68, 0, true);
 }
 
@@ -1219,18 +1227,19 @@ const BALANCE_I64_FIELDS = [
 
 export function writeBalance(dv: DataView, off: number, r: BalanceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 5 /* RecordType.Balance */, r.flags);
+  const availableUnits = r.availableUnits, lockedUnits = r.lockedUnits, accountId = r.accountId;
+  const assetId = r.assetId;
   if (
     !(
-      Number.isSafeInteger(r.availableUnits) &&
-      Number.isSafeInteger(r.lockedUnits)
+      Number.isSafeInteger(availableUnits) &&
+      Number.isSafeInteger(lockedUnits)
     )
   ) badField(r, BALANCE_I64_FIELDS);
-  put64(dv, off + 24, r.availableUnits);
-  put64(dv, off + 32, r.lockedUnits);
-  dv.setUint32(off + 40, r.accountId, true);
-  dv.setUint16(off + 44, r.assetId, true);
-  // padding (46..47)
-  dv.setUint16(off + 46, 0, true);
+  put64(dv, off + 24, availableUnits);
+  put64(dv, off + 32, lockedUnits);
+  dv.setUint32(off + 40, accountId, true);
+  // assetId, padding
+  dv.setUint32(off + 44, (assetId & 0xffff), true);
 }
 
 export function readBalance(dv: DataView, off: number, r: BalanceRec): void {
@@ -1268,20 +1277,21 @@ const DEPTH_I64_FIELDS = [
 
 export function writeDepth(dv: DataView, off: number, r: DepthRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 6 /* RecordType.Depth */, r.flags);
+  const priceTicks = r.priceTicks, qtyLots = r.qtyLots, updateId = r.updateId, marketId = r.marketId;
+  const side = r.side;
   if (
     !(
-      Number.isSafeInteger(r.priceTicks) &&
-      Number.isSafeInteger(r.qtyLots) &&
-      Number.isSafeInteger(r.updateId)
+      Number.isSafeInteger(priceTicks) &&
+      Number.isSafeInteger(qtyLots) &&
+      Number.isSafeInteger(updateId)
     )
   ) badField(r, DEPTH_I64_FIELDS);
-  put64(dv, off + 24, r.priceTicks);
-  put64(dv, off + 32, r.qtyLots);
-  put64(dv, off + 40, r.updateId);
-  dv.setUint16(off + 48, r.marketId, true);
-  dv.setUint8(off + 50, r.side);
-  // padding (51..55)
-  dv.setUint8(off + 51, 0);
+  put64(dv, off + 24, priceTicks);
+  put64(dv, off + 32, qtyLots);
+  put64(dv, off + 40, updateId);
+  // marketId, side, padding
+  dv.setUint32(off + 48, (marketId & 0xffff) | ((side & 0xff) << 16), true);
+  // padding (52..55)
   dv.setUint32(off + 52, 0, true);
 }
 
@@ -1312,8 +1322,9 @@ export function newAccountRec(): AccountRec {
 
 export function writeAccount(dv: DataView, off: number, r: AccountRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 7 /* RecordType.Account */, r.flags);
+  const accountId = r.accountId;
   setKey(dv, off + 24, r.key);
-  dv.setUint32(off + 56, r.accountId, true);
+  dv.setUint32(off + 56, accountId, true);
   // padding (60..63)
   dv.setUint32(off + 60, 0, true);
 }
@@ -1349,17 +1360,18 @@ const MARKET_I64_FIELDS = [
 
 export function writeMarket(dv: DataView, off: number, r: MarketRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 8 /* RecordType.Market */, r.flags);
+  const updateId = r.updateId, lastTradeId = r.lastTradeId, marketId = r.marketId;
   if (
     !(
-      Number.isSafeInteger(r.updateId) &&
-      Number.isSafeInteger(r.lastTradeId)
+      Number.isSafeInteger(updateId) &&
+      Number.isSafeInteger(lastTradeId)
     )
   ) badField(r, MARKET_I64_FIELDS);
-  put64(dv, off + 24, r.updateId);
-  put64(dv, off + 32, r.lastTradeId);
-  dv.setUint16(off + 40, r.marketId, true);
-  // padding (42..47)
-  dv.setUint16(off + 42, 0, true);
+  put64(dv, off + 24, updateId);
+  put64(dv, off + 32, lastTradeId);
+  // marketId, padding
+  dv.setUint32(off + 40, (marketId & 0xffff), true);
+  // padding (44..47)
   dv.setUint32(off + 44, 0, true);
 }
 
@@ -1388,10 +1400,10 @@ export function newMarketStateRec(): MarketStateRec {
 
 export function writeMarketState(dv: DataView, off: number, r: MarketStateRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 9 /* RecordType.MarketState */, r.flags);
-  dv.setUint16(off + 24, r.marketId, true);
-  dv.setUint8(off + 26, r.state);
-  // padding (27..31)
-  dv.setUint8(off + 27, 0);
+  const marketId = r.marketId, state = r.state;
+  // marketId, state, padding
+  dv.setUint32(off + 24, (marketId & 0xffff) | ((state & 0xff) << 16), true);
+  // padding (28..31)
   dv.setUint32(off + 28, 0, true);
 }
 
@@ -1420,9 +1432,10 @@ export function newFeeRatesRec(): FeeRatesRec {
 
 export function writeFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 10 /* RecordType.FeeRates */, r.flags);
-  dv.setUint32(off + 24, r.accountId, true);
-  dv.setUint16(off + 28, r.makerFeeBps, true);
-  dv.setUint16(off + 30, r.takerFeeBps, true);
+  const accountId = r.accountId, makerFeeBps = r.makerFeeBps, takerFeeBps = r.takerFeeBps;
+  dv.setUint32(off + 24, accountId, true);
+  // makerFeeBps, takerFeeBps
+  dv.setUint32(off + 28, (makerFeeBps & 0xffff) | ((takerFeeBps & 0xffff) << 16), true);
 }
 
 export function readFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
@@ -1449,10 +1462,10 @@ export function newSystemStateRec(): SystemStateRec {
 
 export function writeSystemState(dv: DataView, off: number, r: SystemStateRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 11 /* RecordType.SystemState */, r.flags);
-  dv.setUint8(off + 24, r.state);
-  // padding (25..31)
-  dv.setUint8(off + 25, 0);
-  dv.setUint16(off + 26, 0, true);
+  const state = r.state;
+  // state, padding
+  dv.setUint32(off + 24, (state & 0xff), true);
+  // padding (28..31)
   dv.setUint32(off + 28, 0, true);
 }
 
@@ -1509,42 +1522,46 @@ const COLLATERAL_I64_FIELDS = [
 
 export function writeCollateral(dv: DataView, off: number, r: CollateralRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 32 /* RecordType.Collateral */, r.flags);
+  const availableUnits = r.availableUnits, lockedUnits = r.lockedUnits, lentUnits = r.lentUnits;
+  const borrowedUnits = r.borrowedUnits, markTicks = r.markTicks, markPriceE9 = r.markPriceE9;
+  const weight = r.weight, notionalHigh = r.notionalHigh, notionalLow = r.notionalLow;
+  const collateralValueHigh = r.collateralValueHigh, collateralValueLow = r.collateralValueLow;
+  const liabilityHigh = r.liabilityHigh, liabilityLow = r.liabilityLow, assetId = r.assetId;
+  const marketId = r.marketId, markSource = r.markSource;
   if (
     !(
-      Number.isSafeInteger(r.availableUnits) &&
-      Number.isSafeInteger(r.lockedUnits) &&
-      Number.isSafeInteger(r.lentUnits) &&
-      Number.isSafeInteger(r.borrowedUnits) &&
-      Number.isSafeInteger(r.markTicks) &&
-      Number.isSafeInteger(r.markPriceE9) &&
-      Number.isSafeInteger(r.weight) &&
-      Number.isSafeInteger(r.notionalHigh) &&
-      Number.isSafeInteger(r.notionalLow) &&
-      Number.isSafeInteger(r.collateralValueHigh) &&
-      Number.isSafeInteger(r.collateralValueLow) &&
-      Number.isSafeInteger(r.liabilityHigh) &&
-      Number.isSafeInteger(r.liabilityLow)
+      Number.isSafeInteger(availableUnits) &&
+      Number.isSafeInteger(lockedUnits) &&
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(markTicks) &&
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(weight) &&
+      Number.isSafeInteger(notionalHigh) &&
+      Number.isSafeInteger(notionalLow) &&
+      Number.isSafeInteger(collateralValueHigh) &&
+      Number.isSafeInteger(collateralValueLow) &&
+      Number.isSafeInteger(liabilityHigh) &&
+      Number.isSafeInteger(liabilityLow)
     )
   ) badField(r, COLLATERAL_I64_FIELDS);
-  put64(dv, off + 24, r.availableUnits);
-  put64(dv, off + 32, r.lockedUnits);
-  put64(dv, off + 40, r.lentUnits);
-  put64(dv, off + 48, r.borrowedUnits);
-  put64(dv, off + 56, r.markTicks);
-  put64(dv, off + 64, r.markPriceE9);
-  put64(dv, off + 72, r.weight);
-  put64(dv, off + 80, r.notionalHigh);
-  put64(dv, off + 88, r.notionalLow);
-  put64(dv, off + 96, r.collateralValueHigh);
-  put64(dv, off + 104, r.collateralValueLow);
-  put64(dv, off + 112, r.liabilityHigh);
-  put64(dv, off + 120, r.liabilityLow);
-  dv.setUint16(off + 128, r.assetId, true);
-  dv.setUint16(off + 130, r.marketId, true);
-  dv.setUint8(off + 132, r.markSource);
-  // padding (133..135)
-  dv.setUint8(off + 133, 0);
-  dv.setUint16(off + 134, 0, true);
+  put64(dv, off + 24, availableUnits);
+  put64(dv, off + 32, lockedUnits);
+  put64(dv, off + 40, lentUnits);
+  put64(dv, off + 48, borrowedUnits);
+  put64(dv, off + 56, markTicks);
+  put64(dv, off + 64, markPriceE9);
+  put64(dv, off + 72, weight);
+  put64(dv, off + 80, notionalHigh);
+  put64(dv, off + 88, notionalLow);
+  put64(dv, off + 96, collateralValueHigh);
+  put64(dv, off + 104, collateralValueLow);
+  put64(dv, off + 112, liabilityHigh);
+  put64(dv, off + 120, liabilityLow);
+  // assetId, marketId
+  dv.setUint32(off + 128, (assetId & 0xffff) | ((marketId & 0xffff) << 16), true);
+  // markSource, padding
+  dv.setUint32(off + 132, (markSource & 0xff), true);
 }
 
 export function readCollateral(dv: DataView, off: number, r: CollateralRec): void {
@@ -1592,18 +1609,19 @@ const DUST_I64_FIELDS = [
 
 export function writeDust(dv: DataView, off: number, r: DustRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 33 /* RecordType.Dust */, r.flags);
+  const amountUnits = r.amountUnits, payoutUnits = r.payoutUnits, accountId = r.accountId;
+  const marketId = r.marketId;
   if (
     !(
-      Number.isSafeInteger(r.amountUnits) &&
-      Number.isSafeInteger(r.payoutUnits)
+      Number.isSafeInteger(amountUnits) &&
+      Number.isSafeInteger(payoutUnits)
     )
   ) badField(r, DUST_I64_FIELDS);
-  put64(dv, off + 24, r.amountUnits);
-  put64(dv, off + 32, r.payoutUnits);
-  dv.setUint32(off + 40, r.accountId, true);
-  dv.setUint16(off + 44, r.marketId, true);
-  // padding (46..47)
-  dv.setUint16(off + 46, 0, true);
+  put64(dv, off + 24, amountUnits);
+  put64(dv, off + 32, payoutUnits);
+  dv.setUint32(off + 40, accountId, true);
+  // marketId, padding
+  dv.setUint32(off + 44, (marketId & 0xffff), true);
 }
 
 export function readDust(dv: DataView, off: number, r: DustRec): void {
@@ -1643,22 +1661,23 @@ const MARK_PRICE_I64_FIELDS = [
 
 export function writeMarkPrice(dv: DataView, off: number, r: MarkPriceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 56 /* RecordType.MarkPrice */, r.flags);
+  const markPriceE9 = r.markPriceE9, indexPriceE9 = r.indexPriceE9, fundingRateE12 = r.fundingRateE12;
+  const nextFundingUs = r.nextFundingUs, marketId = r.marketId, source = r.source;
   if (
     !(
-      Number.isSafeInteger(r.markPriceE9) &&
-      Number.isSafeInteger(r.indexPriceE9) &&
-      Number.isSafeInteger(r.fundingRateE12) &&
-      Number.isSafeInteger(r.nextFundingUs)
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(indexPriceE9) &&
+      Number.isSafeInteger(fundingRateE12) &&
+      Number.isSafeInteger(nextFundingUs)
     )
   ) badField(r, MARK_PRICE_I64_FIELDS);
-  put64(dv, off + 24, r.markPriceE9);
-  put64(dv, off + 32, r.indexPriceE9);
-  put64(dv, off + 40, r.fundingRateE12);
-  put64(dv, off + 48, r.nextFundingUs);
-  dv.setUint16(off + 56, r.marketId, true);
-  dv.setUint8(off + 58, r.source);
-  // padding (59..63)
-  dv.setUint8(off + 59, 0);
+  put64(dv, off + 24, markPriceE9);
+  put64(dv, off + 32, indexPriceE9);
+  put64(dv, off + 40, fundingRateE12);
+  put64(dv, off + 48, nextFundingUs);
+  // marketId, source, padding
+  dv.setUint32(off + 56, (marketId & 0xffff) | ((source & 0xff) << 16), true);
+  // padding (60..63)
   dv.setUint32(off + 60, 0, true);
 }
 
@@ -1698,19 +1717,21 @@ const FUNDING_RATE_I64_FIELDS = [
 
 export function writeFundingRate(dv: DataView, off: number, r: FundingRateRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 57 /* RecordType.FundingRate */, r.flags);
+  const intervalEndUs = r.intervalEndUs, fundingRateE12 = r.fundingRateE12, markPriceE9 = r.markPriceE9;
+  const marketId = r.marketId;
   if (
     !(
-      Number.isSafeInteger(r.intervalEndUs) &&
-      Number.isSafeInteger(r.fundingRateE12) &&
-      Number.isSafeInteger(r.markPriceE9)
+      Number.isSafeInteger(intervalEndUs) &&
+      Number.isSafeInteger(fundingRateE12) &&
+      Number.isSafeInteger(markPriceE9)
     )
   ) badField(r, FUNDING_RATE_I64_FIELDS);
-  put64(dv, off + 24, r.intervalEndUs);
-  put64(dv, off + 32, r.fundingRateE12);
-  put64(dv, off + 40, r.markPriceE9);
-  dv.setUint16(off + 48, r.marketId, true);
-  // padding (50..55)
-  dv.setUint16(off + 50, 0, true);
+  put64(dv, off + 24, intervalEndUs);
+  put64(dv, off + 32, fundingRateE12);
+  put64(dv, off + 40, markPriceE9);
+  // marketId, padding
+  dv.setUint32(off + 48, (marketId & 0xffff), true);
+  // padding (52..55)
   dv.setUint32(off + 52, 0, true);
 }
 
@@ -1751,22 +1772,23 @@ const FUNDING_PAYMENT_I64_FIELDS = [
 
 export function writeFundingPayment(dv: DataView, off: number, r: FundingPaymentRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 58 /* RecordType.FundingPayment */, r.flags);
+  const quantityUnits = r.quantityUnits, intervalEndUs = r.intervalEndUs, fundingRateE12 = r.fundingRateE12;
+  const positionLots = r.positionLots, accountId = r.accountId, marketId = r.marketId;
   if (
     !(
-      Number.isSafeInteger(r.quantityUnits) &&
-      Number.isSafeInteger(r.intervalEndUs) &&
-      Number.isSafeInteger(r.fundingRateE12) &&
-      Number.isSafeInteger(r.positionLots)
+      Number.isSafeInteger(quantityUnits) &&
+      Number.isSafeInteger(intervalEndUs) &&
+      Number.isSafeInteger(fundingRateE12) &&
+      Number.isSafeInteger(positionLots)
     )
   ) badField(r, FUNDING_PAYMENT_I64_FIELDS);
-  put64(dv, off + 24, r.quantityUnits);
-  put64(dv, off + 32, r.intervalEndUs);
-  put64(dv, off + 40, r.fundingRateE12);
-  put64(dv, off + 48, r.positionLots);
-  dv.setUint32(off + 56, r.accountId, true);
-  dv.setUint16(off + 60, r.marketId, true);
-  // padding (62..63)
-  dv.setUint16(off + 62, 0, true);
+  put64(dv, off + 24, quantityUnits);
+  put64(dv, off + 32, intervalEndUs);
+  put64(dv, off + 40, fundingRateE12);
+  put64(dv, off + 48, positionLots);
+  dv.setUint32(off + 56, accountId, true);
+  // marketId, padding
+  dv.setUint32(off + 60, (marketId & 0xffff), true);
 }
 
 export function readFundingPayment(dv: DataView, off: number, r: FundingPaymentRec): void {
@@ -1842,54 +1864,61 @@ const POSITION_I64_FIELDS = [
 
 export function writePosition(dv: DataView, off: number, r: PositionRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 48 /* RecordType.Position */, r.flags);
+  const netLots = r.netLots, exposureLots = r.exposureLots, costHigh = r.costHigh, costLow = r.costLow;
+  const realizedHigh = r.realizedHigh, realizedLow = r.realizedLow, unrealizedHigh = r.unrealizedHigh;
+  const unrealizedLow = r.unrealizedLow, unsettledHigh = r.unsettledHigh, unsettledLow = r.unsettledLow;
+  const feesHigh = r.feesHigh, feesLow = r.feesLow, exposureNotionalHigh = r.exposureNotionalHigh;
+  const exposureNotionalLow = r.exposureNotionalLow, markPriceE9 = r.markPriceE9;
+  const estLiquidationPriceE9 = r.estLiquidationPriceE9, imf = r.imf, mmf = r.mmf, positionId = r.positionId;
+  const cumulativeFundingUnits = r.cumulativeFundingUnits, accountId = r.accountId, marketId = r.marketId;
+  const markSource = r.markSource, event = r.event;
   if (
     !(
-      Number.isSafeInteger(r.netLots) &&
-      Number.isSafeInteger(r.exposureLots) &&
-      Number.isSafeInteger(r.costHigh) &&
-      Number.isSafeInteger(r.costLow) &&
-      Number.isSafeInteger(r.realizedHigh) &&
-      Number.isSafeInteger(r.realizedLow) &&
-      Number.isSafeInteger(r.unrealizedHigh) &&
-      Number.isSafeInteger(r.unrealizedLow) &&
-      Number.isSafeInteger(r.unsettledHigh) &&
-      Number.isSafeInteger(r.unsettledLow) &&
-      Number.isSafeInteger(r.feesHigh) &&
-      Number.isSafeInteger(r.feesLow) &&
-      Number.isSafeInteger(r.exposureNotionalHigh) &&
-      Number.isSafeInteger(r.exposureNotionalLow) &&
-      Number.isSafeInteger(r.markPriceE9) &&
-      Number.isSafeInteger(r.estLiquidationPriceE9) &&
-      Number.isSafeInteger(r.imf) &&
-      Number.isSafeInteger(r.mmf) &&
-      Number.isSafeInteger(r.positionId) &&
-      Number.isSafeInteger(r.cumulativeFundingUnits)
+      Number.isSafeInteger(netLots) &&
+      Number.isSafeInteger(exposureLots) &&
+      Number.isSafeInteger(costHigh) &&
+      Number.isSafeInteger(costLow) &&
+      Number.isSafeInteger(realizedHigh) &&
+      Number.isSafeInteger(realizedLow) &&
+      Number.isSafeInteger(unrealizedHigh) &&
+      Number.isSafeInteger(unrealizedLow) &&
+      Number.isSafeInteger(unsettledHigh) &&
+      Number.isSafeInteger(unsettledLow) &&
+      Number.isSafeInteger(feesHigh) &&
+      Number.isSafeInteger(feesLow) &&
+      Number.isSafeInteger(exposureNotionalHigh) &&
+      Number.isSafeInteger(exposureNotionalLow) &&
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(estLiquidationPriceE9) &&
+      Number.isSafeInteger(imf) &&
+      Number.isSafeInteger(mmf) &&
+      Number.isSafeInteger(positionId) &&
+      Number.isSafeInteger(cumulativeFundingUnits)
     )
   ) badField(r, POSITION_I64_FIELDS);
-  put64(dv, off + 24, r.netLots);
-  put64(dv, off + 32, r.exposureLots);
-  put64(dv, off + 40, r.costHigh);
-  put64(dv, off + 48, r.costLow);
-  put64(dv, off + 56, r.realizedHigh);
-  put64(dv, off + 64, r.realizedLow);
-  put64(dv, off + 72, r.unrealizedHigh);
-  put64(dv, off + 80, r.unrealizedLow);
-  put64(dv, off + 88, r.unsettledHigh);
-  put64(dv, off + 96, r.unsettledLow);
-  put64(dv, off + 104, r.feesHigh);
-  put64(dv, off + 112, r.feesLow);
-  put64(dv, off + 120, r.exposureNotionalHigh);
-  put64(dv, off + 128, r.exposureNotionalLow);
-  put64(dv, off + 136, r.markPriceE9);
-  put64(dv, off + 144, r.estLiquidationPriceE9);
-  put64(dv, off + 152, r.imf);
-  put64(dv, off + 160, r.mmf);
-  put64(dv, off + 168, r.positionId);
-  put64(dv, off + 176, r.cumulativeFundingUnits);
-  dv.setUint32(off + 184, r.accountId, true);
-  dv.setUint16(off + 188, r.marketId, true);
-  dv.setUint8(off + 190, r.markSource);
-  dv.setUint8(off + 191, r.event);
+  put64(dv, off + 24, netLots);
+  put64(dv, off + 32, exposureLots);
+  put64(dv, off + 40, costHigh);
+  put64(dv, off + 48, costLow);
+  put64(dv, off + 56, realizedHigh);
+  put64(dv, off + 64, realizedLow);
+  put64(dv, off + 72, unrealizedHigh);
+  put64(dv, off + 80, unrealizedLow);
+  put64(dv, off + 88, unsettledHigh);
+  put64(dv, off + 96, unsettledLow);
+  put64(dv, off + 104, feesHigh);
+  put64(dv, off + 112, feesLow);
+  put64(dv, off + 120, exposureNotionalHigh);
+  put64(dv, off + 128, exposureNotionalLow);
+  put64(dv, off + 136, markPriceE9);
+  put64(dv, off + 144, estLiquidationPriceE9);
+  put64(dv, off + 152, imf);
+  put64(dv, off + 160, mmf);
+  put64(dv, off + 168, positionId);
+  put64(dv, off + 176, cumulativeFundingUnits);
+  dv.setUint32(off + 184, accountId, true);
+  // marketId, markSource, event
+  dv.setUint32(off + 188, (marketId & 0xffff) | ((markSource & 0xff) << 16) | ((event & 0xff) << 24), true);
 }
 
 export function readPosition(dv: DataView, off: number, r: PositionRec): void {
@@ -1942,15 +1971,16 @@ const OPEN_INTEREST_I64_FIELDS = [
 
 export function writeOpenInterest(dv: DataView, off: number, r: OpenInterestRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 49 /* RecordType.OpenInterest */, r.flags);
+  const openInterestUnits = r.openInterestUnits, marketId = r.marketId;
   if (
     !(
-      Number.isSafeInteger(r.openInterestUnits)
+      Number.isSafeInteger(openInterestUnits)
     )
   ) badField(r, OPEN_INTEREST_I64_FIELDS);
-  put64(dv, off + 24, r.openInterestUnits);
-  dv.setUint16(off + 32, r.marketId, true);
-  // padding (34..39)
-  dv.setUint16(off + 34, 0, true);
+  put64(dv, off + 24, openInterestUnits);
+  // marketId, padding
+  dv.setUint32(off + 32, (marketId & 0xffff), true);
+  // padding (36..39)
   dv.setUint32(off + 36, 0, true);
 }
 
@@ -1986,17 +2016,17 @@ const INDEX_PRICE_I64_FIELDS = [
 
 export function writeIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.IndexPrice */, r.flags);
+  const priceE9 = r.priceE9, updatedUs = r.updatedUs, assetId = r.assetId, source = r.source, stale = r.stale;
   if (
     !(
-      Number.isSafeInteger(r.priceE9) &&
-      Number.isSafeInteger(r.updatedUs)
+      Number.isSafeInteger(priceE9) &&
+      Number.isSafeInteger(updatedUs)
     )
   ) badField(r, INDEX_PRICE_I64_FIELDS);
-  put64(dv, off + 24, r.priceE9);
-  put64(dv, off + 32, r.updatedUs);
-  dv.setUint16(off + 40, r.assetId, true);
-  dv.setUint8(off + 42, r.source);
-  dv.setUint8(off + 43, r.stale ? 1 : 0);
+  put64(dv, off + 24, priceE9);
+  put64(dv, off + 32, updatedUs);
+  // assetId, source, stale
+  dv.setUint32(off + 40, (assetId & 0xffff) | ((source & 0xff) << 16) | ((stale ? 1 : 0) << 24), true);
   // padding (44..47)
   dv.setUint32(off + 44, 0, true);
 }
@@ -2029,12 +2059,12 @@ export function newAccountSettingsRec(): AccountSettingsRec {
 
 export function writeAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 65 /* RecordType.AccountSettings */, r.flags);
-  dv.setUint32(off + 24, r.accountId, true);
-  dv.setUint32(off + 28, r.leverageLimitHundredths, true);
-  dv.setUint8(off + 32, r.settings);
-  // padding (33..39)
-  dv.setUint8(off + 33, 0);
-  dv.setUint16(off + 34, 0, true);
+  const accountId = r.accountId, leverageLimitHundredths = r.leverageLimitHundredths, settings = r.settings;
+  dv.setUint32(off + 24, accountId, true);
+  dv.setUint32(off + 28, leverageLimitHundredths, true);
+  // settings, padding
+  dv.setUint32(off + 32, (settings & 0xff), true);
+  // padding (36..39)
   dv.setUint32(off + 36, 0, true);
 }
 
@@ -2087,35 +2117,38 @@ const BORROW_LEND_I64_FIELDS = [
 
 export function writeBorrowLend(dv: DataView, off: number, r: BorrowLendRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 66 /* RecordType.BorrowLend */, r.flags);
+  const quantityUnits = r.quantityUnits, lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits;
+  const interestUnits = r.interestUnits, positionId = r.positionId, rate = r.rate, markTicks = r.markTicks;
+  const imf = r.imf, mmf = r.mmf, accountId = r.accountId, assetId = r.assetId, marketId = r.marketId;
+  const event = r.event, source = r.source;
   if (
     !(
-      Number.isSafeInteger(r.quantityUnits) &&
-      Number.isSafeInteger(r.lentUnits) &&
-      Number.isSafeInteger(r.borrowedUnits) &&
-      Number.isSafeInteger(r.interestUnits) &&
-      Number.isSafeInteger(r.positionId) &&
-      Number.isSafeInteger(r.rate) &&
-      Number.isSafeInteger(r.markTicks) &&
-      Number.isSafeInteger(r.imf) &&
-      Number.isSafeInteger(r.mmf)
+      Number.isSafeInteger(quantityUnits) &&
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(interestUnits) &&
+      Number.isSafeInteger(positionId) &&
+      Number.isSafeInteger(rate) &&
+      Number.isSafeInteger(markTicks) &&
+      Number.isSafeInteger(imf) &&
+      Number.isSafeInteger(mmf)
     )
   ) badField(r, BORROW_LEND_I64_FIELDS);
-  put64(dv, off + 24, r.quantityUnits);
-  put64(dv, off + 32, r.lentUnits);
-  put64(dv, off + 40, r.borrowedUnits);
-  put64(dv, off + 48, r.interestUnits);
-  put64(dv, off + 56, r.positionId);
-  put64(dv, off + 64, r.rate);
-  put64(dv, off + 72, r.markTicks);
-  put64(dv, off + 80, r.imf);
-  put64(dv, off + 88, r.mmf);
-  dv.setUint32(off + 96, r.accountId, true);
-  dv.setUint16(off + 100, r.assetId, true);
-  dv.setUint16(off + 102, r.marketId, true);
-  dv.setUint8(off + 104, r.event);
-  dv.setUint8(off + 105, r.source);
-  // padding (106..111)
-  dv.setUint16(off + 106, 0, true);
+  put64(dv, off + 24, quantityUnits);
+  put64(dv, off + 32, lentUnits);
+  put64(dv, off + 40, borrowedUnits);
+  put64(dv, off + 48, interestUnits);
+  put64(dv, off + 56, positionId);
+  put64(dv, off + 64, rate);
+  put64(dv, off + 72, markTicks);
+  put64(dv, off + 80, imf);
+  put64(dv, off + 88, mmf);
+  dv.setUint32(off + 96, accountId, true);
+  // assetId, marketId
+  dv.setUint32(off + 100, (assetId & 0xffff) | ((marketId & 0xffff) << 16), true);
+  // event, source, padding
+  dv.setUint32(off + 104, (event & 0xff) | ((source & 0xff) << 8), true);
+  // padding (108..111)
   dv.setUint32(off + 108, 0, true);
 }
 
@@ -2175,32 +2208,34 @@ const LEND_POOL_I64_FIELDS = [
 
 export function writeLendPool(dv: DataView, off: number, r: LendPoolRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 67 /* RecordType.LendPool */, r.flags);
+  const lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits, borrowRate = r.borrowRate;
+  const lendRate = r.lendRate, utilization = r.utilization, interestFeeUnits = r.interestFeeUnits;
+  const interestRoundingUnits = r.interestRoundingUnits, markTicks = r.markTicks, assetId = r.assetId;
+  const marketId = r.marketId, state = r.state;
   if (
     !(
-      Number.isSafeInteger(r.lentUnits) &&
-      Number.isSafeInteger(r.borrowedUnits) &&
-      Number.isSafeInteger(r.borrowRate) &&
-      Number.isSafeInteger(r.lendRate) &&
-      Number.isSafeInteger(r.utilization) &&
-      Number.isSafeInteger(r.interestFeeUnits) &&
-      Number.isSafeInteger(r.interestRoundingUnits) &&
-      Number.isSafeInteger(r.markTicks)
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(borrowRate) &&
+      Number.isSafeInteger(lendRate) &&
+      Number.isSafeInteger(utilization) &&
+      Number.isSafeInteger(interestFeeUnits) &&
+      Number.isSafeInteger(interestRoundingUnits) &&
+      Number.isSafeInteger(markTicks)
     )
   ) badField(r, LEND_POOL_I64_FIELDS);
-  put64(dv, off + 24, r.lentUnits);
-  put64(dv, off + 32, r.borrowedUnits);
-  put64(dv, off + 40, r.borrowRate);
-  put64(dv, off + 48, r.lendRate);
-  put64(dv, off + 56, r.utilization);
-  put64(dv, off + 64, r.interestFeeUnits);
-  put64(dv, off + 72, r.interestRoundingUnits);
-  put64(dv, off + 80, r.markTicks);
-  dv.setUint16(off + 88, r.assetId, true);
-  dv.setUint16(off + 90, r.marketId, true);
-  dv.setUint8(off + 92, r.state);
-  // padding (93..95)
-  dv.setUint8(off + 93, 0);
-  dv.setUint16(off + 94, 0, true);
+  put64(dv, off + 24, lentUnits);
+  put64(dv, off + 32, borrowedUnits);
+  put64(dv, off + 40, borrowRate);
+  put64(dv, off + 48, lendRate);
+  put64(dv, off + 56, utilization);
+  put64(dv, off + 64, interestFeeUnits);
+  put64(dv, off + 72, interestRoundingUnits);
+  put64(dv, off + 80, markTicks);
+  // assetId, marketId
+  dv.setUint32(off + 88, (assetId & 0xffff) | ((marketId & 0xffff) << 16), true);
+  // state, padding
+  dv.setUint32(off + 92, (state & 0xff), true);
 }
 
 export function readLendPool(dv: DataView, off: number, r: LendPoolRec): void {
@@ -2283,59 +2318,67 @@ const MARGIN_SUMMARY_I64_FIELDS = [
 
 export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 68 /* RecordType.MarginSummary */, r.flags);
+  const assetsValueHigh = r.assetsValueHigh, assetsValueLow = r.assetsValueLow;
+  const liabilitiesHigh = r.liabilitiesHigh, liabilitiesLow = r.liabilitiesLow;
+  const netEquityHigh = r.netEquityHigh, netEquityLow = r.netEquityLow, imfUnitsHigh = r.imfUnitsHigh;
+  const imfUnitsLow = r.imfUnitsLow, mmfUnitsHigh = r.mmfUnitsHigh, mmfUnitsLow = r.mmfUnitsLow;
+  const tenHigh = r.tenHigh, tenLow = r.tenLow, marginFractionHigh = r.marginFractionHigh;
+  const marginFractionLow = r.marginFractionLow, accountImf = r.accountImf, accountMmf = r.accountMmf;
+  const pnlUnrealizedHigh = r.pnlUnrealizedHigh, pnlUnrealizedLow = r.pnlUnrealizedLow;
+  const unsettledHigh = r.unsettledHigh, unsettledLow = r.unsettledLow;
+  const futuresExposureHigh = r.futuresExposureHigh, futuresExposureLow = r.futuresExposureLow;
+  const accountId = r.accountId, summaryFlags = r.summaryFlags;
   if (
     !(
-      Number.isSafeInteger(r.assetsValueHigh) &&
-      Number.isSafeInteger(r.assetsValueLow) &&
-      Number.isSafeInteger(r.liabilitiesHigh) &&
-      Number.isSafeInteger(r.liabilitiesLow) &&
-      Number.isSafeInteger(r.netEquityHigh) &&
-      Number.isSafeInteger(r.netEquityLow) &&
-      Number.isSafeInteger(r.imfUnitsHigh) &&
-      Number.isSafeInteger(r.imfUnitsLow) &&
-      Number.isSafeInteger(r.mmfUnitsHigh) &&
-      Number.isSafeInteger(r.mmfUnitsLow) &&
-      Number.isSafeInteger(r.tenHigh) &&
-      Number.isSafeInteger(r.tenLow) &&
-      Number.isSafeInteger(r.marginFractionHigh) &&
-      Number.isSafeInteger(r.marginFractionLow) &&
-      Number.isSafeInteger(r.accountImf) &&
-      Number.isSafeInteger(r.accountMmf) &&
-      Number.isSafeInteger(r.pnlUnrealizedHigh) &&
-      Number.isSafeInteger(r.pnlUnrealizedLow) &&
-      Number.isSafeInteger(r.unsettledHigh) &&
-      Number.isSafeInteger(r.unsettledLow) &&
-      Number.isSafeInteger(r.futuresExposureHigh) &&
-      Number.isSafeInteger(r.futuresExposureLow)
+      Number.isSafeInteger(assetsValueHigh) &&
+      Number.isSafeInteger(assetsValueLow) &&
+      Number.isSafeInteger(liabilitiesHigh) &&
+      Number.isSafeInteger(liabilitiesLow) &&
+      Number.isSafeInteger(netEquityHigh) &&
+      Number.isSafeInteger(netEquityLow) &&
+      Number.isSafeInteger(imfUnitsHigh) &&
+      Number.isSafeInteger(imfUnitsLow) &&
+      Number.isSafeInteger(mmfUnitsHigh) &&
+      Number.isSafeInteger(mmfUnitsLow) &&
+      Number.isSafeInteger(tenHigh) &&
+      Number.isSafeInteger(tenLow) &&
+      Number.isSafeInteger(marginFractionHigh) &&
+      Number.isSafeInteger(marginFractionLow) &&
+      Number.isSafeInteger(accountImf) &&
+      Number.isSafeInteger(accountMmf) &&
+      Number.isSafeInteger(pnlUnrealizedHigh) &&
+      Number.isSafeInteger(pnlUnrealizedLow) &&
+      Number.isSafeInteger(unsettledHigh) &&
+      Number.isSafeInteger(unsettledLow) &&
+      Number.isSafeInteger(futuresExposureHigh) &&
+      Number.isSafeInteger(futuresExposureLow)
     )
   ) badField(r, MARGIN_SUMMARY_I64_FIELDS);
-  put64(dv, off + 24, r.assetsValueHigh);
-  put64(dv, off + 32, r.assetsValueLow);
-  put64(dv, off + 40, r.liabilitiesHigh);
-  put64(dv, off + 48, r.liabilitiesLow);
-  put64(dv, off + 56, r.netEquityHigh);
-  put64(dv, off + 64, r.netEquityLow);
-  put64(dv, off + 72, r.imfUnitsHigh);
-  put64(dv, off + 80, r.imfUnitsLow);
-  put64(dv, off + 88, r.mmfUnitsHigh);
-  put64(dv, off + 96, r.mmfUnitsLow);
-  put64(dv, off + 104, r.tenHigh);
-  put64(dv, off + 112, r.tenLow);
-  put64(dv, off + 120, r.marginFractionHigh);
-  put64(dv, off + 128, r.marginFractionLow);
-  put64(dv, off + 136, r.accountImf);
-  put64(dv, off + 144, r.accountMmf);
-  put64(dv, off + 152, r.pnlUnrealizedHigh);
-  put64(dv, off + 160, r.pnlUnrealizedLow);
-  put64(dv, off + 168, r.unsettledHigh);
-  put64(dv, off + 176, r.unsettledLow);
-  put64(dv, off + 184, r.futuresExposureHigh);
-  put64(dv, off + 192, r.futuresExposureLow);
-  dv.setUint32(off + 200, r.accountId, true);
-  dv.setUint8(off + 204, r.summaryFlags);
-  // padding (205..207)
-  dv.setUint8(off + 205, 0);
-  dv.setUint16(off + 206, 0, true);
+  put64(dv, off + 24, assetsValueHigh);
+  put64(dv, off + 32, assetsValueLow);
+  put64(dv, off + 40, liabilitiesHigh);
+  put64(dv, off + 48, liabilitiesLow);
+  put64(dv, off + 56, netEquityHigh);
+  put64(dv, off + 64, netEquityLow);
+  put64(dv, off + 72, imfUnitsHigh);
+  put64(dv, off + 80, imfUnitsLow);
+  put64(dv, off + 88, mmfUnitsHigh);
+  put64(dv, off + 96, mmfUnitsLow);
+  put64(dv, off + 104, tenHigh);
+  put64(dv, off + 112, tenLow);
+  put64(dv, off + 120, marginFractionHigh);
+  put64(dv, off + 128, marginFractionLow);
+  put64(dv, off + 136, accountImf);
+  put64(dv, off + 144, accountMmf);
+  put64(dv, off + 152, pnlUnrealizedHigh);
+  put64(dv, off + 160, pnlUnrealizedLow);
+  put64(dv, off + 168, unsettledHigh);
+  put64(dv, off + 176, unsettledLow);
+  put64(dv, off + 184, futuresExposureHigh);
+  put64(dv, off + 192, futuresExposureLow);
+  dv.setUint32(off + 200, accountId, true);
+  // summaryFlags, padding
+  dv.setUint32(off + 204, (summaryFlags & 0xff), true);
 }
 
 export function readMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
@@ -2398,25 +2441,27 @@ const LEND_POOL_SAMPLE_I64_FIELDS = [
 
 export function writeLendPoolSample(dv: DataView, off: number, r: LendPoolSampleRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 72 /* RecordType.LendPoolSample */, r.flags);
+  const hourUs = r.hourUs, lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits;
+  const borrowRate = r.borrowRate, lendRate = r.lendRate, utilization = r.utilization, assetId = r.assetId;
   if (
     !(
-      Number.isSafeInteger(r.hourUs) &&
-      Number.isSafeInteger(r.lentUnits) &&
-      Number.isSafeInteger(r.borrowedUnits) &&
-      Number.isSafeInteger(r.borrowRate) &&
-      Number.isSafeInteger(r.lendRate) &&
-      Number.isSafeInteger(r.utilization)
+      Number.isSafeInteger(hourUs) &&
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(borrowRate) &&
+      Number.isSafeInteger(lendRate) &&
+      Number.isSafeInteger(utilization)
     )
   ) badField(r, LEND_POOL_SAMPLE_I64_FIELDS);
-  put64(dv, off + 24, r.hourUs);
-  put64(dv, off + 32, r.lentUnits);
-  put64(dv, off + 40, r.borrowedUnits);
-  put64(dv, off + 48, r.borrowRate);
-  put64(dv, off + 56, r.lendRate);
-  put64(dv, off + 64, r.utilization);
-  dv.setUint16(off + 72, r.assetId, true);
-  // padding (74..79)
-  dv.setUint16(off + 74, 0, true);
+  put64(dv, off + 24, hourUs);
+  put64(dv, off + 32, lentUnits);
+  put64(dv, off + 40, borrowedUnits);
+  put64(dv, off + 48, borrowRate);
+  put64(dv, off + 56, lendRate);
+  put64(dv, off + 64, utilization);
+  // assetId, padding
+  dv.setUint32(off + 72, (assetId & 0xffff), true);
+  // padding (76..79)
   dv.setUint32(off + 76, 0, true);
 }
 
@@ -2457,19 +2502,19 @@ const LIQUIDATION_PRICE_I64_FIELDS = [
 
 export function writeLiquidationPrice(dv: DataView, off: number, r: LiquidationPriceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 73 /* RecordType.LiquidationPrice */, r.flags);
+  const markPriceE9 = r.markPriceE9, liquidationPriceE9 = r.liquidationPriceE9, accountId = r.accountId;
+  const assetId = r.assetId, liquidatingAtMark = r.liquidatingAtMark;
   if (
     !(
-      Number.isSafeInteger(r.markPriceE9) &&
-      Number.isSafeInteger(r.liquidationPriceE9)
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(liquidationPriceE9)
     )
   ) badField(r, LIQUIDATION_PRICE_I64_FIELDS);
-  put64(dv, off + 24, r.markPriceE9);
-  put64(dv, off + 32, r.liquidationPriceE9);
-  dv.setUint32(off + 40, r.accountId, true);
-  dv.setUint16(off + 44, r.assetId, true);
-  dv.setUint8(off + 46, r.liquidatingAtMark ? 1 : 0);
-  // padding (47..47)
-  dv.setUint8(off + 47, 0);
+  put64(dv, off + 24, markPriceE9);
+  put64(dv, off + 32, liquidationPriceE9);
+  dv.setUint32(off + 40, accountId, true);
+  // assetId, liquidatingAtMark, padding
+  dv.setUint32(off + 44, (assetId & 0xffff) | ((liquidatingAtMark ? 1 : 0) << 16), true);
 }
 
 export function readLiquidationPrice(dv: DataView, off: number, r: LiquidationPriceRec): void {
@@ -2511,23 +2556,25 @@ const INSURANCE_I64_FIELDS = [
 
 export function writeInsurance(dv: DataView, off: number, r: InsuranceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 74 /* RecordType.Insurance */, r.flags);
+  const fundUnits = r.fundUnits, feesUnits = r.feesUnits, coveredUnits = r.coveredUnits;
+  const socializedUnits = r.socializedUnits, depositedUnits = r.depositedUnits, assetId = r.assetId;
   if (
     !(
-      Number.isSafeInteger(r.fundUnits) &&
-      Number.isSafeInteger(r.feesUnits) &&
-      Number.isSafeInteger(r.coveredUnits) &&
-      Number.isSafeInteger(r.socializedUnits) &&
-      Number.isSafeInteger(r.depositedUnits)
+      Number.isSafeInteger(fundUnits) &&
+      Number.isSafeInteger(feesUnits) &&
+      Number.isSafeInteger(coveredUnits) &&
+      Number.isSafeInteger(socializedUnits) &&
+      Number.isSafeInteger(depositedUnits)
     )
   ) badField(r, INSURANCE_I64_FIELDS);
-  put64(dv, off + 24, r.fundUnits);
-  put64(dv, off + 32, r.feesUnits);
-  put64(dv, off + 40, r.coveredUnits);
-  put64(dv, off + 48, r.socializedUnits);
-  put64(dv, off + 56, r.depositedUnits);
-  dv.setUint16(off + 64, r.assetId, true);
-  // padding (66..71)
-  dv.setUint16(off + 66, 0, true);
+  put64(dv, off + 24, fundUnits);
+  put64(dv, off + 32, feesUnits);
+  put64(dv, off + 40, coveredUnits);
+  put64(dv, off + 48, socializedUnits);
+  put64(dv, off + 56, depositedUnits);
+  // assetId, padding
+  dv.setUint32(off + 64, (assetId & 0xffff), true);
+  // padding (68..71)
   dv.setUint32(off + 68, 0, true);
 }
 
@@ -2567,19 +2614,21 @@ const SOCIALIZED_LOSS_I64_FIELDS = [
 
 export function writeSocializedLoss(dv: DataView, off: number, r: SocializedLossRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 75 /* RecordType.SocializedLoss */, r.flags);
+  const units = r.units, lentAfterUnits = r.lentAfterUnits, accountId = r.accountId;
+  const bankruptAccountId = r.bankruptAccountId, assetId = r.assetId;
   if (
     !(
-      Number.isSafeInteger(r.units) &&
-      Number.isSafeInteger(r.lentAfterUnits)
+      Number.isSafeInteger(units) &&
+      Number.isSafeInteger(lentAfterUnits)
     )
   ) badField(r, SOCIALIZED_LOSS_I64_FIELDS);
-  put64(dv, off + 24, r.units);
-  put64(dv, off + 32, r.lentAfterUnits);
-  dv.setUint32(off + 40, r.accountId, true);
-  dv.setUint32(off + 44, r.bankruptAccountId, true);
-  dv.setUint16(off + 48, r.assetId, true);
-  // padding (50..55)
-  dv.setUint16(off + 50, 0, true);
+  put64(dv, off + 24, units);
+  put64(dv, off + 32, lentAfterUnits);
+  dv.setUint32(off + 40, accountId, true);
+  dv.setUint32(off + 44, bankruptAccountId, true);
+  // assetId, padding
+  dv.setUint32(off + 48, (assetId & 0xffff), true);
+  // padding (52..55)
   dv.setUint32(off + 52, 0, true);
 }
 
@@ -2610,10 +2659,10 @@ export function newBackstopProviderRec(): BackstopProviderRec {
 
 export function writeBackstopProvider(dv: DataView, off: number, r: BackstopProviderRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 76 /* RecordType.BackstopProvider */, r.flags);
-  dv.setUint32(off + 24, r.accountId, true);
-  dv.setUint16(off + 28, r.rank, true);
-  // padding (30..31)
-  dv.setUint16(off + 30, 0, true);
+  const accountId = r.accountId, rank = r.rank;
+  dv.setUint32(off + 24, accountId, true);
+  // rank, padding
+  dv.setUint32(off + 28, (rank & 0xffff), true);
 }
 
 export function readBackstopProvider(dv: DataView, off: number, r: BackstopProviderRec): void {
