@@ -3,19 +3,18 @@ import { defineConfig } from 'vitest/config';
 // Tests run TypeScript sources directly; tests that start threads or the server use the compiled
 // JavaScript in dist/ (built by `npm test`'s pretest step), because worker threads run compiled code.
 //
-// Two test files run at a time, each in a fork of its own: most files spend their time waiting on
-// servers, disks and child processes rather than on a core, so two at once nearly halve the run on
-// a 2-core machine. Files share nothing: every server listens on a port the kernel chose
-// (test/helpers/server.ts) with a data directory of its own under the system's temp directory, and
-// every test waits for conditions, never for a fixed time, so it holds on a loaded machine.
+// One test file at a time. Two at a time (fileParallelism with two workers) halved the run on this
+// 2-core machine (12.3 against 25.0 min at the same load) and passed whole once, but the next run
+// had test/hostile/pipeline-fanout.test.ts get 404 (no such route) for one POST /api/v1/order, which
+// six reruns of that file beside another did not reproduce. Until that is understood, the files
+// keep the timing they were written under.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    fileParallelism: true,
-    maxWorkers: 2,
+    fileParallelism: false,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });
