@@ -3,21 +3,21 @@ import { defineConfig } from 'vitest/config';
 // Tests run TypeScript sources directly; tests that start threads or the server use the compiled
 // JavaScript in dist/ (built by `npm test`'s pretest step), because worker threads run compiled code.
 //
-// One test file at a time. Two at a time (fileParallelism with two workers) halved the run on this
-// 2-core machine (12.3 against 25.0 min at the same load) and passed whole once, but the next run
-// had test/hostile/pipeline-fanout.test.ts get 404 (no such route) for one POST /api/v1/order. The
-// likely cause is the test servers' ports, not the server: uWS listens with SO_REUSEPORT, so a
-// second process can listen on a port another already holds (checked: both bind, and the kernel
-// splits the connections between them), and two files' servers can pick the same port from
-// test/helpers/server.ts freePort() between its probe and their bind. Until each worker draws its
-// ports from a range of its own, the files run one at a time.
+// Two test files run at a time, each in a fork of its own: most files spend their time waiting on
+// servers, disks and child processes rather than on a core, so two at once nearly halve the run on
+// a 2-core machine (12.3 against 25.0 min at the same load). Files share nothing: each server has
+// a data directory of its own under the system's temp directory, and its ports come from its
+// worker's own range (test/helpers/server.ts freePort: uWS listens with SO_REUSEPORT, so two
+// servers given one port would both listen and split its connections). Every test waits for
+// conditions, never for a fixed time, so it holds on a loaded machine.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    fileParallelism: false,
+    fileParallelism: true,
+    maxWorkers: 2,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

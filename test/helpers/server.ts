@@ -17,14 +17,35 @@ ed.hashes.sha512 = sha512;
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 const execFileAsync = promisify(execFile);
 
+/** Ports of this worker's range: below the kernel's ephemeral ports (32768 and up), 1,000 a worker. */
+const PORT_RANGE_START = 20_000;
+const PORTS_PER_WORKER = 1_000;
+const PORT_RANGES = 12;
+let nextPortOffset = Math.floor(Math.random() * PORTS_PER_WORKER);
+
+/**
+ * A port for a test server that no other server of the run holds. uWS listens with SO_REUSEPORT,
+ * so a second process can listen on a port another already holds and the kernel then splits the
+ * connections between the two: a port merely probed free could be handed to two test files that
+ * run at once, between the probe and the servers' bind. So each vitest worker (VITEST_POOL_ID,
+ * from 1) takes its ports from a range of its own, in turn, and skips one still held (a plain
+ * listen, without SO_REUSEPORT, fails on a port any server holds).
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+  const worker = Math.max(1, Number(process.env['VITEST_POOL_ID'] ?? 1) || 1);
+  const first = PORT_RANGE_START + ((worker - 1) % PORT_RANGES) * PORTS_PER_WORKER;
+  for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
+    const port = first + (nextPortOffset++ % PORTS_PER_WORKER);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${first}-${first + PORTS_PER_WORKER - 1}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolveFree(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolveFree(true)));
   });
 }
 
