@@ -35,6 +35,7 @@ import { Exchange } from '../engine/core/exchange.js';
 import { RecordType, type Command, type OrderRec, type RecordHeaderFields, type RecordSink } from '../engine/bus/types.js';
 import { benchConfig, decodeCommand, generateStream, newStreamCommand, type EngineStream } from './engine-stream.js';
 import { gc, median } from './engine.bench.js';
+import { SlotPlaces } from './slot-places.js';
 
 const OPS = Number(process.env.CEILING_BENCH_OPS ?? 100_000);
 const RUNS = Number(process.env.CEILING_BENCH_RUNS ?? 7);
@@ -43,18 +44,10 @@ const SEED = 20240601;
 const SINK_SLOTS = 1024;
 
 /** The outbound ring's places with no consumer: the next of SINK_SLOTS 256-byte slots. */
-class SlotSink implements RecordSink {
-  readonly bytes = new Uint8Array(SLOT_BYTES * SINK_SLOTS);
-  readonly view = new DataView(this.bytes.buffer);
-  private off = 0;
-  records = 0;
-  claim(): number {
-    const off = this.off;
-    this.off = (off + SLOT_BYTES) % (SLOT_BYTES * SINK_SLOTS);
-    this.records++;
-    return off;
+class SlotSink extends SlotPlaces implements RecordSink {
+  constructor() {
+    super(SINK_SLOTS, SLOT_BYTES);
   }
-  written(): void {}
 }
 
 /** The stream's rows as decodeCommand reads them (an EngineStream, or the driver's loaded columns). */

@@ -30,6 +30,7 @@ import { pathToFileURL } from 'node:url';
 import { baseCommand, generateStream, newStreamCommand } from './engine-stream.js';
 import { newCommandSlot, type CommandSlot } from '../engine/bus/types.js';
 import { slotFromCommand } from '../engine/bus/codec.js';
+import { SlotPlaces } from './slot-places.js';
 
 /** A command by slot position: what the file holds, and what trees before per-kind payloads apply. */
 type Slot = CommandSlot;
@@ -133,13 +134,11 @@ async function loadTree(root: string): Promise<Tree> {
 }
 
 /** Takes every record into the next of SINK_SLOTS ring-slot-sized places, in either sink shape. */
-class SlotSink {
-  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES * SINK_SLOTS));
-  records = 0;
-  private off = 0;
+class SlotSink extends SlotPlaces {
   private readonly writers: Record<string, Writer>;
 
   constructor(codec: Record<string, unknown>) {
+    super(SINK_SLOTS, SLOT_BYTES);
     const pick = (name: string): Writer => (typeof codec[name] === 'function' ? codec[name] as Writer : () => {
       throw new Error(`engine drive: the codec has no ${name}`);
     });
@@ -149,14 +148,6 @@ class SlotSink {
       marketState: pick('writeMarketState'), feeRates: pick('writeFeeRates'),
     };
   }
-
-  claim(): number {
-    const off = this.off;
-    this.off = (off + SLOT_BYTES) % (SLOT_BYTES * SINK_SLOTS);
-    this.records++;
-    return off;
-  }
-  written(): void {}
 
   result(r: unknown): void { this.writers.result(this.view, this.claim(), r); }
   order(r: unknown): void { this.writers.order(this.view, this.claim(), r); }
