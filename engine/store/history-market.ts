@@ -126,11 +126,17 @@ function get53(dv: DataView, off: number): number {
 }
 
 export function tradeKey(marketId: number, tradeId: number): Buffer {
-  const key = Buffer.allocUnsafe(10);
-  key.writeUInt16BE(marketId, 0);
-  const dv = new DataView(key.buffer, key.byteOffset, 10);
-  put53(dv, 2, tradeId);
+  const key = Buffer.allocUnsafe(TRADE_KEY_BYTES);
+  writeTradeKey(new DataView(key.buffer, key.byteOffset, TRADE_KEY_BYTES), marketId, tradeId);
   return key;
+}
+
+const TRADE_KEY_BYTES = 10;
+
+/** Writes a trade's key (market id, then trade id, big-endian) at the start of `dv`. */
+function writeTradeKey(dv: DataView, marketId: number, tradeId: number): void {
+  dv.setUint16(0, marketId);
+  put53(dv, 2, tradeId);
 }
 
 export function candleKey(marketId: number, resolution: CandleResolution, startS: number): Buffer {
@@ -347,8 +353,8 @@ export class MarketHistorySink {
    * batch's synchronous transaction, where a put is written at once; putSync keeps that true
    * anywhere).
    */
-  private readonly tradeKeyBytes = Buffer.alloc(10);
-  private readonly tradeKeyView = new DataView(this.tradeKeyBytes.buffer, this.tradeKeyBytes.byteOffset, 10);
+  private readonly tradeKeyBytes = Buffer.alloc(TRADE_KEY_BYTES);
+  private readonly tradeKeyView = new DataView(this.tradeKeyBytes.buffer, this.tradeKeyBytes.byteOffset, TRADE_KEY_BYTES);
   private readonly tradeBytes = Buffer.alloc(TRADE_VALUE_BYTES);
   private readonly tradeView = new DataView(this.tradeBytes.buffer, this.tradeBytes.byteOffset, TRADE_VALUE_BYTES);
 
@@ -404,8 +410,7 @@ export class MarketHistorySink {
   private commitCommand(): void {
     for (let i = 0; i < this.pendingCount; i++) {
       const t = this.pending[i];
-      this.tradeKeyView.setUint16(0, t.marketId);
-      put53(this.tradeKeyView, 2, t.tradeId);
+      writeTradeKey(this.tradeKeyView, t.marketId, t.tradeId);
       writeTradeValue(this.tradeView, 0, t);
       this.dbs.trades.putSync(this.tradeKeyBytes, this.tradeBytes);
       if ((t.flags & HeaderFlag.OffBook) !== 0) {
