@@ -24,7 +24,8 @@
 //               reach) and a plain getRange over the stored values (read floor); wall and CPU time.
 //
 // Run alone: `npm run build && node --expose-gc dist/bench/journal.bench.js`; `npm run bench` runs
-// it with the other suites.
+// it with the other suites. JOURNAL_BENCH_SECTIONS=append (or latency, replay, comma-separated) runs
+// only those sections.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -312,8 +313,10 @@ function readOnly(store: LmdbJournalStore): number {
 const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const ms = (n: number): string => n.toFixed(2);
 
-export async function runJournalBench(): Promise<string> {
-  const c = capture(APPEND_COMMANDS, 3);
+/** The bench's sections: all by default, or those JOURNAL_BENCH_SECTIONS names (comma-separated). */
+const SECTIONS = new Set((process.env.JOURNAL_BENCH_SECTIONS ?? 'append,latency,replay').split(','));
+
+async function appendSection(c: Capture): Promise<string> {
   const journal: number[] = [];
   const rawRun: number[] = [];
   const rawPerRecord: number[] = [];
@@ -326,13 +329,6 @@ export async function runJournalBench(): Promise<string> {
     rawRun.push(figures[1]);
     rawPerRecord.push(figures[2]);
   }
-  const lat = await latency(c, OFFERED_RATE, LATENCY_SECONDS);
-  const latRaw = await latency(null, OFFERED_RATE, LATENCY_SECONDS);
-  const r = await replay(REPLAY_COMMANDS);
-  const restart = median(r.restartSeconds);
-  const apply = median(r.applySeconds);
-  const perTenMillion = (10_000_000 / r.commands) * restart;
-  const rate = (seconds: number): string => `${fmt(r.commands / seconds)} commands/s`;
   return `
 ### Durable append (${fmt(c.commands)} commands of the engine benchmark's mix, ${(c.records / c.commands).toFixed(2)} outbound records per command, batches of ${BATCH}, median of ${RUNS} after ${APPEND_WARMUPS} warm-ups)
 
@@ -344,14 +340,29 @@ Each batch is one synchronous transaction then flushed, as the journal worker co
 | ceiling: raw lmdb, the batch's ${RECORD}-byte records as one value, flushed | ${fmt(median(rawRun))} | 1× |
 | raw lmdb, one put per ${RECORD}-byte record (the layout before runs), flushed | ${fmt(median(rawPerRecord))} | ${(median(rawPerRecord) / median(rawRun)).toFixed(2)}× |
 
-### Acknowledgement latency added by group commit (offered ${fmt(OFFERED_RATE)} commands/s for ${LATENCY_SECONDS} s)
+`;
+}
+
+async function latencySection(c: Capture): Promise<string> {
+  const lat = await latency(c, OFFERED_RATE, LATENCY_SECONDS);
+  const latRaw = await latency(null, OFFERED_RATE, LATENCY_SECONDS);
+  return `### Acknowledgement latency added by group commit (offered ${fmt(OFFERED_RATE)} commands/s for ${LATENCY_SECONDS} s)
 
 | | p50 ms | p99 ms |
 | --- | ---: | ---: |
 | JournalWriter + LmdbJournalStore (arrival → batch flushed) | ${ms(percentile(lat, 0.5))} | ${ms(percentile(lat, 0.99))} |
 | baseline: raw lmdb, the same batches as one value each, same loop | ${ms(percentile(latRaw, 0.5))} | ${ms(percentile(latRaw, 0.99))} |
 
-### Replay on restart (${fmt(r.commands)} commands written by the real writer in ${r.writeSeconds.toFixed(1)} s; median of ${RUNS})
+`;
+}
+
+async function replaySection(): Promise<string> {
+  const r = await replay(REPLAY_COMMANDS);
+  const restart = median(r.restartSeconds);
+  const apply = median(r.applySeconds);
+  const perTenMillion = (10_000_000 / r.commands) * restart;
+  const rate = (seconds: number): string => `${fmt(r.commands / seconds)} commands/s`;
+  return `### Replay on restart (${fmt(r.commands)} commands written by the real writer in ${r.writeSeconds.toFixed(1)} s; median of ${RUNS})
 
 | | figure |
 | --- | ---: |
@@ -362,6 +373,15 @@ ${r.commands >= 10_000_000
 | ceiling: the same records read and applied, no checksum, no digest (the engine alone) | ${rate(apply)} (recover() at ${(apply / restart).toFixed(2)}× of it); ${rate(median(r.applyCpuSeconds))} of CPU time (${(median(r.applyCpuSeconds) / median(r.restartCpuSeconds)).toFixed(2)}×) |
 | lmdb getRange over the stored values (read only) | ${rate(median(r.readSeconds))} |
 `;
+}
+
+export async function runJournalBench(): Promise<string> {
+  const c = capture(APPEND_COMMANDS, 3);
+  let text = '';
+  if (SECTIONS.has('append')) text += await appendSection(c);
+  if (SECTIONS.has('latency')) text += await latencySection(c);
+  if (SECTIONS.has('replay')) text += await replaySection();
+  return text;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

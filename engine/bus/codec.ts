@@ -101,9 +101,11 @@ export function crc32(bytes: Uint8Array, off: number, len: number, prev: number)
 
 /**
  * Slice-by-8 tables: CRC_SLICES[k * 256 + b] is the crc of byte b followed by k zero bytes, so
- * eight bytes fold in with eight lookups instead of eight dependent steps.
+ * eight bytes fold in with eight lookups instead of eight dependent steps (and four bytes with the
+ * tables k = 0..3). Exported for the journal writer, which folds a record's words in as it copies
+ * them (engine/shell/journal-writer.ts).
  */
-const CRC_SLICES = (() => {
+export const CRC_SLICES = (() => {
   const t = new Int32Array(8 * 256);
   for (let n = 0; n < 256; n++) t[n] = CRC_TABLE[n];
   for (let k = 1; k < 8; k++) {

@@ -21,7 +21,7 @@ export const DIGEST_SEED = 0x6a09e667;
 
 /** Word of the header holding frontId (u16), type (u8) and flags (u8, the top byte). */
 const FLAGS_WORD = 20;
-const FLAGS_WORD_MASK = ~(HeaderFlag.CommandEnd << 24);
+export const FLAGS_WORD_MASK = ~(HeaderFlag.CommandEnd << 24);
 
 /** Folds the record at `offset` into `digest`; returns the new digest (an int32). */
 export function digestRecord(view: DataView, offset: number, digest: number): number {
@@ -44,9 +44,26 @@ function mix(h: number, word: number): number {
   return (Math.imul(h, 5) + 0xe6546b64) | 0;
 }
 
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 /** Index of the flags word within a record, in 32-bit words; the record type is its third byte. */
-const FLAGS_WORD_INDEX = FLAGS_WORD >> 2;
+export const FLAGS_WORD_INDEX = FLAGS_WORD >> 2;
+
+/**
+ * Folds the record whose first word is words[first] into `digest`, as digestRecord does, reading
+ * the record as 32-bit words: `words` is a little-endian platform's Int32Array over the record's
+ * buffer (the caller checks both). Returns the new digest (an int32).
+ */
+export function digestWords(words: Int32Array<ArrayBufferLike>, first: number, digest: number): number {
+  const flagsAt = first + FLAGS_WORD_INDEX;
+  const flags = words[flagsAt];
+  // Every record is at least its header (24 bytes), so the flags word is always in it.
+  const end = first + (BYTES_BY_TYPE[(flags >>> 16) & 0xff] >> 2);
+  let h = digest | 0;
+  for (let at = first; at < flagsAt; at++) h = mix(h, words[at]);
+  h = mix(h, flags & FLAGS_WORD_MASK);
+  for (let at = flagsAt + 1; at < end; at++) h = mix(h, words[at]);
+  return h;
+}
 
 /**
  * The same digest as digestRecord, reading the record through 32-bit words of its buffer rather
@@ -62,17 +79,7 @@ export class RecordDigester {
   fold(view: DataView, offset: number, digest: number): number {
     if (view !== this.view) this.attach(view);
     if (!this.aligned || (offset & 3) !== 0) return digestRecord(view, offset, digest);
-    const words = this.words;
-    const first = this.wordBase + (offset >> 2);
-    const flagsAt = first + FLAGS_WORD_INDEX;
-    const flags = words[flagsAt];
-    // Every record is at least its header (24 bytes), so the flags word is always in it.
-    const end = first + (BYTES_BY_TYPE[(flags >>> 16) & 0xff] >> 2);
-    let h = digest | 0;
-    for (let at = first; at < flagsAt; at++) h = mix(h, words[at]);
-    h = mix(h, flags & FLAGS_WORD_MASK);
-    for (let at = flagsAt + 1; at < end; at++) h = mix(h, words[at]);
-    return h;
+    return digestWords(this.words, this.wordBase + (offset >> 2), digest);
   }
 
   private attach(view: DataView): void {

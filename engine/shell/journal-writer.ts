@@ -12,27 +12,45 @@
 // flush rejects with JournalWriteError and leaves durableSeq where it was: the worker dies and the
 // process stops, never acknowledging ahead of the disk.
 
-import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, recordFlags, recordSeq, recordType } from '../bus/codec.js';
+import { CRC_SLICES, JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, crc32View, recordFlags, recordSeq, recordType } from '../bus/codec.js';
 import { HeaderFlag, RecordType } from '../bus/types.js';
-import { DIGEST_SEED, RecordDigester, finishDigest } from './digest.js';
+import { DIGEST_SEED, FLAGS_WORD_INDEX, FLAGS_WORD_MASK, LITTLE_ENDIAN, digestRecord, digestWords, finishDigest } from './digest.js';
 import { JournalWriteError } from './journal.js';
-import { recordChecksum } from '../store/journal-layout.js';
 import type { JournalStore } from '../store/journal-store.js';
+
+/** Words of the stamped command at the start of a journal record (the checksum's first part). */
+const STAMPED_WORDS = JOURNAL_DIGEST_OFFSET >> 2;
+if (JOURNAL_DIGEST_OFFSET % 8 !== 0 || JOURNAL_CHECKSUM_OFFSET !== JOURNAL_DIGEST_OFFSET + 4 || JOURNAL_RECORD_BYTES !== JOURNAL_CHECKSUM_OFFSET + 4) {
+  throw new Error('journal writer: the record layout is not stamped command (8-byte multiple), digest, checksum');
+}
+const COMMAND_END_BIT = HeaderFlag.CommandEnd << 24;
+const STAMPED_TYPE = RecordType.Stamped << 16;
+const TYPE_MASK = 0xff << 16;
 
 export class JournalWriter {
   /** Highest sequence on disk (flushed). */
   durableSeq: number;
   /** Highest sequence appended to the open batch. */
   appendedSeq: number;
+  /** The checksum of the last closed record (unsigned). */
   private prevChecksum: number;
   private expectedSeq: number;
-  /** The record being built (the store copies it on append). */
-  private readonly value = Buffer.alloc(JOURNAL_RECORD_BYTES);
-  private readonly valueView = new DataView(this.value.buffer, this.value.byteOffset, JOURNAL_RECORD_BYTES);
   private open = false;
   private openSeq = 0;
   private digest = DIGEST_SEED;
-  private readonly digester = new RecordDigester();
+  /** The crc register (not inverted) after the open record's stamped bytes. */
+  private crc = 0;
+  /** The outbound records' buffer, as words when it is aligned on a little-endian platform. */
+  private view: DataView | null = null;
+  private words: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  private wordBase = 0;
+  private aligned = false;
+  /** The store buffer holding the open record (store.reserve), at byte `slotAt`. */
+  private slot: Uint8Array | null = null;
+  private slotView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+  private slotWords: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  private slotAligned = false;
+  private slotAt = 0;
 
   constructor(
     private readonly store: JournalStore,
@@ -47,34 +65,108 @@ export class JournalWriter {
 
   /** Handles one outbound record (any type) at `offset` of `view`. */
   onRecord(view: DataView, offset: number): void {
-    if (recordType(view, offset) === RecordType.Stamped) {
-      const seq = recordSeq(view, offset);
-      if (this.open) throw new Error(`journal writer: command ${this.openSeq} has no CommandEnd before ${seq}`);
-      if (seq !== this.expectedSeq) throw new Error(`journal writer expected sequence ${this.expectedSeq}, got ${seq}`);
-      this.value.set(new Uint8Array(view.buffer, view.byteOffset + offset, JOURNAL_DIGEST_OFFSET), 0);
-      this.open = true;
-      this.openSeq = seq;
-      this.digest = DIGEST_SEED;
+    if (view !== this.view) this.attach(view);
+    if (!this.aligned || (offset & 3) !== 0) {
+      this.onRecordView(view, offset);
+      return;
+    }
+    const words = this.words;
+    const first = this.wordBase + (offset >> 2);
+    const flags = words[first + FLAGS_WORD_INDEX];
+    if ((flags & TYPE_MASK) === STAMPED_TYPE) {
+      this.openRecord(view, offset, first);
     } else if (this.open) {
-      this.digest = this.digester.fold(view, offset, this.digest);
+      this.digest = digestWords(words, first, this.digest);
+    } else {
+      return;
+    }
+    if ((flags & COMMAND_END_BIT) !== 0) this.close();
+  }
+
+  /** onRecord through the DataView: a buffer that is not aligned, or a big-endian platform. */
+  private onRecordView(view: DataView, offset: number): void {
+    if (recordType(view, offset) === RecordType.Stamped) {
+      this.openRecord(view, offset, -1);
+    } else if (this.open) {
+      this.digest = digestRecord(view, offset, this.digest);
     } else {
       return;
     }
     if ((recordFlags(view, offset) & HeaderFlag.CommandEnd) !== 0) this.close();
   }
 
+  /**
+   * A Stamped record opens its command's journal record: the store's next record receives its
+   * bytes (its CommandEnd bit cleared: the journal stores the header as stamped, and a command
+   * without outputs carries the bit on its Stamped record) and the checksum runs over them now.
+   * `first` is the record's first word, -1 to copy through the DataView.
+   */
+  private openRecord(view: DataView, offset: number, first: number): void {
+    const seq = recordSeq(view, offset);
+    if (this.open) throw new Error(`journal writer: command ${this.openSeq} has no CommandEnd before ${seq}`);
+    if (seq !== this.expectedSeq) throw new Error(`journal writer expected sequence ${this.expectedSeq}, got ${seq}`);
+    const slot = this.store.reserve(seq);
+    if (slot !== this.slot) this.attachSlot(slot);
+    const at = this.store.reservedAt;
+    this.slotAt = at;
+    if (first >= 0 && this.slotAligned) {
+      this.crc = this.copyStamped(this.words, first, (slot.byteOffset + at) >> 2, ~this.prevChecksum);
+    } else {
+      slot.set(new Uint8Array(view.buffer, view.byteOffset + offset, JOURNAL_DIGEST_OFFSET), at);
+      slot[at + 23] &= ~HeaderFlag.CommandEnd;
+      this.crc = ~crc32View(this.slotView, at, JOURNAL_DIGEST_OFFSET, this.prevChecksum);
+    }
+    this.open = true;
+    this.openSeq = seq;
+    this.digest = DIGEST_SEED;
+  }
+
+  /**
+   * Copies the stamped command's words from words[first] to slotWords[to], the flags word without
+   * CommandEnd, folding them into the crc register `c` (slice-by-8, as crc32View): returns it.
+   */
+  private copyStamped(words: Int32Array<ArrayBufferLike>, first: number, to: number, c: number): number {
+    const dst = this.slotWords;
+    const t = CRC_SLICES;
+    for (let k = 0; k < STAMPED_WORDS; k += 2) {
+      let a = words[first + k];
+      let b = words[first + k + 1];
+      if (k + 1 === FLAGS_WORD_INDEX) b &= FLAGS_WORD_MASK;
+      dst[to + k] = a;
+      dst[to + k + 1] = b;
+      a ^= c;
+      c = t[1792 + (a & 0xff)] ^ t[1536 + ((a >>> 8) & 0xff)] ^ t[1280 + ((a >>> 16) & 0xff)] ^ t[1024 + (a >>> 24)] ^
+        t[768 + (b & 0xff)] ^ t[512 + ((b >>> 8) & 0xff)] ^ t[256 + ((b >>> 16) & 0xff)] ^ t[b >>> 24];
+    }
+    return c;
+  }
+
+  /** Writes the digest and the checksum (the crc carried on over the digest's four bytes). */
   private close(): void {
-    const value = this.value;
-    value.writeUInt32LE(finishDigest(this.digest), JOURNAL_DIGEST_OFFSET);
-    // The Stamped header was copied with its CommandEnd bit (a command without outputs); the
-    // journal stores the header as stamped.
-    value[23] &= ~HeaderFlag.CommandEnd;
-    this.prevChecksum = recordChecksum(this.valueView, 0, this.prevChecksum);
-    value.writeUInt32LE(this.prevChecksum, JOURNAL_CHECKSUM_OFFSET);
-    this.store.append(this.openSeq, value);
+    const digest = finishDigest(this.digest);
+    const t = CRC_SLICES;
+    const a = this.crc ^ digest;
+    const checksum = ~(t[768 + (a & 0xff)] ^ t[512 + ((a >>> 8) & 0xff)] ^ t[256 + ((a >>> 16) & 0xff)] ^ t[a >>> 24]) >>> 0;
+    this.slotView.setUint32(this.slotAt + JOURNAL_DIGEST_OFFSET, digest, true);
+    this.slotView.setUint32(this.slotAt + JOURNAL_CHECKSUM_OFFSET, checksum, true);
+    this.prevChecksum = checksum;
     this.appendedSeq = this.openSeq;
     this.expectedSeq = this.openSeq + 1;
     this.open = false;
+  }
+
+  private attach(view: DataView): void {
+    this.view = view;
+    this.aligned = LITTLE_ENDIAN && (view.byteOffset & 3) === 0;
+    this.words = this.aligned ? new Int32Array(view.buffer, 0, view.buffer.byteLength >> 2) : new Int32Array(0);
+    this.wordBase = view.byteOffset >> 2;
+  }
+
+  private attachSlot(slot: Uint8Array): void {
+    this.slot = slot;
+    this.slotView = new DataView(slot.buffer, slot.byteOffset, slot.byteLength);
+    this.slotAligned = LITTLE_ENDIAN && (slot.byteOffset & 3) === 0;
+    this.slotWords = this.slotAligned ? new Int32Array(slot.buffer, 0, slot.buffer.byteLength >> 2) : new Int32Array(0);
   }
 
   /** True between a command's Stamped record and its CommandEnd: the command is not complete. */
@@ -89,6 +181,8 @@ export class JournalWriter {
 
   /** Makes the open batch durable; resolves to the new durable sequence. */
   async commit(): Promise<number> {
+    // The open command's record is in the store's batch, not yet written: commit only between commands.
+    if (this.open) throw new Error(`journal writer: commit inside command ${this.openSeq}`);
     const target = this.appendedSeq;
     try {
       await this.store.commit();

@@ -4,7 +4,8 @@
 // failed flushes, flipped bits).
 //
 // The contract the rest of the journal relies on:
-//   - append() adds a record to the open batch; commit() resolves once every appended record is
+//   - append() adds a record to the open batch (reserve() adds one the caller writes in place, which
+//     spares the journal writer a copy of every record); commit() resolves once every appended record is
 //     on disk (flushed, not merely committed), and rejects if any write or flush failed. Batches
 //     are atomic: after a crash the store holds a prefix of the committed batches.
 //   - range(from) yields the stored records from `from` in sequence order: each item a run of
@@ -42,6 +43,15 @@ export interface StoredRecord {
 export interface JournalStore {
   /** Adds a record (copied) to the open batch. */
   append(seq: number, value: Uint8Array): void;
+  /**
+   * Adds the record of `seq` to the open batch, to be written in place: returns the buffer that
+   * holds it, at byte `reservedAt` (JOURNAL_RECORD_BYTES; 4-byte aligned in the buffer's memory).
+   * The caller writes all of it before its next call into the store: endBatch and commit store it
+   * as it is then.
+   */
+  reserve(seq: number): Uint8Array;
+  /** Byte offset in reserve()'s buffer of the record it last added. */
+  readonly reservedAt: number;
   /** Writes the records appended since the last endBatch (inside the caller's transaction, if any). */
   endBatch(): void;
   commit(): Promise<void>;
@@ -90,7 +100,10 @@ function commitFailpoint(spec: string | undefined, name: string): number {
 const COMPACTION_CHUNK = 10_000;
 /** Records per stored run at most (1.5 MB): a batch larger than this takes several values. */
 export const RUN_MAX_RECORDS = 8192;
-/** Records the open run starts with room for; it doubles as records arrive. */
+/**
+ * Records the first open run starts with room for; it doubles as records arrive, and each later
+ * run starts with room for as many as the one before it held (so that steady batches never grow).
+ */
 const RUN_INITIAL_RECORDS = 16;
 
 /** Sequence of the record a journal key starts. */
@@ -114,6 +127,9 @@ export class LmdbJournalStore implements JournalStore {
   private run: Buffer | null = null;
   private runSeq = 0;
   private runCount = 0;
+  /** Records the next run starts with room for. */
+  private runCapacity = RUN_INITIAL_RECORDS;
+  reservedAt = 0;
   /** Failpoint (tests only): the commit with this 1-based number fails after its flush. */
   private readonly failCommit = commitFailpoint(process.env['EXCHANGE_FAILPOINT'], 'journal-commit');
   /** Failpoint (tests only): the commit with this 1-based number never completes. */
@@ -129,24 +145,31 @@ export class LmdbJournalStore implements JournalStore {
 
   append(seq: number, value: Uint8Array): void {
     if (value.length !== JOURNAL_RECORD_BYTES) throw new Error(`journal record ${seq} has ${value.length} bytes, expected ${JOURNAL_RECORD_BYTES}`);
+    this.reserve(seq).set(value, this.reservedAt);
+  }
+
+  reserve(seq: number): Uint8Array {
     if (this.run !== null && (seq !== this.runSeq + this.runCount || this.runCount === RUN_MAX_RECORDS)) this.endBatch();
     if (this.run === null) {
-      this.run = Buffer.allocUnsafe(RUN_INITIAL_RECORDS * JOURNAL_RECORD_BYTES);
+      // Not from Buffer's shared pool: its own memory, so aligned, and never handed out again.
+      this.run = Buffer.allocUnsafeSlow(this.runCapacity * JOURNAL_RECORD_BYTES);
       this.runSeq = seq;
       this.runCount = 0;
     } else if ((this.runCount + 1) * JOURNAL_RECORD_BYTES > this.run.length) {
-      const grown = Buffer.allocUnsafe(this.run.length * 2);
+      const grown = Buffer.allocUnsafeSlow(this.run.length * 2);
       this.run.copy(grown, 0, 0, this.runCount * JOURNAL_RECORD_BYTES);
       this.run = grown;
     }
-    this.run.set(value, this.runCount * JOURNAL_RECORD_BYTES);
+    this.reservedAt = this.runCount * JOURNAL_RECORD_BYTES;
     this.runCount++;
+    return this.run;
   }
 
   endBatch(): void {
     if (this.run === null) return;
     // A new buffer for every run: an asynchronous put may still read this one.
     this.lastWrite = this.records.put(seqKey(this.runSeq), this.run.subarray(0, this.runCount * JOURNAL_RECORD_BYTES));
+    this.runCapacity = Math.min(RUN_MAX_RECORDS, Math.max(RUN_INITIAL_RECORDS, this.runCount));
     this.run = null;
   }
 

@@ -9,6 +9,7 @@
 //   - flipBit / rewrite / remove: damage to what is on disk.
 // Snapshots are blobs written durably at once (the real store fsyncs before the rename).
 
+import { JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
 import type { JournalStore, StoredRecord } from '../../engine/store/journal-store.js';
 
 export class FaultyJournalStore implements JournalStore {
@@ -23,8 +24,16 @@ export class FaultyJournalStore implements JournalStore {
   hangNextFlush = false;
   commits = 0;
 
+  reservedAt = 0;
+
   append(seq: number, value: Uint8Array): void {
     this.batch.push([seq, Uint8Array.from(value)]);
+  }
+
+  reserve(seq: number): Uint8Array {
+    const value = new Uint8Array(JOURNAL_RECORD_BYTES);
+    this.batch.push([seq, value]);
+    return value;
   }
 
   endBatch(): void {}
