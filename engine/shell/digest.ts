@@ -47,6 +47,8 @@ function mix(h: number, word: number): number {
 export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 /** Index of the flags word within a record, in 32-bit words; the record type is its third byte. */
 export const FLAGS_WORD_INDEX = FLAGS_WORD >> 2;
+/** Words of a record header; the flags word is its last. */
+const HEADER_WORDS = FLAGS_WORD_INDEX + 1;
 
 /**
  * Folds the record whose first word is words[first] into `digest`, as digestRecord does, reading
@@ -54,15 +56,15 @@ export const FLAGS_WORD_INDEX = FLAGS_WORD >> 2;
  * buffer (the caller checks both). Returns the new digest (an int32).
  */
 export function digestWords(words: Int32Array<ArrayBufferLike>, first: number, digest: number): number {
-  const flagsAt = first + FLAGS_WORD_INDEX;
-  const flags = words[flagsAt];
-  // Every record is at least its header (24 bytes), so the flags word is always in it.
+  const flags = words[first + FLAGS_WORD_INDEX];
+  // Every record is at least its header (24 bytes: five words, then the flags word).
   const end = first + (BYTES_BY_TYPE[(flags >>> 16) & 0xff] >> 2);
-  let h = digest | 0;
-  for (let at = first; at < flagsAt; at++) h = mix(h, words[at]);
+  let h = mix(mix(mix(mix(mix(digest | 0, words[first]), words[first + 1]), words[first + 2]), words[first + 3]), words[first + 4]);
   h = mix(h, flags & FLAGS_WORD_MASK);
-  for (let at = flagsAt + 1; at < end; at++) h = mix(h, words[at]);
-  return h;
+  // Two words a pass (records are whole 8-byte words): half the loop's checks per word.
+  let at = first + HEADER_WORDS;
+  for (; at + 1 < end; at += 2) h = mix(mix(h, words[at]), words[at + 1]);
+  return at < end ? mix(h, words[at]) : h;
 }
 
 /**

@@ -23,9 +23,16 @@ const STAMPED_WORDS = JOURNAL_DIGEST_OFFSET >> 2;
 if (JOURNAL_DIGEST_OFFSET % 8 !== 0 || JOURNAL_CHECKSUM_OFFSET !== JOURNAL_DIGEST_OFFSET + 4 || JOURNAL_RECORD_BYTES !== JOURNAL_CHECKSUM_OFFSET + 4) {
   throw new Error('journal writer: the record layout is not stamped command (8-byte multiple), digest, checksum');
 }
+if (FLAGS_WORD_INDEX !== 5 || (STAMPED_WORDS - 6) % 4 !== 0) throw new Error('journal writer: the stamped record is not a header of six words and pairs of 8-byte words');
 const COMMAND_END_BIT = HeaderFlag.CommandEnd << 24;
 const STAMPED_TYPE = RecordType.Stamped << 16;
 const TYPE_MASK = 0xff << 16;
+
+/** Eight bytes into the crc register: `a` the first four (already xored with the register), `b` the next four. */
+function crcStep(t: Int32Array, a: number, b: number): number {
+  return t[1792 + (a & 0xff)] ^ t[1536 + ((a >>> 8) & 0xff)] ^ t[1280 + ((a >>> 16) & 0xff)] ^ t[1024 + (a >>> 24)] ^
+    t[768 + (b & 0xff)] ^ t[512 + ((b >>> 8) & 0xff)] ^ t[256 + ((b >>> 16) & 0xff)] ^ t[b >>> 24];
+}
 
 export class JournalWriter {
   /** Highest sequence on disk (flushed). */
@@ -49,7 +56,6 @@ export class JournalWriter {
   private slot: Uint8Array | null = null;
   private slotView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
   private slotWords: Int32Array<ArrayBufferLike> = new Int32Array(0);
-  private slotAligned = false;
   private slotAt = 0;
 
   constructor(
@@ -109,8 +115,9 @@ export class JournalWriter {
     if (slot !== this.slot) this.attachSlot(slot);
     const at = this.store.reservedAt;
     this.slotAt = at;
-    if (first >= 0 && this.slotAligned) {
-      this.crc = this.copyStamped(this.words, first, (slot.byteOffset + at) >> 2, ~this.prevChecksum);
+    const slotByte = slot.byteOffset + at;
+    if (first >= 0 && LITTLE_ENDIAN && (slotByte & 3) === 0) {
+      this.crc = this.copyStamped(this.words, first, slotByte >> 2, ~this.prevChecksum);
     } else {
       slot.set(new Uint8Array(view.buffer, view.byteOffset + offset, JOURNAL_DIGEST_OFFSET), at);
       slot[at + 23] &= ~HeaderFlag.CommandEnd;
@@ -124,19 +131,38 @@ export class JournalWriter {
   /**
    * Copies the stamped command's words from words[first] to slotWords[to], the flags word without
    * CommandEnd, folding them into the crc register `c` (slice-by-8, as crc32View): returns it.
+   * Sixteen bytes a pass, the header's first three pairs apart (the flags word is the sixth).
    */
   private copyStamped(words: Int32Array<ArrayBufferLike>, first: number, to: number, c: number): number {
     const dst = this.slotWords;
     const t = CRC_SLICES;
-    for (let k = 0; k < STAMPED_WORDS; k += 2) {
-      let a = words[first + k];
-      let b = words[first + k + 1];
-      if (k + 1 === FLAGS_WORD_INDEX) b &= FLAGS_WORD_MASK;
+    const mask = FLAGS_WORD_MASK;
+    let a = words[first];
+    let b = words[first + 1];
+    let d = words[first + 2];
+    let e = words[first + 3];
+    dst[to] = a;
+    dst[to + 1] = b;
+    dst[to + 2] = d;
+    dst[to + 3] = e;
+    c = crcStep(t, c ^ a, b);
+    c = crcStep(t, c ^ d, e);
+    a = words[first + 4];
+    b = words[first + FLAGS_WORD_INDEX] & mask;
+    dst[to + 4] = a;
+    dst[to + 5] = b;
+    c = crcStep(t, c ^ a, b);
+    for (let k = 6; k < STAMPED_WORDS; k += 4) {
+      a = words[first + k];
+      b = words[first + k + 1];
+      d = words[first + k + 2];
+      e = words[first + k + 3];
       dst[to + k] = a;
       dst[to + k + 1] = b;
-      a ^= c;
-      c = t[1792 + (a & 0xff)] ^ t[1536 + ((a >>> 8) & 0xff)] ^ t[1280 + ((a >>> 16) & 0xff)] ^ t[1024 + (a >>> 24)] ^
-        t[768 + (b & 0xff)] ^ t[512 + ((b >>> 8) & 0xff)] ^ t[256 + ((b >>> 16) & 0xff)] ^ t[b >>> 24];
+      dst[to + k + 2] = d;
+      dst[to + k + 3] = e;
+      c = crcStep(t, c ^ a, b);
+      c = crcStep(t, c ^ d, e);
     }
     return c;
   }
@@ -165,8 +191,7 @@ export class JournalWriter {
   private attachSlot(slot: Uint8Array): void {
     this.slot = slot;
     this.slotView = new DataView(slot.buffer, slot.byteOffset, slot.byteLength);
-    this.slotAligned = LITTLE_ENDIAN && (slot.byteOffset & 3) === 0;
-    this.slotWords = this.slotAligned ? new Int32Array(slot.buffer, 0, slot.buffer.byteLength >> 2) : new Int32Array(0);
+    this.slotWords = LITTLE_ENDIAN ? new Int32Array(slot.buffer, 0, slot.buffer.byteLength >> 2) : new Int32Array(0);
   }
 
   /** True between a command's Stamped record and its CommandEnd: the command is not complete. */

@@ -45,7 +45,8 @@ export interface JournalStore {
   append(seq: number, value: Uint8Array): void;
   /**
    * Adds the record of `seq` to the open batch, to be written in place: returns the buffer that
-   * holds it, at byte `reservedAt` (JOURNAL_RECORD_BYTES; 4-byte aligned in the buffer's memory).
+   * holds it, at byte `reservedAt` (JOURNAL_RECORD_BYTES; the writer writes 32-bit words where the
+   * record is 4-byte aligned in memory).
    * The caller writes all of it before its next call into the store: endBatch and commit store it
    * as it is then.
    */

@@ -6,7 +6,8 @@
 //   - hangNextFlush: the next commit never resolves (the process dies during the fsync);
 //   - crash(keepUnflushed): the disk image a restarted process would find: every flushed batch,
 //     plus, when asked, the batches that were committed but whose flush never finished;
-//   - flipBit / rewrite / remove: damage to what is on disk.
+//   - flipBit / rewrite / remove: damage to what is on disk;
+//   - oddBuffers: reserve() places records where the writer cannot write them as 32-bit words.
 // Snapshots are blobs written durably at once (the real store fsyncs before the rename).
 
 import { JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
@@ -25,15 +26,18 @@ export class FaultyJournalStore implements JournalStore {
   commits = 0;
 
   reservedAt = 0;
+  /** reserve() hands out each record at byte 1 of its buffer, not 4-byte aligned (the writer's DataView path). */
+  oddBuffers = false;
 
   append(seq: number, value: Uint8Array): void {
     this.batch.push([seq, Uint8Array.from(value)]);
   }
 
   reserve(seq: number): Uint8Array {
-    const value = new Uint8Array(JOURNAL_RECORD_BYTES);
-    this.batch.push([seq, value]);
-    return value;
+    const buffer = new Uint8Array(JOURNAL_RECORD_BYTES + (this.oddBuffers ? 1 : 0));
+    this.reservedAt = this.oddBuffers ? 1 : 0;
+    this.batch.push([seq, buffer.subarray(this.reservedAt)]);
+    return buffer;
   }
 
   endBatch(): void {}
