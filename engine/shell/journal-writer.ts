@@ -1,11 +1,18 @@
 // The journal writer: turns the outbound record stream into journal records and batches.
 //
-// It sees every outbound record in ring order. A Stamped record opens a command: its bytes are
-// copied into the JournalRecord being built and an output digest starts; every record after it is
-// folded into the digest (digest.ts); the record carrying HeaderFlag.CommandEnd (the Stamped one
-// itself when the command wrote nothing) closes it: the digest and the checksum chained to the
-// previous record are written and the value is appended to the store's open batch. Records
-// between a CommandEnd and the next Stamped (query answers) belong to no command and are skipped.
+// It sees every outbound record in ring order. A Stamped record opens a command: the store adds
+// the command's JournalRecord to its open batch (JournalStore.reserve) and the writer copies the
+// stamped bytes straight into it, running the checksum (crc32 chained from the previous record)
+// over them as it copies, and an output digest starts; every record after it is folded into the
+// digest (digest.ts); the record carrying HeaderFlag.CommandEnd (the Stamped one itself when the
+// command wrote nothing) closes it: the digest is written, and the checksum, carried on over the
+// digest's bytes. Records between a CommandEnd and the next Stamped (query answers) belong to no
+// command and are skipped. The store stores a batch's records as they are at endBatch or commit,
+// so both come only between commands (commit() refuses inside one).
+//
+// The hot path reads the ring and writes the record as 32-bit words (a little-endian platform's
+// Int32Array over each buffer), as the digest does; a buffer off a 4-byte boundary, or a big-endian
+// platform, goes through DataViews instead, to the same bytes (test/store/journal-writer-paths).
 //
 // commit() makes the batch durable (JournalStore.commit: committed and flushed) and only then
 // advances durableSeq, which the journal worker publishes as seqDurable. A failed write or
