@@ -16,6 +16,10 @@
 // event (only the time stamp concatenated in), i.e. the publish cost without our record handling.
 // The engine itself and the ring are not in this loop (their own suites measure them): with one
 // engine event fanned out to N subscribers, the engine is not what limits delivery.
+//
+// Run alone: `node dist/bench/fanout.bench.js`. FANOUT_BENCH_SUBSCRIBERS and
+// FANOUT_BENCH_DEFLATE_SUBSCRIBERS (comma-separated counts, empty for none) and FANOUT_BENCH_RUNS
+// narrow or lengthen a run, e.g. FANOUT_BENCH_SUBSCRIBERS=10 FANOUT_BENCH_DEFLATE_SUBSCRIBERS= .
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -30,9 +34,15 @@ import { depthRoutes } from '../src/routes/depth.js';
 import { TRADE_BYTES, newTradeRec, writeTrade } from '../engine/bus/codec.js';
 import { RecordType } from '../engine/bus/types.js';
 
-const SUBSCRIBER_COUNTS = [10, 100, 1000];
-const DEFLATE_SUBSCRIBER_COUNTS = [10, 100];
-const RUNS = 3;
+/** A comma-separated list of subscriber counts from `name` (empty: none), else `fallback`. */
+function countsFromEnv(name: string, fallback: number[]): number[] {
+  const text = process.env[name];
+  return text === undefined ? fallback : text.split(',').filter((part) => part.trim() !== '').map(Number);
+}
+
+const SUBSCRIBER_COUNTS = countsFromEnv('FANOUT_BENCH_SUBSCRIBERS', [10, 100, 1000]);
+const DEFLATE_SUBSCRIBER_COUNTS = countsFromEnv('FANOUT_BENCH_DEFLATE_SUBSCRIBERS', [10, 100]);
+const RUNS = Number(process.env.FANOUT_BENCH_RUNS ?? 3);
 const RUN_MS = 2000;
 const EVENTS_PER_TURN = 32;
 const PACE_BYTES = 256 * 1024;
