@@ -30,8 +30,9 @@ export const EMIT_TIME_MESSAGES = 16;
 export class StreamOutput {
   /**
    * Counts the drained batches (endBatch). Subscriptions change only in uWS's callbacks, which do
-   * not run while a batch is drained, so a family may read a topic's subscriber count once per
-   * batch (a native call per event would cost as much as the message's encoding).
+   * not run while a batch is drained (publish closes no socket: closeOnBackpressureLimit is off,
+   * connection.ts), so a family may read a topic's subscriber count once per batch (a native call
+   * per event would cost as much as the message's encoding).
    */
   batch = 0;
   private emitTimeUs = 0;
