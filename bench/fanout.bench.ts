@@ -3,11 +3,14 @@
 // This process plays one front thread: a uWebSockets.js App with the real stream code (Streams:
 // record decode → read model → JSON → uWS publish) and the real REST depth route. Trade records
 // encoded with the engine's codec are fed to it the way the outbound-ring drain does (onEvent per
-// record, onBatchEnd per batch), as fast as the subscribers absorb them: the feed pauses while a
-// sampled subscriber has more than PACE_BYTES queued, so queues stay bounded and the figure is the
-// delivered rate. A child process (bench/fanout-client.ts) holds 10 / 100 / 1,000 subscribers of
-// trade.SOL_USDC, counts frames, samples engine-to-client latency (now − the record's engine time
-// T) and keeps one HTTP client calling GET /api/v1/depth back to back on the same thread.
+// record, onBatchEnd per batch of EVENTS_PER_TURN records), as fast as the subscribers absorb
+// them: the feed pauses while a sampled subscriber has more than PACE_BYTES queued, so queues stay
+// bounded and the figure is the delivered rate. The engine's part, writing each record with its
+// engine time T, stays as small as it can on this thread: one clock reading per batch, as the
+// engine stamps the records of one command with one time. A child process
+// (bench/fanout-client.ts) holds 10 / 100 / 1,000 subscribers of trade.SOL_USDC, counts frames,
+// samples engine-to-client latency (now − the record's engine time T) and keeps one HTTP client
+// calling GET /api/v1/depth back to back on the same thread.
 //
 // A second table repeats the run with clients that negotiate permessage-deflate, as ccxt's and
 // browsers' clients do, with raw publish both deflated per message and uncompressed.
@@ -16,6 +19,10 @@
 // event (only the time stamp concatenated in), i.e. the publish cost without our record handling.
 // The engine itself and the ring are not in this loop (their own suites measure them): with one
 // engine event fanned out to N subscribers, the engine is not what limits delivery.
+//
+// Run alone: `node dist/bench/fanout.bench.js`. FANOUT_BENCH_SUBSCRIBERS and
+// FANOUT_BENCH_DEFLATE_SUBSCRIBERS (comma-separated counts, empty for none) and FANOUT_BENCH_RUNS
+// narrow or lengthen a run, e.g. FANOUT_BENCH_SUBSCRIBERS=10 FANOUT_BENCH_DEFLATE_SUBSCRIBERS= .
 
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -30,9 +37,15 @@ import { depthRoutes } from '../src/routes/depth.js';
 import { TRADE_BYTES, newTradeRec, writeTrade } from '../engine/bus/codec.js';
 import { RecordType } from '../engine/bus/types.js';
 
-const SUBSCRIBER_COUNTS = [10, 100, 1000];
-const DEFLATE_SUBSCRIBER_COUNTS = [10, 100];
-const RUNS = 3;
+/** A comma-separated list of subscriber counts from `name` (empty: none), else `fallback`. */
+function countsFromEnv(name: string, fallback: number[]): number[] {
+  const text = process.env[name];
+  return text === undefined ? fallback : text.split(',').filter((part) => part.trim() !== '').map(Number);
+}
+
+const SUBSCRIBER_COUNTS = countsFromEnv('FANOUT_BENCH_SUBSCRIBERS', [10, 100, 1000]);
+const DEFLATE_SUBSCRIBER_COUNTS = countsFromEnv('FANOUT_BENCH_DEFLATE_SUBSCRIBERS', [10, 100]);
+const RUNS = Number(process.env.FANOUT_BENCH_RUNS ?? 3);
 const RUN_MS = 2000;
 const EVENTS_PER_TURN = 32;
 const PACE_BYTES = 256 * 1024;
@@ -108,12 +121,14 @@ export async function runFanoutBench(): Promise<string> {
       if (performance.now() >= until) return resolve(events);
       const paced = sockets.length > 0 && (sockets[0].getBufferedAmount() > PACE_BYTES || sockets[sockets.length - 1].getBufferedAmount() > PACE_BYTES);
       if (!paced) {
+        // The turn's records carry one engine time, as the records of one command do.
+        const engineUs = nowUs();
         for (let i = 0; i < EVENTS_PER_TURN; i++) {
           if (mode !== 'streams') {
             app.publish(TOPIC, rawPrefix + nowUs() + rawSuffix, false, mode === 'rawDeflated');
           } else {
             rec.tradeId = ++tradeId;
-            rec.timeUs = nowUs();
+            rec.timeUs = engineUs;
             writeTrade(view, 0, rec);
             streams.onEvent(RecordType.Trade, view, 0);
           }

@@ -19,13 +19,51 @@ export function nowUs(): number {
   return Math.floor((TIME_ORIGIN_MS + performance.now()) * 1000);
 }
 
+/**
+ * How many per-event messages of one batch share a clock reading as their emit time (E). A
+ * reading costs about as much as encoding a trade message; messages this close together leave
+ * within a few µs of each other, so E stays the emit time to within that.
+ */
+export const EMIT_TIME_MESSAGES = 16;
+
 /** Where families publish, and what they read: the thread's context and its read models. */
 export class StreamOutput {
+  /**
+   * Counts the drained batches (endBatch). Subscriptions change only in uWS's callbacks, which do
+   * not run while a batch is drained (publish closes no socket: closeOnBackpressureLimit is off,
+   * connection.ts), so a family may read a topic's subscriber count once per batch (a native call
+   * per event would cost as much as the message's encoding).
+   */
+  batch = 0;
+  private emitTimeUs = 0;
+  /** Messages that may still share emitTimeUs. */
+  private emitTimeLeft = 0;
+
   constructor(
     private readonly app: TemplatedApp,
     readonly front: FrontContext,
     readonly data: MarketData,
   ) {}
+
+  /** A drained batch ended: per-batch readings (subscriber counts, the emit time) are read again. */
+  endBatch(): void {
+    this.batch++;
+    this.emitTimeLeft = 0;
+  }
+
+  /**
+   * The emit time (E, µs) of a per-event message: the clock, read afresh for the first message of
+   * each batch and then once per EMIT_TIME_MESSAGES messages. Never earlier than the records of
+   * the batch, which were all written before it was drained.
+   */
+  eventTimeUs(): number {
+    if (this.emitTimeLeft === 0) {
+      this.emitTimeUs = nowUs();
+      this.emitTimeLeft = EMIT_TIME_MESSAGES;
+    }
+    this.emitTimeLeft--;
+    return this.emitTimeUs;
+  }
 
   /** Whether anyone listens on `topic` (payloads are built only when someone does). */
   wanted(topic: string): boolean {

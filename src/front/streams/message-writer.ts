@@ -8,14 +8,20 @@
 // converted to UTF-8 into a fresh allocation on each publish) and copies what it keeps, so the
 // buffer is free again as soon as publish returns. Values are written exactly as JSON.stringify
 // writes them (integers as plain digits, decimals as the quoted strings of priceTextFixed).
+//
+// Two layers: the put* functions write one part at an offset of a buffer the caller has sized
+// and return the offset after it (no checks, no object state: the per-event encoder of a stream
+// keeps its offset in a local and checks its values once, up front); MessageWriter wraps them
+// with a growing buffer, checks and a length, for messages written piece by piece.
 
 const CHAR_0 = 0x30;
 const CHAR_MINUS = 0x2d;
 const CHAR_DOT = 0x2e;
 const CHAR_QUOTE = 0x22;
-/** Longest value written by one call: 16 digits of a safe integer, sign, point, quotes, padding. */
+/** Longest safe integer written by putInt: a sign and 16 digits. */
+export const INT_BYTES_MAX = 17;
+/** Longest value written by one MessageWriter call: 16 digits of a safe integer, sign, point, quotes, padding. */
 const VALUE_BYTES_MAX = 64;
-const SHORT_PART_BYTES = 24;
 const TRUE = Uint8Array.from('true', (c) => c.charCodeAt(0));
 const FALSE = Uint8Array.from('false', (c) => c.charCodeAt(0));
 
@@ -24,8 +30,50 @@ export function messageBytes(text: string): Uint8Array {
   return new Uint8Array(Buffer.from(text, 'utf8'));
 }
 
+/** Longest decimal written by putFixed at `scale`: a sign, up to 16 integer digits, the point and the decimals. */
+export function fixedBytesMax(scale: number): number {
+  return INT_BYTES_MAX + 1 + scale;
+}
+
+/** Copies `part` to `at`; returns the offset after it. */
+export function putPart(dv: DataView, at: number, part: Uint8Array): number {
+  const count = part.length;
+  for (let i = 0; i < count; i++) dv.setUint8(at + i, part[i]);
+  return at + count;
+}
+
+/** Writes safe integer `value` as JSON writes a number ("-12", "0", "1795331459791958"); returns the offset after it. */
+export function putInt(dv: DataView, at: number, value: number): number {
+  if (value < 0) {
+    dv.setUint8(at++, CHAR_MINUS);
+    value = -value;
+  }
+  return writeDigits(dv, at, value, 1);
+}
+
+/**
+ * Writes safe integer `units` of 10^-scale as a decimal with exactly `scale` decimals, unquoted,
+ * as formatDecimalFixed writes it (150 at scale 2 → 1.50, 5 at scale 3 → 0.005); returns the
+ * offset after it.
+ */
+export function putFixed(dv: DataView, at: number, units: number, scale: number): number {
+  if (units < 0) {
+    dv.setUint8(at++, CHAR_MINUS);
+    units = -units;
+  }
+  // Beyond 15 decimals every safe integer is below one whole unit.
+  const integerPart = scale > SAFE_DIGITS ? 0 : Math.floor(units / POW10[scale]);
+  at = writeDigits(dv, at, integerPart, 1);
+  if (scale > 0) {
+    dv.setUint8(at++, CHAR_DOT);
+    at = writeDigits(dv, at, integerPart === 0 ? units : units - integerPart * POW10[scale], scale);
+  }
+  return at;
+}
+
 export class MessageWriter {
   private bytes: Uint8Array;
+  private dv: DataView;
   /** views[n]: the first n bytes of `bytes`, made once per length. */
   private views: Uint8Array[] = [];
   /** Bytes written so far. */
@@ -34,6 +82,7 @@ export class MessageWriter {
   /** `opening`: the part every message of this writer starts with, written once here. */
   constructor(private readonly opening: Uint8Array = new Uint8Array(0), capacityBytes = 1024) {
     this.bytes = new Uint8Array(Math.max(capacityBytes, 2 * opening.length));
+    this.dv = new DataView(this.bytes.buffer);
     this.raw(opening);
   }
 
@@ -45,14 +94,8 @@ export class MessageWriter {
 
   /** Appends fixed bytes. */
   raw(part: Uint8Array): this {
-    const count = part.length;
-    this.reserve(count);
-    const bytes = this.bytes;
-    const at = this.length;
-    // A loop beats TypedArray.prototype.set's call for the few bytes of a key name.
-    if (count > SHORT_PART_BYTES) bytes.set(part, at);
-    else for (let i = 0; i < count; i++) bytes[at + i] = part[i];
-    this.length = at + count;
+    this.reserve(part.length);
+    this.length = putPart(this.dv, this.length, part);
     return this;
   }
 
@@ -60,11 +103,7 @@ export class MessageWriter {
   int(value: number): this {
     assertSafe(value);
     this.reserve(VALUE_BYTES_MAX);
-    if (value < 0) {
-      this.bytes[this.length++] = CHAR_MINUS;
-      value = -value;
-    }
-    this.length = writeDigits(this.bytes, this.length, value, 1);
+    this.length = putInt(this.dv, this.length, value);
     return this;
   }
 
@@ -85,20 +124,10 @@ export class MessageWriter {
     assertSafe(units);
     this.reserve(VALUE_BYTES_MAX + scale);
     const bytes = this.bytes;
-    bytes[this.length++] = CHAR_QUOTE;
-    if (units < 0) {
-      bytes[this.length++] = CHAR_MINUS;
-      units = -units;
-    }
-    // Beyond 15 decimals every safe integer is below one whole unit.
-    const integerPart = scale > SAFE_DIGITS ? 0 : Math.floor(units / POW10[scale]);
-    let at = writeDigits(bytes, this.length, integerPart, 1);
-    if (scale > 0) {
-      bytes[at++] = CHAR_DOT;
-      at = writeDigits(bytes, at, integerPart === 0 ? units : units - integerPart * POW10[scale], scale);
-    }
-    bytes[at++] = CHAR_QUOTE;
-    this.length = at;
+    bytes[this.length] = CHAR_QUOTE;
+    const at = putFixed(this.dv, this.length + 1, units, scale);
+    bytes[at] = CHAR_QUOTE;
+    this.length = at + 1;
     return this;
   }
 
@@ -108,13 +137,7 @@ export class MessageWriter {
 
   /** The message written so far, as a view valid until the next write. */
   view(): Uint8Array {
-    const length = this.length;
-    let view = this.views[length];
-    if (view === undefined) {
-      view = this.bytes.subarray(0, length);
-      this.views[length] = view;
-    }
-    return view;
+    return viewOf(this.bytes, this.views, this.length);
   }
 
   /** Makes room for `count` more bytes (growing drops the cached views, which saw the old buffer). */
@@ -123,8 +146,19 @@ export class MessageWriter {
     const grown = new Uint8Array(Math.max(2 * this.bytes.length, this.length + count));
     grown.set(this.bytes.subarray(0, this.length));
     this.bytes = grown;
+    this.dv = new DataView(grown.buffer);
     this.views = [];
   }
+}
+
+/** The first `length` bytes of `bytes`, from `views` (indexed by length; filled on first use). */
+export function viewOf(bytes: Uint8Array, views: Uint8Array[], length: number): Uint8Array {
+  let view = views[length];
+  if (view === undefined) {
+    view = bytes.subarray(0, length);
+    views[length] = view;
+  }
+  return view;
 }
 
 function assertSafe(value: number): void {
@@ -137,37 +171,52 @@ const HALF_UNIT = 10 ** HALF_DIGITS;
 /** Scales up to this one have a power of ten below Number.MAX_SAFE_INTEGER (10^15 < 2^53). */
 const SAFE_DIGITS = 15;
 const POW10 = Array.from({ length: SAFE_DIGITS + 1 }, (_, i) => 10 ** i);
-/** The two ASCII digits of 0 to 99, at 2 × value. */
-const DIGIT_PAIRS = Uint8Array.from({ length: 200 }, (_, i) => CHAR_0 + (i & 1 ? (i >> 1) % 10 : Math.floor((i >> 1) / 10)));
+/** The two ASCII digits of 0 to 99 as one little-endian 16-bit word: 7 → "07" = 0x3730. */
+const DIGIT_PAIRS = Uint16Array.from({ length: 100 }, (_, i) => (CHAR_0 + Math.floor(i / 10)) | ((CHAR_0 + (i % 10)) << 8));
 
 /**
  * Writes non-negative safe integer `value` in decimal at `at`, left-padded with zeros to
  * `minDigits`; returns the offset after it. One floating division splits it into halves below
  * 10^8 (exact: the quotient's gap to the next integer exceeds its rounding error); the digits
- * themselves come from int32 division by 10, which compiles to a multiplication.
+ * themselves come from int32 divisions by 10^4 and 100, which compile to multiplications, and are
+ * stored four at a time.
  */
-function writeDigits(bytes: Uint8Array, at: number, value: number, minDigits: number): number {
-  if (value < HALF_UNIT) return writeSmall(bytes, at, value | 0, minDigits);
+function writeDigits(dv: DataView, at: number, value: number, minDigits: number): number {
+  if (value < HALF_UNIT) return writeSmall(dv, at, value | 0, minDigits);
   const high = Math.floor(value / HALF_UNIT);
-  at = writeSmall(bytes, at, high | 0, minDigits - HALF_DIGITS);
-  return writeSmall(bytes, at, (value - high * HALF_UNIT) | 0, HALF_DIGITS);
+  at = writeSmall(dv, at, high | 0, minDigits - HALF_DIGITS);
+  writeEight(dv, at, (value - high * HALF_UNIT) | 0);
+  return at + HALF_DIGITS;
 }
 
 /** writeDigits for 0 <= value < 10^8. */
-function writeSmall(bytes: Uint8Array, at: number, value: number, minDigits: number): number {
+function writeSmall(dv: DataView, at: number, value: number, minDigits: number): number {
+  if (minDigits <= HALF_DIGITS && (value >= 10_000_000 || minDigits === HALF_DIGITS)) {
+    writeEight(dv, at, value);
+    return at + HALF_DIGITS;
+  }
   let digits = value < 10 ? 1 : value < 100 ? 2 : value < 1000 ? 3 : value < 10_000 ? 4
-    : value < 100_000 ? 5 : value < 1_000_000 ? 6 : value < 10_000_000 ? 7 : 8;
+    : value < 100_000 ? 5 : value < 1_000_000 ? 6 : 7;
   if (digits < minDigits) digits = minDigits;
   const end = at + digits;
   let index = end;
   // Two digits per division; padding zeros come out as "00" pairs of a value that reached 0.
   while (index - at >= 2) {
     const next = (value / 100) | 0;
-    const pair = (value - next * 100) << 1;
-    bytes[--index] = DIGIT_PAIRS[pair + 1];
-    bytes[--index] = DIGIT_PAIRS[pair];
+    index -= 2;
+    dv.setUint16(index, DIGIT_PAIRS[value - next * 100], true);
     value = next;
   }
-  if (index > at) bytes[--index] = CHAR_0 + value;
+  if (index > at) dv.setUint8(--index, CHAR_0 + value);
   return end;
+}
+
+/** Writes 0 <= value < 10^8 as exactly eight digits (zero-padded) at `at`. */
+function writeEight(dv: DataView, at: number, value: number): void {
+  const high = (value / 10_000) | 0;
+  const low = value - high * 10_000;
+  const highPairs = (high / 100) | 0;
+  const lowPairs = (low / 100) | 0;
+  dv.setUint32(at, DIGIT_PAIRS[highPairs] | (DIGIT_PAIRS[high - highPairs * 100] << 16), true);
+  dv.setUint32(at + 4, DIGIT_PAIRS[lowPairs] | (DIGIT_PAIRS[low - lowPairs * 100] << 16), true);
 }

@@ -16,6 +16,7 @@ import { StreamOutput, TICK_MS, type StreamFamily } from './family.js';
 import { STREAM_FAMILIES, type FamilyTable } from './table.js';
 
 export class Streams implements EventHandler {
+  private readonly out: StreamOutput;
   private readonly families: StreamFamily[];
   private readonly depthFamilies: StreamFamily[];
   private readonly tradeFamilies: StreamFamily[];
@@ -35,6 +36,7 @@ export class Streams implements EventHandler {
 
   constructor(app: TemplatedApp, front: FrontContext, private readonly data: MarketData, table: FamilyTable = STREAM_FAMILIES) {
     const out = new StreamOutput(app, front, data);
+    this.out = out;
     this.families = table.map((make) => make(out));
     this.depthFamilies = this.families.filter((f) => f.onDepth);
     this.tradeFamilies = this.families.filter((f) => f.onTrade);
@@ -124,6 +126,7 @@ export class Streams implements EventHandler {
   }
 
   onBatchEnd(): void {
+    this.out.endBatch();
     if (!this.changedAny) return;
     for (const family of this.families) family.onBatchEnd?.(this.changed);
     this.changed.fill(false);
