@@ -9,13 +9,13 @@ import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Exchange } from '../../engine/core/exchange.js';
-import { JOURNAL_RECORD_BYTES, SLOT_BYTES, commandFromSlot } from '../../engine/bus/codec.js';
+import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, SLOT_BYTES, commandFromSlot } from '../../engine/bus/codec.js';
 import { OutboundRing } from '../../engine/bus/ring.js';
 import { CommandKind, type EngineConfig } from '../../engine/bus/types.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
 import { Sequencer } from '../../engine/shell/sequencer.js';
-import { JournalFormatError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
-import { CONFIG_KEY, FORMAT_KEY, JOURNAL_FORMAT } from '../../engine/store/journal-layout.js';
+import { JournalChecksumError, JournalFormatError, JournalOutputDigestError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
+import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_KEY, JOURNAL_FORMAT, chainChecksum } from '../../engine/store/journal-layout.js';
 import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
 import { EngineHarness, prng, randomInt } from '../helpers/engine-harness.js';
@@ -60,6 +60,21 @@ async function formatTwoJournal(dir: string, records: Map<number, Uint8Array>, u
   meta.putSync(FORMAT_KEY, '2');
   meta.putSync(CONFIG_KEY, fingerprint);
   await root.close();
+}
+
+/** Records 1..last back to back, as one run holds them (copied: the tests damage them). */
+function oneRun(records: Map<number, Uint8Array>, last: number): Buffer {
+  return Buffer.concat(Array.from({ length: last }, (_, i) => records.get(i + 1)!));
+}
+
+/** Re-chains the checksums of records from..to of `run` (records from 1) from the stored one before `from`. */
+function rechain(run: Buffer, from: number, to: number): void {
+  let prev = from === 1 ? 0 : run.readUInt32LE((from - 2) * JOURNAL_RECORD_BYTES + JOURNAL_CHECKSUM_OFFSET);
+  for (let seq = from; seq <= to; seq++) {
+    const at = (seq - 1) * JOURNAL_RECORD_BYTES;
+    prev = chainChecksum(run.subarray(at), CHECKSUMMED_BYTES, prev);
+    run.writeUInt32LE(prev, at + JOURNAL_CHECKSUM_OFFSET);
+  }
 }
 
 function storedValues(store: LmdbJournalStore): number {
@@ -136,6 +151,39 @@ describe('journal runs (format 3) and one-record values (format 2)', async () =>
     expect(store.firstSeq()).toBe(201);
     expect(Buffer.from(store.read(250)!).equals(Buffer.from(records.get(250)!))).toBe(true);
     expect(store.read(200)).toBeUndefined();
+    await store.close();
+  });
+
+  it('within one run, halts at the first damaged record, with what every record before it replayed checked', async () => {
+    const dir = tempDir();
+    const store = new LmdbJournalStore(dir);
+    recover(store, config, fingerprint);
+    const put = (run: Buffer): void => store.records.putSync(seqKey(1), run);
+    const broken = Math.floor(last / 2);
+    const brokenAt = (broken - 1) * JOURNAL_RECORD_BYTES;
+    // A flipped bit in one record of the run: its checksum no longer chains, named as it is stored.
+    const flipped = oneRun(records, last);
+    flipped[brokenAt + 17] ^= 4;
+    put(flipped);
+    const stored = flipped.readUInt32LE(brokenAt + JOURNAL_CHECKSUM_OFFSET);
+    const expected = chainChecksum(flipped.subarray(brokenAt), CHECKSUMMED_BYTES, flipped.readUInt32LE(brokenAt - JOURNAL_RECORD_BYTES + JOURNAL_CHECKSUM_OFFSET));
+    expect(() => recover(store, config, fingerprint)).toThrow(new JournalChecksumError(`journal record ${broken}: checksum ${stored} does not chain (expected ${expected})`));
+    // A digest changed earlier in the same run, its checksums re-chained up to the flipped record:
+    // that record is replayed first, so the digest is what halts.
+    const digestAt = (broken - 10 - 1) * JOURNAL_RECORD_BYTES;
+    flipped.writeUInt32LE((flipped.readUInt32LE(digestAt + JOURNAL_DIGEST_OFFSET) ^ 1) >>> 0, digestAt + JOURNAL_DIGEST_OFFSET);
+    rechain(flipped, broken - 10, broken - 1);
+    put(flipped);
+    expect(() => recover(store, config, fingerprint)).toThrow(JournalOutputDigestError);
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${broken - 10}: replayed outputs`);
+    // The first record of the run, chained from nothing before it.
+    const first = oneRun(records, last);
+    first[3] ^= 1;
+    put(first);
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal record 1: checksum ${first.readUInt32LE(JOURNAL_CHECKSUM_OFFSET)} does not chain`);
+    // Undamaged, the one run replays to the live state.
+    put(oneRun(records, last));
+    expect(recover(store, config, fingerprint).exchange.stateHash()).toBe(stateHash);
     await store.close();
   });
 
