@@ -26,7 +26,13 @@
 // Run alone: `npm run build && node --expose-gc dist/bench/journal.bench.js`; `npm run bench` runs
 // it with the other suites. JOURNAL_BENCH_SECTIONS=append (or latency, replay, comma-separated) runs
 // only those sections.
+//
+// `node dist/bench/journal.bench.js drive N CAPTURE [digest]` is the writer alone for a count of
+// instructions (bench/journal-writer-callgrind.sh): it captures CAPTURE commands, writes all of them
+// once (warm-up) and then the first N into a fresh store, in the append section's batches, and
+// prints {commands, records}; with `digest`, the sha256 of every value the N commands stored.
 
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -149,18 +155,23 @@ async function commitPass(store: LmdbJournalStore, writer: JournalWriter, body: 
   await writer.commit();
 }
 
+/** The first `commands` captured commands through a JournalWriter into `store`, in BATCH-command passes. */
+async function writeBatches(store: LmdbJournalStore, c: Capture, commands: number): Promise<void> {
+  const writer = new JournalWriter(store, 0, 0);
+  let record = 0;
+  for (let i = 0; i < commands; i += BATCH) {
+    const end = Math.min(commands, i + BATCH);
+    await commitPass(store, writer, () => {
+      for (; record < c.commandEnds[end - 1]; record++) writer.onRecord(c.view, record * SLOT_BYTES);
+    });
+  }
+}
+
 async function appendJournal(c: Capture): Promise<number> {
   return withDir(async (dir) => {
     const store = new LmdbJournalStore(dir);
-    const writer = new JournalWriter(store, 0, 0);
     const started = performance.now();
-    let record = 0;
-    for (let i = 0; i < c.commands; i += BATCH) {
-      const end = Math.min(c.commands, i + BATCH);
-      await commitPass(store, writer, () => {
-        for (; record < c.commandEnds[end - 1]; record++) writer.onRecord(c.view, record * SLOT_BYTES);
-      });
-    }
+    await writeBatches(store, c, c.commands);
     const seconds = (performance.now() - started) / 1000;
     await store.close();
     return c.commands / seconds;
@@ -384,6 +395,29 @@ export async function runJournalBench(): Promise<string> {
   return text;
 }
 
+/** Writes the first `commands` captured commands into a fresh store; returns the sha256 of its stored values when asked. */
+async function writeCommands(c: Capture, commands: number, digest: boolean): Promise<string> {
+  return withDir(async (dir) => {
+    const store = new LmdbJournalStore(dir);
+    await writeBatches(store, c, commands);
+    const hash = createHash('sha256');
+    if (digest) for (const { seq, value } of store.range(1)) hash.update(`${seq}:`).update(value);
+    await store.close();
+    return digest ? hash.digest('hex') : '';
+  });
+}
+
+/** The drive mode (header): the writer alone over the first N of CAPTURE captured commands. */
+async function drive(commands: number, captured: number, digest: boolean): Promise<void> {
+  if (!(commands > 0 && captured >= commands)) throw new Error('usage: journal.bench.js drive N CAPTURE [digest] (0 < N ≤ CAPTURE)');
+  const c = capture(captured, 3);
+  if (!digest) await writeCommands(c, c.commands, false);
+  const stored = await writeCommands(c, commands, digest);
+  process.stdout.write(digest ? `${stored}\n` : `${JSON.stringify({ commands, records: c.commandEnds[commands - 1] })}\n`);
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  void runJournalBench().then((text) => process.stdout.write(text));
+  const [mode, n, captured, digest] = process.argv.slice(2);
+  if (mode === 'drive') void drive(Number(n), Number(captured), digest === 'digest');
+  else void runJournalBench().then((text) => process.stdout.write(text));
 }
