@@ -1,12 +1,14 @@
 #!/bin/bash
 # Shared by the callgrind comparison scripts (layout-compare-callgrind.sh,
-# history-sink-callgrind.sh): built git worktrees of the commits compared, in a temporary
-# directory removed on exit. Source it with WORK_PREFIX set; it sets `here` (this checkout),
-# `modules` (its node_modules) and `work`, and defines build DIR and add_tree REF NAME, which sets
-# $tree to a built tree of REF ("." is this checkout itself). add_tree runs in the calling shell,
-# not a subshell, so that the cleanup sees every worktree it added. It checks that the script was
-# given its two commits and sets NODE_FLAGS (CG_NODE_FLAGS, or the flags that keep a count
-# repeatable: compilation and GC on one thread, GC sizing without wall-clock time, fixed seeds).
+# history-sink-callgrind.sh, journal-writer-callgrind.sh): built git worktrees of the commits
+# compared, in a temporary directory removed on exit. Source it with WORK_PREFIX set; it sets
+# `here` (this checkout), `modules` (its node_modules) and `work`, and defines build DIR, add_tree
+# REF NAME, which sets $tree to a built tree of REF ("." is this checkout itself), and
+# add_tree_with REF NAME FILE (the same, with a driver of this checkout copied in). add_tree runs
+# in the calling shell, not a subshell, so that the cleanup sees every worktree it added. It checks
+# that the script was given its two commits and sets NODE_FLAGS (CG_NODE_FLAGS, or the flags that
+# keep a count repeatable: compilation and GC on one thread, GC sizing without wall-clock time,
+# fixed seeds).
 
 if [ $# -ne 2 ]; then
   echo "usage: $0 OLD NEW   (commits, or . for this working tree)" >&2
@@ -34,4 +36,12 @@ add_tree() {
   worktrees+=("$tree")
   ln -s "$modules" "$tree/node_modules"
   build "$tree"
+}
+
+# add_tree_with REF NAME FILE: add_tree, with this checkout's built FILE (a path such as
+# dist/bench/x.bench.js) copied into the tree, so that both trees run the same driver over their
+# own code.
+add_tree_with() {
+  add_tree "$1" "$2"
+  if [ "$tree" != "$here" ]; then cp "$here/$3" "$tree/$3"; fi
 }

@@ -27,16 +27,10 @@ WORK_PREFIX=history-callgrind
 # shellcheck source=bench/callgrind-trees.sh
 source "$(dirname "$0")/callgrind-trees.sh" "$@"
 
-# add_sink_tree REF NAME: add_tree, with this tree's built bench copied into it.
-add_sink_tree() {
-  add_tree "$1" "$2"
-  if [ "$tree" != "$here" ]; then cp "$here/dist/bench/history-sink.bench.js" "$tree/dist/bench/history-sink.bench.js"; fi
-}
-
 build "$here"
-add_sink_tree "$1" old
+add_tree_with "$1" old dist/bench/history-sink.bench.js
 old=$tree
-add_sink_tree "$2" new
+add_tree_with "$2" new dist/bench/history-sink.bench.js
 new=$tree
 
 # count NAME TREE PATH N: writes "instructions driver-json" to $work/NAME.N

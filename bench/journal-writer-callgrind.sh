@@ -24,16 +24,10 @@ WORK_PREFIX=journal-writer-callgrind
 # shellcheck source=bench/callgrind-trees.sh
 source "$(dirname "$0")/callgrind-trees.sh" "$@"
 
-# add_writer_tree REF NAME: add_tree, with this tree's built journal bench copied into it.
-add_writer_tree() {
-  add_tree "$1" "$2"
-  if [ "$tree" != "$here" ]; then cp "$here/dist/bench/journal.bench.js" "$tree/dist/bench/journal.bench.js"; fi
-}
-
 build "$here"
-add_writer_tree "$1" old
+add_tree_with "$1" old dist/bench/journal.bench.js
 old=$tree
-add_writer_tree "$2" new
+add_tree_with "$2" new dist/bench/journal.bench.js
 new=$tree
 
 # count NAME TREE N: writes "instructions driver-json" to $work/NAME.N

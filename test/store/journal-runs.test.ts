@@ -8,46 +8,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Exchange } from '../../engine/core/exchange.js';
-import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, SLOT_BYTES, commandFromSlot } from '../../engine/bus/codec.js';
-import { OutboundRing } from '../../engine/bus/ring.js';
-import { CommandKind, type EngineConfig } from '../../engine/bus/types.js';
+import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
+import type { EngineConfig } from '../../engine/bus/types.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
-import { Sequencer } from '../../engine/shell/sequencer.js';
 import { JournalChecksumError, JournalFormatError, JournalOutputDigestError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
 import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_KEY, JOURNAL_FORMAT, chainChecksum } from '../../engine/store/journal-layout.js';
 import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
-import { EngineHarness, prng, randomInt } from '../helpers/engine-harness.js';
-import { randomConfig, runRandomStream } from '../helpers/engine-random.js';
+import { prng, randomInt } from '../helpers/engine-harness.js';
+import { randomConfig } from '../helpers/engine-random.js';
+import { sequenceRandomStream } from '../helpers/sequenced-stream.js';
 
 const SEED = 21;
 const COMMANDS = 400;
 
 /** The records the real writer makes of a random stream (in random batches), and the live state hash. */
 async function liveJournal(config: EngineConfig): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
-  const harness = new EngineHarness(config);
-  harness.checks = false;
-  runRandomStream(harness, SEED, COMMANDS);
-  const exchange = new Exchange(config);
-  const ring = OutboundRing.create({ slotCount: 1 << 14, slotBytes: SLOT_BYTES, consumerCount: 1 });
-  const consumer = ring.consumer(0);
-  const sequencer = new Sequencer(exchange, ring, () => ring.tryClaim());
   const store = new FaultyJournalStore();
   const writer = new JournalWriter(store, 0, 0);
   const random = prng(SEED);
-  let seq = 0;
-  for (const [i, stamped] of harness.stream.entries()) {
-    const command = commandFromSlot(stamped.command);
-    if (command.kind >= CommandKind.QueryBalances) sequencer.query(command, seq, stamped.timeUs);
-    else sequencer.command(++seq, stamped.timeUs, command, null, 0);
-    ring.flush();
-    consumer.poll((offset) => {
-      writer.onRecord(ring.view, offset);
-      return true;
-    }, 1 << 20);
-    if (randomInt(random, 0, 9) === 0 || i === harness.stream.length - 1) await writer.commit();
-  }
+  const { exchange } = await sequenceRandomStream(
+    config,
+    SEED,
+    COMMANDS,
+    (ring, offset) => writer.onRecord(ring.view, offset),
+    async (_, last) => {
+      if (randomInt(random, 0, 9) === 0 || last) await writer.commit();
+    },
+  );
   return { records: store.disk, stateHash: exchange.stateHash() };
 }
 

@@ -4,16 +4,12 @@
 // stamped command, output digest, chained checksum — are the same bytes, and recovery accepts them.
 
 import { describe, expect, it } from 'vitest';
-import { Exchange } from '../../engine/core/exchange.js';
-import { SLOT_BYTES, commandFromSlot } from '../../engine/bus/codec.js';
-import { OutboundRing } from '../../engine/bus/ring.js';
-import { CommandKind } from '../../engine/bus/types.js';
+import { SLOT_BYTES } from '../../engine/bus/codec.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
-import { Sequencer } from '../../engine/shell/sequencer.js';
 import { engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
-import { EngineHarness } from '../helpers/engine-harness.js';
-import { randomConfig, runRandomStream } from '../helpers/engine-random.js';
+import { randomConfig } from '../helpers/engine-random.js';
+import { sequenceRandomStream } from '../helpers/sequenced-stream.js';
 
 const SEED = 33;
 const COMMANDS = 300;
@@ -21,13 +17,6 @@ const COMMANDS = 300;
 describe('journal writer read and write paths', () => {
   it('stores the same records through words and through DataViews, and recovery accepts them', async () => {
     const config = randomConfig(SEED);
-    const harness = new EngineHarness(config);
-    harness.checks = false;
-    runRandomStream(harness, SEED, COMMANDS);
-    const exchange = new Exchange(config);
-    const ring = OutboundRing.create({ slotCount: 1 << 14, slotBytes: SLOT_BYTES, consumerCount: 1 });
-    const consumer = ring.consumer(0);
-    const sequencer = new Sequencer(exchange, ring, () => ring.tryClaim());
     const stores = [new FaultyJournalStore(), new FaultyJournalStore(), new FaultyJournalStore()];
     stores[2].oddBuffers = true;
     // Recovery of an empty journal marks its format and configuration, as at a first start.
@@ -36,21 +25,20 @@ describe('journal writer read and write paths', () => {
     // Each record copied to byte 1 of a buffer: a ring view the writer must read through DataView.
     const odd = new Uint8Array(SLOT_BYTES + 1);
     const oddView = new DataView(odd.buffer, 1, SLOT_BYTES);
-    let seq = 0;
-    for (const stamped of harness.stream) {
-      const command = commandFromSlot(stamped.command);
-      if (command.kind >= CommandKind.QueryBalances) sequencer.query(command, seq, stamped.timeUs);
-      else sequencer.command(++seq, stamped.timeUs, command, null, 0);
-      ring.flush();
-      consumer.poll((offset) => {
+    const { exchange, seq } = await sequenceRandomStream(
+      config,
+      SEED,
+      COMMANDS,
+      (ring, offset) => {
         writers[0].onRecord(ring.view, offset);
         odd.set(ring.bytes.subarray(offset, offset + SLOT_BYTES), 1);
         writers[1].onRecord(oddView, 0);
         writers[2].onRecord(ring.view, offset);
-        return true;
-      }, 1 << 20);
-      for (const writer of writers) await writer.commit();
-    }
+      },
+      async () => {
+        for (const writer of writers) await writer.commit();
+      },
+    );
     expect(seq).toBeGreaterThan(100);
     const [words, ...others] = stores.map((store) => [...store.disk].sort((a, b) => a[0] - b[0]).map(([s, value]) => [s, Buffer.from(value).toString('hex')]));
     expect(words).toHaveLength(seq);
