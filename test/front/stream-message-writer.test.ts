@@ -1,8 +1,9 @@
 // The trade stream's byte encoding (message-writer.ts, streams/trades.ts) against the JSON it
-// replaces: for every configured market and a seeded spread of records, including the edges of
-// the safe-integer range, zero and sub-unit values, the published bytes are exactly
-// JSON.stringify({stream, data}) of the same trade with priceTextFixed and qtyTextFixed; one
-// message is pinned as literal text. The fixed parts left in place from the last message are
+// replaces: integers and fixed decimals are written as JSON.stringify and formatDecimalFixed write
+// them, within the sizes the stream's buffer is made for; for every configured market and a seeded
+// spread of records, including the edges of the safe-integer range, zero and sub-unit values, the
+// published bytes are exactly JSON.stringify({stream, data}) of the same trade with priceTextFixed
+// and qtyTextFixed; one message is pinned as literal text. The fixed parts left in place from the last message are
 // right whichever values grow or shrink, and a refused record leaves the next message whole. The
 // output reads a topic's subscriber count once per drained batch, and the emit time E once per
 // EMIT_TIME_MESSAGES messages of a batch and afresh for each batch.
@@ -11,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, type MarketInfo } from '../../src/config.js';
 import { formatDecimalFixed } from '../../src/decimal.js';
 import { priceTextFixed, qtyTextFixed } from '../../src/wire/market-codec.js';
-import { MessageWriter } from '../../src/front/streams/message-writer.js';
+import { INT_BYTES_MAX, fixedBytesMax, putFixed, putInt } from '../../src/front/streams/message-writer.js';
 import { TradeStreams } from '../../src/front/streams/trades.js';
 import { EMIT_TIME_MESSAGES, StreamOutput, nowUs } from '../../src/front/streams/family.js';
 import { newTradeRec } from '../../engine/bus/codec.js';
@@ -66,33 +67,41 @@ function expectedTrade(market: MarketInfo, rec: TradeRec, E: number): string {
 }
 
 describe('stream message writer', () => {
-  it('writes integers and fixed decimals as JSON.stringify and formatDecimalFixed do', () => {
+  it('writes integers and fixed decimals as JSON.stringify and formatDecimalFixed do, within their sizes', () => {
     const next = random(SEED);
-    const writer = new MessageWriter(new Uint8Array(0), 8);
+    const bytes = new Uint8Array(64);
+    const dv = new DataView(bytes.buffer);
+    const text = (end: number): string => decode(bytes.subarray(0, end));
     const edges = [0, 1, 9, 10, 99, 100, 101, 999_999, 1_000_000, Number.MAX_SAFE_INTEGER, -1, -10, -Number.MAX_SAFE_INTEGER];
     const values = [...edges, ...Array.from({ length: 2000 }, () => (next() < 0.1 ? -1 : 1) * randomInt(next))];
     for (const value of values) {
-      expect(decode(writer.begin().int(value).view()), `int ${value} (SEED=${SEED})`).toBe(JSON.stringify(value));
-      expect(decode(writer.begin().intText(value).view())).toBe(JSON.stringify(String(value)));
+      const intEnd = putInt(dv, 0, value);
+      expect(text(intEnd), `int ${value} (SEED=${SEED})`).toBe(JSON.stringify(value));
+      expect(intEnd).toBeLessThanOrEqual(INT_BYTES_MAX);
       for (const scale of [0, 1, 2, 5, 8, 12, 15, 16, 17, 30]) {
-        const written = decode(writer.begin().fixedText(value, scale).view());
-        expect(written, `fixed ${value} at ${scale} (SEED=${SEED})`).toBe(JSON.stringify(formatDecimalFixed(value, scale)));
+        const fixedEnd = putFixed(dv, 0, value, scale);
+        expect(text(fixedEnd), `fixed ${value} at ${scale} (SEED=${SEED})`).toBe(formatDecimalFixed(value, scale));
+        expect(fixedEnd).toBeLessThanOrEqual(fixedBytesMax(scale));
       }
     }
   });
 
-  it('keeps its opening in place across messages and when it grows', () => {
-    const writer = new MessageWriter(Buffer.from('{"x":'), 8);
-    expect(decode(writer.begin().int(7).view())).toBe('{"x":7');
-    const long = decode(writer.begin().int(Number.MAX_SAFE_INTEGER).intText(123).fixedText(5, 30).view());
-    expect(long).toBe(`{"x":${Number.MAX_SAFE_INTEGER}"123"${JSON.stringify(formatDecimalFixed(5, 30))}`);
-    expect(decode(writer.begin().bool(true).view())).toBe('{"x":true');
+  it('writes a value at an offset after what is already there, leaving it in place', () => {
+    const bytes = new Uint8Array(64);
+    const dv = new DataView(bytes.buffer);
+    bytes.set(Buffer.from('{"x":'));
+    const end = putFixed(dv, putInt(dv, 5, Number.MAX_SAFE_INTEGER), 5, 30);
+    expect(decode(bytes.subarray(0, end))).toBe(`{"x":${Number.MAX_SAFE_INTEGER}${formatDecimalFixed(5, 30)}`);
   });
 
-  it('refuses values outside the safe-integer range, as the JSON formatting did', () => {
-    const writer = new MessageWriter();
-    expect(() => writer.int(2 ** 53)).toThrow(RangeError);
-    expect(() => writer.fixedText(1.5, 2)).toThrow(RangeError);
+  it('refuses trade values outside the safe-integer range, as the JSON formatting did, and publishes nothing', () => {
+    const { config, published, streams } = recordingTradeStreams(() => nowUs());
+    const rec = newTradeRec();
+    rec.marketId = config.markets.find((m) => m.symbol === 'SOL_USDC')!.spec.marketId;
+    expect(() => streams.onTrade({ ...rec, tradeId: 2 ** 53 })).toThrow(RangeError);
+    expect(() => streams.onTrade({ ...rec, priceTicks: 2 ** 53 })).toThrow(RangeError);
+    expect(() => streams.onTrade({ ...rec, timeUs: 1.5 })).toThrow(RangeError);
+    expect(published).toEqual([]);
   });
 
   it('publishes each trade as the exact bytes of its JSON envelope, once per event', () => {

@@ -9,21 +9,15 @@
 // buffer is free again as soon as publish returns. Values are written exactly as JSON.stringify
 // writes them (integers as plain digits, decimals as the quoted strings of priceTextFixed).
 //
-// Two layers: the put* functions write one part at an offset of a buffer the caller has sized
-// and return the offset after it (no checks, no object state: the per-event encoder of a stream
-// keeps its offset in a local and checks its values once, up front); MessageWriter wraps them
-// with a growing buffer, checks and a length, for messages written piece by piece.
+// The put* functions write one part at an offset of a buffer the caller has sized (INT_BYTES_MAX,
+// fixedBytesMax) and return the offset after it: no checks and no object state, so the per-event
+// encoder of a stream keeps its offset in a local and checks its values once, up front.
 
 const CHAR_0 = 0x30;
 const CHAR_MINUS = 0x2d;
 const CHAR_DOT = 0x2e;
-const CHAR_QUOTE = 0x22;
 /** Longest safe integer written by putInt: a sign and 16 digits. */
 export const INT_BYTES_MAX = 17;
-/** Longest value written by one MessageWriter call: 16 digits of a safe integer, sign, point, quotes, padding. */
-const VALUE_BYTES_MAX = 64;
-const TRUE = Uint8Array.from('true', (c) => c.charCodeAt(0));
-const FALSE = Uint8Array.from('false', (c) => c.charCodeAt(0));
 
 /** The UTF-8 bytes of a fixed message part (computed once per stream, never per event). */
 export function messageBytes(text: string): Uint8Array {
@@ -71,86 +65,6 @@ export function putFixed(dv: DataView, at: number, units: number, scale: number)
   return at;
 }
 
-export class MessageWriter {
-  private bytes: Uint8Array;
-  private dv: DataView;
-  /** views[n]: the first n bytes of `bytes`, made once per length. */
-  private views: Uint8Array[] = [];
-  /** Bytes written so far. */
-  length = 0;
-
-  /** `opening`: the part every message of this writer starts with, written once here. */
-  constructor(private readonly opening: Uint8Array = new Uint8Array(0), capacityBytes = 1024) {
-    this.bytes = new Uint8Array(Math.max(capacityBytes, 2 * opening.length));
-    this.dv = new DataView(this.bytes.buffer);
-    this.raw(opening);
-  }
-
-  /** Starts a new message after the opening (which stays in place from the last one). */
-  begin(): this {
-    this.length = this.opening.length;
-    return this;
-  }
-
-  /** Appends fixed bytes. */
-  raw(part: Uint8Array): this {
-    this.reserve(part.length);
-    this.length = putPart(this.dv, this.length, part);
-    return this;
-  }
-
-  /** Appends a safe integer as JSON writes a number: "-12", "0", "1795331459791958". */
-  int(value: number): this {
-    assertSafe(value);
-    this.reserve(VALUE_BYTES_MAX);
-    this.length = putInt(this.dv, this.length, value);
-    return this;
-  }
-
-  /** Appends a safe integer as a JSON string: "\"2502219465904651\"". */
-  intText(value: number): this {
-    this.reserve(VALUE_BYTES_MAX);
-    this.bytes[this.length++] = CHAR_QUOTE;
-    this.int(value);
-    this.bytes[this.length++] = CHAR_QUOTE;
-    return this;
-  }
-
-  /**
-   * Appends a count of 10^-scale units as a quoted decimal with exactly `scale` decimals, as
-   * formatDecimalFixed writes it: 150 at scale 2 → "\"1.50\"", 5 at scale 3 → "\"0.005\"".
-   */
-  fixedText(units: number, scale: number): this {
-    assertSafe(units);
-    this.reserve(VALUE_BYTES_MAX + scale);
-    const bytes = this.bytes;
-    bytes[this.length] = CHAR_QUOTE;
-    const at = putFixed(this.dv, this.length + 1, units, scale);
-    bytes[at] = CHAR_QUOTE;
-    this.length = at + 1;
-    return this;
-  }
-
-  bool(value: boolean): this {
-    return this.raw(value ? TRUE : FALSE);
-  }
-
-  /** The message written so far, as a view valid until the next write. */
-  view(): Uint8Array {
-    return viewOf(this.bytes, this.views, this.length);
-  }
-
-  /** Makes room for `count` more bytes (growing drops the cached views, which saw the old buffer). */
-  private reserve(count: number): void {
-    if (this.length + count <= this.bytes.length) return;
-    const grown = new Uint8Array(Math.max(2 * this.bytes.length, this.length + count));
-    grown.set(this.bytes.subarray(0, this.length));
-    this.bytes = grown;
-    this.dv = new DataView(grown.buffer);
-    this.views = [];
-  }
-}
-
 /** The first `length` bytes of `bytes`, from `views` (indexed by length; filled on first use). */
 export function viewOf(bytes: Uint8Array, views: Uint8Array[], length: number): Uint8Array {
   let view = views[length];
@@ -159,10 +73,6 @@ export function viewOf(bytes: Uint8Array, views: Uint8Array[], length: number): 
     views[length] = view;
   }
   return view;
-}
-
-function assertSafe(value: number): void {
-  if (!Number.isSafeInteger(value)) throw new RangeError(`stream value must be a safe integer, got ${value}`);
 }
 
 /** Safe integers are written as two halves of at most 8 digits, each small enough for int32 arithmetic. */
