@@ -16,6 +16,13 @@
 //               batch being flushed = the acknowledgement latency the journal adds. p50/p99,
 //               medians of LATENCY_RUNS runs (JOURNAL_BENCH_LATENCY_RUNS, 5), each followed by
 //               its baseline: the same loop, each batch written raw as one value.
+//   sleeps      why the journal's p99 exceeds raw lmdb's: CPU work timed in passes back to back
+//               and with a SLEEP_MS wait between passes (as the worker waits for each flush), with no
+//               disk at all: the writer's passes of SLEEP_PASS_COMMANDS commands over a store held
+//               in memory, and a fixed table-lookup loop as the control (not our code). On this
+//               VM a thread that sleeps between passes runs some passes several times slower;
+//               raw lmdb's loop has almost no CPU to slow down. p99 ÷ p50 of a pass, medians of
+//               RUNS alternating runs.
 //   replay      recover() of a journal of REPLAY_COMMANDS commands written by the real writer
 //               (every record's checksum and output digest checked, engine rebuilt): commands/s
 //               and restart time; REPLAY_COMMANDS defaults to 10 M, so the 10 M restart is measured
@@ -25,7 +32,7 @@
 //               reach) and a plain getRange over the stored values (read floor); wall and CPU time.
 //
 // Run alone: `npm run build && node --expose-gc dist/bench/journal.bench.js`; `npm run bench` runs
-// it with the other suites. JOURNAL_BENCH_SECTIONS=append (or latency, replay, comma-separated) runs
+// it with the other suites. JOURNAL_BENCH_SECTIONS=append (or latency, sleeps, replay, comma-separated) runs
 // only those sections.
 //
 // `node dist/bench/journal.bench.js drive N CAPTURE [digest]` is the writer alone for a count of
@@ -45,7 +52,7 @@ import { JOURNAL_RECORD_BYTES, SLOT_BYTES, newStampedRec, readStamped } from '..
 import { OutboundRing } from '../engine/bus/ring.js';
 import { engineConfigFingerprint, recover } from '../engine/shell/journal.js';
 import { LmdbJournalStore, seqKey } from '../engine/store/journal-store.js';
-import { JournalWriter } from '../engine/shell/journal-writer.js';
+import { JournalWriter, type JournalWriterStore } from '../engine/shell/journal-writer.js';
 import { Sequencer } from '../engine/shell/sequencer.js';
 import { CommandKind } from '../engine/bus/types.js';
 import { benchConfig, decodeCommand, generateStream, newStreamCommand } from './engine-stream.js';
@@ -58,6 +65,10 @@ const LATENCY_SECONDS = 2;
 /** Latency runs of each loop, alternating (one disk stall decides a single run's p99). */
 const LATENCY_RUNS = Number(process.env.JOURNAL_BENCH_LATENCY_RUNS ?? 5);
 const RUNS = 3;
+/** The sleeps section: commands per writer pass, the wait between passes, and the control loop's steps per pass. */
+const SLEEP_PASS_COMMANDS = 50;
+const SLEEP_MS = 0.3;
+const CONTROL_STEPS = 20_000;
 /** Passes of each append path before the measured ones. */
 const APPEND_WARMUPS = 2;
 const RECORD = JOURNAL_RECORD_BYTES;
@@ -328,7 +339,7 @@ const fmt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const ms = (n: number): string => n.toFixed(2);
 
 /** The bench's sections: all by default, or those JOURNAL_BENCH_SECTIONS names (comma-separated). */
-const SECTIONS = new Set((process.env.JOURNAL_BENCH_SECTIONS ?? 'append,latency,replay').split(','));
+const SECTIONS = new Set((process.env.JOURNAL_BENCH_SECTIONS ?? 'append,latency,sleeps,replay').split(','));
 
 async function appendSection(c: Capture): Promise<string> {
   const journal: number[] = [];
@@ -353,6 +364,86 @@ Each batch is one synchronous transaction then flushed, as the journal worker co
 | JournalWriter: output digest + chained crc32 + LmdbJournalStore, flushed | ${fmt(median(journal))} | ${(median(journal) / median(rawRun)).toFixed(2)}× |
 | ceiling: raw lmdb, the batch's ${RECORD}-byte records as one value, flushed | ${fmt(median(rawRun))} | 1× |
 | raw lmdb, one put per ${RECORD}-byte record (the layout before runs), flushed | ${fmt(median(rawPerRecord))} | ${(median(rawPerRecord) / median(rawRun)).toFixed(2)}× |
+
+`;
+}
+
+/** The writer's store for the sleeps section: one reused buffer in memory, nothing stored. */
+class ScratchStore implements JournalWriterStore {
+  reservedAt = 0;
+  private readonly buffer = Buffer.alloc((SLEEP_PASS_COMMANDS + 1) * RECORD);
+  reserve(): Uint8Array {
+    this.reservedAt = (this.reservedAt + RECORD) % this.buffer.length;
+    return this.buffer;
+  }
+  async commit(): Promise<void> {}
+}
+
+/** Per pass of `pass`, its time in µs, the passes back to back (sleepMs 0) or with a wait of sleepMs after each; sorted. */
+function passTimes(passes: number, pass: (i: number) => void, sleepMs: number): Float64Array {
+  const parked = new Int32Array(new SharedArrayBuffer(4));
+  const times = new Float64Array(passes);
+  for (let i = 0; i < passes; i++) {
+    const started = performance.now();
+    pass(i);
+    times[i] = (performance.now() - started) * 1000;
+    if (sleepMs > 0) Atomics.wait(parked, 0, 0, sleepMs);
+  }
+  return times.sort();
+}
+
+/** The writer over the whole capture, SLEEP_PASS_COMMANDS commands a pass. */
+function writerPasses(c: Capture, sleepMs: number): Float64Array {
+  const writer = new JournalWriter(new ScratchStore(), 0, 0);
+  let record = 0;
+  return passTimes(Math.floor(c.commands / SLEEP_PASS_COMMANDS), (i) => {
+    const end = c.commandEnds[(i + 1) * SLEEP_PASS_COMMANDS - 1];
+    for (; record < end; record++) writer.onRecord(c.view, record * SLOT_BYTES);
+  }, sleepMs);
+}
+
+/** The control: CONTROL_STEPS dependent table lookups a pass, as many passes as the writer's. */
+function controlPasses(passes: number, sleepMs: number): Float64Array {
+  const table = new Int32Array(2048).map((_, i) => Math.imul(i, 0x9e3779b1));
+  let sink = 0;
+  const times = passTimes(passes, () => {
+    let x = sink;
+    for (let k = 0; k < CONTROL_STEPS; k++) x = table[(x ^ k) & 2047] ^ (x >>> 8);
+    sink = x;
+  }, sleepMs);
+  if (sink === 0x7fffffff) throw new Error('control loop folded away');
+  return times;
+}
+
+async function sleepsSection(c: Capture): Promise<string> {
+  const passes = Math.floor(c.commands / SLEEP_PASS_COMMANDS);
+  const rows = [
+    { name: `JournalWriter, ${SLEEP_PASS_COMMANDS} commands a pass, store in memory`, run: (sleep: number) => writerPasses(c, sleep) },
+    { name: `control: ${fmt(CONTROL_STEPS)} dependent table lookups a pass (no journal code)`, run: (sleep: number) => controlPasses(passes, sleep) },
+  ];
+  writerPasses(c, 0); // warm-up: the writer optimized, as in a running worker
+  let text = `### CPU after sleeps: why group commit adds more at p99 than raw lmdb (${fmt(passes)} passes a run, a wait of ${SLEEP_MS} ms after each or none; no disk; median of ${RUNS} runs, alternating)
+
+| work | p50 µs, back to back | p99 ÷ p50, back to back | p50 µs, sleeping | p99 ÷ p50, sleeping | passes over 3 × p50, sleeping |
+| --- | ---: | ---: | ---: | ---: | ---: |
+`;
+  for (const row of rows) {
+    const awake: Float64Array[] = [];
+    const sleeping: Float64Array[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      awake.push(row.run(0));
+      sleeping.push(row.run(SLEEP_MS));
+    }
+    const p50 = (t: Float64Array): number => percentile(t, 0.5);
+    const tail = (t: Float64Array): number => percentile(t, 0.99) / p50(t);
+    const slow = (t: Float64Array): number => t.filter((v) => v > 3 * p50(t)).length / t.length;
+    text += `| ${row.name} | ${median(awake.map(p50)).toFixed(1)} | ${median(awake.map(tail)).toFixed(2)} | ${median(sleeping.map(p50)).toFixed(1)} | ${median(sleeping.map(tail)).toFixed(2)} | ${(median(sleeping.map(slow)) * 100).toFixed(2)} % |\n`;
+  }
+  return `${text}
+A pass that follows a sleep can run several times slower than its median, and the control loop's
+passes do too: the VM slows a thread that sleeps, whatever it runs. Group commit sleeps in every flush, and the
+batch after a slow flush is the large one, so its CPU meets the slow passes just where p99 is
+decided; raw lmdb's loop has next to no CPU per batch to slow down.
 
 `;
 }
@@ -404,6 +495,7 @@ export async function runJournalBench(): Promise<string> {
   let text = '';
   if (SECTIONS.has('append')) text += await appendSection(c);
   if (SECTIONS.has('latency')) text += await latencySection(c);
+  if (SECTIONS.has('sleeps')) text += await sleepsSection(c);
   if (SECTIONS.has('replay')) text += await replaySection();
   return text;
 }

@@ -25,6 +25,9 @@ import { DIGEST_SEED, FLAGS_WORD_INDEX, FLAGS_WORD_MASK, LITTLE_ENDIAN, digestRe
 import { JournalWriteError } from './journal.js';
 import type { JournalStore } from '../store/journal-store.js';
 
+/** What the writer uses of its store: the open batch's next record, and the commit. */
+export type JournalWriterStore = Pick<JournalStore, 'reserve' | 'reservedAt' | 'commit'>;
+
 /** Words of the stamped command at the start of a journal record (the checksum's first part). */
 const STAMPED_WORDS = JOURNAL_DIGEST_OFFSET >> 2;
 if (JOURNAL_DIGEST_OFFSET % 8 !== 0 || JOURNAL_CHECKSUM_OFFSET !== JOURNAL_DIGEST_OFFSET + 4 || JOURNAL_RECORD_BYTES !== JOURNAL_CHECKSUM_OFFSET + 4) {
@@ -66,7 +69,7 @@ export class JournalWriter {
   private slotAt = 0;
 
   constructor(
-    private readonly store: JournalStore,
+    private readonly store: JournalWriterStore,
     lastSeq: number,
     lastChecksum: number,
   ) {
