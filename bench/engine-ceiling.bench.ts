@@ -11,7 +11,7 @@
 // Both write into 1,024 ring-slot-sized places (256 B), like the outbound ring with no consumer.
 // The ceiling keeps no book, no balances and no ids: it is the cost of reading a command and
 // writing the fewest records any accepted command has, so its rate bounds what any engine written
-// this way (generated codec, DataView records, one thread) can reach here; the engine's rate over
+// this way (generated codec, records stored as 32-bit words, one thread) can reach here; the engine's rate over
 // it says how much of a command is the matching itself and its other records.
 // Each figure: median of RUNS timed passes over the whole stream after WARMUP passes, the two loops
 // alternating pass by pass (the engine on a fresh engine with the stream's setup, untimed).

@@ -92,7 +92,9 @@ ${historySink.trim()}
   // snapshot (npm run bench:restart), the unloaded durable acknowledgement (npm run bench:ack) and
   // the history sinks against the tree before them (bench/history-sink-callgrind.sh and alternating
   // runs of bench/history-sink.bench.ts), and the journal writer and trade encoder against the tree
-  // before them (bench/journal-writer-callgrind.sh and alternating runs) are written elsewhere:
+  // before them (bench/journal-writer-callgrind.sh and alternating runs), and the record writers
+  // through 32-bit words against the tree before (bench/layout-compare-callgrind.sh and
+  // bench/layout-compare.sh) are written elsewhere:
   // carry them over. So is the summary against the performance targets, written by hand from
   // those sections' same-run figures, which stays at the top.
   let carried = '';
@@ -100,7 +102,7 @@ ${historySink.trim()}
   try {
     const previous = readFileSync(resultsPath, 'utf8');
     targets = namedSection(previous, 'targets');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers']) {
       const section = namedSection(previous, name);
       if (section !== '') carried += `\n${section}\n`;
     }

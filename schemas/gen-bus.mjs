@@ -425,7 +425,52 @@ function declarations(items) {
 }
 
 /** Names a writer's locals may not take: its parameters and the codec's helpers. */
-const WRITER_NAMES = new Set(['dv', 'off', 'r', 'c', 'put64', 'badField', 'badInt', 'setKey', 'putHeader']);
+const WRITER_NAMES = new Set(['dv', 'off', 'r', 'c', 'w', 'i', 'put64', 'put64w', 'wordsOf', 'badField', 'badInt', 'setKey', 'putHeader', 'putHeaderWords']);
+
+/**
+ * A writer's statements with every store made through \`w\` (wordsOf: the Int32Array over the
+ * view's bytes, word \`i\` at the record's first byte): 64-bit fields through put64w, aligned 32-bit
+ * stores as element stores, the header through putHeaderWords; reads, checks and comments as they
+ * are. Null when a statement has no word form (a narrow field alone in its word, a key, a struct).
+ */
+function wordLines(lines) {
+  const out = [];
+  for (const line of lines) {
+    let m;
+    if ((m = line.match(/^ {2}put64\(dv, off \+ (\d+), (.+)\);$/)) && Number(m[1]) % 4 === 0) out.push(`  put64w(w, i + ${Number(m[1]) / 4}, ${m[2]});`);
+    else if ((m = line.match(/^ {2}dv\.set(?:Uint32|Int32)\(off \+ (\d+), (.+), true\);$/)) && Number(m[1]) % 4 === 0) out.push(`  w[i + ${Number(m[1]) / 4}] = ${m[2]};`);
+    else if ((m = line.match(/^ {2}putHeader\(dv, off, (.+)\);$/))) out.push(`  putHeaderWords(w, i, ${m[1]});`);
+    else if (/^ {2}(\/\/|const |if \(|\) badField\(| {2})/.test(line)) out.push(line);
+    else return null;
+  }
+  return out;
+}
+
+/**
+ * A writer with a word path: through wordsOf when the view and the offset allow it and the record
+ * fits the view, otherwise (and always on a big-endian platform) through the DataView, as \`view\`
+ * (the same statements with DataView stores; a record past the view's end throws there).
+ */
+function withWordPath(name, params, size, lines, view) {
+  const words = wordLines(lines);
+  if (words === null || size % 4 !== 0) return null;
+  const args = params.map((p) => p.split(':')[0]).join(', ');
+  return `export function ${name}(${params.join(', ')}): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + ${size / 4} > w.length) {
+    ${view}(${args});
+    return;
+  }
+${words.join('\n')}
+}
+
+/** ${name} through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function ${view}(${params.join(', ')}): void {
+${lines.join('\n')}
+}
+`;
+}
 
 /**
  * A writer. Every scalar field is read from the object once, into a local, before the first
@@ -456,6 +501,9 @@ function genWriter(model, l) {
     else if (m.kind === 'struct') lines.push(`  write${stemOf(model, m.type)}(dv, off + ${m.offset}, ${r}.${m.prop});`);
   }
   lines.push(...writeFields(l, l.members, (m) => m.prop));
+  const params = ['dv: DataView', 'off: number', `${r}: ${l.iface}`];
+  const worded = withWordPath(`write${l.stem}`, params, l.size, lines, `write${l.stem}View`);
+  if (worded !== null) return pre + worded;
   return `${pre}export function write${l.stem}(dv: DataView, off: number, ${r}: ${l.iface}): void {\n${lines.join('\n')}\n}\n`;
 }
 
@@ -486,6 +534,13 @@ function headerOffset(model, name) {
   return model.header.fields.find((f) => f.name === name).offset;
 }
 
+/** The header's stores in word form (wordLines); the header has no narrow field alone in a word. */
+function headerWords(writes) {
+  const words = wordLines(writes);
+  if (words === null) throw new Error('gen: the record header has a store with no word form');
+  return words;
+}
+
 function genHeader(model) {
   const h = model.header;
   const params = h.members.map((m) => `${m.prop}: number`).join(', ');
@@ -500,6 +555,12 @@ function genHeader(model) {
 function putHeader(dv: DataView, off: number, ${params}): void {
 ${checks.join('\n')}
 ${writes.join('\n')}
+}
+
+/** putHeader through words[i] on (wordsOf): the same checks, the same bytes. */
+function putHeaderWords(w: Int32Array, i: number, ${params}): void {
+${checks.join('\n')}
+${headerWords(writes).join('\n')}
 }
 
 export function readHeader(dv: DataView, off: number, h: RecordHeaderFields): void {
@@ -591,11 +652,12 @@ function genCodec(model) {
   let out = HEADER + `//
 // The hot-path codec of the schema's structs: plain objects (./records.ts) to and from ring and
 // journal bytes through a DataView, every field at a literal offset of flatc's struct layout,
-// 64-bit integers as two 32-bit halves, nothing allocated. The invariants it keeps are written
-// once in engine/bus/codec.ts, which re-exports this file.
+// 64-bit integers as two 32-bit halves, nothing allocated; a writer whose stores are all aligned
+// words stores them through the view's Int32Array when it can (writeX, with writeXView beside it).
+// The invariants it keeps are written once in engine/bus/codec.ts, which re-exports this file.
 
 import type { RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { badField, badInt, getI64, getKey, put64, setKey } from '../codec-primitives.js';
+import { badField, badInt, getI64, getKey, put64, put64w, setKey, wordsOf } from '../codec-primitives.js';
 import { KEY_BYTES, newCommand } from './records.js';
 import type {
 ${ifaces.map((i) => `  ${i},\n`).join('')}  Command,

@@ -31,6 +31,32 @@ export function put64(dv: DataView, at: number, v: number): void {
   dv.setInt32(at + 4, (v - lo) * 2.3283064365386963e-10, true);
 }
 
+/** True on a little-endian platform, where a record's 32-bit words can be stored through an Int32Array. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+let lastView: DataView | null = null;
+let lastWords: Int32Array | null = null;
+
+/**
+ * The 32-bit words of `dv` (an Int32Array over the same bytes, word 0 at the view's first byte) on
+ * a little-endian platform when the view starts on a 4-byte boundary; null otherwise, and a writer
+ * then stores through the DataView. The writers store a record's words through it: an element store
+ * is a few instructions where a DataView store is several times that. Cached for the last view
+ * asked (a thread writes its records into one ring).
+ */
+export function wordsOf(dv: DataView): Int32Array | null {
+  if (dv === lastView) return lastWords;
+  lastView = dv;
+  lastWords = LITTLE_ENDIAN && (dv.byteOffset & 3) === 0 ? new Int32Array(dv.buffer, dv.byteOffset, dv.byteLength >> 2) : null;
+  return lastWords;
+}
+
+/** put64 into words[i] and words[i + 1] (wordsOf): the same bytes, the same unchecked contract. */
+export function put64w(words: Int32Array, i: number, v: number): void {
+  const lo = v >>> 0;
+  words[i] = lo;
+  words[i + 1] = (v - lo) * 2.3283064365386963e-10;
+}
+
 /**
  * The error path of a writer whose safe-integer test failed: throws the RangeError of the first
  * field of `fields` (in writing order) that is not a safe integer. Only ever called to throw.

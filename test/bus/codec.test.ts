@@ -302,6 +302,29 @@ describe.each(cases)('$name record', (c) => {
     }
   });
 
+  it('writes the same bytes through its 32-bit words as through the DataView, and nothing around them', () => {
+    // A view on a 4-byte boundary at an aligned offset takes the word path (codec-primitives
+    // wordsOf); a view starting at an odd byte the DataView path. Both start from the same junk.
+    const records = [c.sample(), c.make()];
+    for (const field of c.i64) for (const v of [-1, MAX, -MAX, 2 ** 32 + 5, -(2 ** 31) - 1]) records.push({ ...c.sample(), [field]: v });
+    for (const r of records) {
+      const words = new ArrayBuffer(c.bytes + 64);
+      const odd = new ArrayBuffer(c.bytes + 65);
+      new Uint8Array(words).fill(0xa5);
+      new Uint8Array(odd).fill(0xa5);
+      c.write(new DataView(words, 8, c.bytes + 16), 8, r);
+      c.write(new DataView(odd, 1, c.bytes + 24), 16, r);
+      expect(Array.from(new Uint8Array(words, 0, c.bytes + 64))).toEqual(Array.from(new Uint8Array(odd, 1, c.bytes + 64)));
+    }
+  });
+
+  it('throws RangeError for a record past the end of the view, on either path', () => {
+    for (const offset of [0, 1]) {
+      const dv = new DataView(new ArrayBuffer(c.bytes + 16), offset, c.bytes + 8);
+      expect(() => c.write(dv, 12, c.sample())).toThrow(RangeError);
+    }
+  });
+
   it('writes its own record type whatever r.type says; readX reports the stored type', () => {
     const { dv } = slot();
     const r = c.sample();

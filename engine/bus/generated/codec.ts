@@ -3,11 +3,12 @@
 //
 // The hot-path codec of the schema's structs: plain objects (./records.ts) to and from ring and
 // journal bytes through a DataView, every field at a literal offset of flatc's struct layout,
-// 64-bit integers as two 32-bit halves, nothing allocated. The invariants it keeps are written
-// once in engine/bus/codec.ts, which re-exports this file.
+// 64-bit integers as two 32-bit halves, nothing allocated; a writer whose stores are all aligned
+// words stores them through the view's Int32Array when it can (writeX, with writeXView beside it).
+// The invariants it keeps are written once in engine/bus/codec.ts, which re-exports this file.
 
 import type { RecordType } from '../../../schemas/generated/exchange/schema.js';
-import { badField, badInt, getI64, getKey, put64, setKey } from '../codec-primitives.js';
+import { badField, badInt, getI64, getKey, put64, put64w, setKey, wordsOf } from '../codec-primitives.js';
 import { KEY_BYTES, newCommand } from './records.js';
 import type {
   CommandSlot,
@@ -153,6 +154,17 @@ function putHeader(dv: DataView, off: number, seq: number, timeUs: number, reque
   dv.setUint32(off + 16, requestId, true);
   // frontId, type, flags
   dv.setUint32(off + 20, (frontId & 0xffff) | ((type & 0xff) << 16) | ((flags & 0xff) << 24), true);
+}
+
+/** putHeader through words[i] on (wordsOf): the same checks, the same bytes. */
+function putHeaderWords(w: Int32Array, i: number, seq: number, timeUs: number, requestId: number, frontId: number, type: number, flags: number): void {
+  if (!Number.isSafeInteger(seq)) badInt('seq', seq);
+  if (!Number.isSafeInteger(timeUs)) badInt('timeUs', timeUs);
+  put64w(w, i + 0, seq);
+  put64w(w, i + 2, timeUs);
+  w[i + 4] = requestId;
+  // frontId, type, flags
+  w[i + 5] = (frontId & 0xffff) | ((type & 0xff) << 16) | ((flags & 0xff) << 24);
 }
 
 export function readHeader(dv: DataView, off: number, h: RecordHeaderFields): void {
@@ -990,6 +1002,28 @@ const RESULT_I64_FIELDS = [
 ] as const;
 
 export function writeResult(dv: DataView, off: number, r: ResultRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 10 > w.length) {
+    writeResultView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 2 /* RecordType.Result */, r.flags);
+  const value = r.value, code = r.code;
+  if (
+    !(
+      Number.isSafeInteger(value)
+    )
+  ) badField(r, RESULT_I64_FIELDS);
+  put64w(w, i + 6, value);
+  // code, padding
+  w[i + 8] = (code & 0xffff);
+  // padding (36..39)
+  w[i + 9] = 0;
+}
+
+/** writeResult through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeResultView(dv: DataView, off: number, r: ResultRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 2 /* RecordType.Result */, r.flags);
   const value = r.value, code = r.code;
   if (
@@ -1063,6 +1097,61 @@ const ORDER_I64_FIELDS = [
 ] as const;
 
 export function writeOrder(dv: DataView, off: number, r: OrderRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 34 > w.length) {
+    writeOrderView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 3 /* RecordType.Order */, r.flags);
+  const orderId = r.orderId, priceTicks = r.priceTicks, qtyLots = r.qtyLots, quoteQtyUnits = r.quoteQtyUnits;
+  const executedQtyLots = r.executedQtyLots, executedQuoteUnits = r.executedQuoteUnits;
+  const lastFillQtyLots = r.lastFillQtyLots, lastFillPriceTicks = r.lastFillPriceTicks, tradeId = r.tradeId;
+  const feeUnits = r.feeUnits, createdAtUs = r.createdAtUs, accountId = r.accountId, clientId = r.clientId;
+  const marketId = r.marketId, feeAssetId = r.feeAssetId, event = r.event, side = r.side;
+  const orderType = r.orderType, timeInForce = r.timeInForce, selfTradePrevention = r.selfTradePrevention;
+  const status = r.status, expiryReason = r.expiryReason, orderFlags = r.orderFlags;
+  const systemOrderType = r.systemOrderType;
+  if (
+    !(
+      Number.isSafeInteger(orderId) &&
+      Number.isSafeInteger(priceTicks) &&
+      Number.isSafeInteger(qtyLots) &&
+      Number.isSafeInteger(quoteQtyUnits) &&
+      Number.isSafeInteger(executedQtyLots) &&
+      Number.isSafeInteger(executedQuoteUnits) &&
+      Number.isSafeInteger(lastFillQtyLots) &&
+      Number.isSafeInteger(lastFillPriceTicks) &&
+      Number.isSafeInteger(tradeId) &&
+      Number.isSafeInteger(feeUnits) &&
+      Number.isSafeInteger(createdAtUs)
+    )
+  ) badField(r, ORDER_I64_FIELDS);
+  put64w(w, i + 6, orderId);
+  put64w(w, i + 8, priceTicks);
+  put64w(w, i + 10, qtyLots);
+  put64w(w, i + 12, quoteQtyUnits);
+  put64w(w, i + 14, executedQtyLots);
+  put64w(w, i + 16, executedQuoteUnits);
+  put64w(w, i + 18, lastFillQtyLots);
+  put64w(w, i + 20, lastFillPriceTicks);
+  put64w(w, i + 22, tradeId);
+  put64w(w, i + 24, feeUnits);
+  put64w(w, i + 26, createdAtUs);
+  w[i + 28] = accountId;
+  w[i + 29] = clientId;
+  // marketId, feeAssetId
+  w[i + 30] = (marketId & 0xffff) | ((feeAssetId & 0xffff) << 16);
+  // event, side, orderType, timeInForce
+  w[i + 31] = (event & 0xff) | ((side & 0xff) << 8) | ((orderType & 0xff) << 16) | ((timeInForce & 0xff) << 24);
+  // selfTradePrevention, status, expiryReason, orderFlags
+  w[i + 32] = (selfTradePrevention & 0xff) | ((status & 0xff) << 8) | ((expiryReason & 0xff) << 16) | ((orderFlags & 0xff) << 24);
+  // systemOrderType, padding
+  w[i + 33] = (systemOrderType & 0xff);
+}
+
+/** writeOrder through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeOrderView(dv: DataView, off: number, r: OrderRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 3 /* RecordType.Order */, r.flags);
   const orderId = r.orderId, priceTicks = r.priceTicks, qtyLots = r.qtyLots, quoteQtyUnits = r.quoteQtyUnits;
   const executedQtyLots = r.executedQtyLots, executedQuoteUnits = r.executedQuoteUnits;
@@ -1168,6 +1257,37 @@ const TRADE_I64_FIELDS = [
 ] as const;
 
 export function writeTrade(dv: DataView, off: number, r: TradeRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 18 > w.length) {
+    writeTradeView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 4 /* RecordType.Trade */, r.flags);
+  const tradeId = r.tradeId, priceTicks = r.priceTicks, qtyLots = r.qtyLots, buyerOrderId = r.buyerOrderId;
+  const sellerOrderId = r.sellerOrderId, marketId = r.marketId, buyerIsMaker = r.buyerIsMaker;
+  if (
+    !(
+      Number.isSafeInteger(tradeId) &&
+      Number.isSafeInteger(priceTicks) &&
+      Number.isSafeInteger(qtyLots) &&
+      Number.isSafeInteger(buyerOrderId) &&
+      Number.isSafeInteger(sellerOrderId)
+    )
+  ) badField(r, TRADE_I64_FIELDS);
+  put64w(w, i + 6, tradeId);
+  put64w(w, i + 8, priceTicks);
+  put64w(w, i + 10, qtyLots);
+  put64w(w, i + 12, buyerOrderId);
+  put64w(w, i + 14, sellerOrderId);
+  // marketId, buyerIsMaker, padding
+  w[i + 16] = (marketId & 0xffff) | ((buyerIsMaker ? 1 : 0) << 16);
+  // padding (68..71)
+  w[i + 17] = 0;
+}
+
+/** writeTrade through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeTradeView(dv: DataView, off: number, r: TradeRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 4 /* RecordType.Trade */, r.flags);
   const tradeId = r.tradeId, priceTicks = r.priceTicks, qtyLots = r.qtyLots, buyerOrderId = r.buyerOrderId;
   const sellerOrderId = r.sellerOrderId, marketId = r.marketId, buyerIsMaker = r.buyerIsMaker;
@@ -1226,6 +1346,30 @@ const BALANCE_I64_FIELDS = [
 ] as const;
 
 export function writeBalance(dv: DataView, off: number, r: BalanceRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 12 > w.length) {
+    writeBalanceView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 5 /* RecordType.Balance */, r.flags);
+  const availableUnits = r.availableUnits, lockedUnits = r.lockedUnits, accountId = r.accountId;
+  const assetId = r.assetId;
+  if (
+    !(
+      Number.isSafeInteger(availableUnits) &&
+      Number.isSafeInteger(lockedUnits)
+    )
+  ) badField(r, BALANCE_I64_FIELDS);
+  put64w(w, i + 6, availableUnits);
+  put64w(w, i + 8, lockedUnits);
+  w[i + 10] = accountId;
+  // assetId, padding
+  w[i + 11] = (assetId & 0xffff);
+}
+
+/** writeBalance through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeBalanceView(dv: DataView, off: number, r: BalanceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 5 /* RecordType.Balance */, r.flags);
   const availableUnits = r.availableUnits, lockedUnits = r.lockedUnits, accountId = r.accountId;
   const assetId = r.assetId;
@@ -1276,6 +1420,33 @@ const DEPTH_I64_FIELDS = [
 ] as const;
 
 export function writeDepth(dv: DataView, off: number, r: DepthRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 14 > w.length) {
+    writeDepthView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 6 /* RecordType.Depth */, r.flags);
+  const priceTicks = r.priceTicks, qtyLots = r.qtyLots, updateId = r.updateId, marketId = r.marketId;
+  const side = r.side;
+  if (
+    !(
+      Number.isSafeInteger(priceTicks) &&
+      Number.isSafeInteger(qtyLots) &&
+      Number.isSafeInteger(updateId)
+    )
+  ) badField(r, DEPTH_I64_FIELDS);
+  put64w(w, i + 6, priceTicks);
+  put64w(w, i + 8, qtyLots);
+  put64w(w, i + 10, updateId);
+  // marketId, side, padding
+  w[i + 12] = (marketId & 0xffff) | ((side & 0xff) << 16);
+  // padding (52..55)
+  w[i + 13] = 0;
+}
+
+/** writeDepth through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeDepthView(dv: DataView, off: number, r: DepthRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 6 /* RecordType.Depth */, r.flags);
   const priceTicks = r.priceTicks, qtyLots = r.qtyLots, updateId = r.updateId, marketId = r.marketId;
   const side = r.side;
@@ -1359,6 +1530,30 @@ const MARKET_I64_FIELDS = [
 ] as const;
 
 export function writeMarket(dv: DataView, off: number, r: MarketRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 12 > w.length) {
+    writeMarketView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 8 /* RecordType.Market */, r.flags);
+  const updateId = r.updateId, lastTradeId = r.lastTradeId, marketId = r.marketId;
+  if (
+    !(
+      Number.isSafeInteger(updateId) &&
+      Number.isSafeInteger(lastTradeId)
+    )
+  ) badField(r, MARKET_I64_FIELDS);
+  put64w(w, i + 6, updateId);
+  put64w(w, i + 8, lastTradeId);
+  // marketId, padding
+  w[i + 10] = (marketId & 0xffff);
+  // padding (44..47)
+  w[i + 11] = 0;
+}
+
+/** writeMarket through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeMarketView(dv: DataView, off: number, r: MarketRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 8 /* RecordType.Market */, r.flags);
   const updateId = r.updateId, lastTradeId = r.lastTradeId, marketId = r.marketId;
   if (
@@ -1399,6 +1594,22 @@ export function newMarketStateRec(): MarketStateRec {
 }
 
 export function writeMarketState(dv: DataView, off: number, r: MarketStateRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 8 > w.length) {
+    writeMarketStateView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 9 /* RecordType.MarketState */, r.flags);
+  const marketId = r.marketId, state = r.state;
+  // marketId, state, padding
+  w[i + 6] = (marketId & 0xffff) | ((state & 0xff) << 16);
+  // padding (28..31)
+  w[i + 7] = 0;
+}
+
+/** writeMarketState through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeMarketStateView(dv: DataView, off: number, r: MarketStateRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 9 /* RecordType.MarketState */, r.flags);
   const marketId = r.marketId, state = r.state;
   // marketId, state, padding
@@ -1431,6 +1642,21 @@ export function newFeeRatesRec(): FeeRatesRec {
 }
 
 export function writeFeeRates(dv: DataView, off: number, r: FeeRatesRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 8 > w.length) {
+    writeFeeRatesView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 10 /* RecordType.FeeRates */, r.flags);
+  const accountId = r.accountId, makerFeeBps = r.makerFeeBps, takerFeeBps = r.takerFeeBps;
+  w[i + 6] = accountId;
+  // makerFeeBps, takerFeeBps
+  w[i + 7] = (makerFeeBps & 0xffff) | ((takerFeeBps & 0xffff) << 16);
+}
+
+/** writeFeeRates through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeFeeRatesView(dv: DataView, off: number, r: FeeRatesRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 10 /* RecordType.FeeRates */, r.flags);
   const accountId = r.accountId, makerFeeBps = r.makerFeeBps, takerFeeBps = r.takerFeeBps;
   dv.setUint32(off + 24, accountId, true);
@@ -1461,6 +1687,22 @@ export function newSystemStateRec(): SystemStateRec {
 }
 
 export function writeSystemState(dv: DataView, off: number, r: SystemStateRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 8 > w.length) {
+    writeSystemStateView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 11 /* RecordType.SystemState */, r.flags);
+  const state = r.state;
+  // state, padding
+  w[i + 6] = (state & 0xff);
+  // padding (28..31)
+  w[i + 7] = 0;
+}
+
+/** writeSystemState through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeSystemStateView(dv: DataView, off: number, r: SystemStateRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 11 /* RecordType.SystemState */, r.flags);
   const state = r.state;
   // state, padding
@@ -1521,6 +1763,57 @@ const COLLATERAL_I64_FIELDS = [
 ] as const;
 
 export function writeCollateral(dv: DataView, off: number, r: CollateralRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 34 > w.length) {
+    writeCollateralView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 32 /* RecordType.Collateral */, r.flags);
+  const availableUnits = r.availableUnits, lockedUnits = r.lockedUnits, lentUnits = r.lentUnits;
+  const borrowedUnits = r.borrowedUnits, markTicks = r.markTicks, markPriceE9 = r.markPriceE9;
+  const weight = r.weight, notionalHigh = r.notionalHigh, notionalLow = r.notionalLow;
+  const collateralValueHigh = r.collateralValueHigh, collateralValueLow = r.collateralValueLow;
+  const liabilityHigh = r.liabilityHigh, liabilityLow = r.liabilityLow, assetId = r.assetId;
+  const marketId = r.marketId, markSource = r.markSource;
+  if (
+    !(
+      Number.isSafeInteger(availableUnits) &&
+      Number.isSafeInteger(lockedUnits) &&
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(markTicks) &&
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(weight) &&
+      Number.isSafeInteger(notionalHigh) &&
+      Number.isSafeInteger(notionalLow) &&
+      Number.isSafeInteger(collateralValueHigh) &&
+      Number.isSafeInteger(collateralValueLow) &&
+      Number.isSafeInteger(liabilityHigh) &&
+      Number.isSafeInteger(liabilityLow)
+    )
+  ) badField(r, COLLATERAL_I64_FIELDS);
+  put64w(w, i + 6, availableUnits);
+  put64w(w, i + 8, lockedUnits);
+  put64w(w, i + 10, lentUnits);
+  put64w(w, i + 12, borrowedUnits);
+  put64w(w, i + 14, markTicks);
+  put64w(w, i + 16, markPriceE9);
+  put64w(w, i + 18, weight);
+  put64w(w, i + 20, notionalHigh);
+  put64w(w, i + 22, notionalLow);
+  put64w(w, i + 24, collateralValueHigh);
+  put64w(w, i + 26, collateralValueLow);
+  put64w(w, i + 28, liabilityHigh);
+  put64w(w, i + 30, liabilityLow);
+  // assetId, marketId
+  w[i + 32] = (assetId & 0xffff) | ((marketId & 0xffff) << 16);
+  // markSource, padding
+  w[i + 33] = (markSource & 0xff);
+}
+
+/** writeCollateral through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeCollateralView(dv: DataView, off: number, r: CollateralRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 32 /* RecordType.Collateral */, r.flags);
   const availableUnits = r.availableUnits, lockedUnits = r.lockedUnits, lentUnits = r.lentUnits;
   const borrowedUnits = r.borrowedUnits, markTicks = r.markTicks, markPriceE9 = r.markPriceE9;
@@ -1608,6 +1901,30 @@ const DUST_I64_FIELDS = [
 ] as const;
 
 export function writeDust(dv: DataView, off: number, r: DustRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 12 > w.length) {
+    writeDustView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 33 /* RecordType.Dust */, r.flags);
+  const amountUnits = r.amountUnits, payoutUnits = r.payoutUnits, accountId = r.accountId;
+  const marketId = r.marketId;
+  if (
+    !(
+      Number.isSafeInteger(amountUnits) &&
+      Number.isSafeInteger(payoutUnits)
+    )
+  ) badField(r, DUST_I64_FIELDS);
+  put64w(w, i + 6, amountUnits);
+  put64w(w, i + 8, payoutUnits);
+  w[i + 10] = accountId;
+  // marketId, padding
+  w[i + 11] = (marketId & 0xffff);
+}
+
+/** writeDust through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeDustView(dv: DataView, off: number, r: DustRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 33 /* RecordType.Dust */, r.flags);
   const amountUnits = r.amountUnits, payoutUnits = r.payoutUnits, accountId = r.accountId;
   const marketId = r.marketId;
@@ -1660,6 +1977,35 @@ const MARK_PRICE_I64_FIELDS = [
 ] as const;
 
 export function writeMarkPrice(dv: DataView, off: number, r: MarkPriceRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 16 > w.length) {
+    writeMarkPriceView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 56 /* RecordType.MarkPrice */, r.flags);
+  const markPriceE9 = r.markPriceE9, indexPriceE9 = r.indexPriceE9, fundingRateE12 = r.fundingRateE12;
+  const nextFundingUs = r.nextFundingUs, marketId = r.marketId, source = r.source;
+  if (
+    !(
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(indexPriceE9) &&
+      Number.isSafeInteger(fundingRateE12) &&
+      Number.isSafeInteger(nextFundingUs)
+    )
+  ) badField(r, MARK_PRICE_I64_FIELDS);
+  put64w(w, i + 6, markPriceE9);
+  put64w(w, i + 8, indexPriceE9);
+  put64w(w, i + 10, fundingRateE12);
+  put64w(w, i + 12, nextFundingUs);
+  // marketId, source, padding
+  w[i + 14] = (marketId & 0xffff) | ((source & 0xff) << 16);
+  // padding (60..63)
+  w[i + 15] = 0;
+}
+
+/** writeMarkPrice through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeMarkPriceView(dv: DataView, off: number, r: MarkPriceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 56 /* RecordType.MarkPrice */, r.flags);
   const markPriceE9 = r.markPriceE9, indexPriceE9 = r.indexPriceE9, fundingRateE12 = r.fundingRateE12;
   const nextFundingUs = r.nextFundingUs, marketId = r.marketId, source = r.source;
@@ -1716,6 +2062,33 @@ const FUNDING_RATE_I64_FIELDS = [
 ] as const;
 
 export function writeFundingRate(dv: DataView, off: number, r: FundingRateRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 14 > w.length) {
+    writeFundingRateView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 57 /* RecordType.FundingRate */, r.flags);
+  const intervalEndUs = r.intervalEndUs, fundingRateE12 = r.fundingRateE12, markPriceE9 = r.markPriceE9;
+  const marketId = r.marketId;
+  if (
+    !(
+      Number.isSafeInteger(intervalEndUs) &&
+      Number.isSafeInteger(fundingRateE12) &&
+      Number.isSafeInteger(markPriceE9)
+    )
+  ) badField(r, FUNDING_RATE_I64_FIELDS);
+  put64w(w, i + 6, intervalEndUs);
+  put64w(w, i + 8, fundingRateE12);
+  put64w(w, i + 10, markPriceE9);
+  // marketId, padding
+  w[i + 12] = (marketId & 0xffff);
+  // padding (52..55)
+  w[i + 13] = 0;
+}
+
+/** writeFundingRate through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeFundingRateView(dv: DataView, off: number, r: FundingRateRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 57 /* RecordType.FundingRate */, r.flags);
   const intervalEndUs = r.intervalEndUs, fundingRateE12 = r.fundingRateE12, markPriceE9 = r.markPriceE9;
   const marketId = r.marketId;
@@ -1771,6 +2144,34 @@ const FUNDING_PAYMENT_I64_FIELDS = [
 ] as const;
 
 export function writeFundingPayment(dv: DataView, off: number, r: FundingPaymentRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 16 > w.length) {
+    writeFundingPaymentView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 58 /* RecordType.FundingPayment */, r.flags);
+  const quantityUnits = r.quantityUnits, intervalEndUs = r.intervalEndUs, fundingRateE12 = r.fundingRateE12;
+  const positionLots = r.positionLots, accountId = r.accountId, marketId = r.marketId;
+  if (
+    !(
+      Number.isSafeInteger(quantityUnits) &&
+      Number.isSafeInteger(intervalEndUs) &&
+      Number.isSafeInteger(fundingRateE12) &&
+      Number.isSafeInteger(positionLots)
+    )
+  ) badField(r, FUNDING_PAYMENT_I64_FIELDS);
+  put64w(w, i + 6, quantityUnits);
+  put64w(w, i + 8, intervalEndUs);
+  put64w(w, i + 10, fundingRateE12);
+  put64w(w, i + 12, positionLots);
+  w[i + 14] = accountId;
+  // marketId, padding
+  w[i + 15] = (marketId & 0xffff);
+}
+
+/** writeFundingPayment through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeFundingPaymentView(dv: DataView, off: number, r: FundingPaymentRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 58 /* RecordType.FundingPayment */, r.flags);
   const quantityUnits = r.quantityUnits, intervalEndUs = r.intervalEndUs, fundingRateE12 = r.fundingRateE12;
   const positionLots = r.positionLots, accountId = r.accountId, marketId = r.marketId;
@@ -1863,6 +2264,72 @@ const POSITION_I64_FIELDS = [
 ] as const;
 
 export function writePosition(dv: DataView, off: number, r: PositionRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 48 > w.length) {
+    writePositionView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 48 /* RecordType.Position */, r.flags);
+  const netLots = r.netLots, exposureLots = r.exposureLots, costHigh = r.costHigh, costLow = r.costLow;
+  const realizedHigh = r.realizedHigh, realizedLow = r.realizedLow, unrealizedHigh = r.unrealizedHigh;
+  const unrealizedLow = r.unrealizedLow, unsettledHigh = r.unsettledHigh, unsettledLow = r.unsettledLow;
+  const feesHigh = r.feesHigh, feesLow = r.feesLow, exposureNotionalHigh = r.exposureNotionalHigh;
+  const exposureNotionalLow = r.exposureNotionalLow, markPriceE9 = r.markPriceE9;
+  const estLiquidationPriceE9 = r.estLiquidationPriceE9, imf = r.imf, mmf = r.mmf, positionId = r.positionId;
+  const cumulativeFundingUnits = r.cumulativeFundingUnits, accountId = r.accountId, marketId = r.marketId;
+  const markSource = r.markSource, event = r.event;
+  if (
+    !(
+      Number.isSafeInteger(netLots) &&
+      Number.isSafeInteger(exposureLots) &&
+      Number.isSafeInteger(costHigh) &&
+      Number.isSafeInteger(costLow) &&
+      Number.isSafeInteger(realizedHigh) &&
+      Number.isSafeInteger(realizedLow) &&
+      Number.isSafeInteger(unrealizedHigh) &&
+      Number.isSafeInteger(unrealizedLow) &&
+      Number.isSafeInteger(unsettledHigh) &&
+      Number.isSafeInteger(unsettledLow) &&
+      Number.isSafeInteger(feesHigh) &&
+      Number.isSafeInteger(feesLow) &&
+      Number.isSafeInteger(exposureNotionalHigh) &&
+      Number.isSafeInteger(exposureNotionalLow) &&
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(estLiquidationPriceE9) &&
+      Number.isSafeInteger(imf) &&
+      Number.isSafeInteger(mmf) &&
+      Number.isSafeInteger(positionId) &&
+      Number.isSafeInteger(cumulativeFundingUnits)
+    )
+  ) badField(r, POSITION_I64_FIELDS);
+  put64w(w, i + 6, netLots);
+  put64w(w, i + 8, exposureLots);
+  put64w(w, i + 10, costHigh);
+  put64w(w, i + 12, costLow);
+  put64w(w, i + 14, realizedHigh);
+  put64w(w, i + 16, realizedLow);
+  put64w(w, i + 18, unrealizedHigh);
+  put64w(w, i + 20, unrealizedLow);
+  put64w(w, i + 22, unsettledHigh);
+  put64w(w, i + 24, unsettledLow);
+  put64w(w, i + 26, feesHigh);
+  put64w(w, i + 28, feesLow);
+  put64w(w, i + 30, exposureNotionalHigh);
+  put64w(w, i + 32, exposureNotionalLow);
+  put64w(w, i + 34, markPriceE9);
+  put64w(w, i + 36, estLiquidationPriceE9);
+  put64w(w, i + 38, imf);
+  put64w(w, i + 40, mmf);
+  put64w(w, i + 42, positionId);
+  put64w(w, i + 44, cumulativeFundingUnits);
+  w[i + 46] = accountId;
+  // marketId, markSource, event
+  w[i + 47] = (marketId & 0xffff) | ((markSource & 0xff) << 16) | ((event & 0xff) << 24);
+}
+
+/** writePosition through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writePositionView(dv: DataView, off: number, r: PositionRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 48 /* RecordType.Position */, r.flags);
   const netLots = r.netLots, exposureLots = r.exposureLots, costHigh = r.costHigh, costLow = r.costLow;
   const realizedHigh = r.realizedHigh, realizedLow = r.realizedLow, unrealizedHigh = r.unrealizedHigh;
@@ -1970,6 +2437,28 @@ const OPEN_INTEREST_I64_FIELDS = [
 ] as const;
 
 export function writeOpenInterest(dv: DataView, off: number, r: OpenInterestRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 10 > w.length) {
+    writeOpenInterestView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 49 /* RecordType.OpenInterest */, r.flags);
+  const openInterestUnits = r.openInterestUnits, marketId = r.marketId;
+  if (
+    !(
+      Number.isSafeInteger(openInterestUnits)
+    )
+  ) badField(r, OPEN_INTEREST_I64_FIELDS);
+  put64w(w, i + 6, openInterestUnits);
+  // marketId, padding
+  w[i + 8] = (marketId & 0xffff);
+  // padding (36..39)
+  w[i + 9] = 0;
+}
+
+/** writeOpenInterest through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeOpenInterestView(dv: DataView, off: number, r: OpenInterestRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 49 /* RecordType.OpenInterest */, r.flags);
   const openInterestUnits = r.openInterestUnits, marketId = r.marketId;
   if (
@@ -2015,6 +2504,30 @@ const INDEX_PRICE_I64_FIELDS = [
 ] as const;
 
 export function writeIndexPrice(dv: DataView, off: number, r: IndexPriceRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 12 > w.length) {
+    writeIndexPriceView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.IndexPrice */, r.flags);
+  const priceE9 = r.priceE9, updatedUs = r.updatedUs, assetId = r.assetId, source = r.source, stale = r.stale;
+  if (
+    !(
+      Number.isSafeInteger(priceE9) &&
+      Number.isSafeInteger(updatedUs)
+    )
+  ) badField(r, INDEX_PRICE_I64_FIELDS);
+  put64w(w, i + 6, priceE9);
+  put64w(w, i + 8, updatedUs);
+  // assetId, source, stale
+  w[i + 10] = (assetId & 0xffff) | ((source & 0xff) << 16) | ((stale ? 1 : 0) << 24);
+  // padding (44..47)
+  w[i + 11] = 0;
+}
+
+/** writeIndexPrice through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeIndexPriceView(dv: DataView, off: number, r: IndexPriceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 64 /* RecordType.IndexPrice */, r.flags);
   const priceE9 = r.priceE9, updatedUs = r.updatedUs, assetId = r.assetId, source = r.source, stale = r.stale;
   if (
@@ -2058,6 +2571,24 @@ export function newAccountSettingsRec(): AccountSettingsRec {
 }
 
 export function writeAccountSettings(dv: DataView, off: number, r: AccountSettingsRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 10 > w.length) {
+    writeAccountSettingsView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 65 /* RecordType.AccountSettings */, r.flags);
+  const accountId = r.accountId, leverageLimitHundredths = r.leverageLimitHundredths, settings = r.settings;
+  w[i + 6] = accountId;
+  w[i + 7] = leverageLimitHundredths;
+  // settings, padding
+  w[i + 8] = (settings & 0xff);
+  // padding (36..39)
+  w[i + 9] = 0;
+}
+
+/** writeAccountSettings through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeAccountSettingsView(dv: DataView, off: number, r: AccountSettingsRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 65 /* RecordType.AccountSettings */, r.flags);
   const accountId = r.accountId, leverageLimitHundredths = r.leverageLimitHundredths, settings = r.settings;
   dv.setUint32(off + 24, accountId, true);
@@ -2116,6 +2647,50 @@ const BORROW_LEND_I64_FIELDS = [
 ] as const;
 
 export function writeBorrowLend(dv: DataView, off: number, r: BorrowLendRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 28 > w.length) {
+    writeBorrowLendView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 66 /* RecordType.BorrowLend */, r.flags);
+  const quantityUnits = r.quantityUnits, lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits;
+  const interestUnits = r.interestUnits, positionId = r.positionId, rate = r.rate, markTicks = r.markTicks;
+  const imf = r.imf, mmf = r.mmf, accountId = r.accountId, assetId = r.assetId, marketId = r.marketId;
+  const event = r.event, source = r.source;
+  if (
+    !(
+      Number.isSafeInteger(quantityUnits) &&
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(interestUnits) &&
+      Number.isSafeInteger(positionId) &&
+      Number.isSafeInteger(rate) &&
+      Number.isSafeInteger(markTicks) &&
+      Number.isSafeInteger(imf) &&
+      Number.isSafeInteger(mmf)
+    )
+  ) badField(r, BORROW_LEND_I64_FIELDS);
+  put64w(w, i + 6, quantityUnits);
+  put64w(w, i + 8, lentUnits);
+  put64w(w, i + 10, borrowedUnits);
+  put64w(w, i + 12, interestUnits);
+  put64w(w, i + 14, positionId);
+  put64w(w, i + 16, rate);
+  put64w(w, i + 18, markTicks);
+  put64w(w, i + 20, imf);
+  put64w(w, i + 22, mmf);
+  w[i + 24] = accountId;
+  // assetId, marketId
+  w[i + 25] = (assetId & 0xffff) | ((marketId & 0xffff) << 16);
+  // event, source, padding
+  w[i + 26] = (event & 0xff) | ((source & 0xff) << 8);
+  // padding (108..111)
+  w[i + 27] = 0;
+}
+
+/** writeBorrowLend through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeBorrowLendView(dv: DataView, off: number, r: BorrowLendRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 66 /* RecordType.BorrowLend */, r.flags);
   const quantityUnits = r.quantityUnits, lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits;
   const interestUnits = r.interestUnits, positionId = r.positionId, rate = r.rate, markTicks = r.markTicks;
@@ -2207,6 +2782,45 @@ const LEND_POOL_I64_FIELDS = [
 ] as const;
 
 export function writeLendPool(dv: DataView, off: number, r: LendPoolRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 24 > w.length) {
+    writeLendPoolView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 67 /* RecordType.LendPool */, r.flags);
+  const lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits, borrowRate = r.borrowRate;
+  const lendRate = r.lendRate, utilization = r.utilization, interestFeeUnits = r.interestFeeUnits;
+  const interestRoundingUnits = r.interestRoundingUnits, markTicks = r.markTicks, assetId = r.assetId;
+  const marketId = r.marketId, state = r.state;
+  if (
+    !(
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(borrowRate) &&
+      Number.isSafeInteger(lendRate) &&
+      Number.isSafeInteger(utilization) &&
+      Number.isSafeInteger(interestFeeUnits) &&
+      Number.isSafeInteger(interestRoundingUnits) &&
+      Number.isSafeInteger(markTicks)
+    )
+  ) badField(r, LEND_POOL_I64_FIELDS);
+  put64w(w, i + 6, lentUnits);
+  put64w(w, i + 8, borrowedUnits);
+  put64w(w, i + 10, borrowRate);
+  put64w(w, i + 12, lendRate);
+  put64w(w, i + 14, utilization);
+  put64w(w, i + 16, interestFeeUnits);
+  put64w(w, i + 18, interestRoundingUnits);
+  put64w(w, i + 20, markTicks);
+  // assetId, marketId
+  w[i + 22] = (assetId & 0xffff) | ((marketId & 0xffff) << 16);
+  // state, padding
+  w[i + 23] = (state & 0xff);
+}
+
+/** writeLendPool through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeLendPoolView(dv: DataView, off: number, r: LendPoolRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 67 /* RecordType.LendPool */, r.flags);
   const lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits, borrowRate = r.borrowRate;
   const lendRate = r.lendRate, utilization = r.utilization, interestFeeUnits = r.interestFeeUnits;
@@ -2317,6 +2931,78 @@ const MARGIN_SUMMARY_I64_FIELDS = [
 ] as const;
 
 export function writeMarginSummary(dv: DataView, off: number, r: MarginSummaryRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 52 > w.length) {
+    writeMarginSummaryView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 68 /* RecordType.MarginSummary */, r.flags);
+  const assetsValueHigh = r.assetsValueHigh, assetsValueLow = r.assetsValueLow;
+  const liabilitiesHigh = r.liabilitiesHigh, liabilitiesLow = r.liabilitiesLow;
+  const netEquityHigh = r.netEquityHigh, netEquityLow = r.netEquityLow, imfUnitsHigh = r.imfUnitsHigh;
+  const imfUnitsLow = r.imfUnitsLow, mmfUnitsHigh = r.mmfUnitsHigh, mmfUnitsLow = r.mmfUnitsLow;
+  const tenHigh = r.tenHigh, tenLow = r.tenLow, marginFractionHigh = r.marginFractionHigh;
+  const marginFractionLow = r.marginFractionLow, accountImf = r.accountImf, accountMmf = r.accountMmf;
+  const pnlUnrealizedHigh = r.pnlUnrealizedHigh, pnlUnrealizedLow = r.pnlUnrealizedLow;
+  const unsettledHigh = r.unsettledHigh, unsettledLow = r.unsettledLow;
+  const futuresExposureHigh = r.futuresExposureHigh, futuresExposureLow = r.futuresExposureLow;
+  const accountId = r.accountId, summaryFlags = r.summaryFlags;
+  if (
+    !(
+      Number.isSafeInteger(assetsValueHigh) &&
+      Number.isSafeInteger(assetsValueLow) &&
+      Number.isSafeInteger(liabilitiesHigh) &&
+      Number.isSafeInteger(liabilitiesLow) &&
+      Number.isSafeInteger(netEquityHigh) &&
+      Number.isSafeInteger(netEquityLow) &&
+      Number.isSafeInteger(imfUnitsHigh) &&
+      Number.isSafeInteger(imfUnitsLow) &&
+      Number.isSafeInteger(mmfUnitsHigh) &&
+      Number.isSafeInteger(mmfUnitsLow) &&
+      Number.isSafeInteger(tenHigh) &&
+      Number.isSafeInteger(tenLow) &&
+      Number.isSafeInteger(marginFractionHigh) &&
+      Number.isSafeInteger(marginFractionLow) &&
+      Number.isSafeInteger(accountImf) &&
+      Number.isSafeInteger(accountMmf) &&
+      Number.isSafeInteger(pnlUnrealizedHigh) &&
+      Number.isSafeInteger(pnlUnrealizedLow) &&
+      Number.isSafeInteger(unsettledHigh) &&
+      Number.isSafeInteger(unsettledLow) &&
+      Number.isSafeInteger(futuresExposureHigh) &&
+      Number.isSafeInteger(futuresExposureLow)
+    )
+  ) badField(r, MARGIN_SUMMARY_I64_FIELDS);
+  put64w(w, i + 6, assetsValueHigh);
+  put64w(w, i + 8, assetsValueLow);
+  put64w(w, i + 10, liabilitiesHigh);
+  put64w(w, i + 12, liabilitiesLow);
+  put64w(w, i + 14, netEquityHigh);
+  put64w(w, i + 16, netEquityLow);
+  put64w(w, i + 18, imfUnitsHigh);
+  put64w(w, i + 20, imfUnitsLow);
+  put64w(w, i + 22, mmfUnitsHigh);
+  put64w(w, i + 24, mmfUnitsLow);
+  put64w(w, i + 26, tenHigh);
+  put64w(w, i + 28, tenLow);
+  put64w(w, i + 30, marginFractionHigh);
+  put64w(w, i + 32, marginFractionLow);
+  put64w(w, i + 34, accountImf);
+  put64w(w, i + 36, accountMmf);
+  put64w(w, i + 38, pnlUnrealizedHigh);
+  put64w(w, i + 40, pnlUnrealizedLow);
+  put64w(w, i + 42, unsettledHigh);
+  put64w(w, i + 44, unsettledLow);
+  put64w(w, i + 46, futuresExposureHigh);
+  put64w(w, i + 48, futuresExposureLow);
+  w[i + 50] = accountId;
+  // summaryFlags, padding
+  w[i + 51] = (summaryFlags & 0xff);
+}
+
+/** writeMarginSummary through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeMarginSummaryView(dv: DataView, off: number, r: MarginSummaryRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 68 /* RecordType.MarginSummary */, r.flags);
   const assetsValueHigh = r.assetsValueHigh, assetsValueLow = r.assetsValueLow;
   const liabilitiesHigh = r.liabilitiesHigh, liabilitiesLow = r.liabilitiesLow;
@@ -2440,6 +3126,39 @@ const LEND_POOL_SAMPLE_I64_FIELDS = [
 ] as const;
 
 export function writeLendPoolSample(dv: DataView, off: number, r: LendPoolSampleRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 20 > w.length) {
+    writeLendPoolSampleView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 72 /* RecordType.LendPoolSample */, r.flags);
+  const hourUs = r.hourUs, lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits;
+  const borrowRate = r.borrowRate, lendRate = r.lendRate, utilization = r.utilization, assetId = r.assetId;
+  if (
+    !(
+      Number.isSafeInteger(hourUs) &&
+      Number.isSafeInteger(lentUnits) &&
+      Number.isSafeInteger(borrowedUnits) &&
+      Number.isSafeInteger(borrowRate) &&
+      Number.isSafeInteger(lendRate) &&
+      Number.isSafeInteger(utilization)
+    )
+  ) badField(r, LEND_POOL_SAMPLE_I64_FIELDS);
+  put64w(w, i + 6, hourUs);
+  put64w(w, i + 8, lentUnits);
+  put64w(w, i + 10, borrowedUnits);
+  put64w(w, i + 12, borrowRate);
+  put64w(w, i + 14, lendRate);
+  put64w(w, i + 16, utilization);
+  // assetId, padding
+  w[i + 18] = (assetId & 0xffff);
+  // padding (76..79)
+  w[i + 19] = 0;
+}
+
+/** writeLendPoolSample through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeLendPoolSampleView(dv: DataView, off: number, r: LendPoolSampleRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 72 /* RecordType.LendPoolSample */, r.flags);
   const hourUs = r.hourUs, lentUnits = r.lentUnits, borrowedUnits = r.borrowedUnits;
   const borrowRate = r.borrowRate, lendRate = r.lendRate, utilization = r.utilization, assetId = r.assetId;
@@ -2501,6 +3220,30 @@ const LIQUIDATION_PRICE_I64_FIELDS = [
 ] as const;
 
 export function writeLiquidationPrice(dv: DataView, off: number, r: LiquidationPriceRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 12 > w.length) {
+    writeLiquidationPriceView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 73 /* RecordType.LiquidationPrice */, r.flags);
+  const markPriceE9 = r.markPriceE9, liquidationPriceE9 = r.liquidationPriceE9, accountId = r.accountId;
+  const assetId = r.assetId, liquidatingAtMark = r.liquidatingAtMark;
+  if (
+    !(
+      Number.isSafeInteger(markPriceE9) &&
+      Number.isSafeInteger(liquidationPriceE9)
+    )
+  ) badField(r, LIQUIDATION_PRICE_I64_FIELDS);
+  put64w(w, i + 6, markPriceE9);
+  put64w(w, i + 8, liquidationPriceE9);
+  w[i + 10] = accountId;
+  // assetId, liquidatingAtMark, padding
+  w[i + 11] = (assetId & 0xffff) | ((liquidatingAtMark ? 1 : 0) << 16);
+}
+
+/** writeLiquidationPrice through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeLiquidationPriceView(dv: DataView, off: number, r: LiquidationPriceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 73 /* RecordType.LiquidationPrice */, r.flags);
   const markPriceE9 = r.markPriceE9, liquidationPriceE9 = r.liquidationPriceE9, accountId = r.accountId;
   const assetId = r.assetId, liquidatingAtMark = r.liquidatingAtMark;
@@ -2555,6 +3298,37 @@ const INSURANCE_I64_FIELDS = [
 ] as const;
 
 export function writeInsurance(dv: DataView, off: number, r: InsuranceRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 18 > w.length) {
+    writeInsuranceView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 74 /* RecordType.Insurance */, r.flags);
+  const fundUnits = r.fundUnits, feesUnits = r.feesUnits, coveredUnits = r.coveredUnits;
+  const socializedUnits = r.socializedUnits, depositedUnits = r.depositedUnits, assetId = r.assetId;
+  if (
+    !(
+      Number.isSafeInteger(fundUnits) &&
+      Number.isSafeInteger(feesUnits) &&
+      Number.isSafeInteger(coveredUnits) &&
+      Number.isSafeInteger(socializedUnits) &&
+      Number.isSafeInteger(depositedUnits)
+    )
+  ) badField(r, INSURANCE_I64_FIELDS);
+  put64w(w, i + 6, fundUnits);
+  put64w(w, i + 8, feesUnits);
+  put64w(w, i + 10, coveredUnits);
+  put64w(w, i + 12, socializedUnits);
+  put64w(w, i + 14, depositedUnits);
+  // assetId, padding
+  w[i + 16] = (assetId & 0xffff);
+  // padding (68..71)
+  w[i + 17] = 0;
+}
+
+/** writeInsurance through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeInsuranceView(dv: DataView, off: number, r: InsuranceRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 74 /* RecordType.Insurance */, r.flags);
   const fundUnits = r.fundUnits, feesUnits = r.feesUnits, coveredUnits = r.coveredUnits;
   const socializedUnits = r.socializedUnits, depositedUnits = r.depositedUnits, assetId = r.assetId;
@@ -2613,6 +3387,33 @@ const SOCIALIZED_LOSS_I64_FIELDS = [
 ] as const;
 
 export function writeSocializedLoss(dv: DataView, off: number, r: SocializedLossRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 14 > w.length) {
+    writeSocializedLossView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 75 /* RecordType.SocializedLoss */, r.flags);
+  const units = r.units, lentAfterUnits = r.lentAfterUnits, accountId = r.accountId;
+  const bankruptAccountId = r.bankruptAccountId, assetId = r.assetId;
+  if (
+    !(
+      Number.isSafeInteger(units) &&
+      Number.isSafeInteger(lentAfterUnits)
+    )
+  ) badField(r, SOCIALIZED_LOSS_I64_FIELDS);
+  put64w(w, i + 6, units);
+  put64w(w, i + 8, lentAfterUnits);
+  w[i + 10] = accountId;
+  w[i + 11] = bankruptAccountId;
+  // assetId, padding
+  w[i + 12] = (assetId & 0xffff);
+  // padding (52..55)
+  w[i + 13] = 0;
+}
+
+/** writeSocializedLoss through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeSocializedLossView(dv: DataView, off: number, r: SocializedLossRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 75 /* RecordType.SocializedLoss */, r.flags);
   const units = r.units, lentAfterUnits = r.lentAfterUnits, accountId = r.accountId;
   const bankruptAccountId = r.bankruptAccountId, assetId = r.assetId;
@@ -2658,6 +3459,21 @@ export function newBackstopProviderRec(): BackstopProviderRec {
 }
 
 export function writeBackstopProvider(dv: DataView, off: number, r: BackstopProviderRec): void {
+  const w = wordsOf(dv);
+  const i = off >> 2;
+  if (w === null || (off & 3) !== 0 || off < 0 || i + 8 > w.length) {
+    writeBackstopProviderView(dv, off, r);
+    return;
+  }
+  putHeaderWords(w, i, r.seq, r.timeUs, r.requestId, r.frontId, 76 /* RecordType.BackstopProvider */, r.flags);
+  const accountId = r.accountId, rank = r.rank;
+  w[i + 6] = accountId;
+  // rank, padding
+  w[i + 7] = (rank & 0xffff);
+}
+
+/** writeBackstopProvider through the DataView (a view or offset off a 4-byte boundary, a big-endian platform, a record past the view's end). */
+function writeBackstopProviderView(dv: DataView, off: number, r: BackstopProviderRec): void {
   putHeader(dv, off, r.seq, r.timeUs, r.requestId, r.frontId, 76 /* RecordType.BackstopProvider */, r.flags);
   const accountId = r.accountId, rank = r.rank;
   dv.setUint32(off + 24, accountId, true);
