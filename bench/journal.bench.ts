@@ -415,7 +415,7 @@ function controlPasses(passes: number, sleepMs: number): Float64Array {
   return times;
 }
 
-async function sleepsSection(c: Capture): Promise<string> {
+function sleepsSection(c: Capture): string {
   const passes = Math.floor(c.commands / SLEEP_PASS_COMMANDS);
   const rows = [
     { name: `JournalWriter, ${SLEEP_PASS_COMMANDS} commands a pass, store in memory`, run: (sleep: number) => writerPasses(c, sleep) },
@@ -495,7 +495,7 @@ export async function runJournalBench(): Promise<string> {
   let text = '';
   if (SECTIONS.has('append')) text += await appendSection(c);
   if (SECTIONS.has('latency')) text += await latencySection(c);
-  if (SECTIONS.has('sleeps')) text += await sleepsSection(c);
+  if (SECTIONS.has('sleeps')) text += sleepsSection(c);
   if (SECTIONS.has('replay')) text += await replaySection();
   return text;
 }

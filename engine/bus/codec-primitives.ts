@@ -32,7 +32,7 @@ export function put64(dv: DataView, at: number, v: number): void {
 }
 
 /** True on a little-endian platform, where a record's 32-bit words can be stored through an Int32Array. */
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 let lastView: DataView | null = null;
 let lastWords: Int32Array | null = null;
 

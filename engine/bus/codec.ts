@@ -46,6 +46,7 @@
 
 export * from './generated/codec.js';
 export { KEY_BYTES } from './generated/records.js';
+export { LITTLE_ENDIAN } from './codec-primitives.js';
 export { commandFromSlot, slotFromCommand } from './generated/records.js';
 import { JOURNAL_RECORD_CHECKSUM_OFFSET, JOURNAL_RECORD_OUTPUT_DIGEST_OFFSET } from './generated/codec.js';
 

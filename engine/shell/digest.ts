@@ -13,7 +13,7 @@
 // change of a single bit changes the digest, and it costs a few nanoseconds per word, off the
 // engine thread.
 
-import { recordType } from '../bus/codec.js';
+import { LITTLE_ENDIAN, recordType } from '../bus/codec.js';
 import { BYTES_BY_TYPE, HeaderFlag } from '../bus/types.js';
 
 /** The digest of a command with no outputs. */
@@ -44,7 +44,6 @@ function mix(h: number, word: number): number {
   return (Math.imul(h, 5) + 0xe6546b64) | 0;
 }
 
-export const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 /** Index of the flags word within a record, in 32-bit words; the record type is its third byte. */
 export const FLAGS_WORD_INDEX = FLAGS_WORD >> 2;
 /** Words of a record header; the flags word is its last. */

@@ -19,9 +19,9 @@
 // flush rejects with JournalWriteError and leaves durableSeq where it was: the worker dies and the
 // process stops, never acknowledging ahead of the disk.
 
-import { CRC_SLICES, JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, crc32View, recordFlags, recordSeq, recordType } from '../bus/codec.js';
+import { CRC_SLICES, JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, LITTLE_ENDIAN, crc32View, recordFlags, recordSeq, recordType } from '../bus/codec.js';
 import { HeaderFlag, RecordType } from '../bus/types.js';
-import { DIGEST_SEED, FLAGS_WORD_INDEX, FLAGS_WORD_MASK, LITTLE_ENDIAN, digestRecord, digestWords, finishDigest } from './digest.js';
+import { DIGEST_SEED, FLAGS_WORD_INDEX, FLAGS_WORD_MASK, digestRecord, digestWords, finishDigest } from './digest.js';
 import { JournalWriteError } from './journal.js';
 import type { JournalStore } from '../store/journal-store.js';
 
