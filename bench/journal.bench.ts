@@ -4,7 +4,7 @@
 //   capture     the engine benchmark's command stream (bench/engine-stream.ts, exchange-core's
 //               mix) run once through Exchange + Sequencer into an in-process outbound ring; every
 //               record (Stamped, outputs, CommandEnd) is copied out. Untimed.
-//   append      JournalWriter (digest, chained checksum) over LmdbJournalStore on a fresh data
+//   append      JournalWriter (digest) over LmdbJournalStore (each run sealed: its checksum) on a fresh data
 //               directory, each BATCH commands (the journal worker's per-pass bound) appended in one
 //               synchronous transaction and then flushed, as the worker commits: durable commands
 //               (= journal records) per second.
@@ -38,7 +38,8 @@
 // `node dist/bench/journal.bench.js drive N CAPTURE [digest]` is the writer alone for a count of
 // instructions (bench/journal-writer-callgrind.sh): it captures CAPTURE commands, writes all of them
 // once (warm-up) and then the first N into a fresh store, in the append section's batches, and
-// prints {commands, records}; with `digest`, the sha256 of every value the N commands stored.
+// prints {commands, records}; with `digest`, the sha256 of every record the N commands stored
+// (stamped command and output digest: writeCommands).
 
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -52,6 +53,7 @@ import { JOURNAL_RECORD_BYTES, SLOT_BYTES, newStampedRec, readStamped } from '..
 import { OutboundRing } from '../engine/bus/ring.js';
 import { engineConfigFingerprint, recover } from '../engine/shell/journal.js';
 import { LmdbJournalStore, seqKey } from '../engine/store/journal-store.js';
+import { CHECKSUMMED_BYTES } from '../engine/store/journal-layout.js';
 import { JournalWriter, type JournalWriterStore } from '../engine/shell/journal-writer.js';
 import { Sequencer } from '../engine/shell/sequencer.js';
 import { CommandKind } from '../engine/bus/types.js';
@@ -361,16 +363,17 @@ Each batch is one synchronous transaction then flushed, as the journal worker co
 
 | | durable commands (journal records)/s | ratio |
 | --- | ---: | ---: |
-| JournalWriter: output digest + chained crc32 + LmdbJournalStore, flushed | ${fmt(median(journal))} | ${(median(journal) / median(rawRun)).toFixed(2)}× |
+| JournalWriter: output digest + LmdbJournalStore, each run's crc32 (native), flushed | ${fmt(median(journal))} | ${(median(journal) / median(rawRun)).toFixed(2)}× |
 | ceiling: raw lmdb, the batch's ${RECORD}-byte records as one value, flushed | ${fmt(median(rawRun))} | 1× |
 | raw lmdb, one put per ${RECORD}-byte record (the layout before runs), flushed | ${fmt(median(rawPerRecord))} | ${(median(rawPerRecord) / median(rawRun)).toFixed(2)}× |
 
 `;
 }
 
-/** The writer's store for the sleeps section: one reused buffer in memory, nothing stored. */
+/** The writer's store for the sleeps section: one reused buffer in memory, nothing sealed or stored. */
 class ScratchStore implements JournalWriterStore {
   reservedAt = 0;
+  chainFrom(): void {}
   private readonly buffer = Buffer.alloc((SLEEP_PASS_COMMANDS + 1) * RECORD);
   reserve(): Uint8Array {
     this.reservedAt = (this.reservedAt + RECORD) % this.buffer.length;
@@ -500,13 +503,21 @@ export async function runJournalBench(): Promise<string> {
   return text;
 }
 
-/** Writes the first `commands` captured commands into a fresh store; returns the sha256 of its stored values when asked. */
+/**
+ * Writes the first `commands` captured commands into a fresh store; returns, when asked, the
+ * sha256 of its records' stamped commands and output digests, in sequence order (not their
+ * checksum fields, whose layout differs between journal formats).
+ */
 async function writeCommands(c: Capture, commands: number, digest: boolean): Promise<string> {
   return withDir(async (dir) => {
     const store = new LmdbJournalStore(dir);
     await writeBatches(store, c, commands);
     const hash = createHash('sha256');
-    if (digest) for (const { seq, value } of store.range(1)) hash.update(`${seq}:`).update(value);
+    if (digest) {
+      for (const { seq, value } of store.range(1)) {
+        for (let at = 0; at < value.length; at += JOURNAL_RECORD_BYTES) hash.update(`${seq + at / JOURNAL_RECORD_BYTES}:`).update(value.subarray(at, at + CHECKSUMMED_BYTES));
+      }
+    }
     await store.close();
     return digest ? hash.digest('hex') : '';
   });

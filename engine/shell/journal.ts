@@ -2,8 +2,9 @@
 // valid snapshot plus the journal records after it (engine/store/journal-store.ts holds both).
 //
 // A journal record (schemas/exchange.fbs JournalRecord, by sequence; a batch's records are stored
-// back to back as one run, engine/store/journal-store.ts) is the stamped command, the digest of
-// the outputs it produced (digest.ts) and a crc32 chained to the previous record. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// back to back as one run, engine/store/journal-store.ts) is the stamped command and the digest of
+// the outputs it produced (digest.ts); each run carries one crc32 over all of it, chained to the
+// run before (format 4; formats 2 and 3, still read, chain one per record). A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
 // sequence, with the state hash at export and the configuration fingerprint; both layouts are in
 // engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a
@@ -35,7 +36,7 @@
 //   no records, no valid snapshot, but snapshot files         halt: JournalGapError
 //   a clean-stop mark past the journal's last record          halt: JournalGapError (tail lost)
 //   a sequence missing (k follows k - 2 or more)              halt: JournalGapError
-//   a record whose checksum does not chain                    halt: JournalChecksumError
+//   a record (format 4: a run) whose checksum does not chain  halt: JournalChecksumError
 //   a stored value that is no whole number of records         halt: JournalRecordSizeError
 //   a record whose replayed outputs digest differently        halt: JournalOutputDigestError
 //   a clean-stop mark at seq c (state hash at shutdown)       halt: StateHashMismatchError
@@ -116,7 +117,10 @@ import {
   FORMAT_KEY,
   JOURNAL_FORMAT,
   JOURNAL_FORMATS_READ,
+  RUN_CHECKSUMS_FROM_KEY,
   recordChecksum,
+  runChecksum,
+  runSeed,
   encodeSnapshotFile,
   configChangesMeta,
   readConfigChanges,
@@ -212,10 +216,15 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
     );
   }
   if (!(format !== undefined && JOURNAL_FORMATS_READ.includes(format)) && !(empty && format === undefined)) {
-    throw new JournalFormatError(`the journal has format ${format ?? '1 (no output digests)'}, this server reads formats ${JOURNAL_FORMATS_READ.join(' and ')}; use a new data directory`);
+    throw new JournalFormatError(`the journal has format ${format ?? '1 (no output digests)'}, this server reads formats ${JOURNAL_FORMATS_READ.slice(0, -1).join(', ')} and ${JOURNAL_FORMATS_READ[JOURNAL_FORMATS_READ.length - 1]}; use a new data directory`);
   }
   if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
-  if (format !== JOURNAL_FORMAT) store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
+  if (format !== JOURNAL_FORMAT) {
+    // Where the runs of this format begin goes first: a stop before the marker leaves the journal
+    // in its old format, and the next start records both again.
+    store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, String(store.lastSeq() + 1));
+    store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
+  }
   if (gained) return { changes: [...recorded, { seq: store.lastSeq(), previousSha256: stored }], gained };
   return { changes: recorded, gained: false };
 }
@@ -454,26 +463,40 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? changes[changes.length - 1].seq : null };
 }
 
+/** The first sequence whose run carries a run checksum (journal-layout.ts RUN_CHECKSUMS_FROM_KEY; 1 when unset). */
+function runChecksumsFrom(store: JournalStore): number {
+  const text = store.getMeta(RUN_CHECKSUMS_FROM_KEY);
+  return text === undefined ? 1 : Number(text);
+}
+
 /**
- * Replays the records from `startSeq`: each stored run decoded in place, each record checked
- * (readRecord), applied by `apply` (which returns its output digest, compared with the stored one)
- * and then handed to `after`.
+ * Replays the records from `startSeq`: each stored run decoded in place, its checksum checked
+ * before any of its records is applied (format 4; formats 2 and 3: each record's, as it is read),
+ * each record checked for contiguity (readRecord), applied by `apply` (which returns its output
+ * digest, compared with the stored one) and then handed to `after`. The run holding `startSeq` may
+ * begin before it (a snapshot inside a run): a run of format 4 is then checked whole, chained from
+ * the seed it stores, and a run of format 3 from its record at `startSeq`, chained from `checksum`.
  */
 function replayRecords(
   store: JournalStore, startSeq: number, checksum: number, timeUs: number,
   apply: (rec: StampedRec) => number, after: (seq: number) => void,
 ): { lastSeq: number; lastChecksum: number; lastTimeUs: number; replayed: number } {
   const rec = newStampedRec();
+  const sealedFrom = runChecksumsFrom(store);
   let lastSeq = startSeq - 1;
   let lastChecksum = checksum;
   let lastTimeUs = timeUs;
-  for (const { seq: runSeq, value } of store.range(startSeq)) {
+  for (const { seq: runSeq, value } of store.runs(startSeq)) {
     if (value.length === 0 || value.length % JOURNAL_RECORD_BYTES !== 0) {
       throw new JournalRecordSizeError(`journal records from ${runSeq}: the stored value has ${value.length} bytes, not a whole number of ${JOURNAL_RECORD_BYTES}-byte records`);
     }
     const view = new DataView(value.buffer, value.byteOffset, value.length);
-    for (let at = 0, seq = runSeq; at < value.length; at += JOURNAL_RECORD_BYTES, seq++) {
-      lastChecksum = readRecord(view, at, seq, lastSeq, lastChecksum, rec);
+    const sealed = runSeq >= sealedFrom;
+    const first = Math.max(runSeq, startSeq);
+    if (sealed) lastChecksum = checkRun(value, runSeq, lastSeq, runSeq < startSeq ? runSeed(value) : lastChecksum);
+    for (let at = (first - runSeq) * JOURNAL_RECORD_BYTES, seq = first; at < value.length; at += JOURNAL_RECORD_BYTES, seq++) {
+      if (sealed) readRecord(view, at, seq, lastSeq, rec);
+      else lastChecksum = readChainedRecord(view, at, seq, lastSeq, lastChecksum, rec);
       const digest = apply(rec);
       const storedDigest = view.getUint32(at + JOURNAL_DIGEST_OFFSET, true);
       if (digest !== storedDigest) {
@@ -488,16 +511,37 @@ function replayRecords(
 }
 
 /**
- * Journal record `seq`, at `at` of a run, read into `rec` after checking its contiguity and
- * checksum chain (the decision table); returns its checksum.
+ * Checks a run of format 4 whole (journal-layout.ts sealRun), chained from `seed`, before any of
+ * its records is applied; returns its checksum. A run that starts replay must follow the record
+ * replay last applied (the decision table's gap, as readRecord checks each record).
  */
-function readRecord(view: DataView, at: number, seq: number, lastSeq: number, lastChecksum: number, rec: StampedRec): number {
+function checkRun(value: Uint8Array, runSeq: number, lastSeq: number, seed: number): number {
+  const count = value.length / JOURNAL_RECORD_BYTES;
+  if (runSeq > lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${runSeq}`);
+  const expected = runChecksum(value, count, seed);
+  const stored = new DataView(value.buffer, value.byteOffset, value.length).getUint32(value.length - 4, true);
+  const what = count === 1 ? `journal record ${runSeq}` : `journal records ${runSeq}–${runSeq + count - 1}`;
+  if (stored !== expected) throw new JournalChecksumError(`${what}: checksum ${stored} does not chain (expected ${expected})`);
+  return stored;
+}
+
+/** Journal record `seq`, at `at` of a run, read into `rec` after checking its contiguity (the decision table). */
+function readRecord(view: DataView, at: number, seq: number, lastSeq: number, rec: StampedRec): void {
+  if (seq !== lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
+  readStamped(view, at, rec);
+  if (rec.seq !== seq) throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
+}
+
+/**
+ * Journal record `seq` of format 2 or 3, at `at` of a run, read into `rec` after checking its
+ * contiguity and its own checksum's chain (the decision table); returns its checksum.
+ */
+function readChainedRecord(view: DataView, at: number, seq: number, lastSeq: number, lastChecksum: number, rec: StampedRec): number {
   if (seq !== lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${seq}`);
   const expected = recordChecksum(view, at, lastChecksum);
   const stored = view.getUint32(at + JOURNAL_CHECKSUM_OFFSET, true);
   if (stored !== expected) throw new JournalChecksumError(`journal record ${seq}: checksum ${stored} does not chain (expected ${expected})`);
-  readStamped(view, at, rec);
-  if (rec.seq !== seq) throw new JournalChecksumError(`journal record under key ${seq} holds sequence ${rec.seq}`);
+  readRecord(view, at, seq, lastSeq, rec);
   return stored;
 }
 

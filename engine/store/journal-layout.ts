@@ -4,27 +4,39 @@
 //
 // A journal record (schemas/exchange.fbs JournalRecord, keyed by sequence in
 // engine/store/journal-store.ts) is the stamped command, the digest of the outputs it produced
-// (engine/shell/digest.ts) and a crc32 chained to the previous record. A snapshot file is the
+// (engine/shell/digest.ts) and a checksum field. The store keeps a batch's records back to back
+// as one run, and the checksum is the run's (format 4): one crc32 over the whole run, chained from
+// the run before (sealRun below), in place of one per record chained from the record before
+// (formats 2 and 3, which this server still reads). A snapshot file is the
 // engine state after the Snapshot command at its sequence (engine/core/snapshot.ts bytes) behind a
 // header with the state hash at export and the configuration fingerprint.
 
 import * as zlib from 'node:zlib';
-import { JOURNAL_CHECKSUM_OFFSET, crc32, crc32View } from '../bus/codec.js';
+import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_RECORD_BYTES, crc32, crc32View } from '../bus/codec.js';
 
 /** Bytes of the JournalRecord covered by the checksum: the stamped record and the output digest. */
 export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
 
 /**
  * Journal layout version: 2 = records with output digests (engine/shell/journal.ts replays them),
- * one record per stored value; 3 = the same records, a batch's records back to back in one stored
- * value (engine/store/journal-store.ts). This server reads both and writes 3: a journal of format 2
- * is marked 3 when this server opens it, so that a server reading only format 2 refuses it.
+ * one record per stored value, each record's checksum chained from the record before; 3 = the same
+ * records, a batch's records back to back in one stored value (engine/store/journal-store.ts);
+ * 4 = the same runs, each sealed with one checksum for the whole run (sealRun). This server reads
+ * all three and writes 4: a journal of format 2 or 3 is marked 4 when this server opens it, with
+ * RUN_CHECKSUMS_FROM_KEY saying where its runs of format 4 begin, so that a server that does not
+ * read format 4 refuses it.
  */
-export const JOURNAL_FORMAT = '3';
-/** Earlier formats this server reads: a record per value is a run of one. */
-export const JOURNAL_FORMATS_READ: readonly string[] = ['2', JOURNAL_FORMAT];
+export const JOURNAL_FORMAT = '4';
+/** The formats this server reads: a record per value is a run of one. */
+export const JOURNAL_FORMATS_READ: readonly string[] = ['2', '3', JOURNAL_FORMAT];
 /** Meta keys: the journal format and the engine configuration's fingerprint (recovery checks both). */
 export const FORMAT_KEY = 'journalFormat';
+/**
+ * Meta key: the first sequence written under format 4 (the journal's last sequence + 1 when this
+ * server first opened it; 1 for a journal begun under format 4). Runs from there carry a run
+ * checksum; the records before it, one each.
+ */
+export const RUN_CHECKSUMS_FROM_KEY = 'runChecksumsFrom';
 export const CONFIG_KEY = 'engineConfigSha256';
 /** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
 export const CLEAN_STOP_KEY = 'cleanStop';
@@ -88,10 +100,41 @@ export function chainChecksum(bytes: Uint8Array, length: number, prev: number): 
 /**
  * The checksum of the journal record at `at` of `view` (its first CHECKSUMMED_BYTES), chained
  * from the previous record's `prev`: the same value as chainChecksum over those bytes, computed in
- * place (the writer and replay call it once per record).
+ * place (replay calls it once per record of formats 2 and 3).
  */
 export function recordChecksum(view: DataView, at: number, prev: number): number {
   return crc32View(view, at, CHECKSUMMED_BYTES, prev);
+}
+
+/**
+ * Seals a run of format 4: the `count` records at run[0, count × JOURNAL_RECORD_BYTES), written
+ * but for their checksum fields. Every checksum field but the last is set, the first record's to
+ * `seed` (the checksum of the run before: the chain link, so that a run can be checked without
+ * the one before it, as a restart from a snapshot inside the run does) and the others to 0; the
+ * last record's field gets the run's checksum, runChecksum over everything before it. Returns that
+ * checksum, the next run's seed. A run of one record is sealed exactly as formats 2 and 3 sealed
+ * each record (its checksum chained from the record before, no seed stored).
+ */
+export function sealRun(run: Uint8Array, count: number, seed: number): number {
+  const view = new DataView(run.buffer, run.byteOffset, count * JOURNAL_RECORD_BYTES);
+  if (count > 1) view.setUint32(CHECKSUMMED_BYTES, seed, true);
+  for (let at = JOURNAL_RECORD_BYTES; at < (count - 1) * JOURNAL_RECORD_BYTES; at += JOURNAL_RECORD_BYTES) view.setUint32(at + CHECKSUMMED_BYTES, 0, true);
+  const checksum = runChecksum(run, count, seed);
+  view.setUint32((count - 1) * JOURNAL_RECORD_BYTES + CHECKSUMMED_BYTES, checksum, true);
+  return checksum;
+}
+
+/**
+ * The checksum of a run of format 4 of `count` records at run[0, …): crc32 over all its bytes but
+ * the last checksum field, chained from `seed` (zlib's native crc32: one call per run).
+ */
+export function runChecksum(run: Uint8Array, count: number, seed: number): number {
+  return chainChecksum(run, count * JOURNAL_RECORD_BYTES - 4, seed);
+}
+
+/** The seed a sealed run of format 4 stores (its first record's checksum field): only runs of two records or more store one. */
+export function runSeed(run: Uint8Array): number {
+  return new DataView(run.buffer, run.byteOffset, JOURNAL_RECORD_BYTES).getUint32(CHECKSUMMED_BYTES, true);
 }
 
 // Snapshot files

@@ -10,9 +10,13 @@
 //     are atomic: after a crash the store holds a prefix of the committed batches.
 //   - range(from) yields the stored records from `from` in sequence order: each item a run of
 //     consecutive records (value.length a multiple of JOURNAL_RECORD_BYTES, the first at `seq`;
-//     a damaged value may have any length, which recovery refuses).
-//   - endBatch() ends the open batch's run: the records appended since are written (within the
-//     caller's transaction, when it holds one); commit() ends the batch itself when no one did.
+//     a damaged value may have any length, which recovery refuses). runs(from) yields the same
+//     runs whole: the first is the one holding `from`, which may begin before it.
+//   - endBatch() ends the open batch's run: it seals the records appended since
+//     (journal-layout.ts sealRun: the run's checksum, chained from the run before, whose checksum
+//     chainFrom() gives the first run) and writes them (within the caller's transaction, when it
+//     holds one); commit() ends the batch itself when no one did. How many records a run holds
+//     is the store's choice; every stored run is sealed.
 //   - snapshots are opaque blobs keyed by sequence, each written atomically and durably
 //     (writeSnapshot resolves after the blob and its directory entry are on disk).
 //   - deleteRecordsBefore(seq) is compaction: it removes the runs whose records all have a smaller
@@ -34,6 +38,7 @@ import { open as openFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { JOURNAL_RECORD_BYTES } from '../bus/codec.js';
+import { sealRun } from './journal-layout.js';
 
 export interface StoredRecord {
   seq: number;
@@ -53,13 +58,16 @@ export interface JournalStore {
   reserve(seq: number): Uint8Array;
   /** Byte offset in reserve()'s buffer of the record it last added. */
   readonly reservedAt: number;
-  /** Writes the records appended since the last endBatch (inside the caller's transaction, if any). */
+  /** The checksum the next run chains from: the journal's last (recovery's lastChecksum), 0 for an empty journal. */
+  chainFrom(checksum: number): void;
+  /** Seals and writes the records appended since the last endBatch (inside the caller's transaction, if any). */
   endBatch(): void;
   commit(): Promise<void>;
   firstSeq(): number;
   lastSeq(): number;
   read(seq: number): Uint8Array | undefined;
   range(fromSeq: number): Iterable<StoredRecord>;
+  runs(fromSeq: number): Iterable<StoredRecord>;
   getMeta(key: string): string | undefined;
   /** Durable before it returns (start-up only, before the journal worker writes). */
   putMetaSync(key: string, value: string): void;
@@ -128,6 +136,8 @@ export class LmdbJournalStore implements JournalStore {
   private run: Buffer | null = null;
   private runSeq = 0;
   private runCount = 0;
+  /** The checksum of the last sealed run (chainFrom's, before the first). */
+  private chain = 0;
   /** Records the next run starts with room for. */
   private runCapacity = RUN_INITIAL_RECORDS;
   reservedAt = 0;
@@ -166,8 +176,13 @@ export class LmdbJournalStore implements JournalStore {
     return this.run;
   }
 
+  chainFrom(checksum: number): void {
+    this.chain = checksum >>> 0;
+  }
+
   endBatch(): void {
     if (this.run === null) return;
+    this.chain = sealRun(this.run, this.runCount, this.chain);
     // A new buffer for every run: an asynchronous put may still read this one.
     this.lastWrite = this.records.put(seqKey(this.runSeq), this.run.subarray(0, this.runCount * JOURNAL_RECORD_BYTES));
     this.runCapacity = Math.min(RUN_MAX_RECORDS, Math.max(RUN_INITIAL_RECORDS, this.runCount));
@@ -211,9 +226,15 @@ export class LmdbJournalStore implements JournalStore {
   }
 
   *range(fromSeq: number): Iterable<StoredRecord> {
+    for (const run of this.runs(fromSeq)) {
+      yield run.seq < fromSeq ? { seq: fromSeq, value: run.value.subarray((fromSeq - run.seq) * JOURNAL_RECORD_BYTES) } : run;
+    }
+  }
+
+  *runs(fromSeq: number): Iterable<StoredRecord> {
     const first = this.runAt(fromSeq);
     if (first !== undefined && first.seq < fromSeq) {
-      yield { seq: fromSeq, value: first.value.subarray((fromSeq - first.seq) * JOURNAL_RECORD_BYTES) };
+      yield first;
       fromSeq = first.seq + runRecords(first.value);
     }
     for (const { key, value } of this.records.getRange({ start: seqKey(fromSeq) })) yield { seq: keySeq(key as Buffer), value };

@@ -8,16 +8,23 @@
 //     plus, when asked, the batches that were committed but whose flush never finished;
 //   - flipBit / rewrite / remove: damage to what is on disk;
 //   - oddBuffers: reserve() places records where the writer cannot write them as 32-bit words.
+// Every record is stored as a run of one (journal-layout.ts sealRun, at endBatch or commit), keyed
+// by its sequence; multi-record runs are the LMDB store's (test/store/journal-runs.test.ts, and the
+// fault tests' runs over it).
 // Snapshots are blobs written durably at once (the real store fsyncs before the rename).
 
 import { JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
 import type { JournalStore, StoredRecord } from '../../engine/store/journal-store.js';
+import { sealRun } from '../../engine/store/journal-layout.js';
 
 export class FaultyJournalStore implements JournalStore {
   disk = new Map<number, Uint8Array>();
   meta = new Map<string, string>();
   snapshots = new Map<number, Uint8Array>();
+  /** Records appended or reserved since the last endBatch, then those sealed since the last commit. */
+  private open: [number, Uint8Array][] = [];
   private batch: [number, Uint8Array][] = [];
+  private chain = 0;
   private metaBatch: [string, string][] = [];
   /** Committed batches whose flush has not completed. */
   unflushed: [number, Uint8Array][][] = [];
@@ -30,19 +37,28 @@ export class FaultyJournalStore implements JournalStore {
   oddBuffers = false;
 
   append(seq: number, value: Uint8Array): void {
-    this.batch.push([seq, Uint8Array.from(value)]);
+    this.open.push([seq, Uint8Array.from(value)]);
+  }
+
+  chainFrom(checksum: number): void {
+    this.chain = checksum >>> 0;
   }
 
   reserve(seq: number): Uint8Array {
     const buffer = new Uint8Array(JOURNAL_RECORD_BYTES + (this.oddBuffers ? 1 : 0));
     this.reservedAt = this.oddBuffers ? 1 : 0;
-    this.batch.push([seq, buffer.subarray(this.reservedAt)]);
+    this.open.push([seq, buffer.subarray(this.reservedAt)]);
     return buffer;
   }
 
-  endBatch(): void {}
+  endBatch(): void {
+    for (const record of this.open) this.chain = sealRun(record[1], 1, this.chain);
+    this.batch.push(...this.open);
+    this.open = [];
+  }
 
   commit(): Promise<void> {
+    this.endBatch();
     const batch = this.batch;
     const metaBatch = this.metaBatch;
     this.batch = [];
@@ -92,6 +108,10 @@ export class FaultyJournalStore implements JournalStore {
 
   *range(fromSeq: number): Iterable<StoredRecord> {
     for (const seq of [...this.disk.keys()].filter((s) => s >= fromSeq).sort((a, b) => a - b)) yield { seq, value: this.disk.get(seq)! };
+  }
+
+  runs(fromSeq: number): Iterable<StoredRecord> {
+    return this.range(fromSeq); // runs of one
   }
 
   getMeta(key: string): string | undefined {

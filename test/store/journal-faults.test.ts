@@ -1,11 +1,15 @@
 // Fault injection for the journal: the real Sequencer (engine shell write side), JournalWriter
 // and recover() run in-process over FaultyJournalStore (test/helpers), driven by a seeded random
 // command stream with periodic Snapshot commands, snapshot files and compaction, as the journal
-// worker does them. After each fault the restarted store must either recover to exactly a
+// worker does them; and the same stream over the LMDB store, whose batches are sealed runs with
+// snapshots inside them. After each fault the restarted store must either recover to exactly a
 // durable prefix (every sequence published as durable is there, and the state hash equals the
 // live engine's at the recovered sequence) or halt with the named error of journal.ts's
 // decision table.
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Exchange } from '../../engine/core/exchange.js';
 import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, SLOT_BYTES } from '../../engine/bus/codec.js';
@@ -19,13 +23,14 @@ import {
   recover,
   snapshotFile,
 } from '../../engine/shell/journal.js';
-import { CHECKSUMMED_BYTES, CLEAN_STOP_KEY, chainChecksum, recordChecksum } from '../../engine/store/journal-layout.js';
+import { CHECKSUMMED_BYTES, CLEAN_STOP_KEY, chainChecksum, recordChecksum, runChecksum, runSeed } from '../../engine/store/journal-layout.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
 import { Sequencer } from '../../engine/shell/sequencer.js';
 import { commandFromSlot, crc32 } from '../../engine/bus/codec.js';
 import { OutboundRing } from '../../engine/bus/ring.js';
 import { CommandKind, newCommand, type Command, type EngineConfig } from '../../engine/bus/types.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
+import { LmdbJournalStore, seqKey, type JournalStore } from '../../engine/store/journal-store.js';
 import { EngineHarness, prng, randomInt } from '../helpers/engine-harness.js';
 import { randomConfig, runRandomStream } from '../helpers/engine-random.js';
 
@@ -33,7 +38,7 @@ const SNAPSHOT_EVERY = 60;
 const SNAPSHOT_KEEP = 2;
 
 /** The live side: engine, sequencer, ring, journal writer, snapshots and compaction. */
-class Live {
+class Live<S extends JournalStore = FaultyJournalStore> {
   readonly exchange: Exchange;
   readonly ring = OutboundRing.create({ slotCount: 1 << 14, slotBytes: SLOT_BYTES, consumerCount: 1 });
   private readonly consumer = this.ring.consumer(0);
@@ -46,7 +51,7 @@ class Live {
   private readonly pendingSnapshots: { seq: number; file: Uint8Array }[] = [];
   private sinceSnapshot = 0;
 
-  constructor(readonly config: EngineConfig, readonly store: FaultyJournalStore) {
+  constructor(readonly config: EngineConfig, readonly store: S) {
     this.exchange = new Exchange(config);
     this.fingerprint = engineConfigFingerprint(config);
     recover(store, config, this.fingerprint); // writes the identity marks, as start-up does
@@ -96,7 +101,9 @@ class Live {
 }
 
 /** Runs `commands` of a seeded stream through a Live journal, committing in random batches. */
-async function drive(seed: number, commands: number, store = new FaultyJournalStore()): Promise<{ live: Live; stream: EngineHarness['stream']; next: number }> {
+async function drive(seed: number, commands: number): Promise<{ live: Live; stream: EngineHarness['stream']; next: number }>;
+async function drive<S extends JournalStore>(seed: number, commands: number, store: S): Promise<{ live: Live<S>; stream: EngineHarness['stream']; next: number }>;
+async function drive(seed: number, commands: number, store: JournalStore = new FaultyJournalStore()): Promise<{ live: Live<JournalStore>; stream: EngineHarness['stream']; next: number }> {
   const config = randomConfig(seed);
   const harness = new EngineHarness(config);
   harness.checks = false;
@@ -112,7 +119,7 @@ async function drive(seed: number, commands: number, store = new FaultyJournalSt
   return { live, stream: harness.stream, next: i };
 }
 
-function expectExactPrefix(live: Live, store: FaultyJournalStore, durable: number, atMost: number): number {
+function expectExactPrefix(live: Live<JournalStore>, store: FaultyJournalStore, durable: number, atMost: number): number {
   const result = recover(store, live.config, live.fingerprint);
   expect(result.lastSeq).toBeGreaterThanOrEqual(durable);
   expect(result.lastSeq).toBeLessThanOrEqual(atMost);
@@ -207,6 +214,40 @@ describe('journal fault injection', () => {
       expect(result.exchange.stateHash()).toBe(live.hashes[live.writer.durableSeq]);
     });
   }
+
+  it('over the LMDB store (a sealed run per batch, snapshots inside runs, compaction): a restart from the newest snapshot checks its run whole and rebuilds the live state', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-faults-'));
+    const store = new LmdbJournalStore(dir);
+    try {
+      const { live } = await drive(32, 400, store);
+      const newest = store.listSnapshots()[0];
+      expect(store.firstSeq()).toBeGreaterThan(1); // compacted
+      // The run holding the first record replay applies also holds the snapshot's own: replay checks
+      // it whole, chained from the seed it stores (the run before it may be compacted away).
+      const [holding] = [...store.runs(newest + 1)];
+      const count = holding.value.length / JOURNAL_RECORD_BYTES;
+      expect(holding.seq).toBeLessThan(newest);
+      expect(holding.seq + count - 1).toBeGreaterThan(newest);
+      const result = recover(store, live.config, live.fingerprint);
+      expect(result.snapshotSeq).toBe(newest);
+      expect(result.lastSeq).toBe(live.seq);
+      expect(result.exchange.stateHash()).toBe(live.hashes[live.seq]);
+      // A flipped bit in that run, in a record before the snapshot's: the run does not check, and
+      // recovery halts rather than apply the records after the snapshot from a damaged run.
+      const original = Buffer.from(holding.value);
+      const damaged = Buffer.from(original);
+      damaged[(newest - holding.seq - 1) * JOURNAL_RECORD_BYTES + 9] ^= 2;
+      store.records.putSync(seqKey(holding.seq), damaged);
+      expect(() => recover(store, live.config, live.fingerprint)).toThrow(
+        new JournalChecksumError(`journal records ${holding.seq}–${holding.seq + count - 1}: checksum ${damaged.readUInt32LE(damaged.length - 4)} does not chain (expected ${runChecksum(damaged, count, runSeed(damaged))})`),
+      );
+      store.records.putSync(seqKey(holding.seq), original);
+      expect(recover(store, live.config, live.fingerprint).exchange.stateHash()).toBe(live.hashes[live.seq]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('a record whose outputs replay differently halts with JournalOutputDigestError', async () => {
     const { live } = await drive(21, 200);

@@ -25,7 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { LmdbJournalStore } from '../../engine/store/journal-store.js';
+import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
 import { CLEAN_STOP_KEY, CONFIG_CHANGES_KEY, CONFIG_CHANGE_KEY, CONFIG_KEY, readConfigChanges } from '../../engine/store/journal-layout.js';
 import { engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
 
@@ -41,8 +41,8 @@ async function fixtureStore(dirs: string[]): Promise<LmdbJournalStore> {
   const dir = mkdtempSync(join(tmpdir(), 'journal-fixture-'));
   dirs.push(dir);
   const store = new LmdbJournalStore(dir);
-  for (const [seq, base64] of fixture.records) store.append(seq, Buffer.from(base64, 'base64'));
-  await store.commit();
+  // As that server stored them (format 2): one record per value, each with its own chained checksum.
+  for (const [seq, base64] of fixture.records) store.records.putSync(seqKey(seq), Buffer.from(base64, 'base64'));
   for (const [key, value] of Object.entries(fixture.meta)) store.putMetaSync(key, value);
   return store;
 }

@@ -1,7 +1,9 @@
-// The LMDB journal stores a batch's records back to back in one value (a run, format 3), and still
-// reads journals of format 2, one record per value: a journal written before runs, and one that
-// an upgraded server continued with runs, replay to the live engine's state; reads, ranges and
-// compaction work on records whatever run holds them.
+// The LMDB journal stores a batch's records back to back in one value (a run), sealed with one
+// checksum for the run, chained from the run before (format 4), and still reads journals of format
+// 3 (runs whose records each carry a checksum chained from the record before) and 2 (one such
+// record per value): journals written in the older formats, and ones an upgraded server continued
+// in sealed runs, replay to the live engine's state; a sealed run is checked whole before any of
+// its records is applied; reads, ranges and compaction work on records whatever run holds them.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,7 @@ import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES } 
 import type { EngineConfig } from '../../engine/bus/types.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
 import { JournalChecksumError, JournalFormatError, JournalOutputDigestError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
-import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_KEY, JOURNAL_FORMAT, chainChecksum } from '../../engine/store/journal-layout.js';
+import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_KEY, JOURNAL_FORMAT, RUN_CHECKSUMS_FROM_KEY, chainChecksum, runChecksum, sealRun } from '../../engine/store/journal-layout.js';
 import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
 import { prng, randomInt } from '../helpers/engine-harness.js';
@@ -39,13 +41,20 @@ async function liveJournal(config: EngineConfig): Promise<{ records: Map<number,
   return { records: store.disk, stateHash: exchange.stateHash() };
 }
 
-/** A data directory whose journal holds records 1..upTo one per value, marked format 2 (as written before runs). */
-async function formatTwoJournal(dir: string, records: Map<number, Uint8Array>, upTo: number, fingerprint: string): Promise<void> {
+/**
+ * A data directory whose journal holds records 1..upTo as an older server wrote them: one per
+ * value (format 2), or in runs of `runLength` back to back (format 3); each record's checksum
+ * chained from the record before (the records of liveJournal are, stored as runs of one).
+ */
+async function olderJournal(dir: string, records: Map<number, Uint8Array>, upTo: number, fingerprint: string, format: '2' | '3', runLength = 1): Promise<void> {
   const root = open({ path: join(dir, 'journal'), maxDbs: 16 });
   const db = root.openDB<Buffer, Buffer>({ name: 'journal', keyEncoding: 'binary', encoding: 'binary' });
   const meta = root.openDB<string, string>({ name: 'meta', encoding: 'string' });
-  for (let seq = 1; seq <= upTo; seq++) db.putSync(seqKey(seq), Buffer.from(records.get(seq)!));
-  meta.putSync(FORMAT_KEY, '2');
+  for (let seq = 1; seq <= upTo; seq += runLength) {
+    const run = Array.from({ length: Math.min(runLength, upTo - seq + 1) }, (_, k) => records.get(seq + k)!);
+    db.putSync(seqKey(seq), Buffer.concat(run));
+  }
+  meta.putSync(FORMAT_KEY, format);
   meta.putSync(CONFIG_KEY, fingerprint);
   await root.close();
 }
@@ -55,7 +64,7 @@ function oneRun(records: Map<number, Uint8Array>, last: number): Buffer {
   return Buffer.concat(Array.from({ length: last }, (_, i) => records.get(i + 1)!));
 }
 
-/** Re-chains the checksums of records from..to of `run` (records from 1) from the stored one before `from`. */
+/** Re-chains the checksums of records from..to of `run` (records from 1) from the stored one before `from` (format 3). */
 function rechain(run: Buffer, from: number, to: number): void {
   let prev = from === 1 ? 0 : run.readUInt32LE((from - 2) * JOURNAL_RECORD_BYTES + JOURNAL_CHECKSUM_OFFSET);
   for (let seq = from; seq <= to; seq++) {
@@ -65,11 +74,40 @@ function rechain(run: Buffer, from: number, to: number): void {
   }
 }
 
+/** Records from..to back to back, sealed as one run of format 4 chained from `seed`; returns it and its checksum. */
+function sealedRun(records: Map<number, Uint8Array>, from: number, to: number, seed: number): { run: Buffer; checksum: number } {
+  const run = Buffer.concat(Array.from({ length: to - from + 1 }, (_, i) => records.get(from + i)!));
+  return { run, checksum: sealRun(run, to - from + 1, seed) };
+}
+
+/** The stamped command and digest of each record are the live one's (the checksum fields are the run's). */
+function sameRecord(stored: Uint8Array | undefined, live: Uint8Array): boolean {
+  return stored !== undefined && Buffer.from(stored).subarray(0, CHECKSUMMED_BYTES).equals(Buffer.from(live).subarray(0, CHECKSUMMED_BYTES));
+}
+
+/**
+ * Every run the store holds from `from` is sealed as format 4 and chained to the one before: the
+ * first record's checksum field the seed (runs of two or more), the others' 0 but the last's, which
+ * is the run's checksum. Returns the last run's checksum.
+ */
+function expectSealedRuns(store: LmdbJournalStore, from: number, seed: number): number {
+  let chain = seed;
+  for (const { value } of store.runs(from)) {
+    const run = Buffer.from(value);
+    const count = run.length / JOURNAL_RECORD_BYTES;
+    const fields = Array.from({ length: count }, (_, k) => run.readUInt32LE(k * JOURNAL_RECORD_BYTES + JOURNAL_CHECKSUM_OFFSET));
+    const checksum = runChecksum(run, count, chain);
+    expect(fields).toEqual(count === 1 ? [checksum] : [chain, ...Array<number>(count - 2).fill(0), checksum]);
+    chain = checksum;
+  }
+  return chain;
+}
+
 function storedValues(store: LmdbJournalStore): number {
   return [...store.records.getKeys()].length;
 }
 
-describe('journal runs (format 3) and one-record values (format 2)', async () => {
+describe('journal runs: sealed (format 4), per-record chained runs (format 3) and one-record values (format 2)', async () => {
   const config = randomConfig(SEED);
   const fingerprint = engineConfigFingerprint(config);
   const { records, stateHash } = await liveJournal(config);
@@ -84,44 +122,74 @@ describe('journal runs (format 3) and one-record values (format 2)', async () =>
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('replays a format 2 journal to the live state and marks it format 3', async () => {
-    expect(last).toBeGreaterThan(300);
-    const dir = tempDir();
-    await formatTwoJournal(dir, records, last, fingerprint);
-    const store = new LmdbJournalStore(dir);
-    expect(storedValues(store)).toBe(last);
-    const recovery = recover(store, config, fingerprint);
-    expect(recovery.lastSeq).toBe(last);
-    expect(recovery.exchange.stateHash()).toBe(stateHash);
-    expect(store.getMeta(FORMAT_KEY)).toBe(JOURNAL_FORMAT);
-    expect(JOURNAL_FORMAT).toBe('3');
-    await store.close();
-  });
+  for (const [format, runLength] of [['2', 1], ['3', 7]] as const) {
+    it(`replays a format ${format} journal to the live state and marks it format 4, its sealed runs after its last record`, async () => {
+      expect(last).toBeGreaterThan(300);
+      const dir = tempDir();
+      await olderJournal(dir, records, last, fingerprint, format, runLength);
+      const store = new LmdbJournalStore(dir);
+      expect(storedValues(store)).toBe(Math.ceil(last / runLength));
+      const recovery = recover(store, config, fingerprint);
+      expect(recovery.lastSeq).toBe(last);
+      expect(recovery.exchange.stateHash()).toBe(stateHash);
+      expect(recovery.lastChecksum).toBe(Buffer.from(records.get(last)!).readUInt32LE(JOURNAL_CHECKSUM_OFFSET));
+      expect(store.getMeta(FORMAT_KEY)).toBe(JOURNAL_FORMAT);
+      expect(JOURNAL_FORMAT).toBe('4');
+      expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(last + 1));
+      await store.close();
+    });
 
-  it('replays a format 2 journal continued in runs, and reads every record where its run keeps it', async () => {
+    it(`replays a format ${format} journal continued in sealed runs, chained across the two, and reads every record where its run keeps it`, async () => {
+      const dir = tempDir();
+      const half = Math.floor(last / 2);
+      await olderJournal(dir, records, half, fingerprint, format, runLength);
+      const store = new LmdbJournalStore(dir);
+      const upgraded = recover(store, config, fingerprint);
+      expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(half + 1));
+      // The writer starts the store's chain where recovery ended, as the journal worker does.
+      store.chainFrom(upgraded.lastChecksum);
+      // Batches of 1 to 40 records, each one run.
+      const random = prng(SEED + 1);
+      for (let seq = half + 1; seq <= last; ) {
+        for (let end = Math.min(last, seq + randomInt(random, 0, 39)); seq <= end; seq++) store.append(seq, records.get(seq)!);
+        await store.commit();
+      }
+      expect(storedValues(store)).toBeLessThan(Math.ceil(half / runLength) + (last - half) / 4);
+      expect([store.firstSeq(), store.lastSeq()]).toEqual([1, last]);
+      for (let seq = 1; seq <= half; seq++) expect(Buffer.from(store.read(seq)!).equals(Buffer.from(records.get(seq)!))).toBe(true);
+      for (let seq = half + 1; seq <= last; seq++) expect(sameRecord(store.read(seq), records.get(seq)!)).toBe(true);
+      expect(store.read(last + 1)).toBeUndefined();
+      const lastChecksum = expectSealedRuns(store, half + 1, upgraded.lastChecksum);
+      // A range from inside a run starts at that record; runs() gives that run whole.
+      const from = half + 3;
+      const ranged: number[] = [];
+      for (const { seq, value } of store.range(from)) for (let k = 0; k < value.length / JOURNAL_RECORD_BYTES; k++) ranged.push(seq + k);
+      expect(ranged).toEqual(Array.from({ length: last - from + 1 }, (_, i) => from + i));
+      const [holding] = store.runs(from);
+      expect(holding.seq).toBeLessThanOrEqual(from);
+      expect(holding.seq + holding.value.length / JOURNAL_RECORD_BYTES).toBeGreaterThan(from);
+      const recovery = recover(store, config, fingerprint);
+      expect(recovery.lastSeq).toBe(last);
+      expect(recovery.exchange.stateHash()).toBe(stateHash);
+      expect(recovery.lastChecksum).toBe(lastChecksum);
+      await store.close();
+    });
+  }
+
+  it('halts where the sealed runs do not chain from the records before them', async () => {
     const dir = tempDir();
     const half = Math.floor(last / 2);
-    await formatTwoJournal(dir, records, half, fingerprint);
+    await olderJournal(dir, records, half, fingerprint, '3', 5);
     const store = new LmdbJournalStore(dir);
     recover(store, config, fingerprint);
-    // Batches of 1 to 40 records, each one run.
-    const random = prng(SEED + 1);
-    for (let seq = half + 1; seq <= last; ) {
-      for (let end = Math.min(last, seq + randomInt(random, 0, 39)); seq <= end; seq++) store.append(seq, records.get(seq)!);
-      await store.commit();
-    }
-    expect(storedValues(store)).toBeLessThan(half + (last - half) / 4);
-    expect([store.firstSeq(), store.lastSeq()]).toEqual([1, last]);
-    for (let seq = 1; seq <= last; seq++) expect(Buffer.from(store.read(seq)!).equals(Buffer.from(records.get(seq)!))).toBe(true);
-    expect(store.read(last + 1)).toBeUndefined();
-    // A range from inside a run starts at that record.
-    const from = half + 3;
-    const ranged: number[] = [];
-    for (const { seq, value } of store.range(from)) for (let k = 0; k < value.length / JOURNAL_RECORD_BYTES; k++) ranged.push(seq + k);
-    expect(ranged).toEqual(Array.from({ length: last - from + 1 }, (_, i) => from + i));
-    const recovery = recover(store, config, fingerprint);
-    expect(recovery.lastSeq).toBe(last);
-    expect(recovery.exchange.stateHash()).toBe(stateHash);
+    // Not chained from recovery's last checksum: the store starts from 0.
+    for (let seq = half + 1; seq <= last; seq++) store.append(seq, records.get(seq)!);
+    await store.commit();
+    const run = Buffer.from(store.runs(half + 1)[Symbol.iterator]().next().value!.value);
+    const expected = runChecksum(run, last - half, Buffer.from(records.get(half)!).readUInt32LE(JOURNAL_CHECKSUM_OFFSET));
+    expect(() => recover(store, config, fingerprint)).toThrow(
+      new JournalChecksumError(`journal records ${half + 1}–${last}: checksum ${run.readUInt32LE(run.length - 4)} does not chain (expected ${expected})`),
+    );
     await store.close();
   });
 
@@ -135,17 +203,65 @@ describe('journal runs (format 3) and one-record values (format 2)', async () =>
     }
     await store.commit();
     expect(storedValues(store)).toBe(Math.ceil(last / 100));
+    expectSealedRuns(store, 1, 0);
     expect(await store.deleteRecordsBefore(250)).toBe(200);
     expect(store.firstSeq()).toBe(201);
-    expect(Buffer.from(store.read(250)!).equals(Buffer.from(records.get(250)!))).toBe(true);
+    expect(sameRecord(store.read(250), records.get(250)!)).toBe(true);
     expect(store.read(200)).toBeUndefined();
     await store.close();
   });
 
-  it('within one run, halts at the first damaged record, with what every record before it replayed checked', async () => {
+  it('checks a sealed run whole before applying any of its records, and its records as they replay', async () => {
     const dir = tempDir();
     const store = new LmdbJournalStore(dir);
     recover(store, config, fingerprint);
+    const put = (run: Buffer): void => store.records.putSync(seqKey(1), run);
+    const broken = Math.floor(last / 2);
+    const brokenAt = (broken - 1) * JOURNAL_RECORD_BYTES;
+    const digestAt = (broken - 10 - 1) * JOURNAL_RECORD_BYTES;
+    const withDigestChanged = (run: Buffer): Buffer => {
+      run.writeUInt32LE((run.readUInt32LE(digestAt + JOURNAL_DIGEST_OFFSET) ^ 1) >>> 0, digestAt + JOURNAL_DIGEST_OFFSET);
+      return run;
+    };
+    // A flipped bit in one record, and an output digest changed in an earlier one, not resealed:
+    // the run's checksum halts before any record is applied, so the earlier digest is never reached.
+    const flipped = withDigestChanged(sealedRun(records, 1, last, 0).run);
+    flipped[brokenAt + 17] ^= 4;
+    put(flipped);
+    expect(() => recover(store, config, fingerprint)).toThrow(
+      new JournalChecksumError(`journal records 1–${last}: checksum ${flipped.readUInt32LE(flipped.length - 4)} does not chain (expected ${runChecksum(flipped, last, 0)})`),
+    );
+    // The same digest change, the run sealed again: only the digest check can see it.
+    const { run: resealed } = sealedRun(records, 1, last, 0);
+    withDigestChanged(resealed);
+    sealRun(resealed, last, 0);
+    put(resealed);
+    expect(() => recover(store, config, fingerprint)).toThrow(JournalOutputDigestError);
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${broken - 10}: replayed outputs`);
+    // The seed a run stores, changed: it is covered by the run's checksum.
+    const seeded = sealedRun(records, 1, last, 0).run;
+    seeded.writeUInt32LE(1, JOURNAL_CHECKSUM_OFFSET);
+    put(seeded);
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal records 1–${last}: checksum`);
+    // Two runs, the second sealed from another seed than the first's checksum.
+    const split = Math.floor(last / 3);
+    const first = sealedRun(records, 1, split, 0);
+    put(first.run);
+    store.records.putSync(seqKey(split + 1), sealedRun(records, split + 1, last, (first.checksum ^ 1) >>> 0).run);
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal records ${split + 1}–${last}: checksum`);
+    // Chained, the two runs replay to the live state.
+    const second = sealedRun(records, split + 1, last, first.checksum);
+    store.records.putSync(seqKey(split + 1), second.run);
+    const recovery = recover(store, config, fingerprint);
+    expect(recovery.exchange.stateHash()).toBe(stateHash);
+    expect(recovery.lastChecksum).toBe(second.checksum);
+    await store.close();
+  });
+
+  it('within a run of format 3, halts at the first damaged record, with what every record before it replayed checked', async () => {
+    const dir = tempDir();
+    await olderJournal(dir, records, last, fingerprint, '3', last);
+    const store = new LmdbJournalStore(dir);
     const put = (run: Buffer): void => store.records.putSync(seqKey(1), run);
     const broken = Math.floor(last / 2);
     const brokenAt = (broken - 1) * JOURNAL_RECORD_BYTES;
@@ -177,9 +293,9 @@ describe('journal runs (format 3) and one-record values (format 2)', async () =>
 
   it('refuses a journal of a format it does not read', async () => {
     const dir = tempDir();
-    await formatTwoJournal(dir, records, 10, fingerprint);
+    await olderJournal(dir, records, 10, fingerprint, '2');
     const store = new LmdbJournalStore(dir);
-    store.putMetaSync(FORMAT_KEY, '4');
+    store.putMetaSync(FORMAT_KEY, '5');
     expect(() => recover(store, config, fingerprint)).toThrow(JournalFormatError);
     await store.close();
   });
