@@ -40,6 +40,10 @@
 // once (warm-up) and then the first N into a fresh store, in the append section's batches, and
 // prints {commands, records}; with `digest`, the sha256 of every record the N commands stored
 // (stamped command and output digest: writeCommands).
+//
+// `node dist/bench/journal.bench.js write-journal DIR N` writes N commands of the mix into a fresh
+// data directory DIR as the replay section does; `recover-journal DIR` then runs one recover() of
+// it, and `recover-journal DIR apply` the engine alone over its records (bench/replay-callgrind.sh).
 
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -532,8 +536,35 @@ async function drive(commands: number, captured: number, digest: boolean): Promi
   process.stdout.write(digest ? `${stored}\n` : `${JSON.stringify({ commands, records: c.commandEnds[commands - 1] })}\n`);
 }
 
+/** The write-journal mode (header): N commands written by the real writer into a fresh data directory DIR, as the replay section writes them. */
+async function writeJournal(dir: string, commands: number): Promise<void> {
+  if (!(commands > 0)) throw new Error('usage: journal.bench.js write-journal DIR N (N > 0)');
+  const config = benchConfig();
+  const store = new LmdbJournalStore(dir);
+  recover(store, config, engineConfigFingerprint(config));
+  const writer = new JournalWriter(store, 0, 0);
+  const endBatch = (): void => (store as { endBatch?: () => void }).endBatch?.();
+  capture(commands, 7, (view, offset) => writer.onRecord(view, offset), (i) => {
+    if ((i + 1) % BATCH === 0) store.root.transactionSync(endBatch);
+  });
+  await commitPass(store, writer, () => {});
+  await store.close();
+}
+
+/** The recover-journal mode (header): one recover() of DIR's journal, or with `apply` the engine alone over its records (applyOnly); prints the records replayed. */
+async function recoverJournal(dir: string, applyAlone: boolean): Promise<void> {
+  const config = benchConfig();
+  const store = new LmdbJournalStore(dir);
+  if (applyAlone) applyOnly(store, config);
+  const replayed = applyAlone ? store.lastSeq() : recover(store, config, engineConfigFingerprint(config)).replayed;
+  await store.close();
+  process.stdout.write(`${JSON.stringify({ replayed })}\n`);
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [mode, n, captured, digest] = process.argv.slice(2);
   if (mode === 'drive') void drive(Number(n), Number(captured), digest === 'digest');
+  else if (mode === 'write-journal') void writeJournal(n, Number(captured));
+  else if (mode === 'recover-journal') void recoverJournal(n, captured === 'apply');
   else void runJournalBench().then((text) => process.stdout.write(text));
 }
