@@ -94,7 +94,9 @@ ${historySink.trim()}
   // runs of bench/history-sink.bench.ts), and the journal writer and trade encoder against the tree
   // before them (bench/journal-writer-callgrind.sh and alternating runs), and the record writers
   // through 32-bit words against the tree before (bench/layout-compare-callgrind.sh and
-  // bench/layout-compare.sh) are written elsewhere:
+  // bench/layout-compare.sh), and the journal's run checksums against the tree before them
+  // (bench/journal-writer-callgrind.sh, bench/replay-callgrind.sh and alternating runs) are
+  // written elsewhere:
   // carry them over. So is the summary against the performance targets, written by hand from
   // those sections' same-run figures, which stays at the top.
   let carried = '';
@@ -102,7 +104,7 @@ ${historySink.trim()}
   try {
     const previous = readFileSync(resultsPath, 'utf8');
     targets = namedSection(previous, 'targets');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers', 'run-checksums']) {
       const section = namedSection(previous, name);
       if (section !== '') carried += `\n${section}\n`;
     }
