@@ -23,6 +23,7 @@
 //   a recorded change that no gain from the configuration    halt: EngineConfigChangedError
 //     before it to the one after it explains
 //   records, but no or another journal format marker          halt: JournalFormatError
+//     (or where its sealed runs begin is not a sequence)
 //   no records, no snapshot                                   fresh exchange: start at seq 1
 //   snapshot: bad file checksum, other configuration (at     skip it (logged), try the next older
 //     or below a recorded change: other than the one in       one
@@ -466,7 +467,10 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
 /** The first sequence whose run carries a run checksum (journal-layout.ts RUN_CHECKSUMS_FROM_KEY; 1 when unset). */
 function runChecksumsFrom(store: JournalStore): number {
   const text = store.getMeta(RUN_CHECKSUMS_FROM_KEY);
-  return text === undefined ? 1 : Number(text);
+  if (text === undefined) return 1;
+  const from = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(from)) throw new JournalFormatError(`the journal's ${RUN_CHECKSUMS_FROM_KEY} is ${JSON.stringify(text)}, not a sequence: where its runs of format ${JOURNAL_FORMAT} begin is unknown`);
+  return from;
 }
 
 /**

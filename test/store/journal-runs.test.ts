@@ -291,10 +291,17 @@ describe('journal runs: sealed (format 4), per-record chained runs (format 3) an
     await store.close();
   });
 
-  it('refuses a journal of a format it does not read', async () => {
+  it('refuses a journal of a format it does not read, or one that does not say where its sealed runs begin', async () => {
     const dir = tempDir();
     await olderJournal(dir, records, 10, fingerprint, '2');
     const store = new LmdbJournalStore(dir);
+    expect(recover(store, config, fingerprint).lastSeq).toBe(10);
+    for (const damaged of ['', '0', '-1', '1.5', '11x', '99999999999999999']) {
+      store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, damaged);
+      expect(() => recover(store, config, fingerprint)).toThrow(new JournalFormatError(`the journal's runChecksumsFrom is ${JSON.stringify(damaged)}, not a sequence: where its runs of format 4 begin is unknown`));
+    }
+    store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, '11');
+    expect(recover(store, config, fingerprint).lastSeq).toBe(10);
     store.putMetaSync(FORMAT_KEY, '5');
     expect(() => recover(store, config, fingerprint)).toThrow(JournalFormatError);
     await store.close();
