@@ -39,7 +39,10 @@
 // instructions (bench/journal-writer-callgrind.sh): it captures CAPTURE commands, writes all of them
 // once (warm-up) and then the first N into a fresh store, in the append section's batches, and
 // prints {commands, records}; with `digest`, the sha256 of every record the N commands stored
-// (stamped command and output digest: writeCommands).
+// (stamped command and output digest: writeCommands); with `memory`, the same passes into a store
+// in memory that seals each batch as the LMDB store seals a run and keeps nothing (MemoryStore:
+// the writer's own count, with no LMDB and no flush); with `memory-time`, the writer's CPU per
+// command over that store, the median of 9 timed passes of the first N.
 //
 // `node dist/bench/journal.bench.js write-journal DIR N` writes N commands of the mix into a fresh
 // data directory DIR as the replay section does; `recover-journal DIR` then runs one recover() of
@@ -57,7 +60,7 @@ import { JOURNAL_RECORD_BYTES, SLOT_BYTES, newStampedRec, readStamped } from '..
 import { OutboundRing } from '../engine/bus/ring.js';
 import { engineConfigFingerprint, recover } from '../engine/shell/journal.js';
 import { LmdbJournalStore, seqKey } from '../engine/store/journal-store.js';
-import { CHECKSUMMED_BYTES } from '../engine/store/journal-layout.js';
+import * as layout from '../engine/store/journal-layout.js';
 import { JournalWriter, type JournalWriterStore } from '../engine/shell/journal-writer.js';
 import { Sequencer } from '../engine/shell/sequencer.js';
 import { CommandKind } from '../engine/bus/types.js';
@@ -519,7 +522,7 @@ async function writeCommands(c: Capture, commands: number, digest: boolean): Pro
     const hash = createHash('sha256');
     if (digest) {
       for (const { seq, value } of store.range(1)) {
-        for (let at = 0; at < value.length; at += JOURNAL_RECORD_BYTES) hash.update(`${seq + at / JOURNAL_RECORD_BYTES}:`).update(value.subarray(at, at + CHECKSUMMED_BYTES));
+        for (let at = 0; at < value.length; at += JOURNAL_RECORD_BYTES) hash.update(`${seq + at / JOURNAL_RECORD_BYTES}:`).update(value.subarray(at, at + layout.CHECKSUMMED_BYTES));
       }
     }
     await store.close();
@@ -527,10 +530,69 @@ async function writeCommands(c: Capture, commands: number, digest: boolean): Pro
   });
 }
 
+/** sealRun of the tree this file runs in (absent in trees whose writer chains a checksum per record itself). */
+const SEAL_RUN = (layout as { sealRun?: (run: Uint8Array, count: number, seed: number) => number }).sealRun;
+
+/**
+ * The writer's store for the drive mode's `memory` count: the open batch in one buffer of BATCH
+ * records, sealed at each commit as the LMDB store seals a run (SEAL_RUN) and then dropped: the
+ * writer and the sealing, with no LMDB and no flush to wait for.
+ */
+class MemoryStore implements JournalWriterStore {
+  reservedAt = 0;
+  private count = 0;
+  private chain = 0;
+  private readonly buffer = Buffer.allocUnsafeSlow(BATCH * RECORD);
+  chainFrom(checksum: number): void {
+    this.chain = checksum;
+  }
+  reserve(): Uint8Array {
+    this.reservedAt = this.count++ * RECORD;
+    return this.buffer;
+  }
+  async commit(): Promise<void> {
+    if (SEAL_RUN !== undefined && this.count > 0) this.chain = SEAL_RUN(this.buffer, this.count, this.chain);
+    this.count = 0;
+  }
+}
+
+/** The first `commands` captured commands through a JournalWriter into a MemoryStore, in BATCH-command passes. */
+async function writeMemory(c: Capture, commands: number): Promise<void> {
+  const writer = new JournalWriter(new MemoryStore(), 0, 0);
+  let record = 0;
+  for (let i = 0; i < commands; i += BATCH) {
+    const end = Math.min(commands, i + BATCH);
+    for (; record < c.commandEnds[end - 1]; record++) writer.onRecord(c.view, record * SLOT_BYTES);
+    await writer.commit();
+  }
+}
+
 /** The drive mode (header): the writer alone over the first N of CAPTURE captured commands. */
-async function drive(commands: number, captured: number, digest: boolean): Promise<void> {
-  if (!(commands > 0 && captured >= commands)) throw new Error('usage: journal.bench.js drive N CAPTURE [digest] (0 < N ≤ CAPTURE)');
+async function drive(commands: number, captured: number, how: string | undefined): Promise<void> {
+  if (!(commands > 0 && captured >= commands) || (how !== undefined && how !== 'digest' && how !== 'memory' && how !== 'memory-time')) {
+    throw new Error('usage: journal.bench.js drive N CAPTURE [digest|memory|memory-time] (0 < N ≤ CAPTURE)');
+  }
   const c = capture(captured, 3);
+  if (how === 'memory') {
+    await writeMemory(c, c.commands);
+    await writeMemory(c, commands);
+    process.stdout.write(`${JSON.stringify({ commands, records: c.commandEnds[commands - 1], store: 'memory' })}\n`);
+    return;
+  }
+  if (how === 'memory-time') {
+    await writeMemory(c, c.commands);
+    // The same passes timed, outside callgrind: the writer's CPU per command (median of 9 passes).
+    const times: number[] = [];
+    for (let pass = 0; pass < 9; pass++) {
+      const started = process.cpuUsage();
+      await writeMemory(c, commands);
+      const used = process.cpuUsage(started);
+      times.push(((used.user + used.system) * 1000) / commands);
+    }
+    process.stdout.write(`${JSON.stringify({ commands, records: c.commandEnds[commands - 1], store: 'memory', cpuNsPerCommand: Math.round(median(times)) })}\n`);
+    return;
+  }
+  const digest = how === 'digest';
   if (!digest) await writeCommands(c, c.commands, false);
   const stored = await writeCommands(c, commands, digest);
   process.stdout.write(digest ? `${stored}\n` : `${JSON.stringify({ commands, records: c.commandEnds[commands - 1] })}\n`);
@@ -563,7 +625,7 @@ async function recoverJournal(dir: string, applyAlone: boolean): Promise<void> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [mode, n, captured, digest] = process.argv.slice(2);
-  if (mode === 'drive') void drive(Number(n), Number(captured), digest === 'digest');
+  if (mode === 'drive') void drive(Number(n), Number(captured), digest);
   else if (mode === 'write-journal') void writeJournal(n, Number(captured));
   else if (mode === 'recover-journal') void recoverJournal(n, captured === 'apply');
   else void runJournalBench().then((text) => process.stdout.write(text));
