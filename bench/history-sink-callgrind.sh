@@ -27,11 +27,7 @@ WORK_PREFIX=history-callgrind
 # shellcheck source=bench/callgrind-trees.sh
 source "$(dirname "$0")/callgrind-trees.sh" "$@"
 
-build "$here"
-add_tree_with "$1" old dist/bench/history-sink.bench.js
-old=$tree
-add_tree_with "$2" new dist/bench/history-sink.bench.js
-new=$tree
+trees_with dist/bench/history-sink.bench.js
 
 # count NAME TREE PATH N: writes "instructions driver-json" to $work/NAME.N
 count() {

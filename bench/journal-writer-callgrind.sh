@@ -31,11 +31,7 @@ WORK_PREFIX=journal-writer-callgrind
 # shellcheck source=bench/callgrind-trees.sh
 source "$(dirname "$0")/callgrind-trees.sh" "$@"
 
-build "$here"
-add_tree_with "$1" old dist/bench/journal.bench.js
-old=$tree
-add_tree_with "$2" new dist/bench/journal.bench.js
-new=$tree
+trees_with dist/bench/journal.bench.js
 
 # count NAME TREE N: writes "instructions driver-json" to $work/NAME.N
 count() {

@@ -23,11 +23,7 @@ WORK_PREFIX=replay-callgrind
 # shellcheck source=bench/callgrind-trees.sh
 source "$(dirname "$0")/callgrind-trees.sh" "$@"
 
-build "$here"
-add_tree_with "$1" old dist/bench/journal.bench.js
-old=$tree
-add_tree_with "$2" new dist/bench/journal.bench.js
-new=$tree
+trees_with dist/bench/journal.bench.js
 
 for side in old new; do
   dir=${!side}
