@@ -284,29 +284,40 @@ interface ReplayFigures {
 }
 
 /** Writes a journal of `commands` commands with the real writer, then times recover() against its floors, RUNS times. */
+/**
+ * `commands` commands of the mix written by the real writer into a fresh data directory `dir` (the
+ * replay section's journal, and the write-journal mode's): each batch committed as it completes
+ * (the capture runs synchronously), all flushed at the end. Returns the commands written and the
+ * seconds it took.
+ */
+async function writeJournal(dir: string, commands: number): Promise<{ commands: number; writeSeconds: number }> {
+  const config = benchConfig();
+  const store = new LmdbJournalStore(dir);
+  recover(store, config, engineConfigFingerprint(config));
+  const writer = new JournalWriter(store, 0, 0);
+  const writeStarted = performance.now();
+  const endBatch = (): void => (store as { endBatch?: () => void }).endBatch?.();
+  const c = capture(commands, 7, (view, offset) => writer.onRecord(view, offset), (i) => {
+    if ((i + 1) % BATCH === 0) store.root.transactionSync(endBatch);
+  });
+  await commitPass(store, writer, () => {});
+  const writeSeconds = (performance.now() - writeStarted) / 1000;
+  await store.close();
+  return { commands: c.commands, writeSeconds };
+}
+
 async function replay(commands: number): Promise<ReplayFigures> {
   return withDir(async (dir) => {
     const config = benchConfig();
-    const store = new LmdbJournalStore(dir);
-    recover(store, config, engineConfigFingerprint(config));
-    const writer = new JournalWriter(store, 0, 0);
-    const writeStarted = performance.now();
-    // Each batch committed as it completes (the capture runs synchronously), all flushed at the end.
-    const endBatch = (): void => (store as { endBatch?: () => void }).endBatch?.();
-    const c = capture(commands, 7, (view, offset) => writer.onRecord(view, offset), (i) => {
-      if ((i + 1) % BATCH === 0) store.root.transactionSync(endBatch);
-    });
-    await commitPass(store, writer, () => {});
-    const writeSeconds = (performance.now() - writeStarted) / 1000;
-    await store.close();
-    const figures: ReplayFigures = { commands: c.commands, writeSeconds, restartSeconds: [], restartCpuSeconds: [], applySeconds: [], applyCpuSeconds: [], readSeconds: [] };
+    const { commands: written, writeSeconds } = await writeJournal(dir, commands);
+    const figures: ReplayFigures = { commands: written, writeSeconds, restartSeconds: [], restartCpuSeconds: [], applySeconds: [], applyCpuSeconds: [], readSeconds: [] };
     for (let run = 0; run < RUNS; run++) {
       global.gc?.();
       let reopened: LmdbJournalStore | null = null;
       const restart = timed(() => {
         reopened = new LmdbJournalStore(dir);
         const recovered = recover(reopened, config, engineConfigFingerprint(config));
-        if (recovered.lastSeq !== c.commands) throw new Error(`replayed ${recovered.lastSeq} of ${c.commands}`);
+        if (recovered.lastSeq !== written) throw new Error(`replayed ${recovered.lastSeq} of ${written}`);
       });
       figures.restartSeconds.push(restart.wall);
       figures.restartCpuSeconds.push(restart.cpu);
@@ -598,20 +609,6 @@ async function drive(commands: number, captured: number, how: string | undefined
   process.stdout.write(digest ? `${stored}\n` : `${JSON.stringify({ commands, records: c.commandEnds[commands - 1] })}\n`);
 }
 
-/** The write-journal mode (header): N commands written by the real writer into a fresh data directory DIR, as the replay section writes them. */
-async function writeJournal(dir: string, commands: number): Promise<void> {
-  if (!(commands > 0)) throw new Error('usage: journal.bench.js write-journal DIR N (N > 0)');
-  const config = benchConfig();
-  const store = new LmdbJournalStore(dir);
-  recover(store, config, engineConfigFingerprint(config));
-  const writer = new JournalWriter(store, 0, 0);
-  const endBatch = (): void => (store as { endBatch?: () => void }).endBatch?.();
-  capture(commands, 7, (view, offset) => writer.onRecord(view, offset), (i) => {
-    if ((i + 1) % BATCH === 0) store.root.transactionSync(endBatch);
-  });
-  await commitPass(store, writer, () => {});
-  await store.close();
-}
 
 /** The recover-journal mode (header): one recover() of DIR's journal, or with `apply` the engine alone over its records (applyOnly); prints the records replayed. */
 async function recoverJournal(dir: string, applyAlone: boolean): Promise<void> {
@@ -626,7 +623,10 @@ async function recoverJournal(dir: string, applyAlone: boolean): Promise<void> {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const [mode, n, captured, digest] = process.argv.slice(2);
   if (mode === 'drive') void drive(Number(n), Number(captured), digest);
-  else if (mode === 'write-journal') void writeJournal(n, Number(captured));
+  else if (mode === 'write-journal') {
+    if (!(Number(captured) > 0)) throw new Error('usage: journal.bench.js write-journal DIR N (N > 0)');
+    void writeJournal(n, Number(captured));
+  }
   else if (mode === 'recover-journal') void recoverJournal(n, captured === 'apply');
   else void runJournalBench().then((text) => process.stdout.write(text));
 }

@@ -497,7 +497,7 @@ function replayRecords(
     const view = new DataView(value.buffer, value.byteOffset, value.length);
     const sealed = runSeq >= sealedFrom;
     const first = Math.max(runSeq, startSeq);
-    if (sealed) lastChecksum = checkRun(value, runSeq, lastSeq, runSeq < startSeq ? runSeed(value) : lastChecksum);
+    if (sealed) lastChecksum = checkRun(value, view, runSeq, lastSeq, runSeq < startSeq ? runSeed(value) : lastChecksum);
     for (let at = (first - runSeq) * JOURNAL_RECORD_BYTES, seq = first; at < value.length; at += JOURNAL_RECORD_BYTES, seq++) {
       if (sealed) readRecord(view, at, seq, lastSeq, rec);
       else lastChecksum = readChainedRecord(view, at, seq, lastSeq, lastChecksum, rec);
@@ -515,15 +515,15 @@ function replayRecords(
 }
 
 /**
- * Checks a run of format 4 whole (journal-layout.ts sealRun), chained from `seed`, before any of
+ * Checks a run of format 4 whole (journal-layout.ts sealRun; `view` over its bytes), chained from `seed`, before any of
  * its records is applied; returns its checksum. A run that starts replay must follow the record
  * replay last applied (the decision table's gap, as readRecord checks each record).
  */
-function checkRun(value: Uint8Array, runSeq: number, lastSeq: number, seed: number): number {
+function checkRun(value: Uint8Array, view: DataView, runSeq: number, lastSeq: number, seed: number): number {
   const count = value.length / JOURNAL_RECORD_BYTES;
   if (runSeq > lastSeq + 1) throw new JournalGapError(`journal sequence jumps from ${lastSeq} to ${runSeq}`);
   const expected = runChecksum(value, count, seed);
-  const stored = new DataView(value.buffer, value.byteOffset, value.length).getUint32(value.length - 4, true);
+  const stored = view.getUint32(value.length - 4, true);
   const what = count === 1 ? `journal record ${runSeq}` : `journal records ${runSeq}–${runSeq + count - 1}`;
   if (stored !== expected) throw new JournalChecksumError(`${what}: checksum ${stored} does not chain (expected ${expected})`);
   return stored;
