@@ -119,6 +119,12 @@ export interface ServerConfig {
   adminPort: number;
   dataDir: string;
   frontThreads: number;
+  /**
+   * Threads per front thread that serve account history queries (a piscina pool), so that a long
+   * history read does not hold up the front thread's other requests; 0 serves them on the front
+   * thread itself.
+   */
+  historyThreads?: number;
   speedBumpMs: number;
   /** Seed two funded demo accounts when the journal is empty. */
   demoAccounts: boolean;
@@ -205,6 +211,7 @@ export const DEFAULT_SNAPSHOT_EVERY = 1_000_000;
 export const DEFAULT_SNAPSHOT_KEEP = 2;
 // Streams
 export const DEFAULT_WS_IDLE_TIMEOUT_S = 60;
+export const DEFAULT_HISTORY_THREADS = 1;
 // Withdrawal two-factor lockout: as exchanges commonly do, 5 wrong codes lock for 15 minutes.
 export const DEFAULT_TWO_FACTOR_MAX_FAILURES = 5;
 export const DEFAULT_TWO_FACTOR_LOCKOUT_S = 900;
@@ -599,7 +606,7 @@ function envSwitch(env: NodeJS.ProcessEnv, name: string): boolean {
 }
 
 const KNOWN_FLAGS = new Set([
-  'host', 'port', 'admin-port', 'data-dir', 'front-threads', 'speed-bump-ms', 'config', 'no-demo',
+  'host', 'port', 'admin-port', 'data-dir', 'front-threads', 'history-threads', 'speed-bump-ms', 'config', 'no-demo',
   'inbound-slots', 'outbound-slots',
   // Durability
   'snapshot-every', 'snapshot-keep', 'no-compact',
@@ -653,6 +660,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     adminPort: integerSetting(pick('admin-port', 'ADMIN_PORT'), 8081, 'admin port', 0, 65535),
     dataDir: resolve(pick('data-dir', 'DATA_DIR') ?? './data'),
     frontThreads: integerSetting(pick('front-threads', 'FRONT_THREADS'), 2, 'front threads', 1, 64),
+    historyThreads: integerSetting(pick('history-threads', 'HISTORY_THREADS'), DEFAULT_HISTORY_THREADS, 'history threads per front thread', 0, 16),
     speedBumpMs: integerSetting(pick('speed-bump-ms', 'SPEED_BUMP_MS'), 100, 'speed bump (ms)', 0, 60_000),
     demoAccounts: flags['no-demo'] !== true && envSwitch(env, 'DEMO_ACCOUNTS'),
     inboundSlotCount: integerSetting(pick('inbound-slots', 'INBOUND_SLOTS'), 4096, 'inbound slots', 2, 1 << 20),

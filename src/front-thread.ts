@@ -14,13 +14,14 @@
 
 import { parentPort, workerData } from 'node:worker_threads';
 import uWS, { type us_listen_socket } from 'uWebSockets.js';
-import { DEFAULT_RATE_LIMITS, DEFAULT_STALL_TIMEOUT_MS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
+import { DEFAULT_HISTORY_THREADS, DEFAULT_RATE_LIMITS, DEFAULT_STALL_TIMEOUT_MS, DEFAULT_TWO_FACTOR_LOCKOUT_S, DEFAULT_TWO_FACTOR_MAX_FAILURES, type ServerConfig } from './config.js';
 import { createLogger } from './log.js';
 import { SignatureVerifier } from './auth.js';
 import { EngineLink } from './front/engine-link.js';
 import { osThreadId } from '../engine/bus/thread-id.js';
 import { MarketData } from './front/market-data.js';
 import { MarketHistory } from './front/market-history.js';
+import { HistoryPool } from './front/history-pool.js';
 import { mountRoutes } from './front/http.js';
 import { Streams, mountWebSocket } from './front/streams/index.js';
 import type { FrontContext } from './front/context.js';
@@ -155,7 +156,10 @@ function main(): void {
 
   const app = uWS.App();
   const streams = new Streams(app, front, marketData);
-  mountRoutes(app, publicRoutes(front), auth, onError, rateLimits, metrics);
+  const historyThreads = config.historyThreads ?? DEFAULT_HISTORY_THREADS;
+  const historyPool = historyThreads > 0 ? new HistoryPool(config, historyThreads, front, (error) => log.error({ err: error }, 'history read failed'), metrics) : null;
+  const routes = publicRoutes(front);
+  mountRoutes(app, historyPool ? historyPool.serve(routes) : routes, auth, onError, rateLimits, metrics);
   mountWebSocket(app, front, verifier, streams, auth.replayGuard, rateLimits);
   const adminApp = data.serveAdmin ? uWS.App() : null;
   if (adminApp) mountRoutes(adminApp, adminRoutes(front, operations(front, metrics, auth.replayGuard)), null, onError, null, metrics);
@@ -201,7 +205,8 @@ function main(): void {
     link.stop();
     streams.stop();
     metrics.stop();
-    front.history.close();
+    // The pool's threads read the same environment: they stop before this thread closes it.
+    void (historyPool?.close() ?? Promise.resolve()).then(() => front.history.close());
     parentPort!.close();
   });
 }

@@ -91,13 +91,15 @@ export async function startChild(root: string, args: string[], isReady: (line: s
   };
 }
 
-export async function startExchange(root: string, port: number, adminPort: number, dataDir: string, frontThreads: number): Promise<Child> {
+/** The exchange on loopback for a load run; `extra` are more flags (for instance --history-threads). */
+export async function startExchange(root: string, port: number, adminPort: number, dataDir: string, frontThreads: number, extra: string[] = []): Promise<Child> {
   return startChild(root, [
     join(root, 'dist/src/main.js'), '--host', '127.0.0.1', '--port', String(port), '--admin-port', String(adminPort),
     '--data-dir', dataDir, '--front-threads', String(frontThreads), '--speed-bump-ms', '0', '--no-demo',
     // The load comes from one address at many times a market maker's rate: the request rate
     // limits are off, or the benchmark would measure the 429 path.
     '--address-requests-per-s', '0', '--key-requests-per-s', '0', '--ws-connections-per-address', '0',
+    ...extra,
   ], (line) => line.includes('"msg":"ready"'), 'exchange server');
 }
 

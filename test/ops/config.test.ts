@@ -22,6 +22,7 @@ describe('configuration', () => {
     expect(config.adminPort).toBe(8081);
     expect(config.dataDir.endsWith('/data')).toBe(true);
     expect(config.speedBumpMs).toBe(100);
+    expect(config.historyThreads).toBe(1);
     expect(config.engine.speedBumpUs).toBe(100_000);
     expect([config.engine.makerFeeBps, config.engine.takerFeeBps]).toEqual([2, 5]);
     expect(buildMarket({ ...base, maxMultiplier: '1.0001', minMultiplier: '0' }, 0, DEFAULT_MARKETS.assets).spec.maxMultiplierBps).toBe(10_001);
@@ -202,6 +203,8 @@ describe('configuration edges', () => {
     expect(refusal(['--front-threads', '0'])).toBe('front threads must be from 1 to 64');
     expect(refusal(['--snapshot-keep', '0'])).toBe('snapshots kept must be from 1 to 1000');
     expect(refusal(['--ws-idle-timeout-s', '7'])).toBe('WebSocket idle timeout (s) must be from 8 to 900');
+    expect(refusal(['--history-threads', '17'])).toBe('history threads per front thread must be from 0 to 16');
+    expect(refusal([], { HISTORY_THREADS: 'two' })).toBe('history threads per front thread must be a whole number, got "two"');
     expect(refusal([], { SPEED_BUMP_MS: '60001' })).toBe('speed bump (ms) must be from 0 to 60000');
     expect(refusal([], { OUTBOUND_SLOTS: String(1 << 23) })).toBe(`outbound slots must be from 2 to ${1 << 22}`);
     expect(refusal([], { PORT: '-1' })).toBe('port must be a whole number, got "-1"');

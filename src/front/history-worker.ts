@@ -1,0 +1,91 @@
+// A thread of a front thread's history pool (history-pool.ts, run by piscina): it answers account
+// history routes (routes/history-reads.ts) as the front thread would, over its own LMDB reader of
+// the same environment. A task names the route by path and carries the signer's account and the
+// request's query; the route's handler runs against a request context that keeps its answer
+// (status, content type, Retry-After and body) instead of writing to a socket, and the answer goes
+// back to the front thread, which sends it. Authentication, rate limits and query parsing stay on
+// the front thread; the task's query has already passed them.
+
+import { workerData } from 'node:worker_threads';
+import type { HttpResponse } from 'uWebSockets.js';
+import type { ServerConfig } from '../config.js';
+import type { RequestContext, Route } from './http.js';
+import { MarketHistory } from './market-history.js';
+import { AccountHistoryReader } from '../../engine/store/history-account.js';
+import { historyReadRoutes } from '../routes/history-reads.js';
+
+export interface HistoryTask {
+  path: string;
+  accountId: number;
+  /** The request's query, as parsed and checked on the front thread (URLSearchParams text). */
+  query: string;
+}
+
+export interface HistoryAnswer {
+  status: number;
+  contentType: string;
+  retryAfterS?: number;
+  body: string;
+}
+
+export interface HistoryWorkerData {
+  config: ServerConfig;
+}
+
+const { config } = workerData as HistoryWorkerData;
+const history = new MarketHistory(config.dataDir);
+const accountHistory = new AccountHistoryReader(history.root, config.markets.length);
+const routes = new Map<string, Route>();
+for (const route of historyReadRoutes({
+  config,
+  marketsBySymbol: new Map(config.markets.map((m) => [m.symbol, m])),
+  assetsBySymbol: new Map(config.assets.map((a) => [a.symbol, a])),
+  accountHistory,
+})) routes.set(route.path, route);
+
+/** A response that keeps what a handler writes (sendJson in http.ts: status, headers, end). */
+function capturing(): { res: HttpResponse; answer: Partial<HistoryAnswer> } {
+  const answer: Partial<HistoryAnswer> = {};
+  const res = {
+    cork(body: () => void) {
+      body();
+      return res;
+    },
+    writeStatus(line: string) {
+      answer.status = Number.parseInt(line, 10);
+      return res;
+    },
+    writeHeader(name: string, value: string) {
+      if (name === 'Content-Type') answer.contentType = value;
+      else if (name === 'Retry-After') answer.retryAfterS = Number(value);
+      return res;
+    },
+    end(body: string) {
+      answer.body = body;
+      return res;
+    },
+  };
+  return { res: res as unknown as HttpResponse, answer };
+}
+
+/** Answers one history request; throws for a path that is not a history route or a handler that did not answer. */
+export default function answer(task: HistoryTask): HistoryAnswer {
+  const route = routes.get(task.path);
+  if (route === undefined) throw new Error(`history worker: no history route ${task.path}`);
+  // Everything committed so far becomes visible (as the front thread's readers see it).
+  history.root.resetReadTxn();
+  const { res, answer: kept } = capturing();
+  const ctx: RequestContext = {
+    res, aborted: false, done: false, method: 'get', path: task.path, query: task.query,
+    apiKey: '', signature: '', timestamp: '', window: undefined, observer: null,
+  };
+  try {
+    route.handle(ctx, { body: null, query: new URLSearchParams(task.query), accountId: task.accountId });
+  } finally {
+    // An idle thread holds no snapshot: one kept open would pin every page freed after it, and the
+    // file would grow by each later write's copied pages.
+    history.root.resetReadTxn();
+  }
+  if (kept.status === undefined || kept.body === undefined || kept.contentType === undefined) throw new Error(`history worker: ${task.path} did not answer`);
+  return kept as HistoryAnswer;
+}

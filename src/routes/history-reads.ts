@@ -1,0 +1,21 @@
+// The account history routes: GET routes that only read the signer's history from LMDB (orders,
+// fills, dust, borrow/lend, interest, funding, positions, settlements). A front thread serves them
+// on its history pool (front/history-pool.ts) when it has one, so that a long read (a page of 1,000
+// fills, or an offset deep into an account's history) does not hold up the thread's other requests;
+// the pool's threads build the same routes over their own reader (front/history-worker.ts).
+
+import type { Route } from '../front/http.js';
+import type { FrontContext } from '../front/context.js';
+import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
+import { fundingHistoryRoutes } from './funding-history.js';
+import { historyRoutes } from './history.js';
+import { perpHistoryRoutes } from './perp-history.js';
+
+/** What the history routes read: the configuration, its look-ups and the account history. */
+export type HistoryFront = Pick<FrontContext, 'config' | 'marketsBySymbol' | 'assetsBySymbol' | 'accountHistory'>;
+
+/** Every account history route; each reads only what HistoryFront holds. */
+export function historyReadRoutes(front: HistoryFront): Route[] {
+  const f = front as FrontContext;
+  return [...historyRoutes(f), ...borrowLendHistoryRoutes(f), ...fundingHistoryRoutes(f), ...perpHistoryRoutes(f)];
+}

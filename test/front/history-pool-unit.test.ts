@@ -1,0 +1,104 @@
+// The history pool (src/front/history-pool.ts) on its own, over an empty data directory: it
+// replaces the handlers of the history routes only, answers them from its thread with the routes'
+// own answers (statuses and refusals included), refuses with 503 what would wait past its queue
+// bound, and answers 500 when its thread cannot answer a request.
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+// The pool's threads load its built worker (dist/src/front/history-worker.js), so the pool comes from dist too.
+import { HistoryPool } from '../../dist/src/front/history-pool.js';
+import type { RequestContext, Route } from '../../src/front/http.js';
+import { MarketHistory } from '../../src/front/market-history.js';
+import { AccountHistoryReader } from '../../engine/store/history-account.js';
+import { historyReadRoutes } from '../../src/routes/history-reads.js';
+import { removeDir, tempDataDir, waitUntil } from '../helpers/server.js';
+
+interface Answer {
+  status?: number;
+  body?: string;
+}
+
+/** A request context whose response keeps what is sent. */
+function context(path: string): { ctx: RequestContext; answer: Answer } {
+  const answer: Answer = {};
+  const res = {
+    cork(body: () => void) { body(); return res; },
+    writeStatus(line: string) { answer.status = Number.parseInt(line, 10); return res; },
+    writeHeader() { return res; },
+    end(body: string) { answer.body = body; return res; },
+  };
+  const ctx = { res, aborted: false, done: false, method: 'get', path, query: '', apiKey: '', signature: '', timestamp: '', window: undefined, observer: null } as unknown as RequestContext;
+  return { ctx, answer };
+}
+
+describe('history pool', () => {
+  const dataDir = tempDataDir();
+  const config = loadConfig(['--data-dir', dataDir], {});
+  // The data directory's environment exists before the pool's threads open it, as in the server.
+  const history = new MarketHistory(config.dataDir);
+  const front = {
+    config,
+    marketsBySymbol: new Map(config.markets.map((m) => [m.symbol, m])),
+    assetsBySymbol: new Map(config.assets.map((a) => [a.symbol, a])),
+    accountHistory: new AccountHistoryReader(history.root, config.markets.length),
+  };
+  const errors: unknown[] = [];
+  const pools: HistoryPool[] = [];
+  afterAll(async () => {
+    for (const pool of pools) await pool.close();
+    history.close();
+    removeDir(dataDir);
+  });
+
+  const other: Route = { method: 'get', path: '/api/v1/markets', handle: () => {} };
+  const routes = [...historyReadRoutes(front), other];
+
+  it('offloads the history routes only, and answers them as the routes do on the front thread', async () => {
+    const pool = new HistoryPool(config, 1, front, (e) => errors.push(e));
+    pools.push(pool);
+    const served = pool.serve(routes);
+    expect(served.filter((route, i) => route !== routes[i]).map((r) => r.path)).toEqual(historyReadRoutes(front).map((r) => r.path));
+    expect(served[served.length - 1]).toBe(other);
+    for (const [query, status] of [['limit=5', 200], ['limit=1001', 400]] as const) {
+      const fills = served.find((r) => r.path === '/wapi/v1/history/fills')!;
+      const onPool = context(fills.path);
+      fills.handle(onPool.ctx, { body: null, query: new URLSearchParams(query), accountId: 7 });
+      const onFront = context(fills.path);
+      routes.find((r) => r.path === fills.path)!.handle(onFront.ctx, { body: null, query: new URLSearchParams(query), accountId: 7 });
+      expect(onFront.answer.status).toBe(status);
+      await waitUntil(() => onPool.answer.body, `the pool's answer to ${query}`);
+      expect(onPool.answer).toEqual(onFront.answer);
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('refuses with 503 what would wait past its queue bound, and answers the rest', async () => {
+    const pool = new HistoryPool(config, 1, front, (e) => errors.push(e), undefined, 1);
+    pools.push(pool);
+    const orders = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/orders')!;
+    // Handed over in one turn: the thread takes at most one, the queue holds one more.
+    const requests = Array.from({ length: 4 }, () => context(orders.path));
+    for (const { ctx } of requests) orders.handle(ctx, { body: null, query: new URLSearchParams(), accountId: 7 });
+    await waitUntil(() => requests.every((r) => r.answer.status !== undefined) || undefined, 'every answer');
+    const statuses = requests.map((r) => r.answer.status);
+    expect(statuses.filter((s) => s === 503).length).toBeGreaterThanOrEqual(2);
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
+    for (const r of requests) if (r.answer.status === 503) expect(JSON.parse(r.answer.body!)).toMatchObject({ code: 'TOO_MANY_REQUESTS' });
+    for (const r of requests) if (r.answer.status === 200) expect(r.answer.body).toBe('[]');
+  });
+
+  it('answers 500 and reports the error when its threads cannot answer', async () => {
+    // Threads that cannot open the environment: a data directory under a file.
+    const failures: unknown[] = [];
+    const pool = new HistoryPool({ ...config, dataDir: '/dev/null/history' }, 1, front, (e) => failures.push(e));
+    pools.push(pool);
+    const fills = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/fills')!;
+    const { ctx, answer } = context(fills.path);
+    fills.handle(ctx, { body: null, query: new URLSearchParams(), accountId: 7 });
+    await waitUntil(() => answer.body, 'the 500');
+    expect(answer.status).toBe(500);
+    expect(JSON.parse(answer.body!)).toMatchObject({ code: 'SERVER_ERROR' });
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(errors).toEqual([]);
+  });
+});
