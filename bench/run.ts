@@ -104,7 +104,7 @@ ${historySink.trim()}
   try {
     const previous = readFileSync(resultsPath, 'utf8');
     targets = namedSection(previous, 'targets');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers', 'run-checksums']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers', 'run-checksums', 'engine-caches', 'history-pool']) {
       const section = namedSection(previous, name);
       if (section !== '') carried += `\n${section}\n`;
     }
