@@ -22,7 +22,8 @@ import { osThreadId } from '../engine/bus/thread-id.js';
 import { MarketData } from './front/market-data.js';
 import { MarketHistory } from './front/market-history.js';
 import { HistoryPool } from './front/history-pool.js';
-import { mountRoutes } from './front/http.js';
+import { historyReadRoutes } from './routes/history-reads.js';
+import { mountRoutes, type Route } from './front/http.js';
 import { Streams, mountWebSocket } from './front/streams/index.js';
 import type { FrontContext } from './front/context.js';
 import { querySnapshot } from './front/engine-calls/index.js';
@@ -115,6 +116,26 @@ function seedReadModels(link: EngineLink, marketData: MarketData, streams: Strea
   requestSnapshot();
 }
 
+/**
+ * The public routes, the account history ones answered by the thread's history pool when it has
+ * one (--history-threads), and that pool.
+ */
+function servedPublicRoutes(front: FrontContext): { routes: Route[]; historyPool: HistoryPool | null } {
+  const routes = publicRoutes(front);
+  const threads = front.config.historyThreads ?? DEFAULT_HISTORY_THREADS;
+  if (threads === 0) return { routes, historyPool: null };
+  const paths = historyReadRoutes(front).map((route) => route.path);
+  const workerFile = new URL('./history-thread.js', import.meta.url).href;
+  const historyPool = new HistoryPool(front.config, threads, paths, workerFile, (error) => front.log.error({ err: error }, 'history read failed'), front.metrics);
+  return { routes: historyPool.serve(routes), historyPool };
+}
+
+/** Closes the thread's LMDB environment, once the history pool's threads, which read it too, have stopped. */
+async function closeHistory(front: FrontContext, historyPool: HistoryPool | null): Promise<void> {
+  await historyPool?.close();
+  front.history.close();
+}
+
 function main(): void {
   const data = workerData as FrontWorkerData;
   const { config } = data;
@@ -124,7 +145,6 @@ function main(): void {
     data.frontId, data.inboundSab, data.outboundSab, data.consumerIndex, data.controlSab, MAX_PENDING_REQUESTS,
     (error) => log.error({ err: error }, 'outbound record handler failed'), metrics,
   );
-  const marketData = new MarketData(config);
   // One LMDB environment per thread for both history readers (market and account).
   const marketHistory = new MarketHistory(config.dataDir);
   const accountHistory = new AccountHistoryReader(marketHistory.root, config.markets.length);
@@ -134,7 +154,7 @@ function main(): void {
     marketsBySymbol: new Map(config.markets.map((m) => [m.symbol, m])),
     assetsBySymbol: new Map(config.assets.map((a) => [a.symbol, a])),
     link,
-    data: marketData,
+    data: new MarketData(config),
     log,
     history: marketHistory,
     accountHistory,
@@ -148,18 +168,16 @@ function main(): void {
   const rateLimits = new RateLimits(config.rateLimits ?? DEFAULT_RATE_LIMITS, data.rateLimitTables);
   const auth = {
     verifier,
-    accountIdForKey: (key: string) => marketData.accountsByKey.get(key),
+    accountIdForKey: (key: string) => front.data.accountsByKey.get(key),
     replayGuard: ReplayGuard.attach(data.replayGuardSab),
     rateLimits,
   };
   const onError = (error: unknown) => log.error({ err: error }, 'request handler failed');
 
   const app = uWS.App();
-  const streams = new Streams(app, front, marketData);
-  const historyThreads = config.historyThreads ?? DEFAULT_HISTORY_THREADS;
-  const historyPool = historyThreads > 0 ? new HistoryPool(config, historyThreads, front, (error) => log.error({ err: error }, 'history read failed'), metrics) : null;
-  const routes = publicRoutes(front);
-  mountRoutes(app, historyPool ? historyPool.serve(routes) : routes, auth, onError, rateLimits, metrics);
+  const streams = new Streams(app, front, front.data);
+  const { routes, historyPool } = servedPublicRoutes(front);
+  mountRoutes(app, routes, auth, onError, rateLimits, metrics);
   mountWebSocket(app, front, verifier, streams, auth.replayGuard, rateLimits);
   const adminApp = data.serveAdmin ? uWS.App() : null;
   if (adminApp) mountRoutes(adminApp, adminRoutes(front, operations(front, metrics, auth.replayGuard)), null, onError, null, metrics);
@@ -187,7 +205,7 @@ function main(): void {
 
   link.start(streams);
   let stopOperatorTasks = (): void => {};
-  seedReadModels(link, marketData, streams, () => {
+  seedReadModels(link, front.data, streams, () => {
     const serve = (): void => {
       listen();
       if (data.serveAdmin) stopOperatorTasks = startOperatorTasks(front);
@@ -205,8 +223,7 @@ function main(): void {
     link.stop();
     streams.stop();
     metrics.stop();
-    // The pool's threads read the same environment: they stop before this thread closes it.
-    void (historyPool?.close() ?? Promise.resolve()).then(() => front.history.close());
+    void closeHistory(front, historyPool);
     parentPort!.close();
   });
 }

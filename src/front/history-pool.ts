@@ -1,4 +1,4 @@
-// A front thread's history pool: piscina threads (history-worker.ts) that answer the account
+// A front thread's history pool: piscina threads (src/history-thread.ts) that answer the account
 // history routes (routes/history-reads.ts), so that a long history read — a page of 1,000 fills,
 // or an offset deep into an account's history, milliseconds to a good part of a second — runs
 // beside the front thread instead of on it, and the thread's orders, cancels and market data are
@@ -11,8 +11,26 @@ import type { ServerConfig } from '../config.js';
 import { Errors } from '../errors.js';
 import type { FrontMetrics } from './front-metrics.js';
 import { sendError, sendJson, type Route } from './http.js';
-import type { HistoryAnswer, HistoryTask, HistoryWorkerData } from './history-worker.js';
-import { historyReadRoutes, type HistoryFront } from '../routes/history-reads.js';
+
+/** A history request handed to a pool thread. */
+export interface HistoryTask {
+  path: string;
+  accountId: number;
+  /** The request's query, as parsed and checked on the front thread (URLSearchParams text). */
+  query: string;
+}
+
+/** What the route answered on the pool thread, for the front thread to send. */
+export interface HistoryAnswer {
+  status: number;
+  contentType: string;
+  retryAfterS?: number;
+  body: string;
+}
+
+export interface HistoryWorkerData {
+  config: ServerConfig;
+}
 
 /** History requests a pool holds waiting for a thread, per thread; past it the front answers 503. */
 export const HISTORY_QUEUE_PER_THREAD = 64;
@@ -22,15 +40,18 @@ export class HistoryPool {
   private readonly paths: Set<string>;
   private readonly maxQueue: number;
 
-  /** `threads` ≥ 1; `front` gives the history routes' paths (the pool's threads build their own). */
+  /**
+   * `threads` ≥ 1 running `workerFile` (src/history-thread.ts, built), which answers the routes of
+   * `paths` (the history routes: the composer names them, as it composes the thread's routes).
+   */
   constructor(
-    config: ServerConfig, threads: number, front: HistoryFront, private readonly onError: (error: unknown) => void,
+    config: ServerConfig, threads: number, paths: readonly string[], workerFile: string, private readonly onError: (error: unknown) => void,
     private readonly metrics?: FrontMetrics,
     maxQueue = HISTORY_QUEUE_PER_THREAD * threads,
   ) {
     const workerData: HistoryWorkerData = { config };
     this.pool = new Piscina({
-      filename: new URL('./history-worker.js', import.meta.url).href,
+      filename: workerFile,
       workerData,
       minThreads: threads,
       maxThreads: threads,
@@ -40,7 +61,7 @@ export class HistoryPool {
     // A thread that fails outside a task (it cannot open the environment, say) is reported, not
     // thrown on this thread: the requests it should have answered get 500.
     this.pool.on('error', onError);
-    this.paths = new Set(historyReadRoutes(front).map((route) => route.path));
+    this.paths = new Set(paths);
     this.maxQueue = maxQueue;
   }
 

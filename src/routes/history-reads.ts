@@ -2,7 +2,7 @@
 // fills, dust, borrow/lend, interest, funding, positions, settlements). A front thread serves them
 // on its history pool (front/history-pool.ts) when it has one, so that a long read (a page of 1,000
 // fills, or an offset deep into an account's history) does not hold up the thread's other requests;
-// the pool's threads build the same routes over their own reader (front/history-worker.ts).
+// the pool's threads build the same routes over their own reader (src/history-thread.ts).
 
 import type { Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';

@@ -1,11 +1,11 @@
-// The history pool (src/front/history-pool.ts) on its own, over an empty data directory: it
-// replaces the handlers of the history routes only, answers them from its thread with the routes'
+// The history pool (src/front/history-pool.ts) on its own, over an empty data directory, with the
+// server's pool thread (src/history-thread.ts): it replaces the handlers of the history routes only, answers them from its thread with the routes'
 // own answers (statuses and refusals included), refuses with 503 what would wait past its queue
 // bound, and answers 500 when its thread cannot answer a request.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-// The pool's threads load its built worker (dist/src/front/history-worker.js), so the pool comes from dist too.
+// The pool's threads load the built thread module (dist/src/history-thread.js); the pool comes from dist too.
 import { HistoryPool } from '../../dist/src/front/history-pool.js';
 import type { RequestContext, Route } from '../../src/front/http.js';
 import { MarketHistory } from '../../src/front/market-history.js';
@@ -52,9 +52,12 @@ describe('history pool', () => {
 
   const other: Route = { method: 'get', path: '/api/v1/markets', handle: () => {} };
   const routes = [...historyReadRoutes(front), other];
+  const PATHS = historyReadRoutes(front).map((route) => route.path);
+  /** The pool thread's module, built (the server composes it in src/front-thread.ts). */
+  const WORKER = new URL('../../dist/src/history-thread.js', import.meta.url).href;
 
   it('offloads the history routes only, and answers them as the routes do on the front thread', async () => {
-    const pool = new HistoryPool(config, 1, front, (e) => errors.push(e));
+    const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e));
     pools.push(pool);
     const served = pool.serve(routes);
     expect(served.filter((route, i) => route !== routes[i]).map((r) => r.path)).toEqual(historyReadRoutes(front).map((r) => r.path));
@@ -73,7 +76,7 @@ describe('history pool', () => {
   });
 
   it('refuses with 503 what would wait past its queue bound, and answers the rest', async () => {
-    const pool = new HistoryPool(config, 1, front, (e) => errors.push(e), undefined, 1);
+    const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e), undefined, 1);
     pools.push(pool);
     const orders = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/orders')!;
     // Handed over in one turn: the thread takes at most one, the queue holds one more.
@@ -90,7 +93,7 @@ describe('history pool', () => {
   it('answers 500 and reports the error when its threads cannot answer', async () => {
     // Threads that cannot open the environment: a data directory under a file.
     const failures: unknown[] = [];
-    const pool = new HistoryPool({ ...config, dataDir: '/dev/null/history' }, 1, front, (e) => failures.push(e));
+    const pool = new HistoryPool({ ...config, dataDir: '/dev/null/history' }, 1, PATHS, WORKER, (e) => failures.push(e));
     pools.push(pool);
     const fills = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/fills')!;
     const { ctx, answer } = context(fills.path);

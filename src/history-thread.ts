@@ -1,6 +1,6 @@
-// A thread of a front thread's history pool (history-pool.ts, run by piscina): it answers account
-// history routes (routes/history-reads.ts) as the front thread would, over its own LMDB reader of
-// the same environment. A task names the route by path and carries the signer's account and the
+// A thread of a front thread's history pool (front/history-pool.ts, run by piscina): it composes
+// the account history routes (routes/history-reads.ts) over its own LMDB reader of the same
+// environment and answers them as the front thread would. A task names the route by path and carries the signer's account and the
 // request's query; the route's handler runs against a request context that keeps its answer
 // (status, content type, Retry-After and body) instead of writing to a socket, and the answer goes
 // back to the front thread, which sends it. Authentication, rate limits and query parsing stay on
@@ -8,29 +8,11 @@
 
 import { workerData } from 'node:worker_threads';
 import type { HttpResponse } from 'uWebSockets.js';
-import type { ServerConfig } from '../config.js';
-import type { RequestContext, Route } from './http.js';
-import { MarketHistory } from './market-history.js';
-import { AccountHistoryReader } from '../../engine/store/history-account.js';
-import { historyReadRoutes } from '../routes/history-reads.js';
-
-export interface HistoryTask {
-  path: string;
-  accountId: number;
-  /** The request's query, as parsed and checked on the front thread (URLSearchParams text). */
-  query: string;
-}
-
-export interface HistoryAnswer {
-  status: number;
-  contentType: string;
-  retryAfterS?: number;
-  body: string;
-}
-
-export interface HistoryWorkerData {
-  config: ServerConfig;
-}
+import type { HistoryAnswer, HistoryTask, HistoryWorkerData } from './front/history-pool.js';
+import type { RequestContext, Route } from './front/http.js';
+import { MarketHistory } from './front/market-history.js';
+import { AccountHistoryReader } from '../engine/store/history-account.js';
+import { historyReadRoutes } from './routes/history-reads.js';
 
 const { config } = workerData as HistoryWorkerData;
 const history = new MarketHistory(config.dataDir);
