@@ -120,7 +120,7 @@ export interface ServerConfig {
   dataDir: string;
   frontThreads: number;
   /**
-   * Threads per front thread that serve account history queries (a piscina pool), so that a long
+   * Threads per front thread that serve the history routes (a piscina pool), so that a long
    * history read does not hold up the front thread's other requests; 0 serves them on the front
    * thread itself.
    */

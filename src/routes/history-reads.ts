@@ -1,5 +1,6 @@
-// The account history routes: GET routes that only read the signer's history from LMDB (orders,
-// fills, dust, borrow/lend, interest, funding, positions, settlements). A front thread serves them
+// The history routes: GET routes that only read history from LMDB — the signer's (orders, fills,
+// dust, borrow/lend, interest, funding, positions, settlements) and the lend pools' hourly samples
+// (public, up to a year of every pool in one request). A front thread serves them
 // on its history pool (front/history-pool.ts) when it has one, so that a long read (a page of 1,000
 // fills, or an offset deep into an account's history) does not hold up the thread's other requests;
 // the pool's threads build the same routes over their own reader (src/history-thread.ts).
@@ -7,6 +8,7 @@
 import type { Route } from '../front/http.js';
 import type { FrontContext } from '../front/context.js';
 import { borrowLendHistoryRoutes } from './borrow-lend-history.js';
+import { borrowLendMarketHistoryRoutes } from './borrow-lend-market-history.js';
 import { fundingHistoryRoutes } from './funding-history.js';
 import { historyRoutes } from './history.js';
 import { perpHistoryRoutes } from './perp-history.js';
@@ -14,8 +16,8 @@ import { perpHistoryRoutes } from './perp-history.js';
 /** What the history routes read: the configuration, its look-ups and the account history. */
 export type HistoryFront = Pick<FrontContext, 'config' | 'marketsBySymbol' | 'assetsBySymbol' | 'accountHistory'>;
 
-/** Every account history route; each reads only what HistoryFront holds. */
+/** Every history route; each reads only what HistoryFront holds. */
 export function historyReadRoutes(front: HistoryFront): Route[] {
   const f = front as FrontContext;
-  return [...historyRoutes(f), ...borrowLendHistoryRoutes(f), ...fundingHistoryRoutes(f), ...perpHistoryRoutes(f)];
+  return [...historyRoutes(f), ...borrowLendHistoryRoutes(f), ...fundingHistoryRoutes(f), ...perpHistoryRoutes(f), ...borrowLendMarketHistoryRoutes(f)];
 }

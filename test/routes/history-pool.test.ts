@@ -1,11 +1,11 @@
 // Account history served by the front threads' history pools (--history-threads, piscina) against
 // the same history served on the front threads themselves (--history-threads 0): the same data
 // directory, read by one server of each kind in turn, gives the same answers for every history
-// route, refusals of bad parameters (checked on the pool's side) included, and stays visible to
+// route (the signer's, and the lend pools' public samples), refusals of bad parameters (checked on the pool's side) included, and stays visible to
 // reads right after a new order is acknowledged.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
+import { createTestAccount, get, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
 
 const BASE_ARGS = ['--no-demo', '--front-threads', '2', '--speed-bump-ms', '0'];
 
@@ -51,6 +51,16 @@ describe('account history on the history pool', () => {
     }
     return answers;
   };
+  /** The public history route: the lend pools' samples, and a refused interval. */
+  const PUBLIC_READS = ['/api/v1/borrowLend/markets/history?interval=1year', '/api/v1/borrowLend/markets/history?interval=1y'];
+  const readPublic = async (): Promise<Array<{ status: number; body: unknown }>> => {
+    const answers = [];
+    for (const path of PUBLIC_READS) {
+      const r = await get(server!.base, path);
+      answers.push({ status: r.status, body: r.body });
+    }
+    return answers;
+  };
 
   beforeAll(async () => {
     server = await startServer({ dataDir, args: [...BASE_ARGS, '--history-threads', '0'] });
@@ -69,7 +79,8 @@ describe('account history on the history pool', () => {
   });
 
   it('answers every history route as the front thread does, refusals included, and sees an order as soon as it is acknowledged', async () => {
-    const onFront = { maker: await readAll(maker), taker: await readAll(taker) };
+    const onFront = { maker: await readAll(maker), taker: await readAll(taker), pools: await readPublic() };
+    expect(onFront.pools.map((a) => a.status)).toEqual([200, 400]);
     // The reads found something to compare: fills for both sides, and the three refusals.
     expect((onFront.taker[0].body as unknown[]).length).toBe(3);
     expect((onFront.maker[0].body as unknown[]).length).toBe(3);
@@ -80,8 +91,9 @@ describe('account history on the history pool', () => {
     server = await startServer({ dataDir, args: [...BASE_ARGS, '--history-threads', '2'] });
     expect(await readAll(maker)).toEqual(onFront.maker);
     expect(await readAll(taker)).toEqual(onFront.taker);
+    expect(await readPublic()).toEqual(onFront.pools);
     // Every one of those reads was answered by a pool, the refusals too.
-    expect(await poolReads(server)).toBe(2 * READS.length);
+    expect(await poolReads(server)).toBe(2 * READS.length + PUBLIC_READS.length);
 
     // Read right after the acknowledgement: the pool's thread sees what was durable when it was sent.
     const placed = await signed(server.base, taker, 'POST', '/api/v1/order', 'orderExecute', { symbol: 'SOL_USDC', side: 'Bid', orderType: 'Limit', price: '90', quantity: '1', clientId: 42 });
