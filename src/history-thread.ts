@@ -1,10 +1,11 @@
 // A thread of a front thread's history pool (front/history-pool.ts, run by piscina): it composes
-// the account history routes (routes/history-reads.ts) over its own LMDB reader of the same
-// environment and answers them as the front thread would. A task names the route by path and
-// carries the signer's account (0 on the public route) and the request's query; the handler runs against a
+// the history routes (routes/history-reads.ts) over its own LMDB reader of the same environment
+// and answers them as the front thread would. A task names the route by path and carries the
+// signer's account (0 on the public route) and the request's query; the handler runs against a
 // request context that keeps its answer (status, content type, Retry-After and body) instead of
-// writing to a socket, and the answer goes back to the front thread, which sends it. Authentication, rate limits and query parsing stay on
-// the front thread; the task's query has already passed them.
+// writing to a socket, and the answer goes back to the front thread, which sends it.
+// Authentication, rate limits and query parsing stay on the front thread; the task's query has
+// already passed them.
 
 import { workerData } from 'node:worker_threads';
 import type { HttpResponse } from 'uWebSockets.js';
