@@ -124,6 +124,7 @@ export const Errors = {
   invalidSignature: apiError(401, 'INVALID_SIGNATURE', 'Invalid signature'),
   engineBusy: apiError(503, 'TOO_MANY_REQUESTS', 'Engine is busy: the inbound queue is full, retry'),
   tooManyPending: apiError(503, 'TOO_MANY_REQUESTS', 'Too many requests in flight on this connection thread, retry'),
+  internal: apiError(500, 'SERVER_ERROR', 'Internal error'),
   historyBusy: apiError(503, 'TOO_MANY_REQUESTS', 'Too many history requests waiting on this connection thread, retry'),
   shuttingDown: apiError(503, 'MAINTENANCE', 'Server is shutting down'),
   /** What the engine answers while in maintenance, given at once by the front that knows it. */

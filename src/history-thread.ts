@@ -8,9 +8,8 @@
 // already passed them.
 
 import { workerData } from 'node:worker_threads';
-import type { HttpResponse } from 'uWebSockets.js';
 import type { HistoryAnswer, HistoryTask, HistoryWorkerData } from './front/history-pool.js';
-import type { RequestContext, Route } from './front/http.js';
+import { keptContext, type Route } from './front/http.js';
 import { MarketHistory } from './front/market-history.js';
 import { AccountHistoryReader } from '../engine/store/history-account.js';
 import { historyReadRoutes } from './routes/history-reads.js';
@@ -26,47 +25,17 @@ for (const route of historyReadRoutes({
   accountHistory,
 })) routes.set(route.path, route);
 
-/** A response that keeps what a handler writes (sendJson in http.ts: status, headers, end). */
-function capturing(): { res: HttpResponse; answer: Partial<HistoryAnswer> } {
-  const answer: Partial<HistoryAnswer> = {};
-  const res = {
-    cork(body: () => void) {
-      body();
-      return res;
-    },
-    writeStatus(line: string) {
-      answer.status = Number.parseInt(line, 10);
-      return res;
-    },
-    writeHeader(name: string, value: string) {
-      if (name === 'Content-Type') answer.contentType = value;
-      else if (name === 'Retry-After') answer.retryAfterS = Number(value);
-      return res;
-    },
-    end(body: string) {
-      answer.body = body;
-      return res;
-    },
-  };
-  return { res: res as unknown as HttpResponse, answer };
-}
-
 /** Answers one history request; throws for a path that is not a history route or a handler that did not answer. */
 export default function answer(task: HistoryTask): HistoryAnswer {
   const route = routes.get(task.path);
   if (route === undefined) throw new Error(`history worker: no history route ${task.path}`);
-  // Everything committed so far becomes visible (as the front thread's readers see it).
-  history.root.resetReadTxn();
-  const { res, answer: kept } = capturing();
-  const ctx: RequestContext = {
-    res, aborted: false, done: false, method: 'get', path: task.path, query: task.query,
-    apiKey: '', signature: '', timestamp: '', window: undefined, observer: null,
-  };
+  const { ctx, answer: kept } = keptContext(task.path, task.query);
   try {
     route.handle(ctx, { body: null, query: new URLSearchParams(task.query), accountId: task.accountId });
   } finally {
-    // An idle thread holds no snapshot: one kept open would pin every page freed after it, and the
-    // file would grow by each later write's copied pages.
+    // The read transaction ends with the request: the next one starts a fresh one and sees
+    // everything committed by then, and an idle thread holds no snapshot (one kept open would pin
+    // every page freed after it, and the file would grow by each later write's copied pages).
     history.root.resetReadTxn();
   }
   if (kept.status === undefined || kept.body === undefined || kept.contentType === undefined) throw new Error(`history worker: ${task.path} did not answer`);

@@ -1,5 +1,5 @@
-// A front thread's history pool: piscina threads (src/history-thread.ts) that answer the account
-// history routes (routes/history-reads.ts), so that a long history read — a page of 1,000 fills,
+// A front thread's history pool: piscina threads (src/history-thread.ts) that answer the history
+// routes (routes/history-reads.ts: the account history and the lend pools' samples), so that a long history read — a page of 1,000 fills,
 // or an offset deep into an account's history, milliseconds to a good part of a second — runs
 // beside the front thread instead of on it, and the thread's orders, cancels and market data are
 // not held up behind it. The front thread still authenticates, rate-limits and checks the query
@@ -91,7 +91,7 @@ export class HistoryPool {
           (error: unknown) => {
             this.metrics?.add('historyPoolWaiting', -1);
             this.onError(error);
-            sendError(ctx, { status: 500, code: 'SERVER_ERROR', message: 'Internal error' });
+            sendError(ctx, Errors.internal);
           },
         );
       },

@@ -101,6 +101,47 @@ export function sendJson(ctx: RequestContext, status: number, body: string, cont
   ctx.observer?.answered(ctx, status);
 }
 
+/** What a handler answered through sendJson on a keptContext. */
+export interface KeptAnswer {
+  status?: number;
+  contentType?: string;
+  retryAfterS?: number;
+  body?: string;
+}
+
+/**
+ * A GET request's context for running its route's handler away from a socket (a thread of a
+ * front thread's history pool): the response keeps what sendJson writes — the status, the content
+ * type, Retry-After and the body — in `answer`.
+ */
+export function keptContext(path: string, query: string): { ctx: RequestContext; answer: KeptAnswer } {
+  const answer: KeptAnswer = {};
+  const res = {
+    cork(body: () => void) {
+      body();
+      return res;
+    },
+    writeStatus(line: string) {
+      answer.status = Number.parseInt(line, 10);
+      return res;
+    },
+    writeHeader(name: string, value: string) {
+      if (name === 'Content-Type') answer.contentType = value;
+      else if (name === 'Retry-After') answer.retryAfterS = Number(value);
+      return res;
+    },
+    end(body: string) {
+      answer.body = body;
+      return res;
+    },
+  };
+  const ctx: RequestContext = {
+    res: res as unknown as HttpResponse, aborted: false, done: false, method: 'get', path, query,
+    apiKey: '', signature: '', timestamp: '', window: undefined, observer: null,
+  };
+  return { ctx, answer };
+}
+
 export function sendError(ctx: RequestContext, error: ApiError): void {
   sendJson(ctx, error.status, errorBody(error), JSON_TYPE, error.retryAfterS);
 }
@@ -338,7 +379,7 @@ export function mountRoutes(
     } catch (error) {
       // A handler bug must not take the thread down: answer 500 and report it.
       onError(error);
-      sendError(ctx, { status: 500, code: 'SERVER_ERROR', message: 'Internal error' });
+      sendError(ctx, Errors.internal);
     }
   };
 

@@ -160,7 +160,7 @@ export function capitalTransferRoutes(front: FrontContext): Route[] {
         if ('status' in parsed) return sendError(ctx, parsed);
         void submitWithdrawal(front, ctx, input.accountId, parsed).catch((error: unknown) => {
           front.log.error({ err: error }, 'withdrawal failed');
-          sendError(ctx, apiError(500, 'SERVER_ERROR', 'Internal error'));
+          sendError(ctx, Errors.internal);
         });
       },
     },

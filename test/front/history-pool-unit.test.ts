@@ -7,29 +7,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 // The pool's threads load the built thread module (dist/src/history-thread.js); the pool comes from dist too.
 import { HistoryPool } from '../../dist/src/front/history-pool.js';
-import type { RequestContext, Route } from '../../src/front/http.js';
+import { keptContext, type Route } from '../../src/front/http.js';
 import { MarketHistory } from '../../src/front/market-history.js';
 import { AccountHistoryReader } from '../../engine/store/history-account.js';
 import { historyReadRoutes } from '../../src/routes/history-reads.js';
 import { removeDir, tempDataDir, waitUntil } from '../helpers/server.js';
 
-interface Answer {
-  status?: number;
-  body?: string;
-}
-
-/** A request context whose response keeps what is sent. */
-function context(path: string): { ctx: RequestContext; answer: Answer } {
-  const answer: Answer = {};
-  const res = {
-    cork(body: () => void) { body(); return res; },
-    writeStatus(line: string) { answer.status = Number.parseInt(line, 10); return res; },
-    writeHeader() { return res; },
-    end(body: string) { answer.body = body; return res; },
-  };
-  const ctx = { res, aborted: false, done: false, method: 'get', path, query: '', apiKey: '', signature: '', timestamp: '', window: undefined, observer: null } as unknown as RequestContext;
-  return { ctx, answer };
-}
+/** A request context whose response keeps what is sent (the one the pool's threads use). */
+const context = (path: string) => keptContext(path, '');
 
 describe('history pool', () => {
   const dataDir = tempDataDir();
