@@ -5,7 +5,8 @@
 // request context that keeps its answer (status, content type, Retry-After and body) instead of
 // writing to a socket, and the answer goes back to the front thread, which sends it.
 // Authentication, rate limits and query parsing stay on the front thread; the task's query has
-// already passed them.
+// already passed them. A task whose client went away while it waited (its cell of the shared
+// `abandoned` array set by the front thread) is answered null, without a read.
 
 import { workerData } from 'node:worker_threads';
 import type { HistoryAnswer, HistoryTask, HistoryWorkerData } from './front/history-pool.js';
@@ -14,7 +15,9 @@ import { MarketHistory } from './front/market-history.js';
 import { AccountHistoryReader } from '../engine/store/history-account.js';
 import { historyReadRoutes } from './routes/history-reads.js';
 
-const { config } = workerData as HistoryWorkerData;
+const data = workerData as HistoryWorkerData;
+const config = data.config;
+const abandoned = new Int32Array(data.abandoned);
 const history = new MarketHistory(config.dataDir);
 const accountHistory = new AccountHistoryReader(history.root, config.markets.length);
 const routes = new Map<string, Route>();
@@ -25,8 +28,12 @@ for (const route of historyReadRoutes({
   accountHistory,
 })) routes.set(route.path, route);
 
-/** Answers one history request; throws for a path that is not a history route or a handler that did not answer. */
-export default function answer(task: HistoryTask): HistoryAnswer {
+/**
+ * Answers one history request (null, unread, when its client has gone away); throws for a path
+ * that is not a history route or a handler that did not answer.
+ */
+export default function answer(task: HistoryTask): HistoryAnswer | null {
+  if (Atomics.load(abandoned, task.cell) !== 0) return null;
   const route = routes.get(task.path);
   if (route === undefined) throw new Error(`history worker: no history route ${task.path}`);
   const { ctx, answer: kept } = keptContext(task.path, task.query);

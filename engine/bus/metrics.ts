@@ -50,9 +50,9 @@ export const FRONT_STATE_NAMES = ['starting', 'serving', 'stopped'];
 const F = {
   ringFull: 0, tooManyPending: 1, rateLimited: 2, wsConnections: 3, wsSubscriptions: 4, wsMessagesSent: 5,
   wsSlowConsumers: 6, loopMeanUs: 7, loopP99Us: 8, loopMaxUs: 9, heartbeatMs: 10, state: 11,
-  historyPoolReads: 12, historyPoolWaiting: 13,
+  historyPoolReads: 12, historyPoolWaiting: 13, historyPoolAbandoned: 14,
 } as const;
-const FRONT_SCALARS = 14;
+const FRONT_SCALARS = 15;
 
 interface Layout {
   frontCount: number;
@@ -262,7 +262,7 @@ export class SharedMetrics {
 }
 
 /** The counters and gauges of a front thread's region that its code adds to. */
-export type FrontCounter = 'ringFull' | 'tooManyPending' | 'rateLimited' | 'wsConnections' | 'wsSubscriptions' | 'wsMessagesSent' | 'wsSlowConsumers' | 'historyPoolReads' | 'historyPoolWaiting';
+export type FrontCounter = 'ringFull' | 'tooManyPending' | 'rateLimited' | 'wsConnections' | 'wsSubscriptions' | 'wsMessagesSent' | 'wsSlowConsumers' | 'historyPoolReads' | 'historyPoolWaiting' | 'historyPoolAbandoned';
 
 /** Status label of a status slot (the last one: any other status). */
 export function statusLabel(statusIndex: number): string {

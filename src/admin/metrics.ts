@@ -193,6 +193,7 @@ function frontMetrics(registry: Registry, { shared, routeNames, replayGuard }: M
   frontCounter(registry, shared, 'exchange_ws_messages_sent_total', 'Stream messages sent to subscribers', 'wsMessagesSent');
   frontCounter(registry, shared, 'exchange_ws_slow_consumers_dropped_total', 'WebSocket connections closed for not reading fast enough', 'wsSlowConsumers');
   frontCounter(registry, shared, 'exchange_history_pool_reads_total', 'History requests answered by the front threads\' history pools', 'historyPoolReads');
+  frontCounter(registry, shared, 'exchange_history_pool_abandoned_total', 'History requests whose client went away while they waited for a history pool thread, not read', 'historyPoolAbandoned');
   frontGauge(registry, shared, 'exchange_history_pool_waiting', 'History requests handed to a history pool and not yet answered', 'historyPoolWaiting');
   new Gauge({
     name: 'exchange_replay_guard_live_slots', help: 'Signatures the replay guard holds whose window has not ended', registers: [registry],

@@ -5,6 +5,11 @@
 // not held up behind it. The front thread still authenticates, rate-limits and checks the query
 // of every request; the pool only reads and renders. With HISTORY_THREADS=0 there is no pool and
 // the same routes run on the front thread.
+//
+// A request whose client goes away while it waits for a thread is not read: its task carries a
+// cell of a shared array that the front thread sets when the connection aborts, and the pool
+// thread answers nothing for a task whose cell is set (piscina's own abort would end the thread
+// if the task had started, with its read transaction open).
 
 import { Piscina } from 'piscina';
 import type { ServerConfig } from '../config.js';
@@ -18,6 +23,8 @@ export interface HistoryTask {
   accountId: number;
   /** The request's query, as parsed and checked on the front thread (URLSearchParams text). */
   query: string;
+  /** The request's cell of HistoryWorkerData.abandoned: non-zero once its client went away. */
+  cell: number;
 }
 
 /** What the route answered on the pool thread, for the front thread to send. */
@@ -30,6 +37,8 @@ export interface HistoryAnswer {
 
 export interface HistoryWorkerData {
   config: ServerConfig;
+  /** One Int32 cell per request in flight (HistoryTask.cell), set by the front thread. */
+  abandoned: SharedArrayBuffer;
 }
 
 /** History requests a pool holds waiting for a thread, per thread; past it the front answers 503. */
@@ -39,6 +48,9 @@ export class HistoryPool {
   private readonly pool: Piscina;
   private readonly paths: Set<string>;
   private readonly maxQueue: number;
+  /** The cells of HistoryWorkerData.abandoned, and those no request in flight holds. */
+  private readonly abandoned: Int32Array;
+  private readonly freeCells: number[];
 
   /**
    * `threads` ≥ 1 running `workerFile` (src/history-thread.ts, built), which answers the routes of
@@ -49,7 +61,11 @@ export class HistoryPool {
     private readonly metrics?: FrontMetrics,
     maxQueue = HISTORY_QUEUE_PER_THREAD * threads,
   ) {
-    const workerData: HistoryWorkerData = { config };
+    // A cell for every request that can be in flight: the queue bound, and one running per thread.
+    const cells = maxQueue + threads;
+    this.abandoned = new Int32Array(new SharedArrayBuffer(cells * Int32Array.BYTES_PER_ELEMENT));
+    this.freeCells = Array.from({ length: cells }, (_, k) => cells - 1 - k);
+    const workerData: HistoryWorkerData = { config, abandoned: this.abandoned.buffer as SharedArrayBuffer };
     this.pool = new Piscina({
       filename: workerFile,
       workerData,
@@ -79,17 +95,31 @@ export class HistoryPool {
       handle: (ctx, input) => {
         // A bounded wait: a flood of history requests is refused, as the engine's queue refuses
         // orders when it is full, rather than held in memory without end.
-        if (this.pool.queueSize >= this.maxQueue) return sendError(ctx, Errors.historyBusy);
-        const task: HistoryTask = { path: route.path, accountId: input.accountId, query: input.query.toString() };
+        const cell = this.pool.queueSize >= this.maxQueue ? undefined : this.freeCells.pop();
+        if (cell === undefined) return sendError(ctx, Errors.historyBusy);
+        // A client already gone (while its body was read, say) is not read either.
+        Atomics.store(this.abandoned, cell, ctx.aborted ? 1 : 0);
+        ctx.onAborted = () => Atomics.store(this.abandoned, cell, 1);
+        const task: HistoryTask = { path: route.path, accountId: input.accountId, query: input.query.toString(), cell };
         this.metrics?.add('historyPoolWaiting');
-        (this.pool.run(task) as Promise<HistoryAnswer>).then(
+        const settled = (): void => {
+          ctx.onAborted = undefined;
+          this.freeCells.push(cell);
+          this.metrics?.add('historyPoolWaiting', -1);
+        };
+        (this.pool.run(task) as Promise<HistoryAnswer | null>).then(
           (answer) => {
-            this.metrics?.add('historyPoolWaiting', -1);
+            settled();
+            if (answer === null) {
+              // Not read: its client went away while it waited (nothing to send).
+              this.metrics?.add('historyPoolAbandoned');
+              return;
+            }
             this.metrics?.add('historyPoolReads');
             sendJson(ctx, answer.status, answer.body, answer.contentType, answer.retryAfterS);
           },
           (error: unknown) => {
-            this.metrics?.add('historyPoolWaiting', -1);
+            settled();
             this.onError(error);
             sendError(ctx, Errors.internal);
           },

@@ -57,6 +57,8 @@ export interface RequestContext {
   /** Set once the request was submitted to the engine: its answer counts as an acknowledgement. */
   engineBound?: boolean;
   observer?: RequestObserver | null;
+  /** Called once when the client goes away before the answer (after `aborted` is set). */
+  onAborted?: () => void;
 }
 
 /** Told about every answered request: counts it and writes the access log. */
@@ -340,6 +342,12 @@ function routeTable(routes: Route[], observer: RequestObserver | null): { table:
   return { table, paths, routeIndices };
 }
 
+/** The client went away before its answer: nothing more is written to it, and its wait (if any) is told. */
+function abortRequest(ctx: RequestContext): void {
+  ctx.aborted = true;
+  ctx.onAborted?.();
+}
+
 /**
  * Registers one dispatcher for all routes on `app`. `auth` is null on apps without signed routes
  * (the admin app); `limits`, when given, counts every request against its client address before
@@ -400,9 +408,7 @@ export function mountRoutes(
       closeAfterAnswer: hasBody(req),
       startedAtMs: observer ? performance.now() : 0, observer,
     };
-    res.onAborted(() => {
-      ctx.aborted = true;
-    });
+    res.onAborted(() => abortRequest(ctx));
     const limited = limits?.takeAddress(res.getRemoteAddress(), Date.now());
     if (limited) {
       sendError(ctx, limited);

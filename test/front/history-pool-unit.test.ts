@@ -1,13 +1,15 @@
 // The history pool (src/front/history-pool.ts) on its own, over an empty data directory, with the
 // server's pool thread (src/history-thread.ts): it replaces the handlers of the history routes only, answers them from its thread with the routes'
 // own answers (statuses and refusals included), refuses with 503 what would wait past its queue
-// bound, and answers 500 when its thread cannot answer a request.
+// bound, does not read a request whose client went away while it waited, and answers 500 when its
+// thread cannot answer a request.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 // The pool's threads load the built thread module (dist/src/history-thread.js); the pool comes from dist too.
 import { HistoryPool } from '../../dist/src/front/history-pool.js';
 import { keptContext, type Route } from '../../src/front/http.js';
+import type { FrontMetrics } from '../../src/front/front-metrics.js';
 import { MarketHistory } from '../../src/front/market-history.js';
 import { AccountHistoryReader } from '../../engine/store/history-account.js';
 import { historyReadRoutes } from '../../src/routes/history-reads.js';
@@ -73,6 +75,33 @@ describe('history pool', () => {
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
     for (const r of requests) if (r.answer.status === 503) expect(JSON.parse(r.answer.body!)).toMatchObject({ code: 'TOO_MANY_REQUESTS' });
     for (const r of requests) if (r.answer.status === 200) expect(r.answer.body).toBe('[]');
+  });
+
+  it('does not read a request whose client went away while it waited, and reads the others', async () => {
+    const counted = new Map<string, number>();
+    const metrics = { add: (name: string, delta = 1) => counted.set(name, (counted.get(name) ?? 0) + delta) };
+    const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e), metrics as unknown as FrontMetrics);
+    pools.push(pool);
+    const fills = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/fills')!;
+    // Handed over in one turn: the thread takes the first; the others wait behind it, and the
+    // clients of the second and third go away before the thread is free.
+    const requests = Array.from({ length: 4 }, () => context(fills.path));
+    for (const { ctx } of requests) fills.handle(ctx, { body: null, query: new URLSearchParams('limit=5'), accountId: 7 });
+    for (const { ctx } of requests.slice(1, 3)) {
+      ctx.aborted = true;
+      ctx.onAborted?.();
+    }
+    await waitUntil(() => (counted.get('historyPoolWaiting') === 0 ? true : undefined), 'every request settled');
+    expect(counted.get('historyPoolReads')).toBe(2);
+    expect(counted.get('historyPoolAbandoned')).toBe(2);
+    expect(requests.map((r) => r.answer.status)).toEqual([200, undefined, undefined, 200]);
+    // The cells are handed out again: the next request is read.
+    const next = context(fills.path);
+    fills.handle(next.ctx, { body: null, query: new URLSearchParams('limit=5'), accountId: 7 });
+    await waitUntil(() => next.answer.body, 'the next answer');
+    expect(next.answer.status).toBe(200);
+    expect(counted.get('historyPoolReads')).toBe(3);
+    expect(errors).toEqual([]);
   });
 
   it('answers 500 and reports the error when its threads cannot answer', async () => {

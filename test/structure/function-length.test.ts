@@ -17,7 +17,7 @@ const EXCEPTIONS: Record<string, number> = {
   'engine/shell/engine-worker.ts main': 120,
   'engine/shell/journal-worker.ts main': 126,
   'src/config.ts buildMarket': 90,
-  'src/front/http.ts mountRoutes': 85,
+  'src/front/http.ts mountRoutes': 83,
   'src/front-thread.ts main': 91,
   'src/main.ts main': 160,
 };
