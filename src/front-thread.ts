@@ -117,8 +117,9 @@ function seedReadModels(link: EngineLink, marketData: MarketData, streams: Strea
 }
 
 /**
- * The public routes, the account history ones answered by the thread's history pool when it has
- * one (--history-threads), and that pool.
+ * The public routes, the history ones (routes/history-reads.ts: account history, lend pool samples,
+ * public trades and klines) answered by the thread's history pool when it has one
+ * (--history-threads), and that pool.
  */
 function servedPublicRoutes(front: FrontContext): { routes: Route[]; historyPool: HistoryPool | null } {
   const routes = publicRoutes(front);
@@ -127,7 +128,8 @@ function servedPublicRoutes(front: FrontContext): { routes: Route[]; historyPool
   const paths = historyReadRoutes(front).map((route) => route.path);
   const workerFile = new URL('./history-thread.js', import.meta.url).href;
   const historyPool = new HistoryPool(front.config, threads, paths, workerFile, (error) => front.log.error({ err: error }, 'history read failed'), front.metrics);
-  return { routes: historyPool.serve(routes), historyPool };
+  const books = front.data.books;
+  return { routes: historyPool.serve(routes, () => books.map((book) => book.lastTradeId)), historyPool };
 }
 
 /** Closes the thread's LMDB environment, once the history pool's threads, which read it too, have stopped. */

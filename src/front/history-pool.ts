@@ -25,6 +25,11 @@ export interface HistoryTask {
   query: string;
   /** The request's cell of HistoryWorkerData.abandoned: non-zero once its client went away. */
   cell: number;
+  /**
+   * Each market's last trade id (by market id) as the front thread had seen it on the durable
+   * stream when it handed the request over: public trades and klines stop there, as on the front.
+   */
+  tradeIdBounds: number[];
 }
 
 /** What the route answered on the pool thread, for the front thread to send. */
@@ -83,13 +88,14 @@ export class HistoryPool {
 
   /**
    * The routes with each history route's handler replaced by one that hands the request to the
-   * pool and sends the pool's answer; every other route as it was.
+   * pool and sends the pool's answer; every other route as it was. `tradeIdBounds` gives each
+   * market's last trade id as the front thread has seen it (HistoryTask.tradeIdBounds).
    */
-  serve(routes: Route[]): Route[] {
-    return routes.map((route) => (route.method === 'get' && this.paths.has(route.path) ? this.offloaded(route) : route));
+  serve(routes: Route[], tradeIdBounds: () => number[] = () => []): Route[] {
+    return routes.map((route) => (route.method === 'get' && this.paths.has(route.path) ? this.offloaded(route, tradeIdBounds) : route));
   }
 
-  private offloaded(route: Route): Route {
+  private offloaded(route: Route, tradeIdBounds: () => number[]): Route {
     return {
       ...route,
       handle: (ctx, input) => {
@@ -100,7 +106,7 @@ export class HistoryPool {
         // A client already gone (while its body was read, say) is not read either.
         Atomics.store(this.abandoned, cell, ctx.aborted ? 1 : 0);
         ctx.onAborted = () => Atomics.store(this.abandoned, cell, 1);
-        const task: HistoryTask = { path: route.path, accountId: input.accountId, query: input.query.toString(), cell };
+        const task: HistoryTask = { path: route.path, accountId: input.accountId, query: input.query.toString(), cell, tradeIdBounds: tradeIdBounds() };
         this.metrics?.add('historyPoolWaiting');
         const settled = (): void => {
           ctx.onAborted = undefined;

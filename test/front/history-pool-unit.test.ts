@@ -28,6 +28,8 @@ describe('history pool', () => {
     marketsBySymbol: new Map(config.markets.map((m) => [m.symbol, m])),
     assetsBySymbol: new Map(config.assets.map((a) => [a.symbol, a])),
     accountHistory: new AccountHistoryReader(history.root, config.markets.length),
+    history,
+    data: { books: config.markets.map(() => ({ lastTradeId: 0 })) },
   };
   const errors: unknown[] = [];
   const pools: HistoryPool[] = [];

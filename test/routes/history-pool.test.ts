@@ -1,7 +1,7 @@
 // Account history served by the front threads' history pools (--history-threads, piscina) against
 // the same history served on the front threads themselves (--history-threads 0): the same data
 // directory, read by one server of each kind in turn, gives the same answers for every history
-// route (the signer's, and the lend pools' public samples), refusals of bad parameters (checked on the pool's side) included, and stays visible to
+// route (the signer's, the lend pools' public samples, the public trades and klines), refusals of bad parameters (checked on the pool's side) included, and stays visible to
 // reads right after a new order is acknowledged.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,8 +51,15 @@ describe('account history on the history pool', () => {
     }
     return answers;
   };
-  /** The public history route: the lend pools' samples, and a refused interval. */
-  const PUBLIC_READS = ['/api/v1/borrowLend/markets/history?interval=1year', '/api/v1/borrowLend/markets/history?interval=1y'];
+  /**
+   * The public history routes: the lend pools' samples, and a refused interval; the market's
+   * trades, newest and paged, and a refused limit; its klines of the trades, and a refused interval.
+   */
+  const PUBLIC_READS = [
+    '/api/v1/borrowLend/markets/history?interval=1year', '/api/v1/borrowLend/markets/history?interval=1y',
+    '/api/v1/trades?symbol=SOL_USDC', '/api/v1/trades/history?symbol=SOL_USDC&offset=1&limit=2', '/api/v1/trades?symbol=SOL_USDC&limit=1001',
+    '/api/v1/klines?symbol=SOL_USDC&interval=1m&startTime=0', '/api/v1/klines?symbol=SOL_USDC&interval=7m&startTime=0',
+  ];
   const readPublic = async (): Promise<Array<{ status: number; body: unknown }>> => {
     const answers = [];
     for (const path of PUBLIC_READS) {
@@ -80,7 +87,11 @@ describe('account history on the history pool', () => {
 
   it('answers every history route as the front thread does, refusals included, and sees an order as soon as it is acknowledged', async () => {
     const onFront = { maker: await readAll(maker), taker: await readAll(taker), pools: await readPublic() };
-    expect(onFront.pools.map((a) => a.status)).toEqual([200, 400]);
+    expect(onFront.pools.map((a) => a.status)).toEqual([200, 400, 200, 200, 400, 200, 400]);
+    // The trades and klines read found the three trades (two of them on the paged read) and their candle.
+    expect((onFront.pools[2].body as unknown[]).length).toBe(3);
+    expect((onFront.pools[3].body as unknown[]).length).toBe(2);
+    expect(onFront.pools[5].body).toMatchObject([{ trades: '3' }]);
     // The reads found something to compare: fills for both sides, and the three refusals.
     expect((onFront.taker[0].body as unknown[]).length).toBe(3);
     expect((onFront.maker[0].body as unknown[]).length).toBe(3);
