@@ -1,10 +1,11 @@
 // A front thread's history pool: piscina threads (src/history-thread.ts) that answer the history
-// routes (routes/history-reads.ts: the account history and the lend pools' samples), so that a long history read — a page of 1,000 fills,
-// or an offset deep into an account's history, milliseconds to a good part of a second — runs
-// beside the front thread instead of on it, and the thread's orders, cancels and market data are
-// not held up behind it. The front thread still authenticates, rate-limits and checks the query
-// of every request; the pool only reads and renders. With HISTORY_THREADS=0 there is no pool and
-// the same routes run on the front thread.
+// routes (routes/history-reads.ts: the account history, the lend pools' samples, the public
+// trades and klines), so that a long history read — a page of 1,000 fills, or an offset deep into
+// an account's history, milliseconds to a good part of a second — runs beside the front thread
+// instead of on it, and the thread's orders, cancels and market data are not held up behind it.
+// The front thread still authenticates, rate-limits and parses the query of every request; the
+// pool checks its parameters (the route's own handler), reads and renders. With HISTORY_THREADS=0
+// there is no pool and the same routes run on the front thread.
 //
 // A request whose client goes away while it waits for a thread is not read: its task carries a
 // cell of a shared array that the front thread sets when the connection aborts, and the pool
