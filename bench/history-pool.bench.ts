@@ -10,11 +10,12 @@
 // of its answer:
 //   quiet   nothing else runs: the baseline of the same mode, in the same round;
 //   loaded  a second connection meanwhile reads that account's fills, 1,000 a page (the most a
-//           page holds), back to back.
+//           page holds), back to back; with --read trades, the market's public trades instead,
+//           1,000 a page (GET /api/v1/trades/history, unsigned: the same trades).
 // Reported per mode: the orders' p50 and p99 quiet and loaded, the loaded ÷ quiet ratio, and the
 // history pages read per second meanwhile; medians over the rounds.
 //
-// Options: --rounds N (3), --orders N (400), --fills N (1000), --json PATH.
+// Options: --rounds N (3), --orders N (400), --fills N (1000), --read fills|trades (fills), --json PATH.
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,11 +32,12 @@ interface Options {
   rounds: number;
   orders: number;
   fills: number;
+  read: 'fills' | 'trades';
   json: string | null;
 }
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { rounds: 3, orders: 400, fills: 1000, json: null };
+  const o: Options = { rounds: 3, orders: 400, fills: 1000, read: 'fills', json: null };
   for (let i = 0; i < argv.length; i += 2) {
     const [name, value] = [argv[i], argv[i + 1]];
     if (value === undefined) throw new Error(`${name} needs a value`);
@@ -43,6 +45,7 @@ function parseOptions(argv: string[]): Options {
     else if (name === '--orders') o.orders = Number(value);
     else if (name === '--fills') o.fills = Number(value);
     else if (name === '--json') o.json = value;
+    else if (name === '--read' && (value === 'fills' || value === 'trades')) o.read = value;
     else throw new Error(`unknown option ${name}`);
   }
   for (const n of [o.rounds, o.orders, o.fills]) if (!(Number.isInteger(n) && n > 0)) throw new Error('--rounds, --orders and --fills take positive whole numbers');
@@ -61,6 +64,16 @@ function send(conn: HttpConnection, signer: Signer, method: string, path: string
   const headers = signer.headers(instruction, params, timestamp());
   const query = method === 'GET' && Object.keys(params).length > 0 ? `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}` : '';
   const bytes = requestBytes(method, path + query, HOST, headers, method === 'GET' ? undefined : JSON.stringify(params));
+  return new Promise((resolvePromise, reject) => {
+    conn.onError = reject;
+    const started = performance.now();
+    conn.request(bytes, (status, body) => resolvePromise({ status, body: body.toString('utf8'), ms: performance.now() - started }));
+  });
+}
+
+/** One unsigned GET, answered: its status, body and latency (ms, write to last byte). */
+function get(conn: HttpConnection, path: string): Promise<{ status: number; body: string; ms: number }> {
+  const bytes = requestBytes('GET', path, HOST, {}, undefined);
   return new Promise((resolvePromise, reject) => {
     conn.onError = reject;
     const started = performance.now();
@@ -108,7 +121,13 @@ async function orderSeries(conn: HttpConnection, quoter: Signer, orders: number)
   return { p50: percentile(times, 0.5), p99: percentile(times, 0.99) };
 }
 
-async function measureMode(dataDir: string, historyThreads: number, reader: Signer, quoter: Signer, orders: number): Promise<ModeRound> {
+/** One page of 1,000 of what the second connection reads: the reader's fills, or the market's public trades. */
+function readPage(conn: HttpConnection, reader: Signer, read: Options['read']): Promise<string> {
+  if (read === 'trades') return expectOk(get(conn, '/api/v1/trades/history?symbol=SOL_USDC&limit=1000'), 'trades page');
+  return expectOk(send(conn, reader, 'GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', { limit: 1000 }), 'history page');
+}
+
+async function measureMode(dataDir: string, historyThreads: number, reader: Signer, quoter: Signer, orders: number, read: Options['read']): Promise<ModeRound> {
   const [port, adminPort] = [await freePort(), await freePort()];
   const server: Child = await startExchange(ROOT, port, adminPort, dataDir, 1, ['--history-threads', String(historyThreads)]);
   try {
@@ -121,7 +140,7 @@ async function measureMode(dataDir: string, historyThreads: number, reader: Sign
     const started = performance.now();
     const loop = (async () => {
       while (reading) {
-        await expectOk(send(history, reader, 'GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', { limit: 1000 }), 'history page');
+        await readPage(history, reader, read);
         pages++;
       }
     })();
@@ -152,6 +171,8 @@ async function fillHistory(dataDir: string, fills: number): Promise<{ reader: Si
     }
     const page = JSON.parse(await expectOk(send(conn, reader, 'GET', '/wapi/v1/history/fills', 'fillHistoryQueryAll', { limit: 1000 }), 'history check')) as unknown[];
     if (page.length !== Math.min(fills, 1000)) throw new Error(`the reader has ${page.length} fills on its first page, not ${Math.min(fills, 1000)}`);
+    const trades = JSON.parse(await readPage(conn, reader, 'trades')) as unknown[];
+    if (trades.length !== Math.min(fills, 1000)) throw new Error(`the market has ${trades.length} trades on its first page, not ${Math.min(fills, 1000)}`);
     conn.close();
     return { reader, quoter };
   } finally {
@@ -173,7 +194,7 @@ async function main(): Promise<void> {
     for (let r = 0; r < o.rounds; r++) {
       const order = r % 2 === 0 ? [0, 1] : [1, 0];
       for (const m of order) {
-        const result = await measureMode(dataDir, modes[m].threads, reader, quoter, o.orders);
+        const result = await measureMode(dataDir, modes[m].threads, reader, quoter, o.orders, o.read);
         rounds[m].push(result);
         log(`round ${r + 1} ${modes[m].name}: quiet p50 ${fmt(result.quiet.p50)} p99 ${fmt(result.quiet.p99)}; loaded p50 ${fmt(result.loaded.p50)} p99 ${fmt(result.loaded.p99)}; ${result.pagesPerS.toFixed(0)} history pages/s`);
       }
@@ -186,7 +207,7 @@ async function main(): Promise<void> {
       const l99 = median(rs.map((x) => x.loaded.p99));
       return { mode: mode.name, q50, q99, l50, l99, ratio50: median(rs.map((x) => x.loaded.p50 / x.quiet.p50)), ratio99: median(rs.map((x) => x.loaded.p99 / x.quiet.p99)), pages: median(rs.map((x) => x.pagesPerS)) };
     });
-    console.log(`Measured ${new Date().toISOString().slice(0, 10)} (load average ${loadavg()[0].toFixed(2)} at the end) with \`node dist/bench/history-pool.bench.js --rounds ${o.rounds} --orders ${o.orders} --fills ${o.fills}\`: one front thread; per round and mode ${o.orders} signed requests one at a time (post-only bid, cancel), quiet and while a second connection reads pages of 1,000 fills back to back; medians of ${o.rounds} rounds, the modes taking turns at going first.\n`);
+    console.log(`Measured ${new Date().toISOString().slice(0, 10)} (load average ${loadavg()[0].toFixed(2)} at the end) with \`node dist/bench/history-pool.bench.js --rounds ${o.rounds} --orders ${o.orders} --fills ${o.fills} --read ${o.read}\`: one front thread; per round and mode ${o.orders} signed requests one at a time (post-only bid, cancel), quiet and while a second connection reads pages of 1,000 ${o.read === 'trades' ? 'public trades' : 'fills'} back to back; medians of ${o.rounds} rounds, the modes taking turns at going first.\n`);
     console.log('| history routes answered | orders quiet p50 / p99 | orders under history reads p50 / p99 | loaded ÷ quiet, p50 / p99 (per-round median) | history pages/s meanwhile |');
     console.log('| --- | --- | --- | --- | ---: |');
     for (const r of rows) console.log(`| ${r.mode} | ${fmt(r.q50)} / ${fmt(r.q99)} | ${fmt(r.l50)} / ${fmt(r.l99)} | ${r.ratio50.toFixed(2)}× / ${r.ratio99.toFixed(2)}× | ${r.pages.toFixed(0)} |`);
