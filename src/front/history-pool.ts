@@ -54,6 +54,9 @@ export class HistoryPool {
   private readonly pool: Piscina;
   private readonly paths: Set<string>;
   private readonly maxQueue: number;
+  /** Unsigned requests (public trades, klines, lend pool samples) in flight, and their bound. */
+  private publicInFlight = 0;
+  private readonly maxPublic: number;
   /** The cells of HistoryWorkerData.abandoned, and those no request in flight holds. */
   private readonly abandoned: Int32Array;
   private readonly freeCells: number[];
@@ -85,6 +88,9 @@ export class HistoryPool {
     this.pool.on('error', onError);
     this.paths = new Set(paths);
     this.maxQueue = maxQueue;
+    // Unsigned reads may hold at most half the queue (at least one), so that a flood of them,
+    // from anyone, still leaves signed history reads room to wait.
+    this.maxPublic = Math.max(1, Math.floor(maxQueue / 2));
   }
 
   /**
@@ -97,19 +103,23 @@ export class HistoryPool {
   }
 
   private offloaded(route: Route, tradeIdBounds: () => number[]): Route {
+    const unsigned = route.instruction === undefined;
     return {
       ...route,
       handle: (ctx, input) => {
         // A bounded wait: a flood of history requests is refused, as the engine's queue refuses
         // orders when it is full, rather than held in memory without end.
-        const cell = this.pool.queueSize >= this.maxQueue ? undefined : this.freeCells.pop();
+        const full = this.pool.queueSize >= this.maxQueue || (unsigned && this.publicInFlight >= this.maxPublic);
+        const cell = full ? undefined : this.freeCells.pop();
         if (cell === undefined) return sendError(ctx, Errors.historyBusy);
+        if (unsigned) this.publicInFlight++;
         // A client already gone (while its body was read, say) is not read either.
         Atomics.store(this.abandoned, cell, ctx.aborted ? 1 : 0);
         ctx.onAborted = () => Atomics.store(this.abandoned, cell, 1);
         const task: HistoryTask = { path: route.path, accountId: input.accountId, query: input.query.toString(), cell, tradeIdBounds: tradeIdBounds() };
         this.metrics?.add('historyPoolWaiting');
         const settled = (): void => {
+          if (unsigned) this.publicInFlight--;
           ctx.onAborted = undefined;
           this.freeCells.push(cell);
           this.metrics?.add('historyPoolWaiting', -1);

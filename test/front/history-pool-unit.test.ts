@@ -1,7 +1,7 @@
 // The history pool (src/front/history-pool.ts) on its own, over an empty data directory, with the
 // server's pool thread (src/history-thread.ts): it replaces the handlers of the history routes only, answers them from its thread with the routes'
 // own answers (statuses and refusals included), refuses with 503 what would wait past its queue
-// bound, does not read a request whose client went away while it waited, and answers 500 when its
+// bound (for unsigned reads, half of it), does not read a request whose client went away while it waited, and answers 500 when its
 // thread cannot answer a request.
 
 import { afterAll, describe, expect, it } from 'vitest';
@@ -77,6 +77,31 @@ describe('history pool', () => {
     expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(1);
     for (const r of requests) if (r.answer.status === 503) expect(JSON.parse(r.answer.body!)).toMatchObject({ code: 'TOO_MANY_REQUESTS' });
     for (const r of requests) if (r.answer.status === 200) expect(r.answer.body).toBe('[]');
+  });
+
+  it('gives unsigned reads at most half its queue: past that they are refused, and a signed read still waits', async () => {
+    const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e), undefined, 4);
+    pools.push(pool);
+    const served = pool.serve(routes);
+    const trades = served.find((r) => r.path === '/api/v1/trades')!;
+    const fills = served.find((r) => r.path === '/wapi/v1/history/fills')!;
+    // Handed over in one turn: five public trade reads, then a signed fills read.
+    const unsigned = Array.from({ length: 5 }, () => context(trades.path));
+    for (const { ctx } of unsigned) trades.handle(ctx, { body: null, query: new URLSearchParams('symbol=SOL_USDC'), accountId: 0 });
+    const signedRead = context(fills.path);
+    fills.handle(signedRead.ctx, { body: null, query: new URLSearchParams(), accountId: 7 });
+    const all = [...unsigned, signedRead];
+    await waitUntil(() => (all.every((r) => r.answer.status !== undefined) ? true : undefined), 'every answer');
+    expect(unsigned.map((r) => r.answer.status)).toEqual([200, 200, 503, 503, 503]);
+    expect(unsigned[0].answer.body).toBe('[]');
+    expect(JSON.parse(unsigned[4].answer.body!)).toMatchObject({ code: 'TOO_MANY_REQUESTS' });
+    expect(signedRead.answer).toMatchObject({ status: 200, body: '[]' });
+    // Once they are answered, unsigned reads are taken again.
+    const later = context(trades.path);
+    trades.handle(later.ctx, { body: null, query: new URLSearchParams('symbol=SOL_USDC'), accountId: 0 });
+    await waitUntil(() => later.answer.body, 'the later answer');
+    expect(later.answer.status).toBe(200);
+    expect(errors).toEqual([]);
   });
 
   it('does not read a request whose client went away while it waited, and reads the others', async () => {
