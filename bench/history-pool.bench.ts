@@ -63,17 +63,16 @@ function timestamp(): number {
 function send(conn: HttpConnection, signer: Signer, method: string, path: string, instruction: string, params: Record<string, string | number | boolean>): Promise<{ status: number; body: string; ms: number }> {
   const headers = signer.headers(instruction, params, timestamp());
   const query = method === 'GET' && Object.keys(params).length > 0 ? `?${new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))}` : '';
-  const bytes = requestBytes(method, path + query, HOST, headers, method === 'GET' ? undefined : JSON.stringify(params));
-  return new Promise((resolvePromise, reject) => {
-    conn.onError = reject;
-    const started = performance.now();
-    conn.request(bytes, (status, body) => resolvePromise({ status, body: body.toString('utf8'), ms: performance.now() - started }));
-  });
+  return answered(conn, requestBytes(method, path + query, HOST, headers, method === 'GET' ? undefined : JSON.stringify(params)));
 }
 
 /** One unsigned GET, answered: its status, body and latency (ms, write to last byte). */
 function get(conn: HttpConnection, path: string): Promise<{ status: number; body: string; ms: number }> {
-  const bytes = requestBytes('GET', path, HOST, {}, undefined);
+  return answered(conn, requestBytes('GET', path, HOST, {}, undefined));
+}
+
+/** The request `bytes` written on `conn`, answered: its status, body and latency (ms, write to last byte). */
+function answered(conn: HttpConnection, bytes: Buffer): Promise<{ status: number; body: string; ms: number }> {
   return new Promise((resolvePromise, reject) => {
     conn.onError = reject;
     const started = performance.now();
