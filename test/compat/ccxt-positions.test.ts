@@ -4,10 +4,15 @@
 // ccxt version's parsePosition keeps the wire's decimal strings):
 // side from netCost's sign, contracts, entry and mark price, notional, unrealized and realized
 // PnL, the estimated liquidation price, IMF and MMF.
+// The file trades a perpetual and asserts its figures to the unit, so it starts clear of the wall
+// clock's next hour (the hour of engine time brings funding).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminCli, createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
+import { adminCli, clearOfTheHour, createTestAccount, hourGuardTimeout, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
 import { ccxtRest } from '../helpers/ccxt.js';
+
+/** A bound on this file's duration on a loaded machine (about 6 s alone). */
+const FILE_SPAN_MS = 60_000;
 
 const PERP = 'SOL/USDC:USDC';
 
@@ -20,6 +25,7 @@ describe('ccxt backpack perpetual positions against our server', () => {
   let long: ReturnType<typeof ccxtRest>;
 
   beforeAll(async () => {
+    await clearOfTheHour(FILE_SPAN_MS);
     // Index prices only from the operator, and fresh for a day: the marks below are exactly the ones set.
     server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0', '--no-index-default', '--index-max-age-ms', '86400000'] });
     shortAccount = await createTestAccount(server.adminPort, ['USDC=10000']);
@@ -29,7 +35,7 @@ describe('ccxt backpack perpetual positions against our server', () => {
     await short.loadMarkets();
     await long.loadMarkets();
     await adminCli(server.adminPort, ['set-index-price', 'SOL=100']);
-  });
+  }, hourGuardTimeout(FILE_SPAN_MS));
   afterAll(async () => {
     await server?.stop();
     removeDir(dataDir);

@@ -237,6 +237,28 @@ export async function get(base: string, path: string): Promise<ApiResponse> {
   return { status: response.status, body: parsed, text };
 }
 
+const HOUR_MS = 3_600_000;
+
+/**
+ * Waits, when the wall clock's next hour is less than `spanMs` away, until that hour has passed.
+ * The engine's hourly events (borrow and lend interest, perpetual funding, the lend pools' samples)
+ * fall on the hour of engine time, which is the wall clock: a test file that holds positions open
+ * and asserts balances to the unit must not span an hour's turn, so it calls this first with a
+ * bound on its own duration. It waits for the clock, a condition: it never waits unless the hour is
+ * near. The hook that calls it needs a timeout of `hourGuardTimeout(spanMs)`.
+ */
+export async function clearOfTheHour(spanMs: number): Promise<void> {
+  const untilHour = HOUR_MS - (Date.now() % HOUR_MS);
+  if (untilHour > spanMs) return;
+  const past = Date.now() + untilHour + 1_000;
+  await waitUntil(() => (Date.now() >= past ? true : undefined), 'the hour to pass', untilHour + 10_000);
+}
+
+/** A hook timeout that covers `clearOfTheHour(spanMs)` and two minutes of the hook's own work. */
+export function hourGuardTimeout(spanMs: number): number {
+  return spanMs + 120_000;
+}
+
 /** Polls `probe` until it returns a value other than undefined, or fails after `timeoutMs`. */
 export async function waitUntil<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -4,12 +4,15 @@
 // in /wapi/v1/history/borrowLend, the positions history (/wapi/v1/history/borrowLend/positions)
 // and the markets history (/api/v1/borrowLend/markets/history), also through ccxt's implicit
 // methods. The hourly samples and the position rows are asserted by value in
-// test/store/borrow-lend-history.test.ts (an hour of engine time cannot pass here).
+// test/store/borrow-lend-history.test.ts, which sets engine time. The positions here are asserted
+// without interest, so the file starts clear of the wall clock's next hour.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ccxtRest } from '../helpers/ccxt.js';
-import { adminCli, createTestAccount, get, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
+import { adminCli, clearOfTheHour, createTestAccount, get, hourGuardTimeout, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
 
+/** A bound on this file's duration on a loaded machine (about 6 s alone). */
+const FILE_SPAN_MS = 60_000;
 const LIQUIDATION_PATH = '/api/v1/borrowLend/position/liquidationPrice';
 const b64 = (payload: unknown): string => Buffer.from(JSON.stringify(payload)).toString('base64');
 
@@ -19,6 +22,7 @@ describe('borrow/lend history and estimate routes', () => {
   let holder: TestAccount;
   let saver: TestAccount;
   beforeAll(async () => {
+    await clearOfTheHour(FILE_SPAN_MS);
     server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '1', '--index-max-age-ms', '3600000'] });
     const lender = await createTestAccount(server.adminPort, ['USDC=10000']);
     holder = await createTestAccount(server.adminPort, ['SOL=10']);
@@ -28,7 +32,7 @@ describe('borrow/lend history and estimate routes', () => {
       expect((await signed(server.base, account, 'PATCH', '/api/v1/account', 'accountUpdate', { leverageLimit: '10' })).status).toBe(200);
     }
     await adminCli(server.adminPort, ['set-index-price', 'SOL=100']);
-  });
+  }, hourGuardTimeout(FILE_SPAN_MS));
   afterAll(async () => {
     await server?.stop();
     removeDir(dataDir);

@@ -4,13 +4,16 @@
 // history, the venue's error codes, and the same reads through ccxt's implicit methods (ccxt's
 // backpack has no unified borrow/lend methods: fetchBorrowRate and the like are not offered).
 // A restart keeps the positions (journal replay). Interest is tested in the engine
-// (engine-borrow-lend.test.ts): it accrues on the hour of engine time.
+// (engine-borrow-lend.test.ts): it accrues on the hour of engine time, so the file starts clear of
+// the wall clock's next hour and its figures are exact.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestAccount, get, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
+import { clearOfTheHour, createTestAccount, get, hourGuardTimeout, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
 import { ccxtRest } from '../helpers/ccxt.js';
 
 const SERVER_ARGS = ['--no-demo', '--front-threads', '1'];
+/** A bound on this file's duration, a restart included, on a loaded machine (about 10 s alone). */
+const FILE_SPAN_MS = 60_000;
 
 /** The default USDC pool's parameters as the markets endpoint shows them (proposed defaults, README). */
 const USDC_PARAMETERS = {
@@ -24,12 +27,13 @@ describe('borrow/lend routes', () => {
   let lender: TestAccount;
   let borrower: TestAccount;
   beforeAll(async () => {
+    await clearOfTheHour(FILE_SPAN_MS);
     server = await startServer({ dataDir, args: SERVER_ARGS });
     lender = await createTestAccount(server.adminPort, ['USDC=10000']);
     borrower = await createTestAccount(server.adminPort, ['USDC=100']);
     // 10× leverage: a borrow's IMF is then the pool's 0.1 (at the default 1× it would be 1).
     expect((await signed(server.base, borrower, 'PATCH', '/api/v1/account', 'accountUpdate', { leverageLimit: '10' })).status).toBe(200);
-  });
+  }, hourGuardTimeout(FILE_SPAN_MS));
   afterAll(async () => {
     await server?.stop();
     removeDir(dataDir);

@@ -3,9 +3,14 @@
 // (open or closed, newest first), the settlements each fill made (realized PnL, futures fees),
 // and the filters, with their refusals; and the marketType filter of the order and fill history and
 // the open orders, which selects the markets of each type.
+// The file holds perpetual positions and asserts every settlement by value, so it starts clear of
+// the wall clock's next hour (the hour of engine time brings funding).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminCli, createTestAccount, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
+import { adminCli, clearOfTheHour, createTestAccount, hourGuardTimeout, removeDir, signed, startServer, tempDataDir, type RunningServer, type TestAccount } from '../helpers/server.js';
+
+/** A bound on this file's duration on a loaded machine (about 5 s alone). */
+const FILE_SPAN_MS = 60_000;
 
 const ORDER = { symbol: 'SOL_USDC_PERP', orderType: 'Limit' };
 
@@ -23,6 +28,7 @@ describe('perpetual position and settlement history', () => {
   const settlements = async (account: TestAccount, query: Record<string, string> = {}) => signed(server.base, account, 'GET', '/wapi/v1/history/settlement', 'settlementHistoryQueryAll', query);
 
   beforeAll(async () => {
+    await clearOfTheHour(FILE_SPAN_MS);
     server = await startServer({ dataDir, args: ['--no-demo', '--front-threads', '1', '--speed-bump-ms', '0', '--no-index-default', '--index-max-age-ms', '86400000'] });
     maker = await createTestAccount(server.adminPort, ['USDC=10000', 'SOL=10']);
     taker = await createTestAccount(server.adminPort, ['USDC=10000']);
@@ -40,7 +46,7 @@ describe('perpetual position and settlement history', () => {
     await order(taker, { symbol: 'SOL_USDC', side: 'Bid', price: '20', quantity: '1', timeInForce: 'IOC' });
     await order(maker, { symbol: 'SOL_USDC', side: 'Bid', price: '19', quantity: '1', postOnly: true });
     await order(maker, { side: 'Bid', price: '90', quantity: '1', postOnly: true });
-  });
+  }, hourGuardTimeout(FILE_SPAN_MS));
   afterAll(async () => {
     await server?.stop();
     removeDir(dataDir);

@@ -5,15 +5,17 @@
 // journal records the two in order, each with the sequence after which it took effect. Later
 // restarts, after a clean stop and after a kill, replay to the state hash the server stopped at,
 // from the snapshot taken in each of the three eras (so replay crosses none, one or both
-// boundaries) and from the first record.
+// boundaries) and from the first record. The file holds a borrow and a perpetual position open and
+// compares balances to the unit across restarts, so it starts clear of the wall clock's next hour
+// (the hour of engine time brings interest and funding).
 
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MARKETS } from '../../src/config.js';
 import { LmdbJournalStore } from '../../engine/store/journal-store.js';
 import { CLEAN_STOP_KEY, readConfigChanges } from '../../engine/store/journal-layout.js';
-import { adminCli, createTestAccount, removeDir, signed, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount } from '../helpers/server.js';
+import { adminCli, clearOfTheHour, createTestAccount, hourGuardTimeout, removeDir, signed, startServer, tempDataDir, waitUntil, type RunningServer, type TestAccount } from '../helpers/server.js';
 
 const ARGS = [
   '--no-demo', '--front-threads', '1', '--speed-bump-ms', '0', '--no-index-default', '--index-max-age-ms', '86400000',
@@ -40,12 +42,16 @@ async function snapshot(server: RunningServer): Promise<number> {
   return snapshotSeq;
 }
 
+/** A bound on this file's duration on a loaded machine (about a minute alone). */
+const FILE_SPAN_MS = 240_000;
+
 const snapshotPath = (dir: string, seq: number) => join(dir, 'snapshots', `${String(seq).padStart(16, '0')}.snap`);
 
 describe('a data directory upgraded through spot, spot with margin, and spot with margin and perpetuals', () => {
   const dataDir = tempDataDir();
   const configDir = tempDataDir();
   let server: RunningServer | undefined;
+  beforeAll(() => clearOfTheHour(FILE_SPAN_MS), hourGuardTimeout(FILE_SPAN_MS));
   afterAll(async () => {
     await server?.stop('SIGKILL');
     removeDir(dataDir);
