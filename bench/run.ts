@@ -5,7 +5,8 @@
 //   signatureVerify  ed25519 verify: node:crypto (cached KeyObject) against sodium-native
 //                    against @noble/ed25519
 //   engineCore       the matching engine alone on exchange-core's command mix, against
-//                    nodejs-order-book fed the same stream, with a state-hash check
+//                    nodejs-order-book fed the same stream, with a state-hash check; then where
+//                    its latency tail comes from (records written, collections)
 //   journal          durable append rate, group-commit ack latency and replay rate, against raw
 //                    lmdb puts and reads
 //   journalWithAccountHistory  the journal worker's path with the account history sink,
@@ -21,6 +22,7 @@ import { runRingBench } from './ring.bench.js';
 import { runCodecBench } from './codec.bench.js';
 import { runVerifyBench } from './verify.bench.js';
 import { runEngineBench } from './engine.bench.js';
+import { runEngineTailBench } from './engine-tail.bench.js';
 import { runJournalBench } from './journal.bench.js';
 // Stream fan-out
 import { runFanoutBench } from './fanout.bench.js';
@@ -39,6 +41,8 @@ async function main(): Promise<void> {
   const verify = await runVerifyBench();
   process.stdout.write('engine core…\n');
   const engine = await runEngineBench();
+  process.stdout.write('engine latency tail…\n');
+  const engineTail = await runEngineTailBench();
   process.stdout.write('journal…\n');
   const journal = await runJournalBench();
   // Stream fan-out
@@ -68,6 +72,8 @@ ${verify.trim()}
 
 ${engine.trim()}
 
+${engineTail.trim()}
+
 ## Durable journal against raw lmdb (bench/journal.bench.ts)
 
 ${journal.trim()}
@@ -95,8 +101,8 @@ ${historySink.trim()}
   // before them (bench/journal-writer-callgrind.sh and alternating runs), and the record writers
   // through 32-bit words against the tree before (bench/layout-compare-callgrind.sh and
   // bench/layout-compare.sh), and the journal's run checksums against the tree before them
-  // (bench/journal-writer-callgrind.sh, bench/replay-callgrind.sh and alternating runs) are
-  // written elsewhere:
+  // (bench/journal-writer-callgrind.sh, bench/replay-callgrind.sh and alternating runs), and a
+  // cheaper output digest measured on a copy of the build, are written elsewhere:
   // carry them over. So is the summary against the performance targets, written by hand from
   // those sections' same-run figures, which stays at the top.
   let carried = '';
@@ -104,7 +110,7 @@ ${historySink.trim()}
   try {
     const previous = readFileSync(resultsPath, 'utf8');
     targets = namedSection(previous, 'targets');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers', 'run-checksums', 'engine-caches', 'history-pool']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers', 'run-checksums', 'digest-lanes', 'engine-caches', 'history-pool']) {
       const section = namedSection(previous, name);
       if (section !== '') carried += `\n${section}\n`;
     }
