@@ -111,6 +111,8 @@ interface Run {
   /** Probe runs: ns per cycle (the median batch), and the cycle commands refused. */
   cycleNs: number;
   cycleRefused: number;
+  /** Commands of the variant's extra setup (idle accounts, the probe) refused: none may be. */
+  setupRefused: number;
 }
 
 /** Counts the results that are not Ok (the probe's commands must all pass). */
@@ -148,7 +150,8 @@ function runOnce(v: Variant): Run {
   const ex = new Exchange(v.config);
   let seq = 0;
   for (const c of v.stream.setup) { seq++; ex.apply(c, seq, seq, sink); }
-  for (const c of v.extraSetup) { seq++; ex.apply(c, seq, seq, sink); }
+  const setupSink = new RefusalSink();
+  for (const c of v.extraSetup) { seq++; ex.apply(c, seq, seq, setupSink); }
   const before = { trades: sink.trades, records: sink.records, moves: sink.moves };
   const s = v.stream;
   const cmd = newStreamCommand();
@@ -163,7 +166,7 @@ function runOnce(v: Variant): Run {
   const cpu = process.cpuUsage(cpu0);
   const counts = { trades: sink.trades - before.trades, records: sink.records - before.records, moves: sink.moves - before.moves };
   const probe = v.probe > 0 ? probeCycles(ex, v.probe, seq) : { cycleNs: 0, cycleRefused: 0 };
-  return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, hash: ex.stateHash(), ...counts, ...probe };
+  return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, hash: ex.stateHash(), ...counts, ...probe, setupRefused: setupSink.refused };
 }
 
 /** WARMUP + RUNS rounds, every variant once per round in an order rotating by round; the timed runs by variant. */
@@ -250,6 +253,7 @@ function measureScale(margin: EngineStream, failures: string[], log: (line: stri
   const runs = interleaved(variants, log);
   sameHashes(variants, runs, failures);
   if (runs.some((byRun) => byRun.some((r) => r.cycleRefused > 0))) failures.push('a probe cycle command was refused');
+  if (runs.some((byRun) => byRun.some((r) => r.setupRefused > 0))) failures.push('an idle account\'s setup command was refused (unfunded accounts would not load the check)');
   const [small, large] = [runs[0][0], runs[1][0]];
   if (small.records !== large.records || small.moves !== large.moves) {
     failures.push(`the margin stream writes other records with ${SCALE_ACCOUNTS} accounts (${large.records} against ${small.records}, moves ${large.moves} against ${small.moves})`);

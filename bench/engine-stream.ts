@@ -88,6 +88,14 @@ const SHORT_SIDE_SHARE = 0.75;
 /** What each pool supplier (accounts 1, 4, 7, …) lends of each asset at setup. */
 const POOL_LEND_UNITS = 1e11;
 /**
+ * An idle account's deposit of each asset and an idle lender's lend (idleAccountCommands): small
+ * enough that 100,000 idle accounts' deposits and the stream's own stay within the ledger's exact
+ * range of an asset's total (2^53 units; a deposit past it is refused with AmountOutOfRange), so
+ * every idle account is funded.
+ */
+const IDLE_DEPOSIT = 5e10;
+const IDLE_LEND_UNITS = 1e10;
+/**
  * SOL's decimals in the margin configuration: with 3, one SOL is 1,000 base units, so the index of
  * 100 USDC (INDEX_PRICE_E9) values a base unit at START_PRICE quote units, the book's own price
  * (at 9 decimals that index would pass the safe-integer range). Decimals change nothing else here.
@@ -321,9 +329,9 @@ export function idleAccountCommands(first: number, last: number): Command[] {
     out.push(c);
   }
   for (let a = first; a <= last; a++) {
-    out.push(slotOf(CommandKind.Deposit, a, QUOTE_ASSET, QUOTE_DEPOSIT), slotOf(CommandKind.Deposit, a, BASE_ASSET, BASE_DEPOSIT));
+    out.push(slotOf(CommandKind.Deposit, a, QUOTE_ASSET, IDLE_DEPOSIT), slotOf(CommandKind.Deposit, a, BASE_ASSET, IDLE_DEPOSIT));
     if (a % 10 === 0) for (const assetId of [QUOTE_ASSET, BASE_ASSET]) {
-      const lend = slotOf(CommandKind.BorrowLend, a, assetId, POOL_LEND_UNITS);
+      const lend = slotOf(CommandKind.BorrowLend, a, assetId, IDLE_LEND_UNITS);
       lend.side = BorrowLendSide.Lend as number;
       out.push(lend);
     }

@@ -1,0 +1,91 @@
+// The hourly interest's pause: the one engine command that finds the borrow/lend interest timer
+// due (every pool accrues an hour for each account holding a position, the pools are sampled, the
+// throttle steps, every borrower's margin is reviewed) against the same command one engine-µs
+// later, when nothing is due: the baseline, in the same engine, hour after hour.
+//
+//   margin stream's setup (1,000 trading accounts, index prices, pool suppliers)
+//   + idle accounts up to N: funded, every tenth lending both assets, every tenth (offset 5) borrowing SOL
+//     │
+//     ▼  for each of HOURS hours: a Deposit at hour h + 1 µs (the timer is due), the same Deposit 1 µs later
+//   median time of each, the records the first wrote
+//
+// At N = 1,000 (the stream's own accounts only), 10,000 and 100,000 (ENGINE_HOURLY_ACCOUNTS).
+// A throwaway engine of the smallest size runs first, so the measured ones run optimised code.
+//
+// Run: `npx tsc -p tsconfig.json && node dist/bench/engine-hourly.bench.js`
+
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { SLOT_BYTES, decodeRecord, recordType } from '../engine/bus/codec.js';
+import { RecordType, ResultCode, type RecordSink } from '../engine/bus/types.js';
+import { Exchange } from '../engine/core/exchange.js';
+import { HOUR_US } from '../engine/core/margin/borrow-lend.js';
+import { BENCH_ACCOUNTS, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
+import { median } from './engine.bench.js';
+import { SlotPlaces } from './slot-places.js';
+
+const SIZES = (process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000').split(',').map(Number);
+const HOURS = 12;
+const SEED = 20240601;
+
+/** Counts the results that are not Ok: no setup command may be refused (an unfunded account borrows nothing). */
+class RefusalCount implements RecordSink {
+  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES));
+  refused = 0;
+  claim(): number {
+    return 0;
+  }
+  written(at: number): void {
+    if (recordType(this.view, at) !== RecordType.Result) return;
+    const rec = decodeRecord(this.view, at);
+    if (rec.type === RecordType.Result && rec.code !== ResultCode.Ok) this.refused++;
+  }
+}
+
+interface Hourly { accounts: number; hourMs: number; plainMs: number; records: number }
+
+function measure(accounts: number): Hourly {
+  const config = benchMarginConfig({ maxAccounts: Math.max(accounts, BENCH_ACCOUNTS) });
+  const ex = new Exchange(config);
+  const places = new SlotPlaces(1024, SLOT_BYTES);
+  let seq = 0;
+  const setup = generateStream(SEED, 2_000, config, 'margin').setup;
+  for (const c of setup) { seq++; ex.apply(c, seq, seq, places); }
+  const refusals = new RefusalCount();
+  for (const c of idleAccountCommands(BENCH_ACCOUNTS + 1, accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
+  if (refusals.refused > 0) throw new Error(`${refusals.refused} idle account setup commands refused at ${accounts} accounts`);
+  // A deposit of the first account: a command that touches one balance and writes few records.
+  const deposit = idleAccountCommands(1, 1)[1];
+  const hour: number[] = [];
+  const plain: number[] = [];
+  const records: number[] = [];
+  for (let h = 1; h <= HOURS; h++) {
+    const due = h * HOUR_US + 1;
+    const before = places.records;
+    seq++;
+    let t0 = performance.now();
+    ex.apply(deposit, seq, due, places);
+    hour.push(performance.now() - t0);
+    records.push(places.records - before);
+    seq++;
+    t0 = performance.now();
+    ex.apply(deposit, seq, due + 1, places);
+    plain.push(performance.now() - t0);
+  }
+  return { accounts, hourMs: median(hour), plainMs: median(plain), records: median(records) };
+}
+
+export function runEngineHourlyBench(): string {
+  measure(Math.min(...SIZES)); // warm-up
+  let text = `### The hourly interest's pause (bench/engine-hourly.bench.ts; median of ${HOURS} hours each)\n\n`;
+  text += '| accounts | the command that finds the hour due | the same command 1 µs later (baseline) | ratio | records written at the hour |\n| ---: | ---: | ---: | ---: | ---: |\n';
+  for (const accounts of SIZES) {
+    const r = measure(accounts);
+    text += `| ${accounts.toLocaleString('en-US')} | ${r.hourMs.toFixed(3)} ms | ${(r.plainMs * 1000).toFixed(1)} µs | ${(r.hourMs / r.plainMs).toFixed(0)}× | ${r.records.toLocaleString('en-US')} |\n`;
+  }
+  return text;
+}
+
+if (process.argv[1] && pathToFileURL(process.argv[1]).href === import.meta.url) {
+  process.stdout.write(runEngineHourlyBench());
+}
