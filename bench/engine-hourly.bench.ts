@@ -16,31 +16,16 @@
 
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { SLOT_BYTES, decodeRecord, recordType } from '../engine/bus/codec.js';
-import { RecordType, ResultCode, type RecordSink } from '../engine/bus/types.js';
+import { SLOT_BYTES } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
 import { HOUR_US } from '../engine/core/margin/borrow-lend.js';
 import { BENCH_ACCOUNTS, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
 import { median } from './engine.bench.js';
-import { SlotPlaces } from './slot-places.js';
+import { RefusalCount, SlotPlaces } from './slot-places.js';
 
 const SIZES = (process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000').split(',').map(Number);
 const HOURS = 12;
 const SEED = 20240601;
-
-/** Counts the results that are not Ok: no setup command may be refused (an unfunded account borrows nothing). */
-class RefusalCount implements RecordSink {
-  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES));
-  refused = 0;
-  claim(): number {
-    return 0;
-  }
-  written(at: number): void {
-    if (recordType(this.view, at) !== RecordType.Result) return;
-    const rec = decodeRecord(this.view, at);
-    if (rec.type === RecordType.Result && rec.code !== ResultCode.Ok) this.refused++;
-  }
-}
 
 interface Hourly { accounts: number; hourMs: number; plainMs: number; records: number }
 
@@ -51,6 +36,7 @@ function measure(accounts: number): Hourly {
   let seq = 0;
   const setup = generateStream(SEED, 2_000, config, 'margin').setup;
   for (const c of setup) { seq++; ex.apply(c, seq, seq, places); }
+  // No setup command may be refused: an unfunded account borrows nothing.
   const refusals = new RefusalCount();
   for (const c of idleAccountCommands(BENCH_ACCOUNTS + 1, accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
   if (refusals.refused > 0) throw new Error(`${refusals.refused} idle account setup commands refused at ${accounts} accounts`);

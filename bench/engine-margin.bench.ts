@@ -44,9 +44,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { SLOT_BYTES, decodeRecord, recordType, slotFromCommand } from '../engine/bus/codec.js';
+import { SLOT_BYTES, recordType, slotFromCommand } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
-import { BorrowLendEvent, RecordType, ResultCode, type Command, type EngineConfig, type RecordSink } from '../engine/bus/types.js';
+import { BorrowLendEvent, RecordType, type Command, type EngineConfig, type RecordSink } from '../engine/bus/types.js';
 import { ModelExchange } from '../test/helpers/engine-model.js';
 import { fmtRate, gc, median } from './engine.bench.js';
 import { modelStateHash } from './engine-model-hash.js';
@@ -54,6 +54,7 @@ import {
   BENCH_ACCOUNTS, benchConfig, benchMarginConfig, decodeCommand, generateStream, idleAccountCommands, newStreamCommand, probeCycleCommands,
   probeSetupCommands, PROBE_LOTS, type EngineStream,
 } from './engine-stream.js';
+import { RefusalCount } from './slot-places.js';
 
 const OPS = Number(process.env.ENGINE_MARGIN_BENCH_OPS ?? 200_000);
 const RUNS = Number(process.env.ENGINE_MARGIN_BENCH_RUNS ?? 5);
@@ -115,24 +116,10 @@ interface Run {
   setupRefused: number;
 }
 
-/** Counts the results that are not Ok (the probe's commands must all pass). */
-class RefusalSink implements RecordSink {
-  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES));
-  refused = 0;
-  claim(): number {
-    return 0;
-  }
-  written(at: number): void {
-    if (recordType(this.view, at) !== RecordType.Result) return;
-    const rec = decodeRecord(this.view, at);
-    if (rec.type === RecordType.Result && rec.code !== ResultCode.Ok) this.refused++;
-  }
-}
-
 /** PROBE_BATCHES batches of PROBE_CYCLES probe cycles from `seq`; ns per cycle of the median batch, and the refusals. */
 function probeCycles(ex: Exchange, accountId: number, seq: number): { cycleNs: number; cycleRefused: number } {
   const cycle = probeCycleCommands(accountId);
-  const sink = new RefusalSink();
+  const sink = new RefusalCount();
   const batches: number[] = [];
   for (let b = 0; b < PROBE_BATCHES; b++) {
     const t0 = process.hrtime.bigint();
@@ -150,7 +137,7 @@ function runOnce(v: Variant): Run {
   const ex = new Exchange(v.config);
   let seq = 0;
   for (const c of v.stream.setup) { seq++; ex.apply(c, seq, seq, sink); }
-  const setupSink = new RefusalSink();
+  const setupSink = new RefusalCount();
   for (const c of v.extraSetup) { seq++; ex.apply(c, seq, seq, setupSink); }
   const before = { trades: sink.trades, records: sink.records, moves: sink.moves };
   const s = v.stream;

@@ -1,6 +1,10 @@
 // Record places with no consumer behind them, for the benches that drive the engine without a
 // ring (engine-ceiling.bench.ts, engine-drive.ts): each record is written into the next of `count`
-// slots of `slotBytes`, round the buffer, and counted.
+// slots of `slotBytes`, round the buffer, and counted. RefusalCount takes every record into one
+// slot and counts the results that are not Ok (engine-margin.bench.ts, engine-hourly.bench.ts).
+
+import { SLOT_BYTES, decodeRecord, recordType } from '../engine/bus/codec.js';
+import { RecordType, ResultCode, type RecordSink } from '../engine/bus/types.js';
 
 export class SlotPlaces {
   readonly bytes: Uint8Array;
@@ -23,4 +27,20 @@ export class SlotPlaces {
   }
 
   written(): void {}
+}
+
+/** Every record into one slot; counts the results that are not Ok. */
+export class RefusalCount implements RecordSink {
+  readonly view = new DataView(new ArrayBuffer(SLOT_BYTES));
+  refused = 0;
+
+  claim(): number {
+    return 0;
+  }
+
+  written(at: number): void {
+    if (recordType(this.view, at) !== RecordType.Result) return;
+    const rec = decodeRecord(this.view, at);
+    if (rec.type === RecordType.Result && rec.code !== ResultCode.Ok) this.refused++;
+  }
 }
