@@ -25,18 +25,21 @@ export const FRACTION_ONE = 10n ** BigInt(FRACTION_DECIMALS);
 /** A fraction scaled by FRACTION_ONE (0.02 → 20_000_000_000n). */
 export type Fraction = bigint;
 
-/** floor(a / b) for any sign of a and b > 0 (bigint division truncates toward zero). */
+/**
+ * floor(a / b) for any sign of a and b > 0 (bigint division truncates toward zero). The remainder
+ * test is a multiplication, q × b ≠ a, not a second division (`%`): one division a call.
+ */
 export function floorDiv(a: bigint, b: bigint): bigint {
   assert(b > 0n, 'floorDiv by a non-positive divisor');
   const q = a / b;
-  return a % b !== 0n && a < 0n ? q - 1n : q;
+  return a < 0n && q * b !== a ? q - 1n : q;
 }
 
-/** ceil(a / b) for any sign of a and b > 0. */
+/** ceil(a / b) for any sign of a and b > 0; one division, as floorDiv. */
 export function ceilDiv(a: bigint, b: bigint): bigint {
   assert(b > 0n, 'ceilDiv by a non-positive divisor');
   const q = a / b;
-  return a % b !== 0n && a > 0n ? q + 1n : q;
+  return a > 0n && q * b !== a ? q + 1n : q;
 }
 
 /** floor(√n) for n ≥ 0, exact (Newton's iteration from above, in bigint). */

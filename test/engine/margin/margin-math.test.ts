@@ -40,6 +40,22 @@ describe('fixed-point helpers', () => {
     expect(isqrt(10n ** 40n + 1n)).toBe(10n ** 20n);
     expect([floorDiv(7n, 2n), floorDiv(-7n, 2n), floorDiv(-8n, 2n), floorDiv(0n, 5n)]).toEqual([3n, -4n, -4n, 0n]);
     expect([ceilDiv(7n, 2n), ceilDiv(-7n, 2n), ceilDiv(8n, 2n), ceilDiv(0n, 5n)]).toEqual([4n, -3n, 4n, 0n]);
+    // Against the definitions, over both signs, exact multiples and products past 2^64 (seeded):
+    // floor is the q with q·b ≤ a < (q + 1)·b, ceil the q with (q − 1)·b < a ≤ q·b.
+    let seed = 0x2545f491;
+    const next = (): bigint => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return BigInt(seed);
+    };
+    for (let i = 0; i < 4000; i++) {
+      const b = (next() % 1_000_000n) + 1n;
+      const magnitude = i % 3 === 0 ? next() * next() * next() : next() % 10_000n;
+      const a = (i % 5 === 0 ? magnitude - (magnitude % b) : magnitude) * (i % 2 === 0 ? -1n : 1n);
+      const f = floorDiv(a, b);
+      const c = ceilDiv(a, b);
+      expect(f * b <= a && a < (f + 1n) * b, `floor ${a} / ${b}`).toBe(true);
+      expect((c - 1n) * b < a && a <= c * b, `ceil ${a} / ${b}`).toBe(true);
+    }
     expect(() => isqrt(-1n)).toThrow(/negative/);
     expect(() => floorDiv(1n, 0n)).toThrow(/non-positive/);
   });
