@@ -82,11 +82,11 @@ async function timedPass(stream: EngineStream): Promise<Pass> {
   return { starts, times, records, collections };
 }
 
-/** The q-quantile of `values` in µs (values in ms); sorts a copy. */
-function quantileUs(values: Float64Array, q: number): number {
-  if (values.length === 0) return NaN;
+/** The `qs`-quantiles of `values` in µs (values in ms), in the order asked; sorts one copy. */
+function quantilesUs(values: Float64Array, qs: number[]): number[] {
+  if (values.length === 0) return qs.map(() => NaN);
   const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 1000;
+  return qs.map((q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] * 1000);
 }
 
 /** Marks the commands whose interval overlaps a collection. */
@@ -117,31 +117,32 @@ interface PassFigures {
 function figures(pass: Pass): PassFigures {
   const n = pass.times.length;
   const hit = overlapped(pass);
-  const p99 = quantileUs(pass.times, 0.99);
+  const [p50, p99, p999] = quantilesUs(pass.times, [0.5, 0.99, 0.999]);
   const fewest = pass.records.reduce((a, b) => Math.min(a, b), 0xffff);
   const bounds = [fewest, ...BUCKET_TOPS.map((top) => Math.max(top, fewest))];
   const members: number[][] = bounds.map(() => []);
+  const topMembers = bounds.map(() => 0);
   let recordsSum = 0;
   let topRecords = 0;
   let top = 0;
   for (let i = 0; i < n; i++) {
     const r = pass.records[i];
+    const bucket = bounds.findIndex((b) => r <= b);
     recordsSum += r;
-    if (pass.times[i] * 1000 >= p99) { top++; topRecords += r; }
-    members[bounds.findIndex((b) => r <= b)].push(i);
+    members[bucket].push(i);
+    if (pass.times[i] * 1000 >= p99) { top++; topRecords += r; topMembers[bucket]++; }
   }
   const buckets: Bucket[] = [];
   for (let b = 0; b < bounds.length; b++) {
     if (members[b].length === 0) continue;
-    const times = Float64Array.from(members[b], (i) => pass.times[i]);
-    const topCount = members[b].filter((i) => pass.times[i] * 1000 >= p99).length;
+    const [bucketP50, bucketP99] = quantilesUs(Float64Array.from(members[b], (i) => pass.times[i]), [0.5, 0.99]);
     const low = b === 0 ? fewest : bounds[b - 1] + 1;
     const label = b === 0 ? `${fewest}` : bounds[b] === Infinity ? `${low}+` : `${low}–${bounds[b]}`;
-    buckets.push({ label, share: members[b].length / n, topShare: topCount / top, p50: quantileUs(times, 0.5), p99: quantileUs(times, 0.99) });
+    buckets.push({ label, share: members[b].length / n, topShare: topMembers[b] / top, p50: bucketP50, p99: bucketP99 });
   }
-  const clean = Float64Array.from(pass.times.filter((_, i) => hit[i] === 0));
+  const [p99WithoutGc] = quantilesUs(Float64Array.from(pass.times.filter((_, i) => hit[i] === 0)), [0.99]);
   return {
-    p50: quantileUs(pass.times, 0.5), p99, p999: quantileUs(pass.times, 0.999), p99WithoutGc: quantileUs(clean, 0.99),
+    p50, p99, p999, p99WithoutGc,
     collections: pass.collections.length, pauseMs: pass.collections.reduce((a, c) => a + c[1], 0),
     overlappedCommands: hit.reduce((a, b) => a + b, 0),
     recordsMean: recordsSum / n, topRecordsMean: topRecords / top,
@@ -168,7 +169,7 @@ function calibrate(targetUs: number): number {
       workSink ^= constantWork(iterations);
       samples[i] = performance.now() - t0;
     }
-    const medianUs = quantileUs(samples, 0.5);
+    const [medianUs] = quantilesUs(samples, [0.5]);
     if (medianUs >= targetUs || iterations >= 1 << 24) return Math.max(1, Math.round((iterations * targetUs) / medianUs));
     iterations *= 2;
   }
@@ -192,7 +193,7 @@ function timerPairNs(): number {
     const t0 = performance.now();
     samples[i] = performance.now() - t0;
   }
-  return quantileUs(samples, 0.5) * 1000;
+  return quantilesUs(samples, [0.5])[0] * 1000;
 }
 
 const us = (x: number) => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -207,7 +208,8 @@ export async function runEngineTailBench(): Promise<string> {
   for (let r = 0; r < RUNS; r++) {
     passes.push(figures(await timedPass(stream)));
     const times = constantPass(stream.count, iterations);
-    constant.push({ p50: quantileUs(times, 0.5), p99: quantileUs(times, 0.99), p999: quantileUs(times, 0.999) });
+    const [p50, p99, p999] = quantilesUs(times, [0.5, 0.99, 0.999]);
+    constant.push({ p50, p99, p999 });
   }
   const timerNs = timerPairNs();
   const med = (pick: (f: PassFigures) => number) => median(passes.map(pick));

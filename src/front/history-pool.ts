@@ -98,7 +98,7 @@ export class HistoryPool {
    * pool and sends the pool's answer; every other route as it was. `tradeIdBounds` gives each
    * market's last trade id as the front thread has seen it (HistoryTask.tradeIdBounds).
    */
-  serve(routes: Route[], tradeIdBounds: () => number[] = () => []): Route[] {
+  serve(routes: Route[], tradeIdBounds: () => number[]): Route[] {
     return routes.map((route) => (route.method === 'get' && this.paths.has(route.path) ? this.offloaded(route, tradeIdBounds) : route));
   }
 

@@ -17,6 +17,8 @@ import { removeDir, tempDataDir, waitUntil } from '../helpers/server.js';
 
 /** A request context whose response keeps what is sent (the one the pool's threads use). */
 const context = (path: string) => keptContext(path, '');
+/** The markets' last trade ids as a front thread would pass them: these data directories hold no trade. */
+const noTrades = (): number[] => [];
 
 describe('history pool', () => {
   const dataDir = tempDataDir();
@@ -48,7 +50,7 @@ describe('history pool', () => {
   it('offloads the history routes only, and answers them as the routes do on the front thread', async () => {
     const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e));
     pools.push(pool);
-    const served = pool.serve(routes);
+    const served = pool.serve(routes, noTrades);
     expect(served.filter((route, i) => route !== routes[i]).map((r) => r.path)).toEqual(historyReadRoutes(front).map((r) => r.path));
     expect(served[served.length - 1]).toBe(other);
     for (const [query, status] of [['limit=5', 200], ['limit=1001', 400]] as const) {
@@ -67,7 +69,7 @@ describe('history pool', () => {
   it('refuses with 503 what would wait past its queue bound, and answers the rest', async () => {
     const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e), undefined, 1);
     pools.push(pool);
-    const orders = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/orders')!;
+    const orders = pool.serve(routes, noTrades).find((r) => r.path === '/wapi/v1/history/orders')!;
     // Handed over in one turn: the thread takes at most one, the queue holds one more.
     const requests = Array.from({ length: 4 }, () => context(orders.path));
     for (const { ctx } of requests) orders.handle(ctx, { body: null, query: new URLSearchParams(), accountId: 7 });
@@ -82,7 +84,7 @@ describe('history pool', () => {
   it('gives unsigned reads at most half its queue: past that they are refused, and a signed read still waits', async () => {
     const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e), undefined, 4);
     pools.push(pool);
-    const served = pool.serve(routes);
+    const served = pool.serve(routes, noTrades);
     const trades = served.find((r) => r.path === '/api/v1/trades')!;
     const fills = served.find((r) => r.path === '/wapi/v1/history/fills')!;
     // Handed over in one turn: five public trade reads, then a signed fills read.
@@ -109,7 +111,7 @@ describe('history pool', () => {
     const metrics = { add: (name: string, delta = 1) => counted.set(name, (counted.get(name) ?? 0) + delta) };
     const pool = new HistoryPool(config, 1, PATHS, WORKER, (e) => errors.push(e), metrics as unknown as FrontMetrics);
     pools.push(pool);
-    const fills = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/fills')!;
+    const fills = pool.serve(routes, noTrades).find((r) => r.path === '/wapi/v1/history/fills')!;
     // Handed over in one turn: the thread takes the first; the others wait behind it, and the
     // clients of the second and third go away before the thread is free.
     const requests = Array.from({ length: 4 }, () => context(fills.path));
@@ -136,7 +138,7 @@ describe('history pool', () => {
     const failures: unknown[] = [];
     const pool = new HistoryPool({ ...config, dataDir: '/dev/null/history' }, 1, PATHS, WORKER, (e) => failures.push(e));
     pools.push(pool);
-    const fills = pool.serve(routes).find((r) => r.path === '/wapi/v1/history/fills')!;
+    const fills = pool.serve(routes, noTrades).find((r) => r.path === '/wapi/v1/history/fills')!;
     const { ctx, answer } = context(fills.path);
     fills.handle(ctx, { body: null, query: new URLSearchParams(), accountId: 7 });
     await waitUntil(() => answer.body, 'the 500');
