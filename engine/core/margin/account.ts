@@ -122,6 +122,6 @@ export function admits(netEquityUnits: bigint, margin: AccountMargin): boolean {
 }
 
 /** Liquidation (§1.4, MMR ≥ 100 %): some exposure and net equity at or below Σ N·MMF(N). */
-export function liquidatable(netEquityUnits: bigint, margin: AccountMargin): boolean {
+export function liquidatable(netEquityUnits: bigint, margin: Pick<AccountMargin, 'tenUnits' | 'mmfUnits'>): boolean {
   return margin.tenUnits > 0n && netEquityUnits <= margin.mmfUnits;
 }

@@ -102,8 +102,32 @@ export function collateralLine(
 ): CollateralLine {
   const notionalUnits = notionalFloor(qtyUnits, price);
   const weight = haircutWeight(haircut, qtyUnits, assetDecimals, notionalUnits, quoteDecimals);
-  const collateralUnits = (qtyUnits * price.quoteUnits * weight) / (price.baseUnits * FRACTION_ONE);
-  return { notionalUnits, weight, collateralUnits };
+  return { notionalUnits, weight, collateralUnits: weighted(qtyUnits, price, weight) };
+}
+
+/**
+ * floor(qty × price × weight): the one rounding of a collateral value. A full weight cancels
+ * FRACTION_ONE exactly, and a price of one unit for one unit (the valuation asset's own) leaves
+ * the quantity: the same floor with fewer bigint products.
+ */
+function weighted(qtyUnits: bigint, price: UnitPrice, weight: Fraction): bigint {
+  if (weight !== FRACTION_ONE) return (qtyUnits * price.quoteUnits * weight) / (price.baseUnits * FRACTION_ONE);
+  return price.quoteUnits === price.baseUnits ? qtyUnits : (qtyUnits * price.quoteUnits) / price.baseUnits;
+}
+
+/**
+ * collateralLine(…).collateralUnits alone, the same value: the notional is computed only when the
+ * haircut's curve reads it (an inverseSqrt on the notional basis), and an asset without collateral
+ * parameters (weight 0) is worth 0 at once.
+ */
+export function collateralValue(
+  haircut: HaircutSpec | undefined, qtyUnits: bigint, assetDecimals: number, price: UnitPrice, quoteDecimals: number,
+): bigint {
+  checkPrice(price);
+  assert(qtyUnits >= 0n, 'a holding is not negative');
+  if (haircut === undefined) return 0n;
+  const notionalUnits = haircut.kind === 'inverseSqrt' && haircut.basis === 'notional' ? notionalFloor(qtyUnits, price) : 0n;
+  return weighted(qtyUnits, price, haircutWeight(haircut, qtyUnits, assetDecimals, notionalUnits, quoteDecimals));
 }
 
 /** One asset of an account: held (free + locked in orders), lent and borrowed, in the asset's units. */

@@ -46,7 +46,7 @@
 import { AccountSettingFlag, FRONT_ID_NONE, Side } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { liquidatable } from './account.js';
-import { marginSummary } from './valuation.js';
+import { maintenanceFigures, marginSummary } from './valuation.js';
 import { enterLiquidation, keepLiquidating } from '../liquidation/waterfall.js';
 import { followsUnderlying } from '../perp/exposure.js';
 import { drawBands, releaseLeftBands, TRIGGER_SWITCH } from './trigger-index.js';
@@ -72,14 +72,13 @@ export function reviewLiquidating(s: EngineState, accountId: number, draw = fals
   const was = isLiquidating(s, accountId);
   let now = false;
   if (s.pools.borrowCountOf[accountId] > 0 || s.positions.positionCountOf[accountId] > 0) {
-    const summary = marginSummary(s, accountId);
-    if (summary.unpriced) {
+    const past = pastTheLine(s, accountId, draw && !TRIGGER_SWITCH.fullWalk);
+    if (past === null) {
       s.trigger.unband(accountId);
       return false;
     }
-    now = liquidatable(summary.netEquityUnits, summary.margin);
+    now = past;
     if (now) s.trigger.unband(accountId);
-    else if (draw && !TRIGGER_SWITCH.fullWalk) drawBands(s, accountId, summary);
   }
   if (now && was) {
     keepLiquidating(s);
@@ -90,6 +89,23 @@ export function reviewLiquidating(s: EngineState, accountId: number, draw = fals
   s.out.accountSettings(accountId, FRONT_ID_NONE, 0, 0);
   if (now) enterLiquidation(s, accountId);
   return true;
+}
+
+/**
+ * Whether the account is at or past the liquidation line (null: a borrow or perpetual without a
+ * mark). With `bands` a healthy account's bands are drawn, which needs the whole margin summary;
+ * without, only the maintenance figures are computed (valuation.ts), the same figures to the unit.
+ */
+function pastTheLine(s: EngineState, accountId: number, bands: boolean): boolean | null {
+  if (!bands) {
+    const figures = maintenanceFigures(s, accountId);
+    return figures.unpriced ? null : liquidatable(figures.netEquityUnits, figures);
+  }
+  const summary = marginSummary(s, accountId);
+  if (summary.unpriced) return null;
+  const past = liquidatable(summary.netEquityUnits, summary.margin);
+  if (!past) drawBands(s, accountId, summary);
+  return past;
 }
 
 /**

@@ -13,8 +13,8 @@
 //
 // Then, with every other asset at its mark and every quantity fixed, the account is liquidatable at
 // a price p of the asset when it has exposure and netEquity(p) ≤ Σ N·MMF(N)(p) (account.ts
-// `liquidatable`, on valuation.ts's summary with the asset valued at p). Prices are USDC per whole
-// unit ×10^9 (the index price's grid), searched exactly:
+// `liquidatable`, on valuation.ts's maintenance figures with the asset valued at p). Prices are
+// USDC per whole unit ×10^9 (the index price's grid), searched exactly:
 //   - liquidatable at the mark already: the liquidation price is the mark;
 //   - else above the mark (a net borrower of the asset loses as it rises): the smallest p in
 //     (mark, 2^53 − 1] that is liquidatable, by binary search, when the top of the range is;
@@ -25,8 +25,8 @@
 // Each side's search holds its invariant (liquidatable at one end, not at the other), so the answer
 // is a price where the ratio crosses 100 % between two neighbouring grid points even where the
 // haircut curve bends. The valuation asset itself (USDC, fixed at 1), an asset without a mark, or
-// an account with a borrowed asset that has no mark has none. Cost: about 2 × 53 margin summaries,
-// each O(the account's assets).
+// an account with a borrowed asset that has no mark has none. Cost: about 2 × 53 valuations of
+// the maintenance figures, each O(the account's assets).
 
 import { BorrowLendSide, ResultCode, type QueryLiquidationPriceCommand } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
@@ -35,7 +35,7 @@ import type { UnitPrice } from './collateral.js';
 import { pow10 } from './fixed.js';
 import { INDEX_PRICE_DECIMALS } from './index-prices.js';
 import { MarkSource, markOf, type Mark } from './mark.js';
-import { marginSummary, type MarginChange } from './valuation.js';
+import { maintenanceFigures, type MarginChange } from './valuation.js';
 
 /** The top of the searched price range (USDC per whole unit ×10^9). */
 const MAX_PRICE_E9 = BigInt(Number.MAX_SAFE_INTEGER);
@@ -86,10 +86,10 @@ function crossing(pass: bigint, fail: bigint, at: (p: bigint) => boolean, from: 
 /** The estimated liquidation price ×10^9 of the change's account and asset (header), 0 for none. */
 export function liquidationPriceE9(s: EngineState, accountId: number, change: MarginChange, mark: bigint, nowUs: number): bigint {
   const at = (p: bigint): boolean => {
-    const summary = marginSummary(s, accountId, { ...change, price: unitPrice(s, change.assetIndex, p) }, nowUs);
-    return !summary.unpriced && liquidatable(summary.netEquityUnits, summary.margin);
+    const figures = maintenanceFigures(s, accountId, { ...change, price: unitPrice(s, change.assetIndex, p) }, nowUs);
+    return !figures.unpriced && liquidatable(figures.netEquityUnits, figures);
   };
-  if (marginSummary(s, accountId, change, nowUs).unpriced) return 0n;
+  if (maintenanceFigures(s, accountId, change, nowUs).unpriced) return 0n;
   if (at(mark)) return mark;
   const above = mark < MAX_PRICE_E9 && at(MAX_PRICE_E9) ? crossing(mark, MAX_PRICE_E9, at, false) : -1n;
   const below = mark > 0n && at(0n) ? crossing(mark, 0n, at, false) : -1n;

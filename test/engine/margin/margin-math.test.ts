@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ceilDiv, ceilTimesSqrtOver, floorDiv, FRACTION_ONE, isqrt } from '../../../engine/core/margin/fixed.js';
 import { baseImf, leverageLimitFraction, positionImf, positionMmf, requirementUnits, sqrtTerm } from '../../../engine/core/margin/fractions.js';
-import { assetValue, collateralLine, haircutWeight, inverseSqrtWeight, notionalCeil, notionalFloor, type UnitPrice } from '../../../engine/core/margin/collateral.js';
+import { assetValue, collateralLine, collateralValue, haircutWeight, inverseSqrtWeight, notionalCeil, notionalFloor, type UnitPrice } from '../../../engine/core/margin/collateral.js';
 import { accountMargin, admits, exposureQuantity, liquidatable, netEquity, netEquityAvailable } from '../../../engine/core/margin/account.js';
 import {
   borrowRate, entryFee, hourlyInterest, interest, INTEREST_RESIDUE_DENOMINATOR, lendRate, MS_PER_HOUR, throttleCeiling, utilization, withinCeiling,
@@ -330,8 +330,18 @@ describe('against the naive reference on random inputs', () => {
         const qty = draw(16);
         const price = { quoteUnits: draw(12) + 1n, baseUnits: 10n ** BigInt(d) };
         const weight = draw(12);
-        const line = collateralLine({ kind: 'identity', weight }, qty, d, price, 6);
-        expect(line.collateralUnits).toBe(qFloor(qMul(qMul([qty, 1n], [price.quoteUnits, price.baseUnits]), frac(weight))));
+        // Also a full weight and a price of one unit for one unit, which take a shorter way to the same floor.
+        for (const w of [weight, FRACTION_ONE]) {
+          for (const p of [price, { quoteUnits: price.baseUnits, baseUnits: price.baseUnits }]) {
+            const line = collateralLine({ kind: 'identity', weight: w }, qty, d, p, 6);
+            expect(line.collateralUnits).toBe(qFloor(qMul(qMul([qty, 1n], [p.quoteUnits, p.baseUnits]), frac(w))));
+          }
+        }
+        // The liquidation re-checks' collateral value is the line's, for every kind of haircut.
+        const curve = (basis: 'quantity' | 'notional'): HaircutSpec => ({ kind: 'inverseSqrt', weight, base, penalty, basis });
+        for (const haircut of [undefined, { kind: 'identity', weight } as const, curve('quantity'), curve('notional')]) {
+          expect(collateralValue(haircut, qty, d, price, 6)).toBe(collateralLine(haircut, qty, d, price, 6).collateralUnits);
+        }
         expect(notionalCeil(qty, price)).toBe(qCeil([qty * price.quoteUnits, price.baseUnits]));
         const lent = draw(15) + 1n;
         const borrowed = (lent * draw(4)) / 9000n;

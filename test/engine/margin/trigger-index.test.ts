@@ -18,6 +18,8 @@ import { collateralLine, notionalCeil, type UnitPrice } from '../../../engine/co
 import { positionMmf, requirementUnits } from '../../../engine/core/margin/fractions.js';
 import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, perpBandOf, perpMargin, perpMarginFloor, type AssetRisk, type PerpRisk } from '../../../engine/core/margin/trigger-band.js';
 import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margin/trigger-index.js';
+import { maintenanceFigures, marginSummary } from '../../../engine/core/margin/valuation.js';
+import { liquidatable } from '../../../engine/core/margin/account.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
 import { M2, randomConfig, runRandomStream } from '../../helpers/engine-random.js';
@@ -192,11 +194,40 @@ function resultCode(records: Rec[]): ResultCode | undefined {
   return result?.type === RecordType.Result ? result.code : undefined;
 }
 
-/** The harness's checks after every command, and the index's soundness. */
+/** Accounts whose maintenance figures were compared with their summary (a count the dense tests assert on). */
+const FIGURES_CHECKED = { accounts: 0, pastTheLine: 0 };
+
+/**
+ * The harness's checks after every command, the index's soundness, and for every account that
+ * borrows or holds a position (after every fourth command) the maintenance figures the liquidation
+ * re-checks read against the whole margin summary's (valuation.ts): equal to the unit.
+ */
 class AuditedHarness extends EngineHarness {
+  /** Audits made (set on the first: the harness may check from its constructor, before this class's fields exist). */
+  private audits?: number;
+
   override check(): void {
     super.check();
-    validateTriggerIndex((this.exchange as unknown as { s: EngineState }).s);
+    const s = (this.exchange as unknown as { s: EngineState }).s;
+    validateTriggerIndex(s);
+    // The figures do not depend on the walk: compared in the indexed run, after every fourth command.
+    const n = this.audits ?? 0;
+    this.audits = n + 1;
+    if (TRIGGER_SWITCH.fullWalk || n % 4 !== 0) return;
+    for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
+      if (s.pools.borrowCountOf[accountId] === 0 && s.positions.positionCountOf[accountId] === 0) continue;
+      const summary = marginSummary(s, accountId);
+      const figures = maintenanceFigures(s, accountId);
+      expect(figures).toEqual({ netEquityUnits: summary.netEquityUnits, tenUnits: summary.margin.tenUnits, mmfUnits: summary.margin.mmfUnits, unpriced: summary.unpriced });
+      FIGURES_CHECKED.accounts++;
+      if (!summary.unpriced && liquidatable(summary.netEquityUnits, summary.margin)) FIGURES_CHECKED.pastTheLine++;
+      // As the liquidation price's search asks: an asset with collateral parameters at another price, some of it held and borrowed.
+      const collateralAssets = Array.from({ length: s.pools.assetCount }, (_, i) => i).filter((i) => s.pools.collateralOf[i] !== undefined);
+      if (collateralAssets.length === 0) continue;
+      const change = { assetIndex: collateralAssets[accountId % collateralAssets.length], heldDelta: BigInt(accountId % 5), borrowDelta: BigInt(accountId % 3), price: { quoteUnits: BigInt(accountId), baseUnits: 7n } };
+      const changed = marginSummary(s, accountId, change);
+      expect(maintenanceFigures(s, accountId, change)).toEqual({ netEquityUnits: changed.netEquityUnits, tenUnits: changed.margin.tenUnits, mmfUnits: changed.margin.mmfUnits, unpriced: changed.unpriced });
+    }
   }
 }
 
@@ -315,6 +346,8 @@ function densePerpStep(h: EngineHarness, random: () => number, state: { ticks: n
  * hash, flips into and out of the liquidating state, and far fewer re-checks with the index.
  */
 function indexedAgainstWalk(run: () => EngineHarness): { indexed: EngineHarness } {
+  FIGURES_CHECKED.accounts = 0;
+  FIGURES_CHECKED.pastTheLine = 0;
   TRIGGER_SWITCH.rechecks = 0;
   const indexed = run();
   const indexedRechecks = TRIGGER_SWITCH.rechecks;
@@ -328,6 +361,9 @@ function indexedAgainstWalk(run: () => EngineHarness): { indexed: EngineHarness 
   const flips = indexed.log.filter((r) => r.type === RecordType.AccountSettings && r.frontId === 0xffff).length;
   expect(flips).toBeGreaterThan(4);
   expect(indexedRechecks).toBeLessThan(walkedRechecks / 2);
+  // The maintenance figures met accounts on both sides of the line.
+  expect(FIGURES_CHECKED.accounts).toBeGreaterThan(10_000);
+  expect(FIGURES_CHECKED.pastTheLine).toBeGreaterThan(5);
   return { indexed };
 }
 
