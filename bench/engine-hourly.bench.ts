@@ -1,4 +1,4 @@
-// The hourly interest's pause: the one engine command that finds the borrow/lend interest timer
+// The hourly pauses. The interest's: the one engine command that finds the borrow/lend interest timer
 // due (every pool accrues an hour for each account holding a position, the pools are sampled, the
 // throttle steps, every borrower's margin is reviewed) against the same command one engine-µs
 // later, when nothing is due: the baseline, in the same engine, hour after hour.
@@ -10,7 +10,15 @@
 //   median time of each, the records the first wrote
 //
 // At N = 1,000 (the stream's own accounts only), 10,000 and 100,000 (ENGINE_HOURLY_ACCOUNTS).
-// A throwaway engine of the smallest size runs first, so the measured ones run optimised code.
+//
+// The funding settlement's pause, the same way: an engine whose N accounts all hold a position in
+// the perpetual (perp-holders.ts), for each of HOURS hours an index move a minute (the mark samples
+// accrue premiums), the samples due before the hour, then the Tick just after it (the interval's
+// funding: a payment and a position event per holder, every holder re-checked) against the same
+// Tick 1 µs later. At N = 1,000, 10,000 and 100,000 (ENGINE_FUNDING_ACCOUNTS; empty skips a part).
+//
+// A throwaway engine of the smallest size runs first in each part, so the measured ones run
+// optimised code.
 //
 // Run: `npx tsc -p tsconfig.json && node dist/bench/engine-hourly.bench.js`
 
@@ -19,11 +27,17 @@ import { pathToFileURL } from 'node:url';
 import { SLOT_BYTES } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
 import { HOUR_US } from '../engine/core/margin/borrow-lend.js';
-import { BENCH_ACCOUNTS, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
+import { BASE_ASSET, BENCH_ACCOUNTS, INDEX_PRICE_E9, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
 import { median } from './engine.bench.js';
 import { RefusalCount, SlotPlaces } from './slot-places.js';
+import { benchCommand, perpBenchConfig, positionHolderCommands } from './perp-holders.js';
+import { cmd } from '../test/helpers/engine-harness.js';
 
-const SIZES = (process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000').split(',').map(Number);
+const sizes = (text: string): number[] => text.split(',').filter((size) => size !== '').map(Number);
+const SIZES = sizes(process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000');
+const HOLDER_SIZES = sizes(process.env.ENGINE_FUNDING_ACCOUNTS ?? '1000,10000,100000');
+const SECOND_US = 1_000_000;
+const MINUTE_US = 60 * SECOND_US;
 const HOURS = 12;
 const SEED = 20240601;
 
@@ -61,13 +75,63 @@ function measure(accounts: number): Hourly {
   return { accounts, hourMs: median(hour), plainMs: median(plain), records: median(records) };
 }
 
-export function runEngineHourlyBench(): string {
-  measure(Math.min(...SIZES)); // warm-up
-  let text = `### The hourly interest's pause (bench/engine-hourly.bench.ts; median of ${HOURS} hours each)\n\n`;
-  text += '| accounts | the command that finds the hour due | the same command 1 µs later (baseline) | ratio | records written at the hour |\n| ---: | ---: | ---: | ---: | ---: |\n';
-  for (const accounts of SIZES) {
-    const r = measure(accounts);
+/**
+ * The funding settlement's pause: an engine whose `accounts` accounts all hold a position in the
+ * perpetual (perp-holders.ts). Each hour: an index move a minute up to its last second (the mark
+ * samples accrue premiums), a Tick just before the hour (the samples due), then the Tick just after
+ * it, timed (the interval's funding: a payment and a position event per holder, every holder
+ * re-checked), and the same Tick 1 µs later (nothing due), timed: the baseline.
+ */
+function measureFunding(accounts: number): Hourly {
+  const ex = new Exchange(perpBenchConfig(accounts));
+  const refusals = new RefusalCount();
+  let seq = 0;
+  for (const c of positionHolderCommands(accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
+  if (refusals.refused > 0) throw new Error(`${refusals.refused} position holder setup commands refused at ${accounts} accounts`);
+  const places = new SlotPlaces(1024, SLOT_BYTES);
+  const tick = benchCommand(cmd.tick());
+  const hour: number[] = [];
+  const plain: number[] = [];
+  const records: number[] = [];
+  for (let h = 1; h <= HOURS; h++) {
+    for (let t = (h - 1) * HOUR_US + MINUTE_US; t < h * HOUR_US; t += MINUTE_US) {
+      seq++;
+      ex.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + (((t / MINUTE_US) % 7) - 3) * 10_000_000)), seq, t - SECOND_US, places);
+    }
+    seq++;
+    ex.apply(tick, seq, h * HOUR_US - SECOND_US / 2, places);
+    const before = places.records;
+    seq++;
+    let t0 = performance.now();
+    ex.apply(tick, seq, h * HOUR_US + SECOND_US / 2, places);
+    hour.push(performance.now() - t0);
+    records.push(places.records - before);
+    seq++;
+    t0 = performance.now();
+    ex.apply(tick, seq, h * HOUR_US + SECOND_US / 2 + 1, places);
+    plain.push(performance.now() - t0);
+  }
+  return { accounts, hourMs: median(hour), plainMs: median(plain), records: median(records) };
+}
+
+function table(sizes: number[], measureAt: (accounts: number) => Hourly): string {
+  let text = '| accounts | the command that finds the hour due | the same command 1 µs later (baseline) | ratio | records written at the hour |\n| ---: | ---: | ---: | ---: | ---: |\n';
+  for (const accounts of sizes) {
+    const r = measureAt(accounts);
     text += `| ${accounts.toLocaleString('en-US')} | ${r.hourMs.toFixed(3)} ms | ${(r.plainMs * 1000).toFixed(1)} µs | ${(r.hourMs / r.plainMs).toFixed(0)}× | ${r.records.toLocaleString('en-US')} |\n`;
+  }
+  return text;
+}
+
+export function runEngineHourlyBench(): string {
+  let text = '';
+  if (SIZES.length > 0) {
+    measure(Math.min(...SIZES)); // warm-up
+    text += `### The hourly interest's pause (bench/engine-hourly.bench.ts; median of ${HOURS} hours each)\n\n${table(SIZES, measure)}`;
+  }
+  if (HOLDER_SIZES.length > 0) {
+    measureFunding(Math.min(...HOLDER_SIZES)); // warm-up
+    text += `\n### The funding settlement's pause: every account holds a perpetual position (median of ${HOURS} hours each)\n\n${table(HOLDER_SIZES, measureFunding)}`;
   }
   return text;
 }

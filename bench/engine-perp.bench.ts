@@ -25,17 +25,16 @@
 
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { SLOT_BYTES, commandFromSlot, decodeRecord, recordType } from '../engine/bus/codec.js';
-import { newCommandSlot } from '../engine/bus/generated/records.js';
+import { SLOT_BYTES, decodeRecord, recordType } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
-import { MarketKind, RecordType, ResultCode, type Command, type CommandSlot, type EngineConfig, type RecordSink } from '../engine/bus/types.js';
-import { FRACTION_ONE } from '../engine/core/margin/fixed.js';
+import { RecordType, ResultCode, type Command, type EngineConfig, type RecordSink } from '../engine/bus/types.js';
 import { TRIGGER_SWITCH } from '../engine/core/margin/trigger-index.js';
 import { cmd } from '../test/helpers/engine-harness.js';
 import { fmtRate, gc, median } from './engine.bench.js';
 import {
-  BASE_ASSET, BENCH_ACCOUNTS, INDEX_PRICE_E9, QUOTE_ASSET, benchConfig, benchMarginConfig, decodeCommand, generateStream, newStreamCommand, type EngineStream,
+  BASE_ASSET, BENCH_ACCOUNTS, INDEX_PRICE_E9, QUOTE_ASSET, benchConfig, decodeCommand, generateStream, newStreamCommand, type EngineStream,
 } from './engine-stream.js';
+import { benchCommand as command, perpBenchConfig, positionHolderCommands } from './perp-holders.js';
 
 const OPS = Number(process.env.ENGINE_PERP_BENCH_OPS ?? 100_000);
 const RUNS = Number(process.env.ENGINE_PERP_BENCH_RUNS ?? 5);
@@ -74,22 +73,6 @@ class EncodingSink implements RecordSink {
   }
 }
 
-/** The margin bench configuration with its one market a USDC-settled perpetual (hourly funding, 2 / 5 bps). */
-export function perpBenchConfig(maxAccounts = BENCH_ACCOUNTS): EngineConfig {
-  const config = benchMarginConfig({ maxAccounts });
-  config.markets = config.markets.map((m) => ({
-    ...m, symbol: 'SOL_USDC_PERP', kind: MarketKind.Perp,
-    perp: {
-      imf: { base: FRACTION_ONE / 50n, factor: 0n }, mmf: { base: FRACTION_ONE / 80n, factor: 0n },
-      fundingIntervalMs: 3_600_000, fundingRateUpperBoundBps: 100, fundingRateLowerBoundBps: -100,
-      openInterestLimitUnits: Number.MAX_SAFE_INTEGER, makerFeeBps: 2, takerFeeBps: 5,
-    },
-  }));
-  return config;
-}
-
-const command = (fields: Partial<CommandSlot>): Command => commandFromSlot({ ...newCommandSlot(), ...fields });
-
 /** The perpetual's setup: SOL's index, then each account's leverage limit at 10× and a USDC margin of 10^6 USDC. */
 function perpSetup(first: number, last: number): Command[] {
   const out = [command(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9))];
@@ -125,21 +108,15 @@ function runStream(config: EngineConfig, s: EngineStream, extraSetup: Command[],
   return { cpuS: (cpu.user + cpu.system) / 1e6, wallS, hash: ex.stateHash(), trades: sink.trades, refused: sink.refused, refusedBy: sink.refusedBy };
 }
 
-/** An engine whose `accounts` accounts all hold a position: pairs trade one lot at the index. */
+/** An engine whose `accounts` accounts all hold a position (perp-holders.ts); throws on a refused setup command. */
 function tickEngine(accounts: number): { ex: Exchange; sink: EncodingSink; seq: number; timeUs: number } {
   const ex = new Exchange(perpBenchConfig(accounts));
   const sink = new EncodingSink();
+  sink.countRefusals = true;
   let seq = 0;
-  const apply = (fields: Partial<CommandSlot>) => ex.apply(command(fields), ++seq, seq, sink);
-  apply(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9));
-  for (let a = 1; a <= accounts; a++) {
-    apply(cmd.createAccount(a));
-    apply(cmd.deposit(a, QUOTE_ASSET, 10_000_000_000));
-  }
-  for (let a = 1; a + 1 <= accounts; a += 2) {
-    apply(cmd.place(a, 'ask', 100_000, 1 + (a % 7), { market: 0, postOnly: true }));
-    apply(cmd.place(a + 1, 'bid', 100_000, 1 + (a % 7), { market: 0 }));
-  }
+  for (const c of positionHolderCommands(accounts)) ex.apply(c, ++seq, seq, sink);
+  if (sink.refused > 0) throw new Error(`${sink.refused} position holder setup commands refused at ${accounts} accounts: ${[...sink.refusedBy].join(', ')}`);
+  sink.countRefusals = false;
   return { ex, sink, seq, timeUs: seq };
 }
 

@@ -46,7 +46,7 @@
 import { AccountSettingFlag, FRONT_ID_NONE, Side } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { liquidatable } from './account.js';
-import { maintenanceFigures, marginSummary } from './valuation.js';
+import { bandFigures, maintenanceFigures } from './valuation.js';
 import { enterLiquidation, keepLiquidating } from '../liquidation/waterfall.js';
 import { followsUnderlying } from '../perp/exposure.js';
 import { drawBands, releaseLeftBands, TRIGGER_SWITCH } from './trigger-index.js';
@@ -93,18 +93,19 @@ export function reviewLiquidating(s: EngineState, accountId: number, draw = fals
 
 /**
  * Whether the account is at or past the liquidation line (null: a borrow or perpetual without a
- * mark). With `bands` a healthy account's bands are drawn, which needs the whole margin summary;
- * without, only the maintenance figures are computed (valuation.ts), the same figures to the unit.
+ * mark), from its maintenance figures (valuation.ts: the margin summary's own net equity, TEN and
+ * Σ N·MMF). With `bands` a healthy account's bands are drawn, from the priced assets and
+ * perpetuals the figures valued.
  */
 function pastTheLine(s: EngineState, accountId: number, bands: boolean): boolean | null {
   if (!bands) {
     const figures = maintenanceFigures(s, accountId);
     return figures.unpriced ? null : liquidatable(figures.netEquityUnits, figures);
   }
-  const summary = marginSummary(s, accountId);
-  if (summary.unpriced) return null;
-  const past = liquidatable(summary.netEquityUnits, summary.margin);
-  if (!past) drawBands(s, accountId, summary);
+  const figures = bandFigures(s, accountId);
+  if (figures.unpriced) return null;
+  const past = liquidatable(figures.netEquityUnits, figures);
+  if (!past) drawBands(s, accountId, figures);
   return past;
 }
 

@@ -48,7 +48,7 @@ import { liquidatable } from './account.js';
 import { MarkSource, markOf } from './mark.js';
 import type { LendPools } from './pools.js';
 import { bandOf, indexUnitsOf, perpBandOf } from './trigger-band.js';
-import { marginSummary, type AssetMarginLine, type MarginSummary } from './valuation.js';
+import { marginSummary, type BandFigures, type PricedAssetLine } from './valuation.js';
 import type { PerpLine } from '../perp/exposure.js';
 import { perpMarkOf } from '../perp/mark.js';
 import type { Positions } from '../perp/positions.js';
@@ -303,17 +303,17 @@ export function perpKey(s: EngineState, marketIndex: number): number {
 }
 
 /** The bands of an account's priced assets, each allowed to lose `share`; null: one cannot hold its own mark. */
-function assetBands(s: EngineState, share: bigint, priced: readonly AssetMarginLine[]): AssetBand[] | null {
+function assetBands(s: EngineState, share: bigint, priced: readonly PricedAssetLine[]): AssetBand[] | null {
   const pools = s.pools;
   const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
   const bands: AssetBand[] = [];
   for (const line of priced) {
     const collateral = pools.collateralOf[line.assetIndex];
     const risk = {
-      heldUnits: line.availableUnits + line.lockedUnits + line.lentUnits, borrowedUnits: line.borrowedUnits,
+      heldUnits: line.heldUnits, borrowedUnits: line.borrowedUnits,
       assetDecimals: pools.decimalsOf[line.assetIndex], quoteDecimals, haircut: collateral?.haircut, mmf: collateral?.mmf,
     };
-    const band = bandOf(risk, line.mark!.price, share);
+    const band = bandOf(risk, line.mark.price, share);
     if (band === null) return null;
     bands.push({ key: line.assetIndex, lo: band.lo, hi: band.hi });
   }
@@ -339,17 +339,17 @@ function perpBands(s: EngineState, share: bigint, lines: readonly PerpLine[]): A
 }
 
 /**
- * The account was re-checked and is healthy (summary.netEquity > Σ N·MMF): draws its bands, or
- * leaves it without (unpriced, a band that cannot hold its own mark) (header).
+ * The account was re-checked and is healthy (netEquity > Σ N·MMF, valuation.ts bandFigures): draws
+ * its bands, or leaves it without (unpriced, a band that cannot hold its own mark) (header).
  */
-export function drawBands(s: EngineState, accountId: number, summary: MarginSummary): void {
+export function drawBands(s: EngineState, accountId: number, figures: BandFigures): void {
   const index = s.trigger;
-  const slack = summary.netEquityUnits - summary.margin.mmfUnits;
-  if (summary.unpriced || slack < 1n) return index.unband(accountId);
+  const slack = figures.netEquityUnits - figures.mmfUnits;
+  if (figures.unpriced || slack < 1n) return index.unband(accountId);
   const pools = s.pools;
-  const priced = summary.lines.filter((line) => line.mark !== null && line.mark.source !== MarkSource.Fixed
+  const priced = figures.assetLines.filter((line) => line.mark.source !== MarkSource.Fixed
     && (line.borrowedUnits > 0n || pools.collateralOf[line.assetIndex] !== undefined));
-  const perps = summary.perp.lines.filter((line) => line.mark !== null && (line.lots !== 0 || line.exposureLots !== 0));
+  const perps = figures.perpLines.filter((line) => line.mark !== null && (line.lots !== 0 || line.exposureLots !== 0));
   const parts = priced.length + perps.length;
   const share = parts === 0 ? 0n : (slack - 1n) / BigInt(parts);
   const assets = assetBands(s, share, priced);

@@ -3,9 +3,10 @@
 // exposure of its borrows and the margin it needs. The one place these figures are computed: the
 // borrow and withdrawal tests (borrow-lend.ts, funds/capital.ts), the liquidating state
 // (liquidating.ts) and the collateral query (funds/risk.ts) all read it. The liquidation re-checks
-// that draw no bands (fills, borrow/lend moves, the hourly review of every borrower) read only
-// maintenanceFigures: net equity, TEN and Σ N·MMF, the same figures without the initial margin and
-// the display fractions (about half the time per account).
+// that draw no bands (fills, borrow/lend moves, the hourly review of every borrower), the
+// liquidation price's search and the perpetual position rows and events read only
+// maintenanceFigures: net equity, TEN, Σ N·MMF and the perpetuals' lines, the same figures without
+// the assets' initial margin and the display fractions (about half the time per account).
 //
 //   collateral(asset) = (available + locked + lent) × mark × haircut weight   (collateral.ts)
 //   liability(asset)  = borrowed × mark, no haircut
@@ -29,7 +30,7 @@ import { collateralLine, collateralValue, notionalCeil, type UnitPrice } from '.
 import type { Fraction } from './fixed.js';
 import { positionImf, positionMmf, requirementUnits } from './fractions.js';
 import { MarkSource, markOf, NO_MARK_MARKET, type Mark } from './mark.js';
-import { perpSummary, type PerpFillChange, type PerpOrderChange, type PerpSummary } from '../perp/exposure.js';
+import { perpSummary, type PerpFillChange, type PerpLine, type PerpOrderChange, type PerpSummary } from '../perp/exposure.js';
 
 /** One asset of the summary, in the asset's units and in quote units of the valuation asset. */
 export interface AssetMarginLine {
@@ -143,7 +144,26 @@ export interface MaintenanceFigures {
   tenUnits: bigint;
   mmfUnits: bigint;
   unpriced: boolean;
+  /** The perpetuals with a position or an exposure (perp/exposure.ts perpSummary's lines, the summary's own). */
+  perpLines: readonly PerpLine[];
 }
+
+/** A priced asset the account holds or borrows, as the trigger bands read it (trigger-index.ts drawBands). */
+export interface PricedAssetLine {
+  assetIndex: number;
+  /** Available + locked + lent. */
+  heldUnits: bigint;
+  borrowedUnits: bigint;
+  mark: Mark;
+}
+
+/** The maintenance figures with the priced assets they valued: what drawing an account's trigger bands reads. */
+export interface BandFigures extends MaintenanceFigures {
+  assetLines: readonly PricedAssetLine[];
+}
+
+const NO_PERP_LINES: readonly PerpLine[] = [];
+const NO_ASSET_LINES: readonly PricedAssetLine[] = [];
 
 /**
  * The account's maintenance figures at engine time `nowUs`, optionally as they would be after
@@ -151,6 +171,20 @@ export interface MaintenanceFigures {
  * search read these.
  */
 export function maintenanceFigures(s: EngineState, accountId: number, change: MarginChange = NO_CHANGE, nowUs = s.lastTimeUs): MaintenanceFigures {
+  return figuresOf(s, accountId, change, nowUs, null);
+}
+
+/** The account's maintenance figures as it stands, with its priced assets: a price move's re-check, which draws bands. */
+export function bandFigures(s: EngineState, accountId: number): BandFigures {
+  return figuresOf(s, accountId, NO_CHANGE, s.lastTimeUs, []);
+}
+
+/**
+ * maintenanceFigures, pushing each priced asset it values to `assetLines` when given. Every figures
+ * object it returns has the one shape (assetLines empty when not asked for), so the code that reads
+ * them sees one object map.
+ */
+function figuresOf(s: EngineState, accountId: number, change: MarginChange, nowUs: number, assetLines: PricedAssetLine[] | null): BandFigures {
   const pools = s.pools;
   assert(pools.valuationIndex >= 0, 'a margin summary without a valuation asset');
   const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
@@ -182,6 +216,7 @@ export function maintenanceFigures(s: EngineState, accountId: number, change: Ma
       if (borrowedUnits > 0n) unpriced = true;
       continue;
     }
+    assetLines?.push({ assetIndex, heldUnits, borrowedUnits, mark });
     const collateral = pools.collateralOf[assetIndex];
     // Nothing held is worth nothing at any weight.
     if (heldUnits > 0n) collateralUnits += collateralValue(collateral?.haircut, heldUnits, pools.decimalsOf[assetIndex], mark.price, quoteDecimals);
@@ -193,6 +228,7 @@ export function maintenanceFigures(s: EngineState, accountId: number, change: Ma
     mmfUnits += requirementUnits(liabilityUnits, positionMmf(collateral.mmf, liabilityUnits, quoteDecimals));
   }
   let netEquityUnits = collateralUnits - liabilitiesUnits;
+  let perpLines: readonly PerpLine[] = NO_PERP_LINES;
   if (s.positions.perpCount > 0) {
     const leverage = BigInt(s.accountSettings.leverageLimitHundredths[accountId]);
     const perp = perpSummary(s, accountId, leverage, change.perpOrder ?? null, nowUs, change.perpFill ?? null);
@@ -202,8 +238,9 @@ export function maintenanceFigures(s: EngineState, accountId: number, change: Ma
       mmfUnits += requirementUnits(exposure.notionalUnits, exposure.mmf);
     }
     if (perp.unpriced) unpriced = true;
+    perpLines = perp.lines;
   }
-  return { netEquityUnits, tenUnits, mmfUnits, unpriced };
+  return { netEquityUnits, tenUnits, mmfUnits, unpriced, perpLines, assetLines: assetLines ?? NO_ASSET_LINES };
 }
 
 /** A price the caller assumes for an asset, valued as a fresh index would be. */

@@ -10,7 +10,7 @@
 
 import { FRONT_ID_NONE, PositionEvent } from '../../bus/types.js';
 import type { PositionView } from '../output.js';
-import { marginSummary } from '../margin/valuation.js';
+import { maintenanceFigures } from '../margin/valuation.js';
 import type { EngineState } from '../state.js';
 import { perpMarkOf } from './mark.js';
 import { positionView } from './query.js';
@@ -37,9 +37,9 @@ function flatView(s: EngineState, accountId: number, marketIndex: number): Posit
 
 /** Writes the event of the account's position in perpetual `marketIndex`. */
 export function reportPosition(s: EngineState, accountId: number, marketIndex: number, event: PositionEvent): void {
-  const summary = marginSummary(s, accountId, undefined, s.out.applyTimeUs);
+  const figures = maintenanceFigures(s, accountId, undefined, s.out.applyTimeUs);
   const cell = s.positions.cell(accountId, marketIndex);
-  const line = summary.perp.lines.find((l) => l.cell === cell);
-  const view = line === undefined ? flatView(s, accountId, marketIndex) : positionView(s, accountId, line, summary);
+  const line = figures.perpLines.find((l) => l.cell === cell);
+  const view = line === undefined ? flatView(s, accountId, marketIndex) : positionView(s, accountId, line, figures);
   s.out.position(view, event, FRONT_ID_NONE, 0);
 }

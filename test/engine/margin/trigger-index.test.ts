@@ -18,7 +18,7 @@ import { collateralLine, notionalCeil, type UnitPrice } from '../../../engine/co
 import { positionMmf, requirementUnits } from '../../../engine/core/margin/fractions.js';
 import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, perpBandOf, perpMargin, perpMarginFloor, type AssetRisk, type PerpRisk } from '../../../engine/core/margin/trigger-band.js';
 import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margin/trigger-index.js';
-import { maintenanceFigures, marginSummary } from '../../../engine/core/margin/valuation.js';
+import { bandFigures, maintenanceFigures, marginSummary } from '../../../engine/core/margin/valuation.js';
 import { liquidatable } from '../../../engine/core/margin/account.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
@@ -217,8 +217,14 @@ class AuditedHarness extends EngineHarness {
     for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
       if (s.pools.borrowCountOf[accountId] === 0 && s.positions.positionCountOf[accountId] === 0) continue;
       const summary = marginSummary(s, accountId);
-      const figures = maintenanceFigures(s, accountId);
-      expect(figures).toEqual({ netEquityUnits: summary.netEquityUnits, tenUnits: summary.margin.tenUnits, mmfUnits: summary.margin.mmfUnits, unpriced: summary.unpriced });
+      const { netEquityUnits, tenUnits, mmfUnits, unpriced, perpLines } = maintenanceFigures(s, accountId);
+      expect({ netEquityUnits, tenUnits, mmfUnits, unpriced, perpLines }).toEqual({
+        netEquityUnits: summary.netEquityUnits, tenUnits: summary.margin.tenUnits, mmfUnits: summary.margin.mmfUnits, unpriced: summary.unpriced, perpLines: summary.perp.lines,
+      });
+      // What a price move's re-check draws the bands from: the summary's priced assets.
+      expect(bandFigures(s, accountId).assetLines).toEqual(summary.lines.filter((line) => line.mark !== null).map((line) => ({
+        assetIndex: line.assetIndex, heldUnits: line.availableUnits + line.lockedUnits + line.lentUnits, borrowedUnits: line.borrowedUnits, mark: line.mark,
+      })));
       FIGURES_CHECKED.accounts++;
       if (!summary.unpriced && liquidatable(summary.netEquityUnits, summary.margin)) FIGURES_CHECKED.pastTheLine++;
       // As the liquidation price's search asks: an asset with collateral parameters at another price, some of it held and borrowed.
@@ -226,7 +232,10 @@ class AuditedHarness extends EngineHarness {
       if (collateralAssets.length === 0) continue;
       const change = { assetIndex: collateralAssets[accountId % collateralAssets.length], heldDelta: BigInt(accountId % 5), borrowDelta: BigInt(accountId % 3), price: { quoteUnits: BigInt(accountId), baseUnits: 7n } };
       const changed = marginSummary(s, accountId, change);
-      expect(maintenanceFigures(s, accountId, change)).toEqual({ netEquityUnits: changed.netEquityUnits, tenUnits: changed.margin.tenUnits, mmfUnits: changed.margin.mmfUnits, unpriced: changed.unpriced });
+      const figures = maintenanceFigures(s, accountId, change);
+      expect({ netEquityUnits: figures.netEquityUnits, tenUnits: figures.tenUnits, mmfUnits: figures.mmfUnits, unpriced: figures.unpriced, perpLines: figures.perpLines }).toEqual({
+        netEquityUnits: changed.netEquityUnits, tenUnits: changed.margin.tenUnits, mmfUnits: changed.margin.mmfUnits, unpriced: changed.unpriced, perpLines: changed.perp.lines,
+      });
     }
   }
 }
