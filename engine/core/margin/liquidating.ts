@@ -1,9 +1,9 @@
 // The liquidating state of an account (venue mechanics §1.4, §4): an account that borrows or holds
 // a perpetual position is liquidating while its maintenance margin ratio is at or above 100 %,
 // netEquity ≤ Σ N·MMF over its borrows and its perpetuals' exposures (account.ts `liquidatable`,
-// on the summary of valuation.ts). The flag is the
-// AccountSettingFlag.Liquidating bit of account-settings.ts, so the state hash, the snapshot and
-// GET /api/v1/account carry it.
+// on valuation.ts's maintenance figures: the margin summary's own net equity, TEN and Σ N·MMF).
+// The flag is the AccountSettingFlag.Liquidating bit of account-settings.ts, so the state hash,
+// the snapshot and GET /api/v1/account carry it.
 //
 // When. The ratio is re-checked when something can move it across 100 %:
 //   - SetIndexPrice of an asset: the accounts that borrow it, hold it (available, locked or
