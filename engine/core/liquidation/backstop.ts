@@ -44,7 +44,7 @@ import { admits } from '../margin/account.js';
 import { largestPassing } from '../margin/auto-funding.js';
 import { FRACTION_ONE } from '../margin/fixed.js';
 import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
-import { marginSummary } from '../margin/valuation.js';
+import { admissionFigures, marginSummary } from '../margin/valuation.js';
 import { perpMarkOf } from '../perp/mark.js';
 import { trimReduceOnly } from '../perp/reduce-only.js';
 import type { EngineState } from '../state.js';
@@ -119,8 +119,8 @@ function providerCapacity(s: EngineState, provider: number, marketIndex: number,
 /** The provider's initial margin check with `lots` filled at `ticks` (header). */
 function providerPasses(s: EngineState, provider: number, marketIndex: number, sign: number, ticks: number, lots: number): boolean {
   const quote = BigInt(notionalUnits(ticks as PriceTicks, lots as QtyLots, s.catalog.markets[marketIndex].quoteUnitsPerTickLot));
-  const summary = marginSummary(s, provider, { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n, perpFill: { marketIndex, lots: sign * lots, costUnits: -BigInt(sign) * quote } });
-  return !summary.unpriced && admits(summary.netEquityUnits, summary.margin);
+  const figures = admissionFigures(s, provider, { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n, perpFill: { marketIndex, lots: sign * lots, costUnits: -BigInt(sign) * quote } });
+  return !figures.unpriced && admits(figures.netEquityUnits, figures);
 }
 
 /** The fills of the plan (header): the account's order on `side`, one order per provider. */

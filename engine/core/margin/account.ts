@@ -117,7 +117,7 @@ export function netEquityAvailable(netEquityUnits: bigint, margin: AccountMargin
  * quantity added to its side, the account passes iff its net equity covers Σ N·IMF(N). A caller
  * lets an order that does not raise the worst-side exposure through without asking.
  */
-export function admits(netEquityUnits: bigint, margin: AccountMargin): boolean {
+export function admits(netEquityUnits: bigint, margin: Pick<AccountMargin, 'imfUnits'>): boolean {
   return netEquityUnits >= margin.imfUnits;
 }
 

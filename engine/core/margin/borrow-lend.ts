@@ -63,7 +63,7 @@ import { borrowRate, hourlyInterest, lendRate, MS_PER_HOUR, MS_PER_YEAR, utiliza
 import { isLiquidating, reviewAllBorrowers, reviewLiquidating } from './liquidating.js';
 import { bookMarkOf, markOf } from './mark.js';
 import { startThrottleStep, throttleCeilingOf } from './throttle.js';
-import { marginSummary } from './valuation.js';
+import { admissionFigures } from './valuation.js';
 
 /** One hour of engine time. */
 export const HOUR_US = Number(MS_PER_HOUR) * 1000;
@@ -149,9 +149,9 @@ export function borrowRefusal(s: EngineState, assetIndex: number, borrowUnits: n
  * (`borrowDelta` > 0) also when the valuation rests on anything but fresh index prices.
  */
 export function marginAfter(s: EngineState, accountId: number, changedIndex: number, heldDelta: bigint, borrowDelta: bigint): ResultCode {
-  const summary = marginSummary(s, accountId, { assetIndex: changedIndex, heldDelta, borrowDelta });
-  if (summary.unpriced || (borrowDelta > 0n && summary.stale)) return ResultCode.BorrowNoMarkPrice;
-  return admits(summary.netEquityUnits, summary.margin) ? ResultCode.Ok : ResultCode.InsufficientMargin;
+  const figures = admissionFigures(s, accountId, { assetIndex: changedIndex, heldDelta, borrowDelta });
+  if (figures.unpriced || (borrowDelta > 0n && figures.stale)) return ResultCode.BorrowNoMarkPrice;
+  return admits(figures.netEquityUnits, figures) ? ResultCode.Ok : ResultCode.InsufficientMargin;
 }
 
 /** Whether the account borrows anything or holds a perpetual position (a withdrawal then needs the margin test). */

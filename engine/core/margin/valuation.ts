@@ -1,12 +1,16 @@
 // An account's margin summary (venue mechanics §1.1–§1.4): every asset it holds, lends or borrows
 // valued at mark (mark.ts), the collateral after haircut, the liabilities, net equity, the
-// exposure of its borrows and the margin it needs. The one place these figures are computed: the
-// borrow and withdrawal tests (borrow-lend.ts, funds/capital.ts), the liquidating state
-// (liquidating.ts) and the collateral query (funds/risk.ts) all read it. The liquidation re-checks
-// that draw no bands (fills, borrow/lend moves, the hourly review of every borrower), the
+// exposure of its borrows and the margin it needs. The one place these figures are computed. The
+// collateral query (funds/risk.ts), the leverage limit (leverage-limit.ts) and the liquidation
+// waterfall's ADL and backstop steps read the whole summary. The liquidation re-checks that draw
+// no bands (fills, borrow/lend moves, the hourly review of every borrower), the
 // liquidation price's search and the perpetual position rows and events read only
 // maintenanceFigures: net equity, TEN, Σ N·MMF and the perpetuals' lines, the same figures without
-// the assets' initial margin and the display fractions (about half the time per account).
+// the assets' initial margin and the display fractions (about half the time per account); a price
+// move's re-check reads bandFigures (the same, with the priced assets its bands are drawn from);
+// order admission, the borrow and withdrawal tests and a backstop provider's check read
+// admissionFigures (net equity, Σ N·IMF, unpriced, stale). One computation (figuresOf) makes all
+// three, each figure the summary's own to the unit.
 //
 //   collateral(asset) = (available + locked + lent) × mark × haircut weight   (collateral.ts)
 //   liability(asset)  = borrowed × mark, no haircut
@@ -162,6 +166,21 @@ export interface BandFigures extends MaintenanceFigures {
   assetLines: readonly PricedAssetLine[];
 }
 
+/**
+ * What order admission and the borrow and withdrawal tests read (account.ts `admits`): net equity
+ * and Σ N·IMF, whether a borrow or perpetual has no mark, and whether the valuation rests on
+ * anything but fresh index prices; each the margin summary's own, to the unit.
+ */
+export interface AdmissionFigures {
+  netEquityUnits: bigint;
+  imfUnits: bigint;
+  unpriced: boolean;
+  stale: boolean;
+}
+
+/** Every figure figuresOf computes: one object shape for every caller (imfUnits is 0 unless asked for). */
+interface Figures extends BandFigures, AdmissionFigures {}
+
 const NO_PERP_LINES: readonly PerpLine[] = [];
 const NO_ASSET_LINES: readonly PricedAssetLine[] = [];
 
@@ -171,28 +190,36 @@ const NO_ASSET_LINES: readonly PricedAssetLine[] = [];
  * search read these.
  */
 export function maintenanceFigures(s: EngineState, accountId: number, change: MarginChange = NO_CHANGE, nowUs = s.lastTimeUs): MaintenanceFigures {
-  return figuresOf(s, accountId, change, nowUs, null);
+  return figuresOf(s, accountId, change, nowUs, null, false);
 }
 
 /** The account's maintenance figures as it stands, with its priced assets: a price move's re-check, which draws bands. */
 export function bandFigures(s: EngineState, accountId: number): BandFigures {
-  return figuresOf(s, accountId, NO_CHANGE, s.lastTimeUs, []);
+  return figuresOf(s, accountId, NO_CHANGE, s.lastTimeUs, [], false);
+}
+
+/** The account's admission figures, as it would be after `change` (above): order admission, the borrow and withdrawal tests. */
+export function admissionFigures(s: EngineState, accountId: number, change: MarginChange): AdmissionFigures {
+  return figuresOf(s, accountId, change, s.lastTimeUs, null, true);
 }
 
 /**
- * maintenanceFigures, pushing each priced asset it values to `assetLines` when given. Every figures
- * object it returns has the one shape (assetLines empty when not asked for), so the code that reads
- * them sees one object map.
+ * The figures above, pushing each priced asset it values to `assetLines` when given and summing
+ * Σ N·IMF when `initial`. Every figures object it returns has the one shape (assetLines empty and
+ * imfUnits 0 when not asked for), so the code that reads them sees one object map.
  */
-function figuresOf(s: EngineState, accountId: number, change: MarginChange, nowUs: number, assetLines: PricedAssetLine[] | null): BandFigures {
+function figuresOf(s: EngineState, accountId: number, change: MarginChange, nowUs: number, assetLines: PricedAssetLine[] | null, initial: boolean): Figures {
   const pools = s.pools;
   assert(pools.valuationIndex >= 0, 'a margin summary without a valuation asset');
   const quoteDecimals = pools.decimalsOf[pools.valuationIndex];
+  const leverage = BigInt(s.accountSettings.leverageLimitHundredths[accountId]);
   let collateralUnits = 0n;
   let liabilitiesUnits = 0n;
   let tenUnits = 0n;
   let mmfUnits = 0n;
+  let imfUnits = 0n;
   let unpriced = false;
+  let stale = false;
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
     const changed = assetIndex === change.assetIndex;
     const cell = pools.cell(accountId, assetIndex);
@@ -212,12 +239,13 @@ function figuresOf(s: EngineState, accountId: number, change: MarginChange, nowU
     if (heldUnits === 0n && borrowedUnits === 0n) continue;
     assert(heldUnits >= 0n && borrowedUnits >= 0n, 'a margin change leaves a holding negative');
     const mark = changed && change.price !== undefined ? assumedMark(change.price) : markOf(s, assetIndex, nowUs);
+    const collateral = pools.collateralOf[assetIndex];
+    if ((borrowedUnits > 0n || collateral !== undefined) && (mark === null || (mark.source !== MarkSource.Index && mark.source !== MarkSource.Fixed))) stale = true;
     if (mark === null) {
       if (borrowedUnits > 0n) unpriced = true;
       continue;
     }
     assetLines?.push({ assetIndex, heldUnits, borrowedUnits, mark });
-    const collateral = pools.collateralOf[assetIndex];
     // Nothing held is worth nothing at any weight.
     if (heldUnits > 0n) collateralUnits += collateralValue(collateral?.haircut, heldUnits, pools.decimalsOf[assetIndex], mark.price, quoteDecimals);
     if (borrowedUnits === 0n) continue;
@@ -226,21 +254,22 @@ function figuresOf(s: EngineState, accountId: number, change: MarginChange, nowU
     liabilitiesUnits += liabilityUnits;
     tenUnits += liabilityUnits;
     mmfUnits += requirementUnits(liabilityUnits, positionMmf(collateral.mmf, liabilityUnits, quoteDecimals));
+    if (initial) imfUnits += requirementUnits(liabilityUnits, positionImf(collateral.imf, liabilityUnits, quoteDecimals, leverage));
   }
   let netEquityUnits = collateralUnits - liabilitiesUnits;
   let perpLines: readonly PerpLine[] = NO_PERP_LINES;
   if (s.positions.perpCount > 0) {
-    const leverage = BigInt(s.accountSettings.leverageLimitHundredths[accountId]);
     const perp = perpSummary(s, accountId, leverage, change.perpOrder ?? null, nowUs, change.perpFill ?? null);
     netEquityUnits += perp.pnlUnrealizedUnits + perp.unsettledUnits;
     for (const exposure of perp.exposures) {
       tenUnits += exposure.notionalUnits;
       mmfUnits += requirementUnits(exposure.notionalUnits, exposure.mmf);
+      if (initial) imfUnits += requirementUnits(exposure.notionalUnits, exposure.imf);
     }
     if (perp.unpriced) unpriced = true;
     perpLines = perp.lines;
   }
-  return { netEquityUnits, tenUnits, mmfUnits, unpriced, perpLines, assetLines: assetLines ?? NO_ASSET_LINES };
+  return { netEquityUnits, tenUnits, mmfUnits, imfUnits, unpriced, stale, perpLines, assetLines: assetLines ?? NO_ASSET_LINES };
 }
 
 /** A price the caller assumes for an asset, valued as a fresh index would be. */

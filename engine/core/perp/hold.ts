@@ -18,7 +18,7 @@
 import { CommandFlag, OrderType, ResultCode, Side, type PlaceOrderCommand } from '../../bus/types.js';
 import type { PlaceHold } from '../kinds.js';
 import { admits } from '../margin/account.js';
-import { marginSummary } from '../margin/valuation.js';
+import { admissionFigures } from '../margin/valuation.js';
 import type { EngineState } from '../state.js';
 import { MAX_AMOUNT_UNITS, floorDiv, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from '../units.js';
 import { exposureLotsOf } from './exposure.js';
@@ -63,9 +63,9 @@ export function perpAdmission(s: EngineState, accountId: number, marketIndex: nu
   const before = exposureLotsOf(size, bidLots, askLots);
   const after = side === Side.Bid ? exposureLotsOf(size, bidLots + lots, askLots) : exposureLotsOf(size, bidLots, askLots + lots);
   if (after <= before) return ResultCode.Ok;
-  const summary = marginSummary(s, accountId, { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n, perpOrder: { marketIndex, side, lots } });
-  if (summary.unpriced) return ResultCode.InsufficientMargin;
-  return admits(summary.netEquityUnits, summary.margin) ? ResultCode.Ok : ResultCode.InsufficientMargin;
+  const figures = admissionFigures(s, accountId, { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n, perpOrder: { marketIndex, side, lots } });
+  if (figures.unpriced) return ResultCode.InsufficientMargin;
+  return admits(figures.netEquityUnits, figures) ? ResultCode.Ok : ResultCode.InsufficientMargin;
 }
 
 /** The asset a perpetual order's (empty) hold sits in: its quote. */

@@ -18,7 +18,7 @@ import { collateralLine, notionalCeil, type UnitPrice } from '../../../engine/co
 import { positionMmf, requirementUnits } from '../../../engine/core/margin/fractions.js';
 import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, perpBandOf, perpMargin, perpMarginFloor, type AssetRisk, type PerpRisk } from '../../../engine/core/margin/trigger-band.js';
 import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margin/trigger-index.js';
-import { bandFigures, maintenanceFigures, marginSummary } from '../../../engine/core/margin/valuation.js';
+import { admissionFigures, bandFigures, maintenanceFigures, marginSummary, type MarginChange } from '../../../engine/core/margin/valuation.js';
 import { liquidatable } from '../../../engine/core/margin/account.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
@@ -225,6 +225,14 @@ class AuditedHarness extends EngineHarness {
       expect(bandFigures(s, accountId).assetLines).toEqual(summary.lines.filter((line) => line.mark !== null).map((line) => ({
         assetIndex: line.assetIndex, heldUnits: line.availableUnits + line.lockedUnits + line.lentUnits, borrowedUnits: line.borrowedUnits, mark: line.mark,
       })));
+      // What admission reads, as the account stands and with an order not yet placed in a perpetual.
+      const admission = (change: MarginChange): void => {
+        const wanted = marginSummary(s, accountId, change);
+        const { netEquityUnits, imfUnits, unpriced, stale } = admissionFigures(s, accountId, change);
+        expect({ netEquityUnits, imfUnits, unpriced, stale }).toEqual({ netEquityUnits: wanted.netEquityUnits, imfUnits: wanted.margin.imfUnits, unpriced: wanted.unpriced, stale: wanted.stale });
+      };
+      admission({ assetIndex: -1, heldDelta: 0n, borrowDelta: 0n });
+      if (s.positions.perpCount > 0) admission({ assetIndex: -1, heldDelta: 0n, borrowDelta: 0n, perpOrder: { marketIndex: s.positions.marketOf[0], side: accountId % 2, lots: 3 } });
       FIGURES_CHECKED.accounts++;
       if (!summary.unpriced && liquidatable(summary.netEquityUnits, summary.margin)) FIGURES_CHECKED.pastTheLine++;
       // As the liquidation price's search asks: an asset with collateral parameters at another price, some of it held and borrowed.
@@ -233,6 +241,7 @@ class AuditedHarness extends EngineHarness {
       const change = { assetIndex: collateralAssets[accountId % collateralAssets.length], heldDelta: BigInt(accountId % 5), borrowDelta: BigInt(accountId % 3), price: { quoteUnits: BigInt(accountId), baseUnits: 7n } };
       const changed = marginSummary(s, accountId, change);
       const figures = maintenanceFigures(s, accountId, change);
+      admission(change);
       expect({ netEquityUnits: figures.netEquityUnits, tenUnits: figures.tenUnits, mmfUnits: figures.mmfUnits, unpriced: figures.unpriced, perpLines: figures.perpLines }).toEqual({
         netEquityUnits: changed.netEquityUnits, tenUnits: changed.margin.tenUnits, mmfUnits: changed.margin.mmfUnits, unpriced: changed.unpriced, perpLines: changed.perp.lines,
       });
