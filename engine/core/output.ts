@@ -815,8 +815,17 @@ export class Output {
 /** A wide value's split: high × 2^53 + low (schemas/exchange.fbs, CollateralRecord). */
 const WIDE_BASE = 2n ** 53n;
 
-/** [high, low] with value = high × 2^53 + low, 0 ≤ low < 2^53, for any sign (high rounds down). */
-function widePair(value: bigint): [number, number] {
+/**
+ * [high, low] with value = high × 2^53 + low, 0 ≤ low < 2^53, for any sign (high rounds down). A
+ * value in [−2^53, 2^53), every amount a position or a collateral line holds in practice, has high
+ * 0 or −1 and takes no bigint division.
+ */
+export function widePair(value: bigint): [number, number] {
+  if (value >= 0n) {
+    if (value < WIDE_BASE) return [0, Number(value)];
+  } else if (value >= -WIDE_BASE) {
+    return [-1, Number(value + WIDE_BASE)];
+  }
   const high = floorDiv(value, WIDE_BASE);
   const pair: [number, number] = [Number(high), Number(value - high * WIDE_BASE)];
   assert(Number.isSafeInteger(pair[0]), 'a wide value beyond 2^106');

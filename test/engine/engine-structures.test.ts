@@ -1,12 +1,14 @@
 // The engine core's building blocks on their own: the order-id permutation, the order-id hash
 // table (against a Map, through clusters and wrap-around), a book side's sorted levels, the
-// account key table, and the configuration checks that keep every product a safe integer.
+// account key table, the split of a wide value into a record's two fields, and the configuration
+// checks that keep every product a safe integer.
 import { describe, expect, it } from 'vitest';
 import { Accounts } from '../../engine/core/funds/accounts.js';
 import { BookSide, NO_LEVEL } from '../../engine/core/book/book.js';
 import { LADDER_MAX_TICKS } from '../../engine/core/book/levels.js';
 import { Exchange } from '../../engine/core/exchange.js';
 import { ORDER_ID_SPAN, permuteOrderNumber, unpermuteOrderId } from '../../engine/core/ids.js';
+import { widePair } from '../../engine/core/output.js';
 import { OrderIndex } from '../../engine/core/book/orderIndex.js';
 import { NO_SLOT } from '../../engine/core/book/orders.js';
 import type { PriceTicks } from '../../engine/core/units.js';
@@ -133,6 +135,23 @@ describe('accounts', () => {
     expect(accounts.find(keyOf(201))).toBe(0);
     expect(Array.from(accounts.keyOf(17))).toEqual(Array.from(keyOf(17)));
     expect(() => accounts.add(keyOf(201))).toThrow(/capacity/);
+  });
+});
+
+describe('wide values', () => {
+  it('split as high × 2^53 + low with 0 ≤ low < 2^53, for every sign and size, through both ways of computing it', () => {
+    const base = 2n ** 53n;
+    const random = prng(11);
+    const values = [0n, 1n, -1n, base - 1n, base, base + 1n, -base, -base - 1n, -base + 1n, 2n * base, -2n * base, 2n ** 100n, -(2n ** 100n) - 7n];
+    for (let i = 0; i < 2000; i++) {
+      const magnitude = BigInt(randomInt(random, 0, 2 ** 30)) * BigInt(randomInt(random, 0, 2 ** 30)) * BigInt(randomInt(random, 1, 2 ** 20));
+      values.push(random() < 0.5 ? magnitude : -magnitude);
+    }
+    for (const value of values) {
+      const [high, low] = widePair(value);
+      expect(Number.isSafeInteger(high) && Number.isSafeInteger(low) && low >= 0 && BigInt(low) < base).toBe(true);
+      expect(BigInt(high) * base + BigInt(low)).toBe(value);
+    }
   });
 });
 
