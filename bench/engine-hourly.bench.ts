@@ -26,6 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { SLOT_BYTES } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
+import type { Command } from '../engine/bus/types.js';
 import { HOUR_US } from '../engine/core/margin/borrow-lend.js';
 import { BASE_ASSET, BENCH_ACCOUNTS, INDEX_PRICE_E9, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
 import { median } from './engine.bench.js';
@@ -43,6 +44,36 @@ const SEED = 20240601;
 
 interface Hourly { accounts: number; hourMs: number; plainMs: number; records: number }
 
+/** Each hour's timed pair of commands, on one engine: the one that finds the hour due, then the same one 1 µs later. */
+class HourTimes {
+  private readonly hour: number[] = [];
+  private readonly plain: number[] = [];
+  private readonly records: number[] = [];
+
+  constructor(private readonly ex: Exchange, private readonly places: SlotPlaces, private seq: number) {}
+
+  /** Applies `command` untimed at `timeUs` (the hour's other commands). */
+  apply(command: Command, timeUs: number): void {
+    this.ex.apply(command, ++this.seq, timeUs, this.places);
+  }
+
+  /** Times `command` at `dueUs` (the hour's work runs in it) and again at `dueUs` + 1 µs (the baseline). */
+  timePair(command: Command, dueUs: number): void {
+    const before = this.places.records;
+    let t0 = performance.now();
+    this.ex.apply(command, ++this.seq, dueUs, this.places);
+    this.hour.push(performance.now() - t0);
+    this.records.push(this.places.records - before);
+    t0 = performance.now();
+    this.ex.apply(command, ++this.seq, dueUs + 1, this.places);
+    this.plain.push(performance.now() - t0);
+  }
+
+  result(accounts: number): Hourly {
+    return { accounts, hourMs: median(this.hour), plainMs: median(this.plain), records: median(this.records) };
+  }
+}
+
 function measure(accounts: number): Hourly {
   const config = benchMarginConfig({ maxAccounts: Math.max(accounts, BENCH_ACCOUNTS) });
   const ex = new Exchange(config);
@@ -56,23 +87,9 @@ function measure(accounts: number): Hourly {
   if (refusals.refused > 0) throw new Error(`${refusals.refused} idle account setup commands refused at ${accounts} accounts`);
   // A deposit of the first account: a command that touches one balance and writes few records.
   const deposit = idleAccountCommands(1, 1)[1];
-  const hour: number[] = [];
-  const plain: number[] = [];
-  const records: number[] = [];
-  for (let h = 1; h <= HOURS; h++) {
-    const due = h * HOUR_US + 1;
-    const before = places.records;
-    seq++;
-    let t0 = performance.now();
-    ex.apply(deposit, seq, due, places);
-    hour.push(performance.now() - t0);
-    records.push(places.records - before);
-    seq++;
-    t0 = performance.now();
-    ex.apply(deposit, seq, due + 1, places);
-    plain.push(performance.now() - t0);
-  }
-  return { accounts, hourMs: median(hour), plainMs: median(plain), records: median(records) };
+  const hours = new HourTimes(ex, places, seq);
+  for (let h = 1; h <= HOURS; h++) hours.timePair(deposit, h * HOUR_US + 1);
+  return hours.result(accounts);
 }
 
 /**
@@ -88,30 +105,16 @@ function measureFunding(accounts: number): Hourly {
   let seq = 0;
   for (const c of positionHolderCommands(accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
   if (refusals.refused > 0) throw new Error(`${refusals.refused} position holder setup commands refused at ${accounts} accounts`);
-  const places = new SlotPlaces(1024, SLOT_BYTES);
+  const hours = new HourTimes(ex, new SlotPlaces(1024, SLOT_BYTES), seq);
   const tick = benchCommand(cmd.tick());
-  const hour: number[] = [];
-  const plain: number[] = [];
-  const records: number[] = [];
   for (let h = 1; h <= HOURS; h++) {
     for (let t = (h - 1) * HOUR_US + MINUTE_US; t < h * HOUR_US; t += MINUTE_US) {
-      seq++;
-      ex.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + (((t / MINUTE_US) % 7) - 3) * 10_000_000)), seq, t - SECOND_US, places);
+      hours.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + (((t / MINUTE_US) % 7) - 3) * 10_000_000)), t - SECOND_US);
     }
-    seq++;
-    ex.apply(tick, seq, h * HOUR_US - SECOND_US / 2, places);
-    const before = places.records;
-    seq++;
-    let t0 = performance.now();
-    ex.apply(tick, seq, h * HOUR_US + SECOND_US / 2, places);
-    hour.push(performance.now() - t0);
-    records.push(places.records - before);
-    seq++;
-    t0 = performance.now();
-    ex.apply(tick, seq, h * HOUR_US + SECOND_US / 2 + 1, places);
-    plain.push(performance.now() - t0);
+    hours.apply(tick, h * HOUR_US - SECOND_US / 2);
+    hours.timePair(tick, h * HOUR_US + SECOND_US / 2);
   }
-  return { accounts, hourMs: median(hour), plainMs: median(plain), records: median(records) };
+  return hours.result(accounts);
 }
 
 function table(sizes: number[], measureAt: (accounts: number) => Hourly): string {

@@ -10,7 +10,9 @@
 // full walk), and a denser stream of many borrowers with moving index prices, stale indexes
 // (marks from the book), trades, borrows, repays, deposits, liquidation steps and snapshot round
 // trips, run once each way. After every command the harness also checks the index's
-// soundness (trigger-index.ts validateTriggerIndex): an account inside all its bands is healthy.
+// soundness (trigger-index.ts validateTriggerIndex): an account inside all its bands is healthy;
+// and, after every fourth, that the leaner figures valuation.ts gives the re-checks, the bands and
+// admission equal the whole margin summary's.
 import { afterEach, describe, expect, it } from 'vitest';
 import { CommandKind, RecordType, ResultCode, type EngineConfig } from '../../../engine/bus/types.js';
 import type { HaircutSpec } from '../../../engine/bus/margin-params.js';
@@ -18,7 +20,7 @@ import { collateralLine, notionalCeil, type UnitPrice } from '../../../engine/co
 import { positionMmf, requirementUnits } from '../../../engine/core/margin/fractions.js';
 import { assetMargin, assetMarginFloor, BAND_TOP, bandOf, indexUnitPrice, indexUnitsOf, perpBandOf, perpMargin, perpMarginFloor, type AssetRisk, type PerpRisk } from '../../../engine/core/margin/trigger-band.js';
 import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margin/trigger-index.js';
-import { admissionFigures, bandFigures, maintenanceFigures, marginSummary, type MarginChange } from '../../../engine/core/margin/valuation.js';
+import { admissionFigures, bandFigures, maintenanceFigures, marginSummary, type MarginChange, type MarginSummary } from '../../../engine/core/margin/valuation.js';
 import { liquidatable } from '../../../engine/core/margin/account.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
@@ -194,13 +196,33 @@ function resultCode(records: Rec[]): ResultCode | undefined {
   return result?.type === RecordType.Result ? result.code : undefined;
 }
 
-/** Accounts whose maintenance figures were compared with their summary (a count the dense tests assert on). */
+/** Accounts whose figures were compared with their summary (a count the dense tests assert on). */
 const FIGURES_CHECKED = { accounts: 0, pastTheLine: 0 };
+
+const AS_IT_STANDS: MarginChange = { assetIndex: -1, heldDelta: 0n, borrowDelta: 0n };
+
+/**
+ * The figures of the account under `change` against the summary's, computed once: the maintenance
+ * figures (liquidation re-checks, position events, the liquidation price) and the admission
+ * figures (order admission, the borrow and withdrawal tests). Returns the summary.
+ */
+function expectFigures(s: EngineState, accountId: number, change: MarginChange): MarginSummary {
+  const wanted = marginSummary(s, accountId, change);
+  const maintenance = maintenanceFigures(s, accountId, change);
+  expect({ netEquityUnits: maintenance.netEquityUnits, tenUnits: maintenance.tenUnits, mmfUnits: maintenance.mmfUnits, unpriced: maintenance.unpriced, perpLines: maintenance.perpLines }).toEqual({
+    netEquityUnits: wanted.netEquityUnits, tenUnits: wanted.margin.tenUnits, mmfUnits: wanted.margin.mmfUnits, unpriced: wanted.unpriced, perpLines: wanted.perp.lines,
+  });
+  const { netEquityUnits, imfUnits, unpriced, stale } = admissionFigures(s, accountId, change);
+  expect({ netEquityUnits, imfUnits, unpriced, stale }).toEqual({ netEquityUnits: wanted.netEquityUnits, imfUnits: wanted.margin.imfUnits, unpriced: wanted.unpriced, stale: wanted.stale });
+  return wanted;
+}
 
 /**
  * The harness's checks after every command, the index's soundness, and for every account that
- * borrows or holds a position (after every fourth command) the maintenance figures the liquidation
- * re-checks read against the whole margin summary's (valuation.ts): equal to the unit.
+ * borrows or holds a position (after every fourth command) the figures valuation.ts computes for
+ * the liquidation re-checks, the bands and admission, against the whole margin summary's: equal to
+ * the unit, as the account stands and under hypothetical changes (an order in a perpetual; an asset
+ * at another price, some of it held and borrowed, as the liquidation price's search asks).
  */
 class AuditedHarness extends EngineHarness {
   /** Audits made (set on the first: the harness may check from its constructor, before this class's fields exist). */
@@ -214,37 +236,21 @@ class AuditedHarness extends EngineHarness {
     const n = this.audits ?? 0;
     this.audits = n + 1;
     if (TRIGGER_SWITCH.fullWalk || n % 4 !== 0) return;
+    const collateralAssets = Array.from({ length: s.pools.assetCount }, (_, i) => i).filter((i) => s.pools.collateralOf[i] !== undefined);
     for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
       if (s.pools.borrowCountOf[accountId] === 0 && s.positions.positionCountOf[accountId] === 0) continue;
-      const summary = marginSummary(s, accountId);
-      const { netEquityUnits, tenUnits, mmfUnits, unpriced, perpLines } = maintenanceFigures(s, accountId);
-      expect({ netEquityUnits, tenUnits, mmfUnits, unpriced, perpLines }).toEqual({
-        netEquityUnits: summary.netEquityUnits, tenUnits: summary.margin.tenUnits, mmfUnits: summary.margin.mmfUnits, unpriced: summary.unpriced, perpLines: summary.perp.lines,
-      });
+      const summary = expectFigures(s, accountId, AS_IT_STANDS);
       // What a price move's re-check draws the bands from: the summary's priced assets.
       expect(bandFigures(s, accountId).assetLines).toEqual(summary.lines.filter((line) => line.mark !== null).map((line) => ({
         assetIndex: line.assetIndex, heldUnits: line.availableUnits + line.lockedUnits + line.lentUnits, borrowedUnits: line.borrowedUnits, mark: line.mark,
       })));
-      // What admission reads, as the account stands and with an order not yet placed in a perpetual.
-      const admission = (change: MarginChange): void => {
-        const wanted = marginSummary(s, accountId, change);
-        const { netEquityUnits, imfUnits, unpriced, stale } = admissionFigures(s, accountId, change);
-        expect({ netEquityUnits, imfUnits, unpriced, stale }).toEqual({ netEquityUnits: wanted.netEquityUnits, imfUnits: wanted.margin.imfUnits, unpriced: wanted.unpriced, stale: wanted.stale });
-      };
-      admission({ assetIndex: -1, heldDelta: 0n, borrowDelta: 0n });
-      if (s.positions.perpCount > 0) admission({ assetIndex: -1, heldDelta: 0n, borrowDelta: 0n, perpOrder: { marketIndex: s.positions.marketOf[0], side: accountId % 2, lots: 3 } });
+      if (s.positions.perpCount > 0) expectFigures(s, accountId, { ...AS_IT_STANDS, perpOrder: { marketIndex: s.positions.marketOf[0], side: accountId % 2, lots: 3 } });
+      if (collateralAssets.length > 0) {
+        const change = { assetIndex: collateralAssets[accountId % collateralAssets.length], heldDelta: BigInt(accountId % 5), borrowDelta: BigInt(accountId % 3), price: { quoteUnits: BigInt(accountId), baseUnits: 7n } };
+        expectFigures(s, accountId, change);
+      }
       FIGURES_CHECKED.accounts++;
       if (!summary.unpriced && liquidatable(summary.netEquityUnits, summary.margin)) FIGURES_CHECKED.pastTheLine++;
-      // As the liquidation price's search asks: an asset with collateral parameters at another price, some of it held and borrowed.
-      const collateralAssets = Array.from({ length: s.pools.assetCount }, (_, i) => i).filter((i) => s.pools.collateralOf[i] !== undefined);
-      if (collateralAssets.length === 0) continue;
-      const change = { assetIndex: collateralAssets[accountId % collateralAssets.length], heldDelta: BigInt(accountId % 5), borrowDelta: BigInt(accountId % 3), price: { quoteUnits: BigInt(accountId), baseUnits: 7n } };
-      const changed = marginSummary(s, accountId, change);
-      const figures = maintenanceFigures(s, accountId, change);
-      admission(change);
-      expect({ netEquityUnits: figures.netEquityUnits, tenUnits: figures.tenUnits, mmfUnits: figures.mmfUnits, unpriced: figures.unpriced, perpLines: figures.perpLines }).toEqual({
-        netEquityUnits: changed.netEquityUnits, tenUnits: changed.margin.tenUnits, mmfUnits: changed.margin.mmfUnits, unpriced: changed.unpriced, perpLines: changed.perp.lines,
-      });
     }
   }
 }
