@@ -17,6 +17,14 @@
 // funding: a payment and a position event per holder, every holder re-checked) against the same
 // Tick 1 µs later. At N = 1,000, 10,000 and 100,000 (ENGINE_FUNDING_ACCOUNTS; empty skips a part).
 //
+// The realization's pause: the same holders under realization at mark every 10 s of engine time
+// (perp/realize.ts, the default interval). Each interval an index move (every holder's unrealized
+// PnL changes), the mark sample due before the multiple, then the Tick just after it, timed, and
+// the Ticks after it 1 µs apart for as long as a realization step stays due (a pass larger than one
+// step continues in the commands that follow): the longest command of the pass, the whole pass,
+// the commands it took, against the same Tick once nothing is due. At N = 1,000, 10,000 and
+// 100,000 (ENGINE_REALIZE_ACCOUNTS; empty skips the part).
+//
 // A throwaway engine of the smallest size runs first in each part, so the measured ones run
 // optimised code.
 //
@@ -26,17 +34,23 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { SLOT_BYTES } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
-import type { Command } from '../engine/bus/types.js';
+import type { Command, EngineConfig } from '../engine/bus/types.js';
 import { HOUR_US } from '../engine/core/margin/borrow-lend.js';
 import { BASE_ASSET, BENCH_ACCOUNTS, INDEX_PRICE_E9, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
 import { median } from './engine.bench.js';
 import { RefusalCount, SlotPlaces } from './slot-places.js';
 import { benchCommand, perpBenchConfig, positionHolderCommands } from './perp-holders.js';
 import { cmd } from '../test/helpers/engine-harness.js';
+import { DEFAULT_REALIZE_STEP_POSITIONS } from '../src/config.js';
 
 const sizes = (text: string): number[] => text.split(',').filter((size) => size !== '').map(Number);
 const SIZES = sizes(process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000');
 const HOLDER_SIZES = sizes(process.env.ENGINE_FUNDING_ACCOUNTS ?? '1000,10000,100000');
+const REALIZE_SIZES = sizes(process.env.ENGINE_REALIZE_ACCOUNTS ?? '1000,10000,100000');
+/** Realization at mark every 10 s of engine time (the default interval), the intervals timed. */
+const REALIZE_INTERVAL_US = 10 * 1_000_000;
+const REALIZE_INTERVALS = 12;
+const REALIZE_STEP = Number(process.env.ENGINE_REALIZE_STEP ?? DEFAULT_REALIZE_STEP_POSITIONS);
 const SECOND_US = 1_000_000;
 const MINUTE_US = 60 * SECOND_US;
 const HOURS = 12;
@@ -117,6 +131,70 @@ function measureFunding(accounts: number): Hourly {
   return hours.result(accounts);
 }
 
+interface Realizing { accounts: number; longestMs: number; passMs: number; commands: number; plainMs: number; records: number }
+
+/**
+ * The realization's pause (header): per interval, the longest command of the pass, the pass's
+ * sum and its commands, and the baseline Tick after it; medians over the intervals.
+ */
+function measureRealization(accounts: number, config: (accounts: number) => EngineConfig = realizingConfig): Realizing {
+  const ex = new Exchange(config(accounts));
+  const refusals = new RefusalCount();
+  let seq = 0;
+  for (const c of positionHolderCommands(accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
+  if (refusals.refused > 0) throw new Error(`${refusals.refused} position holder setup commands refused at ${accounts} accounts`);
+  const places = new SlotPlaces(1024, SLOT_BYTES);
+  const tick = benchCommand(cmd.tick());
+  const longest: number[] = [];
+  const pass: number[] = [];
+  const commands: number[] = [];
+  const plain: number[] = [];
+  const records: number[] = [];
+  for (let k = 1; k <= REALIZE_INTERVALS; k++) {
+    const dueUs = k * REALIZE_INTERVAL_US;
+    ex.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + ((k % 5) - 2) * 20_000_000)), ++seq, dueUs - 2 * SECOND_US, places);
+    ex.apply(tick, ++seq, dueUs - SECOND_US / 2, places);
+    let timeUs = dueUs + SECOND_US / 2;
+    const before = places.records;
+    let most = 0;
+    let sum = 0;
+    let n = 0;
+    do {
+      const t0 = performance.now();
+      ex.apply(tick, ++seq, timeUs, places);
+      const ms = performance.now() - t0;
+      most = Math.max(most, ms);
+      sum += ms;
+      n++;
+      timeUs++;
+    } while (ex.nextWakeUs() >= 0 && ex.nextWakeUs() < timeUs + 1);
+    longest.push(most);
+    pass.push(sum);
+    commands.push(n);
+    records.push(places.records - before);
+    const t0 = performance.now();
+    ex.apply(tick, ++seq, timeUs, places);
+    plain.push(performance.now() - t0);
+  }
+  return { accounts, longestMs: median(longest), passMs: median(pass), commands: median(commands), plainMs: median(plain), records: median(records) };
+}
+
+/** The perpetual bench configuration with realization at mark every 10 s, in the default steps (ENGINE_REALIZE_STEP; 0: the whole pass in one command). */
+function realizingConfig(accounts: number): EngineConfig {
+  const config: EngineConfig = { ...perpBenchConfig(accounts), realizePnlIntervalUs: REALIZE_INTERVAL_US };
+  if (REALIZE_STEP > 0) config.realizeStepPositions = REALIZE_STEP;
+  return config;
+}
+
+function realizationTable(sizes: number[]): string {
+  let text = '| accounts | the pass\'s longest command | the whole pass | commands in the pass | a Tick with nothing due (baseline) | longest ÷ baseline | records written by the pass |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
+  for (const accounts of sizes) {
+    const r = measureRealization(accounts);
+    text += `| ${accounts.toLocaleString('en-US')} | ${r.longestMs.toFixed(3)} ms | ${r.passMs.toFixed(3)} ms | ${r.commands} | ${(r.plainMs * 1000).toFixed(1)} µs | ${(r.longestMs / r.plainMs).toFixed(0)}× | ${r.records.toLocaleString('en-US')} |\n`;
+  }
+  return text;
+}
+
 function table(sizes: number[], measureAt: (accounts: number) => Hourly): string {
   let text = '| accounts | the command that finds the hour due | the same command 1 µs later (baseline) | ratio | records written at the hour |\n| ---: | ---: | ---: | ---: | ---: |\n';
   for (const accounts of sizes) {
@@ -135,6 +213,10 @@ export function runEngineHourlyBench(): string {
   if (HOLDER_SIZES.length > 0) {
     measureFunding(Math.min(...HOLDER_SIZES)); // warm-up
     text += `\n### The funding settlement's pause: every account holds a perpetual position (median of ${HOURS} hours each)\n\n${table(HOLDER_SIZES, measureFunding)}`;
+  }
+  if (REALIZE_SIZES.length > 0) {
+    measureRealization(Math.min(...REALIZE_SIZES)); // warm-up
+    text += `\n### The realization's pause: every account holds a perpetual position, realized at mark every 10 s ${REALIZE_STEP > 0 ? `in steps of ${REALIZE_STEP} positions` : 'in one command a pass'} (median of ${REALIZE_INTERVALS} intervals each)\n\n${realizationTable(REALIZE_SIZES)}`;
   }
   return text;
 }

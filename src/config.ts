@@ -171,6 +171,8 @@ export interface ServerConfig {
   indexDefaultIntervalMs?: number;
   /** Perpetual PnL is realized at mark this often (engine/core/perp/realize.ts); 0: only when a position reduces. */
   realizePnlIntervalMs?: number;
+  /** A realization pass visits at most this many positions per engine command (engine/core/perp/realize.ts); 0: the whole pass in one. */
+  realizeStepPositions?: number;
   /**
    * The Auto-Close margin fraction's divisor and offset from a flag or the environment (MarketsFile
    * has the rules), read by buildConfig only: a built configuration leaves them out (engine.liquidation
@@ -224,6 +226,9 @@ export const DEFAULT_INDEX_MAX_AGE_MS = 30_000;
 export const DEFAULT_INDEX_DEFAULT_INTERVAL_MS = 5_000;
 // Perpetuals realize PnL at mark every 10 s, as the venue does.
 export const DEFAULT_REALIZE_PNL_INTERVAL_MS = 10_000;
+// A realization pass visits at most this many positions per engine command (a proposed default:
+// about a millisecond of engine time on the machines measured), so orders interleave with it.
+export const DEFAULT_REALIZE_STEP_POSITIONS = 128;
 // Every account's position limit on perpetuals (USDC notional): a proposed default far above what
 // demo accounts and benches hold, so they are not bound by it.
 export const DEFAULT_POSITION_LIMIT = '100000000';
@@ -618,7 +623,7 @@ const KNOWN_FLAGS = new Set([
   'ws-connections-per-address', 'ws-messages-per-s',
   'no-metrics',
   'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
-  'realize-pnl-interval-ms', 'position-limit',
+  'realize-pnl-interval-ms', 'realize-step-positions', 'position-limit',
   'auto-close-mf-divisor', 'auto-close-mf-offset',
 ]);
 
@@ -681,6 +686,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     indexDefault: flags['no-index-default'] !== true && envSwitch(env, 'INDEX_DEFAULT'),
     indexDefaultIntervalMs: integerSetting(pick('index-default-interval-ms', 'INDEX_DEFAULT_INTERVAL_MS'), DEFAULT_INDEX_DEFAULT_INTERVAL_MS, 'index default interval (ms)', 100, 3_600_000),
     realizePnlIntervalMs: integerSetting(pick('realize-pnl-interval-ms', 'REALIZE_PNL_INTERVAL_MS'), DEFAULT_REALIZE_PNL_INTERVAL_MS, 'PnL realization interval (ms)', 0, 86_400_000),
+    realizeStepPositions: integerSetting(pick('realize-step-positions', 'REALIZE_STEP_POSITIONS'), DEFAULT_REALIZE_STEP_POSITIONS, 'positions per realization step', 0, 1_000_000),
     ...autoCloseFlags(pick),
     positionLimit: pick('position-limit', 'POSITION_LIMIT'),
   });
@@ -828,12 +834,15 @@ function liquidationSettings(file: MarketsFile, settings: Settings): Pick<Engine
 }
 
 /**
- * The realization interval in engine units, only with perpetuals and when on (0 is off: PnL is
- * realized when a position reduces), so that a configuration without perpetuals keeps its fingerprint.
+ * The realization interval in engine units and its step, only with perpetuals and when on (0 is
+ * off: PnL is realized when a position reduces), so that a configuration without perpetuals keeps
+ * its fingerprint; a step of 0 runs each pass in one command (no realizeStepPositions).
  */
-function realizeSettings(settings: Settings, markets: readonly MarketInfo[]): Pick<EngineConfig, 'realizePnlIntervalUs'> {
+function realizeSettings(settings: Settings, markets: readonly MarketInfo[]): Pick<EngineConfig, 'realizePnlIntervalUs' | 'realizeStepPositions'> {
   const ms = settings.realizePnlIntervalMs ?? DEFAULT_REALIZE_PNL_INTERVAL_MS;
-  return ms > 0 && markets.some((m) => m.spec.perp !== undefined) ? { realizePnlIntervalUs: ms * 1000 } : {};
+  if (!(ms > 0 && markets.some((m) => m.spec.perp !== undefined))) return {};
+  const step = settings.realizeStepPositions ?? DEFAULT_REALIZE_STEP_POSITIONS;
+  return step > 0 ? { realizePnlIntervalUs: ms * 1000, realizeStepPositions: step } : { realizePnlIntervalUs: ms * 1000 };
 }
 
 /**

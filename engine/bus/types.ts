@@ -297,6 +297,13 @@ export interface EngineConfig {
    */
   realizePnlIntervalUs?: number;
   /**
+   * With realizePnlIntervalUs: a realization pass runs in steps of at most this many positions,
+   * one step per command, so that orders interleave with it (engine/core/perp/realize.ts). Absent:
+   * the whole pass in the one command that finds it due (the rule before the steps, under which
+   * older journals replay), and the configuration keeps its fingerprint.
+   */
+  realizeStepPositions?: number;
+  /**
    * Every account's position limit, in units of the perpetuals' quote asset (USDC): a fill that
    * raises a position may not take Σ |size|·price·positionLimitWeight of the account's perpetuals
    * above it (engine/core/perp/position-limit.ts). Absent: no limit (a journal written before the

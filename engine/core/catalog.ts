@@ -146,6 +146,10 @@ export class Catalog {
     positiveInteger(this.referenceIntervalUs, 'referenceIntervalUs');
     if (config.indexMaxAgeUs !== undefined) positiveInteger(config.indexMaxAgeUs, 'indexMaxAgeUs');
     if (config.realizePnlIntervalUs !== undefined) positiveInteger(config.realizePnlIntervalUs, 'realizePnlIntervalUs');
+    if (config.realizeStepPositions !== undefined) {
+      check(config.realizePnlIntervalUs !== undefined, 'realizeStepPositions needs realizePnlIntervalUs');
+      check(Number.isInteger(config.realizeStepPositions) && config.realizeStepPositions >= 1 && config.realizeStepPositions <= 1_000_000, 'realizeStepPositions must be an integer from 1 to 1000000');
+    }
     const limit = config.positionLimitUnits;
     check(limit === undefined || (Number.isSafeInteger(limit) && limit >= 0), 'positionLimitUnits must be a non-negative safe integer');
     this.positionLimitUnits = limit ?? -1;

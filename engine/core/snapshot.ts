@@ -47,6 +47,8 @@
 //             its cell and entry cost; an older snapshot has none (every entry cost is the cost)
 //   backstop liquidity providers (format 13 on; liquidation/backstop-providers.ts): count, then
 //             the account ids ascending; an older snapshot has none
+//   realization pass (format 14 on; perp/realize.ts): the perpetual's ordinal + 1 it reached (0:
+//             no pass runs) and the next account id; an older snapshot has no pass running
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -94,7 +96,9 @@ export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 13;
+const FORMAT_VERSION = 14;
+/** The last version without the realization pass in progress; import still reads it. */
+const FORMAT_VERSION_NO_REALIZE_PASS = 13;
 /** The last version without the backstop liquidity providers; import still reads it. */
 const FORMAT_VERSION_NO_BACKSTOP = 12;
 /** The last version without the liquidation room (its fund and step timer); import still reads it. */
@@ -194,19 +198,24 @@ const PARTS: readonly SnapshotPart[] = [
       if (s.lastSeq >= 0 && needsPerpTimers(s)) armPerpTimers(s);
     },
   },
-  // the positions' entry costs that realization at mark moved apart from their costs; the
-  // realization timer follows from lastTimeUs
+  // the positions' entry costs that realization at mark moved apart from their costs
   {
     exportTo: (s, w) => s.positions.exportEntryCostsTo(w, s.accounts.count),
-    importFrom: (s, r, version) => {
-      s.positions.importEntryCostsFrom(r, version > FORMAT_VERSION_NO_ENTRY_COSTS);
-      if (s.lastSeq >= 0) armRealization(s);
-    },
+    importFrom: (s, r, version) => s.positions.importEntryCostsFrom(r, version > FORMAT_VERSION_NO_ENTRY_COSTS),
   },
   // the backstop liquidity providers (an older snapshot: none)
   {
     exportTo: (s, w) => s.backstop.exportTo(w),
     importFrom: (s, r, version) => s.backstop.importFrom(r, version > FORMAT_VERSION_NO_BACKSTOP, (accountId) => s.accounts.exists(accountId)),
+  },
+  // the realization pass in progress (an older snapshot: none); the realization timer follows
+  // from it and lastTimeUs
+  {
+    exportTo: (s, w) => s.realization.exportTo(w),
+    importFrom: (s, r, version) => {
+      s.realization.importFrom(r, version > FORMAT_VERSION_NO_REALIZE_PASS, s.positions.perpCount, s.accounts.count);
+      if (s.lastSeq >= 0) armRealization(s);
+    },
   },
 ];
 

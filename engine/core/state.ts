@@ -112,7 +112,7 @@ export class EngineState {
     this.indexPrices = new IndexPrices(this.catalog.assetCount, fixedIndex, config.indexMaxAgeUs ?? DEFAULT_INDEX_MAX_AGE_US);
     this.insurance = new InsuranceFund(this.catalog.assetCount, config.liquidation);
     this.conversion = new ConversionMarks(maxAccounts);
-    this.realization = new Realization(config.realizePnlIntervalUs ?? 0);
+    this.realization = new Realization(config.realizePnlIntervalUs ?? 0, config.realizeStepPositions ?? 0);
     this.indexPrices.setUpdateBounds(config.indexUpdateBounds ?? [], (assetId) => this.catalog.assetIndex(assetId));
   }
 

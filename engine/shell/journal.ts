@@ -71,10 +71,12 @@
 //     names them (a PlaceOrder for an unknown market id was refused, UnknownMarket, and is refused
 //     again under that configuration); the moved state has their books fresh and no position, and
 //     neither a fresh perpetual book nor an empty position table adds to the state hash.
-//   - Realization of perpetual PnL at mark (EngineConfig.realizePnlIntervalUs) and the accounts'
-//     position limit (EngineConfig.positionLimitUnits) gained by a configuration without them:
-//     neither is state, a journal written without the limit replays without one (its records
-//     were applied with none), and fills after the change meet it.
+//   - Realization of perpetual PnL at mark (EngineConfig.realizePnlIntervalUs), its pass in steps
+//     (EngineConfig.realizeStepPositions) and the accounts' position limit
+//     (EngineConfig.positionLimitUnits) gained by a configuration without them: none is state
+//     between commands of the journal (a pass without steps ends in the command that starts it),
+//     a journal written without them replays without them (its records were applied so), and
+//     commands after the change meet them.
 // Several at once is one change. The rule (checkJournalIdentity, recover):
 //   - the start that meets a configuration that is the journal's (CONFIG_KEY) plus such a gain
 //     appends to the recorded chain (journal-layout.ts CONFIG_CHANGES_KEY; a chain of one stays
@@ -250,13 +252,14 @@ function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]):
 
 /**
  * The configuration fingerprinted `stored` of which `config` is the gain the header accepts
- * (margin parameters, perpetual markets after the spot ones, realization at mark, the position
- * limit, or several of them), or undefined.
+ * (margin parameters, perpetual markets after the spot ones, realization at mark, its steps, the
+ * position limit, or several of them), or undefined.
  */
 function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
   let candidates: EngineConfig[] = [config];
   const strips: Array<(c: EngineConfig) => EngineConfig | undefined> = [
     (c) => (c.positionLimitUnits !== undefined ? withoutPositionLimit(c) : undefined),
+    (c) => (c.realizeStepPositions !== undefined ? withoutRealizeSteps(c) : undefined),
     (c) => (c.realizePnlIntervalUs !== undefined ? withoutRealization(c) : undefined),
     (c) => (c.margin !== undefined ? withoutMargin(c) : undefined),
     withoutPerps,
@@ -277,9 +280,15 @@ function withoutPerps(config: EngineConfig): EngineConfig | undefined {
   return { ...withoutRealization(config), markets: config.markets.slice(0, firstPerp) };
 }
 
-/** `config` without realization of perpetual PnL at mark (engine/core/perp/realize.ts). */
+/** `config` without realization of perpetual PnL at mark (engine/core/perp/realize.ts), and so without its steps. */
 function withoutRealization(config: EngineConfig): EngineConfig {
-  const { realizePnlIntervalUs: _interval, ...rest } = config;
+  const { realizePnlIntervalUs: _interval, realizeStepPositions: _step, ...rest } = config;
+  return rest;
+}
+
+/** `config` with the realization pass in one command (no steps). */
+function withoutRealizeSteps(config: EngineConfig): EngineConfig {
+  const { realizeStepPositions: _step, ...rest } = config;
   return rest;
 }
 

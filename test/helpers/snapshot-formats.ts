@@ -13,12 +13,30 @@ const NO_ENTRY_COSTS_PART = 8;
 /** The backstop provider part of a state without providers: an 8-byte count of 0. */
 const NO_BACKSTOP_PART = 8;
 
+/** The realization pass part of a state where no pass runs: two 8-byte numbers of 0. */
+const NO_REALIZE_PASS_PART = 16;
+
 /**
- * The snapshot as format 12 wrote it: today's without the backstop provider part (just before the
- * end marker; the state must have no provider, as checked), marked 12.
+ * The snapshot as format 13 wrote it: today's without the realization pass part (just before the
+ * end marker; the state must have no pass running, as checked), marked 13.
+ */
+export function formatThirteenSnapshot(exchange: Exchange): Uint8Array {
+  const today = exportSnapshot(exchange);
+  const part = today.subarray(today.length - 4 - NO_REALIZE_PASS_PART, today.length - 4);
+  if (part.some((byte) => byte !== 0)) throw new Error('formatThirteenSnapshot needs a state without a realization pass running');
+  const old = new Uint8Array(today.length - NO_REALIZE_PASS_PART);
+  old.set(today.subarray(0, today.length - 4 - NO_REALIZE_PASS_PART));
+  old.set(today.subarray(today.length - 4), today.length - 4 - NO_REALIZE_PASS_PART);
+  new DataView(old.buffer).setUint32(4, 13, true);
+  return old;
+}
+
+/**
+ * The snapshot as format 12 wrote it: format 13's without the backstop provider part (just before
+ * the end marker; the state must have no provider, as checked), marked 12.
  */
 export function formatTwelveSnapshot(exchange: Exchange): Uint8Array {
-  const today = exportSnapshot(exchange);
+  const today = formatThirteenSnapshot(exchange);
   const part = today.subarray(today.length - 4 - NO_BACKSTOP_PART, today.length - 4);
   if (part.some((byte) => byte !== 0)) throw new Error('formatTwelveSnapshot needs a state without backstop providers');
   const old = new Uint8Array(today.length - NO_BACKSTOP_PART);

@@ -53,6 +53,13 @@ describe('configuration', () => {
     expect(loadConfig([], { REALIZE_PNL_INTERVAL_MS: '0' }).engine).not.toHaveProperty('realizePnlIntervalUs');
     expect(() => loadConfig(['--realize-pnl-interval-ms', '-1'], {})).toThrow(/PnL realization interval/);
     expect(() => loadConfig(['--realize-pnl-interval-ms', '86400001'], {})).toThrow(/from 0 to 86400000/);
+    // Each pass in steps of 128 positions by default; 0 runs it in one command; no steps without realization.
+    expect(loadConfig([], {}).engine.realizeStepPositions).toBe(128);
+    expect(loadConfig(['--realize-step-positions', '16'], {}).engine.realizeStepPositions).toBe(16);
+    expect(loadConfig([], { REALIZE_STEP_POSITIONS: '0' }).engine).not.toHaveProperty('realizeStepPositions');
+    expect(loadConfig([], { REALIZE_STEP_POSITIONS: '0' }).engine.realizePnlIntervalUs).toBe(10_000_000);
+    expect(loadConfig([], { REALIZE_PNL_INTERVAL_MS: '0' }).engine).not.toHaveProperty('realizeStepPositions');
+    expect(() => loadConfig(['--realize-step-positions', '1000001'], {})).toThrow(/positions per realization step/);
     const dir = mkdtempSync(join(tmpdir(), 'spot-only-'));
     const file = join(dir, 'markets.json');
     writeFileSync(file, JSON.stringify({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP') }));

@@ -1,15 +1,20 @@
 // Realization of perpetual PnL at mark (engine/core/perp/realize.ts): every realizePnlIntervalUs
 // of engine time each position moves its unrealized PnL at mark into USDC without changing its
 // size; the entry cost (entry price, netCost) stays; nothing is created; a quiet spell realizes
-// once; the state survives a snapshot; without the setting PnL is realized only on reductions.
+// once; the state survives a snapshot; without the setting PnL is realized only on reductions. A
+// pass in steps (realizeStepPositions) visits at most a step's positions a command, each once,
+// lets orders in between, survives a snapshot between steps, and ends where the pass in one
+// command ends.
 import { describe, expect, it } from 'vitest';
-import { CommandKind, RecordType, type PositionRec } from '../../../engine/bus/types.js';
+import { CommandKind, PositionEvent, RecordType, type EngineConfig, type PositionRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { TimerKind } from '../../../engine/core/timers.js';
-import { BASE, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
-import { formatElevenSnapshot } from '../../helpers/snapshot-formats.js';
+import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
+import { commandFromSlot } from '../../../engine/bus/codec.js';
+import { newCommandSlot } from '../../../engine/bus/generated/records.js';
+import { formatElevenSnapshot, formatThirteenSnapshot } from '../../helpers/snapshot-formats.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 
 const SECOND_US = 1_000_000;
@@ -134,5 +139,112 @@ describe('perpetual PnL realized at mark', () => {
     expect(s.timers.inOrder(TimerKind.RealizePnl)).toEqual([]);
     expect(positionOf(h, long).realizedUnits).toBe(0);
     h.exchange.validateInvariants();
+  });
+});
+
+/** `pairs` longs and shorts of 10·(i + 1) lots at 500 ticks on accounts after the first `idle` ones, the book left empty; S positions a step (null: no steps). */
+function holders(step: number | null, pairs: number, idle = 0) {
+  const h = new EngineHarness({ ...config(), ...(step === null ? {} : { realizeStepPositions: step }) });
+  const accounts = h.fundedAccounts(idle + 2 * pairs, { [QUOTE]: FUNDS });
+  h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US);
+  for (let i = 0; i < pairs; i++) {
+    h.apply(cmd.place(accounts[idle + 2 * i + 1], 'ask', 500, 10 * (i + 1), { market: PERP, postOnly: true }));
+    h.apply(cmd.place(accounts[idle + 2 * i], 'bid', 500, 10 * (i + 1), { market: PERP }));
+  }
+  return { h, accounts, s: stateOf(h) };
+}
+
+/** The accounts whose position an Adjusted event reports in `records`. */
+const adjusted = (records: Rec[]): number[] => records
+  .filter((r): r is PositionRec & { type: RecordType.Position } => r.type === RecordType.Position && r.event === PositionEvent.Adjusted)
+  .map((r) => r.accountId);
+
+/** The first realization's due time after START_US (20:00:10), and the Tick just after it. */
+const DUE_US = START_US + 7 * SECOND_US;
+
+describe('a realization pass in steps', () => {
+  it('visits at most a step of positions a command, each once, and ends in the state the pass in one command reaches', () => {
+    const stepped = holders(3, 4);
+    const whole = holders(null, 4);
+    for (const { h } of [stepped, whole]) h.apply(cmd.setIndexPrice(BASE, SOL(160_000)), START_US + 2 * SECOND_US);
+    const visits: number[][] = [];
+    let timeUs = DUE_US + 1;
+    do {
+      visits.push(adjusted(stepped.h.apply(cmd.tick(), timeUs)));
+      whole.h.apply(cmd.tick(), timeUs);
+      stepped.h.exchange.validateInvariants();
+      // While the pass has steps left its timer waits 1 µs: the next command runs the next step.
+      if (stepped.s.realization.passing()) expect(stepped.s.timers.dueOf(stepped.s.realization.timer)).toBe(timeUs + 1);
+      timeUs++;
+    } while (stepped.s.realization.passing());
+    // 8 positions, 3 a step: 3 commands, in ascending account order, every position once.
+    expect(visits.map((v) => v.length)).toEqual([3, 3, 2]);
+    expect(visits.flat()).toEqual([...stepped.accounts].sort((a, b) => a - b));
+    expect(stepped.s.timers.dueOf(stepped.s.realization.timer)).toBe(DUE_US + 10 * SECOND_US);
+    expect(stepped.h.exchange.stateHash()).toBe(whole.h.exchange.stateHash());
+    for (const accountId of stepped.accounts) expect(positionOf(stepped.h, accountId).unrealizedUnits).toBe(0);
+  });
+
+  it('lets orders in between its steps: a position opened behind the cursor waits for the next pass, one ahead of it realizes in this one', () => {
+    // Accounts 1 and 2 idle, 3–6 holding; 7 and 8 created after the setup.
+    const { h, accounts, s } = holders(2, 2, 2);
+    const [behindBuyer, behindSeller] = accounts;
+    const [aheadBuyer, aheadSeller] = [101, 102].map((seed) => h.createAccount(seed));
+    for (const accountId of [aheadBuyer, aheadSeller]) h.apply(cmd.deposit(accountId, QUOTE, FUNDS));
+    h.apply(cmd.setIndexPrice(BASE, SOL(160_000)), START_US + 2 * SECOND_US);
+    const first = adjusted(h.apply(cmd.tick(), DUE_US + 1));
+    expect(first).toEqual([accounts[2], accounts[3]]);
+    expect(s.realization.passAccount).toBe(accounts[3] + 1);
+    // In the same engine microsecond (no step is due): a trade behind the cursor and one ahead of it.
+    const between = [
+      cmd.place(behindSeller, 'ask', 520, 5, { market: PERP, postOnly: true }), cmd.place(behindBuyer, 'bid', 520, 5, { market: PERP }),
+      cmd.place(aheadSeller, 'ask', 520, 7, { market: PERP, postOnly: true }), cmd.place(aheadBuyer, 'bid', 520, 7, { market: PERP }),
+    ].flatMap((c) => adjusted(h.apply(c, DUE_US + 1)));
+    expect(between).toEqual([]);
+    const rest: number[] = [];
+    for (let timeUs = DUE_US + 2; s.realization.passing(); timeUs++) rest.push(...adjusted(h.apply(cmd.tick(), timeUs)));
+    expect(rest).toEqual([accounts[4], accounts[5], aheadBuyer, aheadSeller]);
+    // Opened at 520 ticks (1.56 USDC a lot) and realized at 1.6: the ones ahead show nothing unrealized, the ones behind still do.
+    expect(positionOf(h, aheadBuyer).unrealizedUnits).toBe(0);
+    expect(positionOf(h, behindBuyer).unrealizedUnits).toBe(5 * 1600 - 5 * 1560);
+    h.exchange.validateInvariants();
+  });
+
+  it('survives a snapshot between its steps: the restored engine finishes the pass as the one that goes on', () => {
+    const { h, s } = holders(2, 3);
+    const between = formatThirteenSnapshot(h.exchange);
+    const hashBetween = h.exchange.stateHash();
+    h.apply(cmd.setIndexPrice(BASE, SOL(155_000)), START_US + 2 * SECOND_US);
+    h.apply(cmd.tick(), DUE_US + 1);
+    expect(s.realization.passing()).toBe(true);
+    const bytes = exportSnapshot(h.exchange);
+    const restored = new Exchange(h.config as EngineConfig);
+    importSnapshot(restored, bytes);
+    restored.validateInvariants();
+    expect(restored.stateHash()).toBe(h.exchange.stateHash());
+    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))).toBe(true);
+    // The cursor is state: the same bytes with no pass running (the part before the end marker zeroed) hash apart.
+    const noPass = bytes.slice();
+    noPass.fill(0, noPass.length - 4 - 16, noPass.length - 4);
+    const stopped = new Exchange(h.config as EngineConfig);
+    importSnapshot(stopped, noPass);
+    stopped.validateInvariants();
+    expect(stateOf({ exchange: stopped } as EngineHarness).realization.passing()).toBe(false);
+    expect(stopped.stateHash()).not.toBe(h.exchange.stateHash());
+    for (let timeUs = DUE_US + 2; s.realization.passing(); timeUs++) {
+      h.apply(cmd.tick(), timeUs);
+      restored.apply(commandFromSlot({ ...newCommandSlot(), ...cmd.tick() }), s.lastSeq, timeUs, new CollectingSink());
+    }
+    expect(restored.stateHash()).toBe(h.exchange.stateHash());
+    // A format-13 snapshot (before the steps) reads as a state with no pass running.
+    const thirteen = new Exchange(h.config as EngineConfig);
+    importSnapshot(thirteen, between);
+    thirteen.validateInvariants();
+    expect(thirteen.stateHash()).toBe(hashBetween);
+  });
+
+  it('is refused without realization, or with a step that is not a whole number from 1', () => {
+    for (const realizeStepPositions of [0, 1.5, -2]) expect(() => new Exchange({ ...config(), realizeStepPositions })).toThrow(/realizeStepPositions must be/);
+    expect(() => new Exchange({ ...config(null), realizeStepPositions: 4 })).toThrow(/realizeStepPositions needs realizePnlIntervalUs/);
   });
 });
