@@ -11,19 +11,22 @@
 //
 // At N = 1,000 (the stream's own accounts only), 10,000 and 100,000 (ENGINE_HOURLY_ACCOUNTS).
 //
-// The funding settlement's pause, the same way: an engine whose N accounts all hold a position in
-// the perpetual (perp-holders.ts), for each of HOURS hours an index move a minute (the mark samples
-// accrue premiums), the samples due before the hour, then the Tick just after it (the interval's
-// funding: a payment and a position event per holder, every holder re-checked) against the same
-// Tick 1 µs later. At N = 1,000, 10,000 and 100,000 (ENGINE_FUNDING_ACCOUNTS; empty skips a part).
+// The funding settlement's pause: an engine whose N accounts all hold a position in the perpetual
+// (perp-holders.ts), for each of HOURS hours an index move a minute (the mark samples accrue
+// premiums), the samples due before the hour, then the Tick just after it (the interval's funding:
+// a payment and a position event per holder, their re-checks) and the Ticks after it 1 µs apart
+// for as long as a step of the pass stays due (perp/funding-passes.ts, in the default steps;
+// ENGINE_FUNDING_STEP=0 times each pass in one command): the longest command of the pass, the whole
+// pass, the commands it took, against the same Tick once nothing is due. At N = 1,000, 10,000 and
+// 100,000 (ENGINE_FUNDING_ACCOUNTS; empty skips a part).
 //
 // The realization's pause: the same holders under realization at mark every 10 s of engine time
 // (perp/realize.ts, the default interval). Each interval an index move (every holder's unrealized
 // PnL changes), the mark sample due before the multiple, then the Tick just after it, timed, and
 // the Ticks after it 1 µs apart for as long as a realization step stays due (a pass larger than one
 // step continues in the commands that follow): the longest command of the pass, the whole pass,
-// the commands it took, against the same Tick once nothing is due. At N = 1,000, 10,000 and
-// 100,000 (ENGINE_REALIZE_ACCOUNTS; empty skips the part).
+// the commands it took, against the same Tick once nothing is due (ENGINE_REALIZE_STEP=0: each
+// pass in one command). At N = 1,000, 10,000 and 100,000 (ENGINE_REALIZE_ACCOUNTS; empty skips the part).
 //
 // A throwaway engine of the smallest size runs first in each part, so the measured ones run
 // optimised code.
@@ -41,7 +44,7 @@ import { median } from './engine.bench.js';
 import { RefusalCount, SlotPlaces } from './slot-places.js';
 import { benchCommand, perpBenchConfig, positionHolderCommands } from './perp-holders.js';
 import { cmd } from '../test/helpers/engine-harness.js';
-import { DEFAULT_REALIZE_STEP_POSITIONS } from '../src/config.js';
+import { DEFAULT_FUNDING_STEP_POSITIONS, DEFAULT_REALIZE_STEP_POSITIONS } from '../src/config.js';
 
 const sizes = (text: string): number[] => text.split(',').filter((size) => size !== '').map(Number);
 const SIZES = sizes(process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000');
@@ -51,6 +54,8 @@ const REALIZE_SIZES = sizes(process.env.ENGINE_REALIZE_ACCOUNTS ?? '1000,10000,1
 const REALIZE_INTERVAL_US = 10 * 1_000_000;
 const REALIZE_INTERVALS = 12;
 const REALIZE_STEP = Number(process.env.ENGINE_REALIZE_STEP ?? DEFAULT_REALIZE_STEP_POSITIONS);
+const FUNDING_STEP = Number(process.env.ENGINE_FUNDING_STEP ?? DEFAULT_FUNDING_STEP_POSITIONS);
+const stepsOf = (step: number): string => (step > 0 ? `in steps of ${step} positions` : 'each pass in one command');
 const SECOND_US = 1_000_000;
 const MINUTE_US = 60 * SECOND_US;
 const HOURS = 12;
@@ -65,11 +70,6 @@ class HourTimes {
   private readonly records: number[] = [];
 
   constructor(private readonly ex: Exchange, private readonly places: SlotPlaces, private seq: number) {}
-
-  /** Applies `command` untimed at `timeUs` (the hour's other commands). */
-  apply(command: Command, timeUs: number): void {
-    this.ex.apply(command, ++this.seq, timeUs, this.places);
-  }
 
   /** Times `command` at `dueUs` (the hour's work runs in it) and again at `dueUs` + 1 µs (the baseline). */
   timePair(command: Command, dueUs: number): void {
@@ -106,90 +106,108 @@ function measure(accounts: number): Hourly {
   return hours.result(accounts);
 }
 
+interface Pass { accounts: number; longestMs: number; passMs: number; commands: number; plainMs: number; records: number }
+
 /**
- * The funding settlement's pause: an engine whose `accounts` accounts all hold a position in the
- * perpetual (perp-holders.ts). Each hour: an index move a minute up to its last second (the mark
- * samples accrue premiums), a Tick just before the hour (the samples due), then the Tick just after
- * it, timed (the interval's funding: a payment and a position event per holder, every holder
- * re-checked), and the same Tick 1 µs later (nothing due), timed: the baseline.
+ * Each interval's pass on one engine: the Tick that finds it due, then the Ticks 1 µs apart for as
+ * long as a step of it stays due (a pass in steps goes on in the commands after it), each timed;
+ * then the same Tick with nothing due, timed: the baseline. Medians over the intervals of the
+ * pass's longest command, its sum, its commands and records.
  */
-function measureFunding(accounts: number): Hourly {
-  const ex = new Exchange(perpBenchConfig(accounts));
-  const refusals = new RefusalCount();
-  let seq = 0;
-  for (const c of positionHolderCommands(accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
-  if (refusals.refused > 0) throw new Error(`${refusals.refused} position holder setup commands refused at ${accounts} accounts`);
-  const hours = new HourTimes(ex, new SlotPlaces(1024, SLOT_BYTES), seq);
-  const tick = benchCommand(cmd.tick());
-  for (let h = 1; h <= HOURS; h++) {
-    for (let t = (h - 1) * HOUR_US + MINUTE_US; t < h * HOUR_US; t += MINUTE_US) {
-      hours.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + (((t / MINUTE_US) % 7) - 3) * 10_000_000)), t - SECOND_US);
-    }
-    hours.apply(tick, h * HOUR_US - SECOND_US / 2);
-    hours.timePair(tick, h * HOUR_US + SECOND_US / 2);
+class PassTimes {
+  private readonly longest: number[] = [];
+  private readonly pass: number[] = [];
+  private readonly commands: number[] = [];
+  private readonly plain: number[] = [];
+  private readonly records: number[] = [];
+  private readonly places = new SlotPlaces(1024, SLOT_BYTES);
+  private readonly tick = benchCommand(cmd.tick());
+
+  constructor(private readonly ex: Exchange, private seq: number) {}
+
+  /** Applies `command` untimed at `timeUs` (the interval's other commands). */
+  apply(command: Command, timeUs: number): void {
+    this.ex.apply(command, ++this.seq, timeUs, this.places);
   }
-  return hours.result(accounts);
-}
 
-interface Realizing { accounts: number; longestMs: number; passMs: number; commands: number; plainMs: number; records: number }
-
-/**
- * The realization's pause (header): per interval, the longest command of the pass, the pass's
- * sum and its commands, and the baseline Tick after it; medians over the intervals.
- */
-function measureRealization(accounts: number, config: (accounts: number) => EngineConfig = realizingConfig): Realizing {
-  const ex = new Exchange(config(accounts));
-  const refusals = new RefusalCount();
-  let seq = 0;
-  for (const c of positionHolderCommands(accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
-  if (refusals.refused > 0) throw new Error(`${refusals.refused} position holder setup commands refused at ${accounts} accounts`);
-  const places = new SlotPlaces(1024, SLOT_BYTES);
-  const tick = benchCommand(cmd.tick());
-  const longest: number[] = [];
-  const pass: number[] = [];
-  const commands: number[] = [];
-  const plain: number[] = [];
-  const records: number[] = [];
-  for (let k = 1; k <= REALIZE_INTERVALS; k++) {
-    const dueUs = k * REALIZE_INTERVAL_US;
-    ex.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + ((k % 5) - 2) * 20_000_000)), ++seq, dueUs - 2 * SECOND_US, places);
-    ex.apply(tick, ++seq, dueUs - SECOND_US / 2, places);
-    let timeUs = dueUs + SECOND_US / 2;
-    const before = places.records;
+  /** Times the pass that falls due by `timeUs` and the baseline Tick after it. */
+  timePass(timeUs: number): void {
+    const before = this.places.records;
     let most = 0;
     let sum = 0;
     let n = 0;
     do {
       const t0 = performance.now();
-      ex.apply(tick, ++seq, timeUs, places);
+      this.ex.apply(this.tick, ++this.seq, timeUs, this.places);
       const ms = performance.now() - t0;
       most = Math.max(most, ms);
       sum += ms;
       n++;
       timeUs++;
-    } while (ex.nextWakeUs() >= 0 && ex.nextWakeUs() < timeUs + 1);
-    longest.push(most);
-    pass.push(sum);
-    commands.push(n);
-    records.push(places.records - before);
+    } while (this.ex.nextWakeUs() >= 0 && this.ex.nextWakeUs() <= timeUs);
+    this.longest.push(most);
+    this.pass.push(sum);
+    this.commands.push(n);
+    this.records.push(this.places.records - before);
     const t0 = performance.now();
-    ex.apply(tick, ++seq, timeUs, places);
-    plain.push(performance.now() - t0);
+    this.ex.apply(this.tick, ++this.seq, timeUs, this.places);
+    this.plain.push(performance.now() - t0);
   }
-  return { accounts, longestMs: median(longest), passMs: median(pass), commands: median(commands), plainMs: median(plain), records: median(records) };
+
+  result(accounts: number): Pass {
+    return { accounts, longestMs: median(this.longest), passMs: median(this.pass), commands: median(this.commands), plainMs: median(this.plain), records: median(this.records) };
+  }
 }
 
-/** The perpetual bench configuration with realization at mark every 10 s, in the default steps (ENGINE_REALIZE_STEP; 0: the whole pass in one command). */
-function realizingConfig(accounts: number): EngineConfig {
+/** An engine whose `accounts` accounts all hold a position in the perpetual (perp-holders.ts), under `config`. */
+function holdersEngine(config: EngineConfig, accounts: number): { ex: Exchange; seq: number } {
+  const ex = new Exchange(config);
+  const refusals = new RefusalCount();
+  let seq = 0;
+  for (const c of positionHolderCommands(accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
+  if (refusals.refused > 0) throw new Error(`${refusals.refused} position holder setup commands refused at ${accounts} accounts`);
+  return { ex, seq };
+}
+
+/**
+ * The funding settlement's pause (header): each hour an index move a minute up to its last second
+ * (the mark samples accrue premiums), a Tick just before the hour (the samples due), then the pass
+ * from the Tick just after it (a payment and a position event per holder, their re-checks).
+ */
+function measureFunding(accounts: number): Pass {
+  const config = perpBenchConfig(accounts);
+  if (FUNDING_STEP > 0) config.fundingStepPositions = FUNDING_STEP;
+  const { ex, seq } = holdersEngine(config, accounts);
+  const passes = new PassTimes(ex, seq);
+  for (let h = 1; h <= HOURS; h++) {
+    for (let t = (h - 1) * HOUR_US + MINUTE_US; t < h * HOUR_US; t += MINUTE_US) {
+      passes.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + (((t / MINUTE_US) % 7) - 3) * 10_000_000)), t - SECOND_US);
+    }
+    passes.apply(benchCommand(cmd.tick()), h * HOUR_US - SECOND_US / 2);
+    passes.timePass(h * HOUR_US + SECOND_US / 2);
+  }
+  return passes.result(accounts);
+}
+
+/** The realization's pause (header): each interval an index move, the mark sample before the multiple, then the pass from the Tick after it. */
+function measureRealization(accounts: number): Pass {
   const config: EngineConfig = { ...perpBenchConfig(accounts), realizePnlIntervalUs: REALIZE_INTERVAL_US };
   if (REALIZE_STEP > 0) config.realizeStepPositions = REALIZE_STEP;
-  return config;
+  const { ex, seq } = holdersEngine(config, accounts);
+  const passes = new PassTimes(ex, seq);
+  for (let k = 1; k <= REALIZE_INTERVALS; k++) {
+    const dueUs = k * REALIZE_INTERVAL_US;
+    passes.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + ((k % 5) - 2) * 20_000_000)), dueUs - 2 * SECOND_US);
+    passes.apply(benchCommand(cmd.tick()), dueUs - SECOND_US / 2);
+    passes.timePass(dueUs + SECOND_US / 2);
+  }
+  return passes.result(accounts);
 }
 
-function realizationTable(sizes: number[]): string {
+function passTable(sizes: number[], measureAt: (accounts: number) => Pass): string {
   let text = '| accounts | the pass\'s longest command | the whole pass | commands in the pass | a Tick with nothing due (baseline) | longest ÷ baseline | records written by the pass |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const accounts of sizes) {
-    const r = measureRealization(accounts);
+    const r = measureAt(accounts);
     text += `| ${accounts.toLocaleString('en-US')} | ${r.longestMs.toFixed(3)} ms | ${r.passMs.toFixed(3)} ms | ${r.commands} | ${(r.plainMs * 1000).toFixed(1)} µs | ${(r.longestMs / r.plainMs).toFixed(0)}× | ${r.records.toLocaleString('en-US')} |\n`;
   }
   return text;
@@ -212,11 +230,11 @@ export function runEngineHourlyBench(): string {
   }
   if (HOLDER_SIZES.length > 0) {
     measureFunding(Math.min(...HOLDER_SIZES)); // warm-up
-    text += `\n### The funding settlement's pause: every account holds a perpetual position (median of ${HOURS} hours each)\n\n${table(HOLDER_SIZES, measureFunding)}`;
+    text += `\n### The funding settlement's pause: every account holds a perpetual position, ${stepsOf(FUNDING_STEP)} (median of ${HOURS} hours each)\n\n${passTable(HOLDER_SIZES, measureFunding)}`;
   }
   if (REALIZE_SIZES.length > 0) {
     measureRealization(Math.min(...REALIZE_SIZES)); // warm-up
-    text += `\n### The realization's pause: every account holds a perpetual position, realized at mark every 10 s ${REALIZE_STEP > 0 ? `in steps of ${REALIZE_STEP} positions` : 'in one command a pass'} (median of ${REALIZE_INTERVALS} intervals each)\n\n${realizationTable(REALIZE_SIZES)}`;
+    text += `\n### The realization's pause: every account holds a perpetual position, realized at mark every 10 s, ${stepsOf(REALIZE_STEP)} (median of ${REALIZE_INTERVALS} intervals each)\n\n${passTable(REALIZE_SIZES, measureRealization)}`;
   }
   return text;
 }

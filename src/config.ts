@@ -173,6 +173,8 @@ export interface ServerConfig {
   realizePnlIntervalMs?: number;
   /** A realization pass visits at most this many positions per engine command (engine/core/perp/realize.ts); 0: the whole pass in one. */
   realizeStepPositions?: number;
+  /** A funding pass pays at most this many holders per engine command (engine/core/perp/funding-passes.ts); 0: the whole pass in one. */
+  fundingStepPositions?: number;
   /**
    * The Auto-Close margin fraction's divisor and offset from a flag or the environment (MarketsFile
    * has the rules), read by buildConfig only: a built configuration leaves them out (engine.liquidation
@@ -229,6 +231,8 @@ export const DEFAULT_REALIZE_PNL_INTERVAL_MS = 10_000;
 // A realization pass visits at most this many positions per engine command (a proposed default:
 // about a millisecond of engine time on the machines measured), so orders interleave with it.
 export const DEFAULT_REALIZE_STEP_POSITIONS = 128;
+// A funding pass pays at most this many holders per engine command (a proposed default, likewise).
+export const DEFAULT_FUNDING_STEP_POSITIONS = 128;
 // Every account's position limit on perpetuals (USDC notional): a proposed default far above what
 // demo accounts and benches hold, so they are not bound by it.
 export const DEFAULT_POSITION_LIMIT = '100000000';
@@ -623,7 +627,7 @@ const KNOWN_FLAGS = new Set([
   'ws-connections-per-address', 'ws-messages-per-s',
   'no-metrics',
   'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
-  'realize-pnl-interval-ms', 'realize-step-positions', 'position-limit',
+  'realize-pnl-interval-ms', 'realize-step-positions', 'funding-step-positions', 'position-limit',
   'auto-close-mf-divisor', 'auto-close-mf-offset',
 ]);
 
@@ -687,6 +691,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     indexDefaultIntervalMs: integerSetting(pick('index-default-interval-ms', 'INDEX_DEFAULT_INTERVAL_MS'), DEFAULT_INDEX_DEFAULT_INTERVAL_MS, 'index default interval (ms)', 100, 3_600_000),
     realizePnlIntervalMs: integerSetting(pick('realize-pnl-interval-ms', 'REALIZE_PNL_INTERVAL_MS'), DEFAULT_REALIZE_PNL_INTERVAL_MS, 'PnL realization interval (ms)', 0, 86_400_000),
     realizeStepPositions: integerSetting(pick('realize-step-positions', 'REALIZE_STEP_POSITIONS'), DEFAULT_REALIZE_STEP_POSITIONS, 'positions per realization step', 0, 1_000_000),
+    fundingStepPositions: integerSetting(pick('funding-step-positions', 'FUNDING_STEP_POSITIONS'), DEFAULT_FUNDING_STEP_POSITIONS, 'holders per funding step', 0, 1_000_000),
     ...autoCloseFlags(pick),
     positionLimit: pick('position-limit', 'POSITION_LIMIT'),
   });
@@ -798,7 +803,7 @@ export function buildConfig(file: MarketsFile, settings: Settings): ServerConfig
       takerFeeBps: file.takerFeeBps ?? DEFAULT_FEES.takerFeeBps,
       ...referenceSettings(file),
       ...indexSettings(settings),
-      ...realizeSettings(settings, markets),
+      ...perpPassSettings(settings, markets),
       ...liquidationSettings(file, settings),
       ...positionLimitSettings(file, settings, markets),
       ...leverageSettings(file),
@@ -834,15 +839,21 @@ function liquidationSettings(file: MarketsFile, settings: Settings): Pick<Engine
 }
 
 /**
- * The realization interval in engine units and its step, only with perpetuals and when on (0 is
- * off: PnL is realized when a position reduces), so that a configuration without perpetuals keeps
- * its fingerprint; a step of 0 runs each pass in one command (no realizeStepPositions).
+ * The perpetuals' passes over their positions, only with perpetuals (so that a configuration
+ * without them keeps its fingerprint): the realization interval in engine units and its step, when
+ * on (0 is off: PnL is realized when a position reduces), and the funding pass's step; a step of 0
+ * runs each pass in one command (no realizeStepPositions or fundingStepPositions).
  */
-function realizeSettings(settings: Settings, markets: readonly MarketInfo[]): Pick<EngineConfig, 'realizePnlIntervalUs' | 'realizeStepPositions'> {
+function perpPassSettings(settings: Settings, markets: readonly MarketInfo[]): Pick<EngineConfig, 'realizePnlIntervalUs' | 'realizeStepPositions' | 'fundingStepPositions'> {
+  if (!markets.some((m) => m.spec.perp !== undefined)) return {};
   const ms = settings.realizePnlIntervalMs ?? DEFAULT_REALIZE_PNL_INTERVAL_MS;
-  if (!(ms > 0 && markets.some((m) => m.spec.perp !== undefined))) return {};
-  const step = settings.realizeStepPositions ?? DEFAULT_REALIZE_STEP_POSITIONS;
-  return step > 0 ? { realizePnlIntervalUs: ms * 1000, realizeStepPositions: step } : { realizePnlIntervalUs: ms * 1000 };
+  const realizeStep = settings.realizeStepPositions ?? DEFAULT_REALIZE_STEP_POSITIONS;
+  const fundingStep = settings.fundingStepPositions ?? DEFAULT_FUNDING_STEP_POSITIONS;
+  return {
+    ...(ms > 0 ? { realizePnlIntervalUs: ms * 1000 } : {}),
+    ...(ms > 0 && realizeStep > 0 ? { realizeStepPositions: realizeStep } : {}),
+    ...(fundingStep > 0 ? { fundingStepPositions: fundingStep } : {}),
+  };
 }
 
 /**

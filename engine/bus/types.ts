@@ -304,6 +304,14 @@ export interface EngineConfig {
    */
   realizeStepPositions?: number;
   /**
+   * With perpetual markets: a funding pass pays at most this many holders per command, one step
+   * per command, so that orders interleave with it; each position still pays on its size at the
+   * interval's end (engine/core/perp/funding-passes.ts). Absent: the whole pass in the one command
+   * that finds the interval's end (the rule before the steps, under which older journals replay),
+   * and the configuration keeps its fingerprint.
+   */
+  fundingStepPositions?: number;
+  /**
    * Every account's position limit, in units of the perpetuals' quote asset (USDC): a fill that
    * raises a position may not take Σ |size|·price·positionLimitWeight of the account's perpetuals
    * above it (engine/core/perp/position-limit.ts). Absent: no limit (a journal written before the

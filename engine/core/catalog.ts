@@ -146,6 +146,10 @@ export class Catalog {
     positiveInteger(this.referenceIntervalUs, 'referenceIntervalUs');
     if (config.indexMaxAgeUs !== undefined) positiveInteger(config.indexMaxAgeUs, 'indexMaxAgeUs');
     if (config.realizePnlIntervalUs !== undefined) positiveInteger(config.realizePnlIntervalUs, 'realizePnlIntervalUs');
+    if (config.fundingStepPositions !== undefined) {
+      check(config.markets.some((m) => m.kind === MarketKind.Perp), 'fundingStepPositions needs a perpetual market');
+      check(Number.isInteger(config.fundingStepPositions) && config.fundingStepPositions >= 1 && config.fundingStepPositions <= 1_000_000, 'fundingStepPositions must be an integer from 1 to 1000000');
+    }
     if (config.realizeStepPositions !== undefined) {
       check(config.realizePnlIntervalUs !== undefined, 'realizeStepPositions needs realizePnlIntervalUs');
       check(Number.isInteger(config.realizeStepPositions) && config.realizeStepPositions >= 1 && config.realizeStepPositions <= 1_000_000, 'realizeStepPositions must be an integer from 1 to 1000000');

@@ -38,6 +38,7 @@ import { TimerKind } from './timers.js';
 import { armPerpTimers, needsPerpTimers, wakeSampler } from './perp/mark-price.js';
 import { perpTimerSteps, sampleMarks, settleFunding } from './perp/funding.js';
 import { armRealization, realizePnl } from './perp/realize.js';
+import { fundingStepDue } from './perp/funding-passes.js';
 import { liquidationStep } from './liquidation/waterfall.js';
 import { convertMarked } from './liquidation/conversion.js';
 
@@ -155,6 +156,9 @@ export class Exchange {
           break;
         case TimerKind.Funding:
           settleFunding(this.s, timer);
+          break;
+        case TimerKind.FundingStep:
+          fundingStepDue(this.s, timer);
           break;
         case TimerKind.LiquidationStep:
           liquidationStep(this.s, timer);

@@ -49,6 +49,9 @@
 //             the account ids ascending; an older snapshot has none
 //   realization pass (format 14 on; perp/realize.ts): the perpetual's ordinal + 1 it reached (0:
 //             no pass runs) and the next account id; an older snapshot has no pass running
+//   funding passes (format 15 on; perp/funding-passes.ts): count of passes running; per pass its
+//             perpetual's ordinal, next account id, rate + 2^52, mark, interval end, then the
+//             count and ids of the accounts a fill paid ahead of it; an older snapshot has none
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -91,12 +94,15 @@ import { exportThrottleTo, importThrottleFrom } from './margin/throttle.js';
 import { exportInsuranceTo, importInsuranceFrom } from './liquidation/parts.js';
 import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
 import { armRealization } from './perp/realize.js';
+import { armFundingSteps } from './perp/funding-passes.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
-const FORMAT_VERSION = 14;
+const FORMAT_VERSION = 15;
+/** The last version without the funding passes in progress; import still reads it. */
+const FORMAT_VERSION_NO_FUNDING_PASSES = 14;
 /** The last version without the realization pass in progress; import still reads it. */
 const FORMAT_VERSION_NO_REALIZE_PASS = 13;
 /** The last version without the backstop liquidity providers; import still reads it. */
@@ -215,6 +221,15 @@ const PARTS: readonly SnapshotPart[] = [
     importFrom: (s, r, version) => {
       s.realization.importFrom(r, version > FORMAT_VERSION_NO_REALIZE_PASS, s.positions.perpCount, s.accounts.count);
       if (s.lastSeq >= 0) armRealization(s);
+    },
+  },
+  // the funding passes in progress (an older snapshot: none); their step timers follow from
+  // them and lastTimeUs
+  {
+    exportTo: (s, w) => s.fundingPasses.exportTo(s, w),
+    importFrom: (s, r, version) => {
+      s.fundingPasses.importFrom(s, r, version > FORMAT_VERSION_NO_FUNDING_PASSES);
+      if (s.lastSeq >= 0) armFundingSteps(s);
     },
   },
 ];

@@ -28,6 +28,7 @@ import { DEFAULT_INDEX_MAX_AGE_US, INDEX_FIXED_SYMBOL, IndexPrices } from './mar
 import { Timers } from './timers.js';
 import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
+import { FundingPasses } from './perp/funding-passes.js';
 import { Realization } from './perp/realize.js';
 import { InsuranceFund } from './liquidation/fund.js';
 import { ConversionMarks } from './liquidation/conversion.js';
@@ -57,6 +58,8 @@ export class EngineState {
   /** Each perpetual's mark price EWMA and its open funding interval's premiums (perp/mark-price.ts). */
   /** Realization of perpetual PnL at mark (perp/realize.ts): its interval and timer. */
   readonly realization: Realization;
+  /** The perpetuals' funding passes in steps (perp/funding-passes.ts). */
+  readonly fundingPasses: FundingPasses;
   readonly perpMarks: PerpMarks;
   /** Perpetual positions and the settlement lines (perp/positions.ts). */
   readonly positions: Positions;
@@ -104,6 +107,7 @@ export class EngineState {
     const fixedIndex = config.assets.findIndex((asset) => asset.symbol === INDEX_FIXED_SYMBOL);
     const perpMarkets = this.catalog.markets.map((_, m) => m).filter((m) => !this.catalog.isSpot(m));
     this.positions = new Positions(maxAccounts, this.catalog.assetCount, perpMarkets, this.catalog.marketCount);
+    this.fundingPasses = new FundingPasses(config.fundingStepPositions ?? 0, this.positions.perpCount, this.positions.lots.length);
     this.trigger = new TriggerIndex(maxAccounts, this.catalog.assetCount + perpMarkets.length, this.pools, this.positions);
     this.ledger.touched = this.trigger.touch;
     this.pools.positionChanged = this.trigger.touch;

@@ -37,6 +37,8 @@ export const TimerKind = {
   MarkSample: 3,
   /** A perpetual's funding interval ends (perp/funding.ts; ref: its market index). */
   Funding: 4,
+  /** A perpetual's funding pass pays its next step of holders (perp/funding-passes.ts; ref: its market index). */
+  FundingStep: 5,
   /** A step of the liquidation waterfall for every liquidating account (liquidation/waterfall.ts; ref unused). */
   LiquidationStep: 8,
   /** Every perpetual position realizes its PnL at mark (perp/realize.ts; ref unused). */

@@ -72,7 +72,8 @@
 //     again under that configuration); the moved state has their books fresh and no position, and
 //     neither a fresh perpetual book nor an empty position table adds to the state hash.
 //   - Realization of perpetual PnL at mark (EngineConfig.realizePnlIntervalUs), its pass in steps
-//     (EngineConfig.realizeStepPositions) and the accounts' position limit
+//     (EngineConfig.realizeStepPositions), the funding pass in steps
+//     (EngineConfig.fundingStepPositions) and the accounts' position limit
 //     (EngineConfig.positionLimitUnits) gained by a configuration without them: none is state
 //     between commands of the journal (a pass without steps ends in the command that starts it),
 //     a journal written without them replays without them (its records were applied so), and
@@ -253,12 +254,13 @@ function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]):
 /**
  * The configuration fingerprinted `stored` of which `config` is the gain the header accepts
  * (margin parameters, perpetual markets after the spot ones, realization at mark, its steps, the
- * position limit, or several of them), or undefined.
+ * funding steps, the position limit, or several of them), or undefined.
  */
 function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
   let candidates: EngineConfig[] = [config];
   const strips: Array<(c: EngineConfig) => EngineConfig | undefined> = [
     (c) => (c.positionLimitUnits !== undefined ? withoutPositionLimit(c) : undefined),
+    (c) => (c.fundingStepPositions !== undefined ? withoutFundingSteps(c) : undefined),
     (c) => (c.realizeStepPositions !== undefined ? withoutRealizeSteps(c) : undefined),
     (c) => (c.realizePnlIntervalUs !== undefined ? withoutRealization(c) : undefined),
     (c) => (c.margin !== undefined ? withoutMargin(c) : undefined),
@@ -271,18 +273,24 @@ function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | u
 }
 
 /**
- * `config` without its perpetual markets (and their realization interval), when it has some and
+ * `config` without its perpetual markets (and their realization interval and funding steps), when it has some and
  * they all follow its spot markets; else undefined.
  */
 function withoutPerps(config: EngineConfig): EngineConfig | undefined {
   const firstPerp = config.markets.findIndex((market) => market.kind === MarketKind.Perp);
   if (firstPerp < 0 || config.markets.slice(firstPerp).some((market) => market.kind !== MarketKind.Perp)) return undefined;
-  return { ...withoutRealization(config), markets: config.markets.slice(0, firstPerp) };
+  return { ...withoutFundingSteps(withoutRealization(config)), markets: config.markets.slice(0, firstPerp) };
 }
 
 /** `config` without realization of perpetual PnL at mark (engine/core/perp/realize.ts), and so without its steps. */
 function withoutRealization(config: EngineConfig): EngineConfig {
   const { realizePnlIntervalUs: _interval, realizeStepPositions: _step, ...rest } = config;
+  return rest;
+}
+
+/** `config` with each funding pass in one command (no steps). */
+function withoutFundingSteps(config: EngineConfig): EngineConfig {
+  const { fundingStepPositions: _step, ...rest } = config;
   return rest;
 }
 

@@ -16,12 +16,30 @@ const NO_BACKSTOP_PART = 8;
 /** The realization pass part of a state where no pass runs: two 8-byte numbers of 0. */
 const NO_REALIZE_PASS_PART = 16;
 
+/** The funding pass part of a state where no pass runs: an 8-byte count of 0. */
+const NO_FUNDING_PASS_PART = 8;
+
 /**
- * The snapshot as format 13 wrote it: today's without the realization pass part (just before the
- * end marker; the state must have no pass running, as checked), marked 13.
+ * The snapshot as format 14 wrote it: today's without the funding pass part (just before the end
+ * marker; the state must have no funding pass running, as checked), marked 14.
+ */
+export function formatFourteenSnapshot(exchange: Exchange): Uint8Array {
+  const today = exportSnapshot(exchange);
+  const part = today.subarray(today.length - 4 - NO_FUNDING_PASS_PART, today.length - 4);
+  if (part.some((byte) => byte !== 0)) throw new Error('formatFourteenSnapshot needs a state without a funding pass running');
+  const old = new Uint8Array(today.length - NO_FUNDING_PASS_PART);
+  old.set(today.subarray(0, today.length - 4 - NO_FUNDING_PASS_PART));
+  old.set(today.subarray(today.length - 4), today.length - 4 - NO_FUNDING_PASS_PART);
+  new DataView(old.buffer).setUint32(4, 14, true);
+  return old;
+}
+
+/**
+ * The snapshot as format 13 wrote it: format 14's without the realization pass part (just before
+ * the end marker; the state must have no pass running, as checked), marked 13.
  */
 export function formatThirteenSnapshot(exchange: Exchange): Uint8Array {
-  const today = exportSnapshot(exchange);
+  const today = formatFourteenSnapshot(exchange);
   const part = today.subarray(today.length - 4 - NO_REALIZE_PASS_PART, today.length - 4);
   if (part.some((byte) => byte !== 0)) throw new Error('formatThirteenSnapshot needs a state without a realization pass running');
   const old = new Uint8Array(today.length - NO_REALIZE_PASS_PART);

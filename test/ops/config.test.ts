@@ -60,11 +60,17 @@ describe('configuration', () => {
     expect(loadConfig([], { REALIZE_STEP_POSITIONS: '0' }).engine.realizePnlIntervalUs).toBe(10_000_000);
     expect(loadConfig([], { REALIZE_PNL_INTERVAL_MS: '0' }).engine).not.toHaveProperty('realizeStepPositions');
     expect(() => loadConfig(['--realize-step-positions', '1000001'], {})).toThrow(/positions per realization step/);
+    // Each funding pass in steps of 128 holders by default; 0 runs it in one command.
+    expect(loadConfig([], {}).engine.fundingStepPositions).toBe(128);
+    expect(loadConfig(['--funding-step-positions', '32'], {}).engine.fundingStepPositions).toBe(32);
+    expect(loadConfig([], { FUNDING_STEP_POSITIONS: '0' }).engine).not.toHaveProperty('fundingStepPositions');
+    expect(() => loadConfig(['--funding-step-positions', 'x'], {})).toThrow(/holders per funding step/);
     const dir = mkdtempSync(join(tmpdir(), 'spot-only-'));
     const file = join(dir, 'markets.json');
     writeFileSync(file, JSON.stringify({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP') }));
     try {
       expect(loadConfig(['--config', file], {}).engine).not.toHaveProperty('realizePnlIntervalUs');
+      expect(loadConfig(['--config', file], {}).engine).not.toHaveProperty('fundingStepPositions');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -62,7 +62,7 @@ describe('margin parameters', () => {
     const bare = load({ ...DEFAULT_MARKETS, markets: spotMarkets, assets: DEFAULT_MARKETS.assets.map(({ collateral: _c, borrowLend: _b, ...rest }) => rest) });
     expect(bare.engine.margin).toBeUndefined();
     // Without perpetuals there is no realization at mark, nor a position limit, either.
-    const { margin, realizePnlIntervalUs: _realize, realizeStepPositions: _step, positionLimitUnits: _limit, ...withMarginOnly } = defaults.engine;
+    const { margin, realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, ...withMarginOnly } = defaults.engine;
     const withoutMargin = { ...withMarginOnly, markets: withMarginOnly.markets.slice(0, spotMarkets.length) };
     expect(margin?.valuationAssetId).toBe(0);
     expect(margin?.lendPools.map((p) => p.assetId)).toEqual([0, 1, 2, 3]);

@@ -89,7 +89,7 @@ describe('a chain of configuration changes', () => {
   const full = loadConfig([], {}).engine; // today's default: spot, margin parameters, perpetuals
   // Without perpetuals a configuration has no realization at mark either (src/config.ts); the
   // version that realized none had no position limit.
-  const { realizePnlIntervalUs: _realize, realizeStepPositions: _step, positionLimitUnits: _limit, ...perpsUnrealized } = full;
+  const { realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, ...perpsUnrealized } = full;
   const spotMargin = { ...perpsUnrealized, markets: full.markets.filter((m) => m.perp === undefined) };
   const { margin: _margin, ...spot } = spotMargin;
   const fp = engineConfigFingerprint;
@@ -134,13 +134,13 @@ describe('a chain of configuration changes', () => {
     }
   });
 
-  it('accepts the realization steps gained by a configuration that realized each pass in one command, and no other step later', async () => {
+  it('accepts the realization and funding steps gained by a configuration that ran each pass in one command, and no other step later', async () => {
     const otherDir = tempDataDir();
     const other = new LmdbJournalStore(otherDir);
     try {
       // As the version before the steps wrote it: realization and the limit, each pass in one command.
-      const { realizeStepPositions: step, ...unstepped } = full;
-      expect(step).toBe(128);
+      const { realizeStepPositions: step, fundingStepPositions: fundingStep, ...unstepped } = full;
+      expect([step, fundingStep]).toEqual([128, 128]);
       expect(checkJournalIdentity(other, fp(unstepped), unstepped)).toEqual({ changes: [], gained: false });
       other.append(1, new Uint8Array(JOURNAL_RECORD_BYTES));
       await other.commit();
@@ -149,8 +149,9 @@ describe('a chain of configuration changes', () => {
       expect(checkJournalIdentity(other, fp(full), full)).toEqual({ changes: [{ seq: 1, previousSha256: fp(unstepped) }], gained: true });
       // Recorded, another step is another configuration.
       other.putMetaSync(CONFIG_KEY, fp(full));
-      const smaller = { ...full, realizeStepPositions: 16 };
-      expect(() => checkJournalIdentity(other, fp(smaller), smaller)).toThrow(EngineConfigChangedError);
+      for (const smaller of [{ ...full, realizeStepPositions: 16 }, { ...full, fundingStepPositions: 16 }]) {
+        expect(() => checkJournalIdentity(other, fp(smaller), smaller)).toThrow(EngineConfigChangedError);
+      }
     } finally {
       await other.close();
       removeDir(otherDir);
@@ -162,7 +163,7 @@ describe('a chain of configuration changes', () => {
     const other = new LmdbJournalStore(otherDir);
     try {
       // As the version before the limit wrote it: perpetuals at weight 1 (left out), realization in one command a pass, no limit.
-      const { positionLimitUnits: limit, realizeStepPositions: _steps, ...unlimited } = full;
+      const { positionLimitUnits: limit, realizeStepPositions: _steps, fundingStepPositions: _fundingSteps, ...unlimited } = full;
       expect(limit).toBe(100_000_000 * 1e6);
       expect(checkJournalIdentity(other, fp(unlimited), unlimited)).toEqual({ changes: [], gained: false });
       other.append(1, new Uint8Array(JOURNAL_RECORD_BYTES));

@@ -17,7 +17,7 @@
 // position keeps the sum of its payments since it opened (cumulative-funding.ts, the wire's
 // cumulativeFundingPayment). One FundingPayment event per position (signed from the account's
 // side), then a payer's balance, then the position's event (position-events.ts); payClaims writes
-// the receivers' balances.
+// the receivers' balances. The pass over the holders, whole or in steps, is funding-passes.ts's.
 
 import { FRONT_ID_NONE, PositionEvent } from '../../bus/types.js';
 import { assert } from '../assert.js';
@@ -26,7 +26,7 @@ import { INDEX_PRICE_DECIMALS } from '../margin/index-prices.js';
 import type { EngineState } from '../state.js';
 import { ONE_E12 } from './mark-price.js';
 import { reportPosition } from './position-events.js';
-import { fundDebts, payClaims, settleRealized } from './settle.js';
+import { fundDebts, settleRealized } from './settle.js';
 
 /** The payment of a position of `lots` (signed, positive: the account pays), rounded up for a payer and down for a receiver. */
 export function fundingPaymentUnits(perLotNumerator: bigint, denominator: bigint, lots: number): bigint {
@@ -35,28 +35,40 @@ export function fundingPaymentUnits(perLotNumerator: bigint, denominator: bigint
   return -(-exact / denominator);
 }
 
-/** Pays perpetual `m`'s funding at `rateE12` (×10^12) and `markE9` for the interval ending at `intervalEndUs`. */
-export function payFunding(s: EngineState, m: number, rateE12: number, markE9: number, intervalEndUs: number): void {
-  if (rateE12 === 0 || markE9 <= 0) return;
-  const p = s.positions;
+/** A pass's terms: each position pays fundingPaymentUnits(perLot, denominator, lots) at `rateE12` for the interval ending at `endUs`. */
+export interface FundingTerms {
+  perLot: bigint;
+  denominator: bigint;
+  rateE12: number;
+  marketId: number;
+  quoteIndex: number;
+}
+
+/** The terms of perpetual `m`'s funding at `rateE12` (×10^12) and `markE9`. */
+export function fundingTerms(s: EngineState, m: number, rateE12: number, markE9: number): FundingTerms {
   const market = s.catalog.markets[m];
   const quoteIndex = s.catalog.quoteIndexOf[m];
   const baseDecimals = s.pools.decimalsOf[s.catalog.baseIndexOf[m]];
   const perLot = BigInt(rateE12) * BigInt(market.baseUnitsPerLot) * BigInt(markE9) * pow10(s.pools.decimalsOf[quoteIndex]);
   const denominator = ONE_E12 * pow10(INDEX_PRICE_DECIMALS) * pow10(baseDecimals);
-  // The holders, ascending (a payment changes no size, so the set stays while it is walked).
-  for (const accountId of p.holdersOf(m)) {
-    const cell = p.cell(accountId, m);
-    const lots = p.lots[cell];
-    const payment = fundingPaymentUnits(perLot, denominator, lots);
-    assert(Number.isSafeInteger(Number(payment)) && payment >= -BigInt(Number.MAX_SAFE_INTEGER), 'a funding payment beyond the safe-integer range');
-    if (payment === 0n) continue;
-    settleRealized(s, cell, accountId, quoteIndex, -payment);
-    if (payment > 0n) fundDebts(s, cell, accountId, quoteIndex);
-    s.perpMarks.cumulative.add(cell, p.positionId[cell], Number(-payment));
-    s.out.fundingPayment(accountId, market.marketId, Number(-payment), intervalEndUs, rateE12, lots);
-    if (payment > 0n) s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);
-    reportPosition(s, accountId, m, PositionEvent.Adjusted);
-  }
-  payClaims(s, quoteIndex);
+  return { perLot, denominator, rateE12, marketId: market.marketId, quoteIndex };
+}
+
+/**
+ * One position's payment (header): into the line (or its debt) or a claim, the autoBorrowSettlements
+ * cover of a payer, the position's cumulative funding, the FundingPayment event, a payer's
+ * balance, the position's event. The claims are the caller's to pay (payClaims).
+ */
+export function payHolder(s: EngineState, m: number, cell: number, accountId: number, terms: FundingTerms, intervalEndUs: number): void {
+  const p = s.positions;
+  const lots = p.lots[cell];
+  const payment = fundingPaymentUnits(terms.perLot, terms.denominator, lots);
+  assert(Number.isSafeInteger(Number(payment)) && payment >= -BigInt(Number.MAX_SAFE_INTEGER), 'a funding payment beyond the safe-integer range');
+  if (payment === 0n) return;
+  settleRealized(s, cell, accountId, terms.quoteIndex, -payment);
+  if (payment > 0n) fundDebts(s, cell, accountId, terms.quoteIndex);
+  s.perpMarks.cumulative.add(cell, p.positionId[cell], Number(-payment));
+  s.out.fundingPayment(accountId, terms.marketId, Number(-payment), intervalEndUs, terms.rateE12, lots);
+  if (payment > 0n) s.out.balance(accountId, terms.quoteIndex, FRONT_ID_NONE, 0);
+  reportPosition(s, accountId, m, PositionEvent.Adjusted);
 }

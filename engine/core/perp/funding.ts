@@ -18,15 +18,15 @@
 // least one sample the engine writes a FundingRate event (market, interval end, rate, the mark
 // at that instant), which the history writer keeps for GET /api/v1/fundingRates, and starts the
 // next interval's sums, and every open position pays or receives its funding
-// (funding-payments.ts); an interval without any sample (no fresh index the whole time) has no
-// price to fund against and writes nothing.
+// (funding-payments.ts), in one command or in steps (funding-passes.ts); an interval without any
+// sample (no fresh index the whole time) has no price to fund against and writes nothing.
 
 import { FRONT_ID_NONE, MarkPriceSource, ResultCode, type CommandHeader } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import type { EngineState } from '../state.js';
 import { anyFreshIndex, perpMarkPriceOf, sampleMark } from './mark-price.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
-import { payFunding } from './funding-payments.js';
+import { startFundingPass } from './funding-passes.js';
 import { openInterestUnits } from './open-interest.js';
 import { reviewPositionHoldersOf } from '../margin/liquidating.js';
 
@@ -89,8 +89,9 @@ export function sampleMarks(s: EngineState, timer: number): void {
 
 /**
  * A Funding timer: perpetual `m`'s interval ends. With samples: a FundingRate event at the
- * interval's rate and the mark of this instant, the payments, the sums start again and the
- * position holders are re-checked (margin/liquidating.ts). Then the next end.
+ * interval's rate and the mark of this instant, the payments (the whole pass, or its first step
+ * when the configuration has steps: funding-passes.ts) with the position holders' re-checks
+ * (margin/liquidating.ts), and the sums start again. Then the next end.
  */
 export function settleFunding(s: EngineState, timer: number): void {
   const marks = s.perpMarks;
@@ -102,10 +103,10 @@ export function settleFunding(s: EngineState, timer: number): void {
     const rate = estimatedRateE12(s, m);
     const markE9 = perpMarkPriceOf(s, m, dueUs).markE9;
     s.out.fundingRate(s.catalog.markets[m].marketId, dueUs, rate, markE9);
-    payFunding(s, m, rate, markE9, dueUs);
+    // The payments, whole or their first step (funding-passes.ts), then the holders' re-checks.
+    startFundingPass(s, m, rate, markE9, dueUs);
     marks.premiumSumE12[m] = 0;
     marks.sampleCount[m] = 0;
-    reviewPositionHoldersOf(s, m);
   }
   marks.fundingTimer[m] = s.timers.add(dueUs + marks.intervalUs[m], TimerKind.Funding, m);
 }

@@ -113,7 +113,7 @@ export class PerpMarks {
   /** Timers a configuration needs beside the orders' and interest's: the sampler and one funding timer per perpetual. */
   static timerCount(catalog: Catalog): number {
     const perps = catalog.markets.filter((market) => market.kind === MarketKind.Perp).length;
-    return perps === 0 ? 0 : perps + 1;
+    return perps === 0 ? 0 : 2 * perps + 1; // each one's funding end and funding step, and the sampler
   }
 
   /** Whether a market's sampling state is as configuration made it. */

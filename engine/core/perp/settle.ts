@@ -26,6 +26,7 @@ import type { EngineState } from '../state.js';
 import { takePerpLiquidationFee } from '../liquidation/fee.js';
 import { feeUnits, type AmountUnits } from '../units.js';
 import { fillEventOf, reportPosition } from './position-events.js';
+import { fundBeforeFill } from './funding-passes.js';
 
 /** One party's share of a fill: signed lots and signed cost. */
 function applyFill(s: EngineState, cell: number, deltaLots: number, deltaCost: bigint): bigint {
@@ -176,6 +177,9 @@ function settleParty(s: EngineState, fill: Fill, slot: number, buys: boolean): n
 }
 
 export function settlePerp(s: EngineState, fill: Fill): void {
+  // While the perpetual's funding pass runs, a party it has not reached pays on its size first (funding-passes.ts).
+  fundBeforeFill(s, s.pool.accountId[fill.buyer], fill.marketIndex);
+  fundBeforeFill(s, s.pool.accountId[fill.seller], fill.marketIndex);
   fill.buyerFeeUnits = settleParty(s, fill, fill.buyer, true) as AmountUnits;
   fill.sellerFeeUnits = settleParty(s, fill, fill.seller, false) as AmountUnits;
   payClaims(s, s.catalog.quoteIndexOf[fill.marketIndex]);
