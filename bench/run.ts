@@ -102,7 +102,7 @@ ${historySink.trim()}
   // through 32-bit words against the tree before (bench/layout-compare-callgrind.sh and
   // bench/layout-compare.sh), and the journal's run checksums against the tree before them
   // (bench/journal-writer-callgrind.sh, bench/replay-callgrind.sh and alternating runs), a
-  // cheaper output digest measured on a copy of the build, and the hourly pauses of interest and funding
+  // cheaper output digest measured on a copy of the build, and the periodic pauses of interest, funding and realization
   // (bench/engine-hourly.bench.ts) are written elsewhere:
   // carry them over. So is the summary against the performance targets, written by hand from
   // those sections' same-run figures, which stays at the top.
