@@ -102,8 +102,9 @@ ${historySink.trim()}
   // through 32-bit words against the tree before (bench/layout-compare-callgrind.sh and
   // bench/layout-compare.sh), and the journal's run checksums against the tree before them
   // (bench/journal-writer-callgrind.sh, bench/replay-callgrind.sh and alternating runs), a
-  // cheaper output digest measured on a copy of the build, and the periodic pauses of interest, funding and realization
-  // (bench/engine-hourly.bench.ts) are written elsewhere:
+  // cheaper output digest measured on a copy of the build, the periodic pauses of interest, funding
+  // and realization (bench/engine-hourly.bench.ts) and the snapshot's pause
+  // (bench/snapshot-pause.bench.ts) are written elsewhere:
   // carry them over. So is the summary against the performance targets, written by hand from
   // those sections' same-run figures, which stays at the top.
   let carried = '';
@@ -111,7 +112,7 @@ ${historySink.trim()}
   try {
     const previous = readFileSync(resultsPath, 'utf8');
     targets = namedSection(previous, 'targets');
-    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers', 'run-checksums', 'digest-lanes', 'engine-hourly', 'engine-caches', 'history-pool']) {
+    for (const name of ['e2e', 'soak', 'metrics-cost', 'layout', 'layout-callgrind', 'engine-ladder', 'engine-cost', 'codec-callgrind', 'front-cpu', 'engine-margin', 'engine-perp', 'sign-pool', 'liquidation-trigger', 'restart', 'ack', 'history-sink-ab', 'writer-encoder-ab', 'word-writers', 'run-checksums', 'digest-lanes', 'engine-hourly', 'snapshot-pause', 'engine-caches', 'history-pool']) {
       const section = namedSection(previous, name);
       if (section !== '') carried += `\n${section}\n`;
     }

@@ -14,8 +14,9 @@ export function powerOfTwoAtLeast(n: number): number {
 
 /** Mixes a safe non-negative integer (an order id) into 32 bits. */
 export function mixId(value: number): number {
-  const low = value % TWO_POW_32;
-  const high = (value - low) / TWO_POW_32;
+  // Dividing by 2^32 only moves the exponent: high and low are exact, without a float modulo (a call).
+  const high = Math.floor(value / TWO_POW_32);
+  const low = value - high * TWO_POW_32;
   let x = (low ^ Math.imul(high, 0x9e3779b1)) >>> 0;
   x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
   x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);

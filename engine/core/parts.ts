@@ -13,7 +13,24 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { assert, isUnsignedSafe } from './assert.js';
 
 const TWO_POW_32 = 0x100000000;
-const CHUNK_BYTES = 4096;
+const CHUNK_BYTES = 1 << 16;
+
+/** A running SHA-256: what StateDigest feeds its chunks to. */
+export interface Sha256 {
+  update(bytes: Uint8Array): unknown;
+  digest(): Uint8Array;
+}
+
+let createSha256: () => Sha256 = () => sha256.create();
+
+/**
+ * Where the state hash's SHA-256 comes from: @noble/hashes' (the core imports nothing else), or
+ * the shell's native one (node:crypto, engine/shell/journal.ts), the same function an order of
+ * magnitude faster on large states. Every hash is the same either way.
+ */
+export function useSha256(create: () => Sha256): void {
+  createSha256 = create;
+}
 
 /** A snapshot whose bytes do not describe a state of this configuration. */
 export class SnapshotFormatError extends Error {
@@ -49,10 +66,12 @@ export class SnapshotWriter {
   /** A safe integer (≥ -2^53): low word, then the high word as a signed 32-bit value. */
   number(value: number): void {
     assert(Number.isSafeInteger(value), 'snapshot of a value that is not a safe integer');
-    const low = ((value % TWO_POW_32) + TWO_POW_32) % TWO_POW_32;
+    // Dividing by 2^32 only moves the exponent, so high and low are exact without a float modulo.
+    const high = Math.floor(value / TWO_POW_32);
+    const low = value - high * TWO_POW_32;
     this.reserve(8);
     this.view.setUint32(this.length, low, true);
-    this.view.setInt32(this.length + 4, (value - low) / TWO_POW_32, true);
+    this.view.setInt32(this.length + 4, high, true);
     this.length += 8;
   }
 
@@ -111,27 +130,32 @@ export class SnapshotReader {
 
 /** SHA-256 over the state's canonical walk, fed in chunks. */
 export class StateDigest {
-  private readonly hash = sha256.create();
+  private readonly hash = createSha256();
   private readonly chunk = new Uint8Array(CHUNK_BYTES);
   private readonly view = new DataView(this.chunk.buffer);
   private used = 0;
 
   word(value: number): void {
-    if (this.used === CHUNK_BYTES) this.flush();
+    if (this.used + 4 > CHUNK_BYTES) this.flush();
     this.view.setUint32(this.used, value >>> 0, true);
     this.used += 4;
   }
 
   number(value: number): void {
     assert(isUnsignedSafe(value), 'state hash of a value that is not a safe non-negative integer');
-    const low = value % TWO_POW_32;
-    this.word(low);
-    this.word((value - low) / TWO_POW_32);
+    const high = Math.floor(value / TWO_POW_32); // exact, as in SnapshotWriter.number
+    this.word(value - high * TWO_POW_32);
+    this.word(high);
   }
 
   bytes(bytes: Uint8Array): void {
-    this.flush();
-    this.hash.update(bytes);
+    if (this.used + bytes.length > CHUNK_BYTES) this.flush();
+    if (bytes.length > CHUNK_BYTES) {
+      this.hash.update(bytes);
+      return;
+    }
+    this.chunk.set(bytes, this.used);
+    this.used += bytes.length;
   }
 
   hex(): string {

@@ -9,6 +9,9 @@ import { LADDER_MAX_TICKS } from '../../engine/core/book/levels.js';
 import { Exchange } from '../../engine/core/exchange.js';
 import { ORDER_ID_SPAN, permuteOrderNumber, unpermuteOrderId } from '../../engine/core/ids.js';
 import { widePair } from '../../engine/core/output.js';
+import { mixId } from '../../engine/core/hashing.js';
+import { SnapshotReader, SnapshotWriter, StateDigest } from '../../engine/core/parts.js';
+import { hashBig, hashWide, readBig, writeBig, writeWide } from '../../engine/core/perp/positions.js';
 import { OrderIndex } from '../../engine/core/book/orderIndex.js';
 import { NO_SLOT } from '../../engine/core/book/orders.js';
 import type { PriceTicks } from '../../engine/core/units.js';
@@ -142,7 +145,7 @@ describe('wide values', () => {
   it('split as high × 2^53 + low with 0 ≤ low < 2^53, for every sign and size, through both ways of computing it', () => {
     const base = 2n ** 53n;
     const random = prng(11);
-    const values = [0n, 1n, -1n, base - 1n, base, base + 1n, -base, -base - 1n, -base + 1n, 2n * base, -2n * base, 2n ** 100n, -(2n ** 100n) - 7n];
+    const values = [0n, 1n, -1n, base - 1n, base, base + 1n, -base, -base - 1n, -base + 1n, 2n * base, -2n * base, 2n ** 100n, -(2n ** 100n) - 7n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 32n, -(2n ** 32n), 2n ** 32n - 1n];
     for (let i = 0; i < 2000; i++) {
       const magnitude = BigInt(randomInt(random, 0, 2 ** 30)) * BigInt(randomInt(random, 0, 2 ** 30)) * BigInt(randomInt(random, 1, 2 ** 20));
       values.push(random() < 0.5 ? magnitude : -magnitude);
@@ -151,6 +154,48 @@ describe('wide values', () => {
       const [high, low] = widePair(value);
       expect(Number.isSafeInteger(high) && Number.isSafeInteger(low) && low >= 0 && BigInt(low) < base).toBe(true);
       expect(BigInt(high) * base + BigInt(low)).toBe(value);
+      // A position's wide fields in a snapshot: the same split, read back to the value.
+      const w = new SnapshotWriter();
+      writeBig(w, value);
+      const written = w.finish();
+      const pair = new SnapshotReader(written);
+      expect([pair.number(), pair.number()]).toEqual([high, low]);
+      expect(readBig(new SnapshotReader(written))).toBe(value);
+      // In the state hash: the sign, then the magnitude's high and low, as the definition has them.
+      const magnitude = value < 0n ? -value : value;
+      const hashed = new StateDigest();
+      hashBig(hashed, value);
+      const expected = new StateDigest();
+      for (const n of [value < 0n ? 1 : 0, Number(magnitude / base), Number(magnitude % base)]) expected.number(n);
+      const expectedHex = expected.hex();
+      expect(hashed.hex()).toBe(expectedHex);
+      // The same from a 64-bit column's two words (positions' columns), where the value fits in 64 bits.
+      if (value >= -(2n ** 63n) && value < 2n ** 63n) {
+        const column = new BigInt64Array([7n, value]);
+        const words = new Int32Array(column.buffer);
+        const fromWords = new SnapshotWriter();
+        writeWide(fromWords, column, words, 1);
+        expect(Buffer.from(fromWords.finish()).equals(Buffer.from(written))).toBe(true);
+        const hashedWords = new StateDigest();
+        hashWide(hashedWords, column, words, 1);
+        expect(hashedWords.hex()).toBe(expectedHex);
+      }
+    }
+  });
+});
+
+describe('order id mixing', () => {
+  it('splits an id into its 32-bit words exactly, as the definition with integer division does', () => {
+    const random = prng(12);
+    const ids = [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 53 - 1, 2 ** 40 + 12345];
+    for (let i = 0; i < 2000; i++) ids.push(randomInt(random, 0, 2 ** 21 - 1) * 2 ** 32 + randomInt(random, 0, 2 ** 32 - 1));
+    for (const id of ids) {
+      const low = Number(BigInt(id) & 0xffffffffn);
+      const high = Number(BigInt(id) >> 32n);
+      let x = (low ^ Math.imul(high, 0x9e3779b1)) >>> 0;
+      x = Math.imul(x ^ (x >>> 16), 0x85ebca6b);
+      x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35);
+      expect(mixId(id)).toBe((x ^ (x >>> 16)) >>> 0);
     }
   });
 });

@@ -29,6 +29,7 @@
 // Float64Array of safe integers. Position ids come from one counter, given when a position opens
 // from flat, so replay reproduces them.
 
+import { LITTLE_ENDIAN } from '../../bus/codec-primitives.js';
 import { assert } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 
@@ -57,6 +58,11 @@ export class Positions {
   /** Futures fees not yet paid to the fee ledger. */
   readonly feeDebt: BigInt64Array;
   readonly positionId: Float64Array;
+  /**
+   * The wide columns as 32-bit words (the same memory): the snapshot, the hash and isOpen read a
+   * value that fits 53 bits from its two words, without making a bigint of it (wideOf).
+   */
+  private readonly words: { cost: Int32Array; entryCost: Int32Array; realized: Int32Array; fees: Int32Array; unsettled: Int32Array; feeDebt: Int32Array };
   /** The FIFO of cells with a claim: next and previous links, a membership flag, head and tail. */
   private readonly queueNext: Int32Array;
   private readonly queuePrev: Int32Array;
@@ -100,6 +106,8 @@ export class Positions {
     this.fees = new BigInt64Array(cells);
     this.unsettled = new BigInt64Array(cells);
     this.feeDebt = new BigInt64Array(cells);
+    const words = (column: BigInt64Array): Int32Array => new Int32Array(column.buffer, column.byteOffset, column.length * 2);
+    this.words = { cost: words(this.cost), entryCost: words(this.entryCost), realized: words(this.realized), fees: words(this.fees), unsettled: words(this.unsettled), feeDebt: words(this.feeDebt) };
     this.positionId = new Float64Array(cells);
     this.queueNext = new Int32Array(cells).fill(NO_CELL);
     this.queuePrev = new Int32Array(cells).fill(NO_CELL);
@@ -149,7 +157,8 @@ export class Positions {
 
   /** Whether the cell has anything to show or settle: a size, or an unsettled amount. */
   isOpen(cell: number): boolean {
-    return this.lots[cell] !== 0 || this.unsettled[cell] !== 0n || this.feeDebt[cell] !== 0n;
+    const { unsettled, feeDebt } = this.words;
+    return this.lots[cell] !== 0 || unsettled[2 * cell] !== 0 || unsettled[2 * cell + 1] !== 0 || feeDebt[2 * cell] !== 0 || feeDebt[2 * cell + 1] !== 0;
   }
 
   /**
@@ -213,7 +222,11 @@ export class Positions {
       w.number(cell);
       w.number(this.lots[cell]);
       w.number(this.positionId[cell]);
-      for (const column of [this.cost, this.realized, this.fees, this.unsettled, this.feeDebt]) writeBig(w, column[cell]);
+      writeWide(w, this.cost, this.words.cost, cell);
+      writeWide(w, this.realized, this.words.realized, cell);
+      writeWide(w, this.fees, this.words.fees, cell);
+      writeWide(w, this.unsettled, this.words.unsettled, cell);
+      writeWide(w, this.feeDebt, this.words.feeDebt, cell);
     }
     const queue = this.claimQueue();
     w.number(queue.length);
@@ -254,14 +267,19 @@ export class Positions {
       d.number(cell);
       hashSigned(d, this.lots[cell]);
       d.number(this.positionId[cell]);
-      for (const column of [this.cost, this.realized, this.fees, this.unsettled, this.feeDebt]) hashBig(d, column[cell]);
+      hashWide(d, this.cost, this.words.cost, cell);
+      hashWide(d, this.realized, this.words.realized, cell);
+      hashWide(d, this.fees, this.words.fees, cell);
+      hashWide(d, this.unsettled, this.words.unsettled, cell);
+      hashWide(d, this.feeDebt, this.words.feeDebt, cell);
     }
     for (const cell of this.claimQueue()) d.number(cell);
   }
 
   /** The open cells whose entry cost differs from C (after a realization), in cell order. */
   private realizedCells(accountCount: number): number[] {
-    return this.openCells(accountCount).filter((cell) => this.entryCost[cell] !== this.cost[cell]);
+    const { entryCost, cost } = this.words;
+    return this.openCells(accountCount).filter((cell) => entryCost[2 * cell] !== cost[2 * cell] || entryCost[2 * cell + 1] !== cost[2 * cell + 1]);
   }
 
   /** Snapshot part (format 12 on): the entry costs that differ from C: count, then cell and value. */
@@ -270,7 +288,7 @@ export class Positions {
     w.number(cells.length);
     for (const cell of cells) {
       w.number(cell);
-      writeBig(w, this.entryCost[cell]);
+      writeWide(w, this.entryCost, this.words.entryCost, cell);
     }
   }
 
@@ -347,21 +365,70 @@ export class Positions {
 const TWO_POW_53 = 2n ** 53n;
 
 /** A signed bigint within ±2^63 as two snapshot numbers: high × 2^53 + low, 0 ≤ low < 2^53. */
-function writeBig(w: SnapshotWriter, value: bigint): void {
+/**
+ * A wide value in a snapshot: high, then low, with value = high × 2^53 + low and 0 ≤ low < 2^53.
+ * A value in [−2^53, 2^53) (every amount in practice) has high 0 or −1 and takes no bigint division.
+ */
+export function writeBig(w: SnapshotWriter, value: bigint): void {
+  if (value >= 0n ? value < TWO_POW_53 : value >= -TWO_POW_53) {
+    const n = Number(value);
+    w.number(n >= 0 ? 0 : -1);
+    w.number(n >= 0 ? n : n + 2 ** 53);
+    return;
+  }
   const low = ((value % TWO_POW_53) + TWO_POW_53) % TWO_POW_53;
   w.number(Number((value - low) / TWO_POW_53));
   w.number(Number(low));
 }
 
-function readBig(r: SnapshotReader): bigint {
-  const high = BigInt(r.number());
+export function readBig(r: SnapshotReader): bigint {
+  const high = r.number();
   const low = r.number();
   expectSnapshot(low >= 0, 'a low word is negative');
-  return high * TWO_POW_53 + BigInt(low);
+  if (high === 0) return BigInt(low);
+  if (high === -1) return BigInt(low - 2 ** 53);
+  return BigInt(high) * TWO_POW_53 + BigInt(low);
 }
 
-/** A signed value in the hash: its sign, then its magnitude (both safe non-negative). */
-function hashBig(d: StateDigest, value: bigint): void {
+/** Index of a 64-bit value's low and high 32-bit words within its pair. */
+const LOW_WORD = LITTLE_ENDIAN ? 0 : 1;
+const HIGH_WORD = 1 - LOW_WORD;
+
+/**
+ * The value of column[cell] from its two words when it lies in [−2^53, 2^53) (exact: its high word
+ * is then in [−2^21, 2^21)), else NaN: the caller reads the bigint.
+ */
+function wideOf(words: Int32Array, cell: number): number {
+  const high = words[2 * cell + HIGH_WORD];
+  return high >= -0x200000 && high < 0x200000 ? high * 0x1_0000_0000 + (words[2 * cell + LOW_WORD] >>> 0) : NaN;
+}
+
+/** writeBig of column[cell], from its words when it fits (wideOf). */
+export function writeWide(w: SnapshotWriter, column: BigInt64Array, words: Int32Array, cell: number): void {
+  const n = wideOf(words, cell);
+  if (n !== n) return writeBig(w, column[cell]);
+  w.number(n >= 0 ? 0 : -1);
+  w.number(n >= 0 ? n : n + 2 ** 53);
+}
+
+/** hashBig of column[cell], from its words when it fits 53 bits with its sign (wideOf). */
+export function hashWide(d: StateDigest, column: BigInt64Array, words: Int32Array, cell: number): void {
+  const n = wideOf(words, cell);
+  if (!Number.isSafeInteger(n)) return hashBig(d, column[cell]);
+  d.number(n < 0 ? 1 : 0);
+  d.number(0);
+  d.number(n < 0 ? -n : n);
+}
+
+/** A signed value in the hash: its sign, then its magnitude (both safe non-negative) as high × 2^53 + low. A magnitude under 2^53 takes no bigint division. */
+export function hashBig(d: StateDigest, value: bigint): void {
+  if (value > -TWO_POW_53 && value < TWO_POW_53) {
+    const n = Number(value);
+    d.number(n < 0 ? 1 : 0);
+    d.number(0);
+    d.number(n < 0 ? -n : n);
+    return;
+  }
   const magnitude = value < 0n ? -value : value;
   d.number(value < 0n ? 1 : 0);
   d.number(Number(magnitude / TWO_POW_53));
