@@ -265,11 +265,7 @@ function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]):
 function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
   let candidates: EngineConfig[] = [config];
   const strips: Array<(c: EngineConfig) => EngineConfig | undefined> = [
-    (c) => (c.positionLimitUnits !== undefined ? withoutPositionLimit(c) : undefined),
-    (c) => (c.fundingStepPositions !== undefined ? withoutFundingSteps(c) : undefined),
-    (c) => (c.realizeStepPositions !== undefined ? withoutRealizeSteps(c) : undefined),
-    (c) => (c.realizePnlIntervalUs !== undefined ? withoutRealization(c) : undefined),
-    (c) => (c.margin !== undefined ? withoutMargin(c) : undefined),
+    ...GAINED_SETTINGS.map((keys) => (c: EngineConfig) => (c[keys[0]] !== undefined ? without(c, keys) : undefined)),
     withoutPerps,
   ];
   for (const strip of strips) {
@@ -279,42 +275,33 @@ function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | u
 }
 
 /**
- * `config` without its perpetual markets (and their realization interval and funding steps), when it has some and
- * they all follow its spot markets; else undefined.
+ * The settings a configuration may gain (header), each with what leaves with it: the position
+ * limit, the funding steps, the realization steps, realization at mark (and its steps), margin
+ * parameters.
+ */
+const GAINED_SETTINGS: ReadonlyArray<readonly (keyof EngineConfig)[]> = [
+  ['positionLimitUnits'],
+  ['fundingStepPositions'],
+  ['realizeStepPositions'],
+  ['realizePnlIntervalUs', 'realizeStepPositions'],
+  ['margin'],
+];
+
+/** `config` without the settings `keys`. */
+function without(config: EngineConfig, keys: readonly (keyof EngineConfig)[]): EngineConfig {
+  const rest = { ...config };
+  for (const key of keys) delete rest[key];
+  return rest;
+}
+
+/**
+ * `config` without its perpetual markets (and their realization and funding steps), when it has
+ * some and they all follow its spot markets; else undefined.
  */
 function withoutPerps(config: EngineConfig): EngineConfig | undefined {
   const firstPerp = config.markets.findIndex((market) => market.kind === MarketKind.Perp);
   if (firstPerp < 0 || config.markets.slice(firstPerp).some((market) => market.kind !== MarketKind.Perp)) return undefined;
-  return { ...withoutFundingSteps(withoutRealization(config)), markets: config.markets.slice(0, firstPerp) };
-}
-
-/** `config` without realization of perpetual PnL at mark (engine/core/perp/realize.ts), and so without its steps. */
-function withoutRealization(config: EngineConfig): EngineConfig {
-  const { realizePnlIntervalUs: _interval, realizeStepPositions: _step, ...rest } = config;
-  return rest;
-}
-
-/** `config` with each funding pass in one command (no steps). */
-function withoutFundingSteps(config: EngineConfig): EngineConfig {
-  const { fundingStepPositions: _step, ...rest } = config;
-  return rest;
-}
-
-/** `config` with the realization pass in one command (no steps). */
-function withoutRealizeSteps(config: EngineConfig): EngineConfig {
-  const { realizeStepPositions: _step, ...rest } = config;
-  return rest;
-}
-
-/** `config` without the accounts' position limit (engine/core/perp/position-limit.ts). */
-function withoutPositionLimit(config: EngineConfig): EngineConfig {
-  const { positionLimitUnits: _limit, ...rest } = config;
-  return rest;
-}
-
-function withoutMargin(config: EngineConfig): EngineConfig {
-  const { margin: _margin, ...rest } = config;
-  return rest;
+  return { ...without(config, ['realizePnlIntervalUs', 'realizeStepPositions', 'fundingStepPositions']), markets: config.markets.slice(0, firstPerp) };
 }
 
 /**

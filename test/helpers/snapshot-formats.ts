@@ -20,90 +20,49 @@ const NO_REALIZE_PASS_PART = 16;
 const NO_FUNDING_PASS_PART = 8;
 
 /**
- * The snapshot as format 14 wrote it: today's without the funding pass part (just before the end
- * marker; the state must have no funding pass running, as checked), marked 14.
+ * `snapshot` without its last part of `partBytes` (just before the 4-byte end marker), marked
+ * `version`. With `empty`, the part must be all zeros (the state has nothing in it), else `empty`
+ * names what the state must lack.
  */
+function withoutLastPart(snapshot: Uint8Array, partBytes: number, version: number, empty?: string): Uint8Array {
+  const end = snapshot.length - 4;
+  if (empty !== undefined && snapshot.subarray(end - partBytes, end).some((byte) => byte !== 0)) throw new Error(`format ${version} needs a state without ${empty}`);
+  const old = new Uint8Array(snapshot.length - partBytes);
+  old.set(snapshot.subarray(0, end - partBytes));
+  old.set(snapshot.subarray(end), end - partBytes);
+  new DataView(old.buffer).setUint32(4, version, true);
+  return old;
+}
+
+/** The snapshot as format 14 wrote it: today's without the funding pass part; the state must have no funding pass running. */
 export function formatFourteenSnapshot(exchange: Exchange): Uint8Array {
-  const today = exportSnapshot(exchange);
-  const part = today.subarray(today.length - 4 - NO_FUNDING_PASS_PART, today.length - 4);
-  if (part.some((byte) => byte !== 0)) throw new Error('formatFourteenSnapshot needs a state without a funding pass running');
-  const old = new Uint8Array(today.length - NO_FUNDING_PASS_PART);
-  old.set(today.subarray(0, today.length - 4 - NO_FUNDING_PASS_PART));
-  old.set(today.subarray(today.length - 4), today.length - 4 - NO_FUNDING_PASS_PART);
-  new DataView(old.buffer).setUint32(4, 14, true);
-  return old;
+  return withoutLastPart(exportSnapshot(exchange), NO_FUNDING_PASS_PART, 14, 'a funding pass running');
 }
 
-/**
- * The snapshot as format 13 wrote it: format 14's without the realization pass part (just before
- * the end marker; the state must have no pass running, as checked), marked 13.
- */
+/** The snapshot as format 13 wrote it: format 14's without the realization pass part; no realization pass may run. */
 export function formatThirteenSnapshot(exchange: Exchange): Uint8Array {
-  const today = formatFourteenSnapshot(exchange);
-  const part = today.subarray(today.length - 4 - NO_REALIZE_PASS_PART, today.length - 4);
-  if (part.some((byte) => byte !== 0)) throw new Error('formatThirteenSnapshot needs a state without a realization pass running');
-  const old = new Uint8Array(today.length - NO_REALIZE_PASS_PART);
-  old.set(today.subarray(0, today.length - 4 - NO_REALIZE_PASS_PART));
-  old.set(today.subarray(today.length - 4), today.length - 4 - NO_REALIZE_PASS_PART);
-  new DataView(old.buffer).setUint32(4, 13, true);
-  return old;
+  return withoutLastPart(formatFourteenSnapshot(exchange), NO_REALIZE_PASS_PART, 13, 'a realization pass running');
 }
 
-/**
- * The snapshot as format 12 wrote it: format 13's without the backstop provider part (just before
- * the end marker; the state must have no provider, as checked), marked 12.
- */
+/** The snapshot as format 12 wrote it: format 13's without the backstop provider part; the state must have no provider. */
 export function formatTwelveSnapshot(exchange: Exchange): Uint8Array {
-  const today = formatThirteenSnapshot(exchange);
-  const part = today.subarray(today.length - 4 - NO_BACKSTOP_PART, today.length - 4);
-  if (part.some((byte) => byte !== 0)) throw new Error('formatTwelveSnapshot needs a state without backstop providers');
-  const old = new Uint8Array(today.length - NO_BACKSTOP_PART);
-  old.set(today.subarray(0, today.length - 4 - NO_BACKSTOP_PART));
-  old.set(today.subarray(today.length - 4), today.length - 4 - NO_BACKSTOP_PART);
-  new DataView(old.buffer).setUint32(4, 12, true);
-  return old;
+  return withoutLastPart(formatThirteenSnapshot(exchange), NO_BACKSTOP_PART, 12, 'backstop providers');
 }
 
-/**
- * The snapshot as format 11 wrote it: format 12's without the positions' entry cost part (just
- * before the end marker; the state must have no entry cost apart from its cost, as checked), marked 11.
- */
+/** The snapshot as format 11 wrote it: format 12's without the positions' entry cost part; no entry cost may differ from its cost. */
 export function formatElevenSnapshot(exchange: Exchange): Uint8Array {
-  const today = formatTwelveSnapshot(exchange);
-  const part = today.subarray(today.length - 4 - NO_ENTRY_COSTS_PART, today.length - 4);
-  if (part.some((byte) => byte !== 0)) throw new Error('formatElevenSnapshot needs a state without realized entry costs');
-  const old = new Uint8Array(today.length - NO_ENTRY_COSTS_PART);
-  old.set(today.subarray(0, today.length - 4 - NO_ENTRY_COSTS_PART));
-  old.set(today.subarray(today.length - 4), today.length - 4 - NO_ENTRY_COSTS_PART);
-  new DataView(old.buffer).setUint32(4, 11, true);
-  return old;
+  return withoutLastPart(formatTwelveSnapshot(exchange), NO_ENTRY_COSTS_PART, 11, 'realized entry costs');
 }
 
-/**
- * The snapshot as format 10 wrote it: format 11's without the perpetual mark and funding part
- * (just before the end marker; the state must have every perpetual fresh, as checked), marked 10.
- */
+/** The snapshot as format 10 wrote it: format 11's without the perpetual mark and funding part; every perpetual must be fresh. */
 export function formatTenSnapshot(exchange: Exchange): Uint8Array {
-  const today = formatElevenSnapshot(exchange);
-  const marks = today.subarray(today.length - 4 - FRESH_PERP_MARKS_PART, today.length - 4);
-  if (marks.some((byte) => byte !== 0)) throw new Error('formatTenSnapshot needs a state whose perpetuals are fresh');
-  const old = new Uint8Array(today.length - FRESH_PERP_MARKS_PART);
-  old.set(today.subarray(0, today.length - 4 - FRESH_PERP_MARKS_PART));
-  old.set(today.subarray(today.length - 4), today.length - 4 - FRESH_PERP_MARKS_PART);
-  new DataView(old.buffer).setUint32(4, 10, true);
-  return old;
+  return withoutLastPart(formatElevenSnapshot(exchange), FRESH_PERP_MARKS_PART, 10, 'perpetuals that moved from fresh');
 }
 
 /**
  * The snapshot as format 9 wrote it: format 10's without the liquidation part (its five lines per
- * asset and the step timer's due time, just before the end marker), marked 9.
+ * asset and the step timer's due time), marked 9.
  */
 export function formatNineSnapshot(exchange: Exchange, assetCount: number): Uint8Array {
-  const ten = formatTenSnapshot(exchange);
-  const part = assetCount * 5 * 8 + 8;
-  const old = new Uint8Array(ten.length - part);
-  old.set(ten.subarray(0, ten.length - 4 - part));
-  old.set(ten.subarray(ten.length - 4), ten.length - 4 - part);
-  new DataView(old.buffer).setUint32(4, 9, true);
-  return old;
+  return withoutLastPart(formatTenSnapshot(exchange), assetCount * 5 * 8 + 8, 9);
 }
