@@ -29,9 +29,7 @@ import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { fundingTerms, payHolder, type FundingTerms } from './funding-payments.js';
 import { payClaims } from './settle.js';
-
-/** Account ids a step may scan per holder it may pay (holders can be sparse among the accounts). */
-export const SCAN_PER_POSITION = 64;
+import { SCAN_PER_POSITION } from './positions.js';
 
 export class FundingPasses {
   /** By perpetual ordinal: the next account id the pass visits (0: no pass runs). */

@@ -390,6 +390,12 @@ export function readBig(r: SnapshotReader): bigint {
   return BigInt(high) * TWO_POW_53 + BigInt(low);
 }
 
+/**
+ * Account ids a step of a pass over the positions (realize.ts, funding-passes.ts) may scan per
+ * position it may visit: holders can be sparse among the accounts, and a step stays bounded.
+ */
+export const SCAN_PER_POSITION = 64;
+
 /** Index of a 64-bit value's low and high 32-bit words within its pair. */
 const LOW_WORD = LITTLE_ENDIAN ? 0 : 1;
 const HIGH_WORD = 1 - LOW_WORD;

@@ -46,10 +46,8 @@ import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { perpMarkOf } from './mark.js';
 import { reportPosition } from './position-events.js';
+import { SCAN_PER_POSITION } from './positions.js';
 import { fundDebts, payClaims, settleRealized } from './settle.js';
-
-/** Account ids a step may scan per position it may visit (holders can be sparse among the accounts). */
-export const SCAN_PER_POSITION = 64;
 
 /** The RealizePnl timer (NO_TIMER while realization is off or before the first command) and the pass in progress. */
 export class Realization {
