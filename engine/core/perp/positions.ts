@@ -311,7 +311,7 @@ export class Positions {
     d.number(cells.length);
     for (const cell of cells) {
       d.number(cell);
-      hashBig(d, this.entryCost[cell]);
+      hashWide(d, this.entryCost, this.words.entryCost, cell);
     }
   }
 
@@ -366,16 +366,11 @@ const TWO_POW_53 = 2n ** 53n;
 
 /** A signed bigint within ±2^63 as two snapshot numbers: high × 2^53 + low, 0 ≤ low < 2^53. */
 /**
- * A wide value in a snapshot: high, then low, with value = high × 2^53 + low and 0 ≤ low < 2^53.
- * A value in [−2^53, 2^53) (every amount in practice) has high 0 or −1 and takes no bigint division.
+ * A wide value in a snapshot: high, then low, with value = high × 2^53 + low and 0 ≤ low < 2^53
+ * (the definition; the columns write through writeWide, which takes no bigint for a value that
+ * fits 53 bits). Reading one back takes no bigint arithmetic when high is 0 or −1.
  */
 export function writeBig(w: SnapshotWriter, value: bigint): void {
-  if (value >= 0n ? value < TWO_POW_53 : value >= -TWO_POW_53) {
-    const n = Number(value);
-    w.number(n >= 0 ? 0 : -1);
-    w.number(n >= 0 ? n : n + 2 ** 53);
-    return;
-  }
   const low = ((value % TWO_POW_53) + TWO_POW_53) % TWO_POW_53;
   w.number(Number((value - low) / TWO_POW_53));
   w.number(Number(low));
@@ -426,15 +421,8 @@ export function hashWide(d: StateDigest, column: BigInt64Array, words: Int32Arra
   d.number(n < 0 ? -n : n);
 }
 
-/** A signed value in the hash: its sign, then its magnitude (both safe non-negative) as high × 2^53 + low. A magnitude under 2^53 takes no bigint division. */
+/** A signed value in the hash: its sign, then its magnitude (both safe non-negative) as high × 2^53 + low (the definition; the columns hash through hashWide). */
 export function hashBig(d: StateDigest, value: bigint): void {
-  if (value > -TWO_POW_53 && value < TWO_POW_53) {
-    const n = Number(value);
-    d.number(n < 0 ? 1 : 0);
-    d.number(0);
-    d.number(n < 0 ? -n : n);
-    return;
-  }
   const magnitude = value < 0n ? -value : value;
   d.number(value < 0n ? 1 : 0);
   d.number(Number(magnitude / TWO_POW_53));
