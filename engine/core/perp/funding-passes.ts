@@ -29,7 +29,7 @@ import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { fundingTerms, payHolder, type FundingTerms } from './funding-payments.js';
 import { payClaims } from './settle.js';
-import { SCAN_PER_POSITION } from './positions.js';
+import { passBudget } from './positions.js';
 
 export class FundingPasses {
   /** By perpetual ordinal: the next account id the pass visits (0: no pass runs). */
@@ -145,7 +145,7 @@ export function startFundingPass(s: EngineState, m: number, rateE12: number, mar
   const f = s.fundingPasses;
   const ordinal = s.positions.ordinalOf[m];
   if (f.passing(ordinal)) {
-    fundingStep(s, ordinal, Number.MAX_SAFE_INTEGER);
+    fundingStep(s, ordinal, Infinity);
     s.timers.remove(f.timer[ordinal]);
     f.timer[ordinal] = NO_TIMER;
   }
@@ -157,7 +157,7 @@ export function startFundingPass(s: EngineState, m: number, rateE12: number, mar
   f.rateE12[ordinal] = rateE12;
   f.markE9[ordinal] = markE9;
   f.endUs[ordinal] = endUs;
-  fundingStep(s, ordinal, f.stepPositions === 0 ? Number.MAX_SAFE_INTEGER : f.stepPositions);
+  fundingStep(s, ordinal, f.stepPositions === 0 ? Infinity : f.stepPositions);
   if (f.passing(ordinal)) f.timer[ordinal] = s.timers.add(s.lastTimeUs + 1, TimerKind.FundingStep, m);
 }
 
@@ -185,19 +185,17 @@ function fundingStep(s: EngineState, ordinal: number, visits: number): void {
   const terms = termsOf(s, ordinal);
   const end = f.endUs[ordinal];
   const lastAccount = s.accounts.count;
-  let scans = visits >= Number.MAX_SAFE_INTEGER / SCAN_PER_POSITION ? Number.MAX_SAFE_INTEGER : visits * SCAN_PER_POSITION;
   let accountId = f.account[ordinal];
   if (f.stepPositions === 0) {
     // Without steps: the holders as the pass in one command always walked them.
     for (const holder of p.holdersOf(m)) payHolder(s, m, p.cell(holder, m), holder, terms, end);
     accountId = lastAccount + 1;
   } else {
-    for (; accountId <= lastAccount && visits > 0 && scans > 0; accountId++, scans--) {
-      const cell = accountId * p.perpCount + ordinal;
-      if (p.lots[cell] === 0 || f.paidEndUs[cell] === end) continue;
-      visits--;
-      payHolder(s, m, cell, accountId, terms, end);
-    }
+    accountId = p.walkHolders(ordinal, accountId, lastAccount, passBudget(visits), (cell, holder) => {
+      if (f.paidEndUs[cell] === end) return false;
+      payHolder(s, m, cell, holder, terms, end);
+      return true;
+    });
   }
   payClaims(s, s.catalog.quoteIndexOf[m]);
   f.account[ordinal] = accountId <= lastAccount ? accountId : 0;

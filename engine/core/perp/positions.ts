@@ -132,6 +132,21 @@ export class Positions {
     this.lots[cell] = lots;
   }
 
+  /**
+   * A step of a pass over perpetual `ordinal`'s holders (realize.ts, funding-passes.ts): from
+   * account `from` on, ascending, `visit(cell, accountId)` for each holder while `budget` lasts;
+   * a visit that returns false (a holder the pass skips) does not count. Returns the next account
+   * id, past `lastAccount` once the walk is done.
+   */
+  walkHolders(ordinal: number, from: number, lastAccount: number, budget: PassBudget, visit: (cell: number, accountId: number) => boolean): number {
+    let accountId = from;
+    for (; accountId <= lastAccount && budget.visits > 0 && budget.scans > 0; accountId++, budget.scans--) {
+      const cell = accountId * this.perpCount + ordinal;
+      if (this.lots[cell] !== 0 && visit(cell, accountId)) budget.visits--;
+    }
+    return accountId;
+  }
+
   /** The accounts holding a position in the perpetual of `marketIndex`, ascending. O(holders · log holders). */
   holdersOf(marketIndex: number): number[] {
     const ordinal = this.ordinalOf[marketIndex];
@@ -390,6 +405,17 @@ export function readBig(r: SnapshotReader): bigint {
  * position it may visit: holders can be sparse among the accounts, and a step stays bounded.
  */
 export const SCAN_PER_POSITION = 64;
+
+/** What a step of a pass may still do: holders to visit and account ids to scan (Infinity: no bound). */
+export interface PassBudget {
+  visits: number;
+  scans: number;
+}
+
+/** The budget of one step of `positions` positions (Infinity: the rest of the pass). */
+export function passBudget(positions: number): PassBudget {
+  return { visits: positions, scans: positions * SCAN_PER_POSITION };
+}
 
 /** Index of a 64-bit value's low and high 32-bit words within its pair. */
 const LOW_WORD = LITTLE_ENDIAN ? 0 : 1;

@@ -46,7 +46,7 @@ import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import { perpMarkOf } from './mark.js';
 import { reportPosition } from './position-events.js';
-import { SCAN_PER_POSITION } from './positions.js';
+import { passBudget } from './positions.js';
 import { fundDebts, payClaims, settleRealized } from './settle.js';
 
 /** The RealizePnl timer (NO_TIMER while realization is off or before the first command) and the pass in progress. */
@@ -144,28 +144,21 @@ function realizeStep(s: EngineState, dueUs: number): void {
   const r = s.realization;
   const p = s.positions;
   const lastAccount = s.accounts.count;
-  let visits = r.stepPositions;
-  let scans = r.stepPositions * SCAN_PER_POSITION;
+  const budget = passBudget(r.stepPositions);
   while (r.passOrdinal < p.perpCount) {
-    const ordinal = r.passOrdinal;
-    const marketIndex = p.marketOf[ordinal];
+    const marketIndex = p.marketOf[r.passOrdinal];
     const mark = perpMarkOf(s, marketIndex, dueUs);
-    let accountId = mark === null ? lastAccount + 1 : r.passAccount;
     if (mark !== null) {
       const quoteIndex = s.catalog.quoteIndexOf[marketIndex];
       const unitsPerLot = BigInt(s.catalog.markets[marketIndex].baseUnitsPerLot);
-      for (; accountId <= lastAccount && visits > 0 && scans > 0; accountId++, scans--) {
-        if (p.lots[accountId * p.perpCount + ordinal] === 0) continue;
-        visits--;
+      r.passAccount = p.walkHolders(r.passOrdinal, r.passAccount, lastAccount, budget, (_cell, accountId) => {
         realizePosition(s, accountId, marketIndex, quoteIndex, unitsPerLot, mark.price);
-      }
+        return true;
+      });
       payClaims(s, quoteIndex);
+      if (r.passAccount <= lastAccount) return;
     }
-    if (accountId <= lastAccount) {
-      r.passAccount = accountId;
-      return;
-    }
-    r.passOrdinal = ordinal + 1;
+    r.passOrdinal++;
     r.passAccount = 1;
   }
   r.passOrdinal = -1;
