@@ -1,13 +1,16 @@
-// The hourly pauses. The interest's: the one engine command that finds the borrow/lend interest timer
-// due (every pool accrues an hour for each account holding a position, the pools are sampled, the
-// throttle steps, every borrower's margin is reviewed) against the same command one engine-µs
-// later, when nothing is due: the baseline, in the same engine, hour after hour.
+// The hourly pauses. The interest's: the Tick that finds the borrow/lend interest timer due (every
+// pool accrues an hour for each account holding a position, the pools are sampled, the throttle
+// steps, and the borrowers' margins are re-checked: in steps of ENGINE_INTEREST_REVIEW_STEP
+// borrowers, the default's, margin/borrower-review.ts; 0: all in that command) and the Ticks 1 µs
+// apart after it for as long as a review step stays due: the pass's longest command, the whole
+// pass, the commands it took, against the same Tick once nothing is due (the baseline), in the
+// same engine, hour after hour.
 //
 //   margin stream's setup (1,000 trading accounts, index prices, pool suppliers)
 //   + idle accounts up to N: funded, every tenth lending both assets, every tenth (offset 5) borrowing SOL
 //     │
-//     ▼  for each of HOURS hours: a Deposit at hour h + 1 µs (the timer is due), the same Deposit 1 µs later
-//   median time of each, the records the first wrote
+//     ▼  for each of HOURS hours: the pass from a Tick at hour h + 1 µs (the timer is due), then a Tick with nothing due
+//   medians over the hours
 //
 // At N = 1,000 (the stream's own accounts only), 10,000 and 100,000 (ENGINE_HOURLY_ACCOUNTS).
 //
@@ -44,7 +47,7 @@ import { median } from './engine.bench.js';
 import { RefusalCount, SlotPlaces } from './slot-places.js';
 import { benchCommand, perpBenchConfig, positionHolderCommands } from './perp-holders.js';
 import { cmd } from '../test/helpers/engine-harness.js';
-import { DEFAULT_FUNDING_STEP_POSITIONS, DEFAULT_REALIZE_STEP_POSITIONS } from '../src/config.js';
+import { DEFAULT_FUNDING_STEP_POSITIONS, DEFAULT_INTEREST_REVIEW_STEP_BORROWERS, DEFAULT_REALIZE_STEP_POSITIONS } from '../src/config.js';
 
 const sizes = (text: string): number[] => text.split(',').filter((size) => size !== '').map(Number);
 const SIZES = sizes(process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000');
@@ -55,41 +58,17 @@ const REALIZE_INTERVAL_US = 10 * 1_000_000;
 const REALIZE_INTERVALS = 12;
 const REALIZE_STEP = Number(process.env.ENGINE_REALIZE_STEP ?? DEFAULT_REALIZE_STEP_POSITIONS);
 const FUNDING_STEP = Number(process.env.ENGINE_FUNDING_STEP ?? DEFAULT_FUNDING_STEP_POSITIONS);
-const stepsOf = (step: number): string => (step > 0 ? `in steps of ${step} positions` : 'each pass in one command');
+const REVIEW_STEP = Number(process.env.ENGINE_INTEREST_REVIEW_STEP ?? DEFAULT_INTEREST_REVIEW_STEP_BORROWERS);
+const stepsOf = (step: number, what = 'positions'): string => (step > 0 ? `in steps of ${step} ${what}` : 'each pass in one command');
 const SECOND_US = 1_000_000;
 const MINUTE_US = 60 * SECOND_US;
 const HOURS = 12;
 const SEED = 20240601;
 
-interface Hourly { accounts: number; hourMs: number; plainMs: number; records: number }
-
-/** Each hour's timed pair of commands, on one engine: the one that finds the hour due, then the same one 1 µs later. */
-class HourTimes {
-  private readonly hour: number[] = [];
-  private readonly plain: number[] = [];
-  private readonly records: number[] = [];
-
-  constructor(private readonly ex: Exchange, private readonly places: SlotPlaces, private seq: number) {}
-
-  /** Times `command` at `dueUs` (the hour's work runs in it) and again at `dueUs` + 1 µs (the baseline). */
-  timePair(command: Command, dueUs: number): void {
-    const before = this.places.records;
-    let t0 = performance.now();
-    this.ex.apply(command, ++this.seq, dueUs, this.places);
-    this.hour.push(performance.now() - t0);
-    this.records.push(this.places.records - before);
-    t0 = performance.now();
-    this.ex.apply(command, ++this.seq, dueUs + 1, this.places);
-    this.plain.push(performance.now() - t0);
-  }
-
-  result(accounts: number): Hourly {
-    return { accounts, hourMs: median(this.hour), plainMs: median(this.plain), records: median(this.records) };
-  }
-}
-
-function measure(accounts: number): Hourly {
+/** The interest's pause (header). */
+function measure(accounts: number): Pass {
   const config = benchMarginConfig({ maxAccounts: Math.max(accounts, BENCH_ACCOUNTS) });
+  if (REVIEW_STEP > 0) config.interestReviewStepBorrowers = REVIEW_STEP;
   const ex = new Exchange(config);
   const places = new SlotPlaces(1024, SLOT_BYTES);
   let seq = 0;
@@ -99,11 +78,9 @@ function measure(accounts: number): Hourly {
   const refusals = new RefusalCount();
   for (const c of idleAccountCommands(BENCH_ACCOUNTS + 1, accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
   if (refusals.refused > 0) throw new Error(`${refusals.refused} idle account setup commands refused at ${accounts} accounts`);
-  // A deposit of the first account: a command that touches one balance and writes few records.
-  const deposit = idleAccountCommands(1, 1)[1];
-  const hours = new HourTimes(ex, places, seq);
-  for (let h = 1; h <= HOURS; h++) hours.timePair(deposit, h * HOUR_US + 1);
-  return hours.result(accounts);
+  const passes = new PassTimes(ex, seq);
+  for (let h = 1; h <= HOURS; h++) passes.timePass(h * HOUR_US + 1);
+  return passes.result(accounts);
 }
 
 interface Pass { accounts: number; longestMs: number; passMs: number; commands: number; plainMs: number; records: number }
@@ -213,20 +190,11 @@ function passTable(sizes: number[], measureAt: (accounts: number) => Pass): stri
   return text;
 }
 
-function table(sizes: number[], measureAt: (accounts: number) => Hourly): string {
-  let text = '| accounts | the command that finds the hour due | the same command 1 µs later (baseline) | ratio | records written at the hour |\n| ---: | ---: | ---: | ---: | ---: |\n';
-  for (const accounts of sizes) {
-    const r = measureAt(accounts);
-    text += `| ${accounts.toLocaleString('en-US')} | ${r.hourMs.toFixed(3)} ms | ${(r.plainMs * 1000).toFixed(1)} µs | ${(r.hourMs / r.plainMs).toFixed(0)}× | ${r.records.toLocaleString('en-US')} |\n`;
-  }
-  return text;
-}
-
 export function runEngineHourlyBench(): string {
   let text = '';
   if (SIZES.length > 0) {
     measure(Math.min(...SIZES)); // warm-up
-    text += `### The hourly interest's pause (bench/engine-hourly.bench.ts; median of ${HOURS} hours each)\n\n${table(SIZES, measure)}`;
+    text += `### The hourly interest's pause, the borrowers re-checked ${stepsOf(REVIEW_STEP, 'borrowers')} (bench/engine-hourly.bench.ts; median of ${HOURS} hours each)\n\n${passTable(SIZES, measure)}`;
   }
   if (HOLDER_SIZES.length > 0) {
     measureFunding(Math.min(...HOLDER_SIZES)); // warm-up

@@ -150,6 +150,10 @@ export class Catalog {
       check(config.markets.some((m) => m.kind === MarketKind.Perp), 'fundingStepPositions needs a perpetual market');
       check(Number.isInteger(config.fundingStepPositions) && config.fundingStepPositions >= 1 && config.fundingStepPositions <= 1_000_000, 'fundingStepPositions must be an integer from 1 to 1000000');
     }
+    if (config.interestReviewStepBorrowers !== undefined) {
+      check(config.margin !== undefined, 'interestReviewStepBorrowers needs margin parameters');
+      check(Number.isInteger(config.interestReviewStepBorrowers) && config.interestReviewStepBorrowers >= 1 && config.interestReviewStepBorrowers <= 1_000_000, 'interestReviewStepBorrowers must be an integer from 1 to 1000000');
+    }
     if (config.realizeStepPositions !== undefined) {
       check(config.realizePnlIntervalUs !== undefined, 'realizeStepPositions needs realizePnlIntervalUs');
       check(Number.isInteger(config.realizeStepPositions) && config.realizeStepPositions >= 1 && config.realizeStepPositions <= 1_000_000, 'realizeStepPositions must be an integer from 1 to 1000000');

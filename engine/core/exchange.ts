@@ -29,6 +29,7 @@ import { assert } from './assert.js';
 import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
 import { accrueInterest, HOUR_US } from './margin/borrow-lend.js';
+import { borrowerReviewDue } from './margin/borrower-review.js';
 import { validateState } from './invariants.js';
 import { systemRefusal } from './system.js';
 import { decodeState, encodeState } from './snapshot.js';
@@ -159,6 +160,9 @@ export class Exchange {
           break;
         case TimerKind.FundingStep:
           fundingStepDue(this.s, timer);
+          break;
+        case TimerKind.BorrowerReview:
+          borrowerReviewDue(this.s, timer);
           break;
         case TimerKind.LiquidationStep:
           liquidationStep(this.s, timer);

@@ -30,6 +30,7 @@ import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
 import { FundingPasses } from './perp/funding-passes.js';
 import { Realization } from './perp/realize.js';
+import { BorrowerReview } from './margin/borrower-review.js';
 import { InsuranceFund } from './liquidation/fund.js';
 import { ConversionMarks } from './liquidation/conversion.js';
 import { BackstopProviders } from './liquidation/backstop-providers.js';
@@ -60,6 +61,8 @@ export class EngineState {
   readonly realization: Realization;
   /** The perpetuals' funding passes in steps (perp/funding-passes.ts). */
   readonly fundingPasses: FundingPasses;
+  /** The hour's re-check of the borrowers in steps (margin/borrower-review.ts). */
+  readonly borrowerReview: BorrowerReview;
   readonly perpMarks: PerpMarks;
   /** Perpetual positions and the settlement lines (perp/positions.ts). */
   readonly positions: Positions;
@@ -98,9 +101,9 @@ export class EngineState {
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((market, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool, market.minPriceTicks, market.maxPriceTicks));
     this.perpMarks = new PerpMarks(this.catalog, maxAccounts);
-    // one per order, the interest timer, the liquidation step, the perpetuals' sampler and funding
-    // timers, and their realization timer
-    this.timers = new Timers(poolCapacity + 3 + PerpMarks.timerCount(this.catalog));
+    // one per order, the interest timer, the borrowers' review step, the liquidation step, the
+    // perpetuals' sampler and funding timers, and their realization timer
+    this.timers = new Timers(poolCapacity + 4 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
     this.pending = new PendingQueue(this.pool, this.books, this.timers, this.speedBumpUs);
     this.out = new Output(this.catalog, this.accounts, this.ledger, this.pool, this.accountSettings, this.pools);
@@ -117,6 +120,7 @@ export class EngineState {
     this.insurance = new InsuranceFund(this.catalog.assetCount, config.liquidation);
     this.conversion = new ConversionMarks(maxAccounts);
     this.realization = new Realization(config.realizePnlIntervalUs ?? 0, config.realizeStepPositions ?? 0);
+    this.borrowerReview = new BorrowerReview(config.interestReviewStepBorrowers ?? 0);
     this.indexPrices.setUpdateBounds(config.indexUpdateBounds ?? [], (assetId) => this.catalog.assetIndex(assetId));
   }
 

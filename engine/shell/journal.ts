@@ -73,9 +73,11 @@
 //     neither a fresh perpetual book nor an empty position table adds to the state hash.
 //   - Realization of perpetual PnL at mark (EngineConfig.realizePnlIntervalUs), its pass in steps
 //     (EngineConfig.realizeStepPositions), the funding pass in steps
-//     (EngineConfig.fundingStepPositions) and the accounts' position limit
-//     (EngineConfig.positionLimitUnits) gained by a configuration without them: none is state
-//     between commands of the journal (a pass without steps ends in the command that starts it),
+//     (EngineConfig.fundingStepPositions), the hour's re-check of the borrowers in steps
+//     (EngineConfig.interestReviewStepBorrowers, which leaves with the margin parameters) and the
+//     accounts' position limit (EngineConfig.positionLimitUnits) gained by a configuration without
+//     them: none is state between commands of the journal (a pass without steps ends in the
+//     command that starts it),
 //     a journal written without them replays without them (its records were applied so), and
 //     commands after the change meet them.
 // Several at once is one change. The rule (checkJournalIdentity, recover):
@@ -260,7 +262,7 @@ function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]):
 /**
  * The configuration fingerprinted `stored` of which `config` is the gain the header accepts
  * (margin parameters, perpetual markets after the spot ones, realization at mark, its steps, the
- * funding steps, the position limit, or several of them), or undefined.
+ * funding steps, the borrowers' review steps, the position limit, or several of them), or undefined.
  */
 function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
   let candidates: EngineConfig[] = [config];
@@ -276,15 +278,16 @@ function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | u
 
 /**
  * The settings a configuration may gain (header), each with what leaves with it: the position
- * limit, the funding steps, the realization steps, realization at mark (and its steps), margin
- * parameters.
+ * limit, the funding steps, the realization steps, realization at mark (and its steps), the
+ * borrowers' review steps, margin parameters (and those steps).
  */
 const GAINED_SETTINGS: ReadonlyArray<readonly (keyof EngineConfig)[]> = [
   ['positionLimitUnits'],
   ['fundingStepPositions'],
   ['realizeStepPositions'],
   ['realizePnlIntervalUs', 'realizeStepPositions'],
-  ['margin'],
+  ['interestReviewStepBorrowers'],
+  ['margin', 'interestReviewStepBorrowers'],
 ];
 
 /** `config` without the settings `keys`. */

@@ -19,6 +19,9 @@ const NO_REALIZE_PASS_PART = 16;
 /** The funding pass part of a state where no pass runs: an 8-byte count of 0. */
 const NO_FUNDING_PASS_PART = 8;
 
+/** The borrowers' review part of a state where none runs: an 8-byte account id of 0. */
+const NO_BORROWER_REVIEW_PART = 8;
+
 /**
  * `snapshot` without its last part of `partBytes` (just before the 4-byte end marker), marked
  * `version`. With `empty`, the part must be all zeros (the state has nothing in it), else `empty`
@@ -34,9 +37,14 @@ function withoutLastPart(snapshot: Uint8Array, partBytes: number, version: numbe
   return old;
 }
 
-/** The snapshot as format 14 wrote it: today's without the funding pass part; the state must have no funding pass running. */
+/** The snapshot as format 15 wrote it: today's without the borrowers' review part; no review may run. */
+export function formatFifteenSnapshot(exchange: Exchange): Uint8Array {
+  return withoutLastPart(exportSnapshot(exchange), NO_BORROWER_REVIEW_PART, 15, 'a borrower review running');
+}
+
+/** The snapshot as format 14 wrote it: format 15's without the funding pass part; the state must have no funding pass running. */
 export function formatFourteenSnapshot(exchange: Exchange): Uint8Array {
-  return withoutLastPart(exportSnapshot(exchange), NO_FUNDING_PASS_PART, 14, 'a funding pass running');
+  return withoutLastPart(formatFifteenSnapshot(exchange), NO_FUNDING_PASS_PART, 14, 'a funding pass running');
 }
 
 /** The snapshot as format 13 wrote it: format 14's without the realization pass part; no realization pass may run. */

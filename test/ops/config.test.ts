@@ -65,6 +65,11 @@ describe('configuration', () => {
     expect(loadConfig(['--funding-step-positions', '32'], {}).engine.fundingStepPositions).toBe(32);
     expect(loadConfig([], { FUNDING_STEP_POSITIONS: '0' }).engine).not.toHaveProperty('fundingStepPositions');
     expect(() => loadConfig(['--funding-step-positions', 'x'], {})).toThrow(/holders per funding step/);
+    // The hour's re-check of the borrowers in steps of 128 by default; 0 re-checks all in one command.
+    expect(loadConfig([], {}).engine.interestReviewStepBorrowers).toBe(128);
+    expect(loadConfig(['--interest-review-step-borrowers', '16'], {}).engine.interestReviewStepBorrowers).toBe(16);
+    expect(loadConfig([], { INTEREST_REVIEW_STEP_BORROWERS: '0' }).engine).not.toHaveProperty('interestReviewStepBorrowers');
+    expect(() => loadConfig(['--interest-review-step-borrowers', '-1'], {})).toThrow(/borrowers per interest review step/);
     const dir = mkdtempSync(join(tmpdir(), 'spot-only-'));
     const file = join(dir, 'markets.json');
     writeFileSync(file, JSON.stringify({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP') }));

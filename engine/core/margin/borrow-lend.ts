@@ -60,7 +60,8 @@ import { notionalCeil } from './collateral.js';
 import { FRACTION_ONE } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
 import { borrowRate, hourlyInterest, lendRate, MS_PER_HOUR, MS_PER_YEAR, utilization, withinCeiling } from './lending.js';
-import { isLiquidating, reviewAllBorrowers, reviewLiquidating } from './liquidating.js';
+import { isLiquidating, reviewLiquidating } from './liquidating.js';
+import { startBorrowerReview } from './borrower-review.js';
 import { bookMarkOf, markOf } from './mark.js';
 import { startThrottleStep, throttleCeilingOf } from './throttle.js';
 import { admissionFigures } from './valuation.js';
@@ -240,7 +241,7 @@ export function accrueInterest(s: EngineState, timer: number): void {
   }
   samplePools(s, dueUs);
   startThrottleStep(s);
-  reviewAllBorrowers(s);
+  startBorrowerReview(s);
   if (pools.anyPosition()) pools.interestTimer = s.timers.add(dueUs + HOUR_US, TimerKind.Interest, 0);
 }
 
@@ -254,8 +255,11 @@ function accruePool(s: EngineState, assetIndex: number): void {
   const mark = bookMarkOf(s, assetIndex);
   let owed = 0n;
   let earned = 0n;
-  for (let accountId = 1; accountId <= s.accounts.count; accountId++) {
-    const cell = pools.cell(accountId, assetIndex);
+  const { borrowed, lent, assetCount } = pools;
+  const lastAccount = s.accounts.count;
+  // Every account's cell of the asset, ascending (a plain stride: most accounts hold no position).
+  for (let accountId = 1, cell = assetCount + assetIndex; accountId <= lastAccount; accountId++, cell += assetCount) {
+    if (borrowed[cell] === 0 && lent[cell] === 0) continue;
     if (pools.borrowed[cell] > 0) {
       const units = Number(hourlyInterest(BigInt(pools.borrowed[cell]), rate, 'owed').units);
       if (units === 0) continue;

@@ -300,7 +300,7 @@ describe('perp mark sampling and funding on engine time', () => {
     expect(on.s.ledger.availableUnits(on.long, 0)).toBe(0);
   });
 
-  it('reads a format-10 snapshot (before mark and funding state) with every perpetual fresh, and refuses a format after 15', () => {
+  it('reads a format-10 snapshot (before mark and funding state) with every perpetual fresh, and refuses a format after 16', () => {
     const h = perpHarness(HOUR_US / 2);
     h.fundedAccounts(1, { [QUOTE]: 1_000 });
     // Stale index: nothing sampled in the open interval, the perpetual is fresh.
@@ -308,7 +308,7 @@ describe('perp mark sampling and funding on engine time', () => {
     h.apply(cmd.tick(), 12 * HOUR_US + 7);
     expect(stateOf(h.exchange).perpMarks.isFresh(PERP)).toBe(true);
     const today = exportSnapshot(h.exchange);
-    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(15);
+    expect(new DataView(today.buffer, today.byteOffset).getUint32(4, true)).toBe(16);
     const v11 = formatElevenSnapshot(h.exchange);
     const view = new DataView(v11.buffer, v11.byteOffset, v11.byteLength);
     expect(view.getUint32(4, true)).toBe(11);
@@ -330,8 +330,8 @@ describe('perp mark sampling and funding on engine time', () => {
       restoredOld.validateInvariants();
       expect(restoredOld.stateHash()).toBe(h.exchange.stateHash());
     }
-    // The same file claiming format 11 lacks its mark part; a format after 15 is unknown.
-    for (const version of [11, 16, 17]) {
+    // The same file claiming format 11 lacks its mark part; a format after 16 is unknown.
+    for (const version of [11, 17, 18]) {
       const other = version === 11 ? v10.slice() : today.slice();
       new DataView(other.buffer).setUint32(4, version, true);
       expect(() => importSnapshot(new Exchange(perpConfig()), other)).toThrow(SnapshotFormatError);

@@ -223,9 +223,9 @@ describe('a realization pass in steps', () => {
     restored.validateInvariants();
     expect(restored.stateHash()).toBe(h.exchange.stateHash());
     expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))).toBe(true);
-    // The cursor is state: the same bytes with no pass running (its part, before the funding passes' count, zeroed) hash apart.
+    // The cursor is state: the same bytes with no pass running (its part, before the funding passes' count and the borrowers' review, zeroed) hash apart.
     const noPass = bytes.slice();
-    noPass.fill(0, noPass.length - 4 - 8 - 16, noPass.length - 4 - 8);
+    noPass.fill(0, noPass.length - 4 - 16 - 16, noPass.length - 4 - 16);
     const stopped = new Exchange(h.config as EngineConfig);
     importSnapshot(stopped, noPass);
     stopped.validateInvariants();
