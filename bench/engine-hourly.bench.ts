@@ -20,8 +20,10 @@
 // a payment and a position event per holder, their re-checks) and the Ticks after it 1 µs apart
 // for as long as a step of the pass stays due (perp/funding-passes.ts, in the default steps;
 // ENGINE_FUNDING_STEP=0 times each pass in one command): the longest command of the pass, the whole
-// pass, the commands it took, against the same Tick once nothing is due. At N = 1,000, 10,000 and
-// 100,000 (ENGINE_FUNDING_ACCOUNTS; empty skips a part).
+// pass, the commands it took, against the same Tick once nothing is due; then the Tick a second on
+// that takes the perpetual's next mark sample, which re-checks every holder whose trigger bands the
+// pass dropped (margin/trigger-index.ts). At N = 1,000, 10,000 and 100,000 (ENGINE_FUNDING_ACCOUNTS;
+// empty skips a part).
 //
 // The realization's pause: the same holders under realization at mark every 10 s of engine time
 // (perp/realize.ts, the default interval). Each interval an index move (every holder's unrealized
@@ -29,7 +31,8 @@
 // the Ticks after it 1 µs apart for as long as a realization step stays due (a pass larger than one
 // step continues in the commands that follow): the longest command of the pass, the whole pass,
 // the commands it took, against the same Tick once nothing is due (ENGINE_REALIZE_STEP=0: each
-// pass in one command). At N = 1,000, 10,000 and 100,000 (ENGINE_REALIZE_ACCOUNTS; empty skips the part).
+// pass in one command), and the next mark sample's Tick as for funding. At N = 1,000, 10,000 and
+// 100,000 (ENGINE_REALIZE_ACCOUNTS; empty skips the part).
 //
 // A throwaway engine of the smallest size runs first in each part, so the measured ones run
 // optimised code.
@@ -83,7 +86,7 @@ function measure(accounts: number): Pass {
   return passes.result(accounts);
 }
 
-interface Pass { accounts: number; longestMs: number; passMs: number; commands: number; plainMs: number; records: number }
+interface Pass { accounts: number; longestMs: number; passMs: number; commands: number; plainMs: number; records: number; nextSampleMs: number | null }
 
 /**
  * Each interval's pass on one engine: the Tick that finds it due, then the Ticks 1 µs apart for as
@@ -97,6 +100,7 @@ class PassTimes {
   private readonly commands: number[] = [];
   private readonly plain: number[] = [];
   private readonly records: number[] = [];
+  private readonly nextSample: number[] = [];
   private readonly places = new SlotPlaces(1024, SLOT_BYTES);
   private readonly tick = benchCommand(cmd.tick());
 
@@ -131,8 +135,16 @@ class PassTimes {
     this.plain.push(performance.now() - t0);
   }
 
+  /** Times the Tick at `timeUs` that takes the perpetual's next mark sample after the pass (it re-checks the holders whose bands the pass dropped). */
+  timeNextSample(timeUs: number): void {
+    const t0 = performance.now();
+    this.ex.apply(this.tick, ++this.seq, timeUs, this.places);
+    this.nextSample.push(performance.now() - t0);
+  }
+
   result(accounts: number): Pass {
-    return { accounts, longestMs: median(this.longest), passMs: median(this.pass), commands: median(this.commands), plainMs: median(this.plain), records: median(this.records) };
+    const nextSampleMs = this.nextSample.length > 0 ? median(this.nextSample) : null;
+    return { accounts, longestMs: median(this.longest), passMs: median(this.pass), commands: median(this.commands), plainMs: median(this.plain), records: median(this.records), nextSampleMs };
   }
 }
 
@@ -162,6 +174,7 @@ function measureFunding(accounts: number): Pass {
     }
     passes.apply(benchCommand(cmd.tick()), h * HOUR_US - SECOND_US / 2);
     passes.timePass(h * HOUR_US + SECOND_US / 2);
+    passes.timeNextSample(h * HOUR_US + (3 * SECOND_US) / 2);
   }
   return passes.result(accounts);
 }
@@ -177,15 +190,17 @@ function measureRealization(accounts: number): Pass {
     passes.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + ((k % 5) - 2) * 20_000_000)), dueUs - 2 * SECOND_US);
     passes.apply(benchCommand(cmd.tick()), dueUs - SECOND_US / 2);
     passes.timePass(dueUs + SECOND_US / 2);
+    passes.timeNextSample(dueUs + (3 * SECOND_US) / 2);
   }
   return passes.result(accounts);
 }
 
 function passTable(sizes: number[], measureAt: (accounts: number) => Pass): string {
-  let text = '| accounts | the pass\'s longest command | the whole pass | commands in the pass | a Tick with nothing due (baseline) | longest ÷ baseline | records written by the pass |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
+  let text = '| accounts | the pass\'s longest command | the whole pass | commands in the pass | a Tick with nothing due (baseline) | longest ÷ baseline | records written by the pass | the next mark sample\'s Tick |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const accounts of sizes) {
     const r = measureAt(accounts);
-    text += `| ${accounts.toLocaleString('en-US')} | ${r.longestMs.toFixed(3)} ms | ${r.passMs.toFixed(3)} ms | ${r.commands} | ${(r.plainMs * 1000).toFixed(1)} µs | ${(r.longestMs / r.plainMs).toFixed(0)}× | ${r.records.toLocaleString('en-US')} |\n`;
+    const next = r.nextSampleMs === null ? 'no perpetual' : `${r.nextSampleMs.toFixed(3)} ms`;
+    text += `| ${accounts.toLocaleString('en-US')} | ${r.longestMs.toFixed(3)} ms | ${r.passMs.toFixed(3)} ms | ${r.commands} | ${(r.plainMs * 1000).toFixed(1)} µs | ${(r.longestMs / r.plainMs).toFixed(0)}× | ${r.records.toLocaleString('en-US')} | ${next} |\n`;
   }
   return text;
 }

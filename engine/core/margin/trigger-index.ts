@@ -32,7 +32,14 @@
 // equity, fee debt) and any order it opens (exposure) drops its bands (touch): the ledger, the
 // pools, the positions and the order pool call it. Dropping is O(1): the account's generation
 // moves on and its heap entries become garbage, popped when they surface or swept when a heap
-// doubles. A dropped account at risk joins the pool.
+// doubles. A dropped account at risk joins the pool. Two moves keep the bands: realizing a
+// position's PnL at mark (perp/realize.ts) and paying a claim (perp/settle.ts payClaims) move USDC
+// between the account's balance, its claim or debt and its position's cost by amounts that cancel
+// in net equity at every mark, and change no requirement; with USDC the valuation asset at full
+// weight (quoteNeutral) each part of the margin shifts by a constant and their sum not at all, so
+// every band still bounds its part as drawn. While such a move runs, the touches of its account
+// are ignored (spared); whatever else follows it (a debt funded by a borrow, a conversion)
+// touches as usual.
 //
 // Derived state: neither in the snapshot nor in the state hash. A fresh state (and so one loaded
 // from a snapshot) starts with every account at risk in the pool and no band; the first move of
@@ -44,6 +51,7 @@
 import { AccountSettingFlag } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { assert } from '../assert.js';
+import { FRACTION_ONE } from './fixed.js';
 import { liquidatable } from './account.js';
 import { MarkSource, markOf } from './mark.js';
 import type { LendPools } from './pools.js';
@@ -164,8 +172,14 @@ export class TriggerIndex {
   private readonly byLo: BandHeap[];
   private readonly byHi: BandHeap[];
   private readonly live = (id: number, gen: number): boolean => this.banded[id] === 1 && this.generation[id] === gen;
+  /** The account whose touches are ignored while a move that cancels in its margin runs (0: none; header). */
+  private spared = 0;
+  /** Whether the valuation asset counts at full weight, so that USDC moved against a cost or a claim cancels (header). */
+  private readonly quoteNeutral: boolean;
 
   constructor(maxAccounts: number, readonly keyCount: number, private readonly pools: LendPools, private readonly positions: Positions) {
+    const quote = pools.valuationIndex >= 0 ? pools.collateralOf[pools.valuationIndex] : undefined;
+    this.quoteNeutral = quote !== undefined && quote.haircut.kind === 'identity' && quote.haircut.weight === FRACTION_ONE;
     this.banded = new Uint8Array(maxAccounts + 1);
     this.generation = new Uint32Array(maxAccounts + 1);
     this.inPool = new Uint8Array(maxAccounts + 1);
@@ -179,6 +193,7 @@ export class TriggerIndex {
 
   /** The account's holdings, lends, borrows, positions or orders changed: its bands no longer hold. */
   readonly touch = (accountId: number): void => {
+    if (accountId === this.spared) return;
     if (this.banded[accountId] === 1) {
       this.banded[accountId] = 0;
       this.generation[accountId]++;
@@ -188,6 +203,19 @@ export class TriggerIndex {
       this.pool.push(accountId);
     }
   };
+
+  /**
+   * From now until `endSpare`, ignores the touches of `accountId` while its USDC of asset
+   * `quoteIndex` moves against its position's cost or claim (header): only when that asset is the
+   * valuation asset at full weight.
+   */
+  spare(accountId: number, quoteIndex: number): void {
+    if (this.quoteNeutral && quoteIndex === this.pools.valuationIndex) this.spared = accountId;
+  }
+
+  endSpare(): void {
+    this.spared = 0;
+  }
 
   /** Forgets every band (a snapshot was loaded into the state): every account at risk joins the pool at the next move. */
   reset(): void {

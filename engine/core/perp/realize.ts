@@ -171,10 +171,13 @@ function realizePosition(s: EngineState, accountId: number, marketIndex: number,
   const cell = p.cell(accountId, marketIndex);
   const realized = floorDiv(BigInt(p.lots[cell]) * unitsPerLot * price.quoteUnits, price.baseUnits) + p.cost[cell];
   if (realized === 0n) return;
+  // USDC against the cost: the account's margin at every mark is unchanged, so are its trigger bands.
+  s.trigger.spare(accountId, quoteIndex);
   p.cost[cell] -= realized;
   p.changed(accountId);
   p.realized[cell] += realized;
   settleRealized(s, cell, accountId, quoteIndex, realized);
+  s.trigger.endSpare();
   if (realized < 0n) {
     fundDebts(s, cell, accountId, quoteIndex);
     s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);

@@ -144,10 +144,13 @@ export function payClaims(s: EngineState, quoteIndex: number): void {
     if (cell < 0) return;
     const accountId = p.accountOf(cell);
     const paid = Math.min(p.settlementUnits[quoteIndex], Number(p.unsettled[cell]));
+    // A claim into USDC: the account's margin at every mark is unchanged, so are its trigger bands.
+    s.trigger.spare(accountId, quoteIndex);
     p.settlementUnits[quoteIndex] -= paid;
     p.unsettled[cell] -= BigInt(paid);
     s.ledger.fromSettlement(accountId, quoteIndex, paid as AmountUnits);
     p.syncClaim(cell);
+    s.trigger.endSpare();
     s.out.balance(accountId, quoteIndex, FRONT_ID_NONE, 0);
   }
 }

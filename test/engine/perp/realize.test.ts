@@ -15,6 +15,8 @@ import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../..
 import { commandFromSlot } from '../../../engine/bus/codec.js';
 import { newCommandSlot } from '../../../engine/bus/generated/records.js';
 import { formatElevenSnapshot, formatThirteenSnapshot } from '../../helpers/snapshot-formats.js';
+import { TRIGGER_SWITCH } from '../../../engine/core/margin/trigger-index.js';
+import { ONE } from '../../helpers/margin-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 
 const SECOND_US = 1_000_000;
@@ -161,6 +163,43 @@ const adjusted = (records: Rec[]): number[] => records
 
 /** The first realization's due time after START_US (20:00:10), and the Tick just after it. */
 const DUE_US = START_US + 7 * SECOND_US;
+
+describe('realization and the liquidation trigger index', () => {
+  /**
+   * `opened`'s long and short under `cfg`, banded at SOL 160 000 (the mark then stays), then the
+   * command that realizes them: its records, and the re-checks the price moves in it made.
+   */
+  function realizedRechecks(cfg: EngineConfig) {
+    const h = new EngineHarness(cfg);
+    const [long, short] = h.fundedAccounts(2, { [QUOTE]: FUNDS });
+    h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US);
+    h.apply(cmd.place(short, 'ask', 500, 1000, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(long, 'bid', 500, 1000, { market: PERP }));
+    const s = stateOf(h);
+    h.apply(cmd.setIndexPrice(BASE, SOL(160_000)), START_US + 2 * SECOND_US);
+    expect([s.trigger.isBanded(long), s.trigger.isBanded(short)]).toEqual([true, true]);
+    const before = TRIGGER_SWITCH.rechecks;
+    // Past 20:00:10: the mark samples of each second and the realization at the multiple, in one command.
+    const realized = h.apply(cmd.tick(), START_US + 8 * SECOND_US);
+    return { rechecks: TRIGGER_SWITCH.rechecks - before, realized, s, long, short };
+  }
+
+  it('keeps the holders’ bands: USDC moved against the cost leaves their margin at every mark, so the next mark sample re-checks no one', () => {
+    const { rechecks, realized, s, long, short } = realizedRechecks(config());
+    expect(balances(realized, short)).toHaveLength(1);
+    expect([s.positions.cost[s.positions.cell(long, PERP)], s.positions.cost[s.positions.cell(short, PERP)]]).toEqual([-1_600_000n, 1_600_000n]);
+    expect(rechecks).toBe(0);
+    expect([s.trigger.isBanded(long), s.trigger.isBanded(short)]).toEqual([true, true]);
+  });
+
+  it('drops them when USDC counts below full weight: the same realization moves their margin', () => {
+    const cfg = config();
+    cfg.margin = { ...cfg.margin!, collateral: cfg.margin!.collateral.map((c) => (c.assetId === QUOTE ? { ...c, haircut: { kind: 'identity' as const, weight: (ONE * 9n) / 10n } } : c)) };
+    const { rechecks, realized, short } = realizedRechecks(cfg);
+    expect(balances(realized, short)).toHaveLength(1);
+    expect(rechecks).toBe(2);
+  });
+});
 
 describe('a realization pass in steps', () => {
   it('visits at most a step of positions a command, each once, and ends in the state the pass in one command reaches', () => {
