@@ -30,6 +30,7 @@ import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
 import { accrueInterest, HOUR_US } from './margin/borrow-lend.js';
 import { borrowerReviewDue } from './margin/borrower-review.js';
+import { drawAllBands } from './margin/liquidating.js';
 import { validateState } from './invariants.js';
 import { systemRefusal } from './system.js';
 import { decodeState, encodeState } from './snapshot.js';
@@ -111,6 +112,15 @@ export class Exchange {
   /** Loads a snapshot into this freshly constructed engine (throws SnapshotFormatError on bytes that do not fit). */
   importSnapshot(bytes: Uint8Array): void {
     decodeState(this.s, bytes);
+  }
+
+  /**
+   * Draws the liquidation trigger bands of every healthy account at risk (margin/liquidating.ts
+   * drawAllBands): after a start or a snapshot load, before the first price move, which would
+   * otherwise re-check them all in one command. Derived: no state, no record.
+   */
+  drawTriggerBands(): void {
+    drawAllBands(this.s);
   }
 
   validateInvariants(): void {

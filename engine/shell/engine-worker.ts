@@ -29,7 +29,7 @@ import { InboundRing, OutboundRing } from '../bus/ring.js';
 import { Control, EngineState } from '../bus/control.js';
 import { SharedMetrics } from '../bus/metrics.js';
 import { osThreadId } from '../bus/thread-id.js';
-import { engineConfigFingerprint, recover, snapshotFile } from './journal.js';
+import { engineConfigFingerprint, recover, snapshotFile, type RecoveryResult } from './journal.js';
 import { LmdbJournalStore } from '../store/journal-store.js';
 import { Sequencer } from './sequencer.js';
 import { CommandKind, FRONT_ID_NONE, newCommand, type Command, type EngineConfig } from '../bus/types.js';
@@ -75,6 +75,25 @@ function outboundClaimer(outbound: OutboundRing, control: Control): () => number
   };
 }
 
+/**
+ * The state the engine starts from: newest valid snapshot + the journal after it. Outputs of
+ * replayed commands were already delivered before the restart (or never acknowledged), so they
+ * only feed the digest check. The store stays open: this thread never returns to its event loop,
+ * where lmdb-js would finish an asynchronous close. For the same reason lmdb-js's timer that ends
+ * the thread's read transaction never fires, so the snapshot recovery read through is released
+ * here by hand: left open, it would pin every page freed after it and the journal file would grow
+ * by every write transaction's copied pages for the life of the process. Then the liquidation
+ * trigger bands, derived and undrawn after a load, are drawn, so the first price move does not
+ * re-check every account at risk in one command while orders wait.
+ */
+function rebuild(store: LmdbJournalStore, engine: EngineWorkerData['engine'], fingerprint: string): { recovery: RecoveryResult; replayMs: number } {
+  const replayStarted = performance.now();
+  const recovery = recover(store, engine, fingerprint);
+  store.releaseReadSnapshot();
+  recovery.exchange.drawTriggerBands();
+  return { recovery, replayMs: performance.now() - replayStarted };
+}
+
 function main(): void {
   const data = workerData as EngineWorkerData;
   const control = Control.attach(data.controlSab);
@@ -82,18 +101,9 @@ function main(): void {
   const outbound = OutboundRing.attach(data.outboundSab);
   const fingerprint = engineConfigFingerprint(data.engine);
 
-  // 1. Rebuild state: newest valid snapshot + the journal after it. Outputs of replayed commands
-  //    were already delivered before the restart (or never acknowledged), so they only feed the
-  //    digest check. The store stays open: this thread never returns to its event loop, where
-  //    lmdb-js would finish an asynchronous close. For the same reason lmdb-js's timer that ends
-  //    the thread's read transaction never fires, so the snapshot recovery read through is
-  //    released here by hand: left open, it would pin every page freed after it and the journal
-  //    file would grow by every write transaction's copied pages for the life of the process.
+  // 1. Rebuild state (rebuild).
   const store = new LmdbJournalStore(data.dataDir);
-  const replayStarted = performance.now();
-  const recovery = recover(store, data.engine, fingerprint);
-  store.releaseReadSnapshot();
-  const replayMs = performance.now() - replayStarted;
+  const { recovery, replayMs } = rebuild(store, data.engine, fingerprint);
   const exchange = recovery.exchange;
 
   let lastSeq = recovery.lastSeq;

@@ -299,8 +299,8 @@ export class EngineHarness {
 
   /**
    * A restart from a snapshot: exports the engine's state, imports it into a fresh engine, checks
-   * that the copy holds its invariants, has the same state hash and exports the same bytes, and
-   * continues on the copy from here on. The stamped stream is unchanged, so replaying it into one
+   * that the copy holds its invariants, has the same state hash and exports the same bytes, draws
+   * its trigger bands as the engine worker does, and continues on the copy from here on. The stamped stream is unchanged, so replaying it into one
    * engine must still give the same records and state.
    */
   restartFromSnapshot(): void {
@@ -310,6 +310,9 @@ export class EngineHarness {
     restored.validateInvariants();
     if (restored.stateHash() !== this.exchange.stateHash()) throw new Error(`state hash differs after a snapshot round trip at seq ${this.seq}`);
     if (!Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))) throw new Error(`snapshot of the restored engine differs at seq ${this.seq}`);
+    // As the engine worker does after its recovery: derived, no state and no record.
+    restored.drawTriggerBands();
+    if (restored.stateHash() !== this.exchange.stateHash()) throw new Error(`drawing the trigger bands changed the state hash at seq ${this.seq}`);
     this.exchange = restored;
     this.snapshotRestarts++;
   }

@@ -14,7 +14,7 @@ const MAX_LINES = 70;
 
 /** Functions allowed past MAX_LINES, by "file name", with the length they may not exceed. */
 const EXCEPTIONS: Record<string, number> = {
-  'engine/shell/engine-worker.ts main': 120,
+  'engine/shell/engine-worker.ts main': 111,
   'engine/shell/journal-worker.ts main': 126,
   'src/config.ts buildMarket': 90,
   'src/front/http.ts mountRoutes': 83,

@@ -128,6 +128,21 @@ function recheckIndexed(s: EngineState, exposed: (accountId: number) => boolean)
   }
 }
 
+/**
+ * Draws the bands of every account at risk that holds none and is healthy at the current marks:
+ * what the first price move's re-checks would draw for them (a healthy account's re-check writes
+ * no record), drawn before it instead, so that move re-checks only the accounts past the line,
+ * unpriced or liquidating. A start or a snapshot load leaves every band undrawn (the index is
+ * derived), and the first move would otherwise re-check every account at risk in one command.
+ * Changes no state and writes no record.
+ */
+export function drawAllBands(s: EngineState): void {
+  if (TRIGGER_SWITCH.fullWalk) return;
+  for (const accountId of s.trigger.unbandedAccounts(() => true)) {
+    if (!isLiquidating(s, accountId)) pastTheLine(s, accountId, true);
+  }
+}
+
 /** Whether the account borrows, lends or holds the asset or trades a perpetual on it (a price move of it may move its ratio). */
 function exposedTo(s: EngineState, accountId: number, assetIndex: number): boolean {
   const pools = s.pools;
