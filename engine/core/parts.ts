@@ -43,9 +43,15 @@ export function expectSnapshot(condition: boolean, what: string): asserts condit
 }
 
 export class SnapshotWriter {
-  private bytes = new Uint8Array(1 << 16);
-  private view = new DataView(this.bytes.buffer);
+  private bytes: Uint8Array;
+  private view: DataView;
   length = 0;
+
+  /** `capacity`: the bytes expected (the previous snapshot's size), so that a large state is written without growing the buffer. */
+  constructor(capacity = 1 << 16) {
+    this.bytes = new Uint8Array(Math.max(capacity, 64));
+    this.view = new DataView(this.bytes.buffer);
+  }
 
   private reserve(extra: number): void {
     if (this.length + extra <= this.bytes.length) return;
@@ -81,8 +87,9 @@ export class SnapshotWriter {
     this.length += bytes.length;
   }
 
+  /** The bytes written: a view of the buffer when it is mostly used (no copy of a large state), else a copy. */
   finish(): Uint8Array {
-    return this.bytes.slice(0, this.length);
+    return this.length >= this.bytes.length - (this.bytes.length >> 3) ? this.bytes.subarray(0, this.length) : this.bytes.slice(0, this.length);
   }
 }
 

@@ -70,6 +70,8 @@ export class EngineState {
   readonly insurance: InsuranceFund;
   /** Scratch of one command, not state: the accounts left owing USDC, whose collateral converts at its end (liquidation/conversion.ts). */
   readonly conversion: ConversionMarks;
+  /** Not state: the size of the last snapshot written of this state, the next one's first buffer (snapshot.ts encodeState). */
+  snapshotBytesHint = 1 << 16;
   /** The backstop liquidity providers (liquidation/backstop-providers.ts). */
   readonly backstop = new BackstopProviders();
   /** Derived, not state: which accounts a price move can push over the liquidation line (margin/trigger-index.ts). */

@@ -184,6 +184,26 @@ describe('wide values', () => {
   });
 });
 
+describe('the snapshot writer', () => {
+  it('writes the same bytes whatever its first capacity, growing past it, and returns exactly what it wrote', () => {
+    const random = prng(31);
+    const values = Array.from({ length: 5_000 }, () => randomInt(random, 0, 2 ** 31) * randomInt(random, 0, 2 ** 21));
+    const written = [64, 1 << 10, 40_008, 40_008 + 40_008 / 8, 1 << 20].map((capacity) => {
+      const w = new SnapshotWriter(capacity);
+      w.word(0x31535845);
+      for (const value of values) w.number(value);
+      const bytes = w.finish();
+      expect(bytes.length).toBe(w.length);
+      return Buffer.from(bytes);
+    });
+    expect(written[0].length).toBe(4 + 8 * values.length);
+    for (const bytes of written) expect(bytes.equals(written[0])).toBe(true);
+    const r = new SnapshotReader(written[2]);
+    expect(r.word()).toBe(0x31535845);
+    expect(values.every((value) => r.number() === value)).toBe(true);
+  });
+});
+
 describe('order id mixing', () => {
   it('splits an id into its 32-bit words exactly, as the definition with integer division does', () => {
     const random = prng(12);
