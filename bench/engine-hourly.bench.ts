@@ -9,7 +9,8 @@
 //   margin stream's setup (1,000 trading accounts, index prices, pool suppliers)
 //   + idle accounts up to N: funded, every tenth lending both assets, every tenth (offset 5) borrowing SOL
 //     │
-//     ▼  for each of HOURS hours: the pass from a Tick at hour h + 1 µs (the timer is due), then a Tick with nothing due
+//     ▼  for each of HOURS hours: the pass from a Tick at hour h + 1 µs (the timer is due), then a Tick with nothing due,
+//        then an index move of SOL a second after the hour (it re-checks the borrowers whose trigger bands the hour dropped)
 //   medians over the hours
 //
 // At N = 1,000 (the stream's own accounts only), 10,000 and 100,000 (ENGINE_HOURLY_ACCOUNTS).
@@ -82,7 +83,10 @@ function measure(accounts: number): Pass {
   for (const c of idleAccountCommands(BENCH_ACCOUNTS + 1, accounts)) { seq++; ex.apply(c, seq, seq, refusals); }
   if (refusals.refused > 0) throw new Error(`${refusals.refused} idle account setup commands refused at ${accounts} accounts`);
   const passes = new PassTimes(ex, seq);
-  for (let h = 1; h <= HOURS; h++) passes.timePass(h * HOUR_US + 1);
+  for (let h = 1; h <= HOURS; h++) {
+    passes.timePass(h * HOUR_US + 1);
+    passes.timeNextMove(h * HOUR_US + SECOND_US, benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + (h % 2 === 0 ? 1 : -1) * 1_000_000)));
+  }
   return passes.result(accounts);
 }
 
@@ -135,10 +139,14 @@ class PassTimes {
     this.plain.push(performance.now() - t0);
   }
 
-  /** Times the Tick at `timeUs` that takes the perpetual's next mark sample after the pass (it re-checks the holders whose bands the pass dropped). */
-  timeNextSample(timeUs: number): void {
+  /**
+   * Times the next price move after the pass at `timeUs`: the Tick that takes the perpetual's next
+   * mark sample, or `command` (an index move). It re-checks the accounts whose trigger bands the
+   * pass dropped and did not draw again.
+   */
+  timeNextMove(timeUs: number, command: Command = this.tick): void {
     const t0 = performance.now();
-    this.ex.apply(this.tick, ++this.seq, timeUs, this.places);
+    this.ex.apply(command, ++this.seq, timeUs, this.places);
     this.nextSample.push(performance.now() - t0);
   }
 
@@ -174,7 +182,7 @@ function measureFunding(accounts: number): Pass {
     }
     passes.apply(benchCommand(cmd.tick()), h * HOUR_US - SECOND_US / 2);
     passes.timePass(h * HOUR_US + SECOND_US / 2);
-    passes.timeNextSample(h * HOUR_US + (3 * SECOND_US) / 2);
+    passes.timeNextMove(h * HOUR_US + (3 * SECOND_US) / 2);
   }
   return passes.result(accounts);
 }
@@ -190,13 +198,13 @@ function measureRealization(accounts: number): Pass {
     passes.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + ((k % 5) - 2) * 20_000_000)), dueUs - 2 * SECOND_US);
     passes.apply(benchCommand(cmd.tick()), dueUs - SECOND_US / 2);
     passes.timePass(dueUs + SECOND_US / 2);
-    passes.timeNextSample(dueUs + (3 * SECOND_US) / 2);
+    passes.timeNextMove(dueUs + (3 * SECOND_US) / 2);
   }
   return passes.result(accounts);
 }
 
 function passTable(sizes: number[], measureAt: (accounts: number) => Pass): string {
-  let text = '| accounts | the pass\'s longest command | the whole pass | commands in the pass | a Tick with nothing due (baseline) | longest ÷ baseline | records written by the pass | the next mark sample\'s Tick |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
+  let text = '| accounts | the pass\'s longest command | the whole pass | commands in the pass | a Tick with nothing due (baseline) | longest ÷ baseline | records written by the pass | the next price move (interest: an index move; else the mark sample\'s Tick) |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const accounts of sizes) {
     const r = measureAt(accounts);
     const next = r.nextSampleMs === null ? 'no perpetual' : `${r.nextSampleMs.toFixed(3)} ms`;

@@ -23,6 +23,11 @@
 // An hour's interest that arrives while the previous review still runs starts the review again
 // from the first account: every borrower is re-checked after the newer interest.
 //
+// The interest drops every borrower's liquidation trigger bands (trigger-index.ts); each re-check
+// draws a healthy borrower's again, so the next price move re-checks only those it takes out of
+// them. A price move that arrives during the review re-checks the borrowers not yet reached, as it
+// re-checks every account without bands.
+//
 // State while a review runs (snapshot format 16 on, hashed only then): the next account id.
 // States between reviews keep their hash.
 
@@ -94,7 +99,7 @@ function reviewStep(s: EngineState): void {
   let accountId = b.account;
   for (; accountId <= lastAccount && visits > 0 && scans > 0; accountId++, scans--) {
     if (borrowCountOf[accountId] === 0) continue;
-    reviewLiquidating(s, accountId);
+    reviewLiquidating(s, accountId, true);
     visits--;
   }
   b.account = accountId <= lastAccount ? accountId : 0;

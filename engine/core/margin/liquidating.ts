@@ -64,9 +64,10 @@ export function receivesBorrowedAsset(s: EngineState, accountId: number, marketI
 
 /**
  * Re-checks one account's ratio and flips its flag when it crossed 100 % either way (event on a
- * flip); true on a flip. `draw`: a price move's re-check, which draws a healthy account's bands
- * (trigger-index.ts); the other re-checks (fills, borrow/lend moves, interest, the waterfall's
- * steps) leave them to the next move, which re-checks the account anyway once it changed.
+ * flip); true on a flip. `draw`: a price move's re-check or the hour's review of the borrowers,
+ * which draw a healthy account's bands (trigger-index.ts); the other re-checks (fills, borrow/lend
+ * moves, the waterfall's steps) leave them to the next move, which re-checks the account anyway
+ * once it changed.
  */
 export function reviewLiquidating(s: EngineState, accountId: number, draw = false): boolean {
   const was = isLiquidating(s, accountId);
@@ -191,8 +192,12 @@ export function reviewUnderlyingHolders(s: EngineState, assetIndex: number): voi
   }
 }
 
-/** After an hour of interest: re-checks every borrower, in account order. */
+/**
+ * After an hour of interest: re-checks every borrower, in account order, drawing the bands of the
+ * healthy ones (the interest dropped them all: left undrawn, the next price move would re-check
+ * every borrower exposed to it in one command).
+ */
 export function reviewAllBorrowers(s: EngineState): void {
   if (s.pools.borrowerCount === 0) return;
-  for (const accountId of s.pools.borrowersAscending()) reviewLiquidating(s, accountId);
+  for (const accountId of s.pools.borrowersAscending()) reviewLiquidating(s, accountId, true);
 }

@@ -12,6 +12,7 @@ import { Exchange } from '../../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import type { EngineState } from '../../../engine/core/state.js';
 import { TimerKind } from '../../../engine/core/timers.js';
+import { TRIGGER_SWITCH } from '../../../engine/core/margin/trigger-index.js';
 import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
 import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
 import { formatFifteenSnapshot } from '../../helpers/snapshot-formats.js';
@@ -165,6 +166,20 @@ describe("the hour's re-check of the borrowers in steps", () => {
     expect(s.borrowerReview.account).toBe(3);
     expect(s.timers.inOrder(TimerKind.BorrowerReview)).toHaveLength(1);
     h.exchange.validateInvariants();
+  });
+
+  it('draws the trigger bands of the borrowers it finds healthy: the next price move re-checks only those it takes out of them', () => {
+    for (const step of [2, null]) {
+      const { h, s, hourUs } = borrowersAtTheLine(step, 5, 2);
+      for (let timeUs = hourUs + 1; timeUs === hourUs + 1 || s.borrowerReview.passing(); timeUs++) h.apply(cmd.tick(), timeUs);
+      // 4 entered liquidation at its re-check; the four healthy borrowers hold bands again.
+      expect([2, 3, 4, 5, 6].map((a) => s.trigger.isBanded(a))).toEqual([true, true, false, true, true]);
+      const before = TRIGGER_SWITCH.rechecks;
+      h.apply(cmd.setIndexPrice(BASE, SOL_AT_6_0002 + 1_000_000), hourUs + 1_000_000);
+      // Only the liquidating one is re-checked (it holds no band); the others stay inside theirs.
+      expect(TRIGGER_SWITCH.rechecks - before).toBe(1);
+      h.exchange.validateInvariants();
+    }
   });
 
   it('is refused without margin parameters, or with a step that is not a whole number from 1', () => {
