@@ -270,7 +270,10 @@ function accruePool(s: EngineState, assetIndex: number): void {
     } else if (pools.lent[cell] > 0) {
       const units = Number(hourlyInterest(BigInt(pools.lent[cell]), earnRate, 'earned').units);
       if (units === 0) continue;
+      // The holding only grows: the account's margin at every mark can only rise, its trigger bands hold.
+      s.trigger.spareGrowth(accountId, assetIndex);
       pools.addLent(accountId, assetIndex, units, s.lastSeq);
+      s.trigger.endSpare();
       pools.interest[cell] += units;
       earned += BigInt(units);
       s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, earnRate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);

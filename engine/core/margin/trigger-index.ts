@@ -37,9 +37,11 @@
 // between the account's balance, its claim or debt and its position's cost by amounts that cancel
 // in net equity at every mark, and change no requirement; with USDC the valuation asset at full
 // weight (quoteNeutral) each part of the margin shifts by a constant and their sum not at all, so
-// every band still bounds its part as drawn. While such a move runs, the touches of its account
-// are ignored (spared); whatever else follows it (a debt funded by a borrow, a conversion)
-// touches as usual.
+// every band still bounds its part as drawn. An hour's lend interest keeps them too: a holding of
+// an asset with a fixed haircut weight that only grows raises its collateral at every mark and no
+// requirement, so the margin at every mark can only rise. While such a move runs, the touches of
+// its account are ignored (spared); whatever else follows it (a debt funded by a borrow, a
+// conversion) touches as usual.
 //
 // Derived state: neither in the snapshot nor in the state hash. A fresh state (and so one loaded
 // from a snapshot) starts with every account at risk in the pool and no band; the first move of
@@ -176,10 +178,13 @@ export class TriggerIndex {
   private spared = 0;
   /** Whether the valuation asset counts at full weight, so that USDC moved against a cost or a claim cancels (header). */
   private readonly quoteNeutral: boolean;
+  /** By asset index: 1 when its haircut is a fixed weight, so that a growing holding of it only raises the margin (header). */
+  private readonly fixedWeight: Uint8Array;
 
   constructor(maxAccounts: number, readonly keyCount: number, private readonly pools: LendPools, private readonly positions: Positions) {
     const quote = pools.valuationIndex >= 0 ? pools.collateralOf[pools.valuationIndex] : undefined;
     this.quoteNeutral = quote !== undefined && quote.haircut.kind === 'identity' && quote.haircut.weight === FRACTION_ONE;
+    this.fixedWeight = Uint8Array.from(pools.collateralOf, (spec) => (spec?.haircut.kind === 'identity' ? 1 : 0));
     this.banded = new Uint8Array(maxAccounts + 1);
     this.generation = new Uint32Array(maxAccounts + 1);
     this.inPool = new Uint8Array(maxAccounts + 1);
@@ -211,6 +216,11 @@ export class TriggerIndex {
    */
   spare(accountId: number, quoteIndex: number): void {
     if (this.quoteNeutral && quoteIndex === this.pools.valuationIndex) this.spared = accountId;
+  }
+
+  /** Likewise while the account's holding of `assetIndex` only grows (an hour's lend interest), when the asset's haircut is a fixed weight (header). */
+  spareGrowth(accountId: number, assetIndex: number): void {
+    if (this.fixedWeight[assetIndex] === 1) this.spared = accountId;
   }
 
   endSpare(): void {

@@ -6,7 +6,7 @@
 // lets orders in between, survives a snapshot between steps, and ends where the pass in one
 // command ends.
 import { describe, expect, it } from 'vitest';
-import { CommandKind, PositionEvent, RecordType, type EngineConfig, type PositionRec } from '../../../engine/bus/types.js';
+import { BorrowLendSide, CommandKind, PositionEvent, RecordType, type EngineConfig, type PositionRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import type { EngineState } from '../../../engine/core/state.js';
@@ -20,6 +20,7 @@ import { ONE } from '../../helpers/margin-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 
 const SECOND_US = 1_000_000;
+const HOUR_US = 3_600 * SECOND_US;
 const START_US = 20 * 3_600 * SECOND_US + 3 * SECOND_US;
 const SOL = (usdc: number): number => usdc * 1_000_000_000;
 const FUNDS = 10_000_000;
@@ -189,6 +190,34 @@ describe('realization and the liquidation trigger index', () => {
     expect(balances(realized, short)).toHaveLength(1);
     expect([s.positions.cost[s.positions.cell(long, PERP)], s.positions.cost[s.positions.cell(short, PERP)]]).toEqual([-1_600_000n, 1_600_000n]);
     expect(rechecks).toBe(0);
+    expect([s.trigger.isBanded(long), s.trigger.isBanded(short)]).toEqual([true, true]);
+  });
+
+  it('an hour’s lend interest keeps a lender’s bands (its margin can only rise): the mark sample after it re-checks no one', () => {
+    // Funding every 8 hours, so that the hour is only interest (funding pays and re-checks every holder).
+    const cfg = config(null);
+    cfg.markets = cfg.markets.map((m) => (m.perp === undefined ? m : { ...m, perp: { ...m.perp, fundingIntervalMs: 8 * 3_600_000 } }));
+    const h = new EngineHarness(cfg);
+    const [long, short] = h.fundedAccounts(2, { [QUOTE]: FUNDS });
+    h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US);
+    h.apply(cmd.place(short, 'ask', 500, 1000, { market: PERP, postOnly: true }));
+    h.apply(cmd.place(long, 'bid', 500, 1000, { market: PERP }));
+    // The long lends USDC, the short borrows half of it: both earn or owe interest each hour.
+    h.apply({ kind: CommandKind.BorrowLend, accountId: long, assetId: QUOTE, side: BorrowLendSide.Lend, amountUnits: 9_000_000 });
+    h.apply({ kind: CommandKind.BorrowLend, accountId: short, assetId: QUOTE, side: BorrowLendSide.Borrow, amountUnits: 4_500_000 });
+    const s = stateOf(h);
+    h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US + 2 * SECOND_US);
+    expect([s.trigger.isBanded(long), s.trigger.isBanded(short)]).toEqual([true, true]);
+    const lent = s.pools.lent[s.pools.cell(long, QUOTE)];
+    const hourUs = Math.ceil(START_US / HOUR_US) * HOUR_US;
+    h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), hourUs - SECOND_US);
+    const before = TRIGGER_SWITCH.rechecks;
+    const hour = h.apply(cmd.tick(), hourUs + 1);
+    expect(hour.filter((r) => r.type === RecordType.FundingPayment)).toEqual([]);
+    // The long earned its interest; the short's borrow interest dropped its bands and the hour's
+    // review of the borrowers drew them again; the mark sample of the same command re-checked no one.
+    expect(s.pools.lent[s.pools.cell(long, QUOTE)]).toBeGreaterThan(lent);
+    expect(TRIGGER_SWITCH.rechecks - before).toBe(0);
     expect([s.trigger.isBanded(long), s.trigger.isBanded(short)]).toEqual([true, true]);
   });
 
