@@ -1,7 +1,7 @@
 // The hourly pauses. The interest's: the Tick that finds the borrow/lend interest timer due (every
-// pool accrues an hour for each account holding a position, the pools are sampled, the throttle
-// steps, and the borrowers' margins are re-checked: in steps of ENGINE_INTEREST_REVIEW_STEP
-// borrowers, the default's, margin/borrower-review.ts; 0: all in that command) and the Ticks 1 µs
+// borrow accrues its hour; the lenders are paid and the borrowers' margins re-checked in steps of
+// ENGINE_INTEREST_STEP accounts, the default's, margin/interest-pass.ts, then the pools are sampled
+// and the throttle steps; 0: all of it in that command) and the Ticks 1 µs
 // apart after it for as long as a review step stays due: the pass's longest command, the whole
 // pass, the commands it took, against the same Tick once nothing is due (the baseline), in the
 // same engine, hour after hour.
@@ -35,6 +35,11 @@
 // pass in one command), and the next mark sample's Tick as for funding. At N = 1,000, 10,000 and
 // 100,000 (ENGINE_REALIZE_ACCOUNTS; empty skips the part).
 //
+// The interest's pause when the position holders lend: the funding part's engine with funding every
+// 8 hours, every holder lending 100 USDC and one more account borrowing 40 % of it against SOL, so
+// that every lend earns whole units each hour; each hour timed as a pass from the Tick just after
+// it, then the next mark sample (ENGINE_LENDER_ACCOUNTS; empty skips the part).
+//
 // A throwaway engine of the smallest size runs first in each part, so the measured ones run
 // optimised code.
 //
@@ -44,25 +49,26 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { SLOT_BYTES } from '../engine/bus/codec.js';
 import { Exchange } from '../engine/core/exchange.js';
-import type { Command, EngineConfig } from '../engine/bus/types.js';
+import { BorrowLendSide, CommandKind, type Command, type CommandSlot, type EngineConfig } from '../engine/bus/types.js';
 import { HOUR_US } from '../engine/core/margin/borrow-lend.js';
-import { BASE_ASSET, BENCH_ACCOUNTS, INDEX_PRICE_E9, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
+import { BASE_ASSET, BENCH_ACCOUNTS, INDEX_PRICE_E9, QUOTE_ASSET, accountKey, benchMarginConfig, generateStream, idleAccountCommands } from './engine-stream.js';
 import { median } from './engine.bench.js';
 import { RefusalCount, SlotPlaces } from './slot-places.js';
 import { benchCommand, perpBenchConfig, positionHolderCommands } from './perp-holders.js';
 import { cmd } from '../test/helpers/engine-harness.js';
-import { DEFAULT_FUNDING_STEP_POSITIONS, DEFAULT_INTEREST_REVIEW_STEP_BORROWERS, DEFAULT_REALIZE_STEP_POSITIONS } from '../src/config.js';
+import { DEFAULT_FUNDING_STEP_POSITIONS, DEFAULT_INTEREST_STEP_ACCOUNTS, DEFAULT_REALIZE_STEP_POSITIONS } from '../src/config.js';
 
 const sizes = (text: string): number[] => text.split(',').filter((size) => size !== '').map(Number);
 const SIZES = sizes(process.env.ENGINE_HOURLY_ACCOUNTS ?? '1000,10000,100000');
 const HOLDER_SIZES = sizes(process.env.ENGINE_FUNDING_ACCOUNTS ?? '1000,10000,100000');
 const REALIZE_SIZES = sizes(process.env.ENGINE_REALIZE_ACCOUNTS ?? '1000,10000,100000');
+const LENDER_SIZES = sizes(process.env.ENGINE_LENDER_ACCOUNTS ?? '1000,10000,100000');
 /** Realization at mark every 10 s of engine time (the default interval), the intervals timed. */
 const REALIZE_INTERVAL_US = 10 * 1_000_000;
 const REALIZE_INTERVALS = 12;
 const REALIZE_STEP = Number(process.env.ENGINE_REALIZE_STEP ?? DEFAULT_REALIZE_STEP_POSITIONS);
 const FUNDING_STEP = Number(process.env.ENGINE_FUNDING_STEP ?? DEFAULT_FUNDING_STEP_POSITIONS);
-const REVIEW_STEP = Number(process.env.ENGINE_INTEREST_REVIEW_STEP ?? DEFAULT_INTEREST_REVIEW_STEP_BORROWERS);
+const INTEREST_STEP = Number(process.env.ENGINE_INTEREST_STEP ?? DEFAULT_INTEREST_STEP_ACCOUNTS);
 const stepsOf = (step: number, what = 'positions'): string => (step > 0 ? `in steps of ${step} ${what}` : 'each pass in one command');
 const SECOND_US = 1_000_000;
 const MINUTE_US = 60 * SECOND_US;
@@ -72,7 +78,7 @@ const SEED = 20240601;
 /** The interest's pause (header). */
 function measure(accounts: number): Pass {
   const config = benchMarginConfig({ maxAccounts: Math.max(accounts, BENCH_ACCOUNTS) });
-  if (REVIEW_STEP > 0) config.interestReviewStepBorrowers = REVIEW_STEP;
+  if (INTEREST_STEP > 0) config.interestStepAccounts = INTEREST_STEP;
   const ex = new Exchange(config);
   const places = new SlotPlaces(1024, SLOT_BYTES);
   let seq = 0;
@@ -187,6 +193,36 @@ function measureFunding(accounts: number): Pass {
   return passes.result(accounts);
 }
 
+/**
+ * The interest's pause when the position holders lend (header): every holder lends 100 USDC and one
+ * more account borrows 40 % of it against SOL; funding every 8 hours, so that the hour is the
+ * interest alone. Each hour an index move and the mark sample before it, then the pass from the
+ * Tick just after the hour, then the next mark sample.
+ */
+function measureLenders(accounts: number): Pass {
+  const config: EngineConfig = { ...perpBenchConfig(accounts + 1) };
+  config.markets = config.markets.map((m) => (m.perp === undefined ? m : { ...m, perp: { ...m.perp, fundingIntervalMs: 8 * 3_600_000 } }));
+  if (INTEREST_STEP > 0) config.interestStepAccounts = INTEREST_STEP;
+  if (FUNDING_STEP > 0) config.fundingStepPositions = FUNDING_STEP;
+  const { ex, seq } = holdersEngine(config, accounts);
+  const borrower = accounts + 1;
+  const moves: Partial<CommandSlot>[] = [{ kind: CommandKind.CreateAccount, key: accountKey(borrower) }, cmd.deposit(borrower, BASE_ASSET, accounts * 8_000_000_000)];
+  for (let a = 1; a <= accounts; a++) moves.push({ kind: CommandKind.BorrowLend, accountId: a, assetId: QUOTE_ASSET, side: BorrowLendSide.Lend as number, amountUnits: 100_000_000 });
+  moves.push({ kind: CommandKind.BorrowLend, accountId: borrower, assetId: QUOTE_ASSET, side: BorrowLendSide.Borrow as number, amountUnits: accounts * 40_000_000 });
+  const refusals = new RefusalCount();
+  let n = seq;
+  for (const fields of moves) ex.apply(benchCommand(fields), ++n, n, refusals);
+  if (refusals.refused > 0) throw new Error(`${refusals.refused} lend or borrow setup commands refused at ${accounts} accounts`);
+  const lending = new PassTimes(ex, n);
+  for (let h = 1; h <= HOURS; h++) {
+    lending.apply(benchCommand(cmd.setIndexPrice(BASE_ASSET, INDEX_PRICE_E9 + (h % 2) * 1_000_000)), h * HOUR_US - 2 * SECOND_US);
+    lending.apply(benchCommand(cmd.tick()), h * HOUR_US - SECOND_US / 2);
+    lending.timePass(h * HOUR_US + 1);
+    lending.timeNextMove(h * HOUR_US + (3 * SECOND_US) / 2);
+  }
+  return lending.result(accounts);
+}
+
 /** The realization's pause (header): each interval an index move, the mark sample before the multiple, then the pass from the Tick after it. */
 function measureRealization(accounts: number): Pass {
   const config: EngineConfig = { ...perpBenchConfig(accounts), realizePnlIntervalUs: REALIZE_INTERVAL_US };
@@ -217,11 +253,15 @@ export function runEngineHourlyBench(): string {
   let text = '';
   if (SIZES.length > 0) {
     measure(Math.min(...SIZES)); // warm-up
-    text += `### The hourly interest's pause, the borrowers re-checked ${stepsOf(REVIEW_STEP, 'borrowers')} (bench/engine-hourly.bench.ts; median of ${HOURS} hours each)\n\n${passTable(SIZES, measure)}`;
+    text += `### The hourly interest's pause, the lenders paid and the borrowers re-checked ${stepsOf(INTEREST_STEP, 'accounts')} (bench/engine-hourly.bench.ts; median of ${HOURS} hours each)\n\n${passTable(SIZES, measure)}`;
   }
   if (HOLDER_SIZES.length > 0) {
     measureFunding(Math.min(...HOLDER_SIZES)); // warm-up
     text += `\n### The funding settlement's pause: every account holds a perpetual position, ${stepsOf(FUNDING_STEP)} (median of ${HOURS} hours each)\n\n${passTable(HOLDER_SIZES, measureFunding)}`;
+  }
+  if (LENDER_SIZES.length > 0) {
+    measureLenders(Math.min(...LENDER_SIZES)); // warm-up
+    text += `\n### The hourly interest's pause when every position holder lends USDC, ${stepsOf(INTEREST_STEP, 'accounts')} (median of ${HOURS} hours each)\n\n${passTable(LENDER_SIZES, measureLenders)}`;
   }
   if (REALIZE_SIZES.length > 0) {
     measureRealization(Math.min(...REALIZE_SIZES)); // warm-up

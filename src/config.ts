@@ -175,8 +175,8 @@ export interface ServerConfig {
   realizeStepPositions?: number;
   /** A funding pass pays at most this many holders per engine command (engine/core/perp/funding-passes.ts); 0: the whole pass in one. */
   fundingStepPositions?: number;
-  /** After an hour of interest, at most this many borrowers are re-checked per engine command (engine/core/margin/borrower-review.ts); 0: all in one. */
-  interestReviewStepBorrowers?: number;
+  /** After the borrowers' hour of interest, at most this many accounts a command are paid their lend interest and re-checked (engine/core/margin/interest-pass.ts); 0: all in one. */
+  interestStepAccounts?: number;
   /**
    * The Auto-Close margin fraction's divisor and offset from a flag or the environment (MarketsFile
    * has the rules), read by buildConfig only: a built configuration leaves them out (engine.liquidation
@@ -235,9 +235,9 @@ export const DEFAULT_REALIZE_PNL_INTERVAL_MS = 10_000;
 export const DEFAULT_REALIZE_STEP_POSITIONS = 128;
 // A funding pass pays at most this many holders per engine command (a proposed default, likewise).
 export const DEFAULT_FUNDING_STEP_POSITIONS = 128;
-// After an hour of interest, at most this many borrowers are re-checked per engine command (a
-// proposed default, likewise).
-export const DEFAULT_INTEREST_REVIEW_STEP_BORROWERS = 128;
+// After the borrowers' hour of interest, at most this many accounts a command are paid their lend
+// interest and re-checked (a proposed default, likewise).
+export const DEFAULT_INTEREST_STEP_ACCOUNTS = 128;
 // Every account's position limit on perpetuals (USDC notional): a proposed default far above what
 // demo accounts and benches hold, so they are not bound by it.
 export const DEFAULT_POSITION_LIMIT = '100000000';
@@ -632,7 +632,7 @@ const KNOWN_FLAGS = new Set([
   'ws-connections-per-address', 'ws-messages-per-s',
   'no-metrics',
   'index-max-age-ms', 'index-default-interval-ms', 'no-index-default',
-  'realize-pnl-interval-ms', 'realize-step-positions', 'funding-step-positions', 'interest-review-step-borrowers', 'position-limit',
+  'realize-pnl-interval-ms', 'realize-step-positions', 'funding-step-positions', 'interest-step-accounts', 'position-limit',
   'auto-close-mf-divisor', 'auto-close-mf-offset',
 ]);
 
@@ -697,7 +697,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): ServerConfig
     realizePnlIntervalMs: integerSetting(pick('realize-pnl-interval-ms', 'REALIZE_PNL_INTERVAL_MS'), DEFAULT_REALIZE_PNL_INTERVAL_MS, 'PnL realization interval (ms)', 0, 86_400_000),
     realizeStepPositions: integerSetting(pick('realize-step-positions', 'REALIZE_STEP_POSITIONS'), DEFAULT_REALIZE_STEP_POSITIONS, 'positions per realization step', 0, 1_000_000),
     fundingStepPositions: integerSetting(pick('funding-step-positions', 'FUNDING_STEP_POSITIONS'), DEFAULT_FUNDING_STEP_POSITIONS, 'holders per funding step', 0, 1_000_000),
-    interestReviewStepBorrowers: integerSetting(pick('interest-review-step-borrowers', 'INTEREST_REVIEW_STEP_BORROWERS'), DEFAULT_INTEREST_REVIEW_STEP_BORROWERS, 'borrowers per interest review step', 0, 1_000_000),
+    interestStepAccounts: integerSetting(pick('interest-step-accounts', 'INTEREST_STEP_ACCOUNTS'), DEFAULT_INTEREST_STEP_ACCOUNTS, 'accounts per interest step', 0, 1_000_000),
     ...autoCloseFlags(pick),
     positionLimit: pick('position-limit', 'POSITION_LIMIT'),
   });
@@ -739,18 +739,18 @@ function leverageSettings(file: MarketsFile): Pick<EngineConfig, 'maxLeverageHun
 
 /**
  * The margin parameters the engine applies, when some asset has a pool (valued in USDC, which must
- * then be configured), with the hour's re-check of the borrowers in steps (a step of 0 re-checks
- * every borrower in one command: no interestReviewStepBorrowers); none otherwise, so a
+ * then be configured), with the hour's pass over the lenders and borrowers in steps (a step of 0
+ * runs the whole hour in one command: no interestStepAccounts); none otherwise, so a
  * configuration without pools keeps its fingerprint.
  */
-function engineMargin(margin: MarginParams, assets: readonly AssetConfig[], settings: Settings): Pick<EngineConfig, 'margin' | 'interestReviewStepBorrowers'> {
+function engineMargin(margin: MarginParams, assets: readonly AssetConfig[], settings: Settings): Pick<EngineConfig, 'margin' | 'interestStepAccounts'> {
   if (margin.lendPools.length === 0) return {};
   const valuationAssetId = assets.findIndex((a) => a.symbol === 'USDC');
   if (valuationAssetId < 0) throw new ConfigError('borrow/lend pools need a USDC asset to value collateral in');
-  const step = settings.interestReviewStepBorrowers ?? DEFAULT_INTEREST_REVIEW_STEP_BORROWERS;
+  const step = settings.interestStepAccounts ?? DEFAULT_INTEREST_STEP_ACCOUNTS;
   return {
     margin: { valuationAssetId, collateral: margin.collateral.map((c) => c.spec), lendPools: margin.lendPools.map((p) => p.spec) },
-    ...(step > 0 ? { interestReviewStepBorrowers: step } : {}),
+    ...(step > 0 ? { interestStepAccounts: step } : {}),
   };
 }
 

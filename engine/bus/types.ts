@@ -312,13 +312,14 @@ export interface EngineConfig {
    */
   fundingStepPositions?: number;
   /**
-   * With margin parameters: after an hour of interest, the re-check of every borrower's margin
-   * runs in steps of at most this many borrowers, one step per command, so that orders interleave
-   * with it (engine/core/margin/borrower-review.ts). Absent: every borrower in the one command that
-   * finds the hour due (the rule before the steps, under which older journals replay), and the
+   * With margin parameters: after the borrowers' hour of interest, the lenders' interest and the
+   * re-check of every borrower's margin run in a pass of at most this many accounts per command,
+   * one step per command, so that orders interleave with it; every lend still earns on its size at
+   * the hour (engine/core/margin/interest-pass.ts). Absent: the whole hour in the one command that
+   * finds it due (the rule before the steps, under which older journals replay), and the
    * configuration keeps its fingerprint.
    */
-  interestReviewStepBorrowers?: number;
+  interestStepAccounts?: number;
   /**
    * Every account's position limit, in units of the perpetuals' quote asset (USDC): a fill that
    * raises a position may not take Σ |size|·price·positionLimitWeight of the account's perpetuals

@@ -150,9 +150,9 @@ export class Catalog {
       check(config.markets.some((m) => m.kind === MarketKind.Perp), 'fundingStepPositions needs a perpetual market');
       check(Number.isInteger(config.fundingStepPositions) && config.fundingStepPositions >= 1 && config.fundingStepPositions <= 1_000_000, 'fundingStepPositions must be an integer from 1 to 1000000');
     }
-    if (config.interestReviewStepBorrowers !== undefined) {
-      check(config.margin !== undefined, 'interestReviewStepBorrowers needs margin parameters');
-      check(Number.isInteger(config.interestReviewStepBorrowers) && config.interestReviewStepBorrowers >= 1 && config.interestReviewStepBorrowers <= 1_000_000, 'interestReviewStepBorrowers must be an integer from 1 to 1000000');
+    if (config.interestStepAccounts !== undefined) {
+      check(config.margin !== undefined, 'interestStepAccounts needs margin parameters');
+      check(Number.isInteger(config.interestStepAccounts) && config.interestStepAccounts >= 1 && config.interestStepAccounts <= 1_000_000, 'interestStepAccounts must be an integer from 1 to 1000000');
     }
     if (config.realizeStepPositions !== undefined) {
       check(config.realizePnlIntervalUs !== undefined, 'realizeStepPositions needs realizePnlIntervalUs');

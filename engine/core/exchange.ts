@@ -29,7 +29,7 @@ import { assert } from './assert.js';
 import { activateOrder } from './book/matching.js';
 import { applyMutating, applyQuery } from './generated/dispatch.js';
 import { accrueInterest, HOUR_US } from './margin/borrow-lend.js';
-import { borrowerReviewDue } from './margin/borrower-review.js';
+import { interestStepDue } from './margin/interest-pass.js';
 import { drawAllBands } from './margin/liquidating.js';
 import { validateState } from './invariants.js';
 import { systemRefusal } from './system.js';
@@ -171,8 +171,8 @@ export class Exchange {
         case TimerKind.FundingStep:
           fundingStepDue(this.s, timer);
           break;
-        case TimerKind.BorrowerReview:
-          borrowerReviewDue(this.s, timer);
+        case TimerKind.InterestStep:
+          interestStepDue(this.s, timer);
           break;
         case TimerKind.LiquidationStep:
           liquidationStep(this.s, timer);

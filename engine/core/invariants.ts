@@ -30,7 +30,7 @@ import { NO_TIMER, TimerKind } from './timers.js';
 import { rulesOfOrder } from './kinds.js';
 import { checkPerpTimers } from './perp/mark-price.js';
 import { checkRealization } from './perp/realize.js';
-import { checkBorrowerReview } from './margin/borrower-review.js';
+import { checkInterestPass } from './margin/interest-pass.js';
 import { checkFundingPasses } from './perp/funding-passes.js';
 import { bookStateRefusal } from './book/book.js';
 import type { EngineState } from './state.js';
@@ -57,7 +57,7 @@ export function validateState(s: EngineState): void {
   checkPerpTimers(s);
   checkRealization(s);
   checkFundingPasses(s);
-  checkBorrowerReview(s);
+  checkInterestPass(s);
 }
 
 /**

@@ -52,8 +52,10 @@
 //   funding passes (format 15 on; perp/funding-passes.ts): count of passes running; per pass its
 //             perpetual's ordinal, next account id, rate + 2^52, mark, interval end, then the
 //             count and ids of the accounts a fill paid ahead of it; an older snapshot has none
-//   borrowers' review (format 16 on; margin/borrower-review.ts): the next account id the hour's
-//             re-check of the borrowers visits (0: none runs); an older snapshot has none running
+//   interest pass (format 16 on; margin/interest-pass.ts): the next account id the hour's pass
+//             over the lenders and borrowers visits (0: none runs), then while one runs its hour,
+//             the count of pools it pays and per pool its asset index and lend rate, and the count
+//             and cells of the lends ahead of it already paid; an older snapshot has none running
 //   'EXSE' end marker
 //
 // Version 2 (before markets kept a guarded reference price) is still read: it lacks the two
@@ -97,15 +99,15 @@ import { exportInsuranceTo, importInsuranceFrom } from './liquidation/parts.js';
 import { armPerpTimers, needsPerpTimers } from './perp/mark-price.js';
 import { armRealization } from './perp/realize.js';
 import { armFundingSteps } from './perp/funding-passes.js';
-import { armBorrowerReview } from './margin/borrower-review.js';
+import { armInterestPass } from './margin/interest-pass.js';
 
 export { SnapshotFormatError };
 
 const MAGIC = 0x31535845; // 'EXS1'
 const END_MAGIC = 0x45535845; // 'EXSE'
 const FORMAT_VERSION = 16;
-/** The last version without the borrowers' review in progress; import still reads it. */
-const FORMAT_VERSION_NO_BORROWER_REVIEW = 15;
+/** The last version without the hour's interest pass in progress; import still reads it. */
+const FORMAT_VERSION_NO_INTEREST_PASS = 15;
 /** The last version without the funding passes in progress; import still reads it. */
 const FORMAT_VERSION_NO_FUNDING_PASSES = 14;
 /** The last version without the realization pass in progress; import still reads it. */
@@ -237,13 +239,13 @@ const PARTS: readonly SnapshotPart[] = [
       if (s.lastSeq >= 0) armFundingSteps(s);
     },
   },
-  // the hour's re-check of the borrowers in progress (an older snapshot: none); its step timer
-  // follows from it and lastTimeUs
+  // the hour's pass over the lenders and borrowers in progress (an older snapshot: none); its
+  // step timer follows from it and lastTimeUs
   {
-    exportTo: (s, w) => s.borrowerReview.exportTo(w),
+    exportTo: (s, w) => s.interestPass.exportTo(s, w),
     importFrom: (s, r, version) => {
-      s.borrowerReview.importFrom(r, version > FORMAT_VERSION_NO_BORROWER_REVIEW, s.accounts.count);
-      if (s.lastSeq >= 0) armBorrowerReview(s);
+      s.interestPass.importFrom(s, r, version > FORMAT_VERSION_NO_INTEREST_PASS);
+      if (s.lastSeq >= 0) armInterestPass(s);
     },
   },
 ];

@@ -30,7 +30,7 @@ import { PerpMarks } from './perp/mark-price.js';
 import { Positions } from './perp/positions.js';
 import { FundingPasses } from './perp/funding-passes.js';
 import { Realization } from './perp/realize.js';
-import { BorrowerReview } from './margin/borrower-review.js';
+import { InterestPass, payLenderAhead } from './margin/interest-pass.js';
 import { InsuranceFund } from './liquidation/fund.js';
 import { ConversionMarks } from './liquidation/conversion.js';
 import { BackstopProviders } from './liquidation/backstop-providers.js';
@@ -61,8 +61,8 @@ export class EngineState {
   readonly realization: Realization;
   /** The perpetuals' funding passes in steps (perp/funding-passes.ts). */
   readonly fundingPasses: FundingPasses;
-  /** The hour's re-check of the borrowers in steps (margin/borrower-review.ts). */
-  readonly borrowerReview: BorrowerReview;
+  /** The hour's pass over the lenders and borrowers in steps (margin/interest-pass.ts). */
+  readonly interestPass: InterestPass;
   readonly perpMarks: PerpMarks;
   /** Perpetual positions and the settlement lines (perp/positions.ts). */
   readonly positions: Positions;
@@ -103,7 +103,7 @@ export class EngineState {
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((market, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool, market.minPriceTicks, market.maxPriceTicks));
     this.perpMarks = new PerpMarks(this.catalog, maxAccounts);
-    // one per order, the interest timer, the borrowers' review step, the liquidation step, the
+    // one per order, the interest timer, the interest pass's step, the liquidation step, the
     // perpetuals' sampler and funding timers, and their realization timer
     this.timers = new Timers(poolCapacity + 4 + PerpMarks.timerCount(this.catalog));
     this.pools = new LendPools(maxAccounts, config.assets, (assetId) => this.catalog.assetIndex(assetId), config.margin);
@@ -122,7 +122,8 @@ export class EngineState {
     this.insurance = new InsuranceFund(this.catalog.assetCount, config.liquidation);
     this.conversion = new ConversionMarks(maxAccounts);
     this.realization = new Realization(config.realizePnlIntervalUs ?? 0, config.realizeStepPositions ?? 0);
-    this.borrowerReview = new BorrowerReview(config.interestReviewStepBorrowers ?? 0);
+    this.interestPass = new InterestPass(config.interestStepAccounts ?? 0, this.catalog.assetCount, this.pools.lent.length);
+    this.pools.beforeLendMove = (accountId, assetIndex) => payLenderAhead(this, accountId, assetIndex);
     this.indexPrices.setUpdateBounds(config.indexUpdateBounds ?? [], (assetId) => this.catalog.assetIndex(assetId));
   }
 

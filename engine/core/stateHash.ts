@@ -9,7 +9,7 @@
 // defaults, (only while some is not 0) the pools' throttle step starts, (only once used) the perpetual positions and settlement lines, (only where realization moved
 // them apart) the positions' entry costs, (only once it moved
 // or a liquidation step waits) the insurance fund, (only while there are some) the backstop
-// liquidity providers, (only while one runs in steps) the realization pass's cursor, (likewise) the funding passes, and (likewise) the borrowers' review cursor. Pool slot numbers and free-list order are left out, so two engines
+// liquidity providers, (only while one runs in steps) the realization pass's cursor, (likewise) the funding passes, and (likewise) the hour's interest pass. Pool slot numbers and free-list order are left out, so two engines
 // that reached the same state by different slot histories (a snapshot restore, say) agree.
 // Every number is a safe non-negative integer, written as two little-endian 32-bit words.
 //
@@ -63,8 +63,8 @@ const PARTS: readonly ((s: EngineState, d: StateDigest, withGuard: boolean, with
   (s, d) => s.realization.hashInto(d),
   // Only while a funding pass runs in steps (perp/funding-passes.ts).
   (s, d) => s.fundingPasses.hashInto(s, d),
-  // Only while the hour's re-check of the borrowers runs in steps (margin/borrower-review.ts).
-  (s, d) => s.borrowerReview.hashInto(d),
+  // Only while the hour's pass over the lenders and borrowers runs in steps (margin/interest-pass.ts).
+  (s, d) => s.interestPass.hashInto(s, d),
 ];
 
 /**

@@ -39,8 +39,8 @@ export const TimerKind = {
   Funding: 4,
   /** A perpetual's funding pass pays its next step of holders (perp/funding-passes.ts; ref: its market index). */
   FundingStep: 5,
-  /** The hour's re-check of the borrowers runs its next step (margin/borrower-review.ts; ref unused). */
-  BorrowerReview: 6,
+  /** The hour's pass pays its next step of lenders and re-checks its borrowers (margin/interest-pass.ts; ref unused). */
+  InterestStep: 6,
   /** A step of the liquidation waterfall for every liquidating account (liquidation/waterfall.ts; ref unused). */
   LiquidationStep: 8,
   /** Every perpetual position realizes its PnL at mark (perp/realize.ts; ref unused). */

@@ -73,8 +73,8 @@
 //     neither a fresh perpetual book nor an empty position table adds to the state hash.
 //   - Realization of perpetual PnL at mark (EngineConfig.realizePnlIntervalUs), its pass in steps
 //     (EngineConfig.realizeStepPositions), the funding pass in steps
-//     (EngineConfig.fundingStepPositions), the hour's re-check of the borrowers in steps
-//     (EngineConfig.interestReviewStepBorrowers, which leaves with the margin parameters) and the
+//     (EngineConfig.fundingStepPositions), the hour's interest pass in steps
+//     (EngineConfig.interestStepAccounts, which leaves with the margin parameters) and the
 //     accounts' position limit (EngineConfig.positionLimitUnits) gained by a configuration without
 //     them: none is state between commands of the journal (a pass without steps ends in the
 //     command that starts it),
@@ -262,7 +262,7 @@ function configsInForce(config: EngineConfig, changes: readonly ConfigChange[]):
 /**
  * The configuration fingerprinted `stored` of which `config` is the gain the header accepts
  * (margin parameters, perpetual markets after the spot ones, realization at mark, its steps, the
- * funding steps, the borrowers' review steps, the position limit, or several of them), or undefined.
+ * funding steps, the interest pass's steps, the position limit, or several of them), or undefined.
  */
 function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | undefined {
   let candidates: EngineConfig[] = [config];
@@ -279,15 +279,15 @@ function earlierConfigOf(config: EngineConfig, stored: string): EngineConfig | u
 /**
  * The settings a configuration may gain (header), each with what leaves with it: the position
  * limit, the funding steps, the realization steps, realization at mark (and its steps), the
- * borrowers' review steps, margin parameters (and those steps).
+ * interest pass's steps, margin parameters (and those steps).
  */
 const GAINED_SETTINGS: ReadonlyArray<readonly (keyof EngineConfig)[]> = [
   ['positionLimitUnits'],
   ['fundingStepPositions'],
   ['realizeStepPositions'],
   ['realizePnlIntervalUs', 'realizeStepPositions'],
-  ['interestReviewStepBorrowers'],
-  ['margin', 'interestReviewStepBorrowers'],
+  ['interestStepAccounts'],
+  ['margin', 'interestStepAccounts'],
 ];
 
 /** `config` without the settings `keys`. */

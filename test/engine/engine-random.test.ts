@@ -290,29 +290,29 @@ describe('engine: randomized streams reach realization of perpetual PnL at mark'
 });
 
 describe('engine: randomized streams with the passes in steps', () => {
-  it('over the fixed seeds, funding and realization passes and the borrowers’ hourly review span several commands, orders run between their steps, every invariant holds after each command, and replay (across snapshot round trips) gives the same records and state hash', () => {
+  it('over the fixed seeds, funding and realization passes and the hour’s interest pass span several commands, orders run between their steps, every invariant holds after each command, and replay (across snapshot round trips) gives the same records and state hash', () => {
     let realizing = 0;
     let funding = 0;
     let reviewing = 0;
     let ordersBetween = 0;
     for (const seed of [1, 4, 7]) {
       withSeed(seed, () => {
-        // Two positions (one borrower) a step: a pass over the stream's few holders takes several commands.
-        const config = { ...randomConfig(seed), realizeStepPositions: 2, fundingStepPositions: 2, interestReviewStepBorrowers: 1 };
+        // Two positions (one account of the interest pass) a step: a pass over the stream's few holders takes several commands.
+        const config = { ...randomConfig(seed), realizeStepPositions: 2, fundingStepPositions: 2, interestStepAccounts: 1 };
         const h = new EngineHarness(config);
         runRandomStream(h, seed, STEPS);
         expect(h.snapshotRestarts).toBeGreaterThan(0);
         // Replayed command by command in one engine: the same records and state, and where the passes stood.
         const engine = new Exchange(config);
         const s = (engine as unknown as { s: EngineState }).s;
-        const passing = (): boolean => s.realization.passing() || s.borrowerReview.passing() || [...s.fundingPasses.account].some((account) => account !== 0);
+        const passing = (): boolean => s.realization.passing() || s.interestPass.passing() || [...s.fundingPasses.account].some((account) => account !== 0);
         const sink = new CollectingSink();
         for (const { command, seq, timeUs } of h.stream) {
           if (passing() && command.kind === CommandKind.PlaceOrder) ordersBetween++;
           engine.apply(commandFromSlot(command), seq, timeUs, sink);
           if (s.realization.passing()) realizing++;
           if ([...s.fundingPasses.account].some((account) => account !== 0)) funding++;
-          if (s.borrowerReview.passing()) reviewing++;
+          if (s.interestPass.passing()) reviewing++;
         }
         expect(sink.records).toEqual(h.log);
         expect(engine.stateHash()).toBe(h.exchange.stateHash());
@@ -320,7 +320,7 @@ describe('engine: randomized streams with the passes in steps', () => {
     }
     expect(realizing, 'commands after which a realization pass had steps left').toBeGreaterThan(0);
     expect(funding, 'commands after which a funding pass had steps left').toBeGreaterThan(0);
-    expect(reviewing, 'commands after which the borrowers’ review had steps left').toBeGreaterThan(0);
+    expect(reviewing, 'commands after which the hour’s interest pass had steps left').toBeGreaterThan(0);
     expect(ordersBetween, 'orders placed between the steps of a pass').toBeGreaterThan(0);
   });
 });

@@ -65,11 +65,11 @@ describe('configuration', () => {
     expect(loadConfig(['--funding-step-positions', '32'], {}).engine.fundingStepPositions).toBe(32);
     expect(loadConfig([], { FUNDING_STEP_POSITIONS: '0' }).engine).not.toHaveProperty('fundingStepPositions');
     expect(() => loadConfig(['--funding-step-positions', 'x'], {})).toThrow(/holders per funding step/);
-    // The hour's re-check of the borrowers in steps of 128 by default; 0 re-checks all in one command.
-    expect(loadConfig([], {}).engine.interestReviewStepBorrowers).toBe(128);
-    expect(loadConfig(['--interest-review-step-borrowers', '16'], {}).engine.interestReviewStepBorrowers).toBe(16);
-    expect(loadConfig([], { INTEREST_REVIEW_STEP_BORROWERS: '0' }).engine).not.toHaveProperty('interestReviewStepBorrowers');
-    expect(() => loadConfig(['--interest-review-step-borrowers', '-1'], {})).toThrow(/borrowers per interest review step/);
+    // The hour's pass over the lenders and borrowers in steps of 128 accounts by default; 0 runs it in one command.
+    expect(loadConfig([], {}).engine.interestStepAccounts).toBe(128);
+    expect(loadConfig(['--interest-step-accounts', '16'], {}).engine.interestStepAccounts).toBe(16);
+    expect(loadConfig([], { INTEREST_STEP_ACCOUNTS: '0' }).engine).not.toHaveProperty('interestStepAccounts');
+    expect(() => loadConfig(['--interest-step-accounts', '-1'], {})).toThrow(/accounts per interest step/);
     const dir = mkdtempSync(join(tmpdir(), 'spot-only-'));
     const file = join(dir, 'markets.json');
     writeFileSync(file, JSON.stringify({ ...DEFAULT_MARKETS, markets: DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP') }));

@@ -61,9 +61,9 @@ describe('margin parameters', () => {
     const spotMarkets = DEFAULT_MARKETS.markets.filter((m) => m.marketType !== 'PERP');
     const bare = load({ ...DEFAULT_MARKETS, markets: spotMarkets, assets: DEFAULT_MARKETS.assets.map(({ collateral: _c, borrowLend: _b, ...rest }) => rest) });
     expect(bare.engine.margin).toBeUndefined();
-    expect(bare.engine).not.toHaveProperty('interestReviewStepBorrowers');
+    expect(bare.engine).not.toHaveProperty('interestStepAccounts');
     // Without perpetuals there is no realization at mark, nor a position limit, either.
-    const { margin, realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, interestReviewStepBorrowers: _review, ...withMarginOnly } = defaults.engine;
+    const { margin, realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, interestStepAccounts: _review, ...withMarginOnly } = defaults.engine;
     const withoutMargin = { ...withMarginOnly, markets: withMarginOnly.markets.slice(0, spotMarkets.length) };
     expect(margin?.valuationAssetId).toBe(0);
     expect(margin?.lendPools.map((p) => p.assetId)).toEqual([0, 1, 2, 3]);

@@ -46,7 +46,7 @@ describe('the configuration change a journal accepts', () => {
     removeDir(dir);
   });
   const withMargin = loadConfig([], {}).engine;
-  const { margin, interestReviewStepBorrowers: _review, ...withoutMargin } = withMargin;
+  const { margin, interestStepAccounts: _review, ...withoutMargin } = withMargin;
   const identity = (config: EngineConfig) => checkJournalIdentity(store, engineConfigFingerprint(config), config);
   const tickChanged = (config: EngineConfig): EngineConfig => ({
     ...config, markets: config.markets.map((m, i) => (i === 0 ? { ...m, quoteUnitsPerTickLot: m.quoteUnitsPerTickLot * 10 } : m)),
@@ -91,7 +91,7 @@ describe('a chain of configuration changes', () => {
   // version that realized none had no position limit.
   const { realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, ...perpsUnrealized } = full;
   const spotMargin = { ...perpsUnrealized, markets: full.markets.filter((m) => m.perp === undefined) };
-  const { margin: _margin, interestReviewStepBorrowers: _review, ...spot } = spotMargin;
+  const { margin: _margin, interestStepAccounts: _review, ...spot } = spotMargin;
   const fp = engineConfigFingerprint;
   const identity = (config: EngineConfig) => checkJournalIdentity(store, fp(config), config);
 
@@ -139,7 +139,7 @@ describe('a chain of configuration changes', () => {
     const other = new LmdbJournalStore(otherDir);
     try {
       // As the version before the steps wrote it: realization and the limit, each pass in one command.
-      const { realizeStepPositions: step, fundingStepPositions: fundingStep, interestReviewStepBorrowers: reviewStep, ...unstepped } = full;
+      const { realizeStepPositions: step, fundingStepPositions: fundingStep, interestStepAccounts: reviewStep, ...unstepped } = full;
       expect([step, fundingStep, reviewStep]).toEqual([128, 128, 128]);
       expect(checkJournalIdentity(other, fp(unstepped), unstepped)).toEqual({ changes: [], gained: false });
       other.append(1, new Uint8Array(JOURNAL_RECORD_BYTES));
@@ -149,7 +149,7 @@ describe('a chain of configuration changes', () => {
       expect(checkJournalIdentity(other, fp(full), full)).toEqual({ changes: [{ seq: 1, previousSha256: fp(unstepped) }], gained: true });
       // Recorded, another step is another configuration.
       other.putMetaSync(CONFIG_KEY, fp(full));
-      for (const smaller of [{ ...full, realizeStepPositions: 16 }, { ...full, fundingStepPositions: 16 }, { ...full, interestReviewStepBorrowers: 16 }]) {
+      for (const smaller of [{ ...full, realizeStepPositions: 16 }, { ...full, fundingStepPositions: 16 }, { ...full, interestStepAccounts: 16 }]) {
         expect(() => checkJournalIdentity(other, fp(smaller), smaller)).toThrow(EngineConfigChangedError);
       }
     } finally {
@@ -163,7 +163,7 @@ describe('a chain of configuration changes', () => {
     const other = new LmdbJournalStore(otherDir);
     try {
       // As the version before the limit wrote it: perpetuals at weight 1 (left out), realization in one command a pass, no limit.
-      const { positionLimitUnits: limit, realizeStepPositions: _steps, fundingStepPositions: _fundingSteps, interestReviewStepBorrowers: _reviewSteps, ...unlimited } = full;
+      const { positionLimitUnits: limit, realizeStepPositions: _steps, fundingStepPositions: _fundingSteps, interestStepAccounts: _reviewSteps, ...unlimited } = full;
       expect(limit).toBe(100_000_000 * 1e6);
       expect(checkJournalIdentity(other, fp(unlimited), unlimited)).toEqual({ changes: [], gained: false });
       other.append(1, new Uint8Array(JOURNAL_RECORD_BYTES));

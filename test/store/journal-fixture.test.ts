@@ -54,7 +54,7 @@ describe('a journal written by the earlier layout', () => {
   it("replays under today's default configuration to the state hash its clean stop recorded", async () => {
     const store = await fixtureStore(dirs);
     // As that server ran: no pools, no perpetual markets (nor their realization at mark).
-    const { margin, realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, interestReviewStepBorrowers: _review, ...withoutPools } = config;
+    const { margin, realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, interestStepAccounts: _review, ...withoutPools } = config;
     const previous = { ...withoutPools, markets: withoutPools.markets.filter((m) => m.perp === undefined) };
     expect(margin?.lendPools.length).toBe(4);
     expect(previous.markets.length).toBe(3);
@@ -85,7 +85,7 @@ describe('the earlier journal upgraded in steps', () => {
   afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
   const { realizePnlIntervalUs: _realize, realizeStepPositions: _step, fundingStepPositions: _fundingStep, positionLimitUnits: _limit, ...withoutRealization } = config;
   const spotMargin = { ...withoutRealization, markets: config.markets.filter((m) => m.perp === undefined) };
-  const { margin: _margin, interestReviewStepBorrowers: _review, ...spot } = spotMargin;
+  const { margin: _margin, interestStepAccounts: _review, ...spot } = spotMargin;
 
   it('records margin parameters, then perpetuals, as a chain of two, and replays through both', async () => {
     const store = await fixtureStore(dirs);

@@ -61,7 +61,7 @@ import { FRACTION_ONE } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
 import { borrowRate, hourlyInterest, lendRate, MS_PER_HOUR, MS_PER_YEAR, utilization, withinCeiling } from './lending.js';
 import { isLiquidating, reviewLiquidating } from './liquidating.js';
-import { startBorrowerReview } from './borrower-review.js';
+import { finishInterestPass, payLendersOf, samplePools, startInterestPass } from './interest-pass.js';
 import { bookMarkOf, markOf } from './mark.js';
 import { startThrottleStep, throttleCeilingOf } from './throttle.js';
 import { admissionFigures } from './valuation.js';
@@ -236,16 +236,27 @@ export function accrueInterest(s: EngineState, timer: number): void {
   const dueUs = s.timers.dueOf(timer);
   s.timers.remove(timer);
   pools.interestTimer = NO_TIMER;
+  // In steps (interest-pass.ts) the lenders are paid in the pass; a pass still running ends first.
+  const lenders = s.interestPass.stepAccounts === 0;
+  if (!lenders) finishInterestPass(s);
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex);
+    if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex, lenders);
   }
-  samplePools(s, dueUs);
-  startThrottleStep(s);
-  startBorrowerReview(s);
+  if (lenders) {
+    samplePools(s, dueUs);
+    startThrottleStep(s);
+  }
+  startInterestPass(s, dueUs);
   if (pools.anyPosition()) pools.interestTimer = s.timers.add(dueUs + HOUR_US, TimerKind.Interest, 0);
 }
 
-function accruePool(s: EngineState, assetIndex: number): void {
+/**
+ * One pool's hour at the rates of its totals: every borrow grows by its interest rounded up, and
+ * with `lenders` every lend by its interest rounded down; the exchange's share to its fee line and
+ * the rest of the difference to the rounding line. Without `lenders` the rounding line keeps the
+ * lenders' part and the interest pass pays it at the lend rate fixed here (interest-pass.ts).
+ */
+function accruePool(s: EngineState, assetIndex: number, lenders: boolean): void {
   const pools = s.pools;
   const pool = pools.poolOf[assetIndex]!;
   const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
@@ -267,7 +278,7 @@ function accruePool(s: EngineState, assetIndex: number): void {
       pools.interest[cell] += units;
       owed += BigInt(units);
       s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.BorrowInterest, units, rate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
-    } else if (pools.lent[cell] > 0) {
+    } else if (lenders && pools.lent[cell] > 0) {
       const units = Number(hourlyInterest(BigInt(pools.lent[cell]), earnRate, 'earned').units);
       if (units === 0) continue;
       // The holding only grows: the account's margin at every mark can only rise, its trigger bands hold.
@@ -280,23 +291,11 @@ function accruePool(s: EngineState, assetIndex: number): void {
     }
   }
   const share = (pool.fee * borrowedTotal * rate * MS_PER_HOUR) / (FRACTION_ONE * FRACTION_ONE * MS_PER_YEAR);
+  if (!lenders) payLendersOf(s, assetIndex, earnRate);
   const rounding = owed - earned - share;
   assert(rounding >= 0n, 'lenders earned more than borrowers paid after the exchange share');
   pools.interestFeeUnits[assetIndex] += Number(share);
   pools.interestRoundingUnits[assetIndex] += Number(rounding);
-}
-
-/** One LendPoolSample per pool as it stands after the hour `hourUs` of interest (the market history). */
-function samplePools(s: EngineState, hourUs: number): void {
-  const pools = s.pools;
-  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    const pool = pools.poolOf[assetIndex];
-    if (pool === undefined) continue;
-    const borrowed = BigInt(pools.borrowedTotal[assetIndex]);
-    const lent = BigInt(pools.lentTotal[assetIndex]);
-    const rate = borrowRate(pool, borrowed, lent);
-    s.out.lendPoolSample(assetIndex, hourUs, rate, lendRate(rate, pool.fee, borrowed, lent), utilization(borrowed, lent));
-  }
 }
 
 /** QueryLendPools: one LendPoolRecord per pool, then a Result (value = their number). */

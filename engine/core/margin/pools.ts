@@ -74,6 +74,8 @@ export class LendPools {
   readonly borrowCountOf: Uint16Array;
   /** Called with the account whose lend or borrow changed (margin/trigger-index.ts). */
   positionChanged: (accountId: number) => void = () => {};
+  /** Called before a lend changes, with its account and asset: the hour's pass pays it first (margin/interest-pass.ts). */
+  beforeLendMove: (accountId: number, assetIndex: number) => void = () => {};
   /** Accounts that borrow anything: the first borrowerCount entries, in no order. */
   readonly borrowerIds: Int32Array;
   /** Each borrowing account's place in borrowerIds (-1: none). */
@@ -128,6 +130,7 @@ export class LendPools {
 
   /** Lend `amount` more (a lend, or an hour's interest); opens the position at `seq` if none. */
   addLent(accountId: number, assetIndex: number, amount: number, seq: number): void {
+    this.beforeLendMove(accountId, assetIndex);
     const cell = this.cell(accountId, assetIndex);
     assert(this.borrowed[cell] === 0 && amount >= 0, 'a lend on a borrowed asset');
     if (this.lent[cell] === 0 && amount > 0) this.openPosition(cell, seq);
@@ -138,6 +141,7 @@ export class LendPools {
 
   /** Redeem `amount` of the account's lend; the caller checked it lends that much. */
   removeLent(accountId: number, assetIndex: number, amount: number): void {
+    this.beforeLendMove(accountId, assetIndex);
     const cell = this.cell(accountId, assetIndex);
     assert(amount >= 0 && this.lent[cell] >= amount, 'redeeming more than is lent');
     this.lent[cell] -= amount;
