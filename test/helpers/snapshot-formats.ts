@@ -1,8 +1,10 @@
 // Older snapshot formats built from today's: the tests of a part added in an earlier format cut
 // their bytes from a snapshot as that format wrote it.
 
-import type { Exchange } from '../../engine/core/exchange.js';
-import { exportSnapshot } from '../../engine/core/snapshot.js';
+import { expect } from 'vitest';
+import type { EngineConfig } from '../../engine/bus/types.js';
+import { Exchange } from '../../engine/core/exchange.js';
+import { exportSnapshot, importSnapshot } from '../../engine/core/snapshot.js';
 
 /** The perpetual mark and funding part of a state where every perpetual is fresh and no position has funding: two 8-byte counts of 0. */
 const FRESH_PERP_MARKS_PART = 16;
@@ -19,8 +21,8 @@ const NO_REALIZE_PASS_PART = 16;
 /** The funding pass part of a state where no pass runs: an 8-byte count of 0. */
 const NO_FUNDING_PASS_PART = 8;
 
-/** The borrowers' review part of a state where none runs: an 8-byte account id of 0. */
-const NO_BORROWER_REVIEW_PART = 8;
+/** The interest pass part of a state where none runs: an 8-byte account id of 0. */
+const NO_INTEREST_PASS_PART = 8;
 
 /**
  * `snapshot` without its last part of `partBytes` (just before the 4-byte end marker), marked
@@ -37,9 +39,9 @@ function withoutLastPart(snapshot: Uint8Array, partBytes: number, version: numbe
   return old;
 }
 
-/** The snapshot as format 15 wrote it: today's without the borrowers' review part; no review may run. */
+/** The snapshot as format 15 wrote it: today's without the interest pass part; no pass may run. */
 export function formatFifteenSnapshot(exchange: Exchange): Uint8Array {
-  return withoutLastPart(exportSnapshot(exchange), NO_BORROWER_REVIEW_PART, 15, 'a borrower review running');
+  return withoutLastPart(exportSnapshot(exchange), NO_INTEREST_PASS_PART, 15, 'an interest pass running');
 }
 
 /** The snapshot as format 14 wrote it: format 15's without the funding pass part; the state must have no funding pass running. */
@@ -73,4 +75,18 @@ export function formatTenSnapshot(exchange: Exchange): Uint8Array {
  */
 export function formatNineSnapshot(exchange: Exchange, assetCount: number): Uint8Array {
   return withoutLastPart(formatTenSnapshot(exchange), assetCount * 5 * 8 + 8, 9);
+}
+
+/**
+ * The snapshot of `exchange` and a fresh engine under `config` restored from it, checked: its
+ * invariants hold, its state hash is the original's and it exports the same bytes.
+ */
+export function restoredCopy(exchange: Exchange, config: EngineConfig): { bytes: Uint8Array; restored: Exchange } {
+  const bytes = exportSnapshot(exchange);
+  const restored = new Exchange(config);
+  importSnapshot(restored, bytes);
+  restored.validateInvariants();
+  expect(restored.stateHash()).toBe(exchange.stateHash());
+  expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))).toBe(true);
+  return { bytes, restored };
 }

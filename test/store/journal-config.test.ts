@@ -134,7 +134,7 @@ describe('a chain of configuration changes', () => {
     }
   });
 
-  it('accepts the realization, funding and borrower review steps gained by a configuration that ran each pass in one command, and no other step later', async () => {
+  it('accepts the realization, funding and interest steps gained by a configuration that ran each pass in one command, and no other step later', async () => {
     const otherDir = tempDataDir();
     const other = new LmdbJournalStore(otherDir);
     try {

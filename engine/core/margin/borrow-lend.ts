@@ -33,7 +33,9 @@
 // everyone. A position opened within an hour pays or earns that hour in full at the next tick;
 // there is no separate entry fee. After the hour's interest every pool is sampled: a
 // LendPoolSampleRecord (totals, rates, utilization, the hour) per pool, an event for everyone that
-// the history writer keeps for GET /api/v1/borrowLend/markets/history.
+// the history writer keeps for GET /api/v1/borrowLend/markets/history. With
+// EngineConfig.interestStepAccounts the lenders are paid, and the pools sampled, in the hour's pass
+// (interest-pass.ts): the same payments, spread over the commands after the hour.
 //
 // Records of moves carry their source (Manual for BorrowLend, the spot margin flag for the moves
 // of auto-funding.ts); a move that closes its position carries the closed position's id and
@@ -59,9 +61,9 @@ import { admits } from './account.js';
 import { notionalCeil } from './collateral.js';
 import { FRACTION_ONE } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
-import { borrowRate, hourlyInterest, lendRate, MS_PER_HOUR, MS_PER_YEAR, utilization, withinCeiling } from './lending.js';
+import { hourlyInterest, MS_PER_HOUR, MS_PER_YEAR, withinCeiling } from './lending.js';
 import { isLiquidating, reviewLiquidating } from './liquidating.js';
-import { finishInterestPass, payLendersOf, samplePools, startInterestPass } from './interest-pass.js';
+import { finishInterestPass, payLendersOf, poolRates, samplePools, startInterestPass } from './interest-pass.js';
 import { bookMarkOf, markOf } from './mark.js';
 import { startThrottleStep, throttleCeilingOf } from './throttle.js';
 import { admissionFigures } from './valuation.js';
@@ -260,9 +262,7 @@ function accruePool(s: EngineState, assetIndex: number, lenders: boolean): void 
   const pools = s.pools;
   const pool = pools.poolOf[assetIndex]!;
   const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
-  const lentTotal = BigInt(pools.lentTotal[assetIndex]);
-  const rate = borrowRate(pool, borrowedTotal, lentTotal);
-  const earnRate = lendRate(rate, pool.fee, borrowedTotal, lentTotal);
+  const { rate, earnRate } = poolRates(s, assetIndex);
   const mark = bookMarkOf(s, assetIndex);
   let owed = 0n;
   let earned = 0n;
@@ -303,12 +303,9 @@ export function queryLendPools(s: EngineState, cmd: CommandHeader): void {
   const pools = s.pools;
   let count = 0;
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    const pool = pools.poolOf[assetIndex];
-    if (pool === undefined) continue;
-    const borrowed = BigInt(pools.borrowedTotal[assetIndex]);
-    const lent = BigInt(pools.lentTotal[assetIndex]);
-    const rate = borrowRate(pool, borrowed, lent);
-    s.out.lendPool(assetIndex, rate, lendRate(rate, pool.fee, borrowed, lent), utilization(borrowed, lent), bookMarkOf(s, assetIndex), cmd.frontId, cmd.requestId);
+    if (pools.poolOf[assetIndex] === undefined) continue;
+    const now = poolRates(s, assetIndex);
+    s.out.lendPool(assetIndex, now.rate, now.earnRate, now.utilization, bookMarkOf(s, assetIndex), cmd.frontId, cmd.requestId);
     count++;
   }
   s.out.result(ResultCode.Ok, count, cmd.frontId, cmd.requestId);

@@ -40,6 +40,7 @@ import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDig
 import { SCAN_PER_POSITION } from '../perp/positions.js';
 import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
+import type { Fraction } from './fixed.js';
 import { borrowRate, hourlyInterest, lendRate, utilization } from './lending.js';
 import { reviewAllBorrowers, reviewLiquidating } from './liquidating.js';
 import { bookMarkOf } from './mark.js';
@@ -274,13 +275,19 @@ export function checkInterestPass(s: EngineState): void {
 
 /** One LendPoolSample per pool as it stands after the hour `hourUs` of interest (the market history). */
 export function samplePools(s: EngineState, hourUs: number): void {
-  const pools = s.pools;
-  for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    const pool = pools.poolOf[assetIndex];
-    if (pool === undefined) continue;
-    const borrowed = BigInt(pools.borrowedTotal[assetIndex]);
-    const lent = BigInt(pools.lentTotal[assetIndex]);
-    const rate = borrowRate(pool, borrowed, lent);
-    s.out.lendPoolSample(assetIndex, hourUs, rate, lendRate(rate, pool.fee, borrowed, lent), utilization(borrowed, lent));
+  for (let assetIndex = 0; assetIndex < s.pools.assetCount; assetIndex++) {
+    if (s.pools.poolOf[assetIndex] === undefined) continue;
+    const now = poolRates(s, assetIndex);
+    s.out.lendPoolSample(assetIndex, hourUs, now.rate, now.earnRate, now.utilization);
   }
+}
+
+/** The borrow rate, lend rate and utilization of the pool of `assetIndex` at its totals now (lending.ts). */
+export function poolRates(s: EngineState, assetIndex: number): { rate: Fraction; earnRate: Fraction; utilization: Fraction } {
+  const pools = s.pools;
+  const pool = pools.poolOf[assetIndex]!;
+  const borrowed = BigInt(pools.borrowedTotal[assetIndex]);
+  const lent = BigInt(pools.lentTotal[assetIndex]);
+  const rate = borrowRate(pool, borrowed, lent);
+  return { rate, earnRate: lendRate(rate, pool.fee, borrowed, lent), utilization: utilization(borrowed, lent) };
 }

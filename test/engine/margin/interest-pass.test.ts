@@ -20,7 +20,7 @@ import { TimerKind } from '../../../engine/core/timers.js';
 import { TRIGGER_SWITCH } from '../../../engine/core/margin/trigger-index.js';
 import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
 import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
-import { formatFifteenSnapshot } from '../../helpers/snapshot-formats.js';
+import { formatFifteenSnapshot, restoredCopy } from '../../helpers/snapshot-formats.js';
 
 const HOUR_US = 3_600_000_000;
 /** SOL at 60 USDC units per SOL unit, then at 6.0002: 10,000 SOL units weigh 30,001 (weight 0.5). */
@@ -160,12 +160,7 @@ describe("the hour's interest pass in steps", () => {
     expect(s.interestPass.account).toBe(3);
     // 7 lends (ahead of the cursor) and redeems a part: paid first.
     h.apply(redeem(7, QUOTE, 1_000), hourUs + 1);
-    const bytes = exportSnapshot(h.exchange);
-    const restored = new Exchange(h.config);
-    importSnapshot(restored, bytes);
-    restored.validateInvariants();
-    expect(restored.stateHash()).toBe(h.exchange.stateHash());
-    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))).toBe(true);
+    const { bytes, restored } = restoredCopy(h.exchange, h.config);
     expect(stateOf(restored).interestPass.paidHourUs[s.pools.cell(7, QUOTE)]).toBe(hourUs);
     // The part, last before the end marker: account 3, the hour, one pool (USDC and its rate), one lend paid ahead.
     const part = 8 * (2 + 1 + 2 + 1 + 1);

@@ -14,7 +14,7 @@ import type { EngineState } from '../../../engine/core/state.js';
 import { TimerKind } from '../../../engine/core/timers.js';
 import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
-import { formatFourteenSnapshot } from '../../helpers/snapshot-formats.js';
+import { formatFourteenSnapshot, restoredCopy } from '../../helpers/snapshot-formats.js';
 
 const HOUR_US = 3_600_000_000;
 const SECOND_US = 1_000_000;
@@ -128,15 +128,10 @@ describe('a funding pass in steps', () => {
     h.apply(cmd.place(5, 'ask', 500, 10, { market: PERP, postOnly: true }), END_US + 1);
     h.apply(cmd.place(6, 'bid', 500, 10, { market: PERP }), END_US + 1);
     expect(s.fundingPasses.passing(ordinal)).toBe(true);
-    const bytes = exportSnapshot(h.exchange);
-    const restored = new Exchange(h.config);
-    importSnapshot(restored, bytes);
-    restored.validateInvariants();
-    expect(restored.stateHash()).toBe(h.exchange.stateHash());
-    expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))).toBe(true);
+    const { bytes, restored } = restoredCopy(h.exchange, h.config);
     // The pass is state: the same bytes with no pass running (its part, 7 numbers and the 2 paid ahead, a count of 0) hash apart.
     const part = 8 * (7 + 2);
-    // After it come the borrowers' review part (8 bytes, none running) and the end marker: 12 bytes kept as they are.
+    // After it come the interest pass part (8 bytes, none running) and the end marker: 12 bytes kept as they are.
     const tail = 12;
     const noPass = new Uint8Array(bytes.length - part + 8);
     noPass.set(bytes.subarray(0, bytes.length - tail - part));
