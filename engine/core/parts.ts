@@ -148,11 +148,14 @@ export class StateDigest {
     this.used += 4;
   }
 
+  /** A safe non-negative integer: its low word, then its high word (one check of the chunk's room for both). */
   number(value: number): void {
     assert(isUnsignedSafe(value), 'state hash of a value that is not a safe non-negative integer');
     const high = Math.floor(value / TWO_POW_32); // exact, as in SnapshotWriter.number
-    this.word(value - high * TWO_POW_32);
-    this.word(high);
+    if (this.used + 8 > CHUNK_BYTES) this.flush();
+    this.view.setUint32(this.used, value - high * TWO_POW_32, true);
+    this.view.setUint32(this.used + 4, high, true);
+    this.used += 8;
   }
 
   bytes(bytes: Uint8Array): void {
