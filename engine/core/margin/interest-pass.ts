@@ -153,8 +153,10 @@ export function startInterestPass(s: EngineState, hourUs: number): void {
   const p = s.interestPass;
   if (p.stepAccounts === 0) return reviewAllBorrowers(s);
   assert(!p.passing(), 'an interest pass starts while one runs');
-  p.account = 1;
   p.hourUs = hourUs;
+  // No lender to pay and no borrower to re-check: the hour ends here.
+  if (p.payingAssets().length === 0 && s.pools.borrowerCount === 0) return endPass(s);
+  p.account = 1;
   interestStep(s, p.stepAccounts);
 }
 
