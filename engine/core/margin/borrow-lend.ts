@@ -61,7 +61,7 @@ import { admits } from './account.js';
 import { notionalCeil } from './collateral.js';
 import { FRACTION_ONE } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
-import { hourlyInterest, MS_PER_HOUR, MS_PER_YEAR, withinCeiling } from './lending.js';
+import { hourlyUnits, MS_PER_HOUR, MS_PER_YEAR, withinCeiling } from './lending.js';
 import { isLiquidating, reviewLiquidating } from './liquidating.js';
 import { finishInterestPass, payLendersOf, poolRates, samplePools, startInterestPass } from './interest-pass.js';
 import { bookMarkOf, markOf } from './mark.js';
@@ -264,35 +264,39 @@ function accruePool(s: EngineState, assetIndex: number, lenders: boolean): void 
   const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
   const { rate, earnRate } = poolRates(s, assetIndex);
   const mark = bookMarkOf(s, assetIndex);
-  let owed = 0n;
-  let earned = 0n;
+  const owedPerHour = rate * MS_PER_HOUR;
+  const earnedPerHour = earnRate * MS_PER_HOUR;
+  // Sums of units, each far below its position, so of safe integers.
+  let owed = 0;
+  let earned = 0;
   const { borrowed, lent, assetCount } = pools;
   const lastAccount = s.accounts.count;
   // Every account's cell of the asset, ascending (a plain stride: most accounts hold no position).
   for (let accountId = 1, cell = assetCount + assetIndex; accountId <= lastAccount; accountId++, cell += assetCount) {
     if (borrowed[cell] === 0 && lent[cell] === 0) continue;
     if (pools.borrowed[cell] > 0) {
-      const units = Number(hourlyInterest(BigInt(pools.borrowed[cell]), rate, 'owed').units);
+      const units = hourlyUnits(borrowed[cell], owedPerHour, 'owed');
       if (units === 0) continue;
       pools.addBorrowed(accountId, assetIndex, units, s.lastSeq);
       pools.interest[cell] += units;
-      owed += BigInt(units);
+      owed += units;
       s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.BorrowInterest, units, rate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
     } else if (lenders && pools.lent[cell] > 0) {
-      const units = Number(hourlyInterest(BigInt(pools.lent[cell]), earnRate, 'earned').units);
+      const units = hourlyUnits(lent[cell], earnedPerHour, 'earned');
       if (units === 0) continue;
       // The holding only grows: the account's margin at every mark can only rise, its trigger bands hold.
       s.trigger.spareGrowth(accountId, assetIndex);
       pools.addLent(accountId, assetIndex, units, s.lastSeq);
       s.trigger.endSpare();
       pools.interest[cell] += units;
-      earned += BigInt(units);
+      earned += units;
       s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, earnRate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
     }
   }
   const share = (pool.fee * borrowedTotal * rate * MS_PER_HOUR) / (FRACTION_ONE * FRACTION_ONE * MS_PER_YEAR);
   if (!lenders) payLendersOf(s, assetIndex, earnRate);
-  const rounding = owed - earned - share;
+  assert(Number.isSafeInteger(owed) && Number.isSafeInteger(earned), 'an hour of interest beyond the safe-integer range');
+  const rounding = BigInt(owed) - BigInt(earned) - share;
   assert(rounding >= 0n, 'lenders earned more than borrowers paid after the exchange share');
   pools.interestFeeUnits[assetIndex] += Number(share);
   pools.interestRoundingUnits[assetIndex] += Number(rounding);

@@ -41,7 +41,7 @@ import { SCAN_PER_POSITION } from '../perp/positions.js';
 import type { EngineState } from '../state.js';
 import { NO_TIMER, TimerKind } from '../timers.js';
 import type { Fraction } from './fixed.js';
-import { borrowRate, hourlyInterest, lendRate, utilization } from './lending.js';
+import { borrowRate, hourlyUnits, lendRate, MS_PER_HOUR, utilization } from './lending.js';
 import { reviewAllBorrowers, reviewLiquidating } from './liquidating.js';
 import { bookMarkOf } from './mark.js';
 import { startThrottleStep } from './throttle.js';
@@ -228,7 +228,7 @@ function payLender(s: EngineState, accountId: number, assetIndex: number, cell: 
   const pools = s.pools;
   p.paidHourUs[cell] = p.hourUs;
   const rate = BigInt(p.earnRate[assetIndex]);
-  const units = Number(hourlyInterest(BigInt(pools.lent[cell]), rate, 'earned').units);
+  const units = hourlyUnits(pools.lent[cell], rate * MS_PER_HOUR, 'earned');
   if (units === 0) return;
   assert(pools.interestRoundingUnits[assetIndex] >= units, 'lenders earned more than the borrowers left them');
   pools.interestRoundingUnits[assetIndex] -= units;

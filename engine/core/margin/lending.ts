@@ -98,6 +98,17 @@ export function hourlyInterest(qtyUnits: bigint, annualRate: Fraction, side: Int
   return interest(qtyUnits, annualRate, MS_PER_HOUR, side);
 }
 
+/**
+ * The units of hourlyInterest(qtyUnits, annualRate, side), for the many positions of an hour:
+ * `hourRate` is annualRate × MS_PER_HOUR, made once; no residue and no object per position.
+ */
+export function hourlyUnits(qtyUnits: number, hourRate: bigint, side: InterestSide): number {
+  const exact = BigInt(qtyUnits) * hourRate;
+  const floor = exact / INTEREST_RESIDUE_DENOMINATOR;
+  if (side === 'earned' || floor * INTEREST_RESIDUE_DENOMINATOR === exact) return Number(floor);
+  return Number(floor + 1n);
+}
+
 /** A new borrow's entry fee: the interest owed from `timeMs` (epoch ms) to the next full hour. */
 export function entryFee(qtyUnits: bigint, annualRate: Fraction, timeMs: bigint): Interest {
   assert(timeMs >= 0n, 'a time is not negative');

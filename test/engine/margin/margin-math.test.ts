@@ -9,7 +9,7 @@ import { baseImf, leverageLimitFraction, positionImf, positionMmf, requirementUn
 import { assetValue, collateralLine, collateralValue, haircutWeight, inverseSqrtWeight, notionalCeil, notionalFloor, type UnitPrice } from '../../../engine/core/margin/collateral.js';
 import { accountMargin, admits, exposureQuantity, liquidatable, netEquity, netEquityAvailable } from '../../../engine/core/margin/account.js';
 import {
-  borrowRate, entryFee, hourlyInterest, interest, INTEREST_RESIDUE_DENOMINATOR, lendRate, MS_PER_HOUR, throttleCeiling, utilization, withinCeiling,
+  borrowRate, entryFee, hourlyInterest, hourlyUnits, interest, INTEREST_RESIDUE_DENOMINATOR, lendRate, MS_PER_HOUR, throttleCeiling, utilization, withinCeiling,
 } from '../../../engine/core/margin/lending.js';
 import type { HaircutSpec, LendPoolSpec } from '../../../engine/bus/margin-params.js';
 import { prng } from '../../helpers/engine-harness.js';
@@ -365,6 +365,11 @@ describe('against the naive reference on random inputs', () => {
         expect(earned.units * INTEREST_RESIDUE_DENOMINATOR + earned.residue).toBe(qty * lend * ms);
         // The pool never pays lenders more than borrowers pay: lent at the lend rate ≤ borrowed at the borrow rate.
         expect(interest(lent, lend, ms, 'earned').units).toBeLessThanOrEqual(interest(borrowed, rate, ms, 'owed').units);
+        // The hour's pass computes the same units from the rate's hour, made once (hourlyUnits).
+        if (qty <= BigInt(Number.MAX_SAFE_INTEGER)) {
+          expect(hourlyUnits(Number(qty), rate * MS_PER_HOUR, 'owed')).toBe(Number(hourlyInterest(qty, rate, 'owed').units));
+          expect(hourlyUnits(Number(qty), lend * MS_PER_HOUR, 'earned')).toBe(Number(hourlyInterest(qty, lend, 'earned').units));
+        }
       }
     });
   }
