@@ -241,8 +241,10 @@ export function accrueInterest(s: EngineState, timer: number): void {
   // In steps (interest-pass.ts) the lenders are paid in the pass; a pass still running ends first.
   const lenders = s.interestPass.stepAccounts === 0;
   if (!lenders) finishInterestPass(s);
+  // Without the lenders, only the borrowers' cells accrue: the borrower set, ascending, once for every pool.
+  const borrowers = lenders ? null : pools.borrowersAscending();
   for (let assetIndex = 0; assetIndex < pools.assetCount; assetIndex++) {
-    if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex, lenders);
+    if (pools.poolOf[assetIndex] !== undefined && pools.borrowedTotal[assetIndex] > 0) accruePool(s, assetIndex, borrowers);
   }
   if (lenders) {
     samplePools(s, dueUs);
@@ -254,11 +256,13 @@ export function accrueInterest(s: EngineState, timer: number): void {
 
 /**
  * One pool's hour at the rates of its totals: every borrow grows by its interest rounded up, and
- * with `lenders` every lend by its interest rounded down; the exchange's share to its fee line and
- * the rest of the difference to the rounding line. Without `lenders` the rounding line keeps the
- * lenders' part and the interest pass pays it at the lend rate fixed here (interest-pass.ts).
+ * without `borrowers` every lend by its interest rounded down, every account's cell walked; the
+ * exchange's share to its fee line and the rest of the difference to the rounding line. With
+ * `borrowers` (the borrowing accounts, ascending) only their cells accrue, the rounding line keeps
+ * the lenders' part and the interest pass pays it at the lend rate fixed here (interest-pass.ts).
  */
-function accruePool(s: EngineState, assetIndex: number, lenders: boolean): void {
+function accruePool(s: EngineState, assetIndex: number, borrowers: Int32Array | null): void {
+  const lenders = borrowers === null;
   const pools = s.pools;
   const pool = pools.poolOf[assetIndex]!;
   const borrowedTotal = BigInt(pools.borrowedTotal[assetIndex]);
@@ -270,9 +274,12 @@ function accruePool(s: EngineState, assetIndex: number, lenders: boolean): void 
   let owed = 0;
   let earned = 0;
   const { borrowed, lent, assetCount } = pools;
-  const lastAccount = s.accounts.count;
-  // Every account's cell of the asset, ascending (a plain stride: most accounts hold no position).
-  for (let accountId = 1, cell = assetCount + assetIndex; accountId <= lastAccount; accountId++, cell += assetCount) {
+  const count = borrowers === null ? s.accounts.count : borrowers.length;
+  // Every account's cell of the asset, ascending (a plain stride: most accounts hold no position),
+  // or only the borrowers'.
+  for (let k = 1; k <= count; k++) {
+    const accountId = borrowers === null ? k : borrowers[k - 1];
+    const cell = accountId * assetCount + assetIndex;
     if (borrowed[cell] === 0 && lent[cell] === 0) continue;
     if (pools.borrowed[cell] > 0) {
       const units = hourlyUnits(borrowed[cell], owedPerHour, 'owed');
