@@ -63,7 +63,7 @@ import { FRACTION_ONE } from './fixed.js';
 import { positionImf, positionMmf } from './fractions.js';
 import { hourlyUnits, MS_PER_HOUR, MS_PER_YEAR, withinCeiling } from './lending.js';
 import { isLiquidating, reviewLiquidating } from './liquidating.js';
-import { finishInterestPass, payLendersOf, poolRates, samplePools, startInterestPass } from './interest-pass.js';
+import { creditLendInterest, finishInterestPass, payLendersOf, poolRates, samplePools, startInterestPass } from './interest-pass.js';
 import { bookMarkOf, markOf } from './mark.js';
 import { startThrottleStep, throttleCeilingOf } from './throttle.js';
 import { admissionFigures } from './valuation.js';
@@ -281,23 +281,18 @@ function accruePool(s: EngineState, assetIndex: number, borrowers: Int32Array | 
     const accountId = borrowers === null ? k : borrowers[k - 1];
     const cell = accountId * assetCount + assetIndex;
     if (borrowed[cell] === 0 && lent[cell] === 0) continue;
-    if (pools.borrowed[cell] > 0) {
+    if (borrowed[cell] > 0) {
       const units = hourlyUnits(borrowed[cell], owedPerHour, 'owed');
       if (units === 0) continue;
       pools.addBorrowed(accountId, assetIndex, units, s.lastSeq);
       pools.interest[cell] += units;
       owed += units;
       s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.BorrowInterest, units, rate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
-    } else if (lenders && pools.lent[cell] > 0) {
+    } else if (lenders && lent[cell] > 0) {
       const units = hourlyUnits(lent[cell], earnedPerHour, 'earned');
       if (units === 0) continue;
-      // The holding only grows: the account's margin at every mark can only rise, its trigger bands hold.
-      s.trigger.spareGrowth(accountId, assetIndex);
-      pools.addLent(accountId, assetIndex, units, s.lastSeq);
-      s.trigger.endSpare();
-      pools.interest[cell] += units;
+      creditLendInterest(s, accountId, assetIndex, units, earnRate, mark);
       earned += units;
-      s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, earnRate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
     }
   }
   const share = (pool.fee * borrowedTotal * rate * MS_PER_HOUR) / (FRACTION_ONE * FRACTION_ONE * MS_PER_YEAR);

@@ -43,7 +43,7 @@ import { NO_TIMER, TimerKind } from '../timers.js';
 import type { Fraction } from './fixed.js';
 import { borrowRate, hourlyUnits, lendRate, MS_PER_HOUR, utilization } from './lending.js';
 import { reviewAllBorrowers, reviewLiquidating } from './liquidating.js';
-import { bookMarkOf } from './mark.js';
+import { bookMarkOf, type Mark } from './mark.js';
 import { startThrottleStep } from './throttle.js';
 
 export class InterestPass {
@@ -78,9 +78,10 @@ export class InterestPass {
   /** The cells ahead of the cursor paid for this hour, ascending. */
   private paidAhead(s: EngineState): number[] {
     const assetCount = s.pools.assetCount;
+    const assets = this.payingAssets();
     const cells: number[] = [];
     for (let accountId = this.account; accountId <= s.accounts.count; accountId++) {
-      for (const assetIndex of this.payingAssets()) {
+      for (const assetIndex of assets) {
         const cell = accountId * assetCount + assetIndex;
         if (this.paidHourUs[cell] === this.hourUs) cells.push(cell);
       }
@@ -188,15 +189,16 @@ function interestStep(s: EngineState, visits: number): void {
   const p = s.interestPass;
   const pools = s.pools;
   const assets = p.payingAssets();
+  const marks = assets.map((assetIndex) => bookMarkOf(s, assetIndex));
   const lastAccount = s.accounts.count;
   let scans = visits * SCAN_PER_POSITION;
   let accountId = p.account;
   for (; accountId <= lastAccount && visits > 0 && scans > 0; accountId++, scans--) {
     let visited = false;
-    for (const assetIndex of assets) {
-      const cell = accountId * pools.assetCount + assetIndex;
+    for (let a = 0; a < assets.length; a++) {
+      const cell = accountId * pools.assetCount + assets[a];
       if (pools.lent[cell] === 0 || p.paidHourUs[cell] === p.hourUs) continue;
-      payLender(s, accountId, assetIndex, cell);
+      payLender(s, accountId, assets[a], cell, marks[a]);
       visited = true;
     }
     if (pools.borrowCountOf[accountId] > 0) {
@@ -223,7 +225,7 @@ function endPass(s: EngineState): void {
  * The lend of `cell` earns its hour at the pass's rate, rounded down; the rounding line, which has
  * held it since the borrowers paid, pays it. Stamped with the hour first, so it is paid once.
  */
-function payLender(s: EngineState, accountId: number, assetIndex: number, cell: number): void {
+function payLender(s: EngineState, accountId: number, assetIndex: number, cell: number, mark: Mark | null): void {
   const p = s.interestPass;
   const pools = s.pools;
   p.paidHourUs[cell] = p.hourUs;
@@ -232,12 +234,21 @@ function payLender(s: EngineState, accountId: number, assetIndex: number, cell: 
   if (units === 0) return;
   assert(pools.interestRoundingUnits[assetIndex] >= units, 'lenders earned more than the borrowers left them');
   pools.interestRoundingUnits[assetIndex] -= units;
-  // The holding only grows: the account's margin at every mark can only rise, its trigger bands hold.
+  creditLendInterest(s, accountId, assetIndex, units, rate, mark);
+}
+
+/**
+ * A lend of `accountId` in `assetIndex` earns `units` of an hour at `rate`: the lend and its
+ * interest so far grow, with its BorrowLend record. The holding only grows, so the account's margin
+ * at every mark can only rise and its trigger bands hold (trigger-index.ts spareGrowth).
+ */
+export function creditLendInterest(s: EngineState, accountId: number, assetIndex: number, units: number, rate: Fraction, mark: Mark | null): void {
+  const pools = s.pools;
   s.trigger.spareGrowth(accountId, assetIndex);
   pools.addLent(accountId, assetIndex, units, s.lastSeq);
   s.trigger.endSpare();
-  pools.interest[cell] += units;
-  s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, rate, bookMarkOf(s, assetIndex), BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
+  pools.interest[accountId * pools.assetCount + assetIndex] += units;
+  s.out.borrowLend(accountId, assetIndex, BorrowLendEvent.LendInterest, units, rate, mark, BorrowLendSource.Interest, 0, 0, FRONT_ID_NONE, 0);
 }
 
 /**
@@ -251,7 +262,7 @@ export function payLenderAhead(s: EngineState, accountId: number, assetIndex: nu
   if (!p.passing() || accountId < p.account || p.earnRate[assetIndex] < 0) return;
   const cell = accountId * s.pools.assetCount + assetIndex;
   if (p.paidHourUs[cell] === p.hourUs) return;
-  if (s.pools.lent[cell] > 0) payLender(s, accountId, assetIndex, cell);
+  if (s.pools.lent[cell] > 0) payLender(s, accountId, assetIndex, cell, bookMarkOf(s, assetIndex));
   else p.paidHourUs[cell] = p.hourUs;
 }
 
