@@ -137,6 +137,12 @@ export const HeaderFlag = {
    * are not in K-lines).
    */
   OffBook: 4,
+  /**
+   * On an Order record addressed to a request: it is also a stream event (its `event` field), the
+   * event its answer would otherwise repeat in a record of its own (engine/core/output.ts
+   * eventsInAnswers). Every front thread delivers it as an event; the addressed one also answers.
+   */
+  Event: 8,
 } as const;
 
 /** RecordHeader.frontId of a record addressed to no request (a stream event). */

@@ -85,6 +85,14 @@ export class Exchange {
     convertMarked(s);
   }
 
+  /**
+   * Whether the orders' events ride in their answers (output.ts eventsInAnswers; on unless turned
+   * off): replay turns it off for the commands a journal recorded before format 5.
+   */
+  setEventsInAnswers(on: boolean): void {
+    this.s.out.eventsInAnswers = on;
+  }
+
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */
   nextWakeUs(): number {
     return this.s.timers.headDueUs();

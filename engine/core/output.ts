@@ -170,6 +170,14 @@ export class Output {
     }
   }
 
+  /**
+   * Whether an order's event rides in the answer that would repeat its state (HeaderFlag.Event on
+   * the answer; book/matching.ts and book/cancel.ts name the cases) instead of a record of its own.
+   * True for every command this engine journals (journal format 5); replay of the commands a
+   * journal recorded before format 5 turns it off, so that their outputs digest as they did.
+   */
+  eventsInAnswers = true;
+
   /** The engine time of the apply in progress (what its records carry). */
   get applyTimeUs(): number {
     return this.timeUs;

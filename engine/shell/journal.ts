@@ -4,7 +4,10 @@
 // A journal record (schemas/exchange.fbs JournalRecord, by sequence; a batch's records are stored
 // back to back as one run, engine/store/journal-store.ts) is the stamped command and the digest of
 // the outputs it produced (digest.ts); each run carries one crc32 over all of it, chained to the
-// run before (format 4; formats 2 and 3, still read, chain one per record). A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// run before (formats 4 and 5; formats 2 and 3, still read, chain one per record). The outputs
+// of format 5 carry an order's event in its answer where the two would repeat each other
+// (engine/core/output.ts eventsInAnswers); replay applies the commands a journal recorded before
+// format 5 with that off, so their stored digests still check. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
 // sequence, with the state hash at export and the configuration fingerprint; both layouts are in
 // engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a
@@ -124,6 +127,8 @@ import {
   JOURNAL_FORMAT,
   JOURNAL_FORMATS_READ,
   RUN_CHECKSUMS_FROM_KEY,
+  EVENTS_IN_ANSWERS_FROM_KEY,
+  SEALED_FORMATS,
   recordChecksum,
   runChecksum,
   runSeed,
@@ -232,9 +237,11 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
   }
   if (stored === undefined) store.putMetaSync(CONFIG_KEY, fingerprint);
   if (format !== JOURNAL_FORMAT) {
-    // Where the runs of this format begin goes first: a stop before the marker leaves the journal
-    // in its old format, and the next start records both again.
-    store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, String(store.lastSeq() + 1));
+    // Where the records of this format begin goes first: a stop before the marker leaves the
+    // journal in its old format, and the next start records them again.
+    const next = String(store.lastSeq() + 1);
+    if (format === undefined || !SEALED_FORMATS.includes(format)) store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, next);
+    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, next);
     store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
   }
   if (gained) return { changes: [...recorded, { seq: store.lastSeq(), previousSha256: stored }], gained };
@@ -458,8 +465,10 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
 
   onStartLoaded?.();
   const digests = new DigestSink();
+  const eventsInAnswersFrom = formatFrom(store, EVENTS_IN_ANSWERS_FROM_KEY, 'outputs of format 5');
   const replay = replayRecords(store, startSeq, lastChecksum, lastTimeUs, (rec) => {
     digests.begin();
+    exchange.setEventsInAnswers(rec.seq >= eventsInAnswersFrom);
     exchange.apply(rec.command, rec.seq, rec.timeUs, digests.sink);
     return digests.finish();
   }, (seq) => {
@@ -474,15 +483,20 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   }
   if (era < changes.length) throw new JournalGapError(`the journal ends at sequence ${lastSeq}, before the configuration change it records after ${changes[era].seq}`);
   if (gained) recordConfigChange(store, changes, fingerprint);
+  // Whatever the journal's past, what this engine journals from here on is of format 5.
+  exchange.setEventsInAnswers(true);
   return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? changes[changes.length - 1].seq : null };
 }
 
-/** The first sequence whose run carries a run checksum (journal-layout.ts RUN_CHECKSUMS_FROM_KEY; 1 when unset). */
-function runChecksumsFrom(store: JournalStore): number {
-  const text = store.getMeta(RUN_CHECKSUMS_FROM_KEY);
+/**
+ * The first sequence written under a later format, stored under meta `key` (journal-layout.ts
+ * RUN_CHECKSUMS_FROM_KEY, EVENTS_IN_ANSWERS_FROM_KEY; 1 when unset); `what` names those records.
+ */
+function formatFrom(store: JournalStore, key: string, what: string): number {
+  const text = store.getMeta(key);
   if (text === undefined) return 1;
   const from = /^[1-9][0-9]{0,15}$/.test(text) ? Number(text) : NaN;
-  if (!Number.isSafeInteger(from)) throw new JournalFormatError(`the journal's ${RUN_CHECKSUMS_FROM_KEY} is ${JSON.stringify(text)}, not a sequence: where its runs of format ${JOURNAL_FORMAT} begin is unknown`);
+  if (!Number.isSafeInteger(from)) throw new JournalFormatError(`the journal's ${key} is ${JSON.stringify(text)}, not a sequence: where its ${what} begin is unknown`);
   return from;
 }
 
@@ -499,7 +513,7 @@ function replayRecords(
   apply: (rec: StampedRec) => number, after: (seq: number) => void,
 ): { lastSeq: number; lastChecksum: number; lastTimeUs: number; replayed: number } {
   const rec = newStampedRec();
-  const sealedFrom = runChecksumsFrom(store);
+  const sealedFrom = formatFrom(store, RUN_CHECKSUMS_FROM_KEY, 'runs of format 4');
   let lastSeq = startSeq - 1;
   let lastChecksum = checksum;
   let lastTimeUs = timeUs;

@@ -308,7 +308,8 @@ export class AccountHistorySink {
   private onOrder(view: DataView, offset: number): void {
     const rec = this.order;
     readOrder(view, offset, rec);
-    if (rec.frontId !== FRONT_ID_NONE && !isFinal(rec.status)) return;
+    // An answer is skipped unless it carries its order's event (HeaderFlag.Event) or a final state.
+    if (rec.frontId !== FRONT_ID_NONE && rec.event === OrderEvent.None && !isFinal(rec.status)) return;
     // A response repeating the state an event of the same command just wrote (the Filled,
     // Cancelled or Expired answer right after its event) costs no second write.
     const same = rec.orderId === this.lastOrderId && rec.status === this.lastStatus &&

@@ -21,14 +21,18 @@ export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
  * Journal layout version: 2 = records with output digests (engine/shell/journal.ts replays them),
  * one record per stored value, each record's checksum chained from the record before; 3 = the same
  * records, a batch's records back to back in one stored value (engine/store/journal-store.ts);
- * 4 = the same runs, each sealed with one checksum for the whole run (sealRun). This server reads
- * all three and writes 4: a journal of format 2 or 3 is marked 4 when this server opens it, with
- * RUN_CHECKSUMS_FROM_KEY saying where its runs of format 4 begin, so that a server that does not
- * read format 4 refuses it.
+ * 4 = the same runs, each sealed with one checksum for the whole run (sealRun); 5 = the same runs,
+ * whose output digests cover outputs where an order's event rides in its answer
+ * (engine/core/output.ts eventsInAnswers). This server reads all four and writes 5: a journal of
+ * an earlier format is marked 5 when this server opens it, with RUN_CHECKSUMS_FROM_KEY (from format
+ * 2 or 3) saying where its sealed runs begin and EVENTS_IN_ANSWERS_FROM_KEY where its outputs of
+ * format 5 begin, so that a server that does not read format 5 refuses it.
  */
-export const JOURNAL_FORMAT = '4';
+export const JOURNAL_FORMAT = '5';
 /** The formats this server reads: a record per value is a run of one. */
-export const JOURNAL_FORMATS_READ: readonly string[] = ['2', '3', JOURNAL_FORMAT];
+export const JOURNAL_FORMATS_READ: readonly string[] = ['2', '3', '4', JOURNAL_FORMAT];
+/** The formats whose runs are sealed whole (sealRun); a journal opened in another is sealed from RUN_CHECKSUMS_FROM_KEY. */
+export const SEALED_FORMATS: readonly string[] = ['4', JOURNAL_FORMAT];
 /** Meta keys: the journal format and the engine configuration's fingerprint (recovery checks both). */
 export const FORMAT_KEY = 'journalFormat';
 /**
@@ -37,6 +41,12 @@ export const FORMAT_KEY = 'journalFormat';
  * checksum; the records before it, one each.
  */
 export const RUN_CHECKSUMS_FROM_KEY = 'runChecksumsFrom';
+/**
+ * Meta key: the first sequence written under format 5 (as RUN_CHECKSUMS_FROM_KEY; 1 when unset).
+ * Replay applies the commands before it with the orders' events in records of their own, as the
+ * engine that journaled them wrote its outputs, so that their output digests still check.
+ */
+export const EVENTS_IN_ANSWERS_FROM_KEY = 'eventsInAnswersFrom';
 export const CONFIG_KEY = 'engineConfigSha256';
 /** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
 export const CLEAN_STOP_KEY = 'cleanStop';

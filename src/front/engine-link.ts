@@ -201,7 +201,9 @@ export class EngineLink {
         const request = this.pending.get(header.requestId);
         if ((header.flags & HeaderFlag.Last) !== 0) this.pending.delete(header.requestId);
         request?.onRecord(header.type, view, offset, header);
-      } else if (header.frontId === FRONT_ID_NONE) {
+      }
+      // An answer that carries its order's event (HeaderFlag.Event) is an event on every front.
+      if (header.frontId === FRONT_ID_NONE || (header.flags & HeaderFlag.Event) !== 0) {
         this.events!.onEvent(header.type, view, offset, header);
       }
     } catch (error) {

@@ -176,6 +176,39 @@ describe('engine: self-trade prevention', () => {
   });
 });
 
+describe('engine: an order\'s event carried in its answer', () => {
+  const shape = (records: Rec[]): string[] => records.map((r) => r.type !== RecordType.Order
+    ? RecordType[r.type]
+    : `${OrderEvent[r.event]}${r.frontId === FRONT_ID_NONE ? '' : ' answer'}${(r.flags & HeaderFlag.Event) !== 0 ? ' (event)' : ''}`);
+
+  it('writes one record where the event and the answer would repeat each other, and both where they differ', () => {
+    const h = new EngineHarness(testConfig());
+    fourAccounts(h);
+    const rest = h.apply(cmd.place(A, 'bid', 100, 2));
+    expect(shape(rest)).toEqual(['Balance', 'Depth', 'Accepted answer (event)']);
+    const restId = ordersOf(rest)[0].orderId;
+    // Nothing to meet: an IOC's orderAccepted and its orderExpired differ, and the answer carries the latter.
+    expect(shape(h.apply(cmd.place(B, 'bid', 99, 1, { tif: IOC })))).toEqual(['Balance', 'Accepted', 'Balance', 'Expired answer (event)']);
+    // A taker that fills: orderAccepted comes before its fills, the answer is the final state only.
+    const taker = h.apply(cmd.place(B, 'ask', 100, 1));
+    expect(shape(taker).filter((k) => !['Balance', 'Depth', 'Trade'].includes(k))).toEqual(['Accepted', 'Fill', 'Fill', 'None answer']);
+    expect(shape(h.apply(cmd.cancel(A, restId)))).toEqual(['Balance', 'Depth', 'Cancelled answer (event)']);
+    // With the events apart (journals of format 4 and before), each is a record of its own.
+    h.eventsInAnswers = false;
+    expect(shape(h.apply(cmd.place(A, 'bid', 100, 2)))).toEqual(['Balance', 'Accepted', 'Depth', 'None answer']);
+  });
+
+  it('answers a place waiting out its speed bump with its orderCancelled when it is cancelled', () => {
+    const h = new EngineHarness(testConfig({ speedBumpUs: 1_000 }));
+    fourAccounts(h);
+    const placed = h.apply(cmd.place(A, 'bid', 100, 2));
+    expect(shape(placed)).toEqual(['Balance']);
+    const pending = h.openOrders(A, M0)[0];
+    // The place's answer carries the event; the cancel's own answer is the state alone.
+    expect(shape(h.apply(cmd.cancel(A, pending.orderId)))).toEqual(['Balance', 'Cancelled answer (event)', 'None answer']);
+  });
+});
+
 describe('engine: cancels', () => {
   it('cancels by order id or client id, only the owner, only in its market', () => {
     runScenario(testConfig(), [
@@ -213,7 +246,10 @@ describe('engine: cancels', () => {
         balances: [[A, QUOTE, START_QUOTE - 150, 150], [A, BASE, START_BASE, 0]], book: { bids: [[98, 1]], asks: [] },
         check: (records, h) => {
           const addressed = records.filter((r) => r.frontId === FRONT);
-          expect(addressed.map((r) => [RecordType[r.type], r.flags])).toEqual([['Order', 0], ['Order', 0], ['Order', 0], ['Result', HeaderFlag.Last]]);
+          // Each order's answer carries its orderCancelled: no record of its own.
+          expect(addressed.map((r) => [RecordType[r.type], r.flags])).toEqual([['Order', HeaderFlag.Event], ['Order', HeaderFlag.Event], ['Order', HeaderFlag.Event], ['Result', HeaderFlag.Last]]);
+          expect(ordersOf(addressed).map((o) => o.event)).toEqual([OrderEvent.Cancelled, OrderEvent.Cancelled, OrderEvent.Cancelled]);
+          expect(ordersOf(records).filter((o) => o.frontId === FRONT_ID_NONE)).toEqual([]);
           expect(ordersOf(addressed).map((o) => [o.priceTicks, OrderStatus[o.status]])).toEqual([[100, 'Cancelled'], [99, 'Cancelled'], [105, 'Cancelled']]);
           expect(resultOf(records).value).toBe(3);
           expect(h.openOrders(A, M1).map((o) => o.priceTicks)).toEqual([50]);

@@ -5,9 +5,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { InboundRing, OutboundRing } from '../../engine/bus/ring.js';
-import { SLOT_BYTES, newResultRec, readCommand, readCommandSlot, readResult, writeResult } from '../../engine/bus/codec.js';
+import { SLOT_BYTES, newOrderRec, newResultRec, readCommand, readCommandSlot, readResult, writeOrder, writeResult } from '../../engine/bus/codec.js';
 import { Control } from '../../engine/bus/control.js';
-import { CommandKind, FRONT_ID_NONE, HeaderFlag, ResultCode, newCommand, newCommandSlot } from '../../engine/bus/types.js';
+import { CommandKind, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode, newCommand, newCommandSlot } from '../../engine/bus/types.js';
 import { EngineLink } from '../../src/front/engine-link.js';
 import { callEngine, type FrontContext } from '../../src/front/context.js';
 import type { RequestContext } from '../../src/front/http.js';
@@ -136,6 +136,44 @@ describe('EngineLink draining the outbound ring', () => {
       expect(link.pendingCount).toBe(0);
     } finally {
       link.stop();
+    }
+  });
+});
+
+describe('EngineLink delivering an answer that carries its order\'s event', () => {
+  it('answers the request on the owner front and streams the event on every front', async () => {
+    const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
+    const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 2 });
+    const control = Control.create();
+    const owner = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100);
+    const other = new EngineLink(4, inbound.sab, outbound.sab, 1, control.sab, 100);
+    const answered: number[] = [];
+    const events = { owner: [] as number[], other: [] as number[] };
+    expect(owner.submit((c) => { c.kind = CommandKind.CancelOrder; }, { onRecord(_t, _v, _o, h) { answered.push(h.seq); } })).toBe('ok'); // requestId 1
+    expect(owner.submit((c) => { c.kind = CommandKind.CancelOrder; }, { onRecord(_t, _v, _o, h) { answered.push(h.seq); } })).toBe('ok'); // requestId 2
+    const rec = newOrderRec();
+    const put = (seq: number, requestId: number, flags: number, event: OrderEvent) => {
+      const s = outbound.tryClaim();
+      rec.seq = seq; rec.frontId = 3; rec.requestId = requestId; rec.flags = flags; rec.type = RecordType.Order; rec.event = event;
+      writeOrder(outbound.view, outbound.offsetOf(s), rec);
+      outbound.publish(s);
+    };
+    put(1, 1, HeaderFlag.Last | HeaderFlag.Event, OrderEvent.Cancelled);
+    put(2, 2, HeaderFlag.Last, OrderEvent.None);
+    outbound.flush();
+    owner.start({ onEvent: (_t, _v, _o, h) => events.owner.push(h.seq), onBatchEnd() {} });
+    other.start({ onEvent: (_t, _v, _o, h) => events.other.push(h.seq), onBatchEnd() {} });
+    try {
+      control.setSeqDurable(2);
+      outbound.signal();
+      const deadline = Date.now() + 10_000;
+      while ((answered.length < 2 || events.other.length === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      // Both answers reach their requests; only the one flagged Event is also a stream event, on both fronts.
+      expect(answered).toEqual([1, 2]);
+      expect(events).toEqual({ owner: [1], other: [1] });
+    } finally {
+      owner.stop();
+      other.stop();
     }
   });
 });

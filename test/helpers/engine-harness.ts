@@ -261,6 +261,18 @@ export class EngineHarness {
   readonly stream: Stamped[] = [];
   /** Run the checks after each command (the randomized test keeps them on; a benchmark would not). */
   checks = true;
+  /**
+   * Whether the engine writes orders' events in their answers (engine/core/output.ts; the
+   * default); off, it writes them as engines of journal format 4 did. Kept across restarts.
+   */
+  get eventsInAnswers(): boolean {
+    return this.eventsInAnswersOn;
+  }
+  set eventsInAnswers(on: boolean) {
+    this.eventsInAnswersOn = on;
+    this.exchange.setEventsInAnswers(on);
+  }
+  private eventsInAnswersOn = true;
   /** How many snapshot round trips (restartFromSnapshot) this harness has made. */
   snapshotRestarts = 0;
 
@@ -313,6 +325,7 @@ export class EngineHarness {
     // As the engine worker does after its recovery: derived, no state and no record.
     restored.drawTriggerBands();
     if (restored.stateHash() !== this.exchange.stateHash()) throw new Error(`drawing the trigger bands changed the state hash at seq ${this.seq}`);
+    restored.setEventsInAnswers(this.eventsInAnswers);
     this.exchange = restored;
     this.snapshotRestarts++;
   }

@@ -17,6 +17,7 @@
 // liquidation waterfall liquidation/ (engine-model-liquidation.ts) and collateral conversion
 // liquidation/conversion.ts (engine-model-conversion.ts).
 
+import { withEventsInAnswers } from './events-in-answers.js';
 import { permuteOrderNumber } from '../../engine/core/ids.js';
 import {
   AccountSettingFlag,
@@ -260,7 +261,19 @@ export class ModelExchange {
     for (const market of config.markets) this.marketState.set(market.marketId, { updateId: 0, updateSeq: -1, lastTradeId: 0, lastPriceTicks: 0, guardTicks: 0, guardTimeUs: 0, orderBookState: OrderBookState.Open });
   }
 
+  /**
+   * Applies one command and returns its records: as the engine writes them with the orders' events
+   * in their answers (events-in-answers.ts), or with `eventsInAnswers` off, every event on its own.
+   */
   apply(cmd: Command, seq: number, timeUs: number): Rec[] {
+    const out = this.applyCommand(cmd, seq, timeUs);
+    return this.eventsInAnswers ? withEventsInAnswers(out) : out;
+  }
+
+  /** Whether apply returns the records with events in answers (the engine's default). */
+  eventsInAnswers = true;
+
+  private applyCommand(cmd: Command, seq: number, timeUs: number): Rec[] {
     this.out = [];
     this.seq = seq;
     this.timeUs = timeUs;

@@ -13,8 +13,10 @@ import { runRandomStream } from './engine-random.js';
 /**
  * Runs `commands` steps of the random stream of `seed` on a fresh engine: every outbound record is
  * handed to `onRecord` (ring and offset) in ring order, and `afterStep` runs after each step's
- * records (`last` on the final one). Queries are answered unsequenced. Returns the engine and the
- * last sequence it applied.
+ * records (`last` on the final one). Queries are answered unsequenced. The commands before
+ * sequence `eventsInAnswersFrom` write the orders' events apart from their answers, as an engine
+ * of journal format 4 or before did (engine/core/output.ts eventsInAnswers). Returns the engine and
+ * the last sequence it applied.
  */
 export async function sequenceRandomStream(
   config: EngineConfig,
@@ -22,6 +24,7 @@ export async function sequenceRandomStream(
   commands: number,
   onRecord: (ring: OutboundRing, offset: number) => void,
   afterStep: (index: number, last: boolean) => Promise<void>,
+  eventsInAnswersFrom = 1,
 ): Promise<{ exchange: Exchange; seq: number }> {
   const harness = new EngineHarness(config);
   harness.checks = false;
@@ -33,6 +36,7 @@ export async function sequenceRandomStream(
   let seq = 0;
   for (const [i, stamped] of harness.stream.entries()) {
     const command = commandFromSlot(stamped.command);
+    exchange.setEventsInAnswers(seq + 1 >= eventsInAnswersFrom);
     if (command.kind >= CommandKind.QueryBalances) sequencer.query(command, seq, stamped.timeUs);
     else sequencer.command(++seq, stamped.timeUs, command, null, 0);
     ring.flush();

@@ -1,20 +1,22 @@
 // The LMDB journal stores a batch's records back to back in one value (a run), sealed with one
-// checksum for the run, chained from the run before (format 4), and still reads journals of format
-// 3 (runs whose records each carry a checksum chained from the record before) and 2 (one such
-// record per value): journals written in the older formats, and ones an upgraded server continued
-// in sealed runs, replay to the live engine's state; a sealed run is checked whole before any of
-// its records is applied; reads, ranges and compaction work on records whatever run holds them.
+// checksum for the run, chained from the run before (formats 4 and 5), and still reads journals of
+// format 3 (runs whose records each carry a checksum chained from the record before) and 2 (one
+// such record per value): journals written in the older formats, and ones an upgraded server
+// continued in sealed runs, replay to the live engine's state, each command's outputs digested as
+// the engine of its format wrote them (format 5: orders' events carried in their answers); a
+// sealed run is checked whole before any of its records is applied; reads, ranges and compaction
+// work on records whatever run holds them.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import { afterAll, describe, expect, it } from 'vitest';
-import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES } from '../../engine/bus/codec.js';
+import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, newStampedRec, readStamped } from '../../engine/bus/codec.js';
 import type { EngineConfig } from '../../engine/bus/types.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
-import { JournalChecksumError, JournalFormatError, JournalOutputDigestError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
-import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_KEY, JOURNAL_FORMAT, RUN_CHECKSUMS_FROM_KEY, chainChecksum, runChecksum, sealRun } from '../../engine/store/journal-layout.js';
+import { DigestSink, JournalChecksumError, JournalFormatError, JournalOutputDigestError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
+import { CHECKSUMMED_BYTES, CONFIG_KEY, EVENTS_IN_ANSWERS_FROM_KEY, FORMAT_KEY, JOURNAL_FORMAT, RUN_CHECKSUMS_FROM_KEY, chainChecksum, runChecksum, sealRun } from '../../engine/store/journal-layout.js';
 import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
 import { prng, randomInt } from '../helpers/engine-harness.js';
@@ -24,8 +26,11 @@ import { sequenceRandomStream } from '../helpers/sequenced-stream.js';
 const SEED = 21;
 const COMMANDS = 400;
 
-/** The records the real writer makes of a random stream (in random batches), and the live state hash. */
-async function liveJournal(config: EngineConfig): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
+/**
+ * The records the real writer makes of a random stream (in random batches), and the live state
+ * hash; the commands before `eventsInAnswersFrom` as an engine of journal format 4 wrote them.
+ */
+async function liveJournal(config: EngineConfig, eventsInAnswersFrom = 1): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
   const store = new FaultyJournalStore();
   const writer = new JournalWriter(store, 0, 0);
   const random = prng(SEED);
@@ -37,6 +42,7 @@ async function liveJournal(config: EngineConfig): Promise<{ records: Map<number,
     async (_, last) => {
       if (randomInt(random, 0, 9) === 0 || last) await writer.commit();
     },
+    eventsInAnswersFrom,
   );
   return { records: store.disk, stateHash: exchange.stateHash() };
 }
@@ -107,11 +113,15 @@ function storedValues(store: LmdbJournalStore): number {
   return [...store.records.getKeys()].length;
 }
 
-describe('journal runs: sealed (format 4), per-record chained runs (format 3) and one-record values (format 2)', async () => {
+describe('journal runs: sealed (formats 4 and 5), per-record chained runs (format 3) and one-record values (format 2)', async () => {
   const config = randomConfig(SEED);
   const fingerprint = engineConfigFingerprint(config);
   const { records, stateHash } = await liveJournal(config);
   const last = records.size;
+  const half = Math.floor(last / 2);
+  // The same stream as an engine of format 4 or before journaled it, whole and up to its half.
+  const { records: older } = await liveJournal(config, Number.MAX_SAFE_INTEGER);
+  const { records: upgradedAtHalf } = await liveJournal(config, half + 1);
   const dirs: string[] = [];
   const tempDir = (): string => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-runs-'));
@@ -123,29 +133,31 @@ describe('journal runs: sealed (format 4), per-record chained runs (format 3) an
   });
 
   for (const [format, runLength] of [['2', 1], ['3', 7]] as const) {
-    it(`replays a format ${format} journal to the live state and marks it format 4, its sealed runs after its last record`, async () => {
+    it(`replays a format ${format} journal to the live state and marks it format 5, its sealed runs and outputs of format 5 after its last record`, async () => {
       expect(last).toBeGreaterThan(300);
       const dir = tempDir();
-      await olderJournal(dir, records, last, fingerprint, format, runLength);
+      await olderJournal(dir, older, last, fingerprint, format, runLength);
       const store = new LmdbJournalStore(dir);
       expect(storedValues(store)).toBe(Math.ceil(last / runLength));
       const recovery = recover(store, config, fingerprint);
       expect(recovery.lastSeq).toBe(last);
       expect(recovery.exchange.stateHash()).toBe(stateHash);
-      expect(recovery.lastChecksum).toBe(Buffer.from(records.get(last)!).readUInt32LE(JOURNAL_CHECKSUM_OFFSET));
+      expect(recovery.lastChecksum).toBe(Buffer.from(older.get(last)!).readUInt32LE(JOURNAL_CHECKSUM_OFFSET));
       expect(store.getMeta(FORMAT_KEY)).toBe(JOURNAL_FORMAT);
-      expect(JOURNAL_FORMAT).toBe('4');
+      expect(JOURNAL_FORMAT).toBe('5');
       expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(last + 1));
+      expect(store.getMeta(EVENTS_IN_ANSWERS_FROM_KEY)).toBe(String(last + 1));
       await store.close();
     });
 
     it(`replays a format ${format} journal continued in sealed runs, chained across the two, and reads every record where its run keeps it`, async () => {
       const dir = tempDir();
-      const half = Math.floor(last / 2);
+      const records = upgradedAtHalf;
       await olderJournal(dir, records, half, fingerprint, format, runLength);
       const store = new LmdbJournalStore(dir);
       const upgraded = recover(store, config, fingerprint);
       expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(half + 1));
+      expect(store.getMeta(EVENTS_IN_ANSWERS_FROM_KEY)).toBe(String(half + 1));
       // The writer starts the store's chain where recovery ended, as the journal worker does.
       store.chainFrom(upgraded.lastChecksum);
       // Batches of 1 to 40 records, each one run.
@@ -178,7 +190,7 @@ describe('journal runs: sealed (format 4), per-record chained runs (format 3) an
 
   it('halts where the sealed runs do not chain from the records before them', async () => {
     const dir = tempDir();
-    const half = Math.floor(last / 2);
+    const records = upgradedAtHalf;
     await olderJournal(dir, records, half, fingerprint, '3', 5);
     const store = new LmdbJournalStore(dir);
     recover(store, config, fingerprint);
@@ -190,6 +202,55 @@ describe('journal runs: sealed (format 4), per-record chained runs (format 3) an
     expect(() => recover(store, config, fingerprint)).toThrow(
       new JournalChecksumError(`journal records ${half + 1}–${last}: checksum ${run.readUInt32LE(run.length - 4)} does not chain (expected ${expected})`),
     );
+    await store.close();
+  });
+
+  it('replays a format 4 journal continued under format 5: each command\'s outputs as the engine of its format wrote them', async () => {
+    const dir = tempDir();
+    const store = new LmdbJournalStore(dir);
+    // Sealed runs of format 4, as that server wrote them (it recorded no runChecksumsFrom: sealed from 1).
+    for (let seq = 1; seq <= half; seq++) {
+      store.append(seq, upgradedAtHalf.get(seq)!);
+      if (seq % 50 === 0) store.endBatch();
+    }
+    await store.commit();
+    store.putMetaSync(FORMAT_KEY, '4');
+    store.putMetaSync(CONFIG_KEY, fingerprint);
+    const upgraded = recover(store, config, fingerprint);
+    expect(upgraded.lastSeq).toBe(half);
+    expect(store.getMeta(FORMAT_KEY)).toBe('5');
+    expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBeUndefined();
+    expect(store.getMeta(EVENTS_IN_ANSWERS_FROM_KEY)).toBe(String(half + 1));
+    // The engine recovery hands on writes what the journal now says it holds: format 5's outputs.
+    const sink = new DigestSink();
+    const stamped = newStampedRec();
+    for (let seq = half + 1; seq <= last; seq++) {
+      const bytes = Buffer.from(upgradedAtHalf.get(seq)!);
+      readStamped(new DataView(bytes.buffer, bytes.byteOffset, bytes.length), 0, stamped);
+      sink.begin();
+      upgraded.exchange.apply(stamped.command, seq, stamped.timeUs, sink.sink);
+      expect(sink.finish(), `the digest of command ${seq}`).toBe(bytes.readUInt32LE(JOURNAL_DIGEST_OFFSET));
+    }
+    store.chainFrom(upgraded.lastChecksum);
+    for (let seq = half + 1; seq <= last; seq++) store.append(seq, upgradedAtHalf.get(seq)!);
+    await store.commit();
+    const recovery = recover(store, config, fingerprint);
+    expect(recovery.lastSeq).toBe(last);
+    expect(recovery.exchange.stateHash()).toBe(stateHash);
+    // The two formats' outputs differ (events carried in answers after the half, apart before it),
+    // so replaying either side in the other's way halts on its first differing digest.
+    const differs = (a: Map<number, Uint8Array>, b: Map<number, Uint8Array>, from: number, to: number): number => {
+      for (let seq = from; seq <= to; seq++) if (Buffer.from(a.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET) !== Buffer.from(b.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET)) return seq;
+      return -1;
+    };
+    const firstOld = differs(upgradedAtHalf, records, 1, half);
+    const firstNew = differs(upgradedAtHalf, older, half + 1, last);
+    expect(firstOld).toBeGreaterThan(0);
+    expect(firstNew).toBeGreaterThan(half);
+    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, '1');
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstOld}: replayed outputs`);
+    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, String(last + 1));
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstNew}: replayed outputs`);
     await store.close();
   });
 
@@ -260,6 +321,7 @@ describe('journal runs: sealed (format 4), per-record chained runs (format 3) an
 
   it('within a run of format 3, halts at the first damaged record, with what every record before it replayed checked', async () => {
     const dir = tempDir();
+    const records = older;
     await olderJournal(dir, records, last, fingerprint, '3', last);
     const store = new LmdbJournalStore(dir);
     const put = (run: Buffer): void => store.records.putSync(seqKey(1), run);
@@ -291,9 +353,9 @@ describe('journal runs: sealed (format 4), per-record chained runs (format 3) an
     await store.close();
   });
 
-  it('refuses a journal of a format it does not read, or one that does not say where its sealed runs begin', async () => {
+  it('refuses a journal of a format it does not read, or one that does not say where its sealed runs or outputs of format 5 begin', async () => {
     const dir = tempDir();
-    await olderJournal(dir, records, 10, fingerprint, '2');
+    await olderJournal(dir, older, 10, fingerprint, '2');
     const store = new LmdbJournalStore(dir);
     expect(recover(store, config, fingerprint).lastSeq).toBe(10);
     for (const damaged of ['', '0', '-1', '1.5', '11x', '99999999999999999']) {
@@ -302,7 +364,13 @@ describe('journal runs: sealed (format 4), per-record chained runs (format 3) an
     }
     store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, '11');
     expect(recover(store, config, fingerprint).lastSeq).toBe(10);
-    store.putMetaSync(FORMAT_KEY, '5');
+    for (const damaged of ['', '0', '2e3']) {
+      store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, damaged);
+      expect(() => recover(store, config, fingerprint)).toThrow(new JournalFormatError(`the journal's eventsInAnswersFrom is ${JSON.stringify(damaged)}, not a sequence: where its outputs of format 5 begin is unknown`));
+    }
+    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, '11');
+    expect(recover(store, config, fingerprint).lastSeq).toBe(10);
+    store.putMetaSync(FORMAT_KEY, '6');
     expect(() => recover(store, config, fingerprint)).toThrow(JournalFormatError);
     await store.close();
   });

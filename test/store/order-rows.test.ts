@@ -92,6 +92,21 @@ describe('order rows of the account history', () => {
     await store.close();
   });
 
+  it('keeps the row and the open-order index of an order whose answer carries its orderAccepted', async () => {
+    const store = new LmdbJournalStore(dir);
+    const sink = new AccountHistorySink(store.root);
+    const { history } = openHistoryDbs(store.root);
+    // A resting order's only record is its answer, flagged as its event too (journal format 5).
+    const accepted = order(4, 14, OrderEvent.Accepted, OrderStatus.New, 0, { frontId: 1, flags: HeaderFlag.Last | HeaderFlag.Event | HeaderFlag.CommandEnd });
+    store.root.transactionSync(() => {
+      for (const view of [stamped(4), accepted]) sink.onRecord(view, 0);
+    });
+    expect(history.get(['o', ACCOUNT, 14])).toEqual(bytesOf(accepted));
+    const reader = new AccountHistoryReader(store.root, 1);
+    expect(reader.orders(ACCOUNT, {}, { limit: 10, offset: 0, descending: true }).map((rec) => [rec.orderId, rec.status])[0]).toEqual([14, OrderStatus.New]);
+    await store.close();
+  });
+
   it('writes a row at once outside a command', async () => {
     const store = new LmdbJournalStore(dir);
     const sink = new AccountHistorySink(store.root);

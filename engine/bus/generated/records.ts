@@ -81,8 +81,10 @@ export interface CommandSlot {
 /**
  * Common head of every outbound record. front_id/request_id address a response to the request
  * that caused it (front_id 0xFFFF: an event for everyone); flags bit 0 marks the last record of
- * a response, bit 1 the last record written for one sequenced command (HeaderFlag.CommandEnd). seq is the journal sequence the record depends on: no front thread releases a
- * record before seqDurable reaches it.
+ * a response, bit 1 the last record written for one sequenced command (HeaderFlag.CommandEnd), bit 2
+ * an off-book trade, bit 3 an order answer that is also its order's stream event (HeaderFlag.Event).
+ * seq is the journal sequence the record depends on: no front thread releases a record before
+ * seqDurable reaches it.
  */
 export interface RecordHeaderFields {
   seq: number;

@@ -27,8 +27,13 @@ import type { EngineState } from '../state.js';
 /**
  * Cancels a pending or resting order: emits orderCancelled, its balance and (if it rested) its
  * level's depth. The slot stays open so the caller can write its response; then closeOrder.
+ * With events in answers (output.ts) the orderCancelled rides in the order's next answer instead:
+ * a pending order's answer to its place, written here, or (`answered`: the caller answers a
+ * request next with the cancelled state) the caller's. Returns whether the caller's answer
+ * carries it. An order or a caller addressed to no one (a system order, an injected command) has
+ * no answer to carry it.
  */
-export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReason): void {
+export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReason, answered = false): boolean {
   const pool = s.pool;
   const state = pool.state[slot];
   assert(state === OrderState.Pending || state === OrderState.Resting, 'cancelling an order that is not open');
@@ -43,13 +48,22 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
   } else {
     levelQty = book.unlink(slot);
   }
-  s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, reason, FRONT_ID_NONE, 0, 0);
+  const inAnswer = s.out.eventsInAnswers && (state === OrderState.Pending ? pool.frontId[slot] !== FRONT_ID_NONE : answered);
+  if (!inAnswer) s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, reason, FRONT_ID_NONE, 0, 0);
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
   if (state === OrderState.Resting) {
     s.out.depth(marketIndex, side, pool.priceTicks[slot], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
-  } else {
-    s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, reason, pool.frontId[slot], pool.requestId[slot], HeaderFlag.Last);
+    return inAnswer;
   }
+  const event = inAnswer ? OrderEvent.Cancelled : OrderEvent.None;
+  s.out.order(slot, event, OrderStatus.Cancelled, reason, pool.frontId[slot], pool.requestId[slot], inAnswer ? HeaderFlag.Last | HeaderFlag.Event : HeaderFlag.Last);
+  return false;
+}
+
+/** The answer to a cancel: the order's cancelled state, carrying its orderCancelled when `withEvent`. */
+function answerCancelled(s: EngineState, slot: number, withEvent: boolean, frontId: number, requestId: number, flags: number): void {
+  if (withEvent) s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, ExpiryReason.None, frontId, requestId, flags | HeaderFlag.Event);
+  else s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, frontId, requestId, flags);
 }
 
 /**
@@ -84,8 +98,7 @@ export function cancelOrder(s: EngineState, cmd: CancelOrderCommand): void {
     if (slot === NO_SLOT) code = ResultCode.UnknownOrder;
   }
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
-  cancelOpenOrder(s, slot, ExpiryReason.None);
-  s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, HeaderFlag.Last);
+  answerCancelled(s, slot, cancelOpenOrder(s, slot, ExpiryReason.None, cmd.frontId !== FRONT_ID_NONE), cmd.frontId, cmd.requestId, HeaderFlag.Last);
   closeOrder(s, slot);
 }
 
@@ -99,8 +112,7 @@ export function cancelAll(s: EngineState, cmd: CancelAllCommand): void {
   for (let slot = pool.accountHead[cmd.accountId], after = NO_SLOT; slot !== NO_SLOT; slot = after) {
     after = pool.accountNext[slot];
     if (pool.marketIndex[slot] !== marketIndex) continue;
-    cancelOpenOrder(s, slot, ExpiryReason.None);
-    s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
+    answerCancelled(s, slot, cancelOpenOrder(s, slot, ExpiryReason.None, cmd.frontId !== FRONT_ID_NONE), cmd.frontId, cmd.requestId, 0);
     closeOrder(s, slot);
     cancelled++;
   }

@@ -29,6 +29,11 @@
 //   cancel: order Cancelled, balance, depth; then order Expired + balance, or depth of the resting
 //   remainder; a market order that filled: balance (its unspent hold released);
 //   finally the order's state, addressed to its place request, flagged Last.
+// With events in answers (Output.eventsInAnswers: every command of a journal of format 5) an event
+// that the order's answer would repeat field for field is not written on its own: the answer
+// carries it (HeaderFlag.Event). An order that rests untouched writes its depth, then its answer as
+// orderAccepted; an expiring one writes orderAccepted, its balance, then its answer as
+// orderExpired. Everything else is as above.
 
 import {
   ExpiryReason,
@@ -47,7 +52,7 @@ import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import { beyondSweepBand, followTrade } from './reference.js';
-import { admitReduceOnly, expireResting, isReduceOnly } from '../perp/reduce-only.js';
+import { admitReduceOnly, clipsReduceOnly, expireResting, isReduceOnly } from '../perp/reduce-only.js';
 import { rulesOf, rulesOfOrder, type Fill } from '../kinds.js';
 import type { EngineState } from '../state.js';
 import {
@@ -87,10 +92,15 @@ function oppositeSide(s: EngineState, taker: number): BookSide {
 export function activateOrder(s: EngineState, taker: number): void {
   const pool = s.pool;
   assert(pool.state[taker] === OrderState.Active && pool.executedLots[taker] === 0, 'activating an order that is not fresh');
-  s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+  const reduceOnly = isReduceOnly(s, taker);
+  // With events in answers, orderAccepted waits until it is known whether the order rests untouched
+  // (then its answer carries it); nothing is written before that moment, so its place is the same.
+  // A reduce-only order clipped to its position rests changed: its orderAccepted is written first.
+  let acceptedInAnswer = s.out.eventsInAnswers && !(reduceOnly && clipsReduceOnly(s, taker));
+  if (!acceptedInAnswer) s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
   const marketIndex = pool.marketIndex[taker];
   // A reduce-only perpetual order meets the position as it stands now (perp/reduce-only.ts).
-  let reason: ExpiryReason = isReduceOnly(s, taker) ? admitReduceOnly(s, taker) : ExpiryReason.None;
+  let reason: ExpiryReason = reduceOnly ? admitReduceOnly(s, taker) : ExpiryReason.None;
   s.sweepReferenceTicks = pool.isMarket(taker) ? sweepReference(s, taker) : 0;
   // A delayed limit order meets the band of the last price when it takes effect (place.ts header).
   if (reason !== ExpiryReason.None) {
@@ -102,10 +112,17 @@ export function activateOrder(s: EngineState, taker: number): void {
   } else if (pool.timeInForce[taker] === TimeInForce.FOK && !canFillCompletely(s, taker)) {
     reason = ExpiryReason.FillOrKill;
   } else {
+    // A limit order that good-till-cancel meets no marketable level rests untouched; any other trades or expires.
+    if (acceptedInAnswer && (pool.isMarket(taker) || pool.timeInForce[taker] !== TimeInForce.GTC || wouldTake(s, taker))) {
+      acceptedInAnswer = false;
+      s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+    }
     reason = matchTaker(s, taker);
     rulesOf(s.catalog.kindOf[marketIndex]).afterMatch(s, marketIndex);
+    return finishTaker(s, taker, reason, acceptedInAnswer);
   }
-  finishTaker(s, taker, reason);
+  if (acceptedInAnswer) s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+  finishTaker(s, taker, reason, false);
 }
 
 /**
@@ -328,12 +345,16 @@ function takerFillStatus(s: EngineState, taker: number): OrderStatus {
   return OrderStatus.PartiallyFilled;
 }
 
-/** Ends the taker's activation: filled, expired (with its lock released) or resting. */
-function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason): void {
+/**
+ * Ends the taker's activation: filled, expired (with its lock released) or resting. With
+ * `acceptedInAnswer` the order rests untouched and its answer carries its orderAccepted.
+ */
+function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, acceptedInAnswer: boolean): void {
   const pool = s.pool;
   const book = s.books[pool.marketIndex[taker]];
   const frontId = pool.frontId[taker];
   const requestId = pool.requestId[taker];
+  assert(!acceptedInAnswer || (stopReason === ExpiryReason.None && pool.executedLots[taker] === 0 && pool.timeInForce[taker] === TimeInForce.GTC), 'an order expected to rest untouched ended otherwise');
   if (pool.isMarket(taker)) return finishMarketTaker(s, taker, stopReason);
   if (pool.remainingLots[taker] === 0) {
     s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
@@ -350,7 +371,8 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason): v
   const side = pool.side[taker] as Side;
   const levelQty = book.sideOf(side).levelQty[pool.level[taker]];
   s.out.depth(pool.marketIndex[taker], side, pool.priceTicks[taker], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
-  s.out.order(taker, OrderEvent.None, openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+  if (acceptedInAnswer) s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, frontId, requestId, HeaderFlag.Last | HeaderFlag.Event);
+  else s.out.order(taker, OrderEvent.None, openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
 }
 
 /** Expires the taker's remainder: releases its lock, emits orderExpired, balance and the response. */
@@ -360,9 +382,15 @@ function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void 
   const rules = rulesOfOrder(s, taker);
   const assetIndex = rules.holdAssetOf(s, taker);
   s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
-  s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
-  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
-  s.out.order(taker, OrderEvent.None, OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
+  // A system order (addressed to no one) has no answer to carry its event.
+  if (s.out.eventsInAnswers && pool.frontId[taker] !== FRONT_ID_NONE) {
+    s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+    s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last | HeaderFlag.Event);
+  } else {
+    s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
+    s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+    s.out.order(taker, OrderEvent.None, OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
+  }
   closeOrder(s, taker);
 }
 

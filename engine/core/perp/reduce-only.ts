@@ -53,6 +53,14 @@ export function admitReduceOnly(s: EngineState, slot: number): ExpiryReason {
   return ExpiryReason.None;
 }
 
+/** Whether admitReduceOnly would clip the order to the position's size (it reduces, and by less than the order's remainder). */
+export function clipsReduceOnly(s: EngineState, slot: number): boolean {
+  const pool = s.pool;
+  const p = s.positions;
+  const lots = p.lots[p.cell(pool.accountId[slot], pool.marketIndex[slot])];
+  return reduces(pool.side[slot], lots) && pool.remainingLots[slot] > Math.abs(lots);
+}
+
 /** Expires a resting reduce-only order: out of its level, orderExpired, depth; the slot is freed. */
 export function expireResting(s: EngineState, slot: number): void {
   const pool = s.pool;
