@@ -95,8 +95,9 @@ export function activateOrder(s: EngineState, taker: number): void {
   const reduceOnly = isReduceOnly(s, taker);
   // With events in answers, orderAccepted waits until it is known whether the order rests untouched
   // (then its answer carries it); nothing is written before that moment, so its place is the same.
-  // A reduce-only order clipped to its position rests changed: its orderAccepted is written first.
-  let acceptedInAnswer = s.out.eventsInAnswers && !(reduceOnly && clipsReduceOnly(s, taker));
+  // A reduce-only order clipped to its position rests changed, and a system order (addressed to no
+  // one) has no answer: their orderAccepted is written first.
+  let acceptedInAnswer = s.out.eventsInAnswers && pool.frontId[taker] !== FRONT_ID_NONE && !(reduceOnly && clipsReduceOnly(s, taker));
   if (!acceptedInAnswer) s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
   const marketIndex = pool.marketIndex[taker];
   // A reduce-only perpetual order meets the position as it stands now (perp/reduce-only.ts).
@@ -112,7 +113,7 @@ export function activateOrder(s: EngineState, taker: number): void {
   } else if (pool.timeInForce[taker] === TimeInForce.FOK && !canFillCompletely(s, taker)) {
     reason = ExpiryReason.FillOrKill;
   } else {
-    // A limit order that good-till-cancel meets no marketable level rests untouched; any other trades or expires.
+    // A good-till-cancel limit order that meets no marketable level rests untouched; any other may trade or expire.
     if (acceptedInAnswer && (pool.isMarket(taker) || pool.timeInForce[taker] !== TimeInForce.GTC || wouldTake(s, taker))) {
       acceptedInAnswer = false;
       s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
