@@ -195,19 +195,24 @@ export class EngineLink {
     const header = this.header;
     readHeader(view, offset, header);
     // A handler bug (formatting one response or one stream message) is reported and the record
-    // consumed: retrying it would fail the same way and stall every later record behind it.
-    try {
-      if (header.frontId === this.frontId) {
+    // consumed: retrying it would fail the same way and stall every later record behind it. An
+    // answer that carries its order's event (HeaderFlag.Event) is also an event on every front;
+    // a bug in either part does not keep the record from the other.
+    if (header.frontId === this.frontId) {
+      try {
         const request = this.pending.get(header.requestId);
         if ((header.flags & HeaderFlag.Last) !== 0) this.pending.delete(header.requestId);
         request?.onRecord(header.type, view, offset, header);
+      } catch (error) {
+        this.onHandlerError(error);
       }
-      // An answer that carries its order's event (HeaderFlag.Event) is an event on every front.
-      if (header.frontId === FRONT_ID_NONE || (header.flags & HeaderFlag.Event) !== 0) {
+    }
+    if (header.frontId === FRONT_ID_NONE || (header.flags & HeaderFlag.Event) !== 0) {
+      try {
         this.events!.onEvent(header.type, view, offset, header);
+      } catch (error) {
+        this.onHandlerError(error);
       }
-    } catch (error) {
-      this.onHandlerError(error);
     }
   };
 

@@ -145,7 +145,8 @@ describe('EngineLink delivering an answer that carries its order\'s event', () =
     const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
     const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 2 });
     const control = Control.create();
-    const owner = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100);
+    const errors: unknown[] = [];
+    const owner = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100, (e) => errors.push(e));
     const other = new EngineLink(4, inbound.sab, outbound.sab, 1, control.sab, 100);
     const answered: number[] = [];
     const events = { owner: [] as number[], other: [] as number[] };
@@ -171,9 +172,40 @@ describe('EngineLink delivering an answer that carries its order\'s event', () =
       // Both answers reach their requests; only the one flagged Event is also a stream event, on both fronts.
       expect(answered).toEqual([1, 2]);
       expect(events).toEqual({ owner: [1], other: [1] });
+      expect(errors).toEqual([]);
     } finally {
       owner.stop();
       other.stop();
+    }
+  });
+});
+
+describe('EngineLink when a handler of an answer carrying its event throws', () => {
+  it('still streams the event, and reports the error once', async () => {
+    const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
+    const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 1 });
+    const control = Control.create();
+    const errors: unknown[] = [];
+    const link = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100, (e) => errors.push(e));
+    const events: number[] = [];
+    expect(link.submit((c) => { c.kind = CommandKind.CancelOrder; }, { onRecord() { throw new Error('formatting bug'); } })).toBe('ok');
+    const rec = newOrderRec();
+    const s = outbound.tryClaim();
+    rec.seq = 1; rec.frontId = 3; rec.requestId = 1; rec.flags = HeaderFlag.Last | HeaderFlag.Event; rec.type = RecordType.Order; rec.event = OrderEvent.Cancelled;
+    writeOrder(outbound.view, outbound.offsetOf(s), rec);
+    outbound.publish(s);
+    outbound.flush();
+    link.start({ onEvent: (_t, _v, _o, h) => events.push(h.seq), onBatchEnd() {} });
+    try {
+      control.setSeqDurable(1);
+      outbound.signal();
+      const deadline = Date.now() + 10_000;
+      while (events.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(events).toEqual([1]);
+      expect(errors).toHaveLength(1);
+      expect(link.pendingCount).toBe(0);
+    } finally {
+      link.stop();
     }
   });
 });
