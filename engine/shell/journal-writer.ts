@@ -22,7 +22,7 @@
 
 import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, LITTLE_ENDIAN, recordFlags, recordSeq, recordType } from '../bus/codec.js';
 import { HeaderFlag, RecordType } from '../bus/types.js';
-import { DIGEST_SEED, FLAGS_WORD_INDEX, FLAGS_WORD_MASK, digestRecord, digestWords, finishDigest } from './digest.js';
+import { DIGEST_SEED, FLAGS_WORD_INDEX, FLAGS_WORD_MASK, digestRecord, digestRecordLanes, digestWords, digestWordsLanes, finishDigest } from './digest.js';
 import { JournalWriteError } from './journal.js';
 import type { JournalStore } from '../store/journal-store.js';
 
@@ -69,6 +69,15 @@ export class JournalWriter {
     store.chainFrom(lastChecksum);
   }
 
+  /**
+   * The first sequence whose outputs digest as journal format 5 does (two lanes; 1, every one, by
+   * default, as the journal worker writes): the commands before it digest as formats 2 to 4 did.
+   * Tests write journals of earlier formats with it.
+   */
+  format5From = 1;
+  /** Whether the open command digests in two lanes (its sequence at or past format5From). */
+  private lanes = true;
+
   /** Handles one outbound record (any type) at `offset` of `view`. */
   onRecord(view: DataView, offset: number): void {
     if (view !== this.view) this.attach(view);
@@ -82,7 +91,7 @@ export class JournalWriter {
     if ((flags & TYPE_MASK) === STAMPED_TYPE) {
       this.openRecord(view, offset, first);
     } else if (this.open) {
-      this.digest = digestWords(words, first, this.digest);
+      this.digest = this.lanes ? digestWordsLanes(words, first, this.digest) : digestWords(words, first, this.digest);
     } else {
       return;
     }
@@ -94,7 +103,7 @@ export class JournalWriter {
     if (recordType(view, offset) === RecordType.Stamped) {
       this.openRecord(view, offset, -1);
     } else if (this.open) {
-      this.digest = digestRecord(view, offset, this.digest);
+      this.digest = this.lanes ? digestRecordLanes(view, offset, this.digest) : digestRecord(view, offset, this.digest);
     } else {
       return;
     }
@@ -125,6 +134,7 @@ export class JournalWriter {
     this.open = true;
     this.openSeq = seq;
     this.digest = DIGEST_SEED;
+    this.lanes = seq >= this.format5From;
   }
 
   /** Copies the stamped command's words from words[first] to slotWords[to], the flags word without CommandEnd. */

@@ -6,8 +6,9 @@
 // the outputs it produced (digest.ts); each run carries one crc32 over all of it, chained to the
 // run before (formats 4 and 5; formats 2 and 3, still read, chain one per record). The outputs
 // of format 5 carry an order's event in its answer where the two would repeat each other
-// (engine/core/output.ts eventsInAnswers); replay applies the commands a journal recorded before
-// format 5 with that off, so their stored digests still check. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// (engine/core/output.ts eventsInAnswers) and digest in two lanes (digest.ts); replay applies the
+// commands a journal recorded before format 5 with events apart and digests them in one murmur
+// chain, so their stored digests still check. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
 // sequence, with the state hash at export and the configuration fingerprint; both layouts are in
 // engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a
@@ -127,7 +128,7 @@ import {
   JOURNAL_FORMAT,
   JOURNAL_FORMATS_READ,
   RUN_CHECKSUMS_FROM_KEY,
-  EVENTS_IN_ANSWERS_FROM_KEY,
+  FORMAT_5_FROM_KEY,
   SEALED_FORMATS,
   recordChecksum,
   runChecksum,
@@ -241,7 +242,7 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
     // journal in its old format, and the next start records them again.
     const next = String(store.lastSeq() + 1);
     if (format === undefined || !SEALED_FORMATS.includes(format)) store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, next);
-    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, next);
+    store.putMetaSync(FORMAT_5_FROM_KEY, next);
     store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
   }
   if (gained) return { changes: [...recorded, { seq: store.lastSeq(), previousSha256: stored }], gained };
@@ -342,17 +343,21 @@ export function snapshotFile(exchange: Exchange, seq: number, timeUs: number, co
 /** Folds every output written to its sink into the output digest, encoded as the ring holds it. */
 export class DigestSink {
   digest = DIGEST_SEED;
+  /** Whether the command's outputs digest in two lanes (journal format 5) or in one murmur chain. */
+  private lanes = true;
   private readonly digester = new RecordDigester();
   /** Each output is encoded at offset 0 of one scratch slot and folded in once written. */
   readonly sink: RecordSink = {
     view: new DataView(new ArrayBuffer(SLOT_BYTES)),
     claim: () => 0,
     written: (at) => {
-      this.digest = this.digester.fold(this.sink.view, at, this.digest);
+      this.digest = this.digester.fold(this.sink.view, at, this.digest, this.lanes);
     },
   };
-  begin(): void {
+  /** Starts a command's digest: in two lanes for a record of format 5 (the default), else as formats 2 to 4. */
+  begin(format5 = true): void {
     this.digest = DIGEST_SEED;
+    this.lanes = format5;
   }
   finish(): number {
     return finishDigest(this.digest);
@@ -465,10 +470,11 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
 
   onStartLoaded?.();
   const digests = new DigestSink();
-  const eventsInAnswersFrom = formatFrom(store, EVENTS_IN_ANSWERS_FROM_KEY, 'outputs of format 5');
+  const format5From = formatFrom(store, FORMAT_5_FROM_KEY, 'records of format 5');
   const replay = replayRecords(store, startSeq, lastChecksum, lastTimeUs, (rec) => {
-    digests.begin();
-    exchange.setEventsInAnswers(rec.seq >= eventsInAnswersFrom);
+    const format5 = rec.seq >= format5From;
+    digests.begin(format5);
+    exchange.setEventsInAnswers(format5);
     exchange.apply(rec.command, rec.seq, rec.timeUs, digests.sink);
     return digests.finish();
   }, (seq) => {
@@ -490,7 +496,7 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
 
 /**
  * The first sequence written under a later format, stored under meta `key` (journal-layout.ts
- * RUN_CHECKSUMS_FROM_KEY, EVENTS_IN_ANSWERS_FROM_KEY; 1 when unset); `what` names those records.
+ * RUN_CHECKSUMS_FROM_KEY, FORMAT_5_FROM_KEY; 1 when unset); `what` names those records.
  */
 function formatFrom(store: JournalStore, key: string, what: string): number {
   const text = store.getMeta(key);

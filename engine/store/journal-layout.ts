@@ -23,10 +23,11 @@ export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
  * records, a batch's records back to back in one stored value (engine/store/journal-store.ts);
  * 4 = the same runs, each sealed with one checksum for the whole run (sealRun); 5 = the same runs,
  * whose output digests cover outputs where an order's event rides in its answer
- * (engine/core/output.ts eventsInAnswers). This server reads all four and writes 5: a journal of
- * an earlier format is marked 5 when this server opens it, with RUN_CHECKSUMS_FROM_KEY (from format
- * 2 or 3) saying where its sealed runs begin and EVENTS_IN_ANSWERS_FROM_KEY where its outputs of
- * format 5 begin, so that a server that does not read format 5 refuses it.
+ * (engine/core/output.ts eventsInAnswers), folded in two lanes (engine/shell/digest.ts
+ * digestWordsLanes). This server reads all four and writes 5: a journal of an earlier format is
+ * marked 5 when this server opens it, with RUN_CHECKSUMS_FROM_KEY (from format 2 or 3) saying where
+ * its sealed runs begin and FORMAT_5_FROM_KEY where its records of format 5 begin, so that a server
+ * that does not read format 5 refuses it.
  */
 export const JOURNAL_FORMAT = '5';
 /** The formats this server reads: a record per value is a run of one. */
@@ -43,10 +44,11 @@ export const FORMAT_KEY = 'journalFormat';
 export const RUN_CHECKSUMS_FROM_KEY = 'runChecksumsFrom';
 /**
  * Meta key: the first sequence written under format 5 (as RUN_CHECKSUMS_FROM_KEY; 1 when unset).
- * Replay applies the commands before it with the orders' events in records of their own, as the
- * engine that journaled them wrote its outputs, so that their output digests still check.
+ * Replay applies the commands before it with the orders' events in records of their own and
+ * digests their outputs in one murmur chain, as the server that journaled them did, so that their
+ * output digests still check.
  */
-export const EVENTS_IN_ANSWERS_FROM_KEY = 'eventsInAnswersFrom';
+export const FORMAT_5_FROM_KEY = 'format5From';
 export const CONFIG_KEY = 'engineConfigSha256';
 /** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
 export const CLEAN_STOP_KEY = 'cleanStop';

@@ -16,7 +16,7 @@ import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, n
 import type { EngineConfig } from '../../engine/bus/types.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
 import { DigestSink, JournalChecksumError, JournalFormatError, JournalOutputDigestError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
-import { CHECKSUMMED_BYTES, CONFIG_KEY, EVENTS_IN_ANSWERS_FROM_KEY, FORMAT_KEY, JOURNAL_FORMAT, RUN_CHECKSUMS_FROM_KEY, chainChecksum, runChecksum, sealRun } from '../../engine/store/journal-layout.js';
+import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_5_FROM_KEY, FORMAT_KEY, JOURNAL_FORMAT, RUN_CHECKSUMS_FROM_KEY, chainChecksum, runChecksum, sealRun } from '../../engine/store/journal-layout.js';
 import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
 import { prng, randomInt } from '../helpers/engine-harness.js';
@@ -28,11 +28,13 @@ const COMMANDS = 400;
 
 /**
  * The records the real writer makes of a random stream (in random batches), and the live state
- * hash; the commands before `eventsInAnswersFrom` as an engine of journal format 4 wrote them.
+ * hash; the commands before `format5From` as a server of journal format 4 wrote them (events
+ * apart from their answers, outputs digested in one murmur chain).
  */
-async function liveJournal(config: EngineConfig, eventsInAnswersFrom = 1): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
+async function liveJournal(config: EngineConfig, format5From = 1): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
   const store = new FaultyJournalStore();
   const writer = new JournalWriter(store, 0, 0);
+  writer.format5From = format5From;
   const random = prng(SEED);
   const { exchange } = await sequenceRandomStream(
     config,
@@ -42,7 +44,7 @@ async function liveJournal(config: EngineConfig, eventsInAnswersFrom = 1): Promi
     async (_, last) => {
       if (randomInt(random, 0, 9) === 0 || last) await writer.commit();
     },
-    eventsInAnswersFrom,
+    format5From,
   );
   return { records: store.disk, stateHash: exchange.stateHash() };
 }
@@ -146,7 +148,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
       expect(store.getMeta(FORMAT_KEY)).toBe(JOURNAL_FORMAT);
       expect(JOURNAL_FORMAT).toBe('5');
       expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(last + 1));
-      expect(store.getMeta(EVENTS_IN_ANSWERS_FROM_KEY)).toBe(String(last + 1));
+      expect(store.getMeta(FORMAT_5_FROM_KEY)).toBe(String(last + 1));
       await store.close();
     });
 
@@ -157,7 +159,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
       const store = new LmdbJournalStore(dir);
       const upgraded = recover(store, config, fingerprint);
       expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(half + 1));
-      expect(store.getMeta(EVENTS_IN_ANSWERS_FROM_KEY)).toBe(String(half + 1));
+      expect(store.getMeta(FORMAT_5_FROM_KEY)).toBe(String(half + 1));
       // The writer starts the store's chain where recovery ended, as the journal worker does.
       store.chainFrom(upgraded.lastChecksum);
       // Batches of 1 to 40 records, each one run.
@@ -220,7 +222,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     expect(upgraded.lastSeq).toBe(half);
     expect(store.getMeta(FORMAT_KEY)).toBe('5');
     expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBeUndefined();
-    expect(store.getMeta(EVENTS_IN_ANSWERS_FROM_KEY)).toBe(String(half + 1));
+    expect(store.getMeta(FORMAT_5_FROM_KEY)).toBe(String(half + 1));
     // The engine recovery hands on writes what the journal now says it holds: format 5's outputs.
     const sink = new DigestSink();
     const stamped = newStampedRec();
@@ -237,8 +239,9 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     const recovery = recover(store, config, fingerprint);
     expect(recovery.lastSeq).toBe(last);
     expect(recovery.exchange.stateHash()).toBe(stateHash);
-    // The two formats' outputs differ (events carried in answers after the half, apart before it),
-    // so replaying either side in the other's way halts on its first differing digest.
+    // The two formats' outputs differ (after the half, events carried in answers and digested in
+    // two lanes; before it, apart and in one murmur chain), so replaying either side in the other's
+    // way halts on its first differing digest.
     const differs = (a: Map<number, Uint8Array>, b: Map<number, Uint8Array>, from: number, to: number): number => {
       for (let seq = from; seq <= to; seq++) if (Buffer.from(a.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET) !== Buffer.from(b.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET)) return seq;
       return -1;
@@ -247,9 +250,9 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     const firstNew = differs(upgradedAtHalf, older, half + 1, last);
     expect(firstOld).toBeGreaterThan(0);
     expect(firstNew).toBeGreaterThan(half);
-    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, '1');
+    store.putMetaSync(FORMAT_5_FROM_KEY, '1');
     expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstOld}: replayed outputs`);
-    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, String(last + 1));
+    store.putMetaSync(FORMAT_5_FROM_KEY, String(last + 1));
     expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstNew}: replayed outputs`);
     await store.close();
   });
@@ -353,7 +356,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     await store.close();
   });
 
-  it('refuses a journal of a format it does not read, or one that does not say where its sealed runs or outputs of format 5 begin', async () => {
+  it('refuses a journal of a format it does not read, or one that does not say where its sealed runs or records of format 5 begin', async () => {
     const dir = tempDir();
     await olderJournal(dir, older, 10, fingerprint, '2');
     const store = new LmdbJournalStore(dir);
@@ -365,10 +368,10 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, '11');
     expect(recover(store, config, fingerprint).lastSeq).toBe(10);
     for (const damaged of ['', '0', '2e3']) {
-      store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, damaged);
-      expect(() => recover(store, config, fingerprint)).toThrow(new JournalFormatError(`the journal's eventsInAnswersFrom is ${JSON.stringify(damaged)}, not a sequence: where its outputs of format 5 begin is unknown`));
+      store.putMetaSync(FORMAT_5_FROM_KEY, damaged);
+      expect(() => recover(store, config, fingerprint)).toThrow(new JournalFormatError(`the journal's format5From is ${JSON.stringify(damaged)}, not a sequence: where its records of format 5 begin is unknown`));
     }
-    store.putMetaSync(EVENTS_IN_ANSWERS_FROM_KEY, '11');
+    store.putMetaSync(FORMAT_5_FROM_KEY, '11');
     expect(recover(store, config, fingerprint).lastSeq).toBe(10);
     store.putMetaSync(FORMAT_KEY, '6');
     expect(() => recover(store, config, fingerprint)).toThrow(JournalFormatError);
