@@ -27,7 +27,8 @@
 //   a recorded change that no gain from the configuration    halt: EngineConfigChangedError
 //     before it to the one after it explains
 //   records, but no or another journal format marker          halt: JournalFormatError
-//     (or where its sealed runs begin is not a sequence)
+//     (or where its sealed runs, or its records of format
+//     5, begin is not a sequence)
 //   no records, no snapshot                                   fresh exchange: start at seq 1
 //   snapshot: bad file checksum, other configuration (at     skip it (logged), try the next older
 //     or below a recorded change: other than the one in       one
