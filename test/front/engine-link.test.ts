@@ -141,17 +141,13 @@ describe('EngineLink draining the outbound ring', () => {
 });
 
 describe('EngineLink delivering an answer that carries its order\'s event', () => {
-  it('answers the request on the owner front and streams the event on every front', async () => {
+  /** Front threads 3, 4, … on one pair of rings; `put` publishes an Order record answering front 3. */
+  function fronts(count: number) {
     const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
-    const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 2 });
+    const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: count });
     const control = Control.create();
     const errors: unknown[] = [];
-    const owner = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100, (e) => errors.push(e));
-    const other = new EngineLink(4, inbound.sab, outbound.sab, 1, control.sab, 100);
-    const answered: number[] = [];
-    const events = { owner: [] as number[], other: [] as number[] };
-    expect(owner.submit((c) => { c.kind = CommandKind.CancelOrder; }, { onRecord(_t, _v, _o, h) { answered.push(h.seq); } })).toBe('ok'); // requestId 1
-    expect(owner.submit((c) => { c.kind = CommandKind.CancelOrder; }, { onRecord(_t, _v, _o, h) { answered.push(h.seq); } })).toBe('ok'); // requestId 2
+    const links = Array.from({ length: count }, (_, i) => new EngineLink(3 + i, inbound.sab, outbound.sab, i, control.sab, 100, (e) => errors.push(e)));
     const rec = newOrderRec();
     const put = (seq: number, requestId: number, flags: number, event: OrderEvent) => {
       const s = outbound.tryClaim();
@@ -159,16 +155,30 @@ describe('EngineLink delivering an answer that carries its order\'s event', () =
       writeOrder(outbound.view, outbound.offsetOf(s), rec);
       outbound.publish(s);
     };
+    /** Makes everything through `seq` durable and waits until `done`. */
+    const release = async (seq: number, done: () => boolean) => {
+      outbound.flush();
+      control.setSeqDurable(seq);
+      outbound.signal();
+      const deadline = Date.now() + 10_000;
+      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    };
+    return { links, errors, put, release };
+  }
+
+  it('answers the request on the owner front and streams the event on every front', async () => {
+    const { links: [owner, other], errors, put, release } = fronts(2);
+    const answered: number[] = [];
+    const events = { owner: [] as number[], other: [] as number[] };
+    const answer = { onRecord(_t: unknown, _v: unknown, _o: unknown, h: { seq: number }) { answered.push(h.seq); } };
+    expect(owner.submit((c) => { c.kind = CommandKind.CancelOrder; }, answer)).toBe('ok'); // requestId 1
+    expect(owner.submit((c) => { c.kind = CommandKind.CancelOrder; }, answer)).toBe('ok'); // requestId 2
     put(1, 1, HeaderFlag.Last | HeaderFlag.Event, OrderEvent.Cancelled);
     put(2, 2, HeaderFlag.Last, OrderEvent.None);
-    outbound.flush();
     owner.start({ onEvent: (_t, _v, _o, h) => events.owner.push(h.seq), onBatchEnd() {} });
     other.start({ onEvent: (_t, _v, _o, h) => events.other.push(h.seq), onBatchEnd() {} });
     try {
-      control.setSeqDurable(2);
-      outbound.signal();
-      const deadline = Date.now() + 10_000;
-      while ((answered.length < 2 || events.other.length === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await release(2, () => answered.length === 2 && events.other.length > 0);
       // Both answers reach their requests; only the one flagged Event is also a stream event, on both fronts.
       expect(answered).toEqual([1, 2]);
       expect(events).toEqual({ owner: [1], other: [1] });
@@ -178,29 +188,15 @@ describe('EngineLink delivering an answer that carries its order\'s event', () =
       other.stop();
     }
   });
-});
 
-describe('EngineLink when a handler of an answer carrying its event throws', () => {
-  it('still streams the event, and reports the error once', async () => {
-    const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
-    const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 1 });
-    const control = Control.create();
-    const errors: unknown[] = [];
-    const link = new EngineLink(3, inbound.sab, outbound.sab, 0, control.sab, 100, (e) => errors.push(e));
+  it('still streams the event when the answer\'s handler throws, and reports the error once', async () => {
+    const { links: [link], errors, put, release } = fronts(1);
     const events: number[] = [];
     expect(link.submit((c) => { c.kind = CommandKind.CancelOrder; }, { onRecord() { throw new Error('formatting bug'); } })).toBe('ok');
-    const rec = newOrderRec();
-    const s = outbound.tryClaim();
-    rec.seq = 1; rec.frontId = 3; rec.requestId = 1; rec.flags = HeaderFlag.Last | HeaderFlag.Event; rec.type = RecordType.Order; rec.event = OrderEvent.Cancelled;
-    writeOrder(outbound.view, outbound.offsetOf(s), rec);
-    outbound.publish(s);
-    outbound.flush();
+    put(1, 1, HeaderFlag.Last | HeaderFlag.Event, OrderEvent.Cancelled);
     link.start({ onEvent: (_t, _v, _o, h) => events.push(h.seq), onBatchEnd() {} });
     try {
-      control.setSeqDurable(1);
-      outbound.signal();
-      const deadline = Date.now() + 10_000;
-      while (events.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      await release(1, () => events.length > 0);
       expect(events).toEqual([1]);
       expect(errors).toHaveLength(1);
       expect(link.pendingCount).toBe(0);
