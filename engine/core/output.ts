@@ -209,7 +209,10 @@ export class Output {
     emitResult(this.sink, rec);
   }
 
-  /** An order record without fill details: an Accepted/Cancelled/Expired event or a state row. */
+  /**
+   * An order record without fill details: an Accepted/Cancelled/Expired event or a state row. An
+   * answer (addressed) with an event carries that event: it is flagged HeaderFlag.Event here.
+   */
   order(slot: number, event: OrderEvent, status: OrderStatus, expiryReason: ExpiryReason, frontId: number, requestId: number, flags: number): void {
     const rec = this.orderRec;
     this.fillOrder(slot, event, status, expiryReason);
@@ -219,7 +222,7 @@ export class Output {
     rec.frontId = frontId;
     rec.requestId = requestId;
     rec.type = RecordType.Order;
-    rec.flags = flags;
+    rec.flags = event !== OrderEvent.None && frontId !== FRONT_ID_NONE ? flags | HeaderFlag.Event : flags;
     emitOrder(this.sink, rec);
   }
 

@@ -55,15 +55,13 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
     s.out.depth(marketIndex, side, pool.priceTicks[slot], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
     return inAnswer;
   }
-  const event = inAnswer ? OrderEvent.Cancelled : OrderEvent.None;
-  s.out.order(slot, event, OrderStatus.Cancelled, reason, pool.frontId[slot], pool.requestId[slot], inAnswer ? HeaderFlag.Last | HeaderFlag.Event : HeaderFlag.Last);
+  s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, reason, pool.frontId[slot], pool.requestId[slot], HeaderFlag.Last);
   return false;
 }
 
-/** The answer to a cancel: the order's cancelled state, carrying its orderCancelled when `withEvent`. */
-function answerCancelled(s: EngineState, slot: number, withEvent: boolean, frontId: number, requestId: number, flags: number): void {
-  if (withEvent) s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, ExpiryReason.None, frontId, requestId, flags | HeaderFlag.Event);
-  else s.out.order(slot, OrderEvent.None, OrderStatus.Cancelled, ExpiryReason.None, frontId, requestId, flags);
+/** The event an answer carries: `event` when it rides in it, else none (the answer is the state alone). */
+export function carried(inAnswer: boolean, event: OrderEvent): OrderEvent {
+  return inAnswer ? event : OrderEvent.None;
 }
 
 /**
@@ -98,7 +96,8 @@ export function cancelOrder(s: EngineState, cmd: CancelOrderCommand): void {
     if (slot === NO_SLOT) code = ResultCode.UnknownOrder;
   }
   if (code !== ResultCode.Ok) return s.out.result(code, 0, cmd.frontId, cmd.requestId);
-  answerCancelled(s, slot, cancelOpenOrder(s, slot, ExpiryReason.None, cmd.frontId !== FRONT_ID_NONE), cmd.frontId, cmd.requestId, HeaderFlag.Last);
+  const inAnswer = cancelOpenOrder(s, slot, ExpiryReason.None, cmd.frontId !== FRONT_ID_NONE);
+  s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, HeaderFlag.Last);
   closeOrder(s, slot);
 }
 
@@ -112,7 +111,8 @@ export function cancelAll(s: EngineState, cmd: CancelAllCommand): void {
   for (let slot = pool.accountHead[cmd.accountId], after = NO_SLOT; slot !== NO_SLOT; slot = after) {
     after = pool.accountNext[slot];
     if (pool.marketIndex[slot] !== marketIndex) continue;
-    answerCancelled(s, slot, cancelOpenOrder(s, slot, ExpiryReason.None, cmd.frontId !== FRONT_ID_NONE), cmd.frontId, cmd.requestId, 0);
+    const inAnswer = cancelOpenOrder(s, slot, ExpiryReason.None, cmd.frontId !== FRONT_ID_NONE);
+    s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
     closeOrder(s, slot);
     cancelled++;
   }

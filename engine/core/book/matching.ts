@@ -49,7 +49,7 @@ import {
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { NO_LEVEL, type BookSide } from './book.js';
-import { cancelOpenOrder, closeOrder } from './cancel.js';
+import { cancelOpenOrder, carried, closeOrder } from './cancel.js';
 import { NO_SLOT, OrderState, openStatus } from './orders.js';
 import { beyondSweepBand, followTrade } from './reference.js';
 import { admitReduceOnly, clipsReduceOnly, expireResting, isReduceOnly } from '../perp/reduce-only.js';
@@ -98,7 +98,7 @@ export function activateOrder(s: EngineState, taker: number): void {
   // A reduce-only order clipped to its position rests changed, and a system order (addressed to no
   // one) has no answer: their orderAccepted is written first.
   let acceptedInAnswer = s.out.eventsInAnswers && pool.frontId[taker] !== FRONT_ID_NONE && !(reduceOnly && clipsReduceOnly(s, taker));
-  if (!acceptedInAnswer) s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+  if (!acceptedInAnswer) writeAccepted(s, taker);
   const marketIndex = pool.marketIndex[taker];
   // A reduce-only perpetual order meets the position as it stands now (perp/reduce-only.ts).
   let reason: ExpiryReason = reduceOnly ? admitReduceOnly(s, taker) : ExpiryReason.None;
@@ -116,14 +116,19 @@ export function activateOrder(s: EngineState, taker: number): void {
     // A good-till-cancel limit order that meets no marketable level rests untouched; any other may trade or expire.
     if (acceptedInAnswer && (pool.isMarket(taker) || pool.timeInForce[taker] !== TimeInForce.GTC || wouldTake(s, taker))) {
       acceptedInAnswer = false;
-      s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+      writeAccepted(s, taker);
     }
     reason = matchTaker(s, taker);
     rulesOf(s.catalog.kindOf[marketIndex]).afterMatch(s, marketIndex);
     return finishTaker(s, taker, reason, acceptedInAnswer);
   }
-  if (acceptedInAnswer) s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
+  if (acceptedInAnswer) writeAccepted(s, taker);
   finishTaker(s, taker, reason, false);
+}
+
+/** The order's orderAccepted as a record of its own. */
+function writeAccepted(s: EngineState, taker: number): void {
+  s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
 }
 
 /**
@@ -372,8 +377,7 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, ac
   const side = pool.side[taker] as Side;
   const levelQty = book.sideOf(side).levelQty[pool.level[taker]];
   s.out.depth(pool.marketIndex[taker], side, pool.priceTicks[taker], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
-  if (acceptedInAnswer) s.out.order(taker, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, frontId, requestId, HeaderFlag.Last | HeaderFlag.Event);
-  else s.out.order(taker, OrderEvent.None, openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+  s.out.order(taker, carried(acceptedInAnswer, OrderEvent.Accepted), openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
 }
 
 /** Expires the taker's remainder: releases its lock, emits orderExpired, balance and the response. */
@@ -384,14 +388,10 @@ function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void 
   const assetIndex = rules.holdAssetOf(s, taker);
   s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
   // A system order (addressed to no one) has no answer to carry its event.
-  if (s.out.eventsInAnswers && pool.frontId[taker] !== FRONT_ID_NONE) {
-    s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
-    s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last | HeaderFlag.Event);
-  } else {
-    s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
-    s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
-    s.out.order(taker, OrderEvent.None, OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
-  }
+  const inAnswer = s.out.eventsInAnswers && pool.frontId[taker] !== FRONT_ID_NONE;
+  if (!inAnswer) s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
+  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+  s.out.order(taker, carried(inAnswer, OrderEvent.Expired), OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
   closeOrder(s, taker);
 }
 
