@@ -4,6 +4,7 @@
 // what was deposited, counted independently here from the Ok results of Deposit commands).
 
 import { Exchange } from '../../engine/core/exchange.js';
+import type { EngineState } from '../../engine/core/state.js';
 import { exportSnapshot, importSnapshot } from '../../engine/core/snapshot.js';
 import {
   CommandFlag,
@@ -244,6 +245,11 @@ export function replay(config: EngineConfig, stream: Stamped[]): { exchange: Exc
   const sink = new CollectingSink();
   for (const { command, seq, timeUs } of stream) exchange.apply(commandFromSlot(command), seq, timeUs, sink);
   return { exchange, records: sink.records };
+}
+
+/** The engine's state behind an Exchange, for tests that read or plant it directly. */
+export function stateOf(exchange: Exchange): EngineState {
+  return (exchange as unknown as { s: EngineState }).s;
 }
 
 export class EngineHarness {

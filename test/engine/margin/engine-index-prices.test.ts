@@ -8,16 +8,11 @@ import { FRONT_ID_NONE, IndexPriceSource, RecordType, ResultCode, SystemState, t
 import { Exchange } from '../../../engine/core/exchange.js';
 import { DEFAULT_INDEX_MAX_AGE_US, INDEX_PRICE_ONE, indexPriceOf, isIndexStale } from '../../../engine/core/margin/index-prices.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
-import type { EngineState } from '../../../engine/core/state.js';
-import { BASE, EngineHarness, FRONT, OTHER, QUOTE, cmd, replay, resultOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, EngineHarness, FRONT, OTHER, QUOTE, cmd, replay, resultOf, testConfig, stateOf, type Rec } from '../../helpers/engine-harness.js';
 import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
 const SOL_150_25 = 150_250_000_000;
 const MAX_AGE = 5_000_000;
-
-function stateOf(exchange: Exchange): EngineState {
-  return (exchange as unknown as { s: EngineState }).s;
-}
 
 function indexRows(records: Rec[]): IndexPriceRec[] {
   return records.filter((r): r is IndexPriceRec & { type: RecordType.IndexPrice } => r.type === RecordType.IndexPrice);

@@ -18,7 +18,7 @@ import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../en
 import type { EngineState } from '../../../engine/core/state.js';
 import { TimerKind } from '../../../engine/core/timers.js';
 import { TRIGGER_SWITCH } from '../../../engine/core/margin/trigger-index.js';
-import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, stateOf, type Rec } from '../../helpers/engine-harness.js';
 import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
 import { formatFifteenSnapshot, restoredCopy } from '../../helpers/snapshot-formats.js';
 
@@ -26,10 +26,6 @@ const HOUR_US = 3_600_000_000;
 /** SOL at 60 USDC units per SOL unit, then at 6.0002: 10,000 SOL units weigh 30,001 (weight 0.5). */
 const SOL_AT_60 = 60_000_000_000_000;
 const SOL_AT_6_0002 = 6_000_200_000_000;
-
-function stateOf(exchange: Exchange): EngineState {
-  return (exchange as unknown as { s: EngineState }).s;
-}
 
 /** The accounts whose liquidating flag the events of `records` set, in order. */
 function entered(records: Rec[]): number[] {

@@ -7,10 +7,9 @@ import { AccountSettingFlag, CommandKind, RecordType } from '../../../engine/bus
 import { Exchange } from '../../../engine/core/exchange.js';
 import { TRIGGER_SWITCH } from '../../../engine/core/margin/trigger-index.js';
 import { exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
-import type { EngineState } from '../../../engine/core/state.js';
 import { commandFromSlot } from '../../../engine/bus/codec.js';
 import { newCommandSlot } from '../../../engine/bus/generated/records.js';
-import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, stateOf, type Rec } from '../../helpers/engine-harness.js';
 import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
 
 /** SOL at 60 USDC units per SOL unit, then at 6.0002: 10,000 SOL units weigh 30,001 (weight 0.5). */
@@ -18,7 +17,6 @@ const SOL_AT_60 = 60_000_000_000_000;
 const SOL_AT_6_0002 = 6_000_200_000_000;
 const SOL_AT_6 = 6_000_000_000_000;
 
-const stateOf = (exchange: Exchange): EngineState => (exchange as unknown as { s: EngineState }).s;
 const withdraw = (accountId: number, assetId: number, amountUnits: number) => ({ kind: CommandKind.Withdraw, accountId, assetId, amountUnits, key: new Uint8Array(32) });
 
 /** A lender and five borrowers of USDC against SOL; the fourth holds no USDC and sits one unit above the line at SOL 6.0002. */

@@ -10,9 +10,8 @@ import { newCommandSlot } from '../../../engine/bus/generated/records.js';
 import { RecordType, type EngineConfig, type FundingPaymentRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
-import type { EngineState } from '../../../engine/core/state.js';
 import { TimerKind } from '../../../engine/core/timers.js';
-import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, stateOf, type Rec } from '../../helpers/engine-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 import { formatFourteenSnapshot, restoredCopy } from '../../helpers/snapshot-formats.js';
 
@@ -22,10 +21,6 @@ const SOL_150 = 150_000 * 1_000_000_000; // as mark-funding.test.ts: 1000 lots p
 /** The interval's end the tests settle, and the first command after it. */
 const END_US = 11 * HOUR_US;
 const FUNDS = 10_000_000;
-
-function stateOf(exchange: Exchange): EngineState {
-  return (exchange as unknown as { s: EngineState }).s;
-}
 
 function payments(records: Rec[]): FundingPaymentRec[] {
   return records.filter((r): r is FundingPaymentRec & { type: RecordType.FundingPayment } => r.type === RecordType.FundingPayment);

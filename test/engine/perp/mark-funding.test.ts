@@ -9,8 +9,7 @@ import { Exchange } from '../../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
 import { fundingRateE12 } from '../../../engine/core/perp/funding.js';
 import { ALPHA_E12, clampToBand, ewmaStep, perpMarkPriceOf, premiumE12 } from '../../../engine/core/perp/mark-price.js';
-import type { EngineState } from '../../../engine/core/state.js';
-import { BASE, EngineHarness, QUOTE, cmd, resultOf, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, EngineHarness, QUOTE, cmd, resultOf, stateOf, type Rec } from '../../helpers/engine-harness.js';
 import { lend, marginConfig } from '../../helpers/margin-harness.js';
 import { PERP, perpConfig } from '../../helpers/perp-harness.js';
 import { formatElevenSnapshot, formatNineSnapshot } from '../../helpers/snapshot-formats.js';
@@ -20,10 +19,6 @@ const SECOND_US = 1_000_000;
 const SOL_150 = 150_000_000_000;
 /** 0.0000125 at 10^-12: the hourly rate of a market whose mark is its index. */
 const QUIET_HOURLY = 12_500_000;
-
-function stateOf(exchange: Exchange): EngineState {
-  return (exchange as unknown as { s: EngineState }).s;
-}
 
 function marks(records: Rec[]): MarkPriceRec[] {
   return records.filter((r): r is MarkPriceRec & { type: RecordType.MarkPrice } => r.type === RecordType.MarkPrice);
