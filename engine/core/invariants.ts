@@ -24,7 +24,7 @@
 
 import { OrderFlag, ResultCode, Side } from '../bus/types.js';
 import { assert, isUnsignedSafe } from './assert.js';
-import { OrderState } from './book/orders.js';
+import { OrderState, Of } from './book/orders.js';
 import { HOUR_US } from './margin/borrow-lend.js';
 import { NO_TIMER, TimerKind } from './timers.js';
 import { rulesOfOrder } from './kinds.js';
@@ -94,19 +94,19 @@ function checkOpenOrders(s: EngineState): Float64Array {
   const pendingGtc = new Int32Array(s.books.length * 2);
   let live = 0;
   for (let slot = 0; slot < pool.capacity; slot++) {
-    const state = pool.state[slot];
+    const state = pool.u8[slot << Of.w8 | Of.state];
     if (state === OrderState.Free) continue;
     live++;
     checkOrder(s, slot);
     const rules = rulesOfOrder(s, slot);
-    const cell = s.ledger.cell(pool.accountId[slot], rules.holdAssetOf(s, slot));
+    const cell = s.ledger.cell(pool.u32[slot << Of.w32 | Of.accountId], rules.holdAssetOf(s, slot));
     lockedExpected[cell] += rules.holdUnitsOf(s, slot);
     if (state === OrderState.Pending) {
       // No pending order waits in a book whose state would refuse it.
-      const postOnly = (pool.flags[slot] & OrderFlag.PostOnly) !== 0;
-      assert(bookStateRefusal(s.books[pool.marketIndex[slot]].orderBookState, pool.isMarket(slot), postOnly) === ResultCode.Ok, 'a pending order waits in a book that refuses it');
-      pendingPerMarket[pool.marketIndex[slot]]++;
-      if (pool.reservesLevel(slot)) pendingGtc[pool.marketIndex[slot] * 2 + pool.side[slot]]++;
+      const postOnly = (pool.u8[slot << Of.w8 | Of.flags] & OrderFlag.PostOnly) !== 0;
+      assert(bookStateRefusal(s.books[pool.u16[slot << Of.w16 | Of.marketIndex]].orderBookState, pool.isMarket(slot), postOnly) === ResultCode.Ok, 'a pending order waits in a book that refuses it');
+      pendingPerMarket[pool.u16[slot << Of.w16 | Of.marketIndex]]++;
+      if (pool.reservesLevel(slot)) pendingGtc[pool.u16[slot << Of.w16 | Of.marketIndex] * 2 + pool.u8[slot << Of.w8 | Of.side]]++;
     }
   }
   assert(live === pool.liveCount, 'live order count is off');
@@ -120,13 +120,13 @@ function checkOpenOrders(s: EngineState): Float64Array {
 
 function checkOrder(s: EngineState, slot: number): void {
   const pool = s.pool;
-  const state = pool.state[slot];
+  const state = pool.u8[slot << Of.w8 | Of.state];
   assert(state === OrderState.Pending || state === OrderState.Resting, `order in slot ${slot} is mid-activation outside apply`);
-  assert(s.index.find(pool.orderId[slot]) === slot, `order ${pool.orderId[slot]} is not indexed`);
-  assert(s.accounts.exists(pool.accountId[slot]) && pool.marketIndex[slot] < s.books.length, 'order of an unknown account or market');
-  const remaining = pool.remainingLots[slot];
-  assert(remaining > 0 && remaining + pool.executedLots[slot] === pool.qtyLots[slot], 'open order quantities do not add up');
-  assert(isUnsignedSafe(pool.executedQuoteUnits[slot]), 'executed quote is not a safe integer');
-  assert(state === OrderState.Resting || pool.executedLots[slot] === 0, 'a pending order has fills');
+  assert(s.index.find(pool.f64[slot << Of.f64 | Of.orderId]) === slot, `order ${pool.f64[slot << Of.f64 | Of.orderId]} is not indexed`);
+  assert(s.accounts.exists(pool.u32[slot << Of.w32 | Of.accountId]) && pool.u16[slot << Of.w16 | Of.marketIndex] < s.books.length, 'order of an unknown account or market');
+  const remaining = pool.f64[slot << Of.f64 | Of.remainingLots];
+  assert(remaining > 0 && remaining + pool.f64[slot << Of.f64 | Of.executedLots] === pool.f64[slot << Of.f64 | Of.qtyLots], 'open order quantities do not add up');
+  assert(isUnsignedSafe(pool.f64[slot << Of.f64 | Of.executedQuoteUnits]), 'executed quote is not a safe integer');
+  assert(state === OrderState.Resting || pool.f64[slot << Of.f64 | Of.executedLots] === 0, 'a pending order has fills');
   assert(!pool.isMarket(slot) || state === OrderState.Pending, 'a market order rests');
 }

@@ -15,6 +15,7 @@ import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
 import { reportSpotSettlement, settleSpot } from './spot/settle.js';
 import type { EngineState } from './state.js';
 import type { AmountUnits, PriceTicks, QtyLots } from './units.js';
+import { Of } from './book/orders.js';
 
 /** What a place that passed the book's checks holds, as its market's rules computed it. */
 export interface PlaceHold {
@@ -76,7 +77,7 @@ const SPOT: ProductRules = {
   reportSettlement: reportSpotSettlement,
   afterFill: () => undefined,
   afterMatch: () => undefined,
-  makerLots: (s, slot) => s.pool.remainingLots[slot],
+  makerLots: (s, slot) => s.pool.f64[slot << Of.f64 | Of.remainingLots],
   fillRefusal: () => ExpiryReason.None,
   walkStart: () => undefined,
   walkFill: (_s, _taker, _maker, lots) => lots,
@@ -110,5 +111,5 @@ export function rulesOf(kind: number): ProductRules {
 
 /** The rules of the market an open order belongs to. */
 export function rulesOfOrder(s: EngineState, slot: number): ProductRules {
-  return rulesOf(s.catalog.kindOf[s.pool.marketIndex[slot]]);
+  return rulesOf(s.catalog.kindOf[s.pool.u16[slot << Of.w16 | Of.marketIndex]]);
 }

@@ -32,6 +32,7 @@ import { NO_LEVEL, bookStateRefusal, type Book, type BookSide } from './book/boo
 import { cancelOpenOrder, closeOrder } from './book/cancel.js';
 import type { EngineState } from './state.js';
 import { BPS_PER_UNIT } from './units.js';
+import { Of } from './book/orders.js';
 
 function isOrderBookState(value: number): value is OrderBookState {
   return Number.isInteger(value) && value >= OrderBookState.Open && value <= OrderBookState.PostOnly;
@@ -39,8 +40,8 @@ function isOrderBookState(value: number): value is OrderBookState {
 
 /** The rejection a pending order would get as a new place under its book's current state. */
 function pendingRefusal(s: EngineState, slot: number): ResultCode {
-  const book = s.books[s.pool.marketIndex[slot]];
-  const postOnly = (s.pool.flags[slot] & OrderFlag.PostOnly) !== 0;
+  const book = s.books[s.pool.u16[slot << Of.w16 | Of.marketIndex]];
+  const postOnly = (s.pool.u8[slot << Of.w8 | Of.flags] & OrderFlag.PostOnly) !== 0;
   return bookStateRefusal(book.orderBookState, s.pool.isMarket(slot), postOnly);
 }
 
@@ -67,7 +68,7 @@ export function setMarketState(s: EngineState, cmd: SetMarketStateCommand): void
   book.orderBookState = cmd.state;
   let cancelled = 0;
   for (const slot of s.pending.inOrder()) {
-    if (s.pool.marketIndex[slot] !== marketIndex || pendingRefusal(s, slot) === ResultCode.Ok) continue;
+    if (s.pool.u16[slot << Of.w16 | Of.marketIndex] !== marketIndex || pendingRefusal(s, slot) === ResultCode.Ok) continue;
     cancelForClosure(s, slot);
     cancelled++;
   }

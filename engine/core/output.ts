@@ -93,7 +93,7 @@ import { assert } from './assert.js';
 import type { Book } from './book/book.js';
 import type { Catalog } from './catalog.js';
 import type { Ledger } from './funds/ledger.js';
-import type { OrderPool } from './book/orders.js';
+import { Of, type OrderPool } from './book/orders.js';
 import type { LendPools } from './margin/pools.js';
 import { NO_MARK_MARKET, type Mark } from './margin/mark.js';
 import { floorDiv } from './margin/fixed.js';
@@ -248,33 +248,33 @@ export class Output {
   private fillOrder(slot: number, event: OrderEvent, status: OrderStatus, expiryReason: ExpiryReason): void {
     const pool = this.pool;
     const rec = this.orderRec;
-    const marketIndex = pool.marketIndex[slot];
-    const side = pool.side[slot];
-    rec.orderId = pool.orderId[slot];
-    rec.priceTicks = pool.priceTicks[slot];
+    const marketIndex = pool.u16[slot << Of.w16 | Of.marketIndex];
+    const side = pool.u8[slot << Of.w8 | Of.side];
+    rec.orderId = pool.f64[slot << Of.f64 | Of.orderId];
+    rec.priceTicks = pool.f64[slot << Of.f64 | Of.priceTicks];
     // An order by quote quantity has no quantity of its own (its lot cap is internal).
-    rec.quoteQtyUnits = pool.quoteQtyUnits[slot];
-    rec.qtyLots = rec.quoteQtyUnits > 0 ? 0 : pool.qtyLots[slot];
-    rec.executedQtyLots = pool.executedLots[slot];
-    rec.executedQuoteUnits = pool.executedQuoteUnits[slot];
+    rec.quoteQtyUnits = pool.f64[slot << Of.f64 | Of.quoteQtyUnits];
+    rec.qtyLots = rec.quoteQtyUnits > 0 ? 0 : pool.f64[slot << Of.f64 | Of.qtyLots];
+    rec.executedQtyLots = pool.f64[slot << Of.f64 | Of.executedLots];
+    rec.executedQuoteUnits = pool.f64[slot << Of.f64 | Of.executedQuoteUnits];
     rec.lastFillQtyLots = 0;
     rec.lastFillPriceTicks = 0;
     rec.tradeId = 0;
     rec.feeUnits = 0;
-    rec.createdAtUs = pool.createdAtUs[slot];
-    rec.accountId = pool.accountId[slot];
-    rec.clientId = pool.clientId[slot];
+    rec.createdAtUs = pool.f64[slot << Of.f64 | Of.createdAtUs];
+    rec.accountId = pool.u32[slot << Of.w32 | Of.accountId];
+    rec.clientId = pool.u32[slot << Of.w32 | Of.clientId];
     rec.marketId = this.marketIdOf[marketIndex];
     // The fee asset is the one the order receives; feeUnits is set on fill events only.
     rec.feeAssetId = this.feeAssetIdOf[marketIndex * 2 + side];
     rec.event = event;
     rec.side = side;
-    rec.orderType = pool.orderType[slot] as OrderType;
-    rec.timeInForce = pool.timeInForce[slot];
-    rec.selfTradePrevention = pool.selfTradePrevention[slot];
+    rec.orderType = pool.u8[slot << Of.w8 | Of.orderType] as OrderType;
+    rec.timeInForce = pool.u8[slot << Of.w8 | Of.timeInForce];
+    rec.selfTradePrevention = pool.u8[slot << Of.w8 | Of.selfTradePrevention];
     rec.status = status;
     rec.expiryReason = expiryReason;
-    const flags = pool.flags[slot];
+    const flags = pool.u8[slot << Of.w8 | Of.flags];
     rec.orderFlags = flags;
     // Liquidation and Adl on a spot market: a collateral conversion (liquidation/conversion.ts).
     rec.systemOrderType = isConversion(flags, this.spotOf[marketIndex] === 1) ? SystemOrderType.CollateralConversion : systemOrderTypeOf(flags);

@@ -10,7 +10,7 @@ import {
 } from '../bus/types.js';
 import { MARKET_ID_ALL } from './catalog.js';
 import { NO_LEVEL, type BookSide } from './book/book.js';
-import { NO_SLOT, openStatus } from './book/orders.js';
+import { NO_SLOT, openStatus, Of } from './book/orders.js';
 import type { EngineState } from './state.js';
 
 /** One balance per configured asset, zeros included; result value = number of balances. */
@@ -30,8 +30,8 @@ export function queryOpenOrders(s: EngineState, cmd: QueryOpenOrdersCommand): vo
   if (!all && marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
   const pool = s.pool;
   let count = 0;
-  for (let slot = pool.accountHead[cmd.accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
-    if (!all && pool.marketIndex[slot] !== marketIndex) continue;
+  for (let slot = pool.accountHead[cmd.accountId]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.accountNext]) {
+    if (!all && pool.u16[slot << Of.w16 | Of.marketIndex] !== marketIndex) continue;
     s.out.order(slot, OrderEvent.None, openStatus(pool, slot), ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
     count++;
   }

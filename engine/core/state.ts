@@ -20,7 +20,7 @@ import { ORDER_ID_SPAN, permuteOrderNumber } from './ids.js';
 import { Ledger } from './funds/ledger.js';
 import { LendPools } from './margin/pools.js';
 import { OrderIndex } from './book/orderIndex.js';
-import { NO_SLOT, OrderPool, OrderState } from './book/orders.js';
+import { MAX_ORDER_SLOTS, NO_SLOT, OrderPool, OrderState, Of } from './book/orders.js';
 import { Output } from './output.js';
 import type { SnapshotReader, SnapshotWriter, StateDigest } from './parts.js';
 import { PendingQueue } from './book/pending.js';
@@ -99,6 +99,9 @@ export class EngineState {
     this.ledger = new Ledger(maxAccounts, this.catalog.assetCount);
     this.accountSettings = new AccountSettings(maxAccounts, config.maxLeverageHundredths);
     const poolCapacity = Math.min(Math.max(1, this.catalog.marketCount) * maxOrdersPerBook, maxAccounts * maxOpenOrdersPerAccount);
+    if (poolCapacity > MAX_ORDER_SLOTS) {
+      throw new Error(`engine configuration: at most ${MAX_ORDER_SLOTS} open orders in all (markets × maxOrdersPerBook, or maxAccounts × maxOpenOrdersPerAccount, is ${poolCapacity})`);
+    }
     this.pool = new OrderPool(poolCapacity, maxAccounts);
     this.index = new OrderIndex(poolCapacity);
     this.books = this.catalog.markets.map((market, marketIndex) => new Book(marketIndex, maxPriceLevelsPerSide, this.pool, market.minPriceTicks, market.maxPriceTicks));
@@ -161,13 +164,13 @@ export class EngineState {
     const pool = this.pool;
     if (!byClientId) {
       const slot = this.index.find(orderId);
-      if (slot === NO_SLOT || pool.accountId[slot] !== accountId || pool.marketIndex[slot] !== marketIndex) return NO_SLOT;
-      assert(pool.state[slot] === OrderState.Pending || pool.state[slot] === OrderState.Resting, 'indexed order is not open');
+      if (slot === NO_SLOT || pool.u32[slot << Of.w32 | Of.accountId] !== accountId || pool.u16[slot << Of.w16 | Of.marketIndex] !== marketIndex) return NO_SLOT;
+      assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Pending || pool.u8[slot << Of.w8 | Of.state] === OrderState.Resting, 'indexed order is not open');
       return slot;
     }
-    for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
-      const named = (pool.flags[slot] & OrderFlag.HasClientId) !== 0 && pool.clientId[slot] === clientId;
-      if (named && pool.marketIndex[slot] === marketIndex) return slot;
+    for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.accountNext]) {
+      const named = (pool.u8[slot << Of.w8 | Of.flags] & OrderFlag.HasClientId) !== 0 && pool.u32[slot << Of.w32 | Of.clientId] === clientId;
+      if (named && pool.u16[slot << Of.w16 | Of.marketIndex] === marketIndex) return slot;
     }
     return NO_SLOT;
   }

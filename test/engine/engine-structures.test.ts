@@ -1,5 +1,5 @@
 // The engine core's building blocks on their own: the order-id permutation, the order-id hash
-// table (against a Map, through clusters and wrap-around), a book side's sorted levels, the
+// table (against a Map, through clusters and wrap-around), the order pool's slot layout, a book side's sorted levels, the
 // account key table, the split of a wide value into a record's two fields, and the configuration
 // checks that keep every product a safe integer.
 import { describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { mixId } from '../../engine/core/hashing.js';
 import { SnapshotReader, SnapshotWriter, StateDigest } from '../../engine/core/parts.js';
 import { hashBig, hashWide, readBig, writeBig, writeWide } from '../../engine/core/perp/positions.js';
 import { OrderIndex } from '../../engine/core/book/orderIndex.js';
-import { NO_SLOT } from '../../engine/core/book/orders.js';
+import { MAX_ORDER_SLOTS, NO_SLOT, Of, OrderPool } from '../../engine/core/book/orders.js';
 import type { PriceTicks } from '../../engine/core/units.js';
 import { Side } from '../../engine/bus/types.js';
 import { keyOf, prng, randomInt, testConfig } from '../helpers/engine-harness.js';
@@ -85,6 +85,58 @@ describe('order index', () => {
     for (const id of [0, -5, 1.5, Number.NaN, 2 ** 60]) expect(index.find(id)).toBe(NO_SLOT);
     expect(index.find(5)).toBe(1);
     expect(() => index.insert(5, 2)).toThrow(/twice/);
+  });
+});
+
+describe('order pool', () => {
+  type View = 'f64' | 'u32' | 'i32' | 'u16' | 'u8';
+  // Every field: its view, its element within a slot, the view's shift, and the largest value it holds.
+  const FIELDS: [string, View, number, number, number][] = [
+    ['orderId', 'f64', Of.orderId, Of.f64, 2 ** 53 - 1], ['priceTicks', 'f64', Of.priceTicks, Of.f64, 2 ** 53 - 1],
+    ['qtyLots', 'f64', Of.qtyLots, Of.f64, 2 ** 53 - 1], ['remainingLots', 'f64', Of.remainingLots, Of.f64, 2 ** 53 - 1],
+    ['executedLots', 'f64', Of.executedLots, Of.f64, 2 ** 53 - 1], ['executedQuoteUnits', 'f64', Of.executedQuoteUnits, Of.f64, 2 ** 53 - 1],
+    ['createdAtUs', 'f64', Of.createdAtUs, Of.f64, 2 ** 53 - 1], ['quoteQtyUnits', 'f64', Of.quoteQtyUnits, Of.f64, 2 ** 53 - 1],
+    ['quoteLimitUnits', 'f64', Of.quoteLimitUnits, Of.f64, 2 ** 53 - 1], ['restNumber', 'f64', Of.restNumber, Of.f64, 2 ** 53 - 1],
+    ['accountId', 'u32', Of.accountId, Of.w32, 2 ** 32 - 1], ['clientId', 'u32', Of.clientId, Of.w32, 2 ** 32 - 1],
+    ['requestId', 'u32', Of.requestId, Of.w32, 2 ** 32 - 1], ['prev', 'i32', Of.prev, Of.w32, 2 ** 31 - 1],
+    ['next', 'i32', Of.next, Of.w32, 2 ** 31 - 1], ['level', 'i32', Of.level, Of.w32, 2 ** 31 - 1],
+    ['accountPrev', 'i32', Of.accountPrev, Of.w32, 2 ** 31 - 1], ['accountNext', 'i32', Of.accountNext, Of.w32, 2 ** 31 - 1],
+    ['frontId', 'u16', Of.frontId, Of.w16, 0xffff], ['marketIndex', 'u16', Of.marketIndex, Of.w16, 0xffff],
+    ['side', 'u8', Of.side, Of.w8, 0xff], ['orderType', 'u8', Of.orderType, Of.w8, 0xff], ['timeInForce', 'u8', Of.timeInForce, Of.w8, 0xff],
+    ['selfTradePrevention', 'u8', Of.selfTradePrevention, Of.w8, 0xff], ['flags', 'u8', Of.flags, Of.w8, 0xff], ['state', 'u8', Of.state, Of.w8, 0xff],
+  ];
+  const BYTES: Record<View, number> = { f64: 8, u32: 4, i32: 4, u16: 2, u8: 1 };
+
+  it('gives every field its own bytes inside its slot', () => {
+    const taken = new Set<number>();
+    for (const [name, view, element, shift] of FIELDS) {
+      // A view's shift is its elements per 128-byte slot.
+      expect((1 << shift) * BYTES[view], name).toBe(128);
+      for (let b = element * BYTES[view]; b < (element + 1) * BYTES[view]; b++) {
+        expect(b < 128 && !taken.has(b), `${name} byte ${b}`).toBe(true);
+        taken.add(b);
+      }
+    }
+  });
+
+  it('reads back every field of every slot at its extremes, neighbours written alongside', () => {
+    const pool = new OrderPool(4, 2);
+    const value = (slot: number, i: number, max: number): number => max - slot * 64 - i;
+    for (let slot = 0; slot < 4; slot++) {
+      FIELDS.forEach(([, view, element, shift, max], i) => { pool[view][slot << shift | element] = view === 'i32' && slot % 2 === 1 ? -value(slot, i, max) : value(slot, i, max); });
+    }
+    for (let slot = 0; slot < 4; slot++) {
+      FIELDS.forEach(([name, view, element, shift, max], i) => {
+        expect(pool[view][slot << shift | element], `${name} of slot ${slot}`).toBe(view === 'i32' && slot % 2 === 1 ? -value(slot, i, max) : value(slot, i, max));
+      });
+    }
+  });
+
+  it('starts with every slot out of every queue, the free list in slot order', () => {
+    const pool = new OrderPool(3, 2);
+    expect([0, 1, 2].map((slot) => [pool.i32[slot << Of.w32 | Of.prev], pool.i32[slot << Of.w32 | Of.next], pool.i32[slot << Of.w32 | Of.level]]))
+      .toEqual([[NO_SLOT, 1, NO_SLOT], [NO_SLOT, 2, NO_SLOT], [NO_SLOT, NO_SLOT, NO_SLOT]]);
+    expect([pool.open(1), pool.open(2), pool.open(1)]).toEqual([0, 1, 2]);
   });
 });
 
@@ -237,6 +289,14 @@ describe('configuration checks', () => {
     ['a negative speed bump', { ...base, speedBumpUs: -1 }],
   ])('refuses %s', (_name, config) => {
     expect(() => new Exchange(config)).toThrow();
+  });
+
+  it('refuses more open orders in all than the order pool holds (each slot index must stay a 32-bit integer)', () => {
+    const limits = { ...base.limits, maxOrdersPerBook: MAX_ORDER_SLOTS + 1, maxAccounts: 2 ** 10, maxOpenOrdersPerAccount: 2 ** 15 };
+    expect(() => new Exchange({ ...base, limits })).toThrow(/engine configuration: at most 16777216 open orders in all/);
+    expect(() => new OrderPool(MAX_ORDER_SLOTS + 1, 1)).toThrow(/order pool capacity out of range/);
+    // The largest slot's last byte is still a positive 32-bit index.
+    expect((MAX_ORDER_SLOTS - 1) << Of.w8 | 127).toBe(MAX_ORDER_SLOTS * 128 - 1);
   });
 
   it('accepts the largest notional that still fits', () => {

@@ -23,7 +23,7 @@ import { OrderBookState, ResultCode, Side, type EngineLimits, type MarketSpec } 
 import { assert } from '../assert.js';
 import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDigest } from '../parts.js';
 import type { OrderIndex } from './orderIndex.js';
-import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
+import { NO_SLOT, OrderState, type OrderPool, Of } from './orders.js';
 import { levelOrderFor, NO_LEVEL, type LevelOrder } from './levels.js';
 import { exportReferencesTo, hashReferencesInto, importReferencesFrom, validateReferences } from './reference.js';
 import type { PriceTicks, QtyLots } from '../units.js';
@@ -131,7 +131,7 @@ export class BookSide {
       w.number(this.levelPrice[level]);
       w.number(this.levelQty[level]);
       w.number(this.levelOrders[level]);
-      for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.next[slot]) w.number(pool.orderId[slot]);
+      for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.next]) w.number(pool.f64[slot << Of.f64 | Of.orderId]);
     }
   }
 
@@ -151,16 +151,16 @@ export class BookSide {
       this.levelOrders[level] = count;
       for (let i = 0; i < count; i++) {
         const slot = index.find(r.number());
-        expectSnapshot(slot !== NO_SLOT && pool.state[slot] === OrderState.Active && pool.side[slot] === this.side, 'a level names an unknown or misplaced order');
-        expectSnapshot(pool.marketIndex[slot] === marketIndex && pool.priceTicks[slot] === price, 'a level holds an order of another market or price');
+        expectSnapshot(slot !== NO_SLOT && pool.u8[slot << Of.w8 | Of.state] === OrderState.Active && pool.u8[slot << Of.w8 | Of.side] === this.side, 'a level names an unknown or misplaced order');
+        expectSnapshot(pool.u16[slot << Of.w16 | Of.marketIndex] === marketIndex && pool.f64[slot << Of.f64 | Of.priceTicks] === price, 'a level holds an order of another market or price');
         const tail = this.levelTail[level];
-        pool.prev[slot] = tail;
-        pool.next[slot] = NO_SLOT;
+        pool.i32[slot << Of.w32 | Of.prev] = tail;
+        pool.i32[slot << Of.w32 | Of.next] = NO_SLOT;
         if (tail === NO_SLOT) this.levelHead[level] = slot;
-        else pool.next[tail] = slot;
+        else pool.i32[tail << Of.w32 | Of.next] = slot;
         this.levelTail[level] = slot;
-        pool.level[slot] = level;
-        pool.state[slot] = OrderState.Resting;
+        pool.i32[slot << Of.w32 | Of.level] = level;
+        pool.u8[slot << Of.w8 | Of.state] = OrderState.Resting;
         orders++;
       }
     }
@@ -174,7 +174,7 @@ export class BookSide {
       d.number(this.levelPrice[level]);
       d.number(this.levelQty[level]);
       d.number(this.levelOrders[level]);
-      for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.next[slot]) pool.hashOrderInto(d, slot);
+      for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.next]) pool.hashOrderInto(d, slot);
     }
   }
 
@@ -206,13 +206,13 @@ export class BookSide {
     let count = 0;
     let lastRest = 0;
     let previous = NO_SLOT;
-    for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.next[slot]) {
-      assert(pool.state[slot] === OrderState.Resting && pool.level[slot] === level && pool.prev[slot] === previous, 'level queue link broken');
-      assert(pool.side[slot] === this.side && pool.marketIndex[slot] === marketIndex, 'order on the wrong book side');
-      assert(pool.priceTicks[slot] === this.levelPrice[level], 'order price differs from its level');
-      assert(pool.restNumber[slot] > lastRest, 'time priority broken within a level');
-      lastRest = pool.restNumber[slot];
-      qty += pool.remainingLots[slot];
+    for (let slot = this.levelHead[level]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.next]) {
+      assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Resting && pool.i32[slot << Of.w32 | Of.level] === level && pool.i32[slot << Of.w32 | Of.prev] === previous, 'level queue link broken');
+      assert(pool.u8[slot << Of.w8 | Of.side] === this.side && pool.u16[slot << Of.w16 | Of.marketIndex] === marketIndex, 'order on the wrong book side');
+      assert(pool.f64[slot << Of.f64 | Of.priceTicks] === this.levelPrice[level], 'order price differs from its level');
+      assert(pool.f64[slot << Of.f64 | Of.restNumber] > lastRest, 'time priority broken within a level');
+      lastRest = pool.f64[slot << Of.f64 | Of.restNumber];
+      qty += pool.f64[slot << Of.f64 | Of.remainingLots];
       count++;
       previous = slot;
       assert(count <= pool.capacity, 'level queue has a cycle');
@@ -266,31 +266,31 @@ export class Book {
   /** Appends an order to the back of its price level, creating the level if needed. */
   rest(slot: number): void {
     const pool = this.pool;
-    assert(pool.state[slot] === OrderState.Active && pool.remainingLots[slot] > 0, 'resting an order that is not active');
-    const bookSide = this.sideOf(pool.side[slot] as Side);
+    assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Active && pool.f64[slot << Of.f64 | Of.remainingLots] > 0, 'resting an order that is not active');
+    const bookSide = this.sideOf(pool.u8[slot << Of.w8 | Of.side] as Side);
     const price = pool.price(slot);
     const level = bookSide.findOrInsert(price);
     const tail = bookSide.levelTail[level];
-    pool.prev[slot] = tail;
-    pool.next[slot] = NO_SLOT;
+    pool.i32[slot << Of.w32 | Of.prev] = tail;
+    pool.i32[slot << Of.w32 | Of.next] = NO_SLOT;
     if (tail === NO_SLOT) bookSide.levelHead[level] = slot;
-    else pool.next[tail] = slot;
+    else pool.i32[tail << Of.w32 | Of.next] = slot;
     bookSide.levelTail[level] = slot;
     bookSide.levelOrders[level]++;
-    bookSide.levelQty[level] += pool.remainingLots[slot];
-    pool.level[slot] = level;
-    pool.restNumber[slot] = ++this.restCounter;
-    pool.state[slot] = OrderState.Resting;
+    bookSide.levelQty[level] += pool.f64[slot << Of.f64 | Of.remainingLots];
+    pool.i32[slot << Of.w32 | Of.level] = level;
+    pool.f64[slot << Of.f64 | Of.restNumber] = ++this.restCounter;
+    pool.u8[slot << Of.w8 | Of.state] = OrderState.Resting;
     this.restingCount++;
   }
 
   /** Takes `qtyLots` off a resting order and its level (a fill). */
   reduce(slot: number, qtyLots: QtyLots): void {
     const pool = this.pool;
-    assert(pool.state[slot] === OrderState.Resting && qtyLots > 0 && qtyLots <= pool.remainingLots[slot], 'reducing a resting order by a bad quantity');
-    const bookSide = this.sideOf(pool.side[slot] as Side);
-    pool.remainingLots[slot] -= qtyLots;
-    bookSide.levelQty[pool.level[slot]] -= qtyLots;
+    assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Resting && qtyLots > 0 && qtyLots <= pool.f64[slot << Of.f64 | Of.remainingLots], 'reducing a resting order by a bad quantity');
+    const bookSide = this.sideOf(pool.u8[slot << Of.w8 | Of.side] as Side);
+    pool.f64[slot << Of.f64 | Of.remainingLots] -= qtyLots;
+    bookSide.levelQty[pool.i32[slot << Of.w32 | Of.level]] -= qtyLots;
   }
 
   /**
@@ -299,20 +299,20 @@ export class Book {
    */
   unlink(slot: number): number {
     const pool = this.pool;
-    assert(pool.state[slot] === OrderState.Resting, 'unlinking an order that does not rest');
-    const bookSide = this.sideOf(pool.side[slot] as Side);
-    const level = pool.level[slot];
-    const before = pool.prev[slot];
-    const after = pool.next[slot];
+    assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Resting, 'unlinking an order that does not rest');
+    const bookSide = this.sideOf(pool.u8[slot << Of.w8 | Of.side] as Side);
+    const level = pool.i32[slot << Of.w32 | Of.level];
+    const before = pool.i32[slot << Of.w32 | Of.prev];
+    const after = pool.i32[slot << Of.w32 | Of.next];
     if (before === NO_SLOT) bookSide.levelHead[level] = after;
-    else pool.next[before] = after;
+    else pool.i32[before << Of.w32 | Of.next] = after;
     if (after === NO_SLOT) bookSide.levelTail[level] = before;
-    else pool.prev[after] = before;
-    pool.prev[slot] = NO_SLOT;
-    pool.next[slot] = NO_SLOT;
-    pool.level[slot] = NO_SLOT;
-    pool.state[slot] = OrderState.Active;
-    bookSide.levelQty[level] -= pool.remainingLots[slot];
+    else pool.i32[after << Of.w32 | Of.prev] = before;
+    pool.i32[slot << Of.w32 | Of.prev] = NO_SLOT;
+    pool.i32[slot << Of.w32 | Of.next] = NO_SLOT;
+    pool.i32[slot << Of.w32 | Of.level] = NO_SLOT;
+    pool.u8[slot << Of.w8 | Of.state] = OrderState.Active;
+    bookSide.levelQty[level] -= pool.f64[slot << Of.f64 | Of.remainingLots];
     bookSide.levelOrders[level]--;
     this.restingCount--;
     const levelQty = bookSide.levelQty[level];

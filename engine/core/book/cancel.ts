@@ -21,7 +21,7 @@ import {
 } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { rulesOfOrder } from '../kinds.js';
-import { NO_SLOT, OrderState } from './orders.js';
+import { NO_SLOT, OrderState, Of } from './orders.js';
 import type { EngineState } from '../state.js';
 
 /**
@@ -35,12 +35,12 @@ import type { EngineState } from '../state.js';
  */
 export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReason, answered = false): boolean {
   const pool = s.pool;
-  const state = pool.state[slot];
+  const state = pool.u8[slot << Of.w8 | Of.state];
   assert(state === OrderState.Pending || state === OrderState.Resting, 'cancelling an order that is not open');
-  const marketIndex = pool.marketIndex[slot];
+  const marketIndex = pool.u16[slot << Of.w16 | Of.marketIndex];
   const book = s.books[marketIndex];
-  const side = pool.side[slot] as Side;
-  const accountId = pool.accountId[slot];
+  const side = pool.u8[slot << Of.w8 | Of.side] as Side;
+  const accountId = pool.u32[slot << Of.w32 | Of.accountId];
   const assetIndex = releaseHold(s, slot);
   let levelQty = 0;
   if (state === OrderState.Pending) {
@@ -48,14 +48,14 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
   } else {
     levelQty = book.unlink(slot);
   }
-  const inAnswer = s.out.eventsInAnswers && (state === OrderState.Pending ? pool.frontId[slot] !== FRONT_ID_NONE : answered);
+  const inAnswer = s.out.eventsInAnswers && (state === OrderState.Pending ? pool.u16[slot << Of.w16 | Of.frontId] !== FRONT_ID_NONE : answered);
   if (!inAnswer) s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, reason, FRONT_ID_NONE, 0, 0);
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
   if (state === OrderState.Resting) {
-    s.out.depth(marketIndex, side, pool.priceTicks[slot], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+    s.out.depth(marketIndex, side, pool.f64[slot << Of.f64 | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
     return inAnswer;
   }
-  s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, reason, pool.frontId[slot], pool.requestId[slot], HeaderFlag.Last);
+  s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, reason, pool.u16[slot << Of.w16 | Of.frontId], pool.u32[slot << Of.w32 | Of.requestId], HeaderFlag.Last);
   return false;
 }
 
@@ -72,14 +72,14 @@ export function carried(inAnswer: boolean, event: OrderEvent): OrderEvent {
 function releaseHold(s: EngineState, slot: number): number {
   const rules = rulesOfOrder(s, slot);
   const assetIndex = rules.holdAssetOf(s, slot);
-  s.ledger.unlock(s.pool.accountId[slot], assetIndex, rules.holdUnitsOf(s, slot));
+  s.ledger.unlock(s.pool.u32[slot << Of.w32 | Of.accountId], assetIndex, rules.holdUnitsOf(s, slot));
   return assetIndex;
 }
 
 /** Frees the slot of an order in a final state; it is out of every queue already. */
 export function closeOrder(s: EngineState, slot: number): void {
-  assert(s.pool.state[slot] === OrderState.Active, 'closing an order still queued');
-  s.index.remove(s.pool.orderId[slot]);
+  assert(s.pool.u8[slot << Of.w8 | Of.state] === OrderState.Active, 'closing an order still queued');
+  s.index.remove(s.pool.f64[slot << Of.f64 | Of.orderId]);
   s.pool.close(slot);
 }
 
@@ -109,8 +109,8 @@ export function cancelAll(s: EngineState, cmd: CancelAllCommand): void {
   if (marketIndex < 0) return s.out.result(ResultCode.UnknownMarket, 0, cmd.frontId, cmd.requestId);
   let cancelled = 0;
   for (let slot = pool.accountHead[cmd.accountId], after = NO_SLOT; slot !== NO_SLOT; slot = after) {
-    after = pool.accountNext[slot];
-    if (pool.marketIndex[slot] !== marketIndex) continue;
+    after = pool.i32[slot << Of.w32 | Of.accountNext];
+    if (pool.u16[slot << Of.w16 | Of.marketIndex] !== marketIndex) continue;
     const inAnswer = cancelOpenOrder(s, slot, ExpiryReason.None, cmd.frontId !== FRONT_ID_NONE);
     s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, ExpiryReason.None, cmd.frontId, cmd.requestId, 0);
     closeOrder(s, slot);

@@ -50,7 +50,7 @@ import {
 import { assert } from '../assert.js';
 import { NO_LEVEL, type BookSide } from './book.js';
 import { cancelOpenOrder, carried, closeOrder } from './cancel.js';
-import { NO_SLOT, OrderState, openStatus } from './orders.js';
+import { NO_SLOT, OrderState, openStatus, Of } from './orders.js';
 import { beyondSweepBand, followTrade } from './reference.js';
 import { admitReduceOnly, clipsReduceOnly, expireResting, isReduceOnly } from '../perp/reduce-only.js';
 import { rulesOf, rulesOfOrder, type Fill } from '../kinds.js';
@@ -84,37 +84,37 @@ function crosses(takerSide: Side, limitTicks: number, levelPriceTicks: number): 
 }
 
 function oppositeSide(s: EngineState, taker: number): BookSide {
-  const book = s.books[s.pool.marketIndex[taker]];
-  return book.sideOf(s.pool.side[taker] === Side.Bid ? Side.Ask : Side.Bid);
+  const book = s.books[s.pool.u16[taker << Of.w16 | Of.marketIndex]];
+  return book.sideOf(s.pool.u8[taker << Of.w8 | Of.side] === Side.Bid ? Side.Ask : Side.Bid);
 }
 
 /** Runs an order that has just become active (at placement, or when its speed bump ends). */
 export function activateOrder(s: EngineState, taker: number): void {
   const pool = s.pool;
-  assert(pool.state[taker] === OrderState.Active && pool.executedLots[taker] === 0, 'activating an order that is not fresh');
+  assert(pool.u8[taker << Of.w8 | Of.state] === OrderState.Active && pool.f64[taker << Of.f64 | Of.executedLots] === 0, 'activating an order that is not fresh');
   const reduceOnly = isReduceOnly(s, taker);
   // With events in answers, orderAccepted waits until it is known whether the order rests untouched
   // (then its answer carries it); nothing is written before that moment, so its place is the same.
   // A reduce-only order clipped to its position rests changed, and a system order (addressed to no
   // one) has no answer: their orderAccepted is written first.
-  let acceptedInAnswer = s.out.eventsInAnswers && pool.frontId[taker] !== FRONT_ID_NONE && !(reduceOnly && clipsReduceOnly(s, taker));
+  let acceptedInAnswer = s.out.eventsInAnswers && pool.u16[taker << Of.w16 | Of.frontId] !== FRONT_ID_NONE && !(reduceOnly && clipsReduceOnly(s, taker));
   if (!acceptedInAnswer) writeAccepted(s, taker);
-  const marketIndex = pool.marketIndex[taker];
+  const marketIndex = pool.u16[taker << Of.w16 | Of.marketIndex];
   // A reduce-only perpetual order meets the position as it stands now (perp/reduce-only.ts).
   let reason: ExpiryReason = reduceOnly ? admitReduceOnly(s, taker) : ExpiryReason.None;
   s.sweepReferenceTicks = pool.isMarket(taker) ? sweepReference(s, taker) : 0;
   // A delayed limit order meets the band of the last price when it takes effect (place.ts header).
   if (reason !== ExpiryReason.None) {
     // expires below, without trading
-  } else if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.priceTicks[taker])) {
+  } else if (!pool.isMarket(taker) && isOutsideBand(s.catalog.markets[marketIndex], s.books[marketIndex].bandReferenceTicks, pool.f64[taker << Of.f64 | Of.priceTicks])) {
     reason = ExpiryReason.PriceBand;
-  } else if ((pool.flags[taker] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
+  } else if ((pool.u8[taker << Of.w8 | Of.flags] & OrderFlag.PostOnly) !== 0 && wouldTake(s, taker)) {
     reason = ExpiryReason.PostOnlyTaker;
-  } else if (pool.timeInForce[taker] === TimeInForce.FOK && !canFillCompletely(s, taker)) {
+  } else if (pool.u8[taker << Of.w8 | Of.timeInForce] === TimeInForce.FOK && !canFillCompletely(s, taker)) {
     reason = ExpiryReason.FillOrKill;
   } else {
     // A good-till-cancel limit order that meets no marketable level rests untouched; any other may trade or expire.
-    if (acceptedInAnswer && (pool.isMarket(taker) || pool.timeInForce[taker] !== TimeInForce.GTC || wouldTake(s, taker))) {
+    if (acceptedInAnswer && (pool.isMarket(taker) || pool.u8[taker << Of.w8 | Of.timeInForce] !== TimeInForce.GTC || wouldTake(s, taker))) {
       acceptedInAnswer = false;
       writeAccepted(s, taker);
     }
@@ -137,7 +137,7 @@ function writeAccepted(s: EngineState, taker: number): void {
  * that never traded the best opposite price it meets. 0 (unbounded) for an unbanded market, and for an empty opposite side (nothing to fill).
  */
 function sweepReference(s: EngineState, taker: number): number {
-  return sweepReferenceOf(s, s.pool.marketIndex[taker], s.pool.side[taker] as Side);
+  return sweepReferenceOf(s, s.pool.u16[taker << Of.w16 | Of.marketIndex], s.pool.u8[taker << Of.w8 | Of.side] as Side);
 }
 
 /** sweepReference of a market order on `takerSide` in market `marketIndex` if it took effect now. */
@@ -152,15 +152,15 @@ export function sweepReferenceOf(s: EngineState, marketIndex: number, takerSide:
 
 /** True when the level is beyond the band of the market order being matched. */
 function beyondBand(s: EngineState, taker: number, levelPriceTicks: number): boolean {
-  const market = s.catalog.markets[s.pool.marketIndex[taker]];
-  return beyondSweepBand(market, s.sweepReferenceTicks, s.pool.side[taker] as Side, levelPriceTicks);
+  const market = s.catalog.markets[s.pool.u16[taker << Of.w16 | Of.marketIndex]];
+  return beyondSweepBand(market, s.sweepReferenceTicks, s.pool.u8[taker << Of.w8 | Of.side] as Side, levelPriceTicks);
 }
 
 /** True when the best opposite level is marketable. */
 function wouldTake(s: EngineState, taker: number): boolean {
   const opposite = oppositeSide(s, taker);
   const best = opposite.best();
-  return best !== NO_LEVEL && crosses(s.pool.side[taker] as Side, s.pool.priceTicks[taker], opposite.levelPrice[best]);
+  return best !== NO_LEVEL && crosses(s.pool.u8[taker << Of.w8 | Of.side] as Side, s.pool.f64[taker << Of.f64 | Of.priceTicks], opposite.levelPrice[best]);
 }
 
 /**
@@ -171,19 +171,19 @@ function wouldTake(s: EngineState, taker: number): boolean {
 function canFillCompletely(s: EngineState, taker: number): boolean {
   const pool = s.pool;
   const opposite = oppositeSide(s, taker);
-  const side = pool.side[taker] as Side;
-  const skipOwn = pool.selfTradePrevention[taker] === SelfTradePrevention.RejectMaker;
-  let needLots = pool.remainingLots[taker];
+  const side = pool.u8[taker << Of.w8 | Of.side] as Side;
+  const skipOwn = pool.u8[taker << Of.w8 | Of.selfTradePrevention] === SelfTradePrevention.RejectMaker;
+  let needLots = pool.f64[taker << Of.f64 | Of.remainingLots];
   const rules = rulesOfOrder(s, taker);
-  rules.walkStart(s, pool.marketIndex[taker]);
+  rules.walkStart(s, pool.u16[taker << Of.w16 | Of.marketIndex]);
   for (let level = opposite.best(); level !== NO_LEVEL; level = opposite.worse(level)) {
-    if (!crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) return false;
-    for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
-      if (pool.accountId[maker] === pool.accountId[taker]) {
+    if (!crosses(side, pool.f64[taker << Of.f64 | Of.priceTicks], opposite.levelPrice[level])) return false;
+    for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.i32[maker << Of.w32 | Of.next]) {
+      if (pool.u32[maker << Of.w32 | Of.accountId] === pool.u32[taker << Of.w32 | Of.accountId]) {
         if (skipOwn) continue;
         return false;
       }
-      const lots = rules.walkFill(s, taker, maker, Math.min(needLots, pool.remainingLots[maker]));
+      const lots = rules.walkFill(s, taker, maker, Math.min(needLots, pool.f64[maker << Of.f64 | Of.remainingLots]));
       if (lots < 0) return false;
       needLots -= lots;
       if (needLots <= 0) return true;
@@ -199,29 +199,29 @@ function canFillCompletely(s: EngineState, taker: number): boolean {
 function matchTaker(s: EngineState, taker: number): ExpiryReason {
   const pool = s.pool;
   const opposite = oppositeSide(s, taker);
-  const side = pool.side[taker] as Side;
+  const side = pool.u8[taker << Of.w8 | Of.side] as Side;
   const isMarket = pool.isMarket(taker);
   const rules = rulesOfOrder(s, taker);
-  for (let steps = 0; pool.remainingLots[taker] > 0; steps++) {
+  for (let steps = 0; pool.f64[taker << Of.f64 | Of.remainingLots] > 0; steps++) {
     assert(steps <= pool.capacity, 'matching loop ran past the number of orders');
     const level = opposite.best();
     if (level === NO_LEVEL) return isMarket ? ExpiryReason.InsufficientLiquidity : ExpiryReason.None;
-    if (!isMarket && !crosses(side, pool.priceTicks[taker], opposite.levelPrice[level])) break;
+    if (!isMarket && !crosses(side, pool.f64[taker << Of.f64 | Of.priceTicks], opposite.levelPrice[level])) break;
     if (isMarket && beyondBand(s, taker, opposite.levelPrice[level])) return ExpiryReason.PriceBand;
     const maker = opposite.levelHead[level];
-    if (pool.accountId[maker] !== pool.accountId[taker]) {
+    if (pool.u32[maker << Of.w32 | Of.accountId] !== pool.u32[taker << Of.w32 | Of.accountId]) {
       if (rules.makerLots(s, maker) === 0) {
         expireResting(s, maker);
         continue;
       }
       const qtyLots = fillLots(s, taker, maker);
-      if (qtyLots === 0) return pool.quoteQtyUnits[taker] > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
+      if (qtyLots === 0) return pool.f64[taker << Of.f64 | Of.quoteQtyUnits] > 0 ? ExpiryReason.None : ExpiryReason.InsufficientFunds;
       const refusal = fillRefusalOf(s, taker, maker, qtyLots);
       if (refusal !== ExpiryReason.None) return refusal;
       fill(s, taker, maker, qtyLots);
       continue;
     }
-    const mode = pool.selfTradePrevention[taker];
+    const mode = pool.u8[taker << Of.w8 | Of.selfTradePrevention];
     if (mode === SelfTradePrevention.RejectTaker) return ExpiryReason.SelfTradePrevention;
     cancelOpenOrder(s, maker, ExpiryReason.SelfTradePrevention);
     closeOrder(s, maker);
@@ -233,10 +233,10 @@ function matchTaker(s: EngineState, taker: number): ExpiryReason {
 /** Whether the market's rules refuse this fill at the maker's price (a perpetual's open interest and position limits, perp/open-interest.ts). */
 function fillRefusalOf(s: EngineState, taker: number, maker: number, qtyLots: number): ExpiryReason {
   const pool = s.pool;
-  const takerBuys = pool.side[taker] === Side.Bid;
-  const buyer = pool.accountId[takerBuys ? taker : maker];
-  const seller = pool.accountId[takerBuys ? maker : taker];
-  return rulesOfOrder(s, taker).fillRefusal(s, pool.marketIndex[taker], buyer, seller, qtyLots, pool.price(maker));
+  const takerBuys = pool.u8[taker << Of.w8 | Of.side] === Side.Bid;
+  const buyer = pool.u32[(takerBuys ? taker : maker) << Of.w32 | Of.accountId];
+  const seller = pool.u32[(takerBuys ? maker : taker) << Of.w32 | Of.accountId];
+  return rulesOfOrder(s, taker).fillRefusal(s, pool.u16[taker << Of.w16 | Of.marketIndex], buyer, seller, qtyLots, pool.price(maker));
 }
 
 /**
@@ -245,11 +245,11 @@ function fillRefusalOf(s: EngineState, taker: number, maker: number, qtyLots: nu
  */
 function fillLots(s: EngineState, taker: number, maker: number): QtyLots {
   const pool = s.pool;
-  const lots = Math.min(pool.remainingLots[taker], rulesOfOrder(s, maker).makerLots(s, maker));
+  const lots = Math.min(pool.f64[taker << Of.f64 | Of.remainingLots], rulesOfOrder(s, maker).makerLots(s, maker));
   if (!pool.isMarket(taker)) return lots as QtyLots;
-  const market = s.catalog.markets[pool.marketIndex[taker]];
+  const market = s.catalog.markets[pool.u16[taker << Of.w16 | Of.marketIndex]];
   const lotQuoteUnits = notionalUnits(pool.price(maker), 1 as QtyLots, market.quoteUnitsPerTickLot);
-  const quoteLeftUnits = subUnits(pool.quoteLimitUnits[taker] as AmountUnits, pool.executedQuoteUnits[taker] as AmountUnits);
+  const quoteLeftUnits = subUnits(pool.f64[taker << Of.f64 | Of.quoteLimitUnits] as AmountUnits, pool.f64[taker << Of.f64 | Of.executedQuoteUnits] as AmountUnits);
   return Math.min(lots, floorDiv(quoteLeftUnits, lotQuoteUnits)) as QtyLots;
 }
 
@@ -266,28 +266,28 @@ const FILL: Fill = {
  */
 function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): void {
   const pool = s.pool;
-  const marketIndex = pool.marketIndex[taker];
+  const marketIndex = pool.u16[taker << Of.w16 | Of.marketIndex];
   const book = s.books[marketIndex];
   const market = s.catalog.markets[marketIndex];
   const rules = rulesOf(s.catalog.kindOf[marketIndex]);
   const priceTicks = pool.price(maker);
-  assert(qtyLots > 0 && pool.state[maker] === OrderState.Resting, 'fill against an empty or non-resting maker');
-  assert(qtyLots <= pool.remainingLots[taker] && qtyLots <= pool.remainingLots[maker], 'fill larger than an order');
+  assert(qtyLots > 0 && pool.u8[maker << Of.w8 | Of.state] === OrderState.Resting, 'fill against an empty or non-resting maker');
+  assert(qtyLots <= pool.f64[taker << Of.f64 | Of.remainingLots] && qtyLots <= pool.f64[maker << Of.f64 | Of.remainingLots], 'fill larger than an order');
   const f = FILL;
   f.marketIndex = marketIndex;
   f.taker = taker;
   f.maker = maker;
-  f.buyer = pool.side[taker] === Side.Bid ? taker : maker;
+  f.buyer = pool.u8[taker << Of.w8 | Of.side] === Side.Bid ? taker : maker;
   f.seller = f.buyer === taker ? maker : taker;
   f.priceTicks = priceTicks;
   f.qtyLots = qtyLots;
   f.quoteUnits = notionalUnits(priceTicks, qtyLots, market.quoteUnitsPerTickLot);
   rules.settle(s, f);
-  const buyerAccount = pool.accountId[f.buyer];
-  const sellerAccount = pool.accountId[f.seller];
+  const buyerAccount = pool.u32[f.buyer << Of.w32 | Of.accountId];
+  const sellerAccount = pool.u32[f.seller << Of.w32 | Of.accountId];
 
   book.reduce(maker, qtyLots);
-  pool.remainingLots[taker] -= qtyLots;
+  pool.f64[taker << Of.f64 | Of.remainingLots] -= qtyLots;
   addExecution(s, maker, qtyLots, f.quoteUnits);
   addExecution(s, taker, qtyLots, f.quoteUnits);
   const tradeId = ++book.lastTradeId;
@@ -295,14 +295,14 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
     book.bandReferenceTicks = priceTicks;
     followTrade(book, priceTicks, s.lastTimeUs, s.catalog.referenceStepBps, s.catalog.referenceIntervalUs);
   }
-  s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.orderId[f.buyer], pool.orderId[f.seller], f.buyer === maker);
+  s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.f64[f.buyer << Of.f64 | Of.orderId], pool.f64[f.seller << Of.f64 | Of.orderId], f.buyer === maker);
   s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
   s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
   rules.reportSettlement(s, f);
 
-  const makerSide = pool.side[maker] as Side;
-  let levelQty = book.sideOf(makerSide).levelQty[pool.level[maker]];
-  if (pool.remainingLots[maker] === 0) {
+  const makerSide = pool.u8[maker << Of.w8 | Of.side] as Side;
+  let levelQty = book.sideOf(makerSide).levelQty[pool.i32[maker << Of.w32 | Of.level]];
+  if (pool.f64[maker << Of.f64 | Of.remainingLots] === 0) {
     levelQty = book.unlink(maker);
     closeOrder(s, maker);
   }
@@ -312,13 +312,13 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
 
 function addExecution(s: EngineState, slot: number, qtyLots: QtyLots, quoteAmount: AmountUnits): void {
   const pool = s.pool;
-  pool.executedLots[slot] += qtyLots;
-  pool.executedQuoteUnits[slot] = addUnits(pool.executedQuoteUnits[slot] as AmountUnits, quoteAmount);
-  assert(pool.executedLots[slot] <= pool.qtyLots[slot], 'order executed more than its quantity');
+  pool.f64[slot << Of.f64 | Of.executedLots] += qtyLots;
+  pool.f64[slot << Of.f64 | Of.executedQuoteUnits] = addUnits(pool.f64[slot << Of.f64 | Of.executedQuoteUnits] as AmountUnits, quoteAmount);
+  assert(pool.f64[slot << Of.f64 | Of.executedLots] <= pool.f64[slot << Of.f64 | Of.qtyLots], 'order executed more than its quantity');
 }
 
 function fillStatus(s: EngineState, slot: number): OrderStatus {
-  return s.pool.remainingLots[slot] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
+  return s.pool.f64[slot << Of.f64 | Of.remainingLots] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled;
 }
 
 /**
@@ -332,16 +332,16 @@ function fillStatus(s: EngineState, slot: number): OrderStatus {
  */
 function takerFillStatus(s: EngineState, taker: number): OrderStatus {
   const pool = s.pool;
-  if (pool.remainingLots[taker] === 0) return OrderStatus.Filled;
-  if (!pool.isMarket(taker) || pool.quoteQtyUnits[taker] === 0) return OrderStatus.PartiallyFilled;
+  if (pool.f64[taker << Of.f64 | Of.remainingLots] === 0) return OrderStatus.Filled;
+  if (!pool.isMarket(taker) || pool.f64[taker << Of.f64 | Of.quoteQtyUnits] === 0) return OrderStatus.PartiallyFilled;
   const opposite = oppositeSide(s, taker);
-  const skipOwn = pool.selfTradePrevention[taker] === SelfTradePrevention.RejectMaker;
+  const skipOwn = pool.u8[taker << Of.w8 | Of.selfTradePrevention] === SelfTradePrevention.RejectMaker;
   for (let level = opposite.best(); level !== NO_LEVEL; level = opposite.worse(level)) {
     // The sweep stops at its band (matchTaker): the order will end Expired, so this fill is not its last.
     if (beyondBand(s, taker, opposite.levelPrice[level])) return OrderStatus.PartiallyFilled;
-    for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
-      if (pool.accountId[maker] !== pool.accountId[taker] && rulesOfOrder(s, maker).makerLots(s, maker) === 0) continue;
-      if (pool.accountId[maker] === pool.accountId[taker]) {
+    for (let maker = opposite.levelHead[level]; maker !== NO_SLOT; maker = pool.i32[maker << Of.w32 | Of.next]) {
+      if (pool.u32[maker << Of.w32 | Of.accountId] !== pool.u32[taker << Of.w32 | Of.accountId] && rulesOfOrder(s, maker).makerLots(s, maker) === 0) continue;
+      if (pool.u32[maker << Of.w32 | Of.accountId] === pool.u32[taker << Of.w32 | Of.accountId]) {
         if (skipOwn) continue;
         return OrderStatus.PartiallyFilled;
       }
@@ -357,41 +357,41 @@ function takerFillStatus(s: EngineState, taker: number): OrderStatus {
  */
 function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, acceptedInAnswer: boolean): void {
   const pool = s.pool;
-  const book = s.books[pool.marketIndex[taker]];
-  const frontId = pool.frontId[taker];
-  const requestId = pool.requestId[taker];
-  assert(!acceptedInAnswer || (stopReason === ExpiryReason.None && pool.executedLots[taker] === 0 && pool.timeInForce[taker] === TimeInForce.GTC), 'an order expected to rest untouched ended otherwise');
+  const book = s.books[pool.u16[taker << Of.w16 | Of.marketIndex]];
+  const frontId = pool.u16[taker << Of.w16 | Of.frontId];
+  const requestId = pool.u32[taker << Of.w32 | Of.requestId];
+  assert(!acceptedInAnswer || (stopReason === ExpiryReason.None && pool.f64[taker << Of.f64 | Of.executedLots] === 0 && pool.u8[taker << Of.w8 | Of.timeInForce] === TimeInForce.GTC), 'an order expected to rest untouched ended otherwise');
   if (pool.isMarket(taker)) return finishMarketTaker(s, taker, stopReason);
-  if (pool.remainingLots[taker] === 0) {
+  if (pool.f64[taker << Of.f64 | Of.remainingLots] === 0) {
     s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
     closeOrder(s, taker);
     return;
   }
   let reason = stopReason;
-  if (reason === ExpiryReason.None && pool.timeInForce[taker] !== TimeInForce.GTC) {
-    assert(pool.timeInForce[taker] === TimeInForce.IOC, 'a fill-or-kill order passed its check but did not fill');
+  if (reason === ExpiryReason.None && pool.u8[taker << Of.w8 | Of.timeInForce] !== TimeInForce.GTC) {
+    assert(pool.u8[taker << Of.w8 | Of.timeInForce] === TimeInForce.IOC, 'a fill-or-kill order passed its check but did not fill');
     reason = ExpiryReason.ImmediateOrCancel;
   }
   if (reason !== ExpiryReason.None) return expireTaker(s, taker, reason);
   book.rest(taker);
-  const side = pool.side[taker] as Side;
-  const levelQty = book.sideOf(side).levelQty[pool.level[taker]];
-  s.out.depth(pool.marketIndex[taker], side, pool.priceTicks[taker], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  const side = pool.u8[taker << Of.w8 | Of.side] as Side;
+  const levelQty = book.sideOf(side).levelQty[pool.i32[taker << Of.w32 | Of.level]];
+  s.out.depth(pool.u16[taker << Of.w16 | Of.marketIndex], side, pool.f64[taker << Of.f64 | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
   s.out.order(taker, carried(acceptedInAnswer, OrderEvent.Accepted), openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
 }
 
 /** Expires the taker's remainder: releases its lock, emits orderExpired, balance and the response. */
 function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void {
   const pool = s.pool;
-  const accountId = pool.accountId[taker];
+  const accountId = pool.u32[taker << Of.w32 | Of.accountId];
   const rules = rulesOfOrder(s, taker);
   const assetIndex = rules.holdAssetOf(s, taker);
   s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
   // A system order (addressed to no one) has no answer to carry its event.
-  const inAnswer = s.out.eventsInAnswers && pool.frontId[taker] !== FRONT_ID_NONE;
+  const inAnswer = s.out.eventsInAnswers && pool.u16[taker << Of.w16 | Of.frontId] !== FRONT_ID_NONE;
   if (!inAnswer) s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
-  s.out.order(taker, carried(inAnswer, OrderEvent.Expired), OrderStatus.Expired, reason, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
+  s.out.order(taker, carried(inAnswer, OrderEvent.Expired), OrderStatus.Expired, reason, pool.u16[taker << Of.w16 | Of.frontId], pool.u32[taker << Of.w32 | Of.requestId], HeaderFlag.Last);
   closeOrder(s, taker);
 }
 
@@ -402,13 +402,13 @@ function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void 
  */
 function finishMarketTaker(s: EngineState, taker: number, stopReason: ExpiryReason): void {
   const pool = s.pool;
-  const done = pool.remainingLots[taker] === 0 || (stopReason === ExpiryReason.None && pool.executedLots[taker] > 0);
+  const done = pool.f64[taker << Of.f64 | Of.remainingLots] === 0 || (stopReason === ExpiryReason.None && pool.f64[taker << Of.f64 | Of.executedLots] > 0);
   if (!done) return expireTaker(s, taker, stopReason === ExpiryReason.None ? ExpiryReason.InsufficientLiquidity : stopReason);
-  const accountId = pool.accountId[taker];
+  const accountId = pool.u32[taker << Of.w32 | Of.accountId];
   const rules = rulesOfOrder(s, taker);
   const assetIndex = rules.holdAssetOf(s, taker);
   s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
-  s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, pool.frontId[taker], pool.requestId[taker], HeaderFlag.Last);
+  s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, pool.u16[taker << Of.w16 | Of.frontId], pool.u32[taker << Of.w32 | Of.requestId], HeaderFlag.Last);
   closeOrder(s, taker);
 }

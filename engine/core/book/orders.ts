@@ -2,8 +2,12 @@
 // arrays, addressed by slot index.
 //
 // One slot per open order, taken from a free list and returned when the order reaches a final
-// state, so placing and matching allocate no objects. Fields are parallel typed arrays; the
-// 53-bit ones (ids, quantities, amounts, times) are Float64Arrays used as exact integer stores.
+// state, so placing and matching allocate no objects. A slot holds all of its order's fields in
+// 128 bytes, two adjacent cache lines, so that reaching an order that has not been touched for a
+// while (a cancel, a maker at the head of its level) misses the caches twice, not once per field;
+// the 53-bit fields (ids, quantities, amounts, times) are float64 values used as exact integer
+// stores. Of names where each field lives; an index is a shift and an or (`slot << Of.f64 |
+// Of.priceTicks`), which is why a pool holds at most MAX_ORDER_SLOTS slots.
 // `prev`/`next` link an order into at most one queue at a time: its price level's FIFO while it
 // rests, the free list while the slot is free (a pending order waits on a timer instead, pending.ts).
 // `accountPrev`/`accountNext` link each open order into its account's list, oldest first, which
@@ -36,42 +40,57 @@ export const OrderState = {
 
 export const NO_SLOT = -1;
 
+/** Bytes of one order's slot in the pool. */
+const SLOT_BYTES = 128;
+
+/** The most slots a pool holds: a slot's last byte index, slot << 7 | 127, stays a positive int32. */
+export const MAX_ORDER_SLOTS = 1 << 24;
+
+/**
+ * Where each field of an order lives in its slot, for OrderPool's views. `f64`, `w32`, `w16` and
+ * `w8` are the shifts from a slot to its first element in the view of that width (a slot holds
+ * 16, 32, 64 and 128 of them); every other member is the field's element within its slot, read
+ * through the view of its width. Bytes 0–79: the 53-bit integers, orderId … restNumber (f64);
+ * 80–91: accountId, clientId, requestId (u32); 92–111: the queue links and the level (i32,
+ * NO_SLOT when none); 112–115: frontId, marketIndex (u16); 116–121: the one-byte fields (u8).
+ */
+export const enum Of {
+  f64 = 4, w32 = 5, w16 = 6, w8 = 7,
+  orderId = 0, priceTicks = 1, qtyLots = 2, remainingLots = 3, executedLots = 4, executedQuoteUnits = 5, createdAtUs = 6,
+  /** The quote quantity a market order was placed with (0: placed by quantity, or a limit order). */
+  quoteQtyUnits = 7,
+  /** Market orders: the most quote units the order may pay (bid) or receive (ask) in total. */
+  quoteLimitUnits = 8,
+  /** Time priority among resting orders: a counter stamped when the order joins its level. */
+  restNumber = 9,
+  accountId = 20, clientId = 21, requestId = 22,
+  prev = 23, next = 24,
+  /** Level slot in its book side while resting. */
+  level = 25,
+  accountPrev = 26, accountNext = 27,
+  frontId = 56, marketIndex = 57,
+  side = 116, orderType = 117, timeInForce = 118, selfTradePrevention = 119,
+  /** OrderFlag bits (PostOnly, HasClientId, …). */
+  flags = 120,
+  state = 121,
+}
+
 export class OrderPool {
   readonly capacity: number;
   liveCount = 0;
   private freeHead: number;
 
-  readonly orderId: Float64Array;
-  readonly priceTicks: Float64Array;
-  readonly qtyLots: Float64Array;
-  readonly remainingLots: Float64Array;
-  readonly executedLots: Float64Array;
-  readonly executedQuoteUnits: Float64Array;
-  readonly createdAtUs: Float64Array;
-  /** The quote quantity a market order was placed with (0: placed by quantity, or a limit order). */
-  readonly quoteQtyUnits: Float64Array;
-  /** Market orders: the most quote units the order may pay (bid) or receive (ask) in total. */
-  readonly quoteLimitUnits: Float64Array;
-  /** Time priority among resting orders: a counter stamped when the order joins its level. */
-  readonly restNumber: Float64Array;
-  readonly accountId: Uint32Array;
-  readonly clientId: Uint32Array;
-  readonly requestId: Uint32Array;
-  readonly frontId: Uint16Array;
-  readonly marketIndex: Uint16Array;
-  readonly side: Uint8Array;
-  readonly orderType: Uint8Array;
-  readonly timeInForce: Uint8Array;
-  readonly selfTradePrevention: Uint8Array;
-  /** OrderFlag bits PostOnly and HasClientId. */
-  readonly flags: Uint8Array;
-  readonly state: Uint8Array;
-  readonly prev: Int32Array;
-  readonly next: Int32Array;
-  /** Level slot in its book side while resting. */
-  readonly level: Int32Array;
-  readonly accountPrev: Int32Array;
-  readonly accountNext: Int32Array;
+  /**
+   * The slots, one buffer seen through one view per width: field `x` of `slot` is
+   * `f64[slot << Of.f64 | Of.x]` for a 53-bit field, `u32[slot << Of.w32 | Of.x]` (accountId,
+   * clientId, requestId) or `i32[…]` (links, level) for a 32-bit one, `u16[slot << Of.w16 | Of.x]`
+   * and `u8[slot << Of.w8 | Of.x]`.
+   */
+  readonly f64: Float64Array;
+  readonly u32: Uint32Array;
+  readonly i32: Int32Array;
+  readonly u16: Uint16Array;
+  readonly u8: Uint8Array;
 
   /** Per account (indexed by account id): the open-order list and its length. */
   readonly accountHead: Int32Array;
@@ -81,35 +100,21 @@ export class OrderPool {
   opened: (accountId: number) => void = () => {};
 
   constructor(capacity: number, maxAccounts: number) {
-    assert(Number.isSafeInteger(capacity) && capacity > 0 && capacity < 0x7fffffff, 'order pool capacity out of range');
+    assert(Number.isSafeInteger(capacity) && capacity > 0 && capacity <= MAX_ORDER_SLOTS, 'order pool capacity out of range');
     this.capacity = capacity;
-    this.orderId = new Float64Array(capacity);
-    this.priceTicks = new Float64Array(capacity);
-    this.qtyLots = new Float64Array(capacity);
-    this.remainingLots = new Float64Array(capacity);
-    this.executedLots = new Float64Array(capacity);
-    this.executedQuoteUnits = new Float64Array(capacity);
-    this.createdAtUs = new Float64Array(capacity);
-    this.quoteQtyUnits = new Float64Array(capacity);
-    this.quoteLimitUnits = new Float64Array(capacity);
-    this.restNumber = new Float64Array(capacity);
-    this.accountId = new Uint32Array(capacity);
-    this.clientId = new Uint32Array(capacity);
-    this.requestId = new Uint32Array(capacity);
-    this.frontId = new Uint16Array(capacity);
-    this.marketIndex = new Uint16Array(capacity);
-    this.side = new Uint8Array(capacity);
-    this.orderType = new Uint8Array(capacity);
-    this.timeInForce = new Uint8Array(capacity);
-    this.selfTradePrevention = new Uint8Array(capacity);
-    this.flags = new Uint8Array(capacity);
-    this.state = new Uint8Array(capacity);
-    this.prev = new Int32Array(capacity).fill(NO_SLOT);
-    this.next = new Int32Array(capacity);
-    this.level = new Int32Array(capacity).fill(NO_SLOT);
-    this.accountPrev = new Int32Array(capacity).fill(NO_SLOT);
-    this.accountNext = new Int32Array(capacity).fill(NO_SLOT);
-    for (let slot = 0; slot < capacity; slot++) this.next[slot] = slot + 1 < capacity ? slot + 1 : NO_SLOT;
+    const bytes = new ArrayBuffer(capacity * SLOT_BYTES);
+    this.f64 = new Float64Array(bytes);
+    this.u32 = new Uint32Array(bytes);
+    this.i32 = new Int32Array(bytes);
+    this.u16 = new Uint16Array(bytes);
+    this.u8 = new Uint8Array(bytes);
+    for (let slot = 0; slot < capacity; slot++) {
+      this.i32[slot << Of.w32 | Of.prev] = NO_SLOT;
+      this.i32[slot << Of.w32 | Of.level] = NO_SLOT;
+      this.i32[slot << Of.w32 | Of.accountPrev] = NO_SLOT;
+      this.i32[slot << Of.w32 | Of.accountNext] = NO_SLOT;
+    }
+    for (let slot = 0; slot < capacity; slot++) this.i32[slot << Of.w32 | Of.next] = slot + 1 < capacity ? slot + 1 : NO_SLOT;
     this.freeHead = 0;
     this.accountHead = new Int32Array(maxAccounts + 1).fill(NO_SLOT);
     this.accountTail = new Int32Array(maxAccounts + 1).fill(NO_SLOT);
@@ -119,26 +124,26 @@ export class OrderPool {
   /** Takes a free slot for an order of `accountId` and appends it to the account's list. */
   open(accountId: number): number {
     const slot = this.freeHead;
-    assert(slot !== NO_SLOT && this.state[slot] === OrderState.Free, 'order pool exhausted despite per-book limits');
-    this.freeHead = this.next[slot];
-    this.prev[slot] = NO_SLOT;
-    this.next[slot] = NO_SLOT;
-    this.level[slot] = NO_SLOT;
-    this.accountId[slot] = accountId;
-    this.executedLots[slot] = 0;
-    this.executedQuoteUnits[slot] = 0;
-    this.restNumber[slot] = 0;
-    this.orderType[slot] = OrderType.Limit;
-    this.quoteQtyUnits[slot] = 0;
-    this.quoteLimitUnits[slot] = 0;
+    assert(slot !== NO_SLOT && this.u8[slot << Of.w8 | Of.state] === OrderState.Free, 'order pool exhausted despite per-book limits');
+    this.freeHead = this.i32[slot << Of.w32 | Of.next];
+    this.i32[slot << Of.w32 | Of.prev] = NO_SLOT;
+    this.i32[slot << Of.w32 | Of.next] = NO_SLOT;
+    this.i32[slot << Of.w32 | Of.level] = NO_SLOT;
+    this.u32[slot << Of.w32 | Of.accountId] = accountId;
+    this.f64[slot << Of.f64 | Of.executedLots] = 0;
+    this.f64[slot << Of.f64 | Of.executedQuoteUnits] = 0;
+    this.f64[slot << Of.f64 | Of.restNumber] = 0;
+    this.u8[slot << Of.w8 | Of.orderType] = OrderType.Limit;
+    this.f64[slot << Of.f64 | Of.quoteQtyUnits] = 0;
+    this.f64[slot << Of.f64 | Of.quoteLimitUnits] = 0;
     const tail = this.accountTail[accountId];
-    this.accountPrev[slot] = tail;
-    this.accountNext[slot] = NO_SLOT;
+    this.i32[slot << Of.w32 | Of.accountPrev] = tail;
+    this.i32[slot << Of.w32 | Of.accountNext] = NO_SLOT;
     if (tail === NO_SLOT) this.accountHead[accountId] = slot;
-    else this.accountNext[tail] = slot;
+    else this.i32[tail << Of.w32 | Of.accountNext] = slot;
     this.accountTail[accountId] = slot;
     this.accountOpenCount[accountId]++;
-    this.state[slot] = OrderState.Active;
+    this.u8[slot << Of.w8 | Of.state] = OrderState.Active;
     this.liveCount++;
     this.opened(accountId);
     return slot;
@@ -146,40 +151,40 @@ export class OrderPool {
 
   /** Returns a slot whose order reached a final state; it must already be out of every queue. */
   close(slot: number): void {
-    assert(this.state[slot] !== OrderState.Free, 'closing a free slot');
-    assert(this.prev[slot] === NO_SLOT && this.next[slot] === NO_SLOT, 'closing an order still in a queue');
-    const accountId = this.accountId[slot];
-    const before = this.accountPrev[slot];
-    const after = this.accountNext[slot];
+    assert(this.u8[slot << Of.w8 | Of.state] !== OrderState.Free, 'closing a free slot');
+    assert(this.i32[slot << Of.w32 | Of.prev] === NO_SLOT && this.i32[slot << Of.w32 | Of.next] === NO_SLOT, 'closing an order still in a queue');
+    const accountId = this.u32[slot << Of.w32 | Of.accountId];
+    const before = this.i32[slot << Of.w32 | Of.accountPrev];
+    const after = this.i32[slot << Of.w32 | Of.accountNext];
     if (before === NO_SLOT) this.accountHead[accountId] = after;
-    else this.accountNext[before] = after;
+    else this.i32[before << Of.w32 | Of.accountNext] = after;
     if (after === NO_SLOT) this.accountTail[accountId] = before;
-    else this.accountPrev[after] = before;
-    this.accountPrev[slot] = NO_SLOT;
-    this.accountNext[slot] = NO_SLOT;
+    else this.i32[after << Of.w32 | Of.accountPrev] = before;
+    this.i32[slot << Of.w32 | Of.accountPrev] = NO_SLOT;
+    this.i32[slot << Of.w32 | Of.accountNext] = NO_SLOT;
     this.accountOpenCount[accountId]--;
-    this.state[slot] = OrderState.Free;
-    this.level[slot] = NO_SLOT;
-    this.next[slot] = this.freeHead;
+    this.u8[slot << Of.w8 | Of.state] = OrderState.Free;
+    this.i32[slot << Of.w32 | Of.level] = NO_SLOT;
+    this.i32[slot << Of.w32 | Of.next] = this.freeHead;
     this.freeHead = slot;
     this.liveCount--;
   }
 
   isMarket(slot: number): boolean {
-    return this.orderType[slot] === OrderType.Market;
+    return this.u8[slot << Of.w8 | Of.orderType] === OrderType.Market;
   }
 
   /** A pending limit GTC order may add a price level when it rests, so it reserves one. */
   reservesLevel(slot: number): boolean {
-    return this.orderType[slot] === OrderType.Limit && this.timeInForce[slot] === TimeInForce.GTC;
+    return this.u8[slot << Of.w8 | Of.orderType] === OrderType.Limit && this.u8[slot << Of.w8 | Of.timeInForce] === TimeInForce.GTC;
   }
 
   price(slot: number): PriceTicks {
-    return this.priceTicks[slot] as PriceTicks;
+    return this.f64[slot << Of.f64 | Of.priceTicks] as PriceTicks;
   }
 
   remaining(slot: number): QtyLots {
-    return this.remainingLots[slot] as QtyLots;
+    return this.f64[slot << Of.f64 | Of.remainingLots] as QtyLots;
   }
 
   /**
@@ -190,17 +195,17 @@ export class OrderPool {
     w.number(this.liveCount);
     let written = 0;
     for (let accountId = 1; accountId <= accountCount; accountId++) {
-      for (let slot = this.accountHead[accountId]; slot !== NO_SLOT; slot = this.accountNext[slot]) {
-        assert(this.state[slot] === OrderState.Pending || this.state[slot] === OrderState.Resting, 'snapshot between commands only');
-        w.number(this.orderId[slot]);
-        w.number(this.accountId[slot]);
-        w.number(this.marketIndex[slot]);
-        w.number(this.side[slot]);
-        w.number(this.orderType[slot]);
-        w.number(this.timeInForce[slot]);
-        w.number(this.selfTradePrevention[slot]);
-        w.number(this.flags[slot]);
-        w.number(this.state[slot]);
+      for (let slot = this.accountHead[accountId]; slot !== NO_SLOT; slot = this.i32[slot << Of.w32 | Of.accountNext]) {
+        assert(this.u8[slot << Of.w8 | Of.state] === OrderState.Pending || this.u8[slot << Of.w8 | Of.state] === OrderState.Resting, 'snapshot between commands only');
+        w.number(this.f64[slot << Of.f64 | Of.orderId]);
+        w.number(this.u32[slot << Of.w32 | Of.accountId]);
+        w.number(this.u16[slot << Of.w16 | Of.marketIndex]);
+        w.number(this.u8[slot << Of.w8 | Of.side]);
+        w.number(this.u8[slot << Of.w8 | Of.orderType]);
+        w.number(this.u8[slot << Of.w8 | Of.timeInForce]);
+        w.number(this.u8[slot << Of.w8 | Of.selfTradePrevention]);
+        w.number(this.u8[slot << Of.w8 | Of.flags]);
+        w.number(this.u8[slot << Of.w8 | Of.state]);
         this.exportQuantitiesTo(w, slot);
         written++;
       }
@@ -209,18 +214,18 @@ export class OrderPool {
   }
 
   private exportQuantitiesTo(w: SnapshotWriter, slot: number): void {
-    w.number(this.priceTicks[slot]);
-    w.number(this.qtyLots[slot]);
-    w.number(this.remainingLots[slot]);
-    w.number(this.executedLots[slot]);
-    w.number(this.executedQuoteUnits[slot]);
-    w.number(this.createdAtUs[slot]);
-    w.number(this.quoteQtyUnits[slot]);
-    w.number(this.quoteLimitUnits[slot]);
-    w.number(this.restNumber[slot]);
-    w.number(this.clientId[slot]);
-    w.number(this.requestId[slot]);
-    w.number(this.frontId[slot]);
+    w.number(this.f64[slot << Of.f64 | Of.priceTicks]);
+    w.number(this.f64[slot << Of.f64 | Of.qtyLots]);
+    w.number(this.f64[slot << Of.f64 | Of.remainingLots]);
+    w.number(this.f64[slot << Of.f64 | Of.executedLots]);
+    w.number(this.f64[slot << Of.f64 | Of.executedQuoteUnits]);
+    w.number(this.f64[slot << Of.f64 | Of.createdAtUs]);
+    w.number(this.f64[slot << Of.f64 | Of.quoteQtyUnits]);
+    w.number(this.f64[slot << Of.f64 | Of.quoteLimitUnits]);
+    w.number(this.f64[slot << Of.f64 | Of.restNumber]);
+    w.number(this.u32[slot << Of.w32 | Of.clientId]);
+    w.number(this.u32[slot << Of.w32 | Of.requestId]);
+    w.number(this.u16[slot << Of.w16 | Of.frontId]);
   }
 
   /**
@@ -236,15 +241,15 @@ export class OrderPool {
       const accountId = r.number();
       expectSnapshot(accountExists(accountId) && orderId > 0 && index.find(orderId) === NO_SLOT, 'an order names an unknown account or a repeated id');
       const slot = this.open(accountId);
-      this.orderId[slot] = orderId;
+      this.f64[slot << Of.f64 | Of.orderId] = orderId;
       const marketIndex = r.number();
       expectSnapshot(marketIndex >= 0 && marketIndex < marketCount, 'an order names an unknown market');
-      this.marketIndex[slot] = marketIndex;
-      this.side[slot] = r.number();
-      this.orderType[slot] = r.number();
-      this.timeInForce[slot] = r.number();
-      this.selfTradePrevention[slot] = r.number();
-      this.flags[slot] = r.number();
+      this.u16[slot << Of.w16 | Of.marketIndex] = marketIndex;
+      this.u8[slot << Of.w8 | Of.side] = r.number();
+      this.u8[slot << Of.w8 | Of.orderType] = r.number();
+      this.u8[slot << Of.w8 | Of.timeInForce] = r.number();
+      this.u8[slot << Of.w8 | Of.selfTradePrevention] = r.number();
+      this.u8[slot << Of.w8 | Of.flags] = r.number();
       const state = r.number();
       expectSnapshot(state === OrderState.Pending || state === OrderState.Resting, 'an order is neither pending nor resting');
       this.importQuantitiesFrom(r, slot);
@@ -253,57 +258,57 @@ export class OrderPool {
   }
 
   private importQuantitiesFrom(r: SnapshotReader, slot: number): void {
-    this.priceTicks[slot] = r.number();
-    this.qtyLots[slot] = r.number();
-    this.remainingLots[slot] = r.number();
-    this.executedLots[slot] = r.number();
-    this.executedQuoteUnits[slot] = r.number();
-    this.createdAtUs[slot] = r.number();
-    this.quoteQtyUnits[slot] = r.number();
-    this.quoteLimitUnits[slot] = r.number();
-    this.restNumber[slot] = r.number();
-    this.clientId[slot] = r.number();
-    this.requestId[slot] = r.number();
-    this.frontId[slot] = r.number();
+    this.f64[slot << Of.f64 | Of.priceTicks] = r.number();
+    this.f64[slot << Of.f64 | Of.qtyLots] = r.number();
+    this.f64[slot << Of.f64 | Of.remainingLots] = r.number();
+    this.f64[slot << Of.f64 | Of.executedLots] = r.number();
+    this.f64[slot << Of.f64 | Of.executedQuoteUnits] = r.number();
+    this.f64[slot << Of.f64 | Of.createdAtUs] = r.number();
+    this.f64[slot << Of.f64 | Of.quoteQtyUnits] = r.number();
+    this.f64[slot << Of.f64 | Of.quoteLimitUnits] = r.number();
+    this.f64[slot << Of.f64 | Of.restNumber] = r.number();
+    this.u32[slot << Of.w32 | Of.clientId] = r.number();
+    this.u32[slot << Of.w32 | Of.requestId] = r.number();
+    this.u16[slot << Of.w16 | Of.frontId] = r.number();
   }
 
   /** After an import: every open order is in a book or in the speed-bump queue. */
   expectAllPlaced(): void {
     for (let slot = 0; slot < this.capacity; slot++) {
-      expectSnapshot(this.state[slot] !== OrderState.Active, 'an open order is neither in a book nor pending');
+      expectSnapshot(this.u8[slot << Of.w8 | Of.state] !== OrderState.Active, 'an open order is neither in a book nor pending');
     }
   }
 
   /** State hash of one open order, every field (books and the speed-bump queue hash their orders). */
   hashOrderInto(d: StateDigest, slot: number): void {
-    d.number(this.orderId[slot]);
-    d.number(this.accountId[slot]);
-    d.number(this.marketIndex[slot]);
-    d.number(this.side[slot]);
-    d.number(this.orderType[slot]);
-    d.number(this.quoteQtyUnits[slot]);
-    d.number(this.quoteLimitUnits[slot]);
-    d.number(this.priceTicks[slot]);
-    d.number(this.qtyLots[slot]);
-    d.number(this.remainingLots[slot]);
-    d.number(this.executedLots[slot]);
-    d.number(this.executedQuoteUnits[slot]);
-    d.number(this.createdAtUs[slot]);
-    d.number(this.restNumber[slot]);
-    d.number(this.clientId[slot]);
-    d.number(this.flags[slot]);
-    d.number(this.timeInForce[slot]);
-    d.number(this.selfTradePrevention[slot]);
-    d.number(this.state[slot]);
-    d.number(this.frontId[slot]);
-    d.number(this.requestId[slot]);
+    d.number(this.f64[slot << Of.f64 | Of.orderId]);
+    d.number(this.u32[slot << Of.w32 | Of.accountId]);
+    d.number(this.u16[slot << Of.w16 | Of.marketIndex]);
+    d.number(this.u8[slot << Of.w8 | Of.side]);
+    d.number(this.u8[slot << Of.w8 | Of.orderType]);
+    d.number(this.f64[slot << Of.f64 | Of.quoteQtyUnits]);
+    d.number(this.f64[slot << Of.f64 | Of.quoteLimitUnits]);
+    d.number(this.f64[slot << Of.f64 | Of.priceTicks]);
+    d.number(this.f64[slot << Of.f64 | Of.qtyLots]);
+    d.number(this.f64[slot << Of.f64 | Of.remainingLots]);
+    d.number(this.f64[slot << Of.f64 | Of.executedLots]);
+    d.number(this.f64[slot << Of.f64 | Of.executedQuoteUnits]);
+    d.number(this.f64[slot << Of.f64 | Of.createdAtUs]);
+    d.number(this.f64[slot << Of.f64 | Of.restNumber]);
+    d.number(this.u32[slot << Of.w32 | Of.clientId]);
+    d.number(this.u8[slot << Of.w8 | Of.flags]);
+    d.number(this.u8[slot << Of.w8 | Of.timeInForce]);
+    d.number(this.u8[slot << Of.w8 | Of.selfTradePrevention]);
+    d.number(this.u8[slot << Of.w8 | Of.state]);
+    d.number(this.u16[slot << Of.w16 | Of.frontId]);
+    d.number(this.u32[slot << Of.w32 | Of.requestId]);
   }
 
   /** State hash of each account's open-order list: its length and its order ids, oldest first. */
   hashAccountListsInto(d: StateDigest, accountCount: number): void {
     for (let accountId = 1; accountId <= accountCount; accountId++) {
       d.number(this.accountOpenCount[accountId]);
-      for (let slot = this.accountHead[accountId]; slot !== NO_SLOT; slot = this.accountNext[slot]) d.number(this.orderId[slot]);
+      for (let slot = this.accountHead[accountId]; slot !== NO_SLOT; slot = this.i32[slot << Of.w32 | Of.accountNext]) d.number(this.f64[slot << Of.f64 | Of.orderId]);
     }
   }
 
@@ -316,9 +321,9 @@ export class OrderPool {
     for (let accountId = 1; accountId <= accountCount; accountId++) {
       let count = 0;
       let previous = NO_SLOT;
-      for (let slot = this.accountHead[accountId]; slot !== NO_SLOT; slot = this.accountNext[slot]) {
-        assert(this.accountId[slot] === accountId && this.accountPrev[slot] === previous, 'account order list link broken');
-        assert(this.state[slot] !== OrderState.Free, 'a free slot in an account list');
+      for (let slot = this.accountHead[accountId]; slot !== NO_SLOT; slot = this.i32[slot << Of.w32 | Of.accountNext]) {
+        assert(this.u32[slot << Of.w32 | Of.accountId] === accountId && this.i32[slot << Of.w32 | Of.accountPrev] === previous, 'account order list link broken');
+        assert(this.u8[slot << Of.w8 | Of.state] !== OrderState.Free, 'a free slot in an account list');
         previous = slot;
         count++;
         assert(count <= this.capacity, 'account order list has a cycle');
@@ -331,8 +336,8 @@ export class OrderPool {
   /** Free slots reachable from the free list (validateInvariants compares it to liveCount). */
   countFree(): number {
     let count = 0;
-    for (let slot = this.freeHead; slot !== NO_SLOT; slot = this.next[slot]) {
-      assert(this.state[slot] === OrderState.Free, 'a used slot on the free list');
+    for (let slot = this.freeHead; slot !== NO_SLOT; slot = this.i32[slot << Of.w32 | Of.next]) {
+      assert(this.u8[slot << Of.w8 | Of.state] === OrderState.Free, 'a used slot on the free list');
       count++;
       assert(count <= this.capacity, 'free list has a cycle');
     }
@@ -342,5 +347,5 @@ export class OrderPool {
 
 /** Status of an order that is still open: New until its first fill, then PartiallyFilled. */
 export function openStatus(pool: OrderPool, slot: number): OrderStatus {
-  return pool.executedLots[slot] > 0 ? OrderStatus.PartiallyFilled : OrderStatus.New;
+  return pool.f64[slot << Of.f64 | Of.executedLots] > 0 ? OrderStatus.PartiallyFilled : OrderStatus.New;
 }

@@ -13,7 +13,7 @@ import { expectSnapshot, type SnapshotReader, type SnapshotWriter, type StateDig
 import { NO_TIMER, TimerKind, type Timers } from '../timers.js';
 import type { Book } from './book.js';
 import type { OrderIndex } from './orderIndex.js';
-import { NO_SLOT, OrderState, type OrderPool } from './orders.js';
+import { NO_SLOT, OrderState, type OrderPool, Of } from './orders.js';
 
 export class PendingQueue {
   count = 0;
@@ -32,22 +32,22 @@ export class PendingQueue {
   /** Delays a fresh order until its speed bump ends; it becomes Pending and its book counts it. */
   push(slot: number): void {
     this.link(slot);
-    const book = this.books[this.pool.marketIndex[slot]];
+    const book = this.books[this.pool.u16[slot << Of.w16 | Of.marketIndex]];
     book.pendingCount++;
-    if (this.pool.reservesLevel(slot)) book.pendingGtc[this.pool.side[slot]]++;
+    if (this.pool.reservesLevel(slot)) book.pendingGtc[this.pool.u8[slot << Of.w8 | Of.side]]++;
   }
 
   /** Takes a pending order out (its bump ended, or it is cancelled); it becomes Active. */
   remove(slot: number): void {
     const pool = this.pool;
-    assert(pool.state[slot] === OrderState.Pending && this.count > 0, 'removing an order that is not pending');
+    assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Pending && this.count > 0, 'removing an order that is not pending');
     this.timers.remove(this.timerOf[slot]);
     this.timerOf[slot] = NO_TIMER;
-    pool.state[slot] = OrderState.Active;
+    pool.u8[slot << Of.w8 | Of.state] = OrderState.Active;
     this.count--;
-    const book = this.books[pool.marketIndex[slot]];
+    const book = this.books[pool.u16[slot << Of.w16 | Of.marketIndex]];
     book.pendingCount--;
-    if (pool.reservesLevel(slot)) book.pendingGtc[pool.side[slot]]--;
+    if (pool.reservesLevel(slot)) book.pendingGtc[pool.u8[slot << Of.w8 | Of.side]]--;
   }
 
   /** The pending orders in activation order (snapshots, hashes, operator walks; allocates). */
@@ -57,16 +57,16 @@ export class PendingQueue {
 
   private link(slot: number): void {
     const pool = this.pool;
-    assert(pool.state[slot] === OrderState.Active && pool.next[slot] === NO_SLOT, 'queueing an order that is not fresh');
-    this.timerOf[slot] = this.timers.add(pool.createdAtUs[slot] + this.delayUs, TimerKind.SpeedBump, slot);
-    pool.state[slot] = OrderState.Pending;
+    assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Active && pool.i32[slot << Of.w32 | Of.next] === NO_SLOT, 'queueing an order that is not fresh');
+    this.timerOf[slot] = this.timers.add(pool.f64[slot << Of.f64 | Of.createdAtUs] + this.delayUs, TimerKind.SpeedBump, slot);
+    pool.u8[slot << Of.w8 | Of.state] = OrderState.Pending;
     this.count++;
   }
 
   /** Snapshot: the count, then the order ids in activation order. */
   exportTo(w: SnapshotWriter): void {
     w.number(this.count);
-    for (const slot of this.inOrder()) w.number(this.pool.orderId[slot]);
+    for (const slot of this.inOrder()) w.number(this.pool.f64[slot << Of.f64 | Of.orderId]);
   }
 
   /** Delays the (imported, Active) orders a snapshot names, in its order; the books' counters came with them. */
@@ -75,9 +75,9 @@ export class PendingQueue {
     let lastCreatedAtUs = 0;
     for (let i = 0; i < count; i++) {
       const slot = index.find(r.number());
-      expectSnapshot(slot !== NO_SLOT && this.pool.state[slot] === OrderState.Active, 'a pending order is unknown or already placed');
-      expectSnapshot(this.pool.createdAtUs[slot] >= lastCreatedAtUs, 'pending orders out of time order');
-      lastCreatedAtUs = this.pool.createdAtUs[slot];
+      expectSnapshot(slot !== NO_SLOT && this.pool.u8[slot << Of.w8 | Of.state] === OrderState.Active, 'a pending order is unknown or already placed');
+      expectSnapshot(this.pool.f64[slot << Of.f64 | Of.createdAtUs] >= lastCreatedAtUs, 'pending orders out of time order');
+      lastCreatedAtUs = this.pool.f64[slot << Of.f64 | Of.createdAtUs];
       this.link(slot);
     }
   }
@@ -97,19 +97,19 @@ export class PendingQueue {
     let count = 0;
     for (let slot = 0; slot < pool.capacity; slot++) {
       const timer = this.timerOf[slot];
-      if (pool.state[slot] !== OrderState.Pending) {
+      if (pool.u8[slot << Of.w8 | Of.state] !== OrderState.Pending) {
         assert(timer === NO_TIMER, 'a timer kept for an order that is not pending');
         continue;
       }
       assert(timer !== NO_TIMER && this.timers.kindOf(timer) === TimerKind.SpeedBump && this.timers.refOf(timer) === slot, 'a pending order without its timer');
-      assert(this.timers.dueOf(timer) === pool.createdAtUs[slot] + this.delayUs, 'a pending order is due at another time than its bump ends');
-      assert(pool.prev[slot] === NO_SLOT && pool.next[slot] === NO_SLOT, 'a pending order is linked into a queue');
+      assert(this.timers.dueOf(timer) === pool.f64[slot << Of.f64 | Of.createdAtUs] + this.delayUs, 'a pending order is due at another time than its bump ends');
+      assert(pool.i32[slot << Of.w32 | Of.prev] === NO_SLOT && pool.i32[slot << Of.w32 | Of.next] === NO_SLOT, 'a pending order is linked into a queue');
       count++;
     }
     assert(count === this.count && this.inOrder().length === count, 'pending count is off');
     let previous = NO_SLOT;
     for (const slot of this.inOrder()) {
-      assert(previous === NO_SLOT || pool.createdAtUs[previous] <= pool.createdAtUs[slot], 'pending queue out of time order');
+      assert(previous === NO_SLOT || pool.f64[previous << Of.f64 | Of.createdAtUs] <= pool.f64[slot << Of.f64 | Of.createdAtUs], 'pending queue out of time order');
       previous = slot;
     }
     assert(this.delayUs > 0 || count === 0, 'pending orders without a speed bump');

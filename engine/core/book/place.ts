@@ -37,6 +37,7 @@ import { applyFunding, fundsBeyondAvailable, planFunding, type Funding } from '.
 import { isLiquidating, receivesBorrowedAsset } from '../margin/liquidating.js';
 import { NO_LEVEL, bookStateRefusal } from './book.js';
 import { activateOrder, isOutsideBand } from './matching.js';
+import { Of } from './orders.js';
 
 /** The spot margin flags (margin/auto-funding.ts). */
 const MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
@@ -58,27 +59,27 @@ export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
   const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
   const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
   const slot = pool.open(cmd.accountId);
-  pool.orderId[slot] = s.nextOrderId();
-  pool.priceTicks[slot] = cmd.priceTicks;
-  pool.qtyLots[slot] = HOLD.lots;
-  pool.remainingLots[slot] = HOLD.lots;
-  pool.orderType[slot] = cmd.orderType;
+  pool.f64[slot << Of.f64 | Of.orderId] = s.nextOrderId();
+  pool.f64[slot << Of.f64 | Of.priceTicks] = cmd.priceTicks;
+  pool.f64[slot << Of.f64 | Of.qtyLots] = HOLD.lots;
+  pool.f64[slot << Of.f64 | Of.remainingLots] = HOLD.lots;
+  pool.u8[slot << Of.w8 | Of.orderType] = cmd.orderType;
   if (cmd.orderType === OrderType.Market) {
-    pool.quoteQtyUnits[slot] = cmd.quoteQtyUnits;
-    pool.quoteLimitUnits[slot] = HOLD.quoteLimitUnits;
+    pool.f64[slot << Of.f64 | Of.quoteQtyUnits] = cmd.quoteQtyUnits;
+    pool.f64[slot << Of.f64 | Of.quoteLimitUnits] = HOLD.quoteLimitUnits;
   }
-  pool.createdAtUs[slot] = s.lastTimeUs;
-  pool.clientId[slot] = hasClientId ? cmd.clientId : 0;
-  pool.requestId[slot] = cmd.requestId;
-  pool.frontId[slot] = cmd.frontId;
-  pool.marketIndex[slot] = marketIndex;
-  pool.side[slot] = cmd.side;
-  pool.timeInForce[slot] = cmd.timeInForce;
-  pool.selfTradePrevention[slot] = cmd.selfTradePrevention;
-  pool.flags[slot] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
+  pool.f64[slot << Of.f64 | Of.createdAtUs] = s.lastTimeUs;
+  pool.u32[slot << Of.w32 | Of.clientId] = hasClientId ? cmd.clientId : 0;
+  pool.u32[slot << Of.w32 | Of.requestId] = cmd.requestId;
+  pool.u16[slot << Of.w16 | Of.frontId] = cmd.frontId;
+  pool.u16[slot << Of.w16 | Of.marketIndex] = marketIndex;
+  pool.u8[slot << Of.w8 | Of.side] = cmd.side;
+  pool.u8[slot << Of.w8 | Of.timeInForce] = cmd.timeInForce;
+  pool.u8[slot << Of.w8 | Of.selfTradePrevention] = cmd.selfTradePrevention;
+  pool.u8[slot << Of.w8 | Of.flags] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
     | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0)
     | ((cmd.flags & CommandFlag.ReduceOnly) !== 0 ? OrderFlag.ReduceOnly : 0);
-  s.index.insert(pool.orderId[slot], slot);
+  s.index.insert(pool.f64[slot << Of.f64 | Of.orderId], slot);
   applyFunding(s, cmd.accountId, HOLD.assetIndex, FUNDING);
   s.ledger.lock(cmd.accountId, HOLD.assetIndex, HOLD.units);
   assert(rulesOf(s.catalog.kindOf[marketIndex]).holdUnitsOf(s, slot) === HOLD.units, 'hold differs from what the order can spend');

@@ -48,6 +48,7 @@ import { reportPerpSettlement, settlePerp } from '../perp/settle.js';
 import type { EngineState } from '../state.js';
 import { MAX_AMOUNT_UNITS, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from '../units.js';
 import { openSystemSlot } from './unwind.js';
+import { Of } from '../book/orders.js';
 
 const ADL_FLAGS = OrderFlag.Liquidation | OrderFlag.Adl;
 
@@ -165,8 +166,8 @@ function closeAgainst(s: EngineState, accountId: number, marketIndex: number, ti
 /** An off-book system order (ADL's, or the backstop's, backstop.ts): limit IOC at `ticks`, with `flags`, Accepted. */
 export function offBookSlot(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number, ticks: number, flags: number): number {
   const slot = openSystemSlot(s, accountId, marketIndex, side, lots, flags, MAX_AMOUNT_UNITS);
-  s.pool.orderType[slot] = OrderType.Limit;
-  s.pool.priceTicks[slot] = ticks;
+  s.pool.u8[slot << Of.w8 | Of.orderType] = OrderType.Limit;
+  s.pool.f64[slot << Of.f64 | Of.priceTicks] = ticks;
   s.out.order(slot, OrderEvent.Accepted, OrderStatus.New, ExpiryReason.None, FRONT_ID_NONE, 0, 0);
   return slot;
 }
@@ -186,25 +187,25 @@ const OFF_BOOK_FILL: Fill = {
  */
 export function offBookFill(s: EngineState, own: number, theirs: number, lots: number, ticks: number, tradeFlags: number): void {
   const pool = s.pool;
-  const marketIndex = pool.marketIndex[own];
+  const marketIndex = pool.u16[own << Of.w16 | Of.marketIndex];
   const f = OFF_BOOK_FILL;
   f.marketIndex = marketIndex;
   f.taker = own;
   f.maker = theirs;
-  f.buyer = pool.side[own] === Side.Bid ? own : theirs;
+  f.buyer = pool.u8[own << Of.w8 | Of.side] === Side.Bid ? own : theirs;
   f.seller = f.buyer === own ? theirs : own;
   f.priceTicks = ticks as PriceTicks;
   f.qtyLots = lots as QtyLots;
   f.quoteUnits = notionalUnits(ticks as PriceTicks, lots as QtyLots, s.catalog.markets[marketIndex].quoteUnitsPerTickLot);
   settlePerp(s, f);
   for (const slot of [own, theirs]) {
-    pool.remainingLots[slot] -= lots;
-    pool.executedLots[slot] += lots;
-    pool.executedQuoteUnits[slot] += f.quoteUnits;
+    pool.f64[slot << Of.f64 | Of.remainingLots] -= lots;
+    pool.f64[slot << Of.f64 | Of.executedLots] += lots;
+    pool.f64[slot << Of.f64 | Of.executedQuoteUnits] += f.quoteUnits;
   }
   const tradeId = ++s.books[marketIndex].lastTradeId;
-  s.out.trade(marketIndex, tradeId, ticks, lots, pool.orderId[f.buyer], pool.orderId[f.seller], f.buyer === theirs, tradeFlags);
+  s.out.trade(marketIndex, tradeId, ticks, lots, pool.f64[f.buyer << Of.f64 | Of.orderId], pool.f64[f.seller << Of.f64 | Of.orderId], f.buyer === theirs, tradeFlags);
   s.out.orderFill(theirs, OrderStatus.Filled, lots, ticks, tradeId, true, f.buyer === theirs ? f.buyerFeeUnits : f.sellerFeeUnits);
-  s.out.orderFill(own, pool.remainingLots[own] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled, lots, ticks, tradeId, false, f.buyer === own ? f.buyerFeeUnits : f.sellerFeeUnits);
+  s.out.orderFill(own, pool.f64[own << Of.f64 | Of.remainingLots] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled, lots, ticks, tradeId, false, f.buyer === own ? f.buyerFeeUnits : f.sellerFeeUnits);
   reportPerpSettlement(s, f);
 }

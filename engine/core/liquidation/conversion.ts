@@ -59,7 +59,7 @@ import { FRONT_ID_NONE, OrderFlag, Side } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { NO_LEVEL } from '../book/book.js';
 import { activateOrder, sweepReferenceOf } from '../book/matching.js';
-import { NO_SLOT } from '../book/orders.js';
+import { NO_SLOT, Of } from '../book/orders.js';
 import { beyondSweepBand } from '../book/reference.js';
 import { payDebtsOnDeposit } from '../perp/settle.js';
 import type { EngineState } from '../state.js';
@@ -194,9 +194,9 @@ export function lotsCovering(s: EngineState, accountId: number, marketIndex: num
   for (let level = bids.best(); level !== NO_LEVEL; level = bids.worse(level)) {
     const priceTicks = bids.levelPrice[level];
     if (beyondSweepBand(spec, reference, Side.Ask, priceTicks)) return lots;
-    for (let maker = bids.levelHead[level]; maker !== NO_SLOT; maker = pool.next[maker]) {
-      if (pool.accountId[maker] === accountId) return lots;
-      const room = Math.min(pool.remainingLots[maker], capLots - lots);
+    for (let maker = bids.levelHead[level]; maker !== NO_SLOT; maker = pool.i32[maker << Of.w32 | Of.next]) {
+      if (pool.u32[maker << Of.w32 | Of.accountId] === accountId) return lots;
+      const room = Math.min(pool.f64[maker << Of.f64 | Of.remainingLots], capLots - lots);
       const proceeds = (k: number) => netProceeds(priceTicks, k, spec.quoteUnitsPerTickLot, feeBps);
       const taken = fewestLots(proceeds, left, room);
       lots += taken;

@@ -14,12 +14,13 @@
 import { OrderFlag } from '../../bus/types.js';
 import type { EngineState } from '../state.js';
 import { feeUnits, type AmountUnits } from '../units.js';
+import { Of } from '../book/orders.js';
 
 /** The perpetual fill's liquidation fee of the order in `slot`, the fill's taker or not (header); the units taken (0 for a client order). */
 export function takePerpLiquidationFee(s: EngineState, slot: number, isTaker: boolean, quoteIndex: number, notionalUnits: AmountUnits): AmountUnits {
-  const system = s.pool.flags[slot] & (OrderFlag.Liquidation | OrderFlag.Adl);
+  const system = s.pool.u8[slot << Of.w8 | Of.flags] & (OrderFlag.Liquidation | OrderFlag.Adl);
   if (system !== OrderFlag.Liquidation && !(system === OrderFlag.Adl && isTaker)) return 0 as AmountUnits;
-  const accountId = s.pool.accountId[slot];
+  const accountId = s.pool.u32[slot << Of.w32 | Of.accountId];
   const fee = Math.min(feeUnits(notionalUnits, s.insurance.config.feeBps), s.ledger.availableUnits(accountId, quoteIndex)) as AmountUnits;
   if (fee <= 0) return 0 as AmountUnits;
   s.ledger.toFund(accountId, quoteIndex, fee);
@@ -30,10 +31,10 @@ export function takePerpLiquidationFee(s: EngineState, slot: number, isTaker: bo
 /** Takes the fee from `receivedUnits` just credited to the order's account; the units taken (0 for a client order). */
 export function takeLiquidationFee(s: EngineState, slot: number, assetIndex: number, receivedUnits: AmountUnits): AmountUnits {
   // A spot order with Liquidation | Adl is a collateral conversion (conversion.ts): no liquidation fee.
-  if ((s.pool.flags[slot] & (OrderFlag.Liquidation | OrderFlag.Adl)) !== OrderFlag.Liquidation) return 0 as AmountUnits;
+  if ((s.pool.u8[slot << Of.w8 | Of.flags] & (OrderFlag.Liquidation | OrderFlag.Adl)) !== OrderFlag.Liquidation) return 0 as AmountUnits;
   const fee = feeUnits(receivedUnits, s.insurance.config.feeBps);
   if (fee === 0) return fee;
-  s.ledger.toFund(s.pool.accountId[slot], assetIndex, fee);
+  s.ledger.toFund(s.pool.u32[slot << Of.w32 | Of.accountId], assetIndex, fee);
   s.insurance.takeFee(assetIndex, fee);
   return fee;
 }

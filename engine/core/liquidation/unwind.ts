@@ -47,6 +47,7 @@ import { markOf } from '../margin/mark.js';
 import type { EngineState } from '../state.js';
 import { MAX_AMOUNT_UNITS, baseUnits, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from '../units.js';
 import { closePositionChunk, largestPosition } from './perp-unwind.js';
+import { Of } from '../book/orders.js';
 
 /** Room over the mark for what a chunk costs and what collateral it sells (5 %). */
 export const SLACK_BPS = 500n;
@@ -195,21 +196,21 @@ export function placeSystemOrder(s: EngineState, accountId: number, marketIndex:
 export function openSystemSlot(s: EngineState, accountId: number, marketIndex: number, side: Side, lots: number, flags: number, quoteLimitUnits: number): number {
   const pool = s.pool;
   const slot = pool.open(accountId);
-  pool.orderId[slot] = s.nextOrderId();
-  pool.priceTicks[slot] = 0;
-  pool.qtyLots[slot] = lots;
-  pool.remainingLots[slot] = lots;
-  pool.orderType[slot] = OrderType.Market;
-  pool.quoteLimitUnits[slot] = quoteLimitUnits;
-  pool.createdAtUs[slot] = s.lastTimeUs;
-  pool.clientId[slot] = 0;
-  pool.requestId[slot] = 0;
-  pool.frontId[slot] = FRONT_ID_NONE;
-  pool.marketIndex[slot] = marketIndex;
-  pool.side[slot] = side;
-  pool.timeInForce[slot] = TimeInForce.IOC;
-  pool.selfTradePrevention[slot] = SelfTradePrevention.RejectTaker;
-  pool.flags[slot] = flags;
-  s.index.insert(pool.orderId[slot], slot);
+  pool.f64[slot << Of.f64 | Of.orderId] = s.nextOrderId();
+  pool.f64[slot << Of.f64 | Of.priceTicks] = 0;
+  pool.f64[slot << Of.f64 | Of.qtyLots] = lots;
+  pool.f64[slot << Of.f64 | Of.remainingLots] = lots;
+  pool.u8[slot << Of.w8 | Of.orderType] = OrderType.Market;
+  pool.f64[slot << Of.f64 | Of.quoteLimitUnits] = quoteLimitUnits;
+  pool.f64[slot << Of.f64 | Of.createdAtUs] = s.lastTimeUs;
+  pool.u32[slot << Of.w32 | Of.clientId] = 0;
+  pool.u32[slot << Of.w32 | Of.requestId] = 0;
+  pool.u16[slot << Of.w16 | Of.frontId] = FRONT_ID_NONE;
+  pool.u16[slot << Of.w16 | Of.marketIndex] = marketIndex;
+  pool.u8[slot << Of.w8 | Of.side] = side;
+  pool.u8[slot << Of.w8 | Of.timeInForce] = TimeInForce.IOC;
+  pool.u8[slot << Of.w8 | Of.selfTradePrevention] = SelfTradePrevention.RejectTaker;
+  pool.u8[slot << Of.w8 | Of.flags] = flags;
+  s.index.insert(pool.f64[slot << Of.f64 | Of.orderId], slot);
   return slot;
 }

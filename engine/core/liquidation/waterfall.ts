@@ -35,7 +35,7 @@
 import { BorrowLendEvent, BorrowLendSource, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, OrderStatus, ResultCode } from '../../bus/types.js';
 import { assert } from '../assert.js';
 import { cancelOpenOrder, closeOrder } from '../book/cancel.js';
-import { NO_SLOT, OrderState } from '../book/orders.js';
+import { NO_SLOT, OrderState, Of } from '../book/orders.js';
 import { recordedMove, redeemRefusal } from '../margin/borrow-lend.js';
 import { isLiquidating, reviewLiquidating } from '../margin/liquidating.js';
 import type { EngineState } from '../state.js';
@@ -74,8 +74,8 @@ function armStep(s: EngineState): void {
 export function cancelAccountOrders(s: EngineState, accountId: number): void {
   const pool = s.pool;
   for (let slot = pool.accountHead[accountId], after = NO_SLOT; slot !== NO_SLOT; slot = after) {
-    after = pool.accountNext[slot];
-    const state = pool.state[slot];
+    after = pool.i32[slot << Of.w32 | Of.accountNext];
+    const state = pool.u8[slot << Of.w8 | Of.state];
     if (state !== OrderState.Pending && state !== OrderState.Resting) continue;
     const wasPending = state === OrderState.Pending;
     cancelOpenOrder(s, slot, ExpiryReason.Liquidation);

@@ -11,7 +11,7 @@
 // walked once through the account's order list.
 
 import { Side } from '../../bus/types.js';
-import { NO_SLOT } from '../book/orders.js';
+import { NO_SLOT, Of } from '../book/orders.js';
 import type { Exposure } from '../margin/account.js';
 import { notionalCeil } from '../margin/collateral.js';
 import { floorDiv } from '../margin/fixed.js';
@@ -72,8 +72,8 @@ export function followsUnderlying(s: EngineState, accountId: number, assetIndex:
     if (s.catalog.baseIndexOf[market] === assetIndex && p.lots[p.cell(accountId, market)] !== 0) return true;
   }
   const pool = s.pool;
-  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
-    const market = pool.marketIndex[slot];
+  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.accountNext]) {
+    const market = pool.u16[slot << Of.w16 | Of.marketIndex];
     if (p.ordinalOf[market] >= 0 && s.catalog.baseIndexOf[market] === assetIndex) return true;
   }
   return false;
@@ -84,9 +84,9 @@ function openLots(s: EngineState, accountId: number, change: PerpOrderChange | n
   const p = s.positions;
   const lots = new Float64Array(p.perpCount * 2);
   const pool = s.pool;
-  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
-    const ordinal = p.ordinalOf[pool.marketIndex[slot]];
-    if (ordinal >= 0) lots[ordinal * 2 + pool.side[slot]] += pool.remainingLots[slot];
+  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.accountNext]) {
+    const ordinal = p.ordinalOf[pool.u16[slot << Of.w16 | Of.marketIndex]];
+    if (ordinal >= 0) lots[ordinal * 2 + pool.u8[slot << Of.w8 | Of.side]] += pool.f64[slot << Of.f64 | Of.remainingLots];
   }
   if (change !== null) lots[p.ordinalOf[change.marketIndex] * 2 + change.side] += change.lots;
   return lots;

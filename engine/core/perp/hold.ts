@@ -23,7 +23,7 @@ import type { EngineState } from '../state.js';
 import { MAX_AMOUNT_UNITS, floorDiv, notionalUnits, type AmountUnits, type PriceTicks, type QtyLots } from '../units.js';
 import { exposureLotsOf } from './exposure.js';
 import { admitPositionLimit } from './position-limit.js';
-import { NO_SLOT } from '../book/orders.js';
+import { NO_SLOT, Of } from '../book/orders.js';
 
 const SPOT_MARGIN_FLAGS = CommandFlag.AutoLend | CommandFlag.AutoLendRedeem | CommandFlag.AutoBorrow | CommandFlag.AutoBorrowRepay;
 
@@ -55,10 +55,10 @@ export function perpAdmission(s: EngineState, accountId: number, marketIndex: nu
   let bidLots = 0;
   let askLots = 0;
   const pool = s.pool;
-  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.accountNext[slot]) {
-    if (pool.marketIndex[slot] !== marketIndex) continue;
-    if (pool.side[slot] === Side.Bid) bidLots += pool.remainingLots[slot];
-    else askLots += pool.remainingLots[slot];
+  for (let slot = pool.accountHead[accountId]; slot !== NO_SLOT; slot = pool.i32[slot << Of.w32 | Of.accountNext]) {
+    if (pool.u16[slot << Of.w16 | Of.marketIndex] !== marketIndex) continue;
+    if (pool.u8[slot << Of.w8 | Of.side] === Side.Bid) bidLots += pool.f64[slot << Of.f64 | Of.remainingLots];
+    else askLots += pool.f64[slot << Of.f64 | Of.remainingLots];
   }
   const before = exposureLotsOf(size, bidLots, askLots);
   const after = side === Side.Bid ? exposureLotsOf(size, bidLots + lots, askLots) : exposureLotsOf(size, bidLots, askLots + lots);
@@ -70,7 +70,7 @@ export function perpAdmission(s: EngineState, accountId: number, marketIndex: nu
 
 /** The asset a perpetual order's (empty) hold sits in: its quote. */
 export function perpHoldAssetOf(s: EngineState, slot: number): number {
-  return s.catalog.quoteIndexOf[s.pool.marketIndex[slot]];
+  return s.catalog.quoteIndexOf[s.pool.u16[slot << Of.w16 | Of.marketIndex]];
 }
 
 /** What a perpetual order holds: nothing, whatever remains of it. */

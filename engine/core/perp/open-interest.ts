@@ -16,6 +16,7 @@ import { ExpiryReason, OrderFlag, ResultCode, Side, type QueryOpenInterestComman
 import { MARKET_ID_ALL } from '../catalog.js';
 import type { EngineState } from '../state.js';
 import { beyondPositionLimit } from './position-limit.js';
+import { Of } from '../book/orders.js';
 
 /** The change in lots of the market's open interest if `buyer` bought `lots` from `seller`, their sizes given. */
 function openInterestChange(buyerLots: number, sellerLots: number, lots: number): number {
@@ -107,12 +108,12 @@ class FillWalk {
   /** The lots the next fill would take from the maker (0: passed, a reduce-only maker that cannot reduce), -1 if refused; counted. */
   fill(taker: number, maker: number, wanted: number): number {
     const pool = this.s.pool;
-    const takerBuys = pool.side[taker] === Side.Bid;
-    const buyerAccount = pool.accountId[takerBuys ? taker : maker];
-    const sellerAccount = pool.accountId[takerBuys ? maker : taker];
+    const takerBuys = pool.u8[taker << Of.w8 | Of.side] === Side.Bid;
+    const buyerAccount = pool.u32[(takerBuys ? taker : maker) << Of.w32 | Of.accountId];
+    const sellerAccount = pool.u32[(takerBuys ? maker : taker) << Of.w32 | Of.accountId];
     let lots = wanted;
-    if ((pool.flags[maker] & OrderFlag.ReduceOnly) !== 0) {
-      const size = this.sizeOf(pool.accountId[maker]);
+    if ((pool.u8[maker << Of.w8 | Of.flags] & OrderFlag.ReduceOnly) !== 0) {
+      const size = this.sizeOf(pool.u32[maker << Of.w32 | Of.accountId]);
       lots = (takerBuys ? size > 0 : size < 0) ? Math.min(lots, Math.abs(size)) : 0;
       if (lots === 0) return 0;
     }

@@ -21,7 +21,7 @@
 // Cost: O(1) per maker met; O(the account's open orders) per account an activation's fills touched.
 
 import { ExpiryReason, FRONT_ID_NONE, OrderEvent, OrderFlag, OrderStatus, Side } from '../../bus/types.js';
-import { NO_SLOT, OrderState, openStatus } from '../book/orders.js';
+import { NO_SLOT, OrderState, openStatus, Of } from '../book/orders.js';
 import { closeOrder } from '../book/cancel.js';
 import type { EngineState } from '../state.js';
 import { reviewLiquidating } from '../margin/liquidating.js';
@@ -33,7 +33,7 @@ function reduces(side: number, lots: number): boolean {
 }
 
 export function isReduceOnly(s: EngineState, slot: number): boolean {
-  return (s.pool.flags[slot] & OrderFlag.ReduceOnly) !== 0;
+  return (s.pool.u8[slot << Of.w8 | Of.flags] & OrderFlag.ReduceOnly) !== 0;
 }
 
 /**
@@ -43,12 +43,12 @@ export function isReduceOnly(s: EngineState, slot: number): boolean {
 export function admitReduceOnly(s: EngineState, slot: number): ExpiryReason {
   const pool = s.pool;
   const p = s.positions;
-  const lots = p.lots[p.cell(pool.accountId[slot], pool.marketIndex[slot])];
-  if (!reduces(pool.side[slot], lots)) return ExpiryReason.ReduceOnlyNotReduced;
+  const lots = p.lots[p.cell(pool.u32[slot << Of.w32 | Of.accountId], pool.u16[slot << Of.w16 | Of.marketIndex])];
+  if (!reduces(pool.u8[slot << Of.w8 | Of.side], lots)) return ExpiryReason.ReduceOnlyNotReduced;
   const size = Math.abs(lots);
-  if (pool.remainingLots[slot] > size) {
-    pool.qtyLots[slot] = size;
-    pool.remainingLots[slot] = size;
+  if (pool.f64[slot << Of.f64 | Of.remainingLots] > size) {
+    pool.f64[slot << Of.f64 | Of.qtyLots] = size;
+    pool.f64[slot << Of.f64 | Of.remainingLots] = size;
   }
   return ExpiryReason.None;
 }
@@ -57,31 +57,31 @@ export function admitReduceOnly(s: EngineState, slot: number): ExpiryReason {
 export function clipsReduceOnly(s: EngineState, slot: number): boolean {
   const pool = s.pool;
   const p = s.positions;
-  const lots = p.lots[p.cell(pool.accountId[slot], pool.marketIndex[slot])];
-  return reduces(pool.side[slot], lots) && pool.remainingLots[slot] > Math.abs(lots);
+  const lots = p.lots[p.cell(pool.u32[slot << Of.w32 | Of.accountId], pool.u16[slot << Of.w16 | Of.marketIndex])];
+  return reduces(pool.u8[slot << Of.w8 | Of.side], lots) && pool.f64[slot << Of.f64 | Of.remainingLots] > Math.abs(lots);
 }
 
 /** Expires a resting reduce-only order: out of its level, orderExpired, depth; the slot is freed. */
 export function expireResting(s: EngineState, slot: number): void {
   const pool = s.pool;
-  const marketIndex = pool.marketIndex[slot];
+  const marketIndex = pool.u16[slot << Of.w16 | Of.marketIndex];
   const book = s.books[marketIndex];
   const levelQty = book.unlink(slot);
   s.out.order(slot, OrderEvent.Expired, OrderStatus.Expired, ExpiryReason.ReduceOnlyNotReduced, FRONT_ID_NONE, 0, 0);
-  s.out.depth(marketIndex, pool.side[slot] as Side, pool.priceTicks[slot], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  s.out.depth(marketIndex, pool.u8[slot << Of.w8 | Of.side] as Side, pool.f64[slot << Of.f64 | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
   closeOrder(s, slot);
 }
 
 /** Decreases a resting order by `lots` (less than what remains): orderModified and depth. */
 function decrease(s: EngineState, slot: number, lots: number): void {
   const pool = s.pool;
-  const marketIndex = pool.marketIndex[slot];
+  const marketIndex = pool.u16[slot << Of.w16 | Of.marketIndex];
   const book = s.books[marketIndex];
   book.reduce(slot, lots as QtyLots);
-  pool.qtyLots[slot] -= lots;
+  pool.f64[slot << Of.f64 | Of.qtyLots] -= lots;
   s.out.order(slot, OrderEvent.Modified, openStatus(pool, slot), ExpiryReason.None, FRONT_ID_NONE, 0, 0);
-  const side = pool.side[slot] as Side;
-  s.out.depth(marketIndex, side, pool.priceTicks[slot], book.sideOf(side).levelQty[pool.level[slot]], s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  const side = pool.u8[slot << Of.w8 | Of.side] as Side;
+  s.out.depth(marketIndex, side, pool.f64[slot << Of.f64 | Of.priceTicks], book.sideOf(side).levelQty[pool.i32[slot << Of.w32 | Of.level]], s.touchUpdateId(book), FRONT_ID_NONE, 0);
 }
 
 /** Brings the account's resting reduce-only orders in the market within its position (header). */
@@ -92,14 +92,14 @@ export function trimReduceOnly(s: EngineState, accountId: number, marketIndex: n
   const kept: number[] = [];
   let total = 0;
   for (let slot = pool.accountHead[accountId], after = NO_SLOT; slot !== NO_SLOT; slot = after) {
-    after = pool.accountNext[slot];
-    if (pool.marketIndex[slot] !== marketIndex || pool.state[slot] !== OrderState.Resting || !isReduceOnly(s, slot)) continue;
-    if (!reduces(pool.side[slot], lots)) {
+    after = pool.i32[slot << Of.w32 | Of.accountNext];
+    if (pool.u16[slot << Of.w16 | Of.marketIndex] !== marketIndex || pool.u8[slot << Of.w8 | Of.state] !== OrderState.Resting || !isReduceOnly(s, slot)) continue;
+    if (!reduces(pool.u8[slot << Of.w8 | Of.side], lots)) {
       expireResting(s, slot);
       continue;
     }
     kept.push(slot);
-    total += pool.remainingLots[slot];
+    total += pool.f64[slot << Of.f64 | Of.remainingLots];
   }
   let excess = total - Math.abs(lots);
   if (excess <= 0) return;
@@ -107,9 +107,9 @@ export function trimReduceOnly(s: EngineState, accountId: number, marketIndex: n
   for (let i = kept.length - 1; i >= 0; i--) {
     const slot = kept[i];
     if (excess === 0) return;
-    const cut = Math.min(excess, pool.remainingLots[slot]);
+    const cut = Math.min(excess, pool.f64[slot << Of.f64 | Of.remainingLots]);
     excess -= cut;
-    if (cut === pool.remainingLots[slot]) expireResting(s, slot);
+    if (cut === pool.f64[slot << Of.f64 | Of.remainingLots]) expireResting(s, slot);
     else decrease(s, slot, cut);
   }
 }
@@ -118,13 +118,13 @@ export function trimReduceOnly(s: EngineState, accountId: number, marketIndex: n
 function reducibleLots(s: EngineState, slot: number): number {
   const pool = s.pool;
   const p = s.positions;
-  const lots = p.lots[p.cell(pool.accountId[slot], pool.marketIndex[slot])];
-  return reduces(pool.side[slot], lots) ? Math.min(pool.remainingLots[slot], Math.abs(lots)) : 0;
+  const lots = p.lots[p.cell(pool.u32[slot << Of.w32 | Of.accountId], pool.u16[slot << Of.w16 | Of.marketIndex])];
+  return reduces(pool.u8[slot << Of.w8 | Of.side], lots) ? Math.min(pool.f64[slot << Of.f64 | Of.remainingLots], Math.abs(lots)) : 0;
 }
 
 /** What a resting perpetual order may fill now (kinds.ts makerLots). */
 export function perpMakerLots(s: EngineState, slot: number): number {
-  return isReduceOnly(s, slot) ? reducibleLots(s, slot) : s.pool.remainingLots[slot];
+  return isReduceOnly(s, slot) ? reducibleLots(s, slot) : s.pool.f64[slot << Of.f64 | Of.remainingLots];
 }
 
 /** Accounts whose position an activation's fills changed, in the order first touched (reused). */

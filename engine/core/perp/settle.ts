@@ -27,6 +27,7 @@ import { takePerpLiquidationFee } from '../liquidation/fee.js';
 import { feeUnits, type AmountUnits } from '../units.js';
 import { fillEventOf, reportPosition } from './position-events.js';
 import { fundBeforeFill } from './funding-passes.js';
+import { Of } from '../book/orders.js';
 
 /** One party's share of a fill: signed lots and signed cost. */
 function applyFill(s: EngineState, cell: number, deltaLots: number, deltaCost: bigint): bigint {
@@ -157,7 +158,7 @@ export function payClaims(s: EngineState, quoteIndex: number): void {
 
 /** The futures fee rate of the order in `slot` for this fill. */
 function feeBpsOf(s: EngineState, slot: number, fill: Fill): number {
-  if ((s.pool.flags[slot] & OrderFlag.Adl) !== 0) return 0; // auto-deleveraging and backstop fills pay no trading fee (liquidation/adl.ts, backstop.ts)
+  if ((s.pool.u8[slot << Of.w8 | Of.flags] & OrderFlag.Adl) !== 0) return 0; // auto-deleveraging and backstop fills pay no trading fee (liquidation/adl.ts, backstop.ts)
   const perp = s.catalog.markets[fill.marketIndex].perp;
   assert(perp !== undefined, 'a perpetual fill in a market without perp parameters');
   return slot === fill.taker ? perp.takerFeeBps : perp.makerFeeBps;
@@ -165,7 +166,7 @@ function feeBpsOf(s: EngineState, slot: number, fill: Fill): number {
 
 /** One party of a perpetual fill: position, fee, realized PnL, old debts (header order). */
 function settleParty(s: EngineState, fill: Fill, slot: number, buys: boolean): number {
-  const accountId = s.pool.accountId[slot];
+  const accountId = s.pool.u32[slot << Of.w32 | Of.accountId];
   const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
   const cell = s.positions.cell(accountId, fill.marketIndex);
   const notional = BigInt(fill.quoteUnits);
@@ -181,8 +182,8 @@ function settleParty(s: EngineState, fill: Fill, slot: number, buys: boolean): n
 
 export function settlePerp(s: EngineState, fill: Fill): void {
   // While the perpetual's funding pass runs, a party it has not reached pays on its size first (funding-passes.ts).
-  fundBeforeFill(s, s.pool.accountId[fill.buyer], fill.marketIndex);
-  fundBeforeFill(s, s.pool.accountId[fill.seller], fill.marketIndex);
+  fundBeforeFill(s, s.pool.u32[fill.buyer << Of.w32 | Of.accountId], fill.marketIndex);
+  fundBeforeFill(s, s.pool.u32[fill.seller << Of.w32 | Of.accountId], fill.marketIndex);
   fill.buyerFeeUnits = settleParty(s, fill, fill.buyer, true) as AmountUnits;
   fill.sellerFeeUnits = settleParty(s, fill, fill.seller, false) as AmountUnits;
   payClaims(s, s.catalog.quoteIndexOf[fill.marketIndex]);
@@ -191,10 +192,10 @@ export function settlePerp(s: EngineState, fill: Fill): void {
 /** Balances of a fill: maker quote, taker quote (a perpetual moves only its quote asset); then the maker's and the taker's position events. */
 export function reportPerpSettlement(s: EngineState, fill: Fill): void {
   const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
-  s.out.balance(s.pool.accountId[fill.maker], quoteIndex, FRONT_ID_NONE, 0);
-  s.out.balance(s.pool.accountId[fill.taker], quoteIndex, FRONT_ID_NONE, 0);
+  s.out.balance(s.pool.u32[fill.maker << Of.w32 | Of.accountId], quoteIndex, FRONT_ID_NONE, 0);
+  s.out.balance(s.pool.u32[fill.taker << Of.w32 | Of.accountId], quoteIndex, FRONT_ID_NONE, 0);
   for (const slot of [fill.maker, fill.taker]) {
-    const accountId = s.pool.accountId[slot];
+    const accountId = s.pool.u32[slot << Of.w32 | Of.accountId];
     const lotsAfter = s.positions.lots[s.positions.cell(accountId, fill.marketIndex)];
     const lotsBefore = lotsAfter - (slot === fill.buyer ? fill.qtyLots : -fill.qtyLots);
     reportPosition(s, accountId, fill.marketIndex, fillEventOf(lotsBefore, lotsAfter));

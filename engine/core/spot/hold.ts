@@ -29,6 +29,7 @@ import {
   type PriceTicks,
   type QtyLots,
 } from '../units.js';
+import { Of } from '../book/orders.js';
 
 /** The hold of a spot place that passed the book's checks (the header's rules). */
 export function spotHold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: number, hold: PlaceHold): ResultCode {
@@ -73,8 +74,8 @@ function marketHold(s: EngineState, cmd: PlaceOrderCommand, marketIndex: number,
 
 /** The asset an order's funds are held in: quote for a bid, base for an ask. */
 export function holdAssetOf(s: EngineState, slot: number): number {
-  const marketIndex = s.pool.marketIndex[slot];
-  return s.pool.side[slot] === Side.Bid ? s.catalog.quoteIndexOf[marketIndex] : s.catalog.baseIndexOf[marketIndex];
+  const marketIndex = s.pool.u16[slot << Of.w16 | Of.marketIndex];
+  return s.pool.u8[slot << Of.w8 | Of.side] === Side.Bid ? s.catalog.quoteIndexOf[marketIndex] : s.catalog.baseIndexOf[marketIndex];
 }
 
 /**
@@ -85,12 +86,12 @@ export function holdAssetOf(s: EngineState, slot: number): number {
  */
 export function holdUnitsOf(s: EngineState, slot: number): AmountUnits {
   const pool = s.pool;
-  const market = s.catalog.markets[pool.marketIndex[slot]];
+  const market = s.catalog.markets[pool.u16[slot << Of.w16 | Of.marketIndex]];
   const remaining = pool.remaining(slot);
-  if (pool.side[slot] === Side.Bid && pool.isMarket(slot)) {
-    return subUnits(pool.quoteLimitUnits[slot] as AmountUnits, pool.executedQuoteUnits[slot] as AmountUnits);
+  if (pool.u8[slot << Of.w8 | Of.side] === Side.Bid && pool.isMarket(slot)) {
+    return subUnits(pool.f64[slot << Of.f64 | Of.quoteLimitUnits] as AmountUnits, pool.f64[slot << Of.f64 | Of.executedQuoteUnits] as AmountUnits);
   }
-  return pool.side[slot] === Side.Bid
+  return pool.u8[slot << Of.w8 | Of.side] === Side.Bid
     ? notionalUnits(pool.price(slot), remaining, market.quoteUnitsPerTickLot)
     : baseUnits(remaining, market.baseUnitsPerLot);
 }

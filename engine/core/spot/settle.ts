@@ -27,10 +27,11 @@ import type { EngineState } from '../state.js';
 import { addUnits, baseUnits, feeUnits, notionalUnits, subUnits } from '../units.js';
 import { takeLiquidationFee } from '../liquidation/fee.js';
 import { isConversion } from '../liquidation/conversion.js';
+import { Of } from '../book/orders.js';
 
 /** The fee rate of the order in `slot` for a fill in which it is the taker or the maker. */
 function feeBpsOf(s: EngineState, slot: number, isTaker: boolean): number {
-  const accountId = s.pool.accountId[slot];
+  const accountId = s.pool.u32[slot << Of.w32 | Of.accountId];
   return isTaker ? s.accounts.takerFeeBps[accountId] : s.accounts.makerFeeBps[accountId];
 }
 
@@ -45,8 +46,8 @@ export function settleSpot(s: EngineState, fill: Fill): void {
   const improvement = subUnits(buyerHeld, quoteUnits);
   fill.buyerFeeUnits = feeUnits(baseAmount, feeBpsOf(s, buyer, buyer === fill.taker));
   fill.sellerFeeUnits = feeUnits(quoteUnits, feeBpsOf(s, seller, seller === fill.taker));
-  const buyerAccount = pool.accountId[buyer];
-  const sellerAccount = pool.accountId[seller];
+  const buyerAccount = pool.u32[buyer << Of.w32 | Of.accountId];
+  const sellerAccount = pool.u32[seller << Of.w32 | Of.accountId];
   s.ledger.spendLocked(buyerAccount, quoteIndex, quoteUnits);
   if (improvement > 0) s.ledger.unlock(buyerAccount, quoteIndex, improvement);
   s.ledger.credit(buyerAccount, baseIndex, subUnits(baseAmount, fill.buyerFeeUnits));
@@ -66,9 +67,9 @@ export function settleSpot(s: EngineState, fill: Fill): void {
  * repays or lends what its fill paid it (margin/auto-funding.ts).
  */
 function marginProceeds(s: EngineState, slot: number, assetIndex: number, units: number): void {
-  const flags = s.pool.flags[slot];
+  const flags = s.pool.u8[slot << Of.w8 | Of.flags];
   if (isConversion(flags, true)) return; // its proceeds pay the account's debts (liquidation/conversion.ts)
-  const accountId = s.pool.accountId[slot];
+  const accountId = s.pool.u32[slot << Of.w32 | Of.accountId];
   const settings = s.accountSettings.flags[accountId];
   const repay = (flags & OrderFlag.AutoBorrowRepay) !== 0 || (settings & AccountSettingFlag.AutoRepayBorrows) !== 0;
   const lend = (flags & OrderFlag.AutoLend) !== 0 || (settings & AccountSettingFlag.AutoLend) !== 0;
@@ -79,8 +80,8 @@ function marginProceeds(s: EngineState, slot: number, assetIndex: number, units:
 export function reportSpotSettlement(s: EngineState, fill: Fill): void {
   const baseIndex = s.catalog.baseIndexOf[fill.marketIndex];
   const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
-  const makerAccount = s.pool.accountId[fill.maker];
-  const takerAccount = s.pool.accountId[fill.taker];
+  const makerAccount = s.pool.u32[fill.maker << Of.w32 | Of.accountId];
+  const takerAccount = s.pool.u32[fill.taker << Of.w32 | Of.accountId];
   s.out.balance(makerAccount, baseIndex, FRONT_ID_NONE, 0);
   s.out.balance(makerAccount, quoteIndex, FRONT_ID_NONE, 0);
   s.out.balance(takerAccount, baseIndex, FRONT_ID_NONE, 0);
