@@ -248,33 +248,37 @@ export class Output {
   private fillOrder(slot: number, event: OrderEvent, status: OrderStatus, expiryReason: ExpiryReason): void {
     const pool = this.pool;
     const rec = this.orderRec;
+    // The slot's first element in each view (orders.ts Of): one shift each, not one per field.
+    const f = slot << Of.f64;
+    const w = slot << Of.w32;
+    const b = slot << Of.w8;
     const marketIndex = pool.u16[slot << Of.w16 | Of.marketIndex];
-    const side = pool.u8[slot << Of.w8 | Of.side];
-    rec.orderId = pool.f64[slot << Of.f64 | Of.orderId];
-    rec.priceTicks = pool.f64[slot << Of.f64 | Of.priceTicks];
+    const side = pool.u8[b | Of.side];
+    rec.orderId = pool.f64[f | Of.orderId];
+    rec.priceTicks = pool.f64[f | Of.priceTicks];
     // An order by quote quantity has no quantity of its own (its lot cap is internal).
-    rec.quoteQtyUnits = pool.f64[slot << Of.f64 | Of.quoteQtyUnits];
-    rec.qtyLots = rec.quoteQtyUnits > 0 ? 0 : pool.f64[slot << Of.f64 | Of.qtyLots];
-    rec.executedQtyLots = pool.f64[slot << Of.f64 | Of.executedLots];
-    rec.executedQuoteUnits = pool.f64[slot << Of.f64 | Of.executedQuoteUnits];
+    rec.quoteQtyUnits = pool.f64[f | Of.quoteQtyUnits];
+    rec.qtyLots = rec.quoteQtyUnits > 0 ? 0 : pool.f64[f | Of.qtyLots];
+    rec.executedQtyLots = pool.f64[f | Of.executedLots];
+    rec.executedQuoteUnits = pool.f64[f | Of.executedQuoteUnits];
     rec.lastFillQtyLots = 0;
     rec.lastFillPriceTicks = 0;
     rec.tradeId = 0;
     rec.feeUnits = 0;
-    rec.createdAtUs = pool.f64[slot << Of.f64 | Of.createdAtUs];
-    rec.accountId = pool.u32[slot << Of.w32 | Of.accountId];
-    rec.clientId = pool.u32[slot << Of.w32 | Of.clientId];
+    rec.createdAtUs = pool.f64[f | Of.createdAtUs];
+    rec.accountId = pool.u32[w | Of.accountId];
+    rec.clientId = pool.u32[w | Of.clientId];
     rec.marketId = this.marketIdOf[marketIndex];
     // The fee asset is the one the order receives; feeUnits is set on fill events only.
     rec.feeAssetId = this.feeAssetIdOf[marketIndex * 2 + side];
     rec.event = event;
     rec.side = side;
-    rec.orderType = pool.u8[slot << Of.w8 | Of.orderType] as OrderType;
-    rec.timeInForce = pool.u8[slot << Of.w8 | Of.timeInForce];
-    rec.selfTradePrevention = pool.u8[slot << Of.w8 | Of.selfTradePrevention];
+    rec.orderType = pool.u8[b | Of.orderType] as OrderType;
+    rec.timeInForce = pool.u8[b | Of.timeInForce];
+    rec.selfTradePrevention = pool.u8[b | Of.selfTradePrevention];
     rec.status = status;
     rec.expiryReason = expiryReason;
-    const flags = pool.u8[slot << Of.w8 | Of.flags];
+    const flags = pool.u8[b | Of.flags];
     rec.orderFlags = flags;
     // Liquidation and Adl on a spot market: a collateral conversion (liquidation/conversion.ts).
     rec.systemOrderType = isConversion(flags, this.spotOf[marketIndex] === 1) ? SystemOrderType.CollateralConversion : systemOrderTypeOf(flags);

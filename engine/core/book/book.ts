@@ -266,21 +266,24 @@ export class Book {
   /** Appends an order to the back of its price level, creating the level if needed. */
   rest(slot: number): void {
     const pool = this.pool;
-    assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Active && pool.f64[slot << Of.f64 | Of.remainingLots] > 0, 'resting an order that is not active');
-    const bookSide = this.sideOf(pool.u8[slot << Of.w8 | Of.side] as Side);
+    const f = slot << Of.f64;
+    const w = slot << Of.w32;
+    const b = slot << Of.w8;
+    assert(pool.u8[b | Of.state] === OrderState.Active && pool.f64[f | Of.remainingLots] > 0, 'resting an order that is not active');
+    const bookSide = this.sideOf(pool.u8[b | Of.side] as Side);
     const price = pool.price(slot);
     const level = bookSide.findOrInsert(price);
     const tail = bookSide.levelTail[level];
-    pool.i32[slot << Of.w32 | Of.prev] = tail;
-    pool.i32[slot << Of.w32 | Of.next] = NO_SLOT;
+    pool.i32[w | Of.prev] = tail;
+    pool.i32[w | Of.next] = NO_SLOT;
     if (tail === NO_SLOT) bookSide.levelHead[level] = slot;
     else pool.i32[tail << Of.w32 | Of.next] = slot;
     bookSide.levelTail[level] = slot;
     bookSide.levelOrders[level]++;
-    bookSide.levelQty[level] += pool.f64[slot << Of.f64 | Of.remainingLots];
-    pool.i32[slot << Of.w32 | Of.level] = level;
-    pool.f64[slot << Of.f64 | Of.restNumber] = ++this.restCounter;
-    pool.u8[slot << Of.w8 | Of.state] = OrderState.Resting;
+    bookSide.levelQty[level] += pool.f64[f | Of.remainingLots];
+    pool.i32[w | Of.level] = level;
+    pool.f64[f | Of.restNumber] = ++this.restCounter;
+    pool.u8[b | Of.state] = OrderState.Resting;
     this.restingCount++;
   }
 
@@ -299,20 +302,23 @@ export class Book {
    */
   unlink(slot: number): number {
     const pool = this.pool;
-    assert(pool.u8[slot << Of.w8 | Of.state] === OrderState.Resting, 'unlinking an order that does not rest');
-    const bookSide = this.sideOf(pool.u8[slot << Of.w8 | Of.side] as Side);
-    const level = pool.i32[slot << Of.w32 | Of.level];
-    const before = pool.i32[slot << Of.w32 | Of.prev];
-    const after = pool.i32[slot << Of.w32 | Of.next];
+    const f = slot << Of.f64;
+    const w = slot << Of.w32;
+    const b = slot << Of.w8;
+    assert(pool.u8[b | Of.state] === OrderState.Resting, 'unlinking an order that does not rest');
+    const bookSide = this.sideOf(pool.u8[b | Of.side] as Side);
+    const level = pool.i32[w | Of.level];
+    const before = pool.i32[w | Of.prev];
+    const after = pool.i32[w | Of.next];
     if (before === NO_SLOT) bookSide.levelHead[level] = after;
     else pool.i32[before << Of.w32 | Of.next] = after;
     if (after === NO_SLOT) bookSide.levelTail[level] = before;
     else pool.i32[after << Of.w32 | Of.prev] = before;
-    pool.i32[slot << Of.w32 | Of.prev] = NO_SLOT;
-    pool.i32[slot << Of.w32 | Of.next] = NO_SLOT;
-    pool.i32[slot << Of.w32 | Of.level] = NO_SLOT;
-    pool.u8[slot << Of.w8 | Of.state] = OrderState.Active;
-    bookSide.levelQty[level] -= pool.f64[slot << Of.f64 | Of.remainingLots];
+    pool.i32[w | Of.prev] = NO_SLOT;
+    pool.i32[w | Of.next] = NO_SLOT;
+    pool.i32[w | Of.level] = NO_SLOT;
+    pool.u8[b | Of.state] = OrderState.Active;
+    bookSide.levelQty[level] -= pool.f64[f | Of.remainingLots];
     bookSide.levelOrders[level]--;
     this.restingCount--;
     const levelQty = bookSide.levelQty[level];

@@ -35,12 +35,16 @@ import type { EngineState } from '../state.js';
  */
 export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReason, answered = false): boolean {
   const pool = s.pool;
-  const state = pool.u8[slot << Of.w8 | Of.state];
+  const f = slot << Of.f64;
+  const w = slot << Of.w32;
+  const h = slot << Of.w16;
+  const b = slot << Of.w8;
+  const state = pool.u8[b | Of.state];
   assert(state === OrderState.Pending || state === OrderState.Resting, 'cancelling an order that is not open');
-  const marketIndex = pool.u16[slot << Of.w16 | Of.marketIndex];
+  const marketIndex = pool.u16[h | Of.marketIndex];
   const book = s.books[marketIndex];
-  const side = pool.u8[slot << Of.w8 | Of.side] as Side;
-  const accountId = pool.u32[slot << Of.w32 | Of.accountId];
+  const side = pool.u8[b | Of.side] as Side;
+  const accountId = pool.u32[w | Of.accountId];
   const assetIndex = releaseHold(s, slot);
   let levelQty = 0;
   if (state === OrderState.Pending) {
@@ -48,14 +52,14 @@ export function cancelOpenOrder(s: EngineState, slot: number, reason: ExpiryReas
   } else {
     levelQty = book.unlink(slot);
   }
-  const inAnswer = s.out.eventsInAnswers && (state === OrderState.Pending ? pool.u16[slot << Of.w16 | Of.frontId] !== FRONT_ID_NONE : answered);
+  const inAnswer = s.out.eventsInAnswers && (state === OrderState.Pending ? pool.u16[h | Of.frontId] !== FRONT_ID_NONE : answered);
   if (!inAnswer) s.out.order(slot, OrderEvent.Cancelled, OrderStatus.Cancelled, reason, FRONT_ID_NONE, 0, 0);
   s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
   if (state === OrderState.Resting) {
-    s.out.depth(marketIndex, side, pool.f64[slot << Of.f64 | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+    s.out.depth(marketIndex, side, pool.f64[f | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
     return inAnswer;
   }
-  s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, reason, pool.u16[slot << Of.w16 | Of.frontId], pool.u32[slot << Of.w32 | Of.requestId], HeaderFlag.Last);
+  s.out.order(slot, carried(inAnswer, OrderEvent.Cancelled), OrderStatus.Cancelled, reason, pool.u16[h | Of.frontId], pool.u32[w | Of.requestId], HeaderFlag.Last);
   return false;
 }
 

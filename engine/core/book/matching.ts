@@ -266,18 +266,24 @@ const FILL: Fill = {
  */
 function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): void {
   const pool = s.pool;
-  const marketIndex = pool.u16[taker << Of.w16 | Of.marketIndex];
+  const mF = maker << Of.f64;
+  const mW = maker << Of.w32;
+  const mB = maker << Of.w8;
+  const tF = taker << Of.f64;
+  const tH = taker << Of.w16;
+  const tB = taker << Of.w8;
+  const marketIndex = pool.u16[tH | Of.marketIndex];
   const book = s.books[marketIndex];
   const market = s.catalog.markets[marketIndex];
   const rules = rulesOf(s.catalog.kindOf[marketIndex]);
   const priceTicks = pool.price(maker);
-  assert(qtyLots > 0 && pool.u8[maker << Of.w8 | Of.state] === OrderState.Resting, 'fill against an empty or non-resting maker');
-  assert(qtyLots <= pool.f64[taker << Of.f64 | Of.remainingLots] && qtyLots <= pool.f64[maker << Of.f64 | Of.remainingLots], 'fill larger than an order');
+  assert(qtyLots > 0 && pool.u8[mB | Of.state] === OrderState.Resting, 'fill against an empty or non-resting maker');
+  assert(qtyLots <= pool.f64[tF | Of.remainingLots] && qtyLots <= pool.f64[mF | Of.remainingLots], 'fill larger than an order');
   const f = FILL;
   f.marketIndex = marketIndex;
   f.taker = taker;
   f.maker = maker;
-  f.buyer = pool.u8[taker << Of.w8 | Of.side] === Side.Bid ? taker : maker;
+  f.buyer = pool.u8[tB | Of.side] === Side.Bid ? taker : maker;
   f.seller = f.buyer === taker ? maker : taker;
   f.priceTicks = priceTicks;
   f.qtyLots = qtyLots;
@@ -287,7 +293,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   const sellerAccount = pool.u32[f.seller << Of.w32 | Of.accountId];
 
   book.reduce(maker, qtyLots);
-  pool.f64[taker << Of.f64 | Of.remainingLots] -= qtyLots;
+  pool.f64[tF | Of.remainingLots] -= qtyLots;
   addExecution(s, maker, qtyLots, f.quoteUnits);
   addExecution(s, taker, qtyLots, f.quoteUnits);
   const tradeId = ++book.lastTradeId;
@@ -300,9 +306,9 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
   rules.reportSettlement(s, f);
 
-  const makerSide = pool.u8[maker << Of.w8 | Of.side] as Side;
-  let levelQty = book.sideOf(makerSide).levelQty[pool.i32[maker << Of.w32 | Of.level]];
-  if (pool.f64[maker << Of.f64 | Of.remainingLots] === 0) {
+  const makerSide = pool.u8[mB | Of.side] as Side;
+  let levelQty = book.sideOf(makerSide).levelQty[pool.i32[mW | Of.level]];
+  if (pool.f64[mF | Of.remainingLots] === 0) {
     levelQty = book.unlink(maker);
     closeOrder(s, maker);
   }
@@ -357,26 +363,30 @@ function takerFillStatus(s: EngineState, taker: number): OrderStatus {
  */
 function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, acceptedInAnswer: boolean): void {
   const pool = s.pool;
-  const book = s.books[pool.u16[taker << Of.w16 | Of.marketIndex]];
-  const frontId = pool.u16[taker << Of.w16 | Of.frontId];
-  const requestId = pool.u32[taker << Of.w32 | Of.requestId];
-  assert(!acceptedInAnswer || (stopReason === ExpiryReason.None && pool.f64[taker << Of.f64 | Of.executedLots] === 0 && pool.u8[taker << Of.w8 | Of.timeInForce] === TimeInForce.GTC), 'an order expected to rest untouched ended otherwise');
+  const tF = taker << Of.f64;
+  const tW = taker << Of.w32;
+  const tH = taker << Of.w16;
+  const tB = taker << Of.w8;
+  const book = s.books[pool.u16[tH | Of.marketIndex]];
+  const frontId = pool.u16[tH | Of.frontId];
+  const requestId = pool.u32[tW | Of.requestId];
+  assert(!acceptedInAnswer || (stopReason === ExpiryReason.None && pool.f64[tF | Of.executedLots] === 0 && pool.u8[tB | Of.timeInForce] === TimeInForce.GTC), 'an order expected to rest untouched ended otherwise');
   if (pool.isMarket(taker)) return finishMarketTaker(s, taker, stopReason);
-  if (pool.f64[taker << Of.f64 | Of.remainingLots] === 0) {
+  if (pool.f64[tF | Of.remainingLots] === 0) {
     s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
     closeOrder(s, taker);
     return;
   }
   let reason = stopReason;
-  if (reason === ExpiryReason.None && pool.u8[taker << Of.w8 | Of.timeInForce] !== TimeInForce.GTC) {
-    assert(pool.u8[taker << Of.w8 | Of.timeInForce] === TimeInForce.IOC, 'a fill-or-kill order passed its check but did not fill');
+  if (reason === ExpiryReason.None && pool.u8[tB | Of.timeInForce] !== TimeInForce.GTC) {
+    assert(pool.u8[tB | Of.timeInForce] === TimeInForce.IOC, 'a fill-or-kill order passed its check but did not fill');
     reason = ExpiryReason.ImmediateOrCancel;
   }
   if (reason !== ExpiryReason.None) return expireTaker(s, taker, reason);
   book.rest(taker);
-  const side = pool.u8[taker << Of.w8 | Of.side] as Side;
-  const levelQty = book.sideOf(side).levelQty[pool.i32[taker << Of.w32 | Of.level]];
-  s.out.depth(pool.u16[taker << Of.w16 | Of.marketIndex], side, pool.f64[taker << Of.f64 | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  const side = pool.u8[tB | Of.side] as Side;
+  const levelQty = book.sideOf(side).levelQty[pool.i32[tW | Of.level]];
+  s.out.depth(pool.u16[tH | Of.marketIndex], side, pool.f64[tF | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
   s.out.order(taker, carried(acceptedInAnswer, OrderEvent.Accepted), openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
 }
 

@@ -124,26 +124,29 @@ export class OrderPool {
   /** Takes a free slot for an order of `accountId` and appends it to the account's list. */
   open(accountId: number): number {
     const slot = this.freeHead;
-    assert(slot !== NO_SLOT && this.u8[slot << Of.w8 | Of.state] === OrderState.Free, 'order pool exhausted despite per-book limits');
-    this.freeHead = this.i32[slot << Of.w32 | Of.next];
-    this.i32[slot << Of.w32 | Of.prev] = NO_SLOT;
-    this.i32[slot << Of.w32 | Of.next] = NO_SLOT;
-    this.i32[slot << Of.w32 | Of.level] = NO_SLOT;
-    this.u32[slot << Of.w32 | Of.accountId] = accountId;
-    this.f64[slot << Of.f64 | Of.executedLots] = 0;
-    this.f64[slot << Of.f64 | Of.executedQuoteUnits] = 0;
-    this.f64[slot << Of.f64 | Of.restNumber] = 0;
-    this.u8[slot << Of.w8 | Of.orderType] = OrderType.Limit;
-    this.f64[slot << Of.f64 | Of.quoteQtyUnits] = 0;
-    this.f64[slot << Of.f64 | Of.quoteLimitUnits] = 0;
+    const f = slot << Of.f64;
+    const w = slot << Of.w32;
+    const b = slot << Of.w8;
+    assert(slot !== NO_SLOT && this.u8[b | Of.state] === OrderState.Free, 'order pool exhausted despite per-book limits');
+    this.freeHead = this.i32[w | Of.next];
+    this.i32[w | Of.prev] = NO_SLOT;
+    this.i32[w | Of.next] = NO_SLOT;
+    this.i32[w | Of.level] = NO_SLOT;
+    this.u32[w | Of.accountId] = accountId;
+    this.f64[f | Of.executedLots] = 0;
+    this.f64[f | Of.executedQuoteUnits] = 0;
+    this.f64[f | Of.restNumber] = 0;
+    this.u8[b | Of.orderType] = OrderType.Limit;
+    this.f64[f | Of.quoteQtyUnits] = 0;
+    this.f64[f | Of.quoteLimitUnits] = 0;
     const tail = this.accountTail[accountId];
-    this.i32[slot << Of.w32 | Of.accountPrev] = tail;
-    this.i32[slot << Of.w32 | Of.accountNext] = NO_SLOT;
+    this.i32[w | Of.accountPrev] = tail;
+    this.i32[w | Of.accountNext] = NO_SLOT;
     if (tail === NO_SLOT) this.accountHead[accountId] = slot;
     else this.i32[tail << Of.w32 | Of.accountNext] = slot;
     this.accountTail[accountId] = slot;
     this.accountOpenCount[accountId]++;
-    this.u8[slot << Of.w8 | Of.state] = OrderState.Active;
+    this.u8[b | Of.state] = OrderState.Active;
     this.liveCount++;
     this.opened(accountId);
     return slot;
@@ -151,21 +154,23 @@ export class OrderPool {
 
   /** Returns a slot whose order reached a final state; it must already be out of every queue. */
   close(slot: number): void {
-    assert(this.u8[slot << Of.w8 | Of.state] !== OrderState.Free, 'closing a free slot');
-    assert(this.i32[slot << Of.w32 | Of.prev] === NO_SLOT && this.i32[slot << Of.w32 | Of.next] === NO_SLOT, 'closing an order still in a queue');
-    const accountId = this.u32[slot << Of.w32 | Of.accountId];
-    const before = this.i32[slot << Of.w32 | Of.accountPrev];
-    const after = this.i32[slot << Of.w32 | Of.accountNext];
+    const w = slot << Of.w32;
+    const b = slot << Of.w8;
+    assert(this.u8[b | Of.state] !== OrderState.Free, 'closing a free slot');
+    assert(this.i32[w | Of.prev] === NO_SLOT && this.i32[w | Of.next] === NO_SLOT, 'closing an order still in a queue');
+    const accountId = this.u32[w | Of.accountId];
+    const before = this.i32[w | Of.accountPrev];
+    const after = this.i32[w | Of.accountNext];
     if (before === NO_SLOT) this.accountHead[accountId] = after;
     else this.i32[before << Of.w32 | Of.accountNext] = after;
     if (after === NO_SLOT) this.accountTail[accountId] = before;
     else this.i32[after << Of.w32 | Of.accountPrev] = before;
-    this.i32[slot << Of.w32 | Of.accountPrev] = NO_SLOT;
-    this.i32[slot << Of.w32 | Of.accountNext] = NO_SLOT;
+    this.i32[w | Of.accountPrev] = NO_SLOT;
+    this.i32[w | Of.accountNext] = NO_SLOT;
     this.accountOpenCount[accountId]--;
-    this.u8[slot << Of.w8 | Of.state] = OrderState.Free;
-    this.i32[slot << Of.w32 | Of.level] = NO_SLOT;
-    this.i32[slot << Of.w32 | Of.next] = this.freeHead;
+    this.u8[b | Of.state] = OrderState.Free;
+    this.i32[w | Of.level] = NO_SLOT;
+    this.i32[w | Of.next] = this.freeHead;
     this.freeHead = slot;
     this.liveCount--;
   }

@@ -59,27 +59,31 @@ export function placeOrder(s: EngineState, cmd: PlaceOrderCommand): void {
   const postOnly = (cmd.flags & CommandFlag.PostOnly) !== 0;
   const hasClientId = (cmd.flags & CommandFlag.HasClientId) !== 0;
   const slot = pool.open(cmd.accountId);
-  pool.f64[slot << Of.f64 | Of.orderId] = s.nextOrderId();
-  pool.f64[slot << Of.f64 | Of.priceTicks] = cmd.priceTicks;
-  pool.f64[slot << Of.f64 | Of.qtyLots] = HOLD.lots;
-  pool.f64[slot << Of.f64 | Of.remainingLots] = HOLD.lots;
-  pool.u8[slot << Of.w8 | Of.orderType] = cmd.orderType;
+  const f = slot << Of.f64;
+  const w = slot << Of.w32;
+  const h = slot << Of.w16;
+  const b = slot << Of.w8;
+  pool.f64[f | Of.orderId] = s.nextOrderId();
+  pool.f64[f | Of.priceTicks] = cmd.priceTicks;
+  pool.f64[f | Of.qtyLots] = HOLD.lots;
+  pool.f64[f | Of.remainingLots] = HOLD.lots;
+  pool.u8[b | Of.orderType] = cmd.orderType;
   if (cmd.orderType === OrderType.Market) {
-    pool.f64[slot << Of.f64 | Of.quoteQtyUnits] = cmd.quoteQtyUnits;
-    pool.f64[slot << Of.f64 | Of.quoteLimitUnits] = HOLD.quoteLimitUnits;
+    pool.f64[f | Of.quoteQtyUnits] = cmd.quoteQtyUnits;
+    pool.f64[f | Of.quoteLimitUnits] = HOLD.quoteLimitUnits;
   }
-  pool.f64[slot << Of.f64 | Of.createdAtUs] = s.lastTimeUs;
-  pool.u32[slot << Of.w32 | Of.clientId] = hasClientId ? cmd.clientId : 0;
-  pool.u32[slot << Of.w32 | Of.requestId] = cmd.requestId;
-  pool.u16[slot << Of.w16 | Of.frontId] = cmd.frontId;
-  pool.u16[slot << Of.w16 | Of.marketIndex] = marketIndex;
-  pool.u8[slot << Of.w8 | Of.side] = cmd.side;
-  pool.u8[slot << Of.w8 | Of.timeInForce] = cmd.timeInForce;
-  pool.u8[slot << Of.w8 | Of.selfTradePrevention] = cmd.selfTradePrevention;
-  pool.u8[slot << Of.w8 | Of.flags] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
+  pool.f64[f | Of.createdAtUs] = s.lastTimeUs;
+  pool.u32[w | Of.clientId] = hasClientId ? cmd.clientId : 0;
+  pool.u32[w | Of.requestId] = cmd.requestId;
+  pool.u16[h | Of.frontId] = cmd.frontId;
+  pool.u16[h | Of.marketIndex] = marketIndex;
+  pool.u8[b | Of.side] = cmd.side;
+  pool.u8[b | Of.timeInForce] = cmd.timeInForce;
+  pool.u8[b | Of.selfTradePrevention] = cmd.selfTradePrevention;
+  pool.u8[b | Of.flags] = (postOnly ? OrderFlag.PostOnly : 0) | (hasClientId ? OrderFlag.HasClientId : 0)
     | ((cmd.flags & CommandFlag.AutoLend) !== 0 ? OrderFlag.AutoLend : 0) | ((cmd.flags & CommandFlag.AutoBorrowRepay) !== 0 ? OrderFlag.AutoBorrowRepay : 0)
     | ((cmd.flags & CommandFlag.ReduceOnly) !== 0 ? OrderFlag.ReduceOnly : 0);
-  s.index.insert(pool.f64[slot << Of.f64 | Of.orderId], slot);
+  s.index.insert(pool.f64[f | Of.orderId], slot);
   applyFunding(s, cmd.accountId, HOLD.assetIndex, FUNDING);
   s.ledger.lock(cmd.accountId, HOLD.assetIndex, HOLD.units);
   assert(rulesOf(s.catalog.kindOf[marketIndex]).holdUnitsOf(s, slot) === HOLD.units, 'hold differs from what the order can spend');
