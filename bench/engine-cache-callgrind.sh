@@ -16,7 +16,11 @@
 # (DLmr, DLmw) per command, and the engine's state hash.
 # The simulation is a model, not this CPU (no L2, no prefetchers): read its counts as where the
 # engine's code and data stop fitting, not as cycles.
-# Env: CG_N1 (10000), CG_N2 (50000), CG_WARM (50000), CG_NODE_FLAGS (as the other callgrind scripts).
+# Env: CG_N1 (10000), CG_N2 (50000), CG_WARM (50000), CG_NODE_FLAGS (as the other callgrind scripts);
+#      CG_LL (size,associativity,line of the simulated last level, e.g. 1048576,8,64 for this host's
+#      L2 of 1 MiB a core: then its misses are what leaves the L2; default: valgrind's, this host's L3);
+#      CG_ENGINE_TREE (a directory holding another built checkout whose engine core the engine side
+#      counts, through this checkout's driver, as layout-compare-callgrind.sh does; default this one).
 # About three minutes: the two sizes of one side run side by side.
 set -euo pipefail
 
@@ -24,6 +28,7 @@ N1=${CG_N1:-10000}
 N2=${CG_N2:-50000}
 WARM=${CG_WARM:-50000}
 NODE_FLAGS="${CG_NODE_FLAGS:-"--single-threaded --predictable-gc-schedule --hash-seed=1 --random-seed=1"} $*"
+LL_FLAG=${CG_LL:+--LL=$CG_LL}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=$(mktemp -d /tmp/engine-cache.XXXXXX)
@@ -38,15 +43,16 @@ count() {
   local side=$1 n=$2
   shift 2
   # shellcheck disable=SC2086 # NODE_FLAGS is a list of flags
-  valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$work/$side.$n.cg" node $NODE_FLAGS "$driver" "$@" "$n" >"$work/$side.$n.json" 2>"$work/$side.$n.log"
+  # shellcheck disable=SC2086 # LL_FLAG is empty or one flag
+  valgrind --tool=callgrind --cache-sim=yes $LL_FLAG --callgrind-out-file="$work/$side.$n.cg" node $NODE_FLAGS "$driver" "$@" "$n" >"$work/$side.$n.json" 2>"$work/$side.$n.log"
   sed -n 's/^summary: //p' "$work/$side.$n.cg" >"$work/$side.$n"
 }
 
-echo "engine and floor under callgrind's cache simulation: $(git -C "$here" rev-parse --short HEAD); node $(node --version) $NODE_FLAGS"
+echo "engine and floor under callgrind's cache simulation: $(git -C "$here" rev-parse --short HEAD), engine core of ${CG_ENGINE_TREE:-this checkout}; node $(node --version) $NODE_FLAGS ${LL_FLAG:-}"
 echo "stream: seed 20240601, warm-up $WARM rows, N1 $N1, N2 $N2; this host's caches (callgrind simulates L1i, L1d and the last level):"
 lscpu | grep -E '^(L1d|L1i|L2|L3)' | sed 's/^/  /' || true
 for side in engine floor; do
-  if [ "$side" = engine ]; then args=(run "$here" "$stream" "$WARM"); else args=(ceiling "$stream" "$WARM"); fi
+  if [ "$side" = engine ]; then args=(run "${CG_ENGINE_TREE:-$here}" "$stream" "$WARM"); else args=(ceiling "$stream" "$WARM"); fi
   count "$side" "$N1" "${args[@]}" &
   count "$side" "$N2" "${args[@]}" &
   wait
