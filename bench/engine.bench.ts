@@ -28,7 +28,8 @@
 //
 // Run: `npx tsc -p tsconfig.json && node --expose-gc dist/bench/engine.bench.js`
 // Env: ENGINE_BENCH_OPS (500,000 ≈ 910,000 commands), ENGINE_BENCH_RUNS (5), ENGINE_BENCH_LIB_OPS (200,000),
-//      ENGINE_BENCH_MODEL_PREFIX (10,000 commands), ENGINE_BENCH_BOOK_ORDERS (1,000,000).
+//      ENGINE_BENCH_MODEL_PREFIX (10,000 commands), ENGINE_BENCH_BOOK_ORDERS (1,000,000),
+//      ENGINE_BENCH_LATENCY_RUNS (3: latency passes, each a fresh engine; every percentile is their median).
 
 import { OrderBook, Side as LibSide } from 'nodejs-order-book';
 import { performance } from 'node:perf_hooks';
@@ -63,6 +64,8 @@ const RUNS = Number(process.env.ENGINE_BENCH_RUNS ?? 5);
 const WARMUP = 2;
 const LIB_OPS = Number(process.env.ENGINE_BENCH_LIB_OPS ?? 200_000);
 const MODEL_PREFIX = Number(process.env.ENGINE_BENCH_MODEL_PREFIX ?? 10_000);
+/** A single pass's p99 moves by half on a shared VM; the median of a few is the figure. */
+const LATENCY_RUNS = Math.max(1, Number(process.env.ENGINE_BENCH_LATENCY_RUNS ?? 3));
 const BOOK_ORDERS = Number(process.env.ENGINE_BENCH_BOOK_ORDERS ?? 1_000_000);
 const SEED = 20240601;
 const SINK_SLOTS = 1024;
@@ -160,6 +163,17 @@ function engineLatency(config: EngineConfig, stream: EngineStream): Percentiles 
     samples[i] = (performance.now() - t0) * 1e6;
   }
   return percentiles(samples);
+}
+
+/** LATENCY_RUNS latency passes, each on a fresh engine: each percentile their median, `max` the largest, `p99s` each pass's p99. */
+function engineLatencyPasses(config: EngineConfig, stream: EngineStream): Percentiles & { p99s: number[] } {
+  const passes: Percentiles[] = [];
+  for (let r = 0; r < LATENCY_RUNS; r++) {
+    gc();
+    passes.push(engineLatency(config, stream));
+  }
+  const of = (key: keyof Percentiles): number => median(passes.map((p) => p[key]));
+  return { p50: of('p50'), p99: of('p99'), p999: of('p999'), p9999: of('p9999'), max: Math.max(...passes.map((p) => p.max)), p99s: passes.map((p) => p.p99) };
 }
 
 /** Median cost of one performance.now() pair with nothing between, in ns. */
@@ -371,8 +385,8 @@ export async function runEngineBench(): Promise<string> {
   const recordsPerCmd = runs[0].records / commands;
   gc();
   const timerNs = timerCostNs();
-  const lat = engineLatency(config, stream);
-  log(`engine latency p50 ${fmtUs(lat.p50)} µs p99 ${fmtUs(lat.p99)} µs`);
+  const lat = engineLatencyPasses(config, stream);
+  log(`engine latency p50 ${fmtUs(lat.p50)} µs p99 ${fmtUs(lat.p99)} µs (passes: ${lat.p99s.map(fmtUs).join(', ')})`);
 
   const lib = libStream(config, stream, LIB_OPS);
   const libRates: number[] = [];
@@ -407,7 +421,7 @@ export async function runEngineBench(): Promise<string> {
     `| operations/s | **${fmtRate(opRate)}** | ${fmtRate(libRate)} (${fmtRate(Math.min(...libRates))}–${fmtRate(Math.max(...libRates))}), first ${lib.ops.toLocaleString('en-US')} ops | — |`,
     `| ratio ours / theirs (ops/s) | **${ratio.toFixed(1)}×** | 1× | ≥ 30×: ${verdict(ratio >= 30)} |`,
     `| p50 µs | ${fmtUs(lat.p50)} (per command) | ${fmtUs(libLat.p50)} (per op) | — |`,
-    `| p99 µs | ${fmtUs(lat.p99)} | ${fmtUs(libLat.p99)} | ≤ 2 µs: ${verdict(lat.p99 <= 2)} |`,
+    `| p99 µs | ${fmtUs(lat.p99)} (${fmtUs(Math.min(...lat.p99s))}–${fmtUs(Math.max(...lat.p99s))}) | ${fmtUs(libLat.p99)} | ≤ 2 µs: ${verdict(lat.p99 <= 2)} |`,
     `| p99.9 µs | ${fmtUs(lat.p999)} | ${fmtUs(libLat.p999)} | — |`,
     `| p99.99 µs | ${fmtUs(lat.p9999)} | ${fmtUs(libLat.p9999)} | — |`,
     `| max µs | ${fmtUs(lat.max)} | ${fmtUs(libLat.max)} | — |`,
@@ -416,7 +430,7 @@ export async function runEngineBench(): Promise<string> {
     `| bytes per order slot, preallocated | ${mem.preallocatedPerSlot.toFixed(0)} (${mem.capacity.toLocaleString('en-US')} slots) | — | ≤ 200: ${verdict(mem.preallocatedPerSlot <= 200)} |`,
     '',
     `- Latency: each apply timed with performance.now(); one timer read costs ~${timerNs.toFixed(0)} ns here and is included, nothing subtracted. ` +
-      'Back-to-back replay (service time of the single-threaded core).',
+      `Back-to-back replay (service time of the single-threaded core). Ours: the median of ${LATENCY_RUNS} passes, each a fresh engine, per percentile (max: the largest); the p99's range over the passes in brackets.`,
     `- Gate: final stateHash identical in all ${RUNS} runs (${runs[0].hash.slice(0, 12)}…); on the first ${prefix.toLocaleString('en-US')} commands ` +
       `engine ${gate.engine.slice(0, 12)}… vs reference model ${gate.model.slice(0, 12)}… (${gate.engine === gate.model ? 'equal' : 'DIFFERENT'}); ` +
       'the model re-sorts the book on every step (~1 ms/command with 1,000 accounts), so it checks a prefix only.',
