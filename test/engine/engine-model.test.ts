@@ -22,12 +22,11 @@
 // The perpetual liquidation round names a backstop liquidity provider: over the fixed seeds it
 // takes positions, whole or in part (the rest auto-deleveraged).
 import { describe, expect, it } from 'vitest';
-import { EngineHarness, type Rec } from '../helpers/engine-harness.js';
+import { EngineHarness, type Rec, stateOf } from '../helpers/engine-harness.js';
 import { ModelExchange } from '../helpers/engine-model.js';
 import { withEventsInAnswers } from '../helpers/events-in-answers.js';
 import { M2, OPTIONAL_KINDS, modelKinds, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
 import { BorrowLendEvent, CommandFlag, CommandKind, ExpiryReason, FRONT_ID_NONE, MarkPriceSource, OrderEvent, PositionEvent, RecordType, ResultCode, SystemOrderType, type ResultRec } from '../../engine/bus/types.js';
-import type { EngineState } from '../../engine/core/state.js';
 
 const FILE = 'test/engine/engine-model.test.ts';
 const FIXED_SEEDS = [21, 22, 23, 24, 25, 26, 28];
@@ -142,7 +141,7 @@ describe('engine core against the reference model', () => {
         }
         perp.positionLimitRefused += h.log.filter((r) => r.type === RecordType.Result && r.code === ResultCode.PositionLimit).length;
         // Realization at mark moves a position's cost off its entry cost (perp/realize.ts).
-        const p = (h.exchange as unknown as { s: EngineState }).s.positions;
+        const p = stateOf(h.exchange).positions;
         for (let cell = 0; cell < p.lots.length; cell++) if (p.lots[cell] !== 0 && p.entryCost[cell] !== p.cost[cell]) perp.realizedAtMark++;
       }
     });

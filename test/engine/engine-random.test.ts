@@ -14,9 +14,8 @@
 import { describe, expect, it } from 'vitest';
 import { commandFromSlot } from '../../engine/bus/codec.js';
 import { AccountSettingFlag, BorrowLendEvent, CommandKind, ExpiryReason, FRONT_ID_NONE, HeaderFlag, OrderEvent, RecordType, ResultCode, SystemOrderType } from '../../engine/bus/types.js';
-import type { EngineState } from '../../engine/core/state.js';
 import { TimerKind } from '../../engine/core/timers.js';
-import { CollectingSink, EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped } from '../helpers/engine-harness.js';
+import { CollectingSink, EngineHarness, M1, QUOTE, cmd, replay, type Rec, type Stamped, stateOf } from '../helpers/engine-harness.js';
 import { Exchange } from '../../engine/core/exchange.js';
 import { M2, randomConfig, runRandomStream, seedLabel, seedsForRun } from '../helpers/engine-random.js';
 
@@ -145,7 +144,7 @@ describe('engine: randomized streams', () => {
         }
         // Every speed-bumped order has activated: no speed bump timer waits (the hourly interest,
         // the perpetuals' mark samples and funding ends and the liquidation step may).
-        const timers = (h.exchange as unknown as { s: EngineState }).s.timers;
+        const timers = stateOf(h.exchange).timers;
         expect(timers.inOrder(TimerKind.SpeedBump)).toEqual([]);
       });
     });
@@ -282,7 +281,7 @@ describe('engine: randomized streams reach realization of perpetual PnL at mark'
       const h = new EngineHarness(randomConfig(seed));
       expect(h.config.realizePnlIntervalUs).toBe(5_000);
       runRandomStream(h, seed, STEPS);
-      const p = (h.exchange as unknown as { s: EngineState }).s.positions;
+      const p = stateOf(h.exchange).positions;
       for (let cell = 0; cell < p.lots.length; cell++) if (p.lots[cell] !== 0 && p.entryCost[cell] !== p.cost[cell]) realizedApart++;
     }
     expect(realizedApart).toBeGreaterThan(0);
@@ -304,7 +303,7 @@ describe('engine: randomized streams with the passes in steps', () => {
         expect(h.snapshotRestarts).toBeGreaterThan(0);
         // Replayed command by command in one engine: the same records and state, and where the passes stood.
         const engine = new Exchange(config);
-        const s = (engine as unknown as { s: EngineState }).s;
+        const s = stateOf(engine);
         const passing = (): boolean => s.realization.passing() || s.interestPass.passing() || [...s.fundingPasses.account].some((account) => account !== 0);
         const sink = new CollectingSink();
         for (const { command, seq, timeUs } of h.stream) {

@@ -6,8 +6,7 @@
 // run one seed against an engine with a planted fault in the insurance fund and must fail.
 
 import { describe, expect, it } from 'vitest';
-import type { EngineState } from '../../../engine/core/state.js';
-import type { EngineHarness } from '../../helpers/engine-harness.js';
+import { type EngineHarness, stateOf } from '../../helpers/engine-harness.js';
 import { runCrashSim, type CrashSimReport } from '../../helpers/crash-sim.js';
 
 const FIXED_SEEDS = [1, 4];
@@ -16,7 +15,6 @@ const ROUNDS = 80;
 const chosen = process.env.CRASH_SEED === undefined ? null : Number(process.env.CRASH_SEED);
 
 /** The engine state behind the harness's exchange, where a canary plants its fault. */
-const stateOf = (h: EngineHarness) => (h.exchange as unknown as { s: EngineState }).s;
 
 function run(seed: number, prepare?: (h: EngineHarness) => void): CrashSimReport {
   return runCrashSim({ seed, accounts: ACCOUNTS, rounds: ROUNDS, prepare });
@@ -47,7 +45,7 @@ describe('market-crash simulation', () => {
   it('fails on an engine whose liquidation fee never reaches the fund (conservation)', () => {
     // The fee leaves the account and reaches no line: the harness's conservation check names the asset.
     const planted = (h: EngineHarness) => {
-      const fund = stateOf(h).insurance;
+      const fund = stateOf(h.exchange).insurance;
       fund.takeFee = (assetIndex: number, units: number) => {
         fund.feesUnits[assetIndex] += units;
       };
@@ -57,7 +55,7 @@ describe('market-crash simulation', () => {
 
   it('fails on an engine whose fund counts a socialized loss it did not record to lenders', () => {
     const planted = (h: EngineHarness) => {
-      const fund = stateOf(h).insurance;
+      const fund = stateOf(h.exchange).insurance;
       const socialize = fund.socialize.bind(fund);
       fund.socialize = (assetIndex: number, units: number) => socialize(assetIndex, units + 1);
     };

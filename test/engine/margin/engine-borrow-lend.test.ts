@@ -15,9 +15,8 @@ import {
 import type { LendPoolState } from '../../../engine/bus/margin-params.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { SnapshotFormatError, exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
-import type { EngineState } from '../../../engine/core/state.js';
 import { hashState } from '../../../engine/core/stateHash.js';
-import { BASE, EngineHarness, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, EngineHarness, OTHER, QUOTE, cmd, replay, resultOf, tradesOf, testConfig, type Rec, stateOf } from '../../helpers/engine-harness.js';
 import { ONE, borrow, lend, marginConfig } from '../../helpers/margin-harness.js';
 import { formatNineSnapshot } from '../../helpers/snapshot-formats.js';
 
@@ -220,7 +219,6 @@ describe('the utilization throttle', () => {
     expect(restored.stateHash()).not.toBe(h.exchange.stateHash());
     // The hash an engine before the throttle computed (no throttle part), as its snapshot files and
     // clean stops carry it, is still this state's hash.
-    const stateOf = (exchange: Exchange) => (exchange as unknown as { s: EngineState }).s;
     const before = hashState(stateOf(h.exchange), true, false);
     expect(hashState(stateOf(restored), true, false)).toBe(before);
     expect(restored.hasStateHash(before)).toBe(true);

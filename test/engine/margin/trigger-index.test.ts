@@ -23,7 +23,7 @@ import { TRIGGER_SWITCH, validateTriggerIndex } from '../../../engine/core/margi
 import { admissionFigures, bandFigures, maintenanceFigures, marginSummary, type MarginChange, type MarginSummary } from '../../../engine/core/margin/valuation.js';
 import { liquidatable } from '../../../engine/core/margin/account.js';
 import type { EngineState } from '../../../engine/core/state.js';
-import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, EngineHarness, M0, M1, OTHER, QUOTE, cmd, prng, randomInt, replay, type Rec, stateOf } from '../../helpers/engine-harness.js';
 import { M2, randomConfig, runRandomStream } from '../../helpers/engine-random.js';
 
 const ONE = 10n ** 12n;
@@ -230,7 +230,7 @@ class AuditedHarness extends EngineHarness {
 
   override check(): void {
     super.check();
-    const s = (this.exchange as unknown as { s: EngineState }).s;
+    const s = stateOf(this.exchange);
     validateTriggerIndex(s);
     // The figures do not depend on the walk: compared in the indexed run, after every fourth command.
     const n = this.audits ?? 0;
@@ -422,7 +422,6 @@ describe('trigger index: the same records and state as the full walk', () => {
 });
 
 describe('trigger index: an order that adds exposure', () => {
-  const stateOf = (h: EngineHarness): EngineState => (h.exchange as unknown as { s: EngineState }).s;
   const TRADER = 1;
   const MAKER = 2;
 
@@ -440,17 +439,17 @@ describe('trigger index: an order that adds exposure', () => {
     h.apply(cmd.market(TRADER, 'bid', { qtyLots: 10 }, { market: M2 }));
     h.timeUs += 1_000_000;
     h.apply(cmd.tick());
-    expect(stateOf(h).trigger.isBanded(TRADER)).toBe(!TRIGGER_SWITCH.fullWalk);
+    expect(stateOf(h.exchange).trigger.isBanded(TRADER)).toBe(!TRIGGER_SWITCH.fullWalk);
     if (bidLots > 0) {
       const records = h.apply(cmd.place(TRADER, 'bid', 95, bidLots, { market: M2, postOnly: true }));
       expect(resultCode(records)).toBeUndefined();
-      expect(stateOf(h).pool.accountHead[TRADER]).not.toBe(-1);
-      expect(stateOf(h).trigger.isBanded(TRADER)).toBe(false);
+      expect(stateOf(h.exchange).pool.accountHead[TRADER]).not.toBe(-1);
+      expect(stateOf(h.exchange).trigger.isBanded(TRADER)).toBe(false);
     }
     return h;
   }
 
-  const liquidating = (h: EngineHarness): boolean => (stateOf(h).accountSettings.flags[TRADER] & 16) !== 0;
+  const liquidating = (h: EngineHarness): boolean => (stateOf(h.exchange).accountSettings.flags[TRADER] & 16) !== 0;
 
   it('drops the account\'s bands, and the move its old band would have ridden out finds it past the line', () => {
     // Walk the index down a tick at a time until the account with the resting bid is liquidating.

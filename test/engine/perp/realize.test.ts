@@ -9,9 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { BorrowLendSide, CommandKind, PositionEvent, RecordType, type EngineConfig, type PositionRec } from '../../../engine/bus/types.js';
 import { Exchange } from '../../../engine/core/exchange.js';
 import { exportSnapshot, importSnapshot } from '../../../engine/core/snapshot.js';
-import type { EngineState } from '../../../engine/core/state.js';
 import { TimerKind } from '../../../engine/core/timers.js';
-import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec } from '../../helpers/engine-harness.js';
+import { BASE, CollectingSink, EngineHarness, QUOTE, cmd, type Rec, stateOf } from '../../helpers/engine-harness.js';
 import { commandFromSlot } from '../../../engine/bus/codec.js';
 import { newCommandSlot } from '../../../engine/bus/generated/records.js';
 import { formatElevenSnapshot, formatThirteenSnapshot, restoredCopy } from '../../helpers/snapshot-formats.js';
@@ -25,9 +24,6 @@ const START_US = 20 * 3_600 * SECOND_US + 3 * SECOND_US;
 const SOL = (usdc: number): number => usdc * 1_000_000_000;
 const FUNDS = 10_000_000;
 
-function stateOf(h: EngineHarness): EngineState {
-  return (h.exchange as unknown as { s: EngineState }).s;
-}
 
 function config(intervalUs: number | null = 10 * SECOND_US) {
   return { ...perpConfig(), ...(intervalUs === null ? {} : { realizePnlIntervalUs: intervalUs }) };
@@ -54,7 +50,7 @@ function opened(intervalUs: number | null = 10 * SECOND_US) {
   h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US);
   h.apply(cmd.place(short, 'ask', 500, 1000, { market: PERP, postOnly: true }));
   h.apply(cmd.place(long, 'bid', 500, 1000, { market: PERP }));
-  return { h, long, short, s: stateOf(h) };
+  return { h, long, short, s: stateOf(h.exchange) };
 }
 
 const balances = (records: Rec[], accountId: number) => records.filter((r) => r.type === RecordType.Balance && r.accountId === accountId);
@@ -128,7 +124,7 @@ describe('perpetual PnL realized at mark', () => {
     restored.validateInvariants();
     expect(restored.stateHash()).toBe(h.exchange.stateHash());
     expect(Buffer.from(exportSnapshot(restored)).equals(Buffer.from(bytes))).toBe(true);
-    expect(stateOf(h).positions.entryCost[stateOf(h).positions.cell(long, PERP)]).not.toBe(stateOf(h).positions.cost[stateOf(h).positions.cell(long, PERP)]);
+    expect(stateOf(h.exchange).positions.entryCost[stateOf(h.exchange).positions.cell(long, PERP)]).not.toBe(stateOf(h.exchange).positions.cost[stateOf(h.exchange).positions.cell(long, PERP)]);
     const eleven = new Exchange(config());
     importSnapshot(eleven, formatEleven);
     eleven.validateInvariants();
@@ -154,7 +150,7 @@ function holders(step: number | null, pairs: number, idle = 0) {
     h.apply(cmd.place(accounts[idle + 2 * i + 1], 'ask', 500, 10 * (i + 1), { market: PERP, postOnly: true }));
     h.apply(cmd.place(accounts[idle + 2 * i], 'bid', 500, 10 * (i + 1), { market: PERP }));
   }
-  return { h, accounts, s: stateOf(h) };
+  return { h, accounts, s: stateOf(h.exchange) };
 }
 
 /** The accounts whose position an Adjusted event reports in `records`. */
@@ -176,7 +172,7 @@ describe('realization and the liquidation trigger index', () => {
     h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US);
     h.apply(cmd.place(short, 'ask', 500, 1000, { market: PERP, postOnly: true }));
     h.apply(cmd.place(long, 'bid', 500, 1000, { market: PERP }));
-    const s = stateOf(h);
+    const s = stateOf(h.exchange);
     h.apply(cmd.setIndexPrice(BASE, SOL(160_000)), START_US + 2 * SECOND_US);
     expect([s.trigger.isBanded(long), s.trigger.isBanded(short)]).toEqual([true, true]);
     const before = TRIGGER_SWITCH.rechecks;
@@ -205,7 +201,7 @@ describe('realization and the liquidation trigger index', () => {
     // The long lends USDC, the short borrows half of it: both earn or owe interest each hour.
     h.apply({ kind: CommandKind.BorrowLend, accountId: long, assetId: QUOTE, side: BorrowLendSide.Lend, amountUnits: 9_000_000 });
     h.apply({ kind: CommandKind.BorrowLend, accountId: short, assetId: QUOTE, side: BorrowLendSide.Borrow, amountUnits: 4_500_000 });
-    const s = stateOf(h);
+    const s = stateOf(h.exchange);
     h.apply(cmd.setIndexPrice(BASE, SOL(150_000)), START_US + 2 * SECOND_US);
     expect([s.trigger.isBanded(long), s.trigger.isBanded(short)]).toEqual([true, true]);
     const lent = s.pools.lent[s.pools.cell(long, QUOTE)];
@@ -292,7 +288,7 @@ describe('a realization pass in steps', () => {
     const stopped = new Exchange(h.config as EngineConfig);
     importSnapshot(stopped, noPass);
     stopped.validateInvariants();
-    expect(stateOf({ exchange: stopped } as EngineHarness).realization.passing()).toBe(false);
+    expect(stateOf(stopped).realization.passing()).toBe(false);
     expect(stopped.stateHash()).not.toBe(h.exchange.stateHash());
     for (let timeUs = DUE_US + 2; s.realization.passing(); timeUs++) {
       h.apply(cmd.tick(), timeUs);
