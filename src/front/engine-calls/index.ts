@@ -12,7 +12,7 @@
 
 import {
   AccountSettingFlag, CommandFlag, REFUSED_IN_MAINTENANCE, RecordType, ResultCode, SlippageToleranceType, TriggerBy, fillConfirmWithdrawal,
-  fillQuerySnapshot, type Command, type CommandKind, type OrderTargetPayload, type Side,
+  fillQuerySnapshot, type Command, type CommandKind, type OrderTargetPayload, type PlaceOrderPayload, type Side,
 } from '../../../engine/bus/types.js';
 import { readResult } from '../../../engine/bus/codec.js';
 import { Errors, apiError, resultError } from '../../errors.js';
@@ -73,6 +73,15 @@ const SETTING_BITS = [
  * parsed input or combine commands.
  */
 export class EngineCalls extends KindCalls {
+  /**
+   * The payload of every place of this thread, refilled per request: the submission copies it into
+   * the command before it returns (EngineLink.submit fills first), so no place keeps it.
+   */
+  private readonly placePayload: PlaceOrderPayload = {
+    ...NO_CONDITIONS, accountId: 0, marketId: 0, side: 0, orderType: 0, timeInForce: 0, selfTradePrevention: 0,
+    flags: 0, priceTicks: 0, qtyLots: 0, quoteQtyUnits: 0, clientId: 0,
+  };
+
   constructor(private readonly front: FrontContext) {
     super();
   }
@@ -81,20 +90,19 @@ export class EngineCalls extends KindCalls {
 
   /** Places a parsed order of the account. */
   place(reply: Reply<OrderView>, accountId: number, order: ParsedOrder): boolean {
-    return this.placeOrder(reply, {
-      ...NO_CONDITIONS,
-      accountId,
-      marketId: order.market.spec.marketId,
-      side: order.side,
-      orderType: order.orderType,
-      timeInForce: order.timeInForce,
-      selfTradePrevention: order.selfTradePrevention,
-      flags: order.flags,
-      priceTicks: order.priceTicks,
-      qtyLots: order.qtyLots,
-      quoteQtyUnits: order.quoteQtyUnits,
-      clientId: order.clientId,
-    });
+    const p = this.placePayload;
+    p.accountId = accountId;
+    p.marketId = order.market.spec.marketId;
+    p.side = order.side;
+    p.orderType = order.orderType;
+    p.timeInForce = order.timeInForce;
+    p.selfTradePrevention = order.selfTradePrevention;
+    p.flags = order.flags;
+    p.priceTicks = order.priceTicks;
+    p.qtyLots = order.qtyLots;
+    p.quoteQtyUnits = order.quoteQtyUnits;
+    p.clientId = order.clientId;
+    return this.placeOrder(reply, p);
   }
 
   /** Cancels one order of the account; an order that is not open answers 400 (as the venue does). */
