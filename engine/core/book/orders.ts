@@ -40,12 +40,6 @@ export const OrderState = {
 
 export const NO_SLOT = -1;
 
-/** Bytes of one order's slot in the pool. */
-const SLOT_BYTES = 128;
-
-/** The most slots a pool holds: a slot's last byte index, slot << 7 | 127, stays a positive int32. */
-export const MAX_ORDER_SLOTS = 1 << 24;
-
 /**
  * Where each field of an order lives in its slot, for OrderPool's views. `f64`, `w32`, `w16` and
  * `w8` are the shifts from a slot to its first element in the view of that width (a slot holds
@@ -74,6 +68,12 @@ export const enum Of {
   flags = 120,
   state = 121,
 }
+
+/** Bytes of one order's slot in the pool (128). */
+const SLOT_BYTES = 1 << Of.w8;
+
+/** The most slots a pool holds (2^24): a slot's last byte index, slot << Of.w8 | 127, stays a positive int32. */
+export const MAX_ORDER_SLOTS = 1 << (31 - Of.w8);
 
 export class OrderPool {
   readonly capacity: number;
@@ -108,13 +108,15 @@ export class OrderPool {
     this.i32 = new Int32Array(bytes);
     this.u16 = new Uint16Array(bytes);
     this.u8 = new Uint8Array(bytes);
+    // Every slot out of every queue, and all of them on the free list in slot order.
     for (let slot = 0; slot < capacity; slot++) {
-      this.i32[slot << Of.w32 | Of.prev] = NO_SLOT;
-      this.i32[slot << Of.w32 | Of.level] = NO_SLOT;
-      this.i32[slot << Of.w32 | Of.accountPrev] = NO_SLOT;
-      this.i32[slot << Of.w32 | Of.accountNext] = NO_SLOT;
+      const w = slot << Of.w32;
+      this.i32[w | Of.prev] = NO_SLOT;
+      this.i32[w | Of.next] = slot + 1 < capacity ? slot + 1 : NO_SLOT;
+      this.i32[w | Of.level] = NO_SLOT;
+      this.i32[w | Of.accountPrev] = NO_SLOT;
+      this.i32[w | Of.accountNext] = NO_SLOT;
     }
-    for (let slot = 0; slot < capacity; slot++) this.i32[slot << Of.w32 | Of.next] = slot + 1 < capacity ? slot + 1 : NO_SLOT;
     this.freeHead = 0;
     this.accountHead = new Int32Array(maxAccounts + 1).fill(NO_SLOT);
     this.accountTail = new Int32Array(maxAccounts + 1).fill(NO_SLOT);
