@@ -93,6 +93,15 @@ export class Exchange {
     this.s.out.eventsInAnswers = on;
   }
 
+  /**
+   * Whether a taker's balance records are written once, when its match ends (output.ts
+   * takerBalancesOnce; on unless turned off): replay turns it off for the commands a journal
+   * recorded before format 6.
+   */
+  setTakerBalancesOnce(on: boolean): void {
+    this.s.out.takerBalancesOnce = on;
+  }
+
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */
   nextWakeUs(): number {
     return this.s.timers.headDueUs();

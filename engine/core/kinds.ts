@@ -9,10 +9,10 @@
 import { ExpiryReason, MarketKind, type PlaceOrderCommand, type ResultCode } from '../bus/types.js';
 import { perpFillRefusal, perpWalkFill, perpWalkStart } from './perp/open-interest.js';
 import { perpHold, perpHoldAssetOf, perpHoldUnitsOf } from './perp/hold.js';
-import { reportPerpSettlement, settlePerp } from './perp/settle.js';
+import { reportPerpBalances, reportPerpSettlement, settlePerp } from './perp/settle.js';
 import { perpMakerLots, touchParties, trimTouched } from './perp/reduce-only.js';
 import { holdAssetOf, holdUnitsOf, spotHold } from './spot/hold.js';
-import { reportSpotSettlement, settleSpot } from './spot/settle.js';
+import { reportSpotBalances, reportSpotSettlement, settleSpot } from './spot/settle.js';
 import type { EngineState } from './state.js';
 import type { AmountUnits, PriceTicks, QtyLots } from './units.js';
 import { Of } from './book/orders.js';
@@ -53,8 +53,13 @@ export interface ProductRules {
   holdUnitsOf(s: EngineState, slot: number): AmountUnits;
   /** A fill's ledger moves, from the parties' holds; writes the fees into the fill. */
   settle(s: EngineState, fill: Fill): void;
-  /** The balance records of a settled fill's parties. */
-  reportSettlement(s: EngineState, fill: Fill): void;
+  /**
+   * The records of a settled fill's parties: their balances (the taker's only with `takerToo`; a
+   * match writes them once, when it ends: reportBalances) and, on a perpetual, their positions.
+   */
+  reportSettlement(s: EngineState, fill: Fill, takerToo: boolean): void;
+  /** The balance records of the assets a fill in market `marketIndex` moves for `accountId`. */
+  reportBalances(s: EngineState, marketIndex: number, accountId: number): void;
   /** After a fill is recorded and its maker closed or reduced: notes the parties for afterMatch. */
   afterFill(s: EngineState, marketIndex: number, buyerAccount: number, sellerAccount: number): void;
   /** After a taker matched, before it rests or ends: what its fills changed in the parties' other orders. */
@@ -75,6 +80,7 @@ const SPOT: ProductRules = {
   holdUnitsOf,
   settle: settleSpot,
   reportSettlement: reportSpotSettlement,
+  reportBalances: reportSpotBalances,
   afterFill: () => undefined,
   afterMatch: () => undefined,
   makerLots: (s, slot) => s.pool.f64[slot << Of.f64 | Of.remainingLots],
@@ -89,6 +95,7 @@ const PERP: ProductRules = {
   holdUnitsOf: perpHoldUnitsOf,
   settle: settlePerp,
   reportSettlement: reportPerpSettlement,
+  reportBalances: reportPerpBalances,
   afterFill: touchParties,
   afterMatch: trimTouched,
   makerLots: perpMakerLots,

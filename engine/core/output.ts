@@ -178,6 +178,14 @@ export class Output {
    */
   eventsInAnswers = true;
 
+  /**
+   * Whether a taker's balance records wait until its match ends and are written once, with the
+   * amounts it ended with, instead of after each of its fills (book/matching.ts takerBalances).
+   * True for every command this engine journals (journal format 6); replay of the commands a
+   * journal recorded before format 6 turns it off, so that their outputs digest as they did.
+   */
+  takerBalancesOnce = true;
+
   /** The engine time of the apply in progress (what its records carry). */
   get applyTimeUs(): number {
     return this.timeUs;

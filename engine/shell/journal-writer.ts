@@ -70,7 +70,7 @@ export class JournalWriter {
   }
 
   /**
-   * The first sequence whose outputs digest as journal format 5 does (two lanes; 1, every one, by
+   * The first sequence whose outputs digest as journal formats 5 and 6 do (two lanes; 1, every one, by
    * default, as the journal worker writes): the commands before it digest as formats 2 to 4 did.
    * Tests write journals of earlier formats with it.
    */

@@ -4,11 +4,13 @@
 // A journal record (schemas/exchange.fbs JournalRecord, by sequence; a batch's records are stored
 // back to back as one run, engine/store/journal-store.ts) is the stamped command and the digest of
 // the outputs it produced (digest.ts); each run carries one crc32 over all of it, chained to the
-// run before (formats 4 and 5; formats 2 and 3, still read, chain one per record). The outputs
+// run before (formats 4 to 6; formats 2 and 3, still read, chain one per record). The outputs
 // of format 5 carry an order's event in its answer where the two would repeat each other
 // (engine/core/output.ts eventsInAnswers) and digest in two lanes (digest.ts); replay applies the
 // commands a journal recorded before format 5 with events apart and digests them in one murmur
-// chain, so their stored digests still check. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// chain, so their stored digests still check. The outputs of format 6 write a taker's balances
+// once, when its match ends (output.ts takerBalancesOnce); replay writes them after each fill for
+// the commands recorded before format 6. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
 // sequence, with the state hash at export and the configuration fingerprint; both layouts are in
 // engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a
@@ -130,6 +132,8 @@ import {
   JOURNAL_FORMATS_READ,
   RUN_CHECKSUMS_FROM_KEY,
   FORMAT_5_FROM_KEY,
+  FORMAT_6_FROM_KEY,
+  EVENTS_IN_ANSWERS_FORMATS,
   SEALED_FORMATS,
   recordChecksum,
   runChecksum,
@@ -243,7 +247,8 @@ export function checkJournalIdentity(store: JournalStore, fingerprint: string, c
     // journal in its old format, and the next start records them again.
     const next = String(store.lastSeq() + 1);
     if (format === undefined || !SEALED_FORMATS.includes(format)) store.putMetaSync(RUN_CHECKSUMS_FROM_KEY, next);
-    store.putMetaSync(FORMAT_5_FROM_KEY, next);
+    if (format === undefined || !EVENTS_IN_ANSWERS_FORMATS.includes(format)) store.putMetaSync(FORMAT_5_FROM_KEY, next);
+    store.putMetaSync(FORMAT_6_FROM_KEY, next);
     store.putMetaSync(FORMAT_KEY, JOURNAL_FORMAT);
   }
   if (gained) return { changes: [...recorded, { seq: store.lastSeq(), previousSha256: stored }], gained };
@@ -344,7 +349,7 @@ export function snapshotFile(exchange: Exchange, seq: number, timeUs: number, co
 /** Folds every output written to its sink into the output digest, encoded as the ring holds it. */
 export class DigestSink {
   digest = DIGEST_SEED;
-  /** Whether the command's outputs digest in two lanes (journal format 5) or in one murmur chain. */
+  /** Whether the command's outputs digest in two lanes (journal formats 5 and 6) or in one murmur chain. */
   private lanes = true;
   private readonly digester = new RecordDigester();
   /** Each output is encoded at offset 0 of one scratch slot and folded in once written. */
@@ -355,7 +360,7 @@ export class DigestSink {
       this.digest = this.digester.fold(this.sink.view, at, this.digest, this.lanes);
     },
   };
-  /** Starts a command's digest: in two lanes for a record of format 5 (the default), else as formats 2 to 4. */
+  /** Starts a command's digest: in two lanes for a record of format 5 or 6 (the default), else as formats 2 to 4. */
   begin(format5 = true): void {
     this.digest = DIGEST_SEED;
     this.lanes = format5;
@@ -472,10 +477,12 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   onStartLoaded?.();
   const digests = new DigestSink();
   const format5From = formatFrom(store, FORMAT_5_FROM_KEY, 'records of format 5');
+  const format6From = formatFrom(store, FORMAT_6_FROM_KEY, 'records of format 6');
   const replay = replayRecords(store, startSeq, lastChecksum, lastTimeUs, (rec) => {
     const format5 = rec.seq >= format5From;
     digests.begin(format5);
     exchange.setEventsInAnswers(format5);
+    exchange.setTakerBalancesOnce(rec.seq >= format6From);
     exchange.apply(rec.command, rec.seq, rec.timeUs, digests.sink);
     return digests.finish();
   }, (seq) => {
@@ -490,14 +497,15 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   }
   if (era < changes.length) throw new JournalGapError(`the journal ends at sequence ${lastSeq}, before the configuration change it records after ${changes[era].seq}`);
   if (gained) recordConfigChange(store, changes, fingerprint);
-  // Whatever the journal's past, what this engine journals from here on is of format 5.
+  // Whatever the journal's past, what this engine journals from here on is of format 6.
   exchange.setEventsInAnswers(true);
+  exchange.setTakerBalancesOnce(true);
   return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? changes[changes.length - 1].seq : null };
 }
 
 /**
  * The first sequence written under a later format, stored under meta `key` (journal-layout.ts
- * RUN_CHECKSUMS_FROM_KEY, FORMAT_5_FROM_KEY; 1 when unset); `what` names those records.
+ * RUN_CHECKSUMS_FROM_KEY, FORMAT_5_FROM_KEY, FORMAT_6_FROM_KEY; 1 when unset); `what` names those records.
  */
 function formatFrom(store: JournalStore, key: string, what: string): number {
   const text = store.getMeta(key);

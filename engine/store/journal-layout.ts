@@ -24,16 +24,21 @@ export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
  * 4 = the same runs, each sealed with one checksum for the whole run (sealRun); 5 = the same runs,
  * whose output digests cover outputs where an order's event rides in its answer
  * (engine/core/output.ts eventsInAnswers), folded in two lanes (engine/shell/digest.ts
- * digestWordsLanes). This server reads all four and writes 5: a journal of an earlier format is
- * marked 5 when this server opens it, with RUN_CHECKSUMS_FROM_KEY (from format 2 or 3) saying where
- * its sealed runs begin and FORMAT_5_FROM_KEY where its records of format 5 begin, so that a server
- * that does not read format 5 refuses it.
+ * digestWordsLanes); 6 = the same, whose output digests cover outputs where a taker's balance
+ * records are written once, when its match ends, instead of after each of its fills
+ * (engine/core/output.ts takerBalancesOnce). This server reads all five and writes 6: a journal of
+ * an earlier format is marked 6 when this server opens it, with RUN_CHECKSUMS_FROM_KEY (from format
+ * 2 or 3) saying where its sealed runs begin, FORMAT_5_FROM_KEY (from format 4 or before) where its
+ * records of format 5 begin and FORMAT_6_FROM_KEY where its records of format 6 begin, so that a
+ * server that does not read format 6 refuses it.
  */
-export const JOURNAL_FORMAT = '5';
+export const JOURNAL_FORMAT = '6';
 /** The formats this server reads: a record per value is a run of one. */
-export const JOURNAL_FORMATS_READ: readonly string[] = ['2', '3', '4', JOURNAL_FORMAT];
+export const JOURNAL_FORMATS_READ: readonly string[] = ['2', '3', '4', '5', JOURNAL_FORMAT];
 /** The formats whose runs are sealed whole (sealRun); a journal opened in another is sealed from RUN_CHECKSUMS_FROM_KEY. */
-export const SEALED_FORMATS: readonly string[] = ['4', JOURNAL_FORMAT];
+export const SEALED_FORMATS: readonly string[] = ['4', '5', JOURNAL_FORMAT];
+/** The formats whose outputs carry orders' events in their answers; a journal opened in another gets FORMAT_5_FROM_KEY. */
+export const EVENTS_IN_ANSWERS_FORMATS: readonly string[] = ['5', JOURNAL_FORMAT];
 /** Meta keys: the journal format and the engine configuration's fingerprint (recovery checks both). */
 export const FORMAT_KEY = 'journalFormat';
 /**
@@ -49,6 +54,12 @@ export const RUN_CHECKSUMS_FROM_KEY = 'runChecksumsFrom';
  * output digests still check.
  */
 export const FORMAT_5_FROM_KEY = 'format5From';
+/**
+ * Meta key: the first sequence written under format 6 (as RUN_CHECKSUMS_FROM_KEY; 1 when unset).
+ * Replay applies the commands before it with a taker's balance records after each of its fills,
+ * as the server that journaled them did, so that their output digests still check.
+ */
+export const FORMAT_6_FROM_KEY = 'format6From';
 export const CONFIG_KEY = 'engineConfigSha256';
 /** {"seq", "stateHash"} written by a clean stop; checked when replay passes that sequence. */
 export const CLEAN_STOP_KEY = 'cleanStop';

@@ -503,14 +503,20 @@ describe('engine: output records', () => {
       `balance ${C}/${QUOTE}`,
       `order Accepted ${C}`,
       'Trade', `order Fill ${A} maker`, `order Fill ${C}`,
-      `balance ${A}/${BASE}`, `balance ${A}/${QUOTE}`, `balance ${C}/${BASE}`, `balance ${C}/${QUOTE}`,
+      `balance ${A}/${BASE}`, `balance ${A}/${QUOTE}`,
       'depth Ask 100=1',
       'Trade', `order Fill ${B} maker`, `order Fill ${C}`,
-      `balance ${B}/${BASE}`, `balance ${B}/${QUOTE}`, `balance ${C}/${BASE}`, `balance ${C}/${QUOTE}`,
+      `balance ${B}/${BASE}`, `balance ${B}/${QUOTE}`,
       'depth Ask 100=0',
       'depth Bid 100=1',
+      // The taker's balances once, as its match ended, with what it holds after both fills.
+      `balance ${C}/${BASE}`, `balance ${C}/${QUOTE}`,
       `order None ${C}`,
     ]);
+    const takerBalances = records.filter((r) => r.type === RecordType.Balance && r.accountId === C).slice(1);
+    expect(takerBalances.map((r) => r.type === RecordType.Balance && [r.assetId, r.availableUnits, r.lockedUnits])).toEqual(
+      [BASE, QUOTE].map((asset) => [asset, ...h.balance(C, asset)]),
+    );
     for (const r of records) {
       expect([r.seq, r.timeUs]).toEqual([seq, h.timeUs]);
       const addressed = r === records.at(-1);
@@ -535,6 +541,23 @@ describe('engine: output records', () => {
       createdAtUs: h.timeUs, timeInForce: GTC, selfTradePrevention: RejectTaker, orderFlags: OrderFlag.HasClientId,
     });
     expect(orders.every((o) => o.orderId === response.orderId || o.accountId !== C)).toBe(true);
+  });
+
+  it('writes the taker\'s balances after each of its fills with takerBalancesOnce off (journals of format 5 and before)', () => {
+    const shapes = (once: boolean): string[] => {
+      const h = new EngineHarness(testConfig());
+      h.takerBalancesOnce = once;
+      fourAccounts(h);
+      h.apply(cmd.place(A, 'ask', 100, 1));
+      h.apply(cmd.place(B, 'ask', 101, 1));
+      // An IOC that fills twice, then expires its remainder: it releases its lock after the fills.
+      const records = h.apply(cmd.place(C, 'bid', 101, 3, { tif: IOC }));
+      expect(h.balance(C, QUOTE)[1]).toBe(0);
+      return records.filter((r) => r.type === RecordType.Balance && r.accountId === C).map((r) => `${r.type === RecordType.Balance && r.assetId}`);
+    };
+    // The lock, each fill's base and quote, the release; or the lock, then base and quote once.
+    expect(shapes(false)).toEqual([`${QUOTE}`, `${BASE}`, `${QUOTE}`, `${BASE}`, `${QUOTE}`, `${QUOTE}`]);
+    expect(shapes(true)).toEqual([`${QUOTE}`, `${BASE}`, `${QUOTE}`]);
   });
 
   it('account and deposit events go to everyone, their results to the request', () => {

@@ -195,6 +195,26 @@ describe('market streams', () => {
     expect(after.some((m) => m.stream === 'account.balanceUpdate' || m.stream === 'depth.SOL_USDC')).toBe(false);
   });
 
+  it('sends a taker one account.balanceUpdate per asset once its match ends, with what it holds after every fill', async () => {
+    const client = await connect();
+    client.subscribeSigned(taker, ['account.balanceUpdate', 'account.orderUpdate', 'depth.SOL_USDC']);
+    await placeOrder(server, maker, { side: 'Ask', orderType: 'Limit', price: '20', quantity: '0.1', postOnly: 'true' });
+    await placeOrder(server, maker, { side: 'Ask', orderType: 'Limit', price: '21', quantity: '0.1', postOnly: 'true' });
+    // One subscribe message: once its public depth arrives, its private streams are in place too.
+    await client.waitFor((m) => m.stream === 'depth.SOL_USDC' && m.data.a.some(([price]: string[]) => Number(price) === 21), 'the asks\' depth');
+    const marker = client.messages.length;
+    // Fills both asks, then expires its last 0.1 and releases what it held for it.
+    const order = await placeOrder(server, taker, { side: 'Bid', orderType: 'Limit', price: '21', quantity: '0.3', timeInForce: 'IOC' });
+    await client.waitFor((m) => m.stream === 'account.orderUpdate' && m.data.i === order.id && m.data.e === 'orderExpired', 'the taker\'s orderExpired');
+    const mine = client.messages.slice(marker);
+    expect(mine.filter((m) => m.stream === 'account.orderUpdate' && m.data.e === 'orderFill').map((m) => m.data.t)).toHaveLength(2);
+    const balances = mine.filter((m) => m.stream === 'account.balanceUpdate').map((m) => m.data);
+    // The lock at placement (USDC), then SOL and USDC once: as they stand after both fills and the release.
+    expect(balances.map((b) => b.s)).toEqual(['USDC', 'SOL', 'USDC']);
+    const capital = (await signed(server.base, taker, 'GET', '/api/v1/capital', 'balanceQuery')).body;
+    for (const b of balances.slice(1)) expect({ f: b.f, l: b.l }).toEqual({ f: capital[b.s].available, l: capital[b.s].locked });
+  });
+
   it('answers invalid streams and bad signatures without disturbing other streams, and bounds subscriptions', async () => {
     const client = await connect();
     client.subscribe(['depth.NOPE_USDC', 'kline.2m.SOL_USDC', 'depth.100ms.SOL_USDC', 'trade.SOL_USDC']);

@@ -279,6 +279,19 @@ export class EngineHarness {
     this.exchange.setEventsInAnswers(on);
   }
   private eventsInAnswersOn = true;
+  /**
+   * Whether a taker's balance records are written once, when its match ends (engine/core/output.ts
+   * takerBalancesOnce; the default); off, after each of its fills, as engines of journal format 5
+   * and before did. Kept across restarts.
+   */
+  get takerBalancesOnce(): boolean {
+    return this.takerBalancesOnceOn;
+  }
+  set takerBalancesOnce(on: boolean) {
+    this.takerBalancesOnceOn = on;
+    this.exchange.setTakerBalancesOnce(on);
+  }
+  private takerBalancesOnceOn = true;
   /** How many snapshot round trips (restartFromSnapshot) this harness has made. */
   snapshotRestarts = 0;
 
@@ -332,6 +345,7 @@ export class EngineHarness {
     restored.drawTriggerBands();
     if (restored.stateHash() !== this.exchange.stateHash()) throw new Error(`drawing the trigger bands changed the state hash at seq ${this.seq}`);
     restored.setEventsInAnswers(this.eventsInAnswers);
+    restored.setTakerBalancesOnce(this.takerBalancesOnce);
     this.exchange = restored;
     this.snapshotRestarts++;
   }

@@ -273,6 +273,9 @@ export class ModelExchange {
   /** Whether apply returns the records with events in answers (the engine's default). */
   eventsInAnswers = true;
 
+  /** Whether a taker's balance records are written once, as its match ends (the engine's default), or after each of its fills. */
+  takerBalancesOnce = true;
+
   private applyCommand(cmd: Command, seq: number, timeUs: number): Rec[] {
     this.out = [];
     this.seq = seq;
@@ -1073,14 +1076,30 @@ export class ModelExchange {
     } as Rec);
     this.orderRec(maker, OrderEvent.Fill, this.status(maker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: true, fee: makerFee });
     this.orderRec(taker, OrderEvent.Fill, this.takerStatus(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false, fee: takerFee });
-    for (const o of [maker, taker]) {
-      if (!perp) this.balanceRec(o.accountId, market.baseAssetId);
-      this.balanceRec(o.accountId, market.quoteAssetId);
-    }
+    // The taker's balances wait until its match ends (takerBalances) unless takerBalancesOnce is off.
+    for (const o of this.takerBalancesOnce ? [maker] : [maker, taker]) this.fillBalances(o.accountId, market);
     if (perp) for (const o of [maker, taker]) this.perp.report(o.accountId, market, this.perp.fillEvent(o.accountId, market, o === buyer ? qty : -qty));
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
     if (perp) for (const accountId of [buyer.accountId, seller.accountId]) if (!this.touched.includes(accountId)) this.touched.push(accountId);
+  }
+
+  /** The balances of the assets a fill in `market` moves: base and quote on a spot market, the quote on a perpetual. */
+  private fillBalances(accountId: number, market: MarketSpec): void {
+    if (!this.perp.isPerp(market)) this.balanceRec(accountId, market.baseAssetId);
+    this.balanceRec(accountId, market.quoteAssetId);
+  }
+
+  /** A taker's balances, once, as its match ends (the engine's takerBalances); false when it did not fill or they went with each fill. */
+  private takerBalances(o: ModelOrder): boolean {
+    if (!this.takerBalancesOnce || o.executedLots === 0) return false;
+    this.fillBalances(o.accountId, o.market);
+    return true;
+  }
+
+  /** After a taker's remaining lock is released: its balances, or the lock's asset alone when it did not fill. */
+  private releasedBalances(o: ModelOrder): void {
+    if (!this.takerBalances(o)) this.balanceRec(o.accountId, this.lockAsset(o));
   }
 
   /** Accounts whose perpetual position the current activation's fills changed, first touched first. */
@@ -1187,11 +1206,12 @@ export class ModelExchange {
       b.locked -= lock;
       b.available += lock;
       this.remove(o);
-      this.balanceRec(o.accountId, this.lockAsset(o));
+      this.releasedBalances(o);
       return this.orderRec(o, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
     }
     if (o.remainingLots === 0) {
       this.remove(o);
+      this.takerBalances(o);
       return this.orderRec(o, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
     }
     let reason = stopReason;
@@ -1200,6 +1220,7 @@ export class ModelExchange {
     o.state = 'resting';
     o.restNumber = ++this.restCounter;
     this.depthRec(o.market, o.side, o.priceTicks);
+    this.takerBalances(o);
     this.orderRec(o, OrderEvent.None, this.status(o), ExpiryReason.None, o.frontId, o.requestId, HeaderFlag.Last);
   }
 
@@ -1210,7 +1231,7 @@ export class ModelExchange {
     b.available += lock;
     this.remove(o);
     this.orderRec(o, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
-    this.balanceRec(o.accountId, this.lockAsset(o));
+    this.releasedBalances(o);
     this.orderRec(o, OrderEvent.None, OrderStatus.Expired, reason, o.frontId, o.requestId, HeaderFlag.Last);
   }
 

@@ -73,12 +73,12 @@ describe('journal damage halts start-up', () => {
     const unmarked = await haltedStart(dataDir);
     expect(unmarked).toMatch(/^server exited with 3 before ready/);
     expect(unmarked).toContain('thread failed (JournalFormatError)');
-    expect(unmarked).toContain(`the journal has format 1 (no output digests), this server reads formats 2, 3, 4 and ${JOURNAL_FORMAT}`);
-    await editJournal(dataDir, ({ meta }) => meta.putSync('journalFormat', '6'));
+    expect(unmarked).toContain(`the journal has format 1 (no output digests), this server reads formats 2, 3, 4, 5 and ${JOURNAL_FORMAT}`);
+    await editJournal(dataDir, ({ meta }) => meta.putSync('journalFormat', '7'));
     const newer = await haltedStart(dataDir);
     expect(newer).toMatch(/^server exited with 3 before ready/);
     expect(newer).toContain('thread failed (JournalFormatError)');
-    expect(newer).toContain(`the journal has format 6, this server reads formats 2, 3, 4 and ${JOURNAL_FORMAT}`);
+    expect(newer).toContain(`the journal has format 7, this server reads formats 2, 3, 4, 5 and ${JOURNAL_FORMAT}`);
 
     await editJournal(dataDir, ({ meta }) => meta.putSync('journalFormat', JOURNAL_FORMAT));
     const repaired = await startServer({ dataDir, args: ARGS });

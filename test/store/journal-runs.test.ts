@@ -1,9 +1,10 @@
 // The LMDB journal stores a batch's records back to back in one value (a run), sealed with one
-// checksum for the run, chained from the run before (formats 4 and 5), and still reads journals of
+// checksum for the run, chained from the run before (formats 4 to 6), and still reads journals of
 // format 3 (runs whose records each carry a checksum chained from the record before) and 2 (one
 // such record per value): journals written in the older formats, and ones an upgraded server
 // continued in sealed runs, replay to the live engine's state, each command's outputs digested as
-// the engine of its format wrote them (format 5: orders' events carried in their answers); a
+// the engine of its format wrote them (format 5: orders' events carried in their answers; format 6:
+// a taker's balances once per match); a
 // sealed run is checked whole before any of its records is applied; reads, ranges and compaction
 // work on records whatever run holds them.
 
@@ -16,7 +17,7 @@ import { JOURNAL_CHECKSUM_OFFSET, JOURNAL_DIGEST_OFFSET, JOURNAL_RECORD_BYTES, n
 import type { EngineConfig } from '../../engine/bus/types.js';
 import { JournalWriter } from '../../engine/shell/journal-writer.js';
 import { DigestSink, JournalChecksumError, JournalFormatError, JournalOutputDigestError, engineConfigFingerprint, recover } from '../../engine/shell/journal.js';
-import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_5_FROM_KEY, FORMAT_KEY, JOURNAL_FORMAT, RUN_CHECKSUMS_FROM_KEY, chainChecksum, runChecksum, sealRun } from '../../engine/store/journal-layout.js';
+import { CHECKSUMMED_BYTES, CONFIG_KEY, FORMAT_5_FROM_KEY, FORMAT_6_FROM_KEY, FORMAT_KEY, JOURNAL_FORMAT, RUN_CHECKSUMS_FROM_KEY, chainChecksum, runChecksum, sealRun } from '../../engine/store/journal-layout.js';
 import { LmdbJournalStore, seqKey } from '../../engine/store/journal-store.js';
 import { FaultyJournalStore } from '../helpers/faulty-journal-store.js';
 import { prng, randomInt } from '../helpers/engine-harness.js';
@@ -29,9 +30,10 @@ const COMMANDS = 400;
 /**
  * The records the real writer makes of a random stream (in random batches), and the live state
  * hash; the commands before `format5From` as a server of journal format 4 wrote them (events
- * apart from their answers, outputs digested in one murmur chain).
+ * apart from their answers, outputs digested in one murmur chain), and those before `format6From`
+ * as one of format 5 or before did (a taker's balances after each of its fills).
  */
-async function liveJournal(config: EngineConfig, format5From = 1): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
+async function liveJournal(config: EngineConfig, format5From = 1, format6From = format5From): Promise<{ records: Map<number, Uint8Array>; stateHash: string }> {
   const store = new FaultyJournalStore();
   const writer = new JournalWriter(store, 0, 0);
   writer.format5From = format5From;
@@ -45,6 +47,7 @@ async function liveJournal(config: EngineConfig, format5From = 1): Promise<{ rec
       if (randomInt(random, 0, 9) === 0 || last) await writer.commit();
     },
     format5From,
+    format6From,
   );
   return { records: store.disk, stateHash: exchange.stateHash() };
 }
@@ -135,7 +138,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
   });
 
   for (const [format, runLength] of [['2', 1], ['3', 7]] as const) {
-    it(`replays a format ${format} journal to the live state and marks it format 5, its sealed runs and outputs of format 5 after its last record`, async () => {
+    it(`replays a format ${format} journal to the live state and marks it format 6, its sealed runs and outputs of formats 5 and 6 after its last record`, async () => {
       expect(last).toBeGreaterThan(300);
       const dir = tempDir();
       await olderJournal(dir, older, last, fingerprint, format, runLength);
@@ -146,9 +149,10 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
       expect(recovery.exchange.stateHash()).toBe(stateHash);
       expect(recovery.lastChecksum).toBe(Buffer.from(older.get(last)!).readUInt32LE(JOURNAL_CHECKSUM_OFFSET));
       expect(store.getMeta(FORMAT_KEY)).toBe(JOURNAL_FORMAT);
-      expect(JOURNAL_FORMAT).toBe('5');
+      expect(JOURNAL_FORMAT).toBe('6');
       expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(last + 1));
       expect(store.getMeta(FORMAT_5_FROM_KEY)).toBe(String(last + 1));
+      expect(store.getMeta(FORMAT_6_FROM_KEY)).toBe(String(last + 1));
       await store.close();
     });
 
@@ -160,6 +164,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
       const upgraded = recover(store, config, fingerprint);
       expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBe(String(half + 1));
       expect(store.getMeta(FORMAT_5_FROM_KEY)).toBe(String(half + 1));
+      expect(store.getMeta(FORMAT_6_FROM_KEY)).toBe(String(half + 1));
       // The writer starts the store's chain where recovery ended, as the journal worker does.
       store.chainFrom(upgraded.lastChecksum);
       // Batches of 1 to 40 records, each one run.
@@ -207,7 +212,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     await store.close();
   });
 
-  it('replays a format 4 journal continued under format 5: each command\'s outputs as the engine of its format wrote them', async () => {
+  it('replays a format 4 journal continued under format 6: each command\'s outputs as the engine of its format wrote them', async () => {
     const dir = tempDir();
     const store = new LmdbJournalStore(dir);
     // Sealed runs of format 4, as that server wrote them (it recorded no runChecksumsFrom: sealed from 1).
@@ -220,10 +225,11 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     store.putMetaSync(CONFIG_KEY, fingerprint);
     const upgraded = recover(store, config, fingerprint);
     expect(upgraded.lastSeq).toBe(half);
-    expect(store.getMeta(FORMAT_KEY)).toBe('5');
+    expect(store.getMeta(FORMAT_KEY)).toBe('6');
     expect(store.getMeta(RUN_CHECKSUMS_FROM_KEY)).toBeUndefined();
     expect(store.getMeta(FORMAT_5_FROM_KEY)).toBe(String(half + 1));
-    // The engine recovery hands on writes what the journal now says it holds: format 5's outputs.
+    expect(store.getMeta(FORMAT_6_FROM_KEY)).toBe(String(half + 1));
+    // The engine recovery hands on writes what the journal now says it holds: format 6's outputs.
     const sink = new DigestSink();
     const stamped = newStampedRec();
     for (let seq = half + 1; seq <= last; seq++) {
@@ -253,6 +259,47 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     store.putMetaSync(FORMAT_5_FROM_KEY, '1');
     expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstOld}: replayed outputs`);
     store.putMetaSync(FORMAT_5_FROM_KEY, String(last + 1));
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstNew}: replayed outputs`);
+    await store.close();
+  });
+
+  it('replays a format 5 journal continued under format 6: a taker\'s balances after each fill before the upgrade, once per match after it', async () => {
+    const { records: format6AtHalf } = await liveJournal(config, 1, half + 1);
+    const dir = tempDir();
+    const store = new LmdbJournalStore(dir);
+    for (let seq = 1; seq <= half; seq++) {
+      store.append(seq, format6AtHalf.get(seq)!);
+      if (seq % 50 === 0) store.endBatch();
+    }
+    await store.commit();
+    store.putMetaSync(FORMAT_KEY, '5');
+    store.putMetaSync(CONFIG_KEY, fingerprint);
+    const upgraded = recover(store, config, fingerprint);
+    expect(upgraded.lastSeq).toBe(half);
+    expect(store.getMeta(FORMAT_KEY)).toBe('6');
+    // A journal of format 5 keeps where its records of format 5 began (here: unset, from the first).
+    expect(store.getMeta(FORMAT_5_FROM_KEY)).toBeUndefined();
+    expect(store.getMeta(FORMAT_6_FROM_KEY)).toBe(String(half + 1));
+    store.chainFrom(upgraded.lastChecksum);
+    for (let seq = half + 1; seq <= last; seq++) store.append(seq, format6AtHalf.get(seq)!);
+    await store.commit();
+    const recovery = recover(store, config, fingerprint);
+    expect(recovery.lastSeq).toBe(last);
+    expect(recovery.exchange.stateHash()).toBe(stateHash);
+    // The stream has takers that filled more than once: the two formats' digests differ on both
+    // sides of the upgrade, so replaying either side in the other's way halts.
+    const differs = (a: Map<number, Uint8Array>, b: Map<number, Uint8Array>, from: number, to: number): number => {
+      for (let seq = from; seq <= to; seq++) if (Buffer.from(a.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET) !== Buffer.from(b.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET)) return seq;
+      return -1;
+    };
+    const firstOld = differs(format6AtHalf, records, 1, half);
+    const { records: format5 } = await liveJournal(config, 1, Number.MAX_SAFE_INTEGER);
+    const firstNew = differs(format6AtHalf, format5, half + 1, last);
+    expect(firstOld).toBeGreaterThan(0);
+    expect(firstNew).toBeGreaterThan(half);
+    store.putMetaSync(FORMAT_6_FROM_KEY, '1');
+    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstOld}: replayed outputs`);
+    store.putMetaSync(FORMAT_6_FROM_KEY, String(last + 1));
     expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstNew}: replayed outputs`);
     await store.close();
   });
@@ -356,7 +403,7 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     await store.close();
   });
 
-  it('refuses a journal of a format it does not read, or one that does not say where its sealed runs or records of format 5 begin', async () => {
+  it('refuses a journal of a format it does not read, or one that does not say where its sealed runs or records of format 5 or 6 begin', async () => {
     const dir = tempDir();
     await olderJournal(dir, older, 10, fingerprint, '2');
     const store = new LmdbJournalStore(dir);
@@ -373,7 +420,13 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     }
     store.putMetaSync(FORMAT_5_FROM_KEY, '11');
     expect(recover(store, config, fingerprint).lastSeq).toBe(10);
-    store.putMetaSync(FORMAT_KEY, '6');
+    for (const damaged of ['', '0', 'x']) {
+      store.putMetaSync(FORMAT_6_FROM_KEY, damaged);
+      expect(() => recover(store, config, fingerprint)).toThrow(new JournalFormatError(`the journal's format6From is ${JSON.stringify(damaged)}, not a sequence: where its records of format 6 begin is unknown`));
+    }
+    store.putMetaSync(FORMAT_6_FROM_KEY, '11');
+    expect(recover(store, config, fingerprint).lastSeq).toBe(10);
+    store.putMetaSync(FORMAT_KEY, '7');
     expect(() => recover(store, config, fingerprint)).toThrow(JournalFormatError);
     await store.close();
   });

@@ -24,15 +24,18 @@
 // (takerFillStatus), so that stream and REST agree on its final status.
 //
 // Output order for one activation (all stream events, then the addressed response):
-//   order Accepted; per fill: trade, maker Fill, taker Fill, the parties' balances (spot: maker
-//   base, maker quote, taker base, taker quote), depth of the maker's level; per self-trade maker
-//   cancel: order Cancelled, balance, depth; then order Expired + balance, or depth of the resting
-//   remainder; a market order that filled: balance (its unspent hold released);
+//   order Accepted; per fill: trade, maker Fill, taker Fill, the maker's balances (spot: base,
+//   quote; perpetual: quote), depth of the maker's level; per self-trade maker cancel: order
+//   Cancelled, balance, depth; then order Expired, or depth of the resting remainder; then the
+//   taker's balances: once, with the amounts it ended with, after the release of what it still
+//   held (spot: base, quote; perpetual: quote), or that release's asset alone if it did not fill;
 //   finally the order's state, addressed to its place request, flagged Last.
-// With events in answers (Output.eventsInAnswers: every command of a journal of format 5) an event
+// With takerBalancesOnce off (Output.takerBalancesOnce: the commands of a journal before format 6)
+// each fill writes the taker's balances after the maker's, and a release writes its asset again.
+// With events in answers (Output.eventsInAnswers: every command of a journal of format 5 on) an event
 // that the order's answer would repeat field for field is not written on its own: the answer
 // carries it (HeaderFlag.Event). An order that rests untouched writes its depth, then its answer as
-// orderAccepted; an expiring one writes orderAccepted, its balance, then its answer as
+// orderAccepted; an expiring one writes orderAccepted, its balances, then its answer as
 // orderExpired. Everything else is as above.
 
 import {
@@ -304,7 +307,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.f64[f.buyer << Of.f64 | Of.orderId], pool.f64[f.seller << Of.f64 | Of.orderId], f.buyer === maker);
   s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
   s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
-  rules.reportSettlement(s, f);
+  rules.reportSettlement(s, f, !s.out.takerBalancesOnce);
 
   const makerSide = pool.u8[mB | Of.side] as Side;
   let levelQty = book.sideOf(makerSide).levelQty[pool.i32[mW | Of.level]];
@@ -373,6 +376,7 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, ac
   assert(!acceptedInAnswer || (stopReason === ExpiryReason.None && pool.f64[tF | Of.executedLots] === 0 && pool.u8[tB | Of.timeInForce] === TimeInForce.GTC), 'an order expected to rest untouched ended otherwise');
   if (pool.isMarket(taker)) return finishMarketTaker(s, taker, stopReason);
   if (pool.f64[tF | Of.remainingLots] === 0) {
+    takerBalances(s, taker);
     s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
     closeOrder(s, taker);
     return;
@@ -387,7 +391,26 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, ac
   const side = pool.u8[tB | Of.side] as Side;
   const levelQty = book.sideOf(side).levelQty[pool.i32[tW | Of.level]];
   s.out.depth(pool.u16[tH | Of.marketIndex], side, pool.f64[tF | Of.priceTicks], levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
+  takerBalances(s, taker);
   s.out.order(taker, carried(acceptedInAnswer, OrderEvent.Accepted), openStatus(pool, taker), ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+}
+
+/**
+ * The taker's balance records, written once when its match ends (output.ts takerBalancesOnce):
+ * every asset its fills moved, with the amounts it ended with, just before its final record and
+ * after the release of what it still held. True when it wrote them (it filled at least once).
+ */
+function takerBalances(s: EngineState, taker: number): boolean {
+  const pool = s.pool;
+  if (!s.out.takerBalancesOnce || pool.f64[taker << Of.f64 | Of.executedLots] === 0) return false;
+  const marketIndex = pool.u16[taker << Of.w16 | Of.marketIndex];
+  rulesOf(s.catalog.kindOf[marketIndex]).reportBalances(s, marketIndex, pool.u32[taker << Of.w32 | Of.accountId]);
+  return true;
+}
+
+/** After the release of a taker's remaining hold: its balances (takerBalances), or the hold asset's alone when it did not fill. */
+function releasedBalances(s: EngineState, taker: number, accountId: number, holdAssetIndex: number): void {
+  if (!takerBalances(s, taker)) s.out.balance(accountId, holdAssetIndex, FRONT_ID_NONE, 0);
 }
 
 /** Expires the taker's remainder: releases its lock, emits orderExpired, balance and the response. */
@@ -400,7 +423,7 @@ function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void 
   // A system order (addressed to no one) has no answer to carry its event.
   const inAnswer = s.out.eventsInAnswers && pool.u16[taker << Of.w16 | Of.frontId] !== FRONT_ID_NONE;
   if (!inAnswer) s.out.order(taker, OrderEvent.Expired, OrderStatus.Expired, reason, FRONT_ID_NONE, 0, 0);
-  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+  releasedBalances(s, taker, accountId, assetIndex);
   s.out.order(taker, carried(inAnswer, OrderEvent.Expired), OrderStatus.Expired, reason, pool.u16[taker << Of.w16 | Of.frontId], pool.u32[taker << Of.w32 | Of.requestId], HeaderFlag.Last);
   closeOrder(s, taker);
 }
@@ -418,7 +441,7 @@ function finishMarketTaker(s: EngineState, taker: number, stopReason: ExpiryReas
   const rules = rulesOfOrder(s, taker);
   const assetIndex = rules.holdAssetOf(s, taker);
   s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
-  s.out.balance(accountId, assetIndex, FRONT_ID_NONE, 0);
+  releasedBalances(s, taker, accountId, assetIndex);
   s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, pool.u16[taker << Of.w16 | Of.frontId], pool.u32[taker << Of.w32 | Of.requestId], HeaderFlag.Last);
   closeOrder(s, taker);
 }

@@ -207,5 +207,5 @@ export function offBookFill(s: EngineState, own: number, theirs: number, lots: n
   s.out.trade(marketIndex, tradeId, ticks, lots, pool.f64[f.buyer << Of.f64 | Of.orderId], pool.f64[f.seller << Of.f64 | Of.orderId], f.buyer === theirs, tradeFlags);
   s.out.orderFill(theirs, OrderStatus.Filled, lots, ticks, tradeId, true, f.buyer === theirs ? f.buyerFeeUnits : f.sellerFeeUnits);
   s.out.orderFill(own, pool.f64[own << Of.f64 | Of.remainingLots] === 0 ? OrderStatus.Filled : OrderStatus.PartiallyFilled, lots, ticks, tradeId, false, f.buyer === own ? f.buyerFeeUnits : f.sellerFeeUnits);
-  reportPerpSettlement(s, f);
+  reportPerpSettlement(s, f, true);
 }

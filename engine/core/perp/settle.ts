@@ -189,17 +189,24 @@ export function settlePerp(s: EngineState, fill: Fill): void {
   payClaims(s, s.catalog.quoteIndexOf[fill.marketIndex]);
 }
 
-/** Balances of a fill: maker quote, taker quote (a perpetual moves only its quote asset); then the maker's and the taker's position events. */
-export function reportPerpSettlement(s: EngineState, fill: Fill): void {
-  const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
-  s.out.balance(s.pool.u32[fill.maker << Of.w32 | Of.accountId], quoteIndex, FRONT_ID_NONE, 0);
-  s.out.balance(s.pool.u32[fill.taker << Of.w32 | Of.accountId], quoteIndex, FRONT_ID_NONE, 0);
+/**
+ * Balances of a fill: maker quote, then (with `takerToo`) taker quote (a perpetual moves only its
+ * quote asset); then the maker's and the taker's position events.
+ */
+export function reportPerpSettlement(s: EngineState, fill: Fill, takerToo: boolean): void {
+  reportPerpBalances(s, fill.marketIndex, s.pool.u32[fill.maker << Of.w32 | Of.accountId]);
+  if (takerToo) reportPerpBalances(s, fill.marketIndex, s.pool.u32[fill.taker << Of.w32 | Of.accountId]);
   for (const slot of [fill.maker, fill.taker]) {
     const accountId = s.pool.u32[slot << Of.w32 | Of.accountId];
     const lotsAfter = s.positions.lots[s.positions.cell(accountId, fill.marketIndex)];
     const lotsBefore = lotsAfter - (slot === fill.buyer ? fill.qtyLots : -fill.qtyLots);
     reportPosition(s, accountId, fill.marketIndex, fillEventOf(lotsBefore, lotsAfter));
   }
+}
+
+/** An account's balance of a perpetual market's quote asset. */
+export function reportPerpBalances(s: EngineState, marketIndex: number, accountId: number): void {
+  s.out.balance(accountId, s.catalog.quoteIndexOf[marketIndex], FRONT_ID_NONE, 0);
 }
 
 /** A deposit of the quote asset pays the account's perpetual debts first (losers owe winners), then waiting claims. */

@@ -76,14 +76,14 @@ function marginProceeds(s: EngineState, slot: number, assetIndex: number, units:
   if (repay || lend) applyProceeds(s, accountId, assetIndex, units, repay, lend);
 }
 
-/** Balances of a fill: maker base, maker quote, taker base, taker quote. */
-export function reportSpotSettlement(s: EngineState, fill: Fill): void {
-  const baseIndex = s.catalog.baseIndexOf[fill.marketIndex];
-  const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
-  const makerAccount = s.pool.u32[fill.maker << Of.w32 | Of.accountId];
-  const takerAccount = s.pool.u32[fill.taker << Of.w32 | Of.accountId];
-  s.out.balance(makerAccount, baseIndex, FRONT_ID_NONE, 0);
-  s.out.balance(makerAccount, quoteIndex, FRONT_ID_NONE, 0);
-  s.out.balance(takerAccount, baseIndex, FRONT_ID_NONE, 0);
-  s.out.balance(takerAccount, quoteIndex, FRONT_ID_NONE, 0);
+/** Balances of a fill: maker base, maker quote, then (with `takerToo`) taker base, taker quote. */
+export function reportSpotSettlement(s: EngineState, fill: Fill, takerToo: boolean): void {
+  reportSpotBalances(s, fill.marketIndex, s.pool.u32[fill.maker << Of.w32 | Of.accountId]);
+  if (takerToo) reportSpotBalances(s, fill.marketIndex, s.pool.u32[fill.taker << Of.w32 | Of.accountId]);
+}
+
+/** An account's balances of a spot market's base and quote assets. */
+export function reportSpotBalances(s: EngineState, marketIndex: number, accountId: number): void {
+  s.out.balance(accountId, s.catalog.baseIndexOf[marketIndex], FRONT_ID_NONE, 0);
+  s.out.balance(accountId, s.catalog.quoteIndexOf[marketIndex], FRONT_ID_NONE, 0);
 }

@@ -5,7 +5,8 @@
 //
 // account.balanceUpdate (no public source documents its keys; shape chosen here and in the
 // README): {"e":"balanceUpdate","E":µs,"T":µs,"s":"<asset>","f":"<available>","l":"<locked>",
-// "x":"<staked>"}, absolute quantities after each change.
+// "x":"<staked>"}, absolute quantities after each change; a taker's once its match ends (the
+// engine writes its balances once per match, engine/core/book/matching.ts).
 //
 // account.positionUpdate: one message per position event the engine writes (a fill of either
 // party, a funding payment), named positionOpened, positionAdjusted or positionClosed
