@@ -94,12 +94,14 @@ export class Exchange {
   }
 
   /**
-   * Whether a taker's balance records are written once, when its match ends (output.ts
-   * takerBalancesOnce; on unless turned off): replay turns it off for the commands a journal
-   * recorded before format 6.
+   * Whether a taker's match ends in one summary: its balance records once, when the match ends,
+   * and its last fill in its answer where that answer would repeat it (output.ts
+   * takerBalancesOnce, lastFillInAnswer; on unless turned off): replay turns it off for the
+   * commands a journal recorded before format 6.
    */
-  setTakerBalancesOnce(on: boolean): void {
+  setTakerSummary(on: boolean): void {
     this.s.out.takerBalancesOnce = on;
+    this.s.out.lastFillInAnswer = on;
   }
 
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */

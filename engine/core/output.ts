@@ -186,6 +186,14 @@ export class Output {
    */
   takerBalancesOnce = true;
 
+  /**
+   * Whether a taker's last fill on a spot market rides in its answer (HeaderFlag.Event, with the
+   * fill's quantity, price, trade id and fee) when the answer would repeat its state: the order ends
+   * Filled with that fill (book/matching.ts carriesLastFill). True for every command this engine
+   * journals (journal format 6); off for the commands a journal recorded before format 6.
+   */
+  lastFillInAnswer = true;
+
   /** The engine time of the apply in progress (what its records carry). */
   get applyTimeUs(): number {
     return this.timeUs;
@@ -234,8 +242,12 @@ export class Output {
     emitOrder(this.sink, rec);
   }
 
-  /** An orderFill event (always a stream event); feeUnits is the fee of this fill, in the asset received. */
-  orderFill(slot: number, status: OrderStatus, qtyLots: number, priceTicks: number, tradeId: number, isMaker: boolean, feeUnits: number): void {
+  /**
+   * An orderFill event; feeUnits is the fee of this fill, in the asset received. Addressed (a
+   * frontId), it is the order's answer carrying its last fill (lastFillInAnswer): flagged
+   * HeaderFlag.Event besides `flags`.
+   */
+  orderFill(slot: number, status: OrderStatus, qtyLots: number, priceTicks: number, tradeId: number, isMaker: boolean, feeUnits: number, frontId = FRONT_ID_NONE, requestId = 0, flags = 0): void {
     const rec = this.orderRec;
     this.fillOrder(slot, OrderEvent.Fill, status, 0);
     rec.feeUnits = feeUnits;
@@ -246,10 +258,10 @@ export class Output {
     this.checkOpen();
     rec.seq = this.seq;
     rec.timeUs = this.timeUs;
-    rec.frontId = FRONT_ID_NONE;
-    rec.requestId = 0;
+    rec.frontId = frontId;
+    rec.requestId = requestId;
     rec.type = RecordType.Order;
-    rec.flags = 0;
+    rec.flags = frontId === FRONT_ID_NONE ? flags : flags | HeaderFlag.Event;
     emitOrder(this.sink, rec);
   }
 

@@ -9,8 +9,9 @@
 // (engine/core/output.ts eventsInAnswers) and digest in two lanes (digest.ts); replay applies the
 // commands a journal recorded before format 5 with events apart and digests them in one murmur
 // chain, so their stored digests still check. The outputs of format 6 write a taker's balances
-// once, when its match ends (output.ts takerBalancesOnce); replay writes them after each fill for
-// the commands recorded before format 6. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// once, when its match ends, and carry a taker's last fill in its answer (output.ts
+// takerBalancesOnce, lastFillInAnswer); replay writes both after each fill for the commands
+// recorded before format 6. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
 // sequence, with the state hash at export and the configuration fingerprint; both layouts are in
 // engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a
@@ -482,7 +483,7 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
     const format5 = rec.seq >= format5From;
     digests.begin(format5);
     exchange.setEventsInAnswers(format5);
-    exchange.setTakerBalancesOnce(rec.seq >= format6From);
+    exchange.setTakerSummary(rec.seq >= format6From);
     exchange.apply(rec.command, rec.seq, rec.timeUs, digests.sink);
     return digests.finish();
   }, (seq) => {
@@ -499,7 +500,7 @@ export function recover(store: JournalStore, config: EngineConfig, fingerprint: 
   if (gained) recordConfigChange(store, changes, fingerprint);
   // Whatever the journal's past, what this engine journals from here on is of format 6.
   exchange.setEventsInAnswers(true);
-  exchange.setTakerBalancesOnce(true);
+  exchange.setTakerSummary(true);
   return { exchange, lastSeq, lastChecksum, lastTimeUs, snapshotSeq, replayed, skippedSnapshots, configGainedMarginAt: gained ? changes[changes.length - 1].seq : null };
 }
 

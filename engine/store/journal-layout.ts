@@ -25,8 +25,9 @@ export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
  * whose output digests cover outputs where an order's event rides in its answer
  * (engine/core/output.ts eventsInAnswers), folded in two lanes (engine/shell/digest.ts
  * digestWordsLanes); 6 = the same, whose output digests cover outputs where a taker's balance
- * records are written once, when its match ends, instead of after each of its fills
- * (engine/core/output.ts takerBalancesOnce). This server reads all five and writes 6: a journal of
+ * records are written once, when its match ends, instead of after each of its fills, and the
+ * answer of a taker that its last fill ends Filled on a spot market carries that fill
+ * (engine/core/output.ts takerBalancesOnce, lastFillInAnswer). This server reads all five and writes 6: a journal of
  * an earlier format is marked 6 when this server opens it, with RUN_CHECKSUMS_FROM_KEY (from format
  * 2 or 3) saying where its sealed runs begin, FORMAT_5_FROM_KEY (from format 4 or before) where its
  * records of format 5 begin and FORMAT_6_FROM_KEY where its records of format 6 begin, so that a
@@ -56,8 +57,9 @@ export const RUN_CHECKSUMS_FROM_KEY = 'runChecksumsFrom';
 export const FORMAT_5_FROM_KEY = 'format5From';
 /**
  * Meta key: the first sequence written under format 6 (as RUN_CHECKSUMS_FROM_KEY; 1 when unset).
- * Replay applies the commands before it with a taker's balance records after each of its fills,
- * as the server that journaled them did, so that their output digests still check.
+ * Replay applies the commands before it with a taker's balance records after each of its fills
+ * and every fill a record of its own, as the server that journaled them did, so that their output
+ * digests still check.
  */
 export const FORMAT_6_FROM_KEY = 'format6From';
 export const CONFIG_KEY = 'engineConfigSha256';

@@ -189,10 +189,22 @@ describe('engine: an order\'s event carried in its answer', () => {
     const restId = ordersOf(rest)[0].orderId;
     // Nothing to meet: an IOC's orderAccepted and its orderExpired differ, and the answer carries the latter.
     expect(shape(h.apply(cmd.place(B, 'bid', 99, 1, { tif: IOC })))).toEqual(['Balance', 'Accepted', 'Balance', 'Expired answer (event)']);
-    // A taker that fills: orderAccepted comes before its fills, the answer is the final state only.
+    // A taker that fills: orderAccepted comes before its fills; the fill that ends it Filled rides in
+    // its answer, after its balances.
     const taker = h.apply(cmd.place(B, 'ask', 100, 1));
-    expect(shape(taker).filter((k) => !['Balance', 'Depth', 'Trade'].includes(k))).toEqual(['Accepted', 'Fill', 'Fill', 'None answer']);
+    expect(shape(taker)).toEqual(['Balance', 'Accepted', 'Trade', 'Fill', 'Balance', 'Balance', 'Depth', 'Balance', 'Balance', 'Fill answer (event)']);
+    const carried = ordersOf(taker).at(-1)!;
+    const trade = taker.find((r) => r.type === RecordType.Trade)!;
+    expect(carried).toMatchObject({ accountId: B, status: OrderStatus.Filled, executedQtyLots: 1, lastFillQtyLots: 1, lastFillPriceTicks: 100, flags: HeaderFlag.Last | HeaderFlag.Event });
+    expect(carried.tradeId).toBe(trade.type === RecordType.Trade && trade.tradeId);
     expect(shape(h.apply(cmd.cancel(A, restId)))).toEqual(['Balance', 'Depth', 'Cancelled answer (event)']);
+    // A taker that fills but does not end Filled writes its fill apart: a partial fill that rests.
+    h.apply(cmd.place(A, 'bid', 100, 1));
+    const partial = h.apply(cmd.place(B, 'ask', 100, 2));
+    expect(shape(partial).filter((k) => !['Balance', 'Depth', 'Trade'].includes(k))).toEqual(['Accepted', 'Fill', 'Fill', 'None answer']);
+    const resting = h.openOrders(B, M0);
+    expect(resting).toHaveLength(1);
+    h.apply(cmd.cancel(B, resting[0].orderId));
     // With the events apart (journals of format 4 and before), each is a record of its own.
     h.eventsInAnswers = false;
     expect(shape(h.apply(cmd.place(A, 'bid', 100, 2)))).toEqual(['Balance', 'Accepted', 'Depth', 'None answer']);
@@ -543,10 +555,10 @@ describe('engine: output records', () => {
     expect(orders.every((o) => o.orderId === response.orderId || o.accountId !== C)).toBe(true);
   });
 
-  it('writes the taker\'s balances after each of its fills with takerBalancesOnce off (journals of format 5 and before)', () => {
+  it('writes the taker\'s balances after each of its fills with the taker\'s summary off (journals of format 5 and before)', () => {
     const shapes = (once: boolean): string[] => {
       const h = new EngineHarness(testConfig());
-      h.takerBalancesOnce = once;
+      h.takerSummary = once;
       fourAccounts(h);
       h.apply(cmd.place(A, 'ask', 100, 1));
       h.apply(cmd.place(B, 'ask', 101, 1));

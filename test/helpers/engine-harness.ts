@@ -280,18 +280,18 @@ export class EngineHarness {
   }
   private eventsInAnswersOn = true;
   /**
-   * Whether a taker's balance records are written once, when its match ends (engine/core/output.ts
-   * takerBalancesOnce; the default); off, after each of its fills, as engines of journal format 5
-   * and before did. Kept across restarts.
+   * Whether a taker's match ends in one summary (engine/core/output.ts takerBalancesOnce and
+   * lastFillInAnswer; the default); off, its balances and fills are written after each of its
+   * fills, as engines of journal format 5 and before did. Kept across restarts.
    */
-  get takerBalancesOnce(): boolean {
-    return this.takerBalancesOnceOn;
+  get takerSummary(): boolean {
+    return this.takerSummaryOn;
   }
-  set takerBalancesOnce(on: boolean) {
-    this.takerBalancesOnceOn = on;
-    this.exchange.setTakerBalancesOnce(on);
+  set takerSummary(on: boolean) {
+    this.takerSummaryOn = on;
+    this.exchange.setTakerSummary(on);
   }
-  private takerBalancesOnceOn = true;
+  private takerSummaryOn = true;
   /** How many snapshot round trips (restartFromSnapshot) this harness has made. */
   snapshotRestarts = 0;
 
@@ -345,7 +345,7 @@ export class EngineHarness {
     restored.drawTriggerBands();
     if (restored.stateHash() !== this.exchange.stateHash()) throw new Error(`drawing the trigger bands changed the state hash at seq ${this.seq}`);
     restored.setEventsInAnswers(this.eventsInAnswers);
-    restored.setTakerBalancesOnce(this.takerBalancesOnce);
+    restored.setTakerSummary(this.takerSummary);
     this.exchange = restored;
     this.snapshotRestarts++;
   }

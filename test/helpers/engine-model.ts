@@ -267,14 +267,23 @@ export class ModelExchange {
    */
   apply(cmd: Command, seq: number, timeUs: number): Rec[] {
     const out = this.applyCommand(cmd, seq, timeUs);
-    return this.eventsInAnswers ? withEventsInAnswers(out) : out;
+    return this.eventsInAnswers ? withEventsInAnswers(out, this.takerSummary ? this.spotMarketIds : null) : out;
+  }
+
+  /** The spot markets' ids, where a taker's last fill may ride in its answer. */
+  private get spotMarketIds(): ReadonlySet<number> {
+    return new Set(this.config.markets.filter((m) => !this.perp.isPerp(m)).map((m) => m.marketId));
   }
 
   /** Whether apply returns the records with events in answers (the engine's default). */
   eventsInAnswers = true;
 
-  /** Whether a taker's balance records are written once, as its match ends (the engine's default), or after each of its fills. */
-  takerBalancesOnce = true;
+  /**
+   * Whether a taker's match ends in one summary (the engine's default, journal format 6): its
+   * balance records once, as the match ends, and its last fill in its answer where that answer
+   * would repeat it; off, its balances after each of its fills and every fill a record of its own.
+   */
+  takerSummary = true;
 
   private applyCommand(cmd: Command, seq: number, timeUs: number): Rec[] {
     this.out = [];
@@ -1076,8 +1085,8 @@ export class ModelExchange {
     } as Rec);
     this.orderRec(maker, OrderEvent.Fill, this.status(maker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: true, fee: makerFee });
     this.orderRec(taker, OrderEvent.Fill, this.takerStatus(taker), ExpiryReason.None, FRONT_ID_NONE, 0, 0, { qty, price, tradeId, maker: false, fee: takerFee });
-    // The taker's balances wait until its match ends (takerBalances) unless takerBalancesOnce is off.
-    for (const o of this.takerBalancesOnce ? [maker] : [maker, taker]) this.fillBalances(o.accountId, market);
+    // The taker's balances wait until its match ends (takerBalances) unless takerSummary is off.
+    for (const o of this.takerSummary ? [maker] : [maker, taker]) this.fillBalances(o.accountId, market);
     if (perp) for (const o of [maker, taker]) this.perp.report(o.accountId, market, this.perp.fillEvent(o.accountId, market, o === buyer ? qty : -qty));
     if (maker.remainingLots === 0) this.remove(maker);
     this.depthRec(market, maker.side, price);
@@ -1092,7 +1101,7 @@ export class ModelExchange {
 
   /** A taker's balances, once, as its match ends (the engine's takerBalances); false when it did not fill or they went with each fill. */
   private takerBalances(o: ModelOrder): boolean {
-    if (!this.takerBalancesOnce || o.executedLots === 0) return false;
+    if (!this.takerSummary || o.executedLots === 0) return false;
     this.fillBalances(o.accountId, o.market);
     return true;
   }

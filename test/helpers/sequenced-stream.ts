@@ -16,8 +16,8 @@ import { runRandomStream } from './engine-random.js';
  * records (`last` on the final one). Queries are answered unsequenced. The commands before
  * sequence `eventsInAnswersFrom` write the orders' events apart from their answers, as an engine
  * of journal format 4 or before did (engine/core/output.ts eventsInAnswers), and those before
- * `takerBalancesOnceFrom` (by default the same) write a taker's balances after each of its fills,
- * as an engine of format 5 or before did (takerBalancesOnce). Returns the engine and the last
+ * `takerSummaryFrom` (by default the same) write a taker's balances and fills after each of its
+ * fills, as an engine of format 5 or before did (takerBalancesOnce, lastFillInAnswer). Returns the engine and the last
  * sequence it applied.
  */
 export async function sequenceRandomStream(
@@ -27,7 +27,7 @@ export async function sequenceRandomStream(
   onRecord: (ring: OutboundRing, offset: number) => void,
   afterStep: (index: number, last: boolean) => Promise<void>,
   eventsInAnswersFrom = 1,
-  takerBalancesOnceFrom = eventsInAnswersFrom,
+  takerSummaryFrom = eventsInAnswersFrom,
 ): Promise<{ exchange: Exchange; seq: number }> {
   const harness = new EngineHarness(config);
   harness.checks = false;
@@ -40,7 +40,7 @@ export async function sequenceRandomStream(
   for (const [i, stamped] of harness.stream.entries()) {
     const command = commandFromSlot(stamped.command);
     exchange.setEventsInAnswers(seq + 1 >= eventsInAnswersFrom);
-    exchange.setTakerBalancesOnce(seq + 1 >= takerBalancesOnceFrom);
+    exchange.setTakerSummary(seq + 1 >= takerSummaryFrom);
     if (command.kind >= CommandKind.QueryBalances) sequencer.query(command, seq, stamped.timeUs);
     else sequencer.command(++seq, stamped.timeUs, command, null, 0);
     ring.flush();

@@ -30,8 +30,12 @@
 //   taker's balances: once, with the amounts it ended with, after the release of what it still
 //   held (spot: base, quote; perpetual: quote), or that release's asset alone if it did not fill;
 //   finally the order's state, addressed to its place request, flagged Last.
-// With takerBalancesOnce off (Output.takerBalancesOnce: the commands of a journal before format 6)
-// each fill writes the taker's balances after the maker's, and a release writes its asset again.
+// With lastFillInAnswer (every command of a journal of format 6) a taker that its last fill ends
+// Filled on a spot market, and that has an answer, writes no Fill record of its own: its answer
+// carries that fill (event Fill, HeaderFlag.Event), after its balances.
+// With takerBalancesOnce and lastFillInAnswer off (Output: the commands of a journal before format
+// 6) each fill writes the taker's Fill and its balances after the maker's, and a release writes
+// its asset again.
 // With events in answers (Output.eventsInAnswers: every command of a journal of format 5 on) an event
 // that the order's answer would repeat field for field is not written on its own: the answer
 // carries it (HeaderFlag.Event). An order that rests untouched writes its depth, then its answer as
@@ -123,7 +127,9 @@ export function activateOrder(s: EngineState, taker: number): void {
     }
     reason = matchTaker(s, taker);
     rulesOf(s.catalog.kindOf[marketIndex]).afterMatch(s, marketIndex);
-    return finishTaker(s, taker, reason, acceptedInAnswer);
+    finishTaker(s, taker, reason, acceptedInAnswer);
+    assert(LAST_FILL.taker === NO_SLOT, 'a taker\'s last fill was kept for an answer that did not carry it');
+    return;
   }
   if (acceptedInAnswer) writeAccepted(s, taker);
   finishTaker(s, taker, reason, false);
@@ -306,7 +312,10 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   }
   s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.f64[f.buyer << Of.f64 | Of.orderId], pool.f64[f.seller << Of.f64 | Of.orderId], f.buyer === maker);
   s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
-  s.out.orderFill(taker, takerFillStatus(s, taker), qtyLots, priceTicks, tradeId, false, taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
+  const takerStatus = takerFillStatus(s, taker);
+  const takerFee = taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits;
+  if (carriesLastFill(s, taker, takerStatus)) keepLastFill(taker, qtyLots, priceTicks, tradeId, takerFee);
+  else s.out.orderFill(taker, takerStatus, qtyLots, priceTicks, tradeId, false, takerFee);
   rules.reportSettlement(s, f, !s.out.takerBalancesOnce);
 
   const makerSide = pool.u8[mB | Of.side] as Side;
@@ -317,6 +326,41 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   }
   s.out.depth(marketIndex, makerSide, priceTicks, levelQty, s.touchUpdateId(book), FRONT_ID_NONE, 0);
   rules.afterFill(s, marketIndex, buyerAccount, sellerAccount);
+}
+
+/** A taker's last fill, kept for its answer to carry (carriesLastFill); taker NO_SLOT when none is kept. */
+const LAST_FILL = { taker: NO_SLOT, qtyLots: 0, priceTicks: 0, tradeId: 0, feeUnits: 0 };
+
+/**
+ * Whether the taker's fill is written in its answer instead of a record of its own
+ * (Output.lastFillInAnswer): the fill ends the order Filled with nothing left of its quantity (an
+ * order by quote quantity, which may end Filled with lots under its cap, and may still cancel its
+ * own makers under RejectMaker on the way, never carries), the order has an answer (it is
+ * addressed), and its market is spot, where nothing else about any order is written between this
+ * fill and that answer (a perpetual's match ends with its parties' reduce-only orders trimmed).
+ */
+function carriesLastFill(s: EngineState, taker: number, takerStatus: OrderStatus): boolean {
+  const pool = s.pool;
+  return s.out.lastFillInAnswer && takerStatus === OrderStatus.Filled && pool.f64[taker << Of.f64 | Of.quoteQtyUnits] === 0
+    && pool.u16[taker << Of.w16 | Of.frontId] !== FRONT_ID_NONE && s.catalog.isSpot(pool.u16[taker << Of.w16 | Of.marketIndex]);
+}
+
+function keepLastFill(taker: number, qtyLots: number, priceTicks: number, tradeId: number, feeUnits: number): void {
+  LAST_FILL.taker = taker;
+  LAST_FILL.qtyLots = qtyLots;
+  LAST_FILL.priceTicks = priceTicks;
+  LAST_FILL.tradeId = tradeId;
+  LAST_FILL.feeUnits = feeUnits;
+}
+
+/** A Filled taker's answer: carrying its last fill when one was kept for it (carriesLastFill), else its state alone. */
+function filledAnswer(s: EngineState, taker: number, frontId: number, requestId: number): void {
+  if (LAST_FILL.taker !== taker) {
+    s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+    return;
+  }
+  LAST_FILL.taker = NO_SLOT;
+  s.out.orderFill(taker, OrderStatus.Filled, LAST_FILL.qtyLots, LAST_FILL.priceTicks, LAST_FILL.tradeId, false, LAST_FILL.feeUnits, frontId, requestId, HeaderFlag.Last);
 }
 
 function addExecution(s: EngineState, slot: number, qtyLots: QtyLots, quoteAmount: AmountUnits): void {
@@ -377,7 +421,7 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, ac
   if (pool.isMarket(taker)) return finishMarketTaker(s, taker, stopReason);
   if (pool.f64[tF | Of.remainingLots] === 0) {
     takerBalances(s, taker);
-    s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
+    filledAnswer(s, taker, frontId, requestId);
     closeOrder(s, taker);
     return;
   }
@@ -442,6 +486,6 @@ function finishMarketTaker(s: EngineState, taker: number, stopReason: ExpiryReas
   const assetIndex = rules.holdAssetOf(s, taker);
   s.ledger.unlock(accountId, assetIndex, rules.holdUnitsOf(s, taker));
   releasedBalances(s, taker, accountId, assetIndex);
-  s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, pool.u16[taker << Of.w16 | Of.frontId], pool.u32[taker << Of.w32 | Of.requestId], HeaderFlag.Last);
+  filledAnswer(s, taker, pool.u16[taker << Of.w16 | Of.frontId], pool.u32[taker << Of.w32 | Of.requestId]);
   closeOrder(s, taker);
 }
