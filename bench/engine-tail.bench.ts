@@ -112,9 +112,29 @@ interface PassFigures {
   collections: number; pauseMs: number; overlappedCommands: number;
   recordsMean: number; topRecordsMean: number;
   buckets: Bucket[];
+  /** The commands that trade (the stream's `traded`): the same commands whatever records a build writes for them. */
+  trading: Bucket & { recordsMean: number };
 }
 
-function figures(pass: Pass): PassFigures {
+/** The commands of `pass` that `traded` marks, as a bucket of their own with their records per command. */
+function tradingFigures(pass: Pass, traded: Uint8Array, p99: number): Bucket & { recordsMean: number } {
+  const members: number[] = [];
+  let top = 0;
+  let topTrading = 0;
+  let records = 0;
+  for (let i = 0; i < pass.times.length; i++) {
+    const slow = pass.times[i] * 1000 >= p99;
+    if (slow) top++;
+    if (traded[i] === 0) continue;
+    members.push(i);
+    records += pass.records[i];
+    if (slow) topTrading++;
+  }
+  const [p50, tradingP99] = quantilesUs(Float64Array.from(members, (i) => pass.times[i]), [0.5, 0.99]);
+  return { label: 'trading', share: members.length / pass.times.length, topShare: topTrading / top, p50, p99: tradingP99, recordsMean: records / members.length };
+}
+
+function figures(pass: Pass, traded: Uint8Array): PassFigures {
   const n = pass.times.length;
   const hit = overlapped(pass);
   const [p50, p99, p999] = quantilesUs(pass.times, [0.5, 0.99, 0.999]);
@@ -147,6 +167,7 @@ function figures(pass: Pass): PassFigures {
     overlappedCommands: hit.reduce((a, b) => a + b, 0),
     recordsMean: recordsSum / n, topRecordsMean: topRecords / top,
     buckets,
+    trading: tradingFigures(pass, traded, p99),
   };
 }
 
@@ -202,11 +223,11 @@ const pct = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)} %`;
 export async function runEngineTailBench(): Promise<string> {
   const stream = generateStream(SEED, OPS);
   for (let w = 0; w < WARMUP; w++) await timedPass(stream);
-  const iterations = calibrate(figures(await timedPass(stream)).p50);
+  const iterations = calibrate(figures(await timedPass(stream), stream.traded).p50);
   const passes: PassFigures[] = [];
   const constant: Array<{ p50: number; p99: number; p999: number }> = [];
   for (let r = 0; r < RUNS; r++) {
-    passes.push(figures(await timedPass(stream)));
+    passes.push(figures(await timedPass(stream), stream.traded));
     const times = constantPass(stream.count, iterations);
     const [p50, p99, p999] = quantilesUs(times, [0.5, 0.99, 0.999]);
     constant.push({ p50, p99, p999 });
@@ -228,6 +249,9 @@ export async function runEngineTailBench(): Promise<string> {
   for (const label of labels) {
     text += `| ${label} | ${pct(bucketMed(label, (b) => b.share))} | ${pct(bucketMed(label, (b) => b.topShare))} | ${us(bucketMed(label, (b) => b.p50))} µs | ${us(bucketMed(label, (b) => b.p99))} µs |\n`;
   }
+  const trading = (pick: (t: PassFigures['trading']) => number) => med((f) => pick(f.trading));
+  text += `\nThe commands that trade (the same ${pct(trading((t) => t.share))} of the stream whatever records a build writes for them): `;
+  text += `${trading((t) => t.recordsMean).toFixed(2)} records each, p50 ${us(trading((t) => t.p50))} µs, p99 ${us(trading((t) => t.p99))} µs, ${pct(trading((t) => t.topShare))} of the slowest 1 %.\n`;
   if (workSink === 0x7fffffff) text += '\n';
   return text;
 }

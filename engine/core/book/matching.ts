@@ -127,9 +127,7 @@ export function activateOrder(s: EngineState, taker: number): void {
     }
     reason = matchTaker(s, taker);
     rulesOf(s.catalog.kindOf[marketIndex]).afterMatch(s, marketIndex);
-    finishTaker(s, taker, reason, acceptedInAnswer);
-    assert(LAST_FILL.taker === NO_SLOT, 'a taker\'s last fill was kept for an answer that did not carry it');
-    return;
+    return finishTaker(s, taker, reason, acceptedInAnswer);
   }
   if (acceptedInAnswer) writeAccepted(s, taker);
   finishTaker(s, taker, reason, false);
@@ -312,10 +310,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   }
   s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.f64[f.buyer << Of.f64 | Of.orderId], pool.f64[f.seller << Of.f64 | Of.orderId], f.buyer === maker);
   s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
-  const takerStatus = takerFillStatus(s, taker);
-  const takerFee = taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits;
-  if (carriesLastFill(s, taker, takerStatus)) keepLastFill(taker, qtyLots, priceTicks, tradeId, takerFee);
-  else s.out.orderFill(taker, takerStatus, qtyLots, priceTicks, tradeId, false, takerFee);
+  takerFill(s, taker, qtyLots, priceTicks, tradeId, taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
   rules.reportSettlement(s, f, !s.out.takerBalancesOnce);
 
   const makerSide = pool.u8[mB | Of.side] as Side;
@@ -345,7 +340,12 @@ function carriesLastFill(s: EngineState, taker: number, takerStatus: OrderStatus
     && pool.u16[taker << Of.w16 | Of.frontId] !== FRONT_ID_NONE && s.catalog.isSpot(pool.u16[taker << Of.w16 | Of.marketIndex]);
 }
 
-function keepLastFill(taker: number, qtyLots: number, priceTicks: number, tradeId: number, feeUnits: number): void {
+/** The taker's Fill event, or its fill kept for its answer to carry (carriesLastFill). */
+function takerFill(s: EngineState, taker: number, qtyLots: number, priceTicks: number, tradeId: number, feeUnits: number): void {
+  const status = takerFillStatus(s, taker);
+  if (!carriesLastFill(s, taker, status)) return s.out.orderFill(taker, status, qtyLots, priceTicks, tradeId, false, feeUnits);
+  // The fill it ends Filled with is a taker's last: one kept before was carried by its answer.
+  assert(LAST_FILL.taker === NO_SLOT, 'a taker\'s last fill was kept for an answer that did not carry it');
   LAST_FILL.taker = taker;
   LAST_FILL.qtyLots = qtyLots;
   LAST_FILL.priceTicks = priceTicks;
@@ -446,7 +446,7 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, ac
  */
 function takerBalances(s: EngineState, taker: number): boolean {
   const pool = s.pool;
-  if (!s.out.takerBalancesOnce || pool.f64[taker << Of.f64 | Of.executedLots] === 0) return false;
+  if (pool.f64[taker << Of.f64 | Of.executedLots] === 0 || !s.out.takerBalancesOnce) return false;
   const marketIndex = pool.u16[taker << Of.w16 | Of.marketIndex];
   rulesOf(s.catalog.kindOf[marketIndex]).reportBalances(s, marketIndex, pool.u32[taker << Of.w32 | Of.accountId]);
   return true;

@@ -194,8 +194,9 @@ export function settlePerp(s: EngineState, fill: Fill): void {
  * quote asset); then the maker's and the taker's position events.
  */
 export function reportPerpSettlement(s: EngineState, fill: Fill, takerToo: boolean): void {
-  reportPerpBalances(s, fill.marketIndex, s.pool.u32[fill.maker << Of.w32 | Of.accountId]);
-  if (takerToo) reportPerpBalances(s, fill.marketIndex, s.pool.u32[fill.taker << Of.w32 | Of.accountId]);
+  const quoteIndex = s.catalog.quoteIndexOf[fill.marketIndex];
+  s.out.balance(s.pool.u32[fill.maker << Of.w32 | Of.accountId], quoteIndex, FRONT_ID_NONE, 0);
+  if (takerToo) s.out.balance(s.pool.u32[fill.taker << Of.w32 | Of.accountId], quoteIndex, FRONT_ID_NONE, 0);
   for (const slot of [fill.maker, fill.taker]) {
     const accountId = s.pool.u32[slot << Of.w32 | Of.accountId];
     const lotsAfter = s.positions.lots[s.positions.cell(accountId, fill.marketIndex)];
