@@ -118,6 +118,35 @@ function storedValues(store: LmdbJournalStore): number {
   return [...store.records.getKeys()].length;
 }
 
+/** Records 1..upTo of `records` as sealed runs of 50 of an older server, marked with its `format`. */
+async function olderSealedJournal(store: LmdbJournalStore, records: Map<number, Uint8Array>, upTo: number, format: string, fingerprint: string): Promise<void> {
+  for (let seq = 1; seq <= upTo; seq++) {
+    store.append(seq, records.get(seq)!);
+    if (seq % 50 === 0) store.endBatch();
+  }
+  await store.commit();
+  store.putMetaSync(FORMAT_KEY, format);
+  store.putMetaSync(CONFIG_KEY, fingerprint);
+}
+
+/** The first sequence in from..to whose stored output digest differs between `a` and `b`, or -1. */
+function firstDifferentDigest(a: Map<number, Uint8Array>, b: Map<number, Uint8Array>, from: number, to: number): number {
+  for (let seq = from; seq <= to; seq++) if (Buffer.from(a.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET) !== Buffer.from(b.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET)) return seq;
+  return -1;
+}
+
+/**
+ * A journal upgraded at `half` whose marker `key` says where the later format begins: replayed with
+ * the marker at 1 it halts at `firstOld`, with the marker past `last` at `firstNew` (each side
+ * replayed the other's way halts on its first differing digest).
+ */
+function expectHaltsEachWay(store: LmdbJournalStore, replay: () => unknown, key: string, last: number, firstOld: number, firstNew: number): void {
+  store.putMetaSync(key, '1');
+  expect(replay).toThrow(`journal record ${firstOld}: replayed outputs`);
+  store.putMetaSync(key, String(last + 1));
+  expect(replay).toThrow(`journal record ${firstNew}: replayed outputs`);
+}
+
 describe('journal runs: sealed (formats 4 and 5), per-record chained runs (format 3) and one-record values (format 2)', async () => {
   const config = randomConfig(SEED);
   const fingerprint = engineConfigFingerprint(config);
@@ -213,16 +242,9 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
   });
 
   it('replays a format 4 journal continued under format 6: each command\'s outputs as the engine of its format wrote them', async () => {
-    const dir = tempDir();
-    const store = new LmdbJournalStore(dir);
+    const store = new LmdbJournalStore(tempDir());
     // Sealed runs of format 4, as that server wrote them (it recorded no runChecksumsFrom: sealed from 1).
-    for (let seq = 1; seq <= half; seq++) {
-      store.append(seq, upgradedAtHalf.get(seq)!);
-      if (seq % 50 === 0) store.endBatch();
-    }
-    await store.commit();
-    store.putMetaSync(FORMAT_KEY, '4');
-    store.putMetaSync(CONFIG_KEY, fingerprint);
+    await olderSealedJournal(store, upgradedAtHalf, half, '4', fingerprint);
     const upgraded = recover(store, config, fingerprint);
     expect(upgraded.lastSeq).toBe(half);
     expect(store.getMeta(FORMAT_KEY)).toBe('6');
@@ -248,32 +270,18 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     // The two formats' outputs differ (after the half, events carried in answers and digested in
     // two lanes; before it, apart and in one murmur chain), so replaying either side in the other's
     // way halts on its first differing digest.
-    const differs = (a: Map<number, Uint8Array>, b: Map<number, Uint8Array>, from: number, to: number): number => {
-      for (let seq = from; seq <= to; seq++) if (Buffer.from(a.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET) !== Buffer.from(b.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET)) return seq;
-      return -1;
-    };
-    const firstOld = differs(upgradedAtHalf, records, 1, half);
-    const firstNew = differs(upgradedAtHalf, older, half + 1, last);
+    const firstOld = firstDifferentDigest(upgradedAtHalf, records, 1, half);
+    const firstNew = firstDifferentDigest(upgradedAtHalf, older, half + 1, last);
     expect(firstOld).toBeGreaterThan(0);
     expect(firstNew).toBeGreaterThan(half);
-    store.putMetaSync(FORMAT_5_FROM_KEY, '1');
-    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstOld}: replayed outputs`);
-    store.putMetaSync(FORMAT_5_FROM_KEY, String(last + 1));
-    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstNew}: replayed outputs`);
+    expectHaltsEachWay(store, () => recover(store, config, fingerprint), FORMAT_5_FROM_KEY, last, firstOld, firstNew);
     await store.close();
   });
 
   it('replays a format 5 journal continued under format 6: a taker\'s balances after each fill before the upgrade, once per match after it', async () => {
     const { records: format6AtHalf } = await liveJournal(config, 1, half + 1);
-    const dir = tempDir();
-    const store = new LmdbJournalStore(dir);
-    for (let seq = 1; seq <= half; seq++) {
-      store.append(seq, format6AtHalf.get(seq)!);
-      if (seq % 50 === 0) store.endBatch();
-    }
-    await store.commit();
-    store.putMetaSync(FORMAT_KEY, '5');
-    store.putMetaSync(CONFIG_KEY, fingerprint);
+    const store = new LmdbJournalStore(tempDir());
+    await olderSealedJournal(store, format6AtHalf, half, '5', fingerprint);
     const upgraded = recover(store, config, fingerprint);
     expect(upgraded.lastSeq).toBe(half);
     expect(store.getMeta(FORMAT_KEY)).toBe('6');
@@ -288,19 +296,12 @@ describe('journal runs: sealed (formats 4 and 5), per-record chained runs (forma
     expect(recovery.exchange.stateHash()).toBe(stateHash);
     // The stream has takers that filled more than once: the two formats' digests differ on both
     // sides of the upgrade, so replaying either side in the other's way halts.
-    const differs = (a: Map<number, Uint8Array>, b: Map<number, Uint8Array>, from: number, to: number): number => {
-      for (let seq = from; seq <= to; seq++) if (Buffer.from(a.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET) !== Buffer.from(b.get(seq)!).readUInt32LE(JOURNAL_DIGEST_OFFSET)) return seq;
-      return -1;
-    };
-    const firstOld = differs(format6AtHalf, records, 1, half);
     const { records: format5 } = await liveJournal(config, 1, Number.MAX_SAFE_INTEGER);
-    const firstNew = differs(format6AtHalf, format5, half + 1, last);
+    const firstOld = firstDifferentDigest(format6AtHalf, records, 1, half);
+    const firstNew = firstDifferentDigest(format6AtHalf, format5, half + 1, last);
     expect(firstOld).toBeGreaterThan(0);
     expect(firstNew).toBeGreaterThan(half);
-    store.putMetaSync(FORMAT_6_FROM_KEY, '1');
-    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstOld}: replayed outputs`);
-    store.putMetaSync(FORMAT_6_FROM_KEY, String(last + 1));
-    expect(() => recover(store, config, fingerprint)).toThrow(`journal record ${firstNew}: replayed outputs`);
+    expectHaltsEachWay(store, () => recover(store, config, fingerprint), FORMAT_6_FROM_KEY, last, firstOld, firstNew);
     await store.close();
   });
 
