@@ -88,6 +88,12 @@ export class EngineState {
    * being matched (0: unbounded). Set by activateOrder before matching, read by matching only.
    */
   sweepReferenceTicks = 0;
+  /**
+   * Scratch of one activation, not state: a taker's last fill kept for its answer to carry
+   * (book/matching.ts carriesLastFill); taker NO_SLOT when none is kept. Per engine, so that a
+   * failed command of one engine can never leave a kept fill for another's.
+   */
+  readonly lastFill = { taker: NO_SLOT, qtyLots: 0, priceTicks: 0, tradeId: 0, feeUnits: 0 };
 
   constructor(config: EngineConfig) {
     this.catalog = new Catalog(config);

@@ -323,9 +323,6 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   rules.afterFill(s, marketIndex, buyerAccount, sellerAccount);
 }
 
-/** A taker's last fill, kept for its answer to carry (carriesLastFill); taker NO_SLOT when none is kept. */
-const LAST_FILL = { taker: NO_SLOT, qtyLots: 0, priceTicks: 0, tradeId: 0, feeUnits: 0 };
-
 /**
  * Whether the taker's fill is written in its answer instead of a record of its own
  * (Output.lastFillInAnswer): the fill ends the order Filled with nothing left of its quantity (an
@@ -345,22 +342,24 @@ function takerFill(s: EngineState, taker: number, qtyLots: number, priceTicks: n
   const status = takerFillStatus(s, taker);
   if (!carriesLastFill(s, taker, status)) return s.out.orderFill(taker, status, qtyLots, priceTicks, tradeId, false, feeUnits);
   // The fill it ends Filled with is a taker's last: one kept before was carried by its answer.
-  assert(LAST_FILL.taker === NO_SLOT, 'a taker\'s last fill was kept for an answer that did not carry it');
-  LAST_FILL.taker = taker;
-  LAST_FILL.qtyLots = qtyLots;
-  LAST_FILL.priceTicks = priceTicks;
-  LAST_FILL.tradeId = tradeId;
-  LAST_FILL.feeUnits = feeUnits;
+  const kept = s.lastFill;
+  assert(kept.taker === NO_SLOT, 'a taker\'s last fill was kept for an answer that did not carry it');
+  kept.taker = taker;
+  kept.qtyLots = qtyLots;
+  kept.priceTicks = priceTicks;
+  kept.tradeId = tradeId;
+  kept.feeUnits = feeUnits;
 }
 
 /** A Filled taker's answer: carrying its last fill when one was kept for it (carriesLastFill), else its state alone. */
 function filledAnswer(s: EngineState, taker: number, frontId: number, requestId: number): void {
-  if (LAST_FILL.taker !== taker) {
+  const kept = s.lastFill;
+  if (kept.taker !== taker) {
     s.out.order(taker, OrderEvent.None, OrderStatus.Filled, ExpiryReason.None, frontId, requestId, HeaderFlag.Last);
     return;
   }
-  LAST_FILL.taker = NO_SLOT;
-  s.out.orderFill(taker, OrderStatus.Filled, LAST_FILL.qtyLots, LAST_FILL.priceTicks, LAST_FILL.tradeId, false, LAST_FILL.feeUnits, frontId, requestId, HeaderFlag.Last);
+  kept.taker = NO_SLOT;
+  s.out.orderFill(taker, OrderStatus.Filled, kept.qtyLots, kept.priceTicks, kept.tradeId, false, kept.feeUnits, frontId, requestId, HeaderFlag.Last);
 }
 
 function addExecution(s: EngineState, slot: number, qtyLots: QtyLots, quoteAmount: AmountUnits): void {
@@ -457,7 +456,7 @@ function releasedBalances(s: EngineState, taker: number, accountId: number, hold
   if (!takerBalances(s, taker)) s.out.balance(accountId, holdAssetIndex, FRONT_ID_NONE, 0);
 }
 
-/** Expires the taker's remainder: releases its lock, emits orderExpired, balance and the response. */
+/** Expires the taker's remainder: releases its lock, emits orderExpired, its balances and the response. */
 function expireTaker(s: EngineState, taker: number, reason: ExpiryReason): void {
   const pool = s.pool;
   const accountId = pool.u32[taker << Of.w32 | Of.accountId];
