@@ -95,13 +95,11 @@ export class Exchange {
 
   /**
    * Whether a taker's match ends in one summary: its balance records once, when the match ends,
-   * and its last fill in its answer where that answer would repeat it (output.ts
-   * takerBalancesOnce, lastFillInAnswer; on unless turned off): replay turns it off for the
-   * commands a journal recorded before format 6.
+   * and its last fill in its answer where that answer would repeat it (output.ts takerSummary; on
+   * unless turned off): replay turns it off for the commands a journal recorded before format 6.
    */
   setTakerSummary(on: boolean): void {
-    this.s.out.takerBalancesOnce = on;
-    this.s.out.lastFillInAnswer = on;
+    this.s.out.takerSummary = on;
   }
 
   /** Engine time at which the next timer is due (timers.ts), or -1 when none waits. */

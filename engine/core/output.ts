@@ -179,20 +179,15 @@ export class Output {
   eventsInAnswers = true;
 
   /**
-   * Whether a taker's balance records wait until its match ends and are written once, with the
-   * amounts it ended with, instead of after each of its fills (book/matching.ts takerBalances).
-   * True for every command this engine journals (journal format 6); replay of the commands a
-   * journal recorded before format 6 turns it off, so that their outputs digest as they did.
+   * Whether a taker's match ends in one summary (book/matching.ts): its balance records wait until
+   * the match ends and are written once, with the amounts it ended with, instead of after each of
+   * its fills (takerBalances); and its last fill on a spot market rides in its answer
+   * (HeaderFlag.Event, with the fill's quantity, price, trade id and fee) when that fill ends it
+   * Filled (carriesLastFill). True for every command this engine journals (journal format 6);
+   * replay of the commands a journal recorded before format 6 turns it off, so that their outputs
+   * digest as they did.
    */
-  takerBalancesOnce = true;
-
-  /**
-   * Whether a taker's last fill on a spot market rides in its answer (HeaderFlag.Event, with the
-   * fill's quantity, price, trade id and fee) when the answer would repeat its state: the order ends
-   * Filled with that fill (book/matching.ts carriesLastFill). True for every command this engine
-   * journals (journal format 6); off for the commands a journal recorded before format 6.
-   */
-  lastFillInAnswer = true;
+  takerSummary = true;
 
   /** The engine time of the apply in progress (what its records carry). */
   get applyTimeUs(): number {
@@ -244,7 +239,7 @@ export class Output {
 
   /**
    * An orderFill event; feeUnits is the fee of this fill, in the asset received. Addressed (a
-   * frontId), it is the order's answer carrying its last fill (lastFillInAnswer): flagged
+   * frontId), it is the order's answer carrying its last fill (takerSummary): flagged
    * HeaderFlag.Event besides `flags`.
    */
   orderFill(slot: number, status: OrderStatus, qtyLots: number, priceTicks: number, tradeId: number, isMaker: boolean, feeUnits: number, frontId = FRONT_ID_NONE, requestId = 0, flags = 0): void {

@@ -10,8 +10,8 @@
 // commands a journal recorded before format 5 with events apart and digests them in one murmur
 // chain, so their stored digests still check. The outputs of format 6 write a taker's balances
 // once, when its match ends, and carry a taker's last fill in its answer (output.ts
-// takerBalancesOnce, lastFillInAnswer); replay writes both after each fill for the commands
-// recorded before format 6. A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
+// takerSummary); replay writes both after each fill for the commands recorded before format 6.
+// A snapshot (a file per snapshot) is the engine state after the Snapshot command at its
 // sequence, with the state hash at export and the configuration fingerprint; both layouts are in
 // engine/store/journal-layout.ts. The journal worker writes a snapshot only once its sequence is durable, and
 // compaction removes only records older than the oldest snapshot it keeps (never the record at a

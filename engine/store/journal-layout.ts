@@ -27,7 +27,7 @@ export const CHECKSUMMED_BYTES = JOURNAL_CHECKSUM_OFFSET;
  * digestWordsLanes); 6 = the same, whose output digests cover outputs where a taker's balance
  * records are written once, when its match ends, instead of after each of its fills, and the
  * answer of a taker that its last fill ends Filled on a spot market carries that fill
- * (engine/core/output.ts takerBalancesOnce, lastFillInAnswer). This server reads all five and writes 6: a journal of
+ * (engine/core/output.ts takerSummary). This server reads all five and writes 6: a journal of
  * an earlier format is marked 6 when this server opens it, with RUN_CHECKSUMS_FROM_KEY (from format
  * 2 or 3) saying where its sealed runs begin, FORMAT_5_FROM_KEY (from format 4 or before) where its
  * records of format 5 begin and FORMAT_6_FROM_KEY where its records of format 6 begin, so that a

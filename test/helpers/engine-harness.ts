@@ -280,9 +280,9 @@ export class EngineHarness {
   }
   private eventsInAnswersOn = true;
   /**
-   * Whether a taker's match ends in one summary (engine/core/output.ts takerBalancesOnce and
-   * lastFillInAnswer; the default); off, its balances and fills are written after each of its
-   * fills, as engines of journal format 5 and before did. Kept across restarts.
+   * Whether a taker's match ends in one summary (engine/core/output.ts takerSummary; the
+   * default); off, its balances and fills are written after each of its fills, as engines of
+   * journal format 5 and before did. Kept across restarts.
    */
   get takerSummary(): boolean {
     return this.takerSummaryOn;

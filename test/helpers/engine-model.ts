@@ -270,10 +270,12 @@ export class ModelExchange {
     return this.eventsInAnswers ? withEventsInAnswers(out, this.takerSummary ? this.spotMarketIds : null) : out;
   }
 
-  /** The spot markets' ids, where a taker's last fill may ride in its answer. */
+  /** The spot markets' ids, where a taker's last fill may ride in its answer (built on first use). */
   private get spotMarketIds(): ReadonlySet<number> {
-    return new Set(this.config.markets.filter((m) => !this.perp.isPerp(m)).map((m) => m.marketId));
+    this.spotIds ??= new Set(this.config.markets.filter((m) => !this.perp.isPerp(m)).map((m) => m.marketId));
+    return this.spotIds;
   }
+  private spotIds: ReadonlySet<number> | null = null;
 
   /** Whether apply returns the records with events in answers (the engine's default). */
   eventsInAnswers = true;

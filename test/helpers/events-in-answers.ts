@@ -5,7 +5,7 @@
 // order's answer (addressed, no event) with every order field equal is dropped, and that answer
 // carries it. Records of other kinds may lie between them (a depth, a balance); another order's
 // record may not (a self-trade cancel of a maker, say, keeps the taker's orderAccepted apart).
-// With `fillsOn` (journal format 6: engine/core/output.ts lastFillInAnswer), a taker's Fill on one
+// With `fillsOn` (journal format 6: engine/core/output.ts takerSummary), a taker's Fill on one
 // of those spot markets that ends it Filled (an order by lots: one by quote quantity never carries
 // its fill), whose next Order record is its Filled answer equal in every field but the fill's own,
 // is dropped too, and the answer carries it (its fill's quantity, price, trade id and fee).

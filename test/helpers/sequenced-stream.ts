@@ -17,7 +17,7 @@ import { runRandomStream } from './engine-random.js';
  * sequence `eventsInAnswersFrom` write the orders' events apart from their answers, as an engine
  * of journal format 4 or before did (engine/core/output.ts eventsInAnswers), and those before
  * `takerSummaryFrom` (by default the same) write a taker's balances and fills after each of its
- * fills, as an engine of format 5 or before did (takerBalancesOnce, lastFillInAnswer). Returns the engine and the last
+ * fills, as an engine of format 5 or before did (takerSummary). Returns the engine and the last
  * sequence it applied.
  */
 export async function sequenceRandomStream(

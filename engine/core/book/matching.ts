@@ -30,11 +30,10 @@
 //   taker's balances: once, with the amounts it ended with, after the release of what it still
 //   held (spot: base, quote; perpetual: quote), or that release's asset alone if it did not fill;
 //   finally the order's state, addressed to its place request, flagged Last.
-// With lastFillInAnswer (every command of a journal of format 6) a taker that its last fill ends
+// With the taker's summary (Output.takerSummary: every command of a journal of format 6) a taker that its last fill ends
 // Filled on a spot market, and that has an answer, writes no Fill record of its own: its answer
 // carries that fill (event Fill, HeaderFlag.Event), after its balances.
-// With takerBalancesOnce and lastFillInAnswer off (Output: the commands of a journal before format
-// 6) each fill writes the taker's Fill and its balances after the maker's, and a release writes
+// With the summary off (the commands of a journal before format 6) each fill writes the taker's Fill and its balances after the maker's, and a release writes
 // its asset again.
 // With events in answers (Output.eventsInAnswers: every command of a journal of format 5 on) an event
 // that the order's answer would repeat field for field is not written on its own: the answer
@@ -311,7 +310,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
   s.out.trade(marketIndex, tradeId, priceTicks, qtyLots, pool.f64[f.buyer << Of.f64 | Of.orderId], pool.f64[f.seller << Of.f64 | Of.orderId], f.buyer === maker);
   s.out.orderFill(maker, fillStatus(s, maker), qtyLots, priceTicks, tradeId, true, maker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
   takerFill(s, taker, qtyLots, priceTicks, tradeId, taker === f.buyer ? f.buyerFeeUnits : f.sellerFeeUnits);
-  rules.reportSettlement(s, f, !s.out.takerBalancesOnce);
+  rules.reportSettlement(s, f, !s.out.takerSummary);
 
   const makerSide = pool.u8[mB | Of.side] as Side;
   let levelQty = book.sideOf(makerSide).levelQty[pool.i32[mW | Of.level]];
@@ -325,7 +324,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
 
 /**
  * Whether the taker's fill is written in its answer instead of a record of its own
- * (Output.lastFillInAnswer): the fill ends the order Filled with nothing left of its quantity (an
+ * (Output.takerSummary): the fill ends the order Filled with nothing left of its quantity (an
  * order by quote quantity, which may end Filled with lots under its cap, and may still cancel its
  * own makers under RejectMaker on the way, never carries), the order has an answer (it is
  * addressed), and its market is spot, where nothing else about any order is written between this
@@ -333,7 +332,7 @@ function fill(s: EngineState, taker: number, maker: number, qtyLots: QtyLots): v
  */
 function carriesLastFill(s: EngineState, taker: number, takerStatus: OrderStatus): boolean {
   const pool = s.pool;
-  return s.out.lastFillInAnswer && takerStatus === OrderStatus.Filled && pool.f64[taker << Of.f64 | Of.quoteQtyUnits] === 0
+  return s.out.takerSummary && takerStatus === OrderStatus.Filled && pool.f64[taker << Of.f64 | Of.quoteQtyUnits] === 0
     && pool.u16[taker << Of.w16 | Of.frontId] !== FRONT_ID_NONE && s.catalog.isSpot(pool.u16[taker << Of.w16 | Of.marketIndex]);
 }
 
@@ -439,13 +438,13 @@ function finishTaker(s: EngineState, taker: number, stopReason: ExpiryReason, ac
 }
 
 /**
- * The taker's balance records, written once when its match ends (output.ts takerBalancesOnce):
+ * The taker's balance records, written once when its match ends (output.ts takerSummary):
  * every asset its fills moved, with the amounts it ended with, just before its final record and
  * after the release of what it still held. True when it wrote them (it filled at least once).
  */
 function takerBalances(s: EngineState, taker: number): boolean {
   const pool = s.pool;
-  if (pool.f64[taker << Of.f64 | Of.executedLots] === 0 || !s.out.takerBalancesOnce) return false;
+  if (pool.f64[taker << Of.f64 | Of.executedLots] === 0 || !s.out.takerSummary) return false;
   const marketIndex = pool.u16[taker << Of.w16 | Of.marketIndex];
   rulesOf(s.catalog.kindOf[marketIndex]).reportBalances(s, marketIndex, pool.u32[taker << Of.w32 | Of.accountId]);
   return true;
