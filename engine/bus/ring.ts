@@ -223,6 +223,11 @@ export class InboundRing {
     return Atomics.load(this.words, IN_CLAIM) >>> 0;
   }
 
+  /** Whether the consumer is parked in waitForPublish now (tests and operators). */
+  get consumerParked(): boolean {
+    return Atomics.load(this.words, IN_CONSUMER_PARKED) !== 0;
+  }
+
   /** Next sequence the consumer will handle; every slot before it is free. */
   get gatingSequence(): number {
     return Atomics.load(this.words, IN_GATING) >>> 0;
@@ -255,6 +260,18 @@ export class InboundRing {
    * the first unpublished sequence. Call it in `finally` after the claim, or the consumer stalls.
    */
   publish(seq: number): void {
+    this.publishQuietly(seq);
+    // The consumer parks on the marker of the very sequence it needs, so waking it from any other
+    // slot's publish would be wasted; notify on an address nobody waits on costs no syscall.
+    if (Atomics.load(this.words, IN_CONSUMER_PARKED) !== 0) Atomics.notify(this.words, this.markerFirst + (seq & this.mask), 1);
+  }
+
+  /**
+   * Publishes without waking a parked consumer: for a producer that publishes several slots in
+   * one turn and then calls wakeConsumer once (a front thread wakes the engine once per turn of
+   * its event loop, not once per request: each wake of a parked thread is a futex syscall).
+   */
+  publishQuietly(seq: number): void {
     const words = this.words;
     const marker = this.markerFirst + (seq & this.mask);
     const unpublished = (seq - this.slotCount) | 0;
@@ -268,9 +285,19 @@ export class InboundRing {
     if (previous !== unpublished) {
       throw new Error(`InboundRing.publish(${seq >>> 0}): slot was not claimed for that sequence (marker ${previous >>> 0})`);
     }
-    // The consumer parks on the marker of the very sequence it needs, so waking it from any other
-    // slot's publish would be wasted; notify on an address nobody waits on costs no syscall.
-    if (Atomics.load(words, IN_CONSUMER_PARKED) !== 0) Atomics.notify(words, marker, 1);
+  }
+
+  /**
+   * Wakes the consumer if it is parked, after publishQuietly. It parks on the marker of its
+   * gatingSequence, the one slot it needs next, and that sequence cannot move while it is parked,
+   * so that marker is the one to notify. If that slot is another producer's and not yet published,
+   * the consumer wakes, finds it unpublished and parks again; the other producer's own wake ends
+   * that wait.
+   */
+  wakeConsumer(): void {
+    const words = this.words;
+    if (Atomics.load(words, IN_CONSUMER_PARKED) === 0) return;
+    Atomics.notify(words, this.markerFirst + (Atomics.load(words, IN_GATING) & this.mask), 1);
   }
 
   /**

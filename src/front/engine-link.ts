@@ -15,6 +15,12 @@
 //
 // Submitting never blocks: a full inbound ring is reported at once (the caller answers 503), and
 // the number of requests in flight on this thread is bounded.
+//
+// A parked engine is woken once per turn of this thread's event loop, after every request that
+// turn read has been published (setImmediate runs once the loop's poll phase has handed every
+// readable socket to its handler), not once per request: waking a parked thread is a futex
+// syscall, and the engine re-parks within microseconds while this thread verifies the next
+// request's signature.
 
 import { Control } from '../../engine/bus/control.js';
 import { InboundRing, OutboundRing, type OutboundConsumer } from '../../engine/bus/ring.js';
@@ -64,6 +70,12 @@ export class EngineLink {
   private readonly pressureSlots: number;
   private running = false;
   private events: EventHandler | null = null;
+  /** Whether a wake of the engine is queued for the end of this turn. */
+  private wakeQueued = false;
+  private readonly wakeEngine = (): void => {
+    this.wakeQueued = false;
+    this.inbound.wakeConsumer();
+  };
 
   constructor(
     readonly frontId: number,
@@ -146,7 +158,11 @@ export class EngineLink {
       cmd.frontId = this.frontId;
       writeCommand(this.inbound.view, offset, cmd);
     }
-    this.inbound.publish(seq);
+    this.inbound.publishQuietly(seq);
+    if (!this.wakeQueued) {
+      this.wakeQueued = true;
+      setImmediate(this.wakeEngine);
+    }
     return 'ok';
   }
 

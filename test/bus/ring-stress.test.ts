@@ -2,6 +2,8 @@
 // sequences that cross a wrap point mid-run:
 // - inbound: 4 producer workers × 500,000 messages into a 1,024-slot ring, one consumer worker
 //   checking each producer's stream arrives whole and in order (2 M messages, ~2,000 laps);
+// - a front thread's link wakes a parked engine once per turn of its event loop, after the turn's
+//   commands are all published;
 // - outbound: one producer worker, 1,000,000 records into a 256-slot ring, three consumer
 //   workers (journal, blocking, durability-gated on the event loop) each checking the full stream.
 //
@@ -19,6 +21,10 @@ import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { InboundRing, OutboundRing } from '../../engine/bus/ring.js';
 import { ABORT, CONTROL_BYTES } from '../fixtures/ring-stress-shared.mjs';
+import { Control } from '../../engine/bus/control.js';
+import { SLOT_BYTES } from '../../engine/bus/codec.js';
+import { CommandKind } from '../../engine/bus/types.js';
+import { EngineLink } from '../../src/front/engine-link.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SOURCE = fileURLToPath(new URL('../../engine/bus/ring.ts', import.meta.url));
@@ -84,17 +90,17 @@ interface OutboundConsumerReport {
 describe('ring stress (worker threads)', () => {
   beforeAll(ensureCompiled);
 
-  it('delivers 4 × 500,000 messages from concurrent producers exactly once and in per-producer order across the wrap', async () => {
+  /** Four producers, each publishing messageCount counters; burst > 0: quiet publishes, one wake per burst. */
+  async function inboundRun(messageCount: number, burst: number): Promise<void> {
     const producerCount = 4;
-    const messageCount = 500_000;
-    const initialSequence = WRAP - 1_000_000; // wraps halfway through
+    const initialSequence = WRAP - 2 * messageCount; // wraps halfway through
     const ring = InboundRing.create({ slotCount: 1024, slotBytes: 16, initialSequence });
     const controlSab = new SharedArrayBuffer(CONTROL_BYTES);
     const control = new Int32Array(controlSab);
 
     const consumer = startWorker<InboundConsumerReport>('ring-consumer.mjs', { sab: ring.sab, controlSab, producerCount, messageCount });
     const producers = Array.from({ length: producerCount }, (_, producerId) =>
-      startWorker<ProducerReport>('ring-producer.mjs', { sab: ring.sab, controlSab, producerId, messageCount }));
+      startWorker<ProducerReport>('ring-producer.mjs', { sab: ring.sab, controlSab, producerId, messageCount, burst }));
     const [report, ...producerReports] = await allResults<InboundConsumerReport | ProducerReport>([consumer, ...producers], control);
     const consumerReport = report as InboundConsumerReport;
 
@@ -112,6 +118,16 @@ describe('ring stress (worker threads)', () => {
     expect(ring.gatingSequence).toBe((initialSequence + producerCount * messageCount) % WRAP);
     expect(ring.cursor).toBe(ring.gatingSequence);
     expect(ring.poll(() => {}, 1)).toBe(0);
+  }
+
+  it('delivers 4 × 500,000 messages from concurrent producers exactly once and in per-producer order across the wrap', async () => {
+    await inboundRun(500_000, 0);
+  });
+
+  // A front thread publishes quietly and wakes the engine once per turn: the consumer parks on the
+  // one slot it needs next, and whichever producer publishes that slot wakes it, late but never lost.
+  it('loses no wake-up when producers publish quietly and wake the consumer once per burst of 7', async () => {
+    await inboundRun(250_000, 7);
   });
 
   it('broadcasts 1,000,000 records to a journal, a blocking and a durability-gated consumer, each seeing the whole ordered stream', async () => {
@@ -141,5 +157,26 @@ describe('ring stress (worker threads)', () => {
     const end = (initialSequence + messageCount) % WRAP;
     expect(ring.cursor).toBe(end);
     expect([0, 1, 2].map((i) => ring.consumer(i).sequence)).toEqual([end, end, end]);
+  });
+
+  it('a front thread wakes a parked engine once, after every command of its turn is published', async () => {
+    const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
+    const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 1 });
+    const link = new EngineLink(3, inbound.sab, outbound.sab, 0, Control.create().sab, 1000);
+    const engine = startWorker<{ woke: string; polled: number }>('ring-parked-consumer.mjs', { sab: inbound.sab });
+    try {
+      for (let i = 0; i < 10_000 && !inbound.consumerParked; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      expect(inbound.consumerParked).toBe(true);
+      for (let i = 0; i < 3; i++) {
+        expect(link.submit((cmd) => { cmd.kind = CommandKind.QueryBalances; }, { onRecord() {} })).toBe('ok');
+      }
+      // Published, but nobody has woken the engine yet: that waits for the end of this turn.
+      expect(inbound.cursor - inbound.gatingSequence).toBe(3);
+      expect(inbound.consumerParked).toBe(true);
+      // One wake ('ok', not a timeout) and all three commands in the first poll after it.
+      expect(await engine.result).toEqual({ woke: 'ok', polled: 3 });
+    } finally {
+      await engine.worker.terminate();
+    }
   });
 });
