@@ -116,6 +116,12 @@ function threadCpuNs(pid: number, tid: number): number {
   return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
 }
 
+/** Times an OS thread of `pid` has gone to sleep (voluntary context switches): its wake-ups. */
+function threadSleeps(pid: number, tid: number): number {
+  const match = /\nvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'));
+  return match ? Number(match[1]) : 0;
+}
+
 /** CPU nanoseconds the calling thread has run. */
 function ownCpuNs(): number {
   return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
@@ -160,10 +166,13 @@ interface RunResult {
   verifyUs: number;
   /** CPU per request of the hello-world server, same bytes and connections, measured after the run. */
   helloUs: number;
+  /** Sleeps (voluntary context switches) per answered request over the load: the front and engine threads'. */
+  frontSleepsPerOrder: number;
+  engineSleepsPerOrder: number;
   statuses: Record<string, Record<string, number>>;
 }
 
-async function startServer(root: string, profileDir: string | null): Promise<{ child: Child; port: number; adminPort: number; dataDir: string; frontTid: number }> {
+async function startServer(root: string, profileDir: string | null): Promise<{ child: Child; port: number; adminPort: number; dataDir: string; frontTid: number; engineTid: number }> {
   const port = await freePort();
   const adminPort = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'exchange-front-cpu-'));
@@ -178,9 +187,11 @@ async function startServer(root: string, profileDir: string | null): Promise<{ c
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   });
-  const frontTid = (child.ready?.threads as { fronts: Array<number | null> } | undefined)?.fronts[0];
-  if (!frontTid) throw new Error('the server did not report its front thread id');
-  return { child, port, adminPort, dataDir, frontTid };
+  const threads = child.ready?.threads as { fronts: Array<number | null>; engine: number | null } | undefined;
+  const frontTid = threads?.fronts[0];
+  const engineTid = threads?.engine;
+  if (!frontTid || !engineTid) throw new Error('the server did not report its front and engine thread ids');
+  return { child, port, adminPort, dataDir, frontTid, engineTid };
 }
 
 /** One flow per connection, over fresh accounts. */
@@ -220,16 +231,20 @@ async function oneRun(root: string, build: RunResult['build'], o: Options, messa
     await new Promise((r) => setTimeout(r, 500));
     const idlePercent = ((threadCpuNs(pid, server.frontTid) - idle0) / 1e6 / (performance.now() - idleT0)) * 100;
     const cpu0 = threadCpuNs(pid, server.frontTid);
+    const frontSleeps0 = threadSleeps(pid, server.frontTid);
+    const engineSleeps0 = threadSleeps(pid, server.engineTid);
     const t0 = performance.now();
     const load = await runClosedLoop(conns, queues, KIND_NAMES, 120_000);
     const cpuNs = threadCpuNs(pid, server.frontTid) - cpu0;
+    const frontSleepsPerOrder = (threadSleeps(pid, server.frontTid) - frontSleeps0) / load.completed;
+    const engineSleepsPerOrder = (threadSleeps(pid, server.engineTid) - engineSleeps0) / load.completed;
     const seconds = (performance.now() - t0) / 1000;
     const verifyAfter = measureVerifyMicros(messageBytes);
     const helloUs = await helloCpuUsPerRequest(queues, load.throughputPerS);
     return {
       build, orders: load.completed, ordersPerS: load.throughputPerS,
       frontCpuUsPerOrder: cpuNs / 1000 / load.completed, frontCorePercent: (cpuNs / 1e9 / seconds) * 100,
-      idleFrontCorePercent: idlePercent, verifyUs: median([verifyBefore, verifyAfter]), helloUs, statuses: load.statuses,
+      idleFrontCorePercent: idlePercent, verifyUs: median([verifyBefore, verifyAfter]), helloUs, frontSleepsPerOrder, engineSleepsPerOrder, statuses: load.statuses,
     };
   } finally {
     for (const conn of conns) conn.close();
@@ -258,6 +273,8 @@ interface Summary {
   ordersPerS: number;
   corePercent: number;
   idlePercent: number;
+  frontSleeps: number;
+  engineSleeps: number;
 }
 
 function summarise(results: RunResult[], build: RunResult['build']): Summary | null {
@@ -270,12 +287,13 @@ function summarise(results: RunResult[], build: RunResult['build']): Summary | n
     verifyUs: median(rs.map((r) => r.verifyUs)), helloUs: median(rs.map((r) => r.helloUs)), ratio: median(ratios), ratioRange: [Math.min(...ratios), Math.max(...ratios)],
     ordersPerS: median(rs.map((r) => r.ordersPerS)), corePercent: median(rs.map((r) => r.frontCorePercent)),
     idlePercent: median(rs.map((r) => r.idleFrontCorePercent)),
+    frontSleeps: median(rs.map((r) => r.frontSleepsPerOrder)), engineSleeps: median(rs.map((r) => r.engineSleepsPerOrder)),
   };
 }
 
 function report(o: Options, summaries: Summary[], results: RunResult[], machine: string, messageBytes: number): string {
   const f1 = (x: number): string => x.toFixed(1);
-  const rows = summaries.map((s) => `| ${s.build === 'this' ? 'this build' : `baseline (${o.baseline})`} | ${s.runs} | **${f1(s.cpuUs)}** (${f1(s.cpuRange[0])}–${f1(s.cpuRange[1])}) | ${f1(s.verifyUs)} | ${f1(s.helloUs)} | **${s.ratio.toFixed(2)}×** (${s.ratioRange[0].toFixed(2)}–${s.ratioRange[1].toFixed(2)}) | ${Math.round(s.ordersPerS).toLocaleString('en-US')} | ${Math.round(s.corePercent)} % | ${f1(s.idlePercent)} % |`);
+  const rows = summaries.map((s) => `| ${s.build === 'this' ? 'this build' : `baseline (${o.baseline})`} | ${s.runs} | **${f1(s.cpuUs)}** (${f1(s.cpuRange[0])}–${f1(s.cpuRange[1])}) | ${f1(s.verifyUs)} | ${f1(s.helloUs)} | **${s.ratio.toFixed(2)}×** (${s.ratioRange[0].toFixed(2)}–${s.ratioRange[1].toFixed(2)}) | ${Math.round(s.ordersPerS).toLocaleString('en-US')} | ${Math.round(s.corePercent)} % | ${f1(s.idlePercent)} % | ${s.frontSleeps.toFixed(2)} / ${s.engineSleeps.toFixed(2)} |`);
   const statuses = Object.entries(results[results.length - 1].statuses).map(([kind, m]) => `${kind}: ${Object.entries(m).map(([s, c]) => `${s}×${c}`).join(', ')}`).join('; ');
   return `Written by \`npm run bench:frontcpu\` on ${new Date().toISOString().slice(0, 10)} (${machine}).
 One front thread, ${o.connections} keep-alive connections closed-loop, ${o.orders.toLocaleString('en-US')} signed requests per run
@@ -287,10 +305,12 @@ crypto_sign_verify_detached over a ${messageBytes}-byte message in this process,
 just before and after each run's load. Hello-world = CPU per request of a one-thread uWebSockets.js
 server that reads the body and answers \`{"ok":true}\` at once (bench/e2e/hello-server.ts), driven with the
 same bytes over the same connections at the rate the run achieved (open loop), after each run: the
-HTTP floor (wake-up, read, parse, write) under any front at that rate.
+HTTP floor (wake-up, read, parse, write) under any front at that rate. Sleeps = voluntary context
+switches of the front and the engine OS threads (/proc/<pid>/task/<tid>/status) over the load, per
+answered request: how often each went to sleep and had to be woken.
 
-| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | hello-world server µs per request (same runs) | CPU / verify | signed orders/s | front thread busy during the load | front thread CPU when idle (500 ms before the load) |
-| --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: |
+| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | hello-world server µs per request (same runs) | CPU / verify | signed orders/s | front thread busy during the load | front thread CPU when idle (500 ms before the load) | sleeps per order, front / engine thread |
+| --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |
 ${rows.join('\n')}
 
 Statuses (last run): ${statuses}.`;
@@ -323,7 +343,7 @@ async function main(): Promise<void> {
     for (const [root, build] of order) {
       const result = await oneRun(root, build, o, messageBytes);
       results.push(result);
-      log(`run ${r + 1} ${build}: ${result.frontCpuUsPerOrder.toFixed(1)} µs/order front CPU, verify ${result.verifyUs.toFixed(1)} µs, hello ${result.helloUs.toFixed(1)} µs, ratio ${(result.frontCpuUsPerOrder / result.verifyUs).toFixed(2)}, ${result.ordersPerS}/s, front ${result.frontCorePercent.toFixed(0)} % busy`);
+      log(`run ${r + 1} ${build}: ${result.frontCpuUsPerOrder.toFixed(1)} µs/order front CPU, verify ${result.verifyUs.toFixed(1)} µs, hello ${result.helloUs.toFixed(1)} µs, ratio ${(result.frontCpuUsPerOrder / result.verifyUs).toFixed(2)}, ${result.ordersPerS}/s, front ${result.frontCorePercent.toFixed(0)} % busy, sleeps per order front ${result.frontSleepsPerOrder.toFixed(2)} engine ${result.engineSleepsPerOrder.toFixed(2)}`);
     }
   }
   const summaries = [summarise(results, 'this'), summarise(results, 'baseline')].filter((s): s is Summary => s !== null);
