@@ -13,7 +13,12 @@
 //
 // Next to it, in the same process and the same run (server idle, before and after the load):
 // sodium-native crypto_sign_verify_detached over a signing string of the flow's own size, median
-// of batches. The figure is the ratio CPU per order / verify.
+// of batches. The figure is the ratio CPU per order / verify. After each run, two floors at the
+// rate the run achieved: the hello-world server (the HTTP floor), and the same server in its relay
+// mode (bench/e2e/hello-server.ts), which hands each request to a thread of its own and answers
+// once that thread says so, one turn later, with a body the size of an order's answer: the
+// front-thread CPU of this architecture's shape (a hand-off out and an answer back) with no work
+// in it. Verify plus the relay floor is what no front of this shape can go below.
 //
 // With --baseline DIR (a checkout of another commit, built), runs alternate between the two
 // builds (this one first on even runs, the baseline first on odd runs), so both see the same
@@ -91,20 +96,24 @@ function processCpuNs(pid: number): number {
  * (bench/e2e/hello-server.ts: reads the body, answers a small JSON object at once), driven with
  * the same request bytes over the same number of connections at the rate the exchange ran at
  * (open loop: the same spacing of arrivals, so the same wake-ups per request). Its process total:
- * the main thread only waits.
+ * the main thread only waits. With `relay`, the relay mode's front thread alone (its relay thread,
+ * the engine's place, is not counted, as the exchange's engine is not).
  */
-async function helloCpuUsPerRequest(queues: Request[][], ratePerS: number): Promise<number> {
+async function helloCpuUsPerRequest(queues: Request[][], ratePerS: number, relay = false): Promise<number> {
   const port = await freePort();
-  const hello = await startHello(ROOT, port, 1);
+  const hello = await startHello(ROOT, port, 1, relay);
+  const frontTid = relay ? (hello.ready?.fronts as number[] | undefined)?.[0] : undefined;
+  if (relay && !frontTid) throw new Error('the relay hello-world server did not report its front thread id');
+  const cpuNs = (pid: number): number => (frontTid ? threadCpuNs(pid, frontTid) : processCpuNs(pid));
   const conns: HttpConnection[] = [];
   try {
     for (let i = 0; i < queues.length; i++) conns.push(await HttpConnection.open('127.0.0.1', port));
     await runClosedLoop(conns, queues.map((q) => q.slice(0, 100)), KIND_NAMES, 60_000);
     const pid = hello.process.pid!;
-    const cpu0 = processCpuNs(pid);
+    const cpu0 = cpuNs(pid);
     const total = queues.reduce((sum, q) => sum + q.length, 0);
     const load = await runOpenLoop(conns, queues, KIND_NAMES, ratePerS, Math.ceil((total / ratePerS) * 1000));
-    return (processCpuNs(pid) - cpu0) / 1000 / load.completed;
+    return (cpuNs(pid) - cpu0) / 1000 / load.completed;
   } finally {
     for (const conn of conns) conn.close();
     await hello.stop();
@@ -166,6 +175,8 @@ interface RunResult {
   verifyUs: number;
   /** CPU per request of the hello-world server, same bytes and connections, measured after the run. */
   helloUs: number;
+  /** Front-thread CPU per request of the relay hello-world (a hand-off and an answer one turn later), same bytes and rate. */
+  relayUs: number;
   /** Sleeps (voluntary context switches) per answered request over the load: the front and engine threads'. */
   frontSleepsPerOrder: number;
   engineSleepsPerOrder: number;
@@ -241,10 +252,11 @@ async function oneRun(root: string, build: RunResult['build'], o: Options, messa
     const seconds = (performance.now() - t0) / 1000;
     const verifyAfter = measureVerifyMicros(messageBytes);
     const helloUs = await helloCpuUsPerRequest(queues, load.throughputPerS);
+    const relayUs = await helloCpuUsPerRequest(queues, load.throughputPerS, true);
     return {
       build, orders: load.completed, ordersPerS: load.throughputPerS,
       frontCpuUsPerOrder: cpuNs / 1000 / load.completed, frontCorePercent: (cpuNs / 1e9 / seconds) * 100,
-      idleFrontCorePercent: idlePercent, verifyUs: median([verifyBefore, verifyAfter]), helloUs, frontSleepsPerOrder, engineSleepsPerOrder, statuses: load.statuses,
+      idleFrontCorePercent: idlePercent, verifyUs: median([verifyBefore, verifyAfter]), helloUs, relayUs, frontSleepsPerOrder, engineSleepsPerOrder, statuses: load.statuses,
     };
   } finally {
     for (const conn of conns) conn.close();
@@ -268,6 +280,9 @@ interface Summary {
   cpuRange: [number, number];
   verifyUs: number;
   helloUs: number;
+  relayUs: number;
+  /** (verify + relay floor) ÷ verify per run: the lowest ratio a front of this shape could reach. */
+  floorRatio: number;
   ratio: number;
   ratioRange: [number, number];
   ordersPerS: number;
@@ -284,7 +299,8 @@ function summarise(results: RunResult[], build: RunResult['build']): Summary | n
   const cpu = rs.map((r) => r.frontCpuUsPerOrder);
   return {
     build, runs: rs.length, cpuUs: median(cpu), cpuRange: [Math.min(...cpu), Math.max(...cpu)],
-    verifyUs: median(rs.map((r) => r.verifyUs)), helloUs: median(rs.map((r) => r.helloUs)), ratio: median(ratios), ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+    verifyUs: median(rs.map((r) => r.verifyUs)), helloUs: median(rs.map((r) => r.helloUs)), relayUs: median(rs.map((r) => r.relayUs)),
+    floorRatio: median(rs.map((r) => (r.verifyUs + r.relayUs) / r.verifyUs)), ratio: median(ratios), ratioRange: [Math.min(...ratios), Math.max(...ratios)],
     ordersPerS: median(rs.map((r) => r.ordersPerS)), corePercent: median(rs.map((r) => r.frontCorePercent)),
     idlePercent: median(rs.map((r) => r.idleFrontCorePercent)),
     frontSleeps: median(rs.map((r) => r.frontSleepsPerOrder)), engineSleeps: median(rs.map((r) => r.engineSleepsPerOrder)),
@@ -293,7 +309,7 @@ function summarise(results: RunResult[], build: RunResult['build']): Summary | n
 
 function report(o: Options, summaries: Summary[], results: RunResult[], machine: string, messageBytes: number): string {
   const f1 = (x: number): string => x.toFixed(1);
-  const rows = summaries.map((s) => `| ${s.build === 'this' ? 'this build' : `baseline (${o.baseline})`} | ${s.runs} | **${f1(s.cpuUs)}** (${f1(s.cpuRange[0])}–${f1(s.cpuRange[1])}) | ${f1(s.verifyUs)} | ${f1(s.helloUs)} | **${s.ratio.toFixed(2)}×** (${s.ratioRange[0].toFixed(2)}–${s.ratioRange[1].toFixed(2)}) | ${Math.round(s.ordersPerS).toLocaleString('en-US')} | ${Math.round(s.corePercent)} % | ${f1(s.idlePercent)} % | ${s.frontSleeps.toFixed(2)} / ${s.engineSleeps.toFixed(2)} |`);
+  const rows = summaries.map((s) => `| ${s.build === 'this' ? 'this build' : `baseline (${o.baseline})`} | ${s.runs} | **${f1(s.cpuUs)}** (${f1(s.cpuRange[0])}–${f1(s.cpuRange[1])}) | ${f1(s.verifyUs)} | ${f1(s.helloUs)} | ${f1(s.relayUs)} | ${s.floorRatio.toFixed(2)}× | **${s.ratio.toFixed(2)}×** (${s.ratioRange[0].toFixed(2)}–${s.ratioRange[1].toFixed(2)}) | ${Math.round(s.ordersPerS).toLocaleString('en-US')} | ${Math.round(s.corePercent)} % | ${f1(s.idlePercent)} % | ${s.frontSleeps.toFixed(2)} / ${s.engineSleeps.toFixed(2)} |`);
   const statuses = Object.entries(results[results.length - 1].statuses).map(([kind, m]) => `${kind}: ${Object.entries(m).map(([s, c]) => `${s}×${c}`).join(', ')}`).join('; ');
   return `Written by \`npm run bench:frontcpu\` on ${new Date().toISOString().slice(0, 10)} (${machine}).
 One front thread, ${o.connections} keep-alive connections closed-loop, ${o.orders.toLocaleString('en-US')} signed requests per run
@@ -305,12 +321,17 @@ crypto_sign_verify_detached over a ${messageBytes}-byte message in this process,
 just before and after each run's load. Hello-world = CPU per request of a one-thread uWebSockets.js
 server that reads the body and answers \`{"ok":true}\` at once (bench/e2e/hello-server.ts), driven with the
 same bytes over the same connections at the rate the run achieved (open loop), after each run: the
-HTTP floor (wake-up, read, parse, write) under any front at that rate. Sleeps = voluntary context
+HTTP floor (wake-up, read, parse, write) under any front at that rate. Relay floor = the front thread's
+CPU per request of the same server in relay mode, same bytes and rate: it hands each request to a
+thread of its own (woken once per turn of its loop) and answers when that thread says so, one turn
+later, with a body the size of an order's answer; (verify + relay floor) ÷ verify is the lowest
+ratio a front that must hand an order to the engine and answer once it is durable could reach
+here. Sleeps = voluntary context
 switches of the front and the engine OS threads (/proc/<pid>/task/<tid>/status) over the load, per
 answered request: how often each went to sleep and had to be woken.
 
-| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | hello-world server µs per request (same runs) | CPU / verify | signed orders/s | front thread busy during the load | front thread CPU when idle (500 ms before the load) | sleeps per order, front / engine thread |
-| --- | ---: | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |
+| build | runs | front CPU µs per signed order, median (range) | verify µs (same runs) | hello-world server µs per request (same runs) | relay floor µs per request (same runs) | (verify + relay floor) ÷ verify | CPU / verify | signed orders/s | front thread busy during the load | front thread CPU when idle (500 ms before the load) | sleeps per order, front / engine thread |
+| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |
 ${rows.join('\n')}
 
 Statuses (last run): ${statuses}.`;
@@ -343,7 +364,7 @@ async function main(): Promise<void> {
     for (const [root, build] of order) {
       const result = await oneRun(root, build, o, messageBytes);
       results.push(result);
-      log(`run ${r + 1} ${build}: ${result.frontCpuUsPerOrder.toFixed(1)} µs/order front CPU, verify ${result.verifyUs.toFixed(1)} µs, hello ${result.helloUs.toFixed(1)} µs, ratio ${(result.frontCpuUsPerOrder / result.verifyUs).toFixed(2)}, ${result.ordersPerS}/s, front ${result.frontCorePercent.toFixed(0)} % busy, sleeps per order front ${result.frontSleepsPerOrder.toFixed(2)} engine ${result.engineSleepsPerOrder.toFixed(2)}`);
+      log(`run ${r + 1} ${build}: ${result.frontCpuUsPerOrder.toFixed(1)} µs/order front CPU, verify ${result.verifyUs.toFixed(1)} µs, hello ${result.helloUs.toFixed(1)} µs, relay floor ${result.relayUs.toFixed(1)} µs, ratio ${(result.frontCpuUsPerOrder / result.verifyUs).toFixed(2)}, ${result.ordersPerS}/s, front ${result.frontCorePercent.toFixed(0)} % busy, sleeps per order front ${result.frontSleepsPerOrder.toFixed(2)} engine ${result.engineSleepsPerOrder.toFixed(2)}`);
     }
   }
   const summaries = [summarise(results, 'this'), summarise(results, 'baseline')].filter((s): s is Summary => s !== null);

@@ -103,8 +103,10 @@ export async function startExchange(root: string, port: number, adminPort: numbe
   ], (line) => line.includes('"msg":"ready"'), 'exchange server');
 }
 
-export async function startHello(root: string, port: number, threads: number): Promise<Child> {
-  return startChild(root, [join(root, 'dist/bench/e2e/hello-server.js'), String(port), String(threads)], (line) => line === 'ready', 'hello server');
+/** The hello-world server (bench/e2e/hello-server.ts); `relay` answers through a thread of its own, one turn later. */
+export async function startHello(root: string, port: number, threads: number, relay = false): Promise<Child> {
+  const args = [join(root, 'dist/bench/e2e/hello-server.js'), String(port), String(threads), ...(relay ? ['relay'] : [])];
+  return startChild(root, args, (line) => line === 'ready' || line.startsWith('{"ready":true'), 'hello server');
 }
 
 /** Creates one funded account with the admin CLI, as an operator would. */
