@@ -112,16 +112,20 @@ async function restartInsideInterval(signal: NodeJS.Signals): Promise<void> {
   let server = await startServer({ dataDir, args });
   try {
     await setIndex(server, '150');
+    // Marks are sampled from the next whole second after the index is set, every second after.
+    const sampledFromMs = Date.now();
     const [long, short] = [await createTestAccount(server.adminPort, ['USDC=100000']), await createTestAccount(server.adminPort, ['USDC=100000'])];
     const order = (account: TestAccount, body: Record<string, unknown>) => signed(server.base, account, 'POST', '/api/v1/order', 'orderExecute', { symbol: PERP, orderType: 'Limit', ...body });
     expect((await order(short, { side: 'Ask', price: '151', quantity: '10', postOnly: true })).status).toBe(200);
     expect((await order(long, { side: 'Bid', price: '151', quantity: '10' })).body).toMatchObject({ status: 'Filled' });
     // The book is empty again: each mark sample is the index, so a different index makes a premium.
     await setIndex(server, '149.5');
-    // An interval with at least 3 s sampled and at least 12 s still to run when the server goes down.
+    // An interval with at least 3 s sampled and at least 12 s still to run when the server goes down:
+    // 3 s since the later of the interval's start and the index's, so that a server started just
+    // before an interval began has sampled inside it too.
     const endMs = await waitUntil(async () => {
       const end = await nextFundingMs(server);
-      return Date.now() >= end - INTERVAL_MS + 3000 && end - Date.now() >= 12_000 ? end : undefined;
+      return Date.now() - Math.max(end - INTERVAL_MS, sampledFromMs) >= 3000 && end - Date.now() >= 12_000 ? end : undefined;
     }, 'an interval with samples and time to run', 3 * INTERVAL_MS);
     const snapshot = await fetch(`http://127.0.0.1:${server.adminPort}/admin/snapshot`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     const { snapshotSeq } = (await snapshot.json()) as { snapshotSeq: number };
