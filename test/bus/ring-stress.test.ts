@@ -15,7 +15,7 @@
 // workers stop and report, and the assertions then fail instead of the test hanging.
 
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,17 @@ function ensureCompiled(): void {
     // tsc still emits when other files of the project have type errors; freshness is checked below.
   }
   if (modifiedMs(COMPILED) < modifiedMs(SOURCE)) throw new Error('dist/engine/bus/ring.js could not be built');
+}
+
+/** Whether the OS thread `tid` of this process is asleep (state S in /proc); true where /proc is not there to ask. */
+function threadAsleep(tid: number): boolean {
+  if (tid <= 0) return false;
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'S';
+  } catch {
+    return !existsSync('/proc/self/task');
+  }
 }
 
 interface WorkerRun<T> {
@@ -163,10 +174,15 @@ describe('ring stress (worker threads)', () => {
     const inbound = InboundRing.create({ slotCount: 8, slotBytes: SLOT_BYTES });
     const outbound = OutboundRing.create({ slotCount: 16, slotBytes: SLOT_BYTES, consumerCount: 1 });
     const link = new EngineLink(3, inbound.sab, outbound.sab, 0, Control.create().sab, 1000);
-    const engine = startWorker<{ woke: string; polled: number }>('ring-parked-consumer.mjs', { sab: inbound.sab });
+    const tid = new Int32Array(new SharedArrayBuffer(4));
+    const engine = startWorker<{ woke: string; polled: number }>('ring-parked-consumer.mjs', { sab: inbound.sab, tid: tid.buffer });
     try {
-      for (let i = 0; i < 10_000 && !inbound.consumerParked; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+      // Parked: the flag is up and the thread is asleep, which after the flag it can only be in the wait.
+      for (let i = 0; i < 10_000 && !(inbound.consumerParked && threadAsleep(Atomics.load(tid, 0))); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
       expect(inbound.consumerParked).toBe(true);
+      expect(threadAsleep(Atomics.load(tid, 0))).toBe(true);
       for (let i = 0; i < 3; i++) {
         expect(link.submit((cmd) => { cmd.kind = CommandKind.QueryBalances; }, { onRecord() {} })).toBe('ok');
       }
